@@ -1,0 +1,112 @@
+//! `textorigin bench`: throughput on a real corpus, measured and printed.
+//!
+//! Two figures, each on one core:
+//! 1. **select**: MB/s of text through tokenize + fingerprint + select (the configured
+//!    selection), over the whole corpus, repeated until at least two seconds passed.
+//! 2. **table**: table operations (lookup, and insert on a miss, with eviction) per
+//!    second on a table file far larger than the CPU caches (default 1 GiB), fed with
+//!    the fingerprints of all shingles of the corpus (selection All) in document order:
+//!    a first pass that mostly inserts, a second that mostly hits.
+//!
+//! The figures go to `docs/PERFORMANCE.md` together with the command.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::select::Selection;
+use crate::table::{top_byte, Hit, Table};
+
+/// What the benchmark measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    pub documents: usize,
+    pub text_bytes: u64,
+    pub tokens: u64,
+    pub selected: u64,
+    pub selection: String,
+    pub select_passes: u32,
+    pub select_seconds: f64,
+    pub select_mb_per_s: f64,
+    pub table_bytes: u64,
+    pub table_eviction: String,
+    pub table_ops_insert_pass: u64,
+    pub table_seconds_insert_pass: f64,
+    pub table_ops_hit_pass: u64,
+    pub table_seconds_hit_pass: f64,
+    pub table_mops_per_s: f64,
+    pub hit_ratio_second_pass: f64,
+}
+
+/// Runs both measurements over `texts`; the table file is created in `dir`.
+pub fn run(texts: &[String], cfg: &Config, dir: &Path) -> Result<BenchReport> {
+    let bytes: u64 = texts.iter().map(|t| t.len() as u64).sum();
+    let mut engine = Engine::new(cfg.clone());
+    let (mut tokens, mut selected) = (0u64, 0u64);
+    let start = Instant::now();
+    let mut passes = 0;
+    while passes == 0 || start.elapsed().as_secs_f64() < 2.0 {
+        (tokens, selected) = (0, 0);
+        for t in texts {
+            let (toks, items) = engine.prepare(t);
+            tokens += toks.len() as u64;
+            selected += items.len() as u64;
+        }
+        passes += 1;
+    }
+    let select_seconds = start.elapsed().as_secs_f64();
+    let select_mb_per_s = bytes as f64 * f64::from(passes) / select_seconds / 1e6;
+
+    let mut all = Engine::new(Config { selection: Selection::All, ..cfg.clone() });
+    let docs: Vec<Vec<u64>> = texts.iter().map(|t| all.prepare(t).1.iter().map(|i| i.fp).collect()).collect();
+    let path = dir.join("bench.table");
+    let _ = std::fs::remove_file(&path);
+    let mut table = Table::create(&path, &cfg.table_params())?;
+    let pass = |table: &mut Table, base_seq: u64| -> (u64, f64) {
+        let start = Instant::now();
+        let mut ops = 0u64;
+        for (d, fps) in docs.iter().enumerate() {
+            let seq = base_seq + d as u64;
+            for &fp in fps.iter().take(8) {
+                table.prefetch(fp);
+            }
+            for (i, &fp) in fps.iter().enumerate() {
+                if let Some(&ahead) = fps.get(i + 8) {
+                    table.prefetch(ahead);
+                }
+                let new = Hit { origin: seq, offset: i as u8, prev: top_byte(fp), next: 0 };
+                std::hint::black_box(table.process(fp, new, seq << 24 ^ i as u64));
+                ops += 1;
+            }
+        }
+        (ops, start.elapsed().as_secs_f64())
+    };
+    let (ops1, secs1) = pass(&mut table, 1);
+    let hits_before = table.stats().hits;
+    let (ops2, secs2) = pass(&mut table, 1 + docs.len() as u64);
+    let hits2 = table.stats().hits - hits_before;
+    drop(table);
+    let _ = std::fs::remove_file(&path);
+    Ok(BenchReport {
+        documents: texts.len(),
+        text_bytes: bytes,
+        tokens,
+        selected,
+        selection: cfg.selection.to_string(),
+        select_passes: passes,
+        select_seconds,
+        select_mb_per_s,
+        table_bytes: cfg.table_bytes,
+        table_eviction: cfg.eviction.to_string(),
+        table_ops_insert_pass: ops1,
+        table_seconds_insert_pass: secs1,
+        table_ops_hit_pass: ops2,
+        table_seconds_hit_pass: secs2,
+        table_mops_per_s: (ops1 + ops2) as f64 / (secs1 + secs2) / 1e6,
+        hit_ratio_second_pass: if ops2 > 0 { hits2 as f64 / ops2 as f64 } else { 0.0 },
+    })
+}

@@ -1,0 +1,188 @@
+//! A data directory: the table file and the RocksDB store, kept consistent.
+//!
+//! Layout: `DIR/table` (the fixed-size shingle table) and `DIR/db/` (RocksDB). The
+//! store remembers the configuration; the table header carries its canonical text.
+//!
+//! Invariant: after a clean close, the table's last applied sequence number equals the
+//! store's last document, and the table holds exactly the effect of the stored
+//! documents applied in sequence order. A writer opens the table "in use"; a table left
+//! in use (a crash) or out of step with the store is refused until `rebuild` replays
+//! the stored documents into a fresh table.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::config::{Config, Overrides};
+use crate::engine::{DocResult, Engine};
+use crate::input::InputDoc;
+use crate::store::{DocMeta, Store};
+use crate::table::Table;
+
+/// An open data directory.
+pub struct DataDir {
+    pub dir: PathBuf,
+    pub store: Store,
+    pub table: Table,
+    pub engine: Engine,
+    writable: bool,
+}
+
+/// Why a document was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    #[error("{0}: no words (no letters or digits)")]
+    NoTokens(String),
+    #[error("{0}: over 4 GiB of text")]
+    TooLong(String),
+}
+
+fn table_path(dir: &Path) -> PathBuf {
+    dir.join("table")
+}
+
+fn db_path(dir: &Path) -> PathBuf {
+    dir.join("db")
+}
+
+impl DataDir {
+    /// Opens (or creates) `dir` for writing with the stored configuration plus
+    /// `overrides`; an override that differs from a stored value is an error.
+    pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
+        let store = Store::open(&db_path(dir)).map_err(|e| {
+            let msg = e.to_string();
+            if msg.contains("lock") {
+                anyhow::anyhow!("data directory {} is in use by another textorigin process ({msg})", dir.display())
+            } else {
+                anyhow::Error::new(e)
+            }
+        })?;
+        let stored = store.config()?;
+        let base = stored.clone().unwrap_or_default();
+        let cfg = overrides.apply(&base).map_err(anyhow::Error::msg)?;
+        if let Some(stored) = &stored {
+            if *stored != cfg {
+                bail!(
+                    "data directory {} was created with other parameters.\n  stored:    {}\n  requested: {}\nOmit the differing options or use a new data directory",
+                    dir.display(),
+                    stored.canonical(),
+                    cfg.canonical()
+                );
+            }
+        }
+        let tpath = table_path(dir);
+        let next = store.next_seq()?;
+        let table = if tpath.exists() {
+            Table::open(&tpath, &cfg.table_params(), true)?
+        } else {
+            if next > 1 {
+                bail!("table file {} is missing but the store holds documents; run `textorigin rebuild`", tpath.display());
+            }
+            Table::create(&tpath, &cfg.table_params())?
+        };
+        if table.stats().last_seq != next - 1 {
+            bail!(
+                "table {} has applied documents up to #{} but the store has them up to #{}; run `textorigin rebuild --data {}`",
+                tpath.display(),
+                table.stats().last_seq,
+                next - 1,
+                dir.display()
+            );
+        }
+        if stored.is_none() {
+            store.put_config(&cfg)?;
+        }
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), writable: true })
+    }
+
+    /// Opens `dir` read-only (works while a writer runs).
+    pub fn open_read(dir: &Path) -> Result<DataDir> {
+        let store = Store::open_read_only(&db_path(dir))?;
+        let cfg = store.config()?.with_context(|| format!("data directory {} has no configuration yet", dir.display()))?;
+        let table = Table::open(&table_path(dir), &cfg.table_params(), false)?;
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), writable: false })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        self.engine.config()
+    }
+
+    /// Applies and stores one document; returns its result. A token-less document
+    /// changes nothing.
+    pub fn ingest(&mut self, doc: &InputDoc) -> std::result::Result<(DocMeta, DocResult), anyhow::Error> {
+        debug_assert!(self.writable);
+        if u32::try_from(doc.text.len()).is_err() {
+            return Err(DocError::TooLong(doc.source.clone()).into());
+        }
+        let (tokens, _) = self.engine.prepare(&doc.text);
+        if tokens.is_empty() {
+            return Err(DocError::NoTokens(doc.source.clone()).into());
+        }
+        let seq = self.store.next_seq()?;
+        let result = self.engine.apply_prepared(&mut self.table, seq);
+        let meta = DocMeta {
+            seq,
+            name: doc.name.clone(),
+            source: doc.source.clone(),
+            url: doc.url.clone(),
+            published_at: doc.published_at.clone(),
+            text_bytes: doc.text.len() as u64,
+            tokens: result.tokens,
+            content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
+            ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+        };
+        self.store.put_document(&meta, &doc.text, &result)?;
+        Ok((meta, result))
+    }
+
+    /// Analyses a document without changing anything.
+    pub fn query(&mut self, doc: &InputDoc) -> Result<DocResult> {
+        let seq = self.store.next_seq()?;
+        Ok(self.engine.query(&self.table, seq, &doc.text))
+    }
+
+    /// Makes everything durable and marks the table cleanly closed.
+    pub fn close(self) -> Result<()> {
+        if self.writable {
+            let mut table = self.table;
+            table.flush()?;
+            self.store.sync()?;
+            table.close()?;
+        }
+        Ok(())
+    }
+
+    /// Replays every stored document, in sequence order, into a fresh table, and checks
+    /// each recomputed result against the stored one. Returns (documents, mismatches).
+    pub fn rebuild(dir: &Path, mut progress: impl FnMut(u64, u64)) -> Result<(u64, u64)> {
+        let store = Store::open(&db_path(dir))?;
+        let cfg = store.config()?.with_context(|| format!("data directory {} has no configuration", dir.display()))?;
+        let tpath = table_path(dir);
+        let tmp = dir.join("table.rebuild");
+        let _ = std::fs::remove_file(&tmp);
+        let mut table = Table::create(&tmp, &cfg.table_params())?;
+        let mut engine = Engine::new(cfg);
+        let total = store.next_seq()? - 1;
+        let mut mismatches = 0;
+        let mut applied = 0;
+        for meta in store.docs() {
+            let meta = meta?;
+            let text = store.text(meta.seq)?.with_context(|| format!("text of document #{} is missing", meta.seq))?;
+            let result = engine.apply(&mut table, meta.seq, &text);
+            if store.result(meta.seq)?.as_ref() != Some(&result) {
+                mismatches += 1;
+                tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
+            }
+            applied += 1;
+            progress(applied, total);
+        }
+        table.close()?;
+        std::fs::rename(&tmp, &tpath).with_context(|| format!("cannot replace {}", tpath.display()))?;
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("cannot sync {}", dir.display()))?;
+        Ok((applied, mismatches))
+    }
+}

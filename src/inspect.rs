@@ -1,0 +1,236 @@
+//! The inspector's views: a document's results, the list, the statistics and the
+//! export, as JSON values and as text for people.
+//!
+//! JSON field names are part of the interface (`docs/ARCHITECTURE.md` lists them).
+//! Everything here reads; nothing writes. Output is deterministic: wall-clock times
+//! appear only when asked for.
+
+use serde_json::{json, Value};
+
+use crate::engine::{DocResult, Span};
+use crate::estimate::How;
+use crate::store::{DocMeta, Store};
+use crate::table::Table;
+
+/// `{id, name}` of a document.
+pub fn doc_ref(store: &Store, seq: u64) -> Value {
+    json!({ "id": seq, "name": store.name_of(seq) })
+}
+
+fn slice(text: &str, s: &Span) -> String {
+    text.get(s.start_byte as usize..s.end_byte as usize).unwrap_or("").to_string()
+}
+
+/// Options of the document view.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ViewOptions {
+    /// Include every selected shingle's origin.
+    pub shingles: bool,
+    /// Include the wall-clock ingestion time.
+    pub times: bool,
+}
+
+/// The JSON view of a document. `meta` is None for a query (not stored).
+pub fn doc_json(store: &Store, meta: Option<&DocMeta>, name: &str, text: &str, r: &DocResult, opt: ViewOptions) -> Value {
+    let origin = |seq: u64| -> Value {
+        if meta.is_none() && seq == r.seq {
+            json!({ "id": null, "name": name })
+        } else {
+            doc_ref(store, seq)
+        }
+    };
+    let mut v = json!({
+        "id": meta.map(|m| m.seq),
+        "name": name,
+        "source": meta.map(|m| m.source.clone()),
+        "url": meta.and_then(|m| m.url.clone()),
+        "published_at": meta.and_then(|m| m.published_at.clone()),
+        "content_hash": meta.map(|m| m.content_hash.clone()),
+        "tokens": r.tokens,
+        "shingles": r.shingles,
+        "selected": r.selected,
+        "hits": r.hits,
+        "fresh_tokens": r.fresh_tokens,
+        "old_tokens": r.old_tokens,
+        "dominant_origin": r.dominant_origin.map(origin),
+        "most_copied_origin": r.most_copied_origin.map(origin),
+        "origins": r.origin_counts.iter().map(|&(o, n)| {
+            let mut x = origin(o);
+            x["shingles"] = json!(n);
+            x
+        }).collect::<Vec<_>>(),
+        "copied_blocks": r.copied_blocks.iter().map(|b| json!({
+            "start_token": b.span.start_token,
+            "end_token": b.span.end_token,
+            "start_byte": b.span.start_byte,
+            "end_byte": b.span.end_byte,
+            "shingles": b.shingles,
+            "origin": origin(b.origin),
+            "text": slice(text, &b.span),
+        })).collect::<Vec<_>>(),
+        "novel_segments": r.novel_segments.iter().map(|s| json!({
+            "start_token": s.start_token,
+            "end_token": s.end_token,
+            "start_byte": s.start_byte,
+            "end_byte": s.end_byte,
+            "text": slice(text, s),
+        })).collect::<Vec<_>>(),
+    });
+    if opt.shingles {
+        v["selected_shingles"] = r
+            .selected_origins
+            .iter()
+            .map(|s| {
+                json!({
+                    "start_token": s.start_token,
+                    "end_token": s.end_token,
+                    "origin": s.origin,
+                    "how": match s.how { How::Own => "own", How::Found => "found", How::Bridged => "bridged", How::Expanded => "expanded" },
+                })
+            })
+            .collect();
+    }
+    if opt.times {
+        v["ingested_at_ms"] = json!(meta.map(|m| m.ingested_at_ms));
+    }
+    v
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+fn ref_text(v: &Value) -> String {
+    match (&v["id"], v["name"].as_str()) {
+        (Value::Null, Some(n)) => format!("{n} (itself)"),
+        (id, Some(n)) => format!("#{id} {n}"),
+        _ => "none".into(),
+    }
+}
+
+/// The document view for people.
+pub fn doc_text(v: &Value) -> String {
+    let mut out = String::new();
+    let id = if v["id"].is_null() { "query".to_string() } else { format!("#{}", v["id"]) };
+    out += &format!("{id} {}\n", v["name"].as_str().unwrap_or(""));
+    if let Some(s) = v["source"].as_str() {
+        out += &format!("  source: {s}\n");
+    }
+    let dom = &v["dominant_origin"];
+    let dom_text = if dom.is_null() {
+        "none (no origin has a 10% lead)".to_string()
+    } else if dom["id"] == v["id"] {
+        "itself (mostly new text)".to_string()
+    } else {
+        ref_text(dom)
+    };
+    out += &format!("  dominant origin: {dom_text}\n");
+    let tokens = v["tokens"].as_u64().unwrap_or(0);
+    let old = v["old_tokens"].as_u64().unwrap_or(0);
+    let pct = if tokens > 0 { 100.0 * old as f64 / tokens as f64 } else { 0.0 };
+    out += &format!(
+        "  {tokens} tokens: {old} old ({pct:.1}%), {} fresh; {} shingles, {} selected, {} found in the table\n",
+        v["fresh_tokens"], v["shingles"], v["selected"], v["hits"]
+    );
+    let blocks = v["copied_blocks"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    out += &format!("copied blocks ({}):\n", blocks.len());
+    for b in blocks {
+        out += &format!(
+            "  tokens {}-{} from {}: \"{}\"\n",
+            b["start_token"],
+            b["end_token"],
+            ref_text(&b["origin"]),
+            clip(b["text"].as_str().unwrap_or(""), 100)
+        );
+    }
+    let novel = v["novel_segments"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    out += &format!("novel segments ({}):\n", novel.len());
+    for s in novel {
+        out += &format!("  tokens {}-{}: \"{}\"\n", s["start_token"], s["end_token"], clip(s["text"].as_str().unwrap_or(""), 100));
+    }
+    out
+}
+
+/// A document's JSON view read from the store.
+pub fn stored_doc_json(store: &Store, seq: u64, opt: ViewOptions) -> anyhow::Result<Value> {
+    use anyhow::Context;
+    let meta = store.doc(seq)?.with_context(|| format!("document #{seq} has no metadata"))?;
+    let text = store.text(seq)?.with_context(|| format!("document #{seq} has no text"))?;
+    let result = store.result(seq)?.with_context(|| format!("document #{seq} has no result"))?;
+    Ok(doc_json(store, Some(&meta), &meta.name, &text, &result, opt))
+}
+
+/// The statistics of a data directory.
+pub fn stats_json(store: &Store, table: &Table, config: &crate::config::Config) -> anyhow::Result<Value> {
+    let s = table.stats();
+    let docs = store.next_seq()? - 1;
+    let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    Ok(json!({
+        "documents": docs,
+        "table": {
+            "path": table.path().display().to_string(),
+            "bytes": config.table_bytes,
+            "buckets": table.buckets(),
+            "bucket_entries": table.bucket_entries(),
+            "capacity": table.capacity(),
+            "occupied": s.occupied,
+            "fill_pct": pct(s.occupied, table.capacity()),
+            "inserts": s.inserts,
+            "evictions": s.evictions,
+            "lookups": s.lookups,
+            "hits": s.hits,
+            "hit_pct": pct(s.hits, s.lookups),
+            "last_applied": s.last_seq,
+            "in_use": table.in_use(),
+        },
+        "shingles": s.shingles,
+        "ssr_pct": pct(s.lookups, s.shingles),
+        "table_digest": format!("{:016x}", table.digest()),
+        "config": config.canonical(),
+    }))
+}
+
+/// The statistics for people.
+pub fn stats_text(v: &Value) -> String {
+    let t = &v["table"];
+    format!(
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nconfig:      {}\n",
+        v["documents"],
+        t["path"].as_str().unwrap_or(""),
+        t["bytes"],
+        t["buckets"],
+        t["bucket_entries"],
+        t["occupied"],
+        t["capacity"],
+        t["fill_pct"].as_f64().unwrap_or(0.0),
+        t["inserts"],
+        t["evictions"],
+        t["lookups"],
+        t["hits"],
+        t["hit_pct"].as_f64().unwrap_or(0.0),
+        v["ssr_pct"].as_f64().unwrap_or(0.0),
+        v["shingles"],
+        v["table_digest"].as_str().unwrap_or(""),
+        v["config"].as_str().unwrap_or(""),
+    )
+}
+
+/// One row of the list.
+pub fn list_row(store: &Store, meta: &DocMeta) -> anyhow::Result<Value> {
+    let r = store.result(meta.seq)?.unwrap_or_default();
+    Ok(json!({
+        "id": meta.seq,
+        "name": meta.name,
+        "source": meta.source,
+        "tokens": r.tokens,
+        "old_tokens": r.old_tokens,
+        "copied_blocks": r.copied_blocks.len(),
+        "dominant_origin": r.dominant_origin.map(|o| doc_ref(store, o)),
+    }))
+}

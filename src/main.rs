@@ -1,0 +1,412 @@
+//! The `textorigin` command line: flags are parsed into plain values here, then the
+//! library does the work. Errors become messages at this edge (anyhow).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use textorigin::config::{Config, Overrides};
+use textorigin::datadir::DataDir;
+use textorigin::input::{expand_paths, read_file};
+use textorigin::inspect::{self, ViewOptions};
+
+/// Default limit on one document's size.
+const DEFAULT_MAX_DOC_BYTES: &str = "64MiB";
+
+#[derive(Parser)]
+#[command(
+    name = "textorigin",
+    version,
+    about = "Tells, for every document, where each piece of its text came from",
+    long_about = "Tells, for every document, where each piece of its text came from.\n\n\
+        Documents are processed in order. Each one's k-word shingles are fingerprinted, a \
+        subset is selected and looked up in a fixed-size table of earlier shingles; the \
+        hits tell which earlier document each copied passage came from, which words are \
+        new and which document it copied the most from (its dominant origin).\n\n\
+        A data directory (--data, or $TEXTORIGIN_DATA) holds the table file and a RocksDB \
+        store of documents and results."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct DataArg {
+    /// Data directory (table file + RocksDB store).
+    #[arg(long, env = "TEXTORIGIN_DATA", value_name = "DIR")]
+    data: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Process files in order and store their results. Directories are walked in
+    /// sorted order. Formats: .txt (and any other extension: UTF-8 text), .html/.htm,
+    /// .json (one object with id, text or html, url, published_at), .jsonl (one object
+    /// per line). A bad file is reported and skipped; the exit status is non-zero only
+    /// when nothing could be processed.
+    Ingest {
+        #[command(flatten)]
+        data: DataArg,
+        /// TOML file with algorithm options (same names as the flags, e.g.
+        /// `selection = "nhs"`); flags override it.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        overrides: Overrides,
+        /// Skip documents larger than this (bytes, or with a unit such as MiB).
+        #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
+        max_doc_bytes: String,
+        /// Files and directories, processed in the order given.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// Analyse a document against the table without storing it or changing any state.
+    Query {
+        #[command(flatten)]
+        data: DataArg,
+        /// The document (any input format; the first document of a .jsonl file).
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Include the origin of every selected shingle (JSON).
+        #[arg(long)]
+        shingles: bool,
+    },
+    /// Show a stored document's results: dominant origin, copied blocks with their
+    /// origins and text, novel segments.
+    Show {
+        #[command(flatten)]
+        data: DataArg,
+        /// The document's name (the latest of that name) or its numeric id.
+        name_or_id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Include the origin of every selected shingle (JSON).
+        #[arg(long)]
+        shingles: bool,
+    },
+    /// List the stored documents in sequence order.
+    List {
+        #[command(flatten)]
+        data: DataArg,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Statistics: documents, table fill and evictions, ssr, table digest.
+    Stats {
+        #[command(flatten)]
+        data: DataArg,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write every document's results as JSON lines in sequence order (deterministic:
+    /// the same documents in the same order give the same bytes).
+    Export {
+        #[command(flatten)]
+        data: DataArg,
+        /// Write to this file instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Add the wall-clock ingestion time of each document.
+        #[arg(long)]
+        times: bool,
+        /// Include the origin of every selected shingle.
+        #[arg(long)]
+        shingles: bool,
+    },
+    /// Rebuild the table by replaying the stored documents in order (after an
+    /// interrupted run), checking each recomputed result against the stored one.
+    Rebuild {
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// Measure throughput on a corpus: MB/s through tokenize+fingerprint+select, and
+    /// table operations per second on a table far larger than the CPU caches.
+    Bench {
+        /// Corpus: files or directories in any input format.
+        #[arg(required = true, value_name = "PATH")]
+        corpus: Vec<PathBuf>,
+        #[command(flatten)]
+        overrides: Overrides,
+        /// Directory for the temporary table file (default: the system temp dir).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn progress(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+fn print_json(v: &serde_json::Value) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn ingest(dir: &Path, config: Option<&Path>, overrides: Overrides, max: &str, paths: &[PathBuf]) -> Result<ExitCode> {
+    let max = textorigin::config::parse_size(max).map_err(anyhow::Error::msg)?;
+    let file_overrides = match config {
+        Some(p) => Overrides::from_toml_file(p).map_err(anyhow::Error::msg)?,
+        None => Overrides::default(),
+    };
+    let mut dd = DataDir::open_write(dir, &file_overrides.or(overrides))?;
+    let files = expand_paths(paths);
+    let pb = progress(files.len() as u64, "ingest");
+    let (mut ok, mut failed) = (0u64, 0u64);
+    let report = |pb: &ProgressBar, msg: String| pb.suspend(|| eprintln!("{msg}"));
+    for f in files {
+        pb.inc(1);
+        let path = match f {
+            Ok(p) => p,
+            Err(e) => {
+                failed += 1;
+                report(&pb, format!("error: {e}"));
+                continue;
+            }
+        };
+        let docs = match read_file(&path, max) {
+            Ok(d) => d,
+            Err(e) => {
+                failed += 1;
+                report(&pb, format!("error: {e}"));
+                continue;
+            }
+        };
+        for d in docs {
+            match d {
+                Ok(doc) => {
+                    for w in &doc.warnings {
+                        report(&pb, format!("warning: {w}"));
+                    }
+                    match dd.ingest(&doc) {
+                        Ok(_) => ok += 1,
+                        Err(e) => {
+                            failed += 1;
+                            report(&pb, format!("error: {e:#}"));
+                        }
+                    }
+                }
+                Err(e) => {
+                    failed += 1;
+                    report(&pb, format!("error: {e}"));
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    let stats = dd.table.stats();
+    let capacity = dd.table.capacity();
+    dd.close()?;
+    eprintln!(
+        "ingested {ok} document(s), {failed} failed; table: {} of {} entries used, {} evictions",
+        stats.occupied, capacity, stats.evictions
+    );
+    Ok(if ok == 0 && failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn query(dir: &Path, file: &Path, json: bool, shingles: bool) -> Result<()> {
+    let mut dd = DataDir::open_read(dir)?;
+    let doc = read_file(file, u64::MAX)?
+        .into_iter()
+        .next()
+        .with_context(|| format!("{}: no document", file.display()))??;
+    let r = dd.query(&doc)?;
+    let v = inspect::doc_json(&dd.store, None, &doc.name, &doc.text, &r, ViewOptions { shingles, times: false });
+    if json {
+        print_json(&v)
+    } else {
+        print!("{}", inspect::doc_text(&v));
+        Ok(())
+    }
+}
+
+fn export(dir: &Path, output: Option<&Path>, opt: ViewOptions) -> Result<()> {
+    let dd = DataDir::open_read(dir)?;
+    let mut out: Box<dyn Write> = match output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let total = dd.store.next_seq()? - 1;
+    let pb = progress(total, "export");
+    for meta in dd.store.docs() {
+        let meta = meta?;
+        let v = inspect::stored_doc_json(&dd.store, meta.seq, opt)?;
+        serde_json::to_writer(&mut out, &v)?;
+        out.write_all(b"\n")?;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    out.flush()?;
+    Ok(())
+}
+
+fn bench(corpus: &[PathBuf], overrides: Overrides, dir: Option<PathBuf>, json: bool) -> Result<()> {
+    // The table for the operation benchmark defaults to 1 GiB: far larger than caches.
+    let base = Config { table_bytes: 1 << 30, ..Config::default() };
+    let cfg = overrides.apply(&base).map_err(anyhow::Error::msg)?;
+    let mut texts = Vec::new();
+    for f in expand_paths(corpus) {
+        for d in read_file(&f?, u64::MAX)? {
+            match d {
+                Ok(doc) => texts.push(doc.text),
+                Err(e) => eprintln!("warning: skipped {e}"),
+            }
+        }
+    }
+    anyhow::ensure!(!texts.is_empty(), "the corpus has no documents");
+    let tmp;
+    let dir = match dir {
+        Some(d) => d,
+        None => {
+            tmp = tempfile::tempdir()?;
+            tmp.path().to_path_buf()
+        }
+    };
+    eprintln!("measuring {} documents ...", texts.len());
+    let r = textorigin::bench::run(&texts, &cfg, &dir)?;
+    if json {
+        print_json(&serde_json::to_value(&r)?)
+    } else {
+        println!(
+            "corpus: {} documents, {:.1} MB, {} tokens",
+            r.documents,
+            r.text_bytes as f64 / 1e6,
+            r.tokens
+        );
+        println!(
+            "tokenize+fingerprint+select ({}): {:.1} MB/s ({} passes in {:.2} s; {} selected per pass)",
+            r.selection, r.select_mb_per_s, r.select_passes, r.select_seconds, r.selected
+        );
+        println!(
+            "table ops ({} MiB table, {} eviction): {:.2} M ops/s ({} inserting ops in {:.2} s, {} ops in {:.2} s at {:.0}% hits)",
+            r.table_bytes >> 20,
+            r.table_eviction,
+            r.table_mops_per_s,
+            r.table_ops_insert_pass,
+            r.table_seconds_insert_pass,
+            r.table_ops_hit_pass,
+            r.table_seconds_hit_pass,
+            100.0 * r.hit_ratio_second_pass
+        );
+        Ok(())
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Ingest { data, config, overrides, max_doc_bytes, paths } => {
+            return ingest(&data.data, config.as_deref(), overrides, &max_doc_bytes, &paths)
+        }
+        Command::Query { data, file, json, shingles } => query(&data.data, &file, json, shingles)?,
+        Command::Show { data, name_or_id, json, shingles } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let seq = dd.store.resolve(&name_or_id)?;
+            let named = dd.store.seqs_named(&name_or_id)?;
+            if named.len() > 1 {
+                eprintln!("note: {} documents are named `{name_or_id}`; showing the latest (#{seq})", named.len());
+            }
+            let v = inspect::stored_doc_json(&dd.store, seq, ViewOptions { shingles, times: false })?;
+            if json {
+                print_json(&v)?;
+            } else {
+                print!("{}", inspect::doc_text(&v));
+            }
+        }
+        Command::List { data, json } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let rows: Vec<serde_json::Value> =
+                dd.store.docs().map(|m| inspect::list_row(&dd.store, &m?)).collect::<Result<_>>()?;
+            if json {
+                print_json(&serde_json::Value::Array(rows))?;
+            } else {
+                println!("{:>6}  {:<32} {:>7} {:>6}  dominant origin", "id", "name", "tokens", "old%");
+                for r in rows {
+                    let tokens = r["tokens"].as_u64().unwrap_or(0);
+                    let old = r["old_tokens"].as_u64().unwrap_or(0);
+                    let dom = &r["dominant_origin"];
+                    let dom = if dom.is_null() {
+                        "-".to_string()
+                    } else if dom["id"] == r["id"] {
+                        "itself".to_string()
+                    } else {
+                        format!("#{} {}", dom["id"], dom["name"].as_str().unwrap_or(""))
+                    };
+                    println!(
+                        "{:>6}  {:<32} {:>7} {:>5.1}%  {}",
+                        r["id"],
+                        r["name"].as_str().unwrap_or(""),
+                        tokens,
+                        if tokens > 0 { 100.0 * old as f64 / tokens as f64 } else { 0.0 },
+                        dom
+                    );
+                }
+            }
+        }
+        Command::Stats { data, json } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let v = inspect::stats_json(&dd.store, &dd.table, dd.config())?;
+            if json {
+                print_json(&v)?;
+            } else {
+                print!("{}", inspect::stats_text(&v));
+            }
+        }
+        Command::Export { data, output, times, shingles } => {
+            export(&data.data, output.as_deref(), ViewOptions { shingles, times })?
+        }
+        Command::Rebuild { data } => {
+            let pb = progress(0, "rebuild");
+            let (n, bad) = DataDir::rebuild(&data.data, |i, total| {
+                pb.set_length(total);
+                pb.set_position(i);
+            })?;
+            pb.finish_and_clear();
+            eprintln!("rebuilt the table from {n} document(s); {bad} recomputed result(s) differed from the stored ones");
+            if bad > 0 {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Bench { corpus, overrides, dir, json } => bench(&corpus, overrides, dir, json)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TEXTORIGIN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! The store: document metadata, texts and results in RocksDB.
+//!
+//! Schema version 1 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
+//!
+//! | column family | key | value |
+//! | --- | --- | --- |
+//! | `meta` | `schema_version` | u32 LE |
+//! | `meta` | `config` | version byte 1, postcard [`Config`] |
+//! | `meta` | `next_seq` | u64 LE: the sequence number the next document gets |
+//! | `docs` | seq, u64 BE | version byte 1, postcard [`DocMeta`] |
+//! | `names` | name bytes, 0x00, seq u64 BE | empty |
+//! | `text` | seq, u64 BE | version byte 1, UTF-8 text (zstd-compressed by RocksDB) |
+//! | `results` | seq, u64 BE | version byte 1, postcard [`DocResult`] |
+//!
+//! Big-endian keys make RocksDB's byte order the sequence order. Every value starts
+//! with a version byte so that a later build can tell old values from new ones.
+//! A document is written in one `WriteBatch` (metadata, name, text, result and
+//! `next_seq` together): a crash never leaves it half-stored. Opening refuses a store
+//! whose schema is newer than this build and upgrades an older one through the ordered
+//! steps of [`MIGRATIONS`], writing the new version in the same batch as the upgrade.
+
+use std::path::{Path, PathBuf};
+
+use rocksdb::{ColumnFamilyDescriptor, IteratorMode, Options, WriteBatch, WriteOptions, DB};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::engine::DocResult;
+
+/// The schema this build writes.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Version byte in front of every postcard value.
+const VALUE_VERSION: u8 = 1;
+
+const CF_META: &str = "meta";
+const CF_DOCS: &str = "docs";
+const CF_NAMES: &str = "names";
+const CF_TEXT: &str = "text";
+const CF_RESULTS: &str = "results";
+const CFS: [&str; 5] = [CF_META, CF_DOCS, CF_NAMES, CF_TEXT, CF_RESULTS];
+
+/// An upgrade step from `from` to `from + 1`.
+pub type Migration = (u32, &'static str, fn(&DB, &mut WriteBatch) -> std::result::Result<(), StoreError>);
+
+/// The ordered upgrade steps (the ledger in `migrations/` describes each). Schema 1 is
+/// the first: there is nothing to upgrade yet.
+pub const MIGRATIONS: &[Migration] = &[];
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store {path}: {source}")]
+    Db { path: PathBuf, source: rocksdb::Error },
+    #[error("store {path}: schema version {found} is newer than this build's {SCHEMA_VERSION}; upgrade textorigin (downgrades are refused)")]
+    Newer { path: PathBuf, found: u32 },
+    #[error("store {path}: no migration from schema version {found}")]
+    NoMigration { path: PathBuf, found: u32 },
+    #[error("store {path}: corrupt value for {what}: {reason}")]
+    Corrupt { path: PathBuf, what: String, reason: String },
+    #[error("no data directory at {0} (run `textorigin ingest --data {0} FILES...` first)")]
+    Missing(PathBuf),
+    #[error("no document named or numbered `{0}`")]
+    NotFound(String),
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// Metadata of a stored document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocMeta {
+    /// Sequence number: the document's id and its place in the stream.
+    pub seq: u64,
+    pub name: String,
+    /// File (and line) it came from.
+    pub source: String,
+    pub url: Option<String>,
+    pub published_at: Option<String>,
+    /// Bytes of stored text.
+    pub text_bytes: u64,
+    pub tokens: u32,
+    /// xxh3-128 of the stored text, hex.
+    pub content_hash: String,
+    /// Wall-clock time of ingestion, ms since the Unix epoch (not part of results).
+    pub ingested_at_ms: u64,
+}
+
+/// The RocksDB store of a data directory.
+pub struct Store {
+    db: DB,
+    path: PathBuf,
+}
+
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = vec![VALUE_VERSION];
+    out.extend(postcard::to_allocvec(v).expect("postcard encoding of owned data cannot fail"));
+    out
+}
+
+fn seq_key(seq: u64) -> [u8; 8] {
+    seq.to_be_bytes()
+}
+
+fn name_key(name: &str, seq: u64) -> Vec<u8> {
+    let mut k = name.as_bytes().to_vec();
+    k.push(0);
+    k.extend_from_slice(&seq_key(seq));
+    k
+}
+
+impl Store {
+    fn options() -> Options {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.create_missing_column_families(true);
+        o.set_max_open_files(256);
+        o.set_keep_log_file_num(4);
+        o
+    }
+
+    fn descriptors() -> Vec<ColumnFamilyDescriptor> {
+        CFS.iter()
+            .map(|&name| {
+                let mut o = Options::default();
+                if name == CF_TEXT || name == CF_RESULTS {
+                    o.set_compression_type(rocksdb::DBCompressionType::Zstd);
+                } else {
+                    o.set_compression_type(rocksdb::DBCompressionType::Lz4);
+                }
+                ColumnFamilyDescriptor::new(name, o)
+            })
+            .collect()
+    }
+
+    /// Opens (creating if needed) the store at `path` for writing. Only one writer at a
+    /// time: a second one gets RocksDB's lock error.
+    pub fn open(path: &Path) -> Result<Store> {
+        let db = DB::open_cf_descriptors(&Self::options(), path, Self::descriptors())
+            .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        let store = Store { db, path: path.to_path_buf() };
+        store.upgrade()?;
+        Ok(store)
+    }
+
+    /// Opens an existing store read-only (works while a writer runs).
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if !path.join("CURRENT").exists() {
+            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+        }
+        let db = DB::open_cf_descriptors_read_only(&Self::options(), path, Self::descriptors(), false)
+            .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        let store = Store { db, path: path.to_path_buf() };
+        let v = store.schema_version()?;
+        if v > SCHEMA_VERSION {
+            return Err(StoreError::Newer { path: path.to_path_buf(), found: v });
+        }
+        Ok(store)
+    }
+
+    fn db_err(&self) -> impl FnOnce(rocksdb::Error) -> StoreError + '_ {
+        move |source| StoreError::Db { path: self.path.clone(), source }
+    }
+
+    fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
+        self.db.cf_handle(name).expect("column families are created on open")
+    }
+
+    fn get(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.db.get_cf(self.cf(cf), key).map_err(self.db_err())
+    }
+
+    fn decode<T: DeserializeOwned>(&self, what: &str, bytes: &[u8]) -> Result<T> {
+        let corrupt = |reason: String| StoreError::Corrupt { path: self.path.clone(), what: what.to_string(), reason };
+        match bytes.split_first() {
+            Some((&VALUE_VERSION, rest)) => postcard::from_bytes(rest).map_err(|e| corrupt(e.to_string())),
+            Some((v, _)) => Err(corrupt(format!("unknown value version {v}"))),
+            None => Err(corrupt("empty value".into())),
+        }
+    }
+
+    /// The stored schema version (0 for a store with no version yet).
+    pub fn schema_version(&self) -> Result<u32> {
+        Ok(self
+            .get(CF_META, b"schema_version")?
+            .and_then(|v| v.try_into().ok().map(u32::from_le_bytes))
+            .unwrap_or(0))
+    }
+
+    fn upgrade(&self) -> Result<()> {
+        let mut v = self.schema_version()?;
+        if v > SCHEMA_VERSION {
+            return Err(StoreError::Newer { path: self.path.clone(), found: v });
+        }
+        if v == 0 {
+            // A new store starts at the current schema.
+            let mut b = WriteBatch::default();
+            b.put_cf(self.cf(CF_META), b"schema_version", SCHEMA_VERSION.to_le_bytes());
+            return self.write(b, true);
+        }
+        while v < SCHEMA_VERSION {
+            let (_, what, step) = MIGRATIONS
+                .iter()
+                .find(|m| m.0 == v)
+                .ok_or(StoreError::NoMigration { path: self.path.clone(), found: v })?;
+            tracing::info!(from = v, to = v + 1, step = what, "migrating store");
+            let mut b = WriteBatch::default();
+            step(&self.db, &mut b)?;
+            b.put_cf(self.cf(CF_META), b"schema_version", (v + 1).to_le_bytes());
+            self.write(b, true)?;
+            v += 1;
+        }
+        Ok(())
+    }
+
+    fn write(&self, b: WriteBatch, sync: bool) -> Result<()> {
+        let mut o = WriteOptions::default();
+        o.set_sync(sync);
+        self.db.write_opt(b, &o).map_err(self.db_err())
+    }
+
+    /// The configuration the data directory was created with.
+    pub fn config(&self) -> Result<Option<Config>> {
+        self.get(CF_META, b"config")?.map(|v| self.decode("config", &v)).transpose()
+    }
+
+    /// Records the configuration (synced).
+    pub fn put_config(&self, c: &Config) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_META), b"config", encode(c));
+        self.write(b, true)
+    }
+
+    /// The sequence number the next document gets (1 for an empty store).
+    pub fn next_seq(&self) -> Result<u64> {
+        Ok(self.get(CF_META, b"next_seq")?.and_then(|v| v.try_into().ok().map(u64::from_le_bytes)).unwrap_or(1))
+    }
+
+    /// Stores one document with its text and result in one batch (not synced: call
+    /// [`Store::sync`] at the end of a run).
+    pub fn put_document(&self, meta: &DocMeta, text: &str, result: &DocResult) -> Result<()> {
+        let key = seq_key(meta.seq);
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_DOCS), key, encode(meta));
+        b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
+        let mut t = vec![VALUE_VERSION];
+        t.extend_from_slice(text.as_bytes());
+        b.put_cf(self.cf(CF_TEXT), key, t);
+        b.put_cf(self.cf(CF_RESULTS), key, encode(result));
+        b.put_cf(self.cf(CF_META), b"next_seq", (meta.seq + 1).to_le_bytes());
+        self.write(b, false)
+    }
+
+    /// Makes every write so far durable (WAL fsync).
+    pub fn sync(&self) -> Result<()> {
+        self.db.flush_wal(true).map_err(self.db_err())
+    }
+
+    /// Metadata of document `seq`.
+    pub fn doc(&self, seq: u64) -> Result<Option<DocMeta>> {
+        self.get(CF_DOCS, &seq_key(seq))?.map(|v| self.decode("document metadata", &v)).transpose()
+    }
+
+    /// Text of document `seq`.
+    pub fn text(&self, seq: u64) -> Result<Option<String>> {
+        self.get(CF_TEXT, &seq_key(seq))?
+            .map(|v| match v.split_first() {
+                Some((&VALUE_VERSION, rest)) => String::from_utf8(rest.to_vec()).map_err(|e| StoreError::Corrupt {
+                    path: self.path.clone(),
+                    what: format!("text of {seq}"),
+                    reason: e.to_string(),
+                }),
+                _ => Err(StoreError::Corrupt {
+                    path: self.path.clone(),
+                    what: format!("text of {seq}"),
+                    reason: "bad version byte".into(),
+                }),
+            })
+            .transpose()
+    }
+
+    /// Result of document `seq`.
+    pub fn result(&self, seq: u64) -> Result<Option<DocResult>> {
+        self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode("result", &v)).transpose()
+    }
+
+    /// Sequence numbers of the documents named `name`, oldest first.
+    pub fn seqs_named(&self, name: &str) -> Result<Vec<u64>> {
+        let mut prefix = name.as_bytes().to_vec();
+        prefix.push(0);
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_NAMES), IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
+            let (k, _) = item.map_err(self.db_err())?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            if let Ok(seq) = <[u8; 8]>::try_from(&k[prefix.len()..]) {
+                out.push(u64::from_be_bytes(seq));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Resolves a name (the latest document of that name) or a numeric id.
+    pub fn resolve(&self, name_or_id: &str) -> Result<u64> {
+        if let Some(&seq) = self.seqs_named(name_or_id)?.last() {
+            return Ok(seq);
+        }
+        let id = name_or_id.strip_prefix('#').unwrap_or(name_or_id);
+        if let Ok(seq) = id.parse::<u64>() {
+            if self.doc(seq)?.is_some() {
+                return Ok(seq);
+            }
+        }
+        Err(StoreError::NotFound(name_or_id.to_string()))
+    }
+
+    /// Every document's metadata in sequence order.
+    pub fn docs(&self) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.db.iterator_cf(self.cf(CF_DOCS), IteratorMode::Start).map(move |item| {
+            let (_, v) = item.map_err(self.db_err())?;
+            self.decode("document metadata", &v)
+        })
+    }
+
+    /// The name of document `seq` (or `#seq` when unknown).
+    pub fn name_of(&self, seq: u64) -> String {
+        self.doc(seq).ok().flatten().map_or_else(|| format!("#{seq}"), |d| d.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(seq: u64, name: &str) -> DocMeta {
+        DocMeta {
+            seq,
+            name: name.into(),
+            source: "x".into(),
+            url: None,
+            published_at: None,
+            text_bytes: 1,
+            tokens: 1,
+            content_hash: "h".into(),
+            ingested_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn documents_round_trip_and_resolve() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        assert_eq!(s.next_seq().unwrap(), 1);
+        let r = DocResult { seq: 1, tokens: 3, ..Default::default() };
+        s.put_document(&meta(1, "a"), "text a", &r).unwrap();
+        s.put_document(&meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }).unwrap();
+        s.put_document(&meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }).unwrap();
+        assert_eq!(s.next_seq().unwrap(), 4);
+        assert_eq!(s.resolve("a").unwrap(), 2, "latest of a name");
+        assert_eq!(s.resolve("1").unwrap(), 1, "by id");
+        assert_eq!(s.resolve("17").unwrap(), 3, "a name wins over an id");
+        assert!(matches!(s.resolve("nope"), Err(StoreError::NotFound(_))));
+        assert_eq!(s.text(2).unwrap().unwrap(), "text a again");
+        assert_eq!(s.result(1).unwrap().unwrap(), r);
+        assert_eq!(s.docs().count(), 3);
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open(dir.path()).unwrap();
+            let mut b = WriteBatch::default();
+            b.put_cf(s.cf(CF_META), b"schema_version", 99u32.to_le_bytes());
+            s.write(b, true).unwrap();
+        }
+        let err = Store::open(dir.path()).err().unwrap().to_string();
+        assert!(err.contains("newer") && err.contains("99"), "{err}");
+        assert!(Store::open_read_only(dir.path()).is_err());
+    }
+}

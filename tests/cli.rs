@@ -1,0 +1,281 @@
+//! Integration tests: the real `textorigin` binary on real files in temporary data
+//! directories.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("textorigin").unwrap();
+    c.env_remove("TEXTORIGIN_DATA");
+    c
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/docs")
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    bin().args(args).arg("--data").arg(dir).output().unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
+    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    serde_json::from_str(&ok(dir, args)).unwrap()
+}
+
+/// `ingest` with a 4 MiB table unless `extra` names a size.
+fn ingest(dir: &Path, extra: &[&str], paths: &[&Path]) -> Output {
+    let mut c = bin();
+    c.arg("ingest").arg("--data").arg(dir).args(extra);
+    if !extra.contains(&"--table-size") {
+        c.args(["--table-size", "4MiB"]);
+    }
+    c.args(paths).output().unwrap()
+}
+
+/// The name of the origin of the copied block containing `needle`.
+fn origin_of(doc: &Value, text: &str, needle: &str) -> Option<String> {
+    let at = text.find(needle).expect("needle in text");
+    let end = at + needle.len();
+    doc["copied_blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["start_byte"].as_u64().unwrap() as usize <= at && end <= b["end_byte"].as_u64().unwrap() as usize)
+        .map(|b| b["origin"]["name"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn three_document_chain_is_attributed_to_earliest_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&examples()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let c = json(dir.path(), &["show", "03-weekly-roundup", "--json"]);
+    let text = std::fs::read_to_string(examples().join("03-weekly-roundup.txt")).unwrap();
+    // The paragraph B took from A is attributed to A, not B.
+    assert_eq!(
+        origin_of(&c, &text, "after twenty-six months of repairs that cost the city almost twice").as_deref(),
+        Some("01-harbour-bridge")
+    );
+    // B's own commentary, copied by C, is attributed to B.
+    assert_eq!(
+        origin_of(&c, &text, "how many small shops along the detour lost their passing trade").as_deref(),
+        Some("02-commuter-blog")
+    );
+    // C's own text is fresh: inside a novel segment, in no copied block.
+    let fresh = "the school board postponed its vote on the new timetable until January";
+    assert_eq!(origin_of(&c, &text, fresh), None);
+    let at = text.find(fresh).unwrap();
+    assert!(c["novel_segments"].as_array().unwrap().iter().any(|s| {
+        s["start_byte"].as_u64().unwrap() as usize <= at && at + fresh.len() <= s["end_byte"].as_u64().unwrap() as usize
+    }));
+    // The required JSON fields.
+    for key in ["id", "name", "dominant_origin", "copied_blocks", "fresh_tokens", "old_tokens"] {
+        assert!(c.get(key).is_some(), "missing {key}");
+    }
+    let b0 = &c["copied_blocks"][0];
+    for key in ["start_token", "end_token", "start_byte", "end_byte"] {
+        assert!(b0[key].is_u64(), "copied block lacks {key}");
+    }
+    assert!(b0["origin"]["id"].is_u64() && b0["origin"]["name"].is_string());
+    // A is all fresh and its own dominant origin.
+    let a = json(dir.path(), &["show", "1", "--json"]);
+    assert_eq!(a["old_tokens"], 0);
+    assert_eq!(a["dominant_origin"]["id"], 1);
+    // B copied one paragraph of A: A is its most-copied origin.
+    let b = json(dir.path(), &["show", "02-commuter-blog", "--json"]);
+    assert_eq!(b["most_copied_origin"]["name"], "01-harbour-bridge");
+    // The text view names the origins.
+    let shown = ok(dir.path(), &["show", "03-weekly-roundup"]);
+    assert!(shown.contains("from #1 01-harbour-bridge") && shown.contains("from #2 02-commuter-blog"), "{shown}");
+}
+
+#[test]
+fn bad_inputs_are_reported_skipped_and_leave_no_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = tempfile::tempdir().unwrap();
+    let p = |n: &str| inputs.path().join(n);
+    std::fs::write(p("empty.txt"), "   \n").unwrap();
+    std::fs::write(p("punct.txt"), "... --- !!!").unwrap();
+    std::fs::write(p("binary.txt"), b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0").unwrap();
+    std::fs::write(p("bad.json"), "{\"id\": \"x\", \"text\": ").unwrap();
+    std::fs::write(p("good.json"), r#"{"id": "good-one", "text": "a perfectly ordinary sentence with enough words in it", "url": "https://example.org/a"}"#).unwrap();
+    std::fs::write(p("mixed.jsonl"), "{\"id\":\"l1\",\"text\":\"first line document with some words\"}\nnot json\n{\"id\":\"l3\",\"html\":\"<p>third &amp; last</p>\"}\n").unwrap();
+    std::fs::write(p("page.html"), "<html><script>alert(1)</script><body><h1>Title</h1><p>Body &eacute;t&eacute;</p></body></html>").unwrap();
+    let missing = p("missing.txt");
+    let out = ingest(dir.path(), &[], &[inputs.path(), &missing]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "some documents were processed: {err}");
+    for needle in [
+        "empty.txt: empty document",
+        "punct.txt: no words",
+        "binary.txt: binary file",
+        "bad.json: malformed JSON",
+        "mixed.jsonl:2: malformed JSON",
+        "missing.txt: cannot read",
+    ] {
+        assert!(err.contains(needle), "stderr lacks `{needle}`:\n{err}");
+    }
+    let list = json(dir.path(), &["list", "--json"]);
+    let names: Vec<&str> = list.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["good-one", "l1", "l3", "page"]);
+    let ids: Vec<u64> = list.as_array().unwrap().iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [1, 2, 3, 4], "failed documents take no sequence number");
+    let page = json(dir.path(), &["show", "page", "--json"]);
+    assert_eq!(page["tokens"], 3, "script dropped, entities decoded: {page}");
+    let good = json(dir.path(), &["show", "good-one", "--json"]);
+    assert_eq!(good["url"], "https://example.org/a");
+    // Nothing processable at all: non-zero exit.
+    let out = ingest(dir.path(), &[], &[&p("empty.txt")]);
+    assert!(!out.status.success());
+    assert_eq!(json(dir.path(), &["stats", "--json"])["documents"], 4);
+}
+
+#[test]
+fn same_documents_same_order_give_identical_tables_and_exports() {
+    let runs: Vec<(Vec<u8>, Vec<u8>, String)> = (0..2)
+        .map(|_| {
+            let dir = tempfile::tempdir().unwrap();
+            // Two ingest runs (a restart in between) with a tiny table, so evictions happen.
+            let extra = ["--table-size", "12KiB", "--bucket-entries", "8"];
+            assert!(ingest(dir.path(), &extra, &[&examples().join("01-harbour-bridge.txt")]).status.success());
+            let out = bin()
+                .arg("ingest")
+                .arg("--data")
+                .arg(dir.path())
+                .arg(examples())
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spdx-sample.jsonl"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let stats = json(dir.path(), &["stats", "--json"]);
+            assert!(stats["table"]["evictions"].as_u64().unwrap() > 0);
+            let export = ok(dir.path(), &["export"]).into_bytes();
+            let table = std::fs::read(dir.path().join("table")).unwrap();
+            (table, export, stats["table_digest"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert!(runs[0].0 == runs[1].0, "table files differ");
+    assert!(runs[0].1 == runs[1].1, "exports differ");
+    assert_eq!(runs[0].2, runs[1].2);
+    let first: Value = serde_json::from_str(String::from_utf8_lossy(&runs[0].1).lines().next().unwrap()).unwrap();
+    assert!(first.get("ingested_at_ms").is_none(), "times only with --times");
+}
+
+#[test]
+fn query_analyses_without_changing_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = examples().join("01-harbour-bridge.txt");
+    assert!(ingest(dir.path(), &[], &[&a]).status.success());
+    let before = (ok(dir.path(), &["stats", "--json"]), ok(dir.path(), &["export"]));
+    let table_before = std::fs::read(dir.path().join("table")).unwrap();
+    let q = json(dir.path(), &["query", examples().join("02-commuter-blog.txt").to_str().unwrap(), "--json"]);
+    assert_eq!(q["id"], Value::Null);
+    assert_eq!(q["most_copied_origin"]["name"], "01-harbour-bridge");
+    assert!(q["old_tokens"].as_u64().unwrap() >= 50);
+    assert_eq!((ok(dir.path(), &["stats", "--json"]), ok(dir.path(), &["export"])), before);
+    assert!(std::fs::read(dir.path().join("table")).unwrap() == table_before);
+}
+
+#[test]
+fn differing_parameters_are_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = examples().join("01-harbour-bridge.txt");
+    assert!(ingest(dir.path(), &["--selection", "nw8"], &[&a]).status.success());
+    // Same stored parameters: no options needed.
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(&a).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).args(["--k", "6"]).arg(&a).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("other parameters") && err.contains("k=8") && err.contains("k=6"), "{err}");
+    // A TOML config file is read; unknown keys are refused.
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "selektion = \"all\"\n").unwrap();
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg("--config").arg(&cfg).arg(&a).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("selektion"));
+    assert_eq!(json(dir.path(), &["stats", "--json"])["documents"], 2);
+}
+
+#[test]
+fn killed_ingest_is_refused_until_rebuilt_then_matches_an_uninterrupted_run() {
+    // A real crash: kill -9 the ingest half-way through many documents.
+    let corpus = tempfile::tempdir().unwrap();
+    let fixture = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spdx-sample.jsonl")).unwrap();
+    for (i, line) in fixture.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        for rep in 0..20 {
+            // Each license twenty times with its paragraphs rotated: plenty of copying.
+            let text = v["text"].as_str().unwrap();
+            let paras: Vec<&str> = text.split("\n\n").collect();
+            let r = rep % paras.len().max(1);
+            let rotated = [&paras[r..], &paras[..r]].concat().join("\n\n");
+            std::fs::write(corpus.path().join(format!("{:03}-{rep}.txt", i)), rotated).unwrap();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
+        .arg("ingest")
+        .arg("--data")
+        .arg(dir.path())
+        .args(["--table-size", "256KiB"])
+        .arg(corpus.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until some documents are in (read through the live inspector), then kill.
+    let t0 = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() || t0.elapsed().as_secs() > 60 {
+            break;
+        }
+        let out = run(dir.path(), &["stats", "--json"]);
+        if out.status.success() {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            if v["documents"].as_u64().unwrap() >= 100 {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "ingest finished before the kill: the crash path was not exercised");
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(corpus.path()).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rebuild"), "{err}");
+    let out = bin().arg("rebuild").arg("--data").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(" 0 recomputed result(s) differed"));
+    // Ingest what is not stored yet; the end state must equal an uninterrupted run's.
+    let stored: std::collections::HashSet<String> = json(dir.path(), &["list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut rest: Vec<PathBuf> = std::fs::read_dir(corpus.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !stored.contains(p.file_stem().unwrap().to_str().unwrap()))
+        .collect();
+    rest.sort();
+    assert!(!rest.is_empty());
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).args(&rest).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let clean = tempfile::tempdir().unwrap();
+    let out = bin().arg("ingest").arg("--data").arg(clean.path()).args(["--table-size", "256KiB"]).arg(corpus.path()).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(ok(dir.path(), &["export"]), ok(clean.path(), &["export"]));
+    assert_eq!(json(dir.path(), &["stats", "--json"])["table_digest"], json(clean.path(), &["stats", "--json"])["table_digest"]);
+}

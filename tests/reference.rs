@@ -1,0 +1,72 @@
+//! The engine against the brute-force reference on a real corpus: with selection All,
+//! estimation NB and a table that holds every shingle, every selected shingle's origin,
+//! every token's label and every dominant origin must equal the exact index's.
+
+use textorigin::config::Config;
+use textorigin::engine::Engine;
+use textorigin::estimate::Estimation;
+use textorigin::input::read_file;
+use textorigin::reference::Reference;
+use textorigin::select::Selection;
+use textorigin::table::Table;
+
+fn fixture_texts() -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spdx-sample.jsonl");
+    read_file(&path, u64::MAX).unwrap().into_iter().map(|d| d.unwrap().text).collect()
+}
+
+#[test]
+fn all_nb_equals_reference_on_real_licenses() {
+    let texts = fixture_texts();
+    assert!(texts.len() > 50);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        selection: Selection::All,
+        estimation: Estimation::Nb,
+        table_bytes: 32 << 20,
+        ..Config::default()
+    };
+    let mut table = Table::create(&dir.path().join("table"), &cfg.table_params()).unwrap();
+    let mut engine = Engine::new(cfg.clone());
+    let mut reference = Reference::new(cfg.k as usize);
+    let (mut copied, mut total) = (0usize, 0usize);
+    for (i, text) in texts.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let got = engine.apply(&mut table, seq, text);
+        let want = reference.apply(seq, text);
+        let origins: Vec<u64> = got.selected_origins.iter().map(|s| s.origin).collect();
+        assert_eq!(origins, want.origins, "document {seq}");
+        assert_eq!(got.fresh_tokens, want.fresh_tokens, "document {seq}");
+        assert_eq!(got.dominant_origin, want.dominant_origin, "document {seq}");
+        copied += want.origins.iter().filter(|&&o| o != seq).count();
+        total += want.origins.len();
+    }
+    assert_eq!(table.stats().evictions, 0, "the table must hold every shingle");
+    // The corpus really has reuse, so the comparison is not vacuous.
+    assert!(copied * 10 > total, "{copied} of {total} shingles copied");
+}
+
+#[test]
+fn default_configuration_finds_most_copying_on_real_licenses() {
+    // NHs + Lucky + BE with a table holding ~10% of the shingles: the dominant origin
+    // must agree with the reference for most documents.
+    let texts = fixture_texts();
+    let dir = tempfile::tempdir().unwrap();
+    let shingles: usize = texts.iter().map(|t| t.split_whitespace().count()).sum();
+    let cfg = Config { table_bytes: 4096 + (shingles as u64 / 10) * 16, bucket_entries: 16, ..Config::default() };
+    let mut table = Table::create(&dir.path().join("table"), &cfg.table_params()).unwrap();
+    let mut engine = Engine::new(cfg.clone());
+    let mut reference = Reference::new(cfg.k as usize);
+    let (mut agree, mut n) = (0, 0);
+    for (i, text) in texts.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let got = engine.apply(&mut table, seq, text);
+        let want = reference.apply(seq, text);
+        if let Some(d) = want.dominant_origin {
+            n += 1;
+            agree += usize::from(got.dominant_origin == Some(d));
+        }
+    }
+    assert!(table.stats().evictions > 0, "the table must be too small to hold everything");
+    assert!(agree * 100 >= n * 80, "dominant origin right for {agree} of {n}");
+}
