@@ -9,9 +9,10 @@
 //! the origin document's sequence number (6 bytes, up to 2^48 documents), the offset of
 //! the shingle among its origin's selected shingles mod 256 (1), the top bytes of the
 //! fingerprints of the selected shingles before and after it in the origin (1 + 1),
-//! and the eviction byte (1). Within a bucket the fields are stored column by column
-//! (all tags, then all low words, ...) so a lookup reads two cache lines of tags. The
-//! byte layout is in `docs/table-format.md`.
+//! and the eviction byte (1). Within a bucket the 16-bit tags come first, then the
+//! eviction bytes, then the rest of each entry as a 13-byte record: a lookup reads
+//! three prefetched cache lines (B = 64) and an insert or hit one record. The byte
+//! layout is in `docs/table-format.md`.
 //!
 //! The bucket is chosen from the top 32 bits of the 62-bit fingerprint by
 //! multiply-shift (`bucket = (fp >> 30) * buckets >> 32`), so bucket order is
@@ -229,7 +230,10 @@ mod mapping {
         pub fn read_write(file: &File) -> std::io::Result<Map> {
             // SAFETY: as above; the writer holds the data directory's lock, and the file
             // is preallocated and never resized while mapped.
-            Ok(Map::Rw(unsafe { MmapMut::map_mut(file)? }))
+            let m = unsafe { MmapMut::map_mut(file)? };
+            // Buckets are visited at random: reading ahead around a fault only wastes work.
+            m.advise(memmap2::Advice::Random)?;
+            Ok(Map::Rw(m))
         }
 
         pub fn bytes(&self) -> &[u8] {
@@ -256,16 +260,20 @@ mod mapping {
 }
 
 /// Column offsets within a bucket, as multiples of the bucket's entry count B.
-const COL_TAG: usize = 0; // u16 x B
-const COL_LO: usize = 2; // u32 x B
-const COL_ORIGIN: usize = 6; // 6 bytes x B
-const COL_OFFSET: usize = 12;
-const COL_PREV: usize = 13;
-const COL_NEXT: usize = 14;
-const COL_SCORE: usize = 15;
+/// Bucket layout: `B` tags (u16), then `B` eviction bytes, then `B` records of 13 bytes
+/// (fingerprint bits 16-47 as u32, origin as 48 bits, offset, prev, next). A lookup
+/// reads the tags and the eviction bytes (adjacent, prefetched); an insert or a hit
+/// then touches one record (at most two cache lines).
+const COL_SCORE: usize = 2;
+const COL_RECORD: usize = 3;
+const RECORD: usize = 13;
 /// (column, width) of every field, for moving whole entries.
-const COLUMNS: [(usize, usize); 7] =
-    [(COL_TAG, 2), (COL_LO, 4), (COL_ORIGIN, 6), (COL_OFFSET, 1), (COL_PREV, 1), (COL_NEXT, 1), (COL_SCORE, 1)];
+const COLUMNS: [(usize, usize); 3] = [(0, 2), (COL_SCORE, 1), (COL_RECORD, RECORD)];
+
+#[inline]
+fn record(n: usize, slot: usize) -> usize {
+    COL_RECORD * n + RECORD * slot
+}
 
 /// The table: a mapped file plus its parameters and counters.
 pub struct Table {
@@ -578,11 +586,12 @@ impl Table {
             // SAFETY: prefetch is a hint; the pointers are in bounds of the mapping.
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().cast());
-                if n > 32 {
-                    _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().add(64).cast());
+                // tags and eviction bytes: 3·B bytes, up to four lines
+                let mut at = 0;
+                while at < (3 * n).min(256) {
+                    _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().add(at).cast());
+                    at += 64;
                 }
-                _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().add(COL_SCORE * n).cast());
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -687,7 +696,7 @@ impl Table {
         (0..occupied(data, n))
             .map(|s| {
                 let fp48 = u64::from(u16::from_le_bytes([data[2 * s], data[2 * s + 1]]))
-                    | u64::from(get_u32(data, COL_LO * n + 4 * s)) << 16;
+                    | u64::from(get_u32(data, record(n, s))) << 16;
                 (fp48, read_hit(data, n, s), data[COL_SCORE * n + s])
             })
             .collect()
@@ -703,7 +712,7 @@ fn occupied(data: &[u8], n: usize) -> usize {
 fn entry_matches(data: &[u8], n: usize, slot: usize, fp: u64) -> bool {
     let tag = (fp & 0xffff) as u16;
     u16::from_le_bytes([data[2 * slot], data[2 * slot + 1]]) == tag
-        && get_u32(data, COL_LO * n + 4 * slot) == (fp >> 16) as u32
+        && get_u32(data, record(n, slot)) == (fp >> 16) as u32
 }
 
 #[inline]
@@ -711,28 +720,24 @@ fn find(data: &[u8], n: usize, fp: u64) -> Option<usize> {
     let count = occupied(data, n);
     let tag = ((fp & 0xffff) as u16).to_le_bytes();
     let lo = (fp >> 16) as u32;
-    (0..count).find(|&s| data[2 * s..2 * s + 2] == tag && get_u32(data, COL_LO * n + 4 * s) == lo)
+    (0..count).find(|&s| data[2 * s..2 * s + 2] == tag && get_u32(data, record(n, s)) == lo)
 }
 
 #[inline]
 fn read_hit(data: &[u8], n: usize, slot: usize) -> Hit {
-    let o = &data[COL_ORIGIN * n + 6 * slot..COL_ORIGIN * n + 6 * slot + 6];
-    let origin = u64::from_le_bytes([o[0], o[1], o[2], o[3], o[4], o[5], 0, 0]);
-    Hit {
-        origin,
-        offset: data[COL_OFFSET * n + slot],
-        prev: data[COL_PREV * n + slot],
-        next: data[COL_NEXT * n + slot],
-    }
+    let r = &data[record(n, slot)..record(n, slot) + RECORD];
+    let origin = u64::from_le_bytes([r[4], r[5], r[6], r[7], r[8], r[9], 0, 0]);
+    Hit { origin, offset: r[10], prev: r[11], next: r[12] }
 }
 
 fn write_entry(data: &mut [u8], n: usize, slot: usize, fp: u64, e: Hit) {
     data[2 * slot..2 * slot + 2].copy_from_slice(&((fp & 0xffff) as u16).to_le_bytes());
-    data[COL_LO * n + 4 * slot..COL_LO * n + 4 * slot + 4].copy_from_slice(&((fp >> 16) as u32).to_le_bytes());
-    data[COL_ORIGIN * n + 6 * slot..COL_ORIGIN * n + 6 * slot + 6].copy_from_slice(&e.origin.to_le_bytes()[..6]);
-    data[COL_OFFSET * n + slot] = e.offset;
-    data[COL_PREV * n + slot] = e.prev;
-    data[COL_NEXT * n + slot] = e.next;
+    let r = &mut data[record(n, slot)..record(n, slot) + RECORD];
+    r[0..4].copy_from_slice(&((fp >> 16) as u32).to_le_bytes());
+    r[4..10].copy_from_slice(&e.origin.to_le_bytes()[..6]);
+    r[10] = e.offset;
+    r[11] = e.prev;
+    r[12] = e.next;
     data[COL_SCORE * n + slot] = 1;
 }
 
