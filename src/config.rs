@@ -93,6 +93,9 @@ pub struct Overrides {
     /// Lucky eviction: halve a bucket's scores when their average reaches this (default 11).
     #[arg(long)]
     pub lucky_limit: Option<u8>,
+    /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
+    #[arg(skip)]
+    pub neardup: Option<crate::neardup::NearDupConfig>,
 }
 
 /// Parses a size such as `4096`, `64MiB`, `1.5GB`.
@@ -140,6 +143,7 @@ impl Overrides {
             seed: other.seed.or(self.seed),
             lucky_y: other.lucky_y.or(self.lucky_y),
             lucky_limit: other.lucky_limit.or(self.lucky_limit),
+            neardup: other.neardup.or(self.neardup),
         }
     }
 

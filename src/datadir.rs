@@ -18,6 +18,8 @@ use xxhash_rust::xxh3::xxh3_128;
 use crate::config::{Config, Overrides};
 use crate::engine::{DocResult, Engine};
 use crate::input::InputDoc;
+use crate::neardup::{self, NearDup, NearDupConfig};
+use crate::rabin::Rabin;
 use crate::store::{DocMeta, Store};
 use crate::table::Table;
 
@@ -27,6 +29,8 @@ pub struct DataDir {
     pub store: Store,
     pub table: Table,
     pub engine: Engine,
+    pub nd_cfg: NearDupConfig,
+    nd_rabin: Rabin,
     writable: bool,
 }
 
@@ -95,7 +99,23 @@ impl DataDir {
         if stored.is_none() {
             store.put_config(&cfg)?;
         }
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), writable: true })
+        let nd_cfg = match (store.has_neardup_config()?, &overrides.neardup) {
+            (true, Some(wanted)) if *wanted != store.neardup_config()? => bail!(
+                "data directory {} was created with other near-duplicate parameters.\n  stored:    {:?}\n  requested: {:?}",
+                dir.display(),
+                store.neardup_config()?,
+                wanted
+            ),
+            (true, _) => store.neardup_config()?,
+            (false, wanted) => {
+                let c = wanted.clone().unwrap_or_default();
+                c.validate().map_err(anyhow::Error::msg)?;
+                store.put_neardup_config(&c)?;
+                c
+            }
+        };
+        let nd_rabin = Rabin::new(nd_cfg.k as usize);
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, writable: true })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -103,7 +123,9 @@ impl DataDir {
         let store = Store::open_read_only(&db_path(dir))?;
         let cfg = store.config()?.with_context(|| format!("data directory {} has no configuration yet", dir.display()))?;
         let table = Table::open(&table_path(dir), &cfg.table_params(), false)?;
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), writable: false })
+        let nd_cfg = store.neardup_config()?;
+        let nd_rabin = Rabin::new(nd_cfg.k as usize);
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, writable: false })
     }
 
     /// The configuration.
@@ -122,7 +144,9 @@ impl DataDir {
         if tokens.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
+        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
         let seq = self.store.next_seq()?;
+        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
         let result = self.engine.apply_prepared(&mut self.table, seq);
         let meta = DocMeta {
             seq,
@@ -135,14 +159,18 @@ impl DataDir {
             content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
             ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
         };
-        self.store.put_document(&meta, &doc.text, &result)?;
+        self.store.put_document(&meta, &doc.text, &result, &self.nd_cfg, &nd)?;
         Ok((meta, result))
     }
 
-    /// Analyses a document without changing anything.
-    pub fn query(&mut self, doc: &InputDoc) -> Result<DocResult> {
+    /// Analyses a document without changing anything: its origins and its earlier
+    /// near-duplicates (every verdict).
+    pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>)> {
         let seq = self.store.next_seq()?;
-        Ok(self.engine.query(&self.table, seq, &doc.text))
+        let (tokens, _) = self.engine.prepare(&doc.text);
+        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
+        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
+        Ok((self.engine.query(&self.table, seq, &doc.text), nd.found))
     }
 
     /// Makes everything durable and marks the table cleanly closed.

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::engine::{DocResult, Span};
 use crate::estimate::How;
+use crate::neardup::{Mode, NearDup};
 use crate::store::{DocMeta, Store};
 use crate::table::Table;
 
@@ -30,8 +31,37 @@ pub struct ViewOptions {
     pub times: bool,
 }
 
+/// The JSON of near-duplicates that `mode` accepts.
+pub fn near_dups_json(store: &Store, found: &[NearDup], mode: Mode) -> Value {
+    found
+        .iter()
+        .filter(|d| d.says(mode))
+        .map(|d| {
+            let verdicts: Vec<&str> =
+                [("default", d.default), ("B", d.b), ("C", d.c), ("combined", d.combined)].iter().filter(|x| x.1).map(|x| x.0).collect();
+            json!({
+                "id": d.seq,
+                "name": store.name_of(d.seq),
+                "exact": d.exact,
+                "b_similarity": d.b_similarity,
+                "c_similarity": d.c_similarity,
+                "resemblance": (d.resemblance * 1e4).round() / 1e4,
+                "verdicts": verdicts,
+            })
+        })
+        .collect()
+}
+
 /// The JSON view of a document. `meta` is None for a query (not stored).
-pub fn doc_json(store: &Store, meta: Option<&DocMeta>, name: &str, text: &str, r: &DocResult, opt: ViewOptions) -> Value {
+pub fn doc_json(
+    store: &Store,
+    meta: Option<&DocMeta>,
+    name: &str,
+    text: &str,
+    r: &DocResult,
+    near: &[NearDup],
+    opt: ViewOptions,
+) -> Value {
     let origin = |seq: u64| -> Value {
         if meta.is_none() && seq == r.seq {
             json!({ "id": null, "name": name })
@@ -75,6 +105,7 @@ pub fn doc_json(store: &Store, meta: Option<&DocMeta>, name: &str, text: &str, r
             "end_byte": s.end_byte,
             "text": slice(text, s),
         })).collect::<Vec<_>>(),
+        "near_duplicates": near_dups_json(store, near, Mode::Default),
     });
     if opt.shingles {
         v["selected_shingles"] = r
@@ -154,7 +185,28 @@ pub fn doc_text(v: &Value) -> String {
     for s in novel {
         out += &format!("  tokens {}-{}: \"{}\"\n", s["start_token"], s["end_token"], clip(s["text"].as_str().unwrap_or(""), 100));
     }
+    let near = v["near_duplicates"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    out += &format!("near-duplicates of earlier documents ({}):\n", near.len());
+    out += &near_dups_text(near);
     out
+}
+
+/// Lines for a list of near-duplicates (JSON from [`near_dups_json`]).
+pub fn near_dups_text(near: &[Value]) -> String {
+    near.iter()
+        .map(|d| {
+            format!(
+                "  #{} {}: {}resemblance {:.2}, {} of 6 supershingles, {} of 384 SimHash bits ({})\n",
+                d["id"],
+                d["name"].as_str().unwrap_or(""),
+                if d["exact"] == true { "exact duplicate, " } else { "" },
+                d["resemblance"].as_f64().unwrap_or(0.0),
+                d["b_similarity"],
+                d["c_similarity"],
+                d["verdicts"].as_array().map(|v| v.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", ")).unwrap_or_default()
+            )
+        })
+        .collect()
 }
 
 /// A document's JSON view read from the store.
@@ -163,7 +215,8 @@ pub fn stored_doc_json(store: &Store, seq: u64, opt: ViewOptions) -> anyhow::Res
     let meta = store.doc(seq)?.with_context(|| format!("document #{seq} has no metadata"))?;
     let text = store.text(seq)?.with_context(|| format!("document #{seq} has no text"))?;
     let result = store.result(seq)?.with_context(|| format!("document #{seq} has no result"))?;
-    Ok(doc_json(store, Some(&meta), &meta.name, &text, &result, opt))
+    let near = store.near_dups(seq)?;
+    Ok(doc_json(store, Some(&meta), &meta.name, &text, &result, &near, opt))
 }
 
 /// The statistics of a data directory.

@@ -123,6 +123,32 @@ enum Command {
         #[arg(long)]
         shingles: bool,
     },
+    /// List a document's near-duplicates: earlier documents it resembles (and with
+    /// --later, later ones that resemble it), with the exact-duplicate flag, Broder's
+    /// agreeing supershingles (of 6), Charikar's agreeing SimHash bits (of 384) and the
+    /// estimated Jaccard resemblance of their 8-word shingle sets.
+    Neardups {
+        #[command(flatten)]
+        data: DataArg,
+        /// The document's name (the latest of that name) or its numeric id.
+        name_or_id: String,
+        /// Also list later documents that resemble it.
+        #[arg(long)]
+        later: bool,
+        /// Which verdict decides: default (bands and pieces verified by the resemblance
+        /// estimate, threshold 0.9), b (Broder: 2 of 6 supershingles), c (Charikar: 372
+        /// of 384 bits), combined (B-similar and 355 bits).
+        #[arg(long, value_enum, default_value = "default")]
+        mode: textorigin::neardup::Mode,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Upgrade a data directory's store to this build's schema (also done by ingest).
+    Upgrade {
+        #[command(flatten)]
+        data: DataArg,
+    },
     /// Rebuild the table by replaying the stored documents in order (after an
     /// interrupted run), checking each recomputed result against the stored one.
     Rebuild {
@@ -231,8 +257,8 @@ fn query(dir: &Path, file: &Path, json: bool, shingles: bool) -> Result<()> {
         .into_iter()
         .next()
         .with_context(|| format!("{}: no document", file.display()))??;
-    let r = dd.query(&doc)?;
-    let v = inspect::doc_json(&dd.store, None, &doc.name, &doc.text, &r, ViewOptions { shingles, times: false });
+    let (r, near) = dd.query(&doc)?;
+    let v = inspect::doc_json(&dd.store, None, &doc.name, &doc.text, &r, &near, ViewOptions { shingles, times: false });
     if json {
         print_json(&v)
     } else {
@@ -373,6 +399,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 print!("{}", inspect::stats_text(&v));
             }
+        }
+        Command::Neardups { data, name_or_id, later, mode, json } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let seq = dd.store.resolve(&name_or_id)?;
+            let earlier = inspect::near_dups_json(&dd.store, &dd.store.near_dups(seq)?, mode);
+            let mut v = serde_json::json!({ "id": seq, "name": dd.store.name_of(seq), "near_duplicates": earlier });
+            if later {
+                v["later"] = inspect::near_dups_json(&dd.store, &dd.store.near_dups_later(seq)?, mode);
+            }
+            if json {
+                print_json(&v)?;
+            } else {
+                let list = |key: &str| v[key].as_array().cloned().unwrap_or_default();
+                println!("#{seq} {}", v["name"].as_str().unwrap_or(""));
+                println!("earlier near-duplicates ({}):", list("near_duplicates").len());
+                print!("{}", inspect::near_dups_text(&list("near_duplicates")));
+                if later {
+                    println!("later near-duplicates ({}):", list("later").len());
+                    print!("{}", inspect::near_dups_text(&list("later")));
+                }
+            }
+        }
+        Command::Upgrade { data } => {
+            let dd = DataDir::open_write(&data.data, &Overrides::default())?;
+            dd.close()?;
+            eprintln!("store is at schema {}", textorigin::store::SCHEMA_VERSION);
         }
         Command::Export { data, output, times, shingles } => {
             export(&data.data, output.as_deref(), ViewOptions { shingles, times })?

@@ -11,13 +11,22 @@
 //! | `names` | name bytes, 0x00, seq u64 BE | empty |
 //! | `text` | seq, u64 BE | version byte 1, UTF-8 text (zstd-compressed by RocksDB) |
 //! | `results` | seq, u64 BE | version byte 1, postcard [`DocResult`] |
+//! | `meta` | `neardup_config` | version byte 1, postcard [`NearDupConfig`] (schema 2) |
+//! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`] (schema 2) |
+//! | `nd_index` | kind, index, value, seq u64 BE | empty: the near-duplicate indexes (schema 2) |
+//! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (schema 2) |
+//! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`] seen from the earlier one (schema 2) |
 //!
+//! `nd_index` keys: kind `x` (exact hash, index 0, 16-byte value), `s` (supershingle i),
+//! `b` (LSH band i), `p` (SimHash piece i), the last three with an 8-byte value.
 //! Big-endian keys make RocksDB's byte order the sequence order. Every value starts
 //! with a version byte so that a later build can tell old values from new ones.
-//! A document is written in one `WriteBatch` (metadata, name, text, result and
-//! `next_seq` together): a crash never leaves it half-stored. Opening refuses a store
-//! whose schema is newer than this build and upgrades an older one through the ordered
-//! steps of [`MIGRATIONS`], writing the new version in the same batch as the upgrade.
+//! A document is written in one `WriteBatch` (metadata, name, text, result, its
+//! near-duplicate sketch, index entries and verdicts, and `next_seq` together): a crash
+//! never leaves it half-stored or half-indexed. Opening refuses a store whose schema is
+//! newer than this build and upgrades an older one through the ordered steps of
+//! [`MIGRATIONS`]; each step is idempotent and the new version is written after it
+//! completes, so a crash during an upgrade re-runs the step.
 
 use std::path::{Path, PathBuf};
 
@@ -26,9 +35,12 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::engine::DocResult;
+use crate::neardup::{self, NearDup, NearDupConfig, Sketch};
+use crate::rabin::Rabin;
+use crate::text::tokenize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// Version byte in front of every postcard value.
 const VALUE_VERSION: u8 = 1;
 
@@ -37,14 +49,45 @@ const CF_DOCS: &str = "docs";
 const CF_NAMES: &str = "names";
 const CF_TEXT: &str = "text";
 const CF_RESULTS: &str = "results";
-const CFS: [&str; 5] = [CF_META, CF_DOCS, CF_NAMES, CF_TEXT, CF_RESULTS];
+const CF_ND_SKETCH: &str = "nd_sketch";
+const CF_ND_INDEX: &str = "nd_index";
+const CF_ND_RESULT: &str = "nd_result";
+const CF_ND_LATER: &str = "nd_later";
+const CFS: [&str; 9] =
+    [CF_META, CF_DOCS, CF_NAMES, CF_TEXT, CF_RESULTS, CF_ND_SKETCH, CF_ND_INDEX, CF_ND_RESULT, CF_ND_LATER];
 
-/// An upgrade step from `from` to `from + 1`.
-pub type Migration = (u32, &'static str, fn(&DB, &mut WriteBatch) -> std::result::Result<(), StoreError>);
+/// An upgrade step from `from` to `from + 1`: idempotent, may write several batches.
+pub type Migration = (u32, &'static str, fn(&Store) -> std::result::Result<(), StoreError>);
 
-/// The ordered upgrade steps (the ledger in `migrations/` describes each). Schema 1 is
-/// the first: there is nothing to upgrade yet.
-pub const MIGRATIONS: &[Migration] = &[];
+/// The ordered upgrade steps (the ledger in `migrations/` describes each).
+pub const MIGRATIONS: &[Migration] = &[(1, "near-duplicate sketches, indexes and verdicts", backfill_near_dups)];
+
+/// Schema 1 → 2: computes the near-duplicate sketch, index entries and verdicts of every
+/// stored document, in sequence order, exactly as ingestion does.
+fn backfill_near_dups(store: &Store) -> std::result::Result<(), StoreError> {
+    let cfg = store.neardup_config()?;
+    store.put_neardup_config(&cfg)?;
+    let rabin = Rabin::new(cfg.k as usize);
+    let mut tokens = Vec::new();
+    let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
+    for meta in metas {
+        let text = store.text(meta.seq)?.unwrap_or_default();
+        tokenize(&text, &rabin, &mut tokens);
+        let nd = store.near_dup_write(&cfg, meta.seq, neardup::sketch(&cfg, &tokens, &rabin))?;
+        let mut b = WriteBatch::default();
+        store.add_near_dups(&mut b, &cfg, meta.seq, &nd);
+        store.write(b, false)?;
+    }
+    store.sync()
+}
+
+/// A document's near-duplicate data, ready to be written with it.
+#[derive(Debug, Clone)]
+pub struct NearDupWrite {
+    pub sketch: Sketch,
+    /// Earlier documents with at least one verdict, by sequence number.
+    pub found: Vec<NearDup>,
+}
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +96,8 @@ pub enum StoreError {
     Db { path: PathBuf, source: rocksdb::Error },
     #[error("store {path}: schema version {found} is newer than this build's {SCHEMA_VERSION}; upgrade textorigin (downgrades are refused)")]
     Newer { path: PathBuf, found: u32 },
+    #[error("store {path}: schema version {found} needs an upgrade to {SCHEMA_VERSION}: run `textorigin upgrade --data DIR` (or any ingest)")]
+    Older { path: PathBuf, found: u32 },
     #[error("store {path}: no migration from schema version {found}")]
     NoMigration { path: PathBuf, found: u32 },
     #[error("store {path}: corrupt value for {what}: {reason}")]
@@ -146,12 +191,17 @@ impl Store {
         if !path.join("CURRENT").exists() {
             return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
         }
-        let db = DB::open_cf_descriptors_read_only(&Self::options(), path, Self::descriptors(), false)
+        let existing = DB::list_cf(&Self::options(), path).map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
+        let db = DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false)
             .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
         let store = Store { db, path: path.to_path_buf() };
         let v = store.schema_version()?;
         if v > SCHEMA_VERSION {
             return Err(StoreError::Newer { path: path.to_path_buf(), found: v });
+        }
+        if v < SCHEMA_VERSION {
+            return Err(StoreError::Older { path: path.to_path_buf(), found: v });
         }
         Ok(store)
     }
@@ -201,9 +251,9 @@ impl Store {
                 .iter()
                 .find(|m| m.0 == v)
                 .ok_or(StoreError::NoMigration { path: self.path.clone(), found: v })?;
-            tracing::info!(from = v, to = v + 1, step = what, "migrating store");
+            tracing::warn!(from = v, to = v + 1, step = what, "upgrading the store");
+            step(self)?;
             let mut b = WriteBatch::default();
-            step(&self.db, &mut b)?;
             b.put_cf(self.cf(CF_META), b"schema_version", (v + 1).to_le_bytes());
             self.write(b, true)?;
             v += 1;
@@ -229,6 +279,23 @@ impl Store {
         self.write(b, true)
     }
 
+    /// The near-duplicate parameters (the defaults until some are stored).
+    pub fn neardup_config(&self) -> Result<NearDupConfig> {
+        Ok(self.get(CF_META, b"neardup_config")?.map(|v| self.decode("neardup config", &v)).transpose()?.unwrap_or_default())
+    }
+
+    /// Whether near-duplicate parameters were stored.
+    pub fn has_neardup_config(&self) -> Result<bool> {
+        Ok(self.get(CF_META, b"neardup_config")?.is_some())
+    }
+
+    /// Records the near-duplicate parameters (synced).
+    pub fn put_neardup_config(&self, c: &NearDupConfig) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_META), b"neardup_config", encode(c));
+        self.write(b, true)
+    }
+
     /// The sequence number the next document gets (1 for an empty store).
     pub fn next_seq(&self) -> Result<u64> {
         Ok(self.get(CF_META, b"next_seq")?.and_then(|v| v.try_into().ok().map(u64::from_le_bytes)).unwrap_or(1))
@@ -236,9 +303,17 @@ impl Store {
 
     /// Stores one document with its text and result in one batch (not synced: call
     /// [`Store::sync`] at the end of a run).
-    pub fn put_document(&self, meta: &DocMeta, text: &str, result: &DocResult) -> Result<()> {
+    pub fn put_document(
+        &self,
+        meta: &DocMeta,
+        text: &str,
+        result: &DocResult,
+        nd_cfg: &NearDupConfig,
+        nd: &NearDupWrite,
+    ) -> Result<()> {
         let key = seq_key(meta.seq);
         let mut b = WriteBatch::default();
+        self.add_near_dups(&mut b, nd_cfg, meta.seq, nd);
         b.put_cf(self.cf(CF_DOCS), key, encode(meta));
         b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
         let mut t = vec![VALUE_VERSION];
@@ -247,6 +322,90 @@ impl Store {
         b.put_cf(self.cf(CF_RESULTS), key, encode(result));
         b.put_cf(self.cf(CF_META), b"next_seq", (meta.seq + 1).to_le_bytes());
         self.write(b, false)
+    }
+
+    /// The index keys of a sketch (without the sequence number).
+    fn nd_keys(cfg: &NearDupConfig, sketch: &Sketch) -> Vec<Vec<u8>> {
+        let mut keys = vec![[&[b'x', 0][..], &sketch.exact.to_be_bytes()[..]].concat()];
+        let mut add = |kind: u8, values: Vec<u64>| {
+            for (i, v) in values.into_iter().enumerate() {
+                keys.push([&[kind, i as u8][..], &v.to_be_bytes()[..]].concat());
+            }
+        };
+        add(b's', neardup::supershingles(cfg, &sketch.mins));
+        add(b'b', neardup::bands(cfg, &sketch.mins));
+        add(b'p', neardup::pieces(cfg, &sketch.simhash));
+        keys
+    }
+
+    /// The sketch of document `seq`.
+    pub fn sketch(&self, seq: u64) -> Result<Option<Sketch>> {
+        self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v)).transpose()
+    }
+
+    /// Compares a new document's sketch with every earlier document that shares an
+    /// index key with it (exact hash, supershingle, band or SimHash piece).
+    pub fn near_dup_write(&self, cfg: &NearDupConfig, seq: u64, sketch: Sketch) -> Result<NearDupWrite> {
+        let mut candidates = std::collections::BTreeSet::new();
+        for prefix in Self::nd_keys(cfg, &sketch) {
+            let mut n = 0;
+            for item in self.db.iterator_cf(self.cf(CF_ND_INDEX), IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
+                let (k, _) = item.map_err(self.db_err())?;
+                if !k.starts_with(&prefix) || n >= cfg.max_per_key {
+                    break;
+                }
+                if let Ok(s) = <[u8; 8]>::try_from(&k[prefix.len()..]) {
+                    let s = u64::from_be_bytes(s);
+                    if s < seq {
+                        candidates.insert(s);
+                    }
+                }
+                n += 1;
+            }
+        }
+        let mut found = Vec::new();
+        for c in candidates {
+            if let Some(other) = self.sketch(c)? {
+                let d = neardup::compare(cfg, c, &sketch, &other);
+                if neardup::any_verdict(&d) {
+                    found.push(d);
+                }
+            }
+        }
+        Ok(NearDupWrite { sketch, found })
+    }
+
+    /// Adds a document's near-duplicate data to a batch.
+    fn add_near_dups(&self, b: &mut WriteBatch, cfg: &NearDupConfig, seq: u64, nd: &NearDupWrite) {
+        let key = seq_key(seq);
+        b.put_cf(self.cf(CF_ND_SKETCH), key, encode(&nd.sketch));
+        for k in Self::nd_keys(cfg, &nd.sketch) {
+            b.put_cf(self.cf(CF_ND_INDEX), [&k[..], &key[..]].concat(), []);
+        }
+        b.put_cf(self.cf(CF_ND_RESULT), key, encode(&nd.found));
+        for d in &nd.found {
+            let later = NearDup { seq, ..*d };
+            b.put_cf(self.cf(CF_ND_LATER), [seq_key(d.seq), key].concat(), encode(&later));
+        }
+    }
+
+    /// The earlier near-duplicates recorded for document `seq` (every verdict).
+    pub fn near_dups(&self, seq: u64) -> Result<Vec<NearDup>> {
+        Ok(self.get(CF_ND_RESULT, &seq_key(seq))?.map(|v| self.decode("near-duplicates", &v)).transpose()?.unwrap_or_default())
+    }
+
+    /// The later documents that found `seq` as a near-duplicate.
+    pub fn near_dups_later(&self, seq: u64) -> Result<Vec<NearDup>> {
+        let prefix = seq_key(seq);
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_ND_LATER), IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
+            let (k, v) = item.map_err(self.db_err())?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            out.push(self.decode("near-duplicate", &v)?);
+        }
+        Ok(out)
     }
 
     /// Makes every write so far durable (WAL fsync).
@@ -351,9 +510,11 @@ mod tests {
         let s = Store::open(dir.path()).unwrap();
         assert_eq!(s.next_seq().unwrap(), 1);
         let r = DocResult { seq: 1, tokens: 3, ..Default::default() };
-        s.put_document(&meta(1, "a"), "text a", &r).unwrap();
-        s.put_document(&meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }).unwrap();
-        s.put_document(&meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }).unwrap();
+        let c = NearDupConfig::default();
+        let nd = |seq| s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }).unwrap();
+        s.put_document(&meta(1, "a"), "text a", &r, &c, &nd(1)).unwrap();
+        s.put_document(&meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &c, &nd(2)).unwrap();
+        s.put_document(&meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &c, &nd(3)).unwrap();
         assert_eq!(s.next_seq().unwrap(), 4);
         assert_eq!(s.resolve("a").unwrap(), 2, "latest of a name");
         assert_eq!(s.resolve("1").unwrap(), 1, "by id");
