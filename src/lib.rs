@@ -18,6 +18,7 @@ pub mod engine;
 pub mod estimate;
 pub mod input;
 pub mod inspect;
+pub mod ndeval;
 pub mod neardup;
 pub mod rabin;
 pub mod reference;

@@ -144,6 +144,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Evaluate the near-duplicate verdicts on a corpus: ingest it into a fresh data
+    /// directory, compute the exact Jaccard of every pair sharing a shingle, and print
+    /// recall and precision of the default, B, C and combined verdicts, and documents
+    /// per second.
+    NeardupEval {
+        /// Corpus: files or directories in any input format, in creation order.
+        #[arg(required = true, value_name = "PATH")]
+        corpus: Vec<PathBuf>,
+        /// Jaccard threshold of a true near-duplicate (and of the default verdict).
+        #[arg(long, default_value_t = 0.9)]
+        threshold: f64,
+        /// Keep the data directory here instead of a temporary one.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Upgrade a data directory's store to this build's schema (also done by ingest).
     Upgrade {
         #[command(flatten)]
@@ -289,20 +307,26 @@ fn export(dir: &Path, output: Option<&Path>, opt: ViewOptions) -> Result<()> {
     Ok(())
 }
 
-fn bench(corpus: &[PathBuf], overrides: Overrides, dir: Option<PathBuf>, json: bool) -> Result<()> {
-    // The table for the operation benchmark defaults to 1 GiB: far larger than caches.
-    let base = Config { table_bytes: 1 << 30, ..Config::default() };
-    let cfg = overrides.apply(&base).map_err(anyhow::Error::msg)?;
-    let mut texts = Vec::new();
-    for f in expand_paths(corpus) {
+/// Every readable document under `paths`, in order; unreadable ones are reported.
+fn read_corpus(paths: &[PathBuf]) -> Result<Vec<textorigin::input::InputDoc>> {
+    let mut docs = Vec::new();
+    for f in expand_paths(paths) {
         for d in read_file(&f?, u64::MAX)? {
             match d {
-                Ok(doc) => texts.push(doc.text),
+                Ok(doc) => docs.push(doc),
                 Err(e) => eprintln!("warning: skipped {e}"),
             }
         }
     }
-    anyhow::ensure!(!texts.is_empty(), "the corpus has no documents");
+    anyhow::ensure!(!docs.is_empty(), "the corpus has no documents");
+    Ok(docs)
+}
+
+fn bench(corpus: &[PathBuf], overrides: Overrides, dir: Option<PathBuf>, json: bool) -> Result<()> {
+    // The table for the operation benchmark defaults to 1 GiB: far larger than caches.
+    let base = Config { table_bytes: 1 << 30, ..Config::default() };
+    let cfg = overrides.apply(&base).map_err(anyhow::Error::msg)?;
+    let texts: Vec<String> = read_corpus(corpus)?.into_iter().map(|d| d.text).collect();
     let tmp;
     let dir = match dir {
         Some(d) => d,
@@ -418,6 +442,34 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 if later {
                     println!("later near-duplicates ({}):", list("later").len());
                     print!("{}", inspect::near_dups_text(&list("later")));
+                }
+            }
+        }
+        Command::NeardupEval { corpus, threshold, keep, json } => {
+            let docs = read_corpus(&corpus)?;
+            let tmp = tempfile::tempdir()?;
+            let dir = keep.unwrap_or_else(|| tmp.path().join("data"));
+            let pb = progress(docs.len() as u64, "ingest");
+            let r = textorigin::ndeval::run(&docs, threshold, &dir, |i| pb.set_position(i as u64))?;
+            pb.finish_and_clear();
+            if json {
+                print_json(&serde_json::to_value(&r)?)?;
+            } else {
+                println!(
+                    "{} documents, {} pairs with Jaccard >= {} ({} exact duplicates); ingest {:.1} documents/s",
+                    r.documents, r.true_pairs, r.threshold, r.exact_duplicate_pairs, r.documents_per_second
+                );
+                println!("| verdict | reported | recall | precision | reported with J >= 0.7 |");
+                println!("| --- | --- | --- | --- | --- |");
+                for v in &r.verdicts {
+                    println!(
+                        "| {} | {} | {:.1}% | {:.1}% | {:.1}% |",
+                        v.mode,
+                        v.reported,
+                        100.0 * v.recall,
+                        100.0 * v.precision,
+                        100.0 * v.precision_at_0_7
+                    );
                 }
             }
         }

@@ -526,6 +526,49 @@ mod tests {
     }
 
     #[test]
+    fn simhash_piece_index_finds_exactly_what_a_full_scan_finds() {
+        // Random 384-bit sketches, many of them a few bits away from earlier ones.
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let c = NearDupConfig::default();
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut all: Vec<Vec<u64>> = Vec::new();
+        let mut pairs = 0;
+        for seq in 1..=400u64 {
+            let simhash: Vec<u64> = if all.is_empty() || rnd() % 3 == 0 {
+                (0..6).map(|_| rnd()).collect()
+            } else {
+                let mut v = all[(rnd() % all.len() as u64) as usize].clone();
+                for _ in 0..rnd() % 20 {
+                    let bit = rnd() % 384;
+                    v[(bit / 64) as usize] ^= 1 << (bit % 64);
+                }
+                v
+            };
+            let sketch = Sketch { exact: u128::from(seq), mins: vec![], simhash: simhash.clone() };
+            let nd = s.near_dup_write(&c, seq, sketch).unwrap();
+            let found: Vec<u64> = nd.found.iter().filter(|d| d.c).map(|d| d.seq).collect();
+            let brute: Vec<u64> = all
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| neardup::c_similarity(o, &simhash) >= c.c_threshold)
+                .map(|(i, _)| i as u64 + 1)
+                .collect();
+            assert_eq!(found, brute, "document {seq}");
+            pairs += found.len();
+            s.put_document(&meta(seq, "x"), "x", &DocResult::default(), &c, &nd).unwrap();
+            all.push(simhash);
+        }
+        assert!(pairs > 100, "only {pairs} pairs within the threshold: the test would prove little");
+    }
+
+    #[test]
     fn newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         {
