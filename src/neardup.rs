@@ -148,7 +148,7 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
 
     let mut shingles = Vec::new();
     rabin.shingles(&fps, &mut shingles);
-    let n = cfg.sampling.iter().find(|&&(below, _)| (tokens.len() as u64) < u64::from(below)).map_or(1, |x| x.1);
+    let n = sampling_ratio(cfg, tokens.len());
     let mut sampled: Vec<u64> = shingles.iter().copied().filter(|s| s % u64::from(n) == 0).collect();
     if sampled.is_empty() {
         sampled = shingles;
@@ -186,6 +186,11 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
         .map(|j| (0..64).fold(0u64, |word, b| word | (u64::from(acc[j * 64 + b] > 0) << b)))
         .collect();
     Sketch { exact, mins, simhash }
+}
+
+/// Adaptive sampling: a document of `tokens` terms samples 1 shingle in the returned n.
+pub fn sampling_ratio(cfg: &NearDupConfig, tokens: usize) -> u32 {
+    cfg.sampling.iter().find(|&&(below, _)| (tokens as u64) < u64::from(below)).map_or(1, |x| x.1)
 }
 
 /// Supershingles: xxh3 of each group of consecutive min-values.
@@ -353,6 +358,16 @@ mod tests {
     }
 
     #[test]
+    fn sampling_ratio_follows_document_size() {
+        let cfg = NearDupConfig::default();
+        let ratio = |tokens| sampling_ratio(&cfg, tokens);
+        assert_eq!((ratio(100), ratio(499), ratio(500), ratio(5000), ratio(20_000)), (1, 1, 2, 4, 8));
+        // A short document whose sample would be empty falls back to all its shingles.
+        let (s, _) = sk(&NearDupConfig { sampling: vec![(u32::MAX, 1 << 30)], ..cfg.clone() }, &words(5, 30).join(" "));
+        assert_eq!(s.mins.len(), 84);
+    }
+
+    #[test]
     fn pieces_cover_all_bits_once() {
         let cfg = NearDupConfig::default();
         let mut covered = 0;
@@ -380,6 +395,20 @@ mod tests {
             let est = resemblance(&sa.mins, &sb.mins);
             // 600 samples: standard deviation at most 0.021.
             prop_assert!((est - j).abs() < 0.09, "estimate {} exact {}", est, j);
+        }
+
+        #[test]
+        fn adaptive_sampling_keeps_the_estimate_on_long_documents(seed in any::<u64>(), keep in 9000usize..12000) {
+            // Documents over 10000 tokens sample 1 shingle in 8 (by fingerprint, the same
+            // shingles in both documents), so the estimate still tracks the exact Jaccard.
+            let cfg = NearDupConfig { minhashes: 600, supershingles: 6, ..Default::default() };
+            let a = words(seed, 12000);
+            let mut b = a[..keep].to_vec();
+            b.extend(words(seed ^ 0xfeed, 12000 - keep));
+            let (sa, set_a) = sk(&cfg, &a.join(" "));
+            let (sb, set_b) = sk(&cfg, &b.join(" "));
+            let j = set_a.intersection(&set_b).count() as f64 / set_a.union(&set_b).count() as f64;
+            prop_assert!((resemblance(&sa.mins, &sb.mins) - j).abs() < 0.09);
         }
 
         #[test]
