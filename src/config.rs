@@ -96,6 +96,9 @@ pub struct Overrides {
     /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
     #[arg(skip)]
     pub neardup: Option<crate::neardup::NearDupConfig>,
+    /// Quotation-search parameters (TOML table `[quotes]` only; see `QuoteConfig`).
+    #[arg(skip)]
+    pub quotes: Option<crate::quote::QuoteConfig>,
 }
 
 /// Parses a size such as `4096`, `64MiB`, `1.5GB`.
@@ -144,6 +147,7 @@ impl Overrides {
             lucky_y: other.lucky_y.or(self.lucky_y),
             lucky_limit: other.lucky_limit.or(self.lucky_limit),
             neardup: other.neardup.or(self.neardup),
+            quotes: other.quotes.or(self.quotes),
         }
     }
 

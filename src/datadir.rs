@@ -19,8 +19,9 @@ use crate::config::{Config, Overrides};
 use crate::engine::{DocResult, Engine};
 use crate::input::InputDoc;
 use crate::neardup::{self, NearDup, NearDupConfig};
+use crate::quote::{self, QuoteConfig};
 use crate::rabin::Rabin;
-use crate::store::{DocMeta, Store};
+use crate::store::{DocMeta, Quotation, Store};
 use crate::table::Table;
 
 /// An open data directory.
@@ -31,6 +32,7 @@ pub struct DataDir {
     pub engine: Engine,
     pub nd_cfg: NearDupConfig,
     nd_rabin: Rabin,
+    pub q_cfg: QuoteConfig,
     writable: bool,
 }
 
@@ -115,7 +117,22 @@ impl DataDir {
             }
         };
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, writable: true })
+        let q_cfg = match (store.has_quote_config()?, &overrides.quotes) {
+            (true, Some(wanted)) if *wanted != store.quote_config()? => bail!(
+                "data directory {} was created with other quotation parameters.\n  stored:    {:?}\n  requested: {:?}",
+                dir.display(),
+                store.quote_config()?,
+                wanted
+            ),
+            (true, _) => store.quote_config()?,
+            (false, wanted) => {
+                let c = wanted.clone().unwrap_or_default();
+                c.validate().map_err(anyhow::Error::msg)?;
+                store.put_quote_config(&c)?;
+                c
+            }
+        };
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: true })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -125,7 +142,8 @@ impl DataDir {
         let table = Table::open(&table_path(dir), &cfg.table_params(), false)?;
         let nd_cfg = store.neardup_config()?;
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, writable: false })
+        let q_cfg = store.quote_config()?;
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: false })
     }
 
     /// The configuration.
@@ -145,8 +163,10 @@ impl DataDir {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
         let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
+        let sentences = quote::sentences(&doc.text, tokens);
         let seq = self.store.next_seq()?;
         let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
+        let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
         let result = self.engine.apply_prepared(&mut self.table, seq);
         let meta = DocMeta {
             seq,
@@ -159,18 +179,20 @@ impl DataDir {
             content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
             ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
         };
-        self.store.put_document(&meta, &doc.text, &result, &self.nd_cfg, &nd)?;
+        self.store.put_document(&meta, &doc.text, &result, &self.nd_cfg, &nd, &self.q_cfg, &q)?;
         Ok((meta, result))
     }
 
-    /// Analyses a document without changing anything: its origins and its earlier
-    /// near-duplicates (every verdict).
-    pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>)> {
+    /// Analyses a document without changing anything: its origins, its earlier
+    /// near-duplicates (every verdict) and its quotations.
+    pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>, Vec<Quotation>)> {
         let seq = self.store.next_seq()?;
         let (tokens, _) = self.engine.prepare(&doc.text);
         let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
+        let sentences = quote::sentences(&doc.text, tokens);
         let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
-        Ok((self.engine.query(&self.table, seq, &doc.text), nd.found))
+        let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
+        Ok((self.engine.query(&self.table, seq, &doc.text), nd.found, q.found))
     }
 
     /// Makes everything durable and marks the table cleanly closed.

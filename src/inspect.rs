@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::engine::{DocResult, Span};
 use crate::estimate::How;
 use crate::neardup::{Mode, NearDup};
-use crate::store::{DocMeta, Store};
+use crate::store::{DocMeta, Quotation, Store};
 use crate::table::Table;
 
 /// `{id, name}` of a document.
@@ -52,16 +52,52 @@ pub fn near_dups_json(store: &Store, found: &[NearDup], mode: Mode) -> Value {
         .collect()
 }
 
-/// The JSON view of a document. `meta` is None for a query (not stored).
-pub fn doc_json(
-    store: &Store,
-    meta: Option<&DocMeta>,
-    name: &str,
-    text: &str,
-    r: &DocResult,
-    near: &[NearDup],
-    opt: ViewOptions,
-) -> Value {
+/// The JSON of quotations: one entry per quoting sentence with its sources.
+pub fn quotations_json(store: &Store, quotes: &[Quotation]) -> Value {
+    let mut texts: std::collections::HashMap<u64, String> = std::collections::HashMap::new();
+    quotes
+        .iter()
+        .map(|q| {
+            let sources: Vec<Value> = q
+                .sources
+                .iter()
+                .map(|s| {
+                    let text = texts.entry(s.seq).or_insert_with(|| store.text(s.seq).ok().flatten().unwrap_or_default());
+                    let sentence = store
+                        .sentence(s.seq, s.sentence)
+                        .ok()
+                        .flatten()
+                        .and_then(|x| text.get(x.start as usize..x.end as usize).map(str::to_string))
+                        .unwrap_or_default();
+                    json!({
+                        "id": s.seq,
+                        "name": store.name_of(s.seq),
+                        "sentence": sentence,
+                        "distance": s.distance,
+                        "score": (s.score * 1e4).round() / 1e4,
+                    })
+                })
+                .collect();
+            json!({ "start_byte": q.start_byte, "end_byte": q.end_byte, "sources": sources })
+        })
+        .collect()
+}
+
+/// Everything the document view shows.
+#[derive(Debug, Clone, Copy)]
+pub struct DocView<'a> {
+    /// None for a query (not stored).
+    pub meta: Option<&'a DocMeta>,
+    pub name: &'a str,
+    pub text: &'a str,
+    pub result: &'a DocResult,
+    pub near: &'a [NearDup],
+    pub quotes: &'a [Quotation],
+}
+
+/// The JSON view of a document.
+pub fn doc_json(store: &Store, view: DocView<'_>, opt: ViewOptions) -> Value {
+    let DocView { meta, name, text, result: r, near, quotes } = view;
     let origin = |seq: u64| -> Value {
         if meta.is_none() && seq == r.seq {
             json!({ "id": null, "name": name })
@@ -106,7 +142,14 @@ pub fn doc_json(
             "text": slice(text, s),
         })).collect::<Vec<_>>(),
         "near_duplicates": near_dups_json(store, near, Mode::Default),
+        "quotations": quotations_json(store, quotes),
     });
+    if let Some(qs) = v["quotations"].as_array_mut() {
+        for q in qs {
+            let span = Span { start_token: 0, end_token: 0, start_byte: q["start_byte"].as_u64().unwrap_or(0) as u32, end_byte: q["end_byte"].as_u64().unwrap_or(0) as u32 };
+            q["text"] = json!(slice(text, &span));
+        }
+    }
     if opt.shingles {
         v["selected_shingles"] = r
             .selected_origins
@@ -188,6 +231,28 @@ pub fn doc_text(v: &Value) -> String {
     let near = v["near_duplicates"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     out += &format!("near-duplicates of earlier documents ({}):\n", near.len());
     out += &near_dups_text(near);
+    let quotes = v["quotations"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    out += &format!("quotations ({} sentences):\n", quotes.len());
+    out += &quotations_text(quotes);
+    out
+}
+
+/// Lines for quotations (JSON from [`doc_json`]).
+pub fn quotations_text(quotes: &[Value]) -> String {
+    let mut out = String::new();
+    for q in quotes {
+        out += &format!("  \"{}\"\n", clip(q["text"].as_str().unwrap_or(""), 110));
+        for s in q["sources"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+            out += &format!(
+                "    from #{} {} (score {:.2}, {} bits apart): \"{}\"\n",
+                s["id"],
+                s["name"].as_str().unwrap_or(""),
+                s["score"].as_f64().unwrap_or(0.0),
+                s["distance"],
+                clip(s["sentence"].as_str().unwrap_or(""), 90)
+            );
+        }
+    }
     out
 }
 
@@ -216,7 +281,9 @@ pub fn stored_doc_json(store: &Store, seq: u64, opt: ViewOptions) -> anyhow::Res
     let text = store.text(seq)?.with_context(|| format!("document #{seq} has no text"))?;
     let result = store.result(seq)?.with_context(|| format!("document #{seq} has no result"))?;
     let near = store.near_dups(seq)?;
-    Ok(doc_json(store, Some(&meta), &meta.name, &text, &result, &near, opt))
+    let quotes = store.quotations(seq)?;
+    let view = DocView { meta: Some(&meta), name: &meta.name, text: &text, result: &result, near: &near, quotes: &quotes };
+    Ok(doc_json(store, view, opt))
 }
 
 /// The statistics of a data directory.

@@ -144,6 +144,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List a document's quotations: for each sentence that reuses sentences of earlier
+    /// documents (qSign: signature search, then the word-overlap score), the earlier
+    /// sentences with their document, text, signature bit distance and score.
+    Quotes {
+        #[command(flatten)]
+        data: DataArg,
+        /// The document's name (the latest of that name) or its numeric id.
+        name_or_id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Evaluate the near-duplicate verdicts on a corpus: ingest it into a fresh data
     /// directory, compute the exact Jaccard of every pair sharing a shingle, and print
     /// recall and precision of the default, B, C and combined verdicts, and documents
@@ -275,8 +287,9 @@ fn query(dir: &Path, file: &Path, json: bool, shingles: bool) -> Result<()> {
         .into_iter()
         .next()
         .with_context(|| format!("{}: no document", file.display()))??;
-    let (r, near) = dd.query(&doc)?;
-    let v = inspect::doc_json(&dd.store, None, &doc.name, &doc.text, &r, &near, ViewOptions { shingles, times: false });
+    let (r, near, quotes) = dd.query(&doc)?;
+    let view = inspect::DocView { meta: None, name: &doc.name, text: &doc.text, result: &r, near: &near, quotes: &quotes };
+    let v = inspect::doc_json(&dd.store, view, ViewOptions { shingles, times: false });
     if json {
         print_json(&v)
     } else {
@@ -471,6 +484,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         100.0 * v.precision_at_0_7
                     );
                 }
+            }
+        }
+        Command::Quotes { data, name_or_id, json } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let seq = dd.store.resolve(&name_or_id)?;
+            let full = inspect::stored_doc_json(&dd.store, seq, ViewOptions::default())?;
+            let v = serde_json::json!({ "id": seq, "name": full["name"], "quotations": full["quotations"] });
+            if json {
+                print_json(&v)?;
+            } else {
+                let q = v["quotations"].as_array().cloned().unwrap_or_default();
+                println!("#{seq} {}: {} quoting sentence(s)", v["name"].as_str().unwrap_or(""), q.len());
+                print!("{}", inspect::quotations_text(&q));
             }
         }
         Command::Upgrade { data } => {

@@ -17,6 +17,12 @@
 //! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (schema 2) |
 //! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`] seen from the earlier one (schema 2) |
 //!
+//! | `meta` | `quote_config`, `q_docs` | postcard [`QuoteConfig`]; u64 LE documents counted in `q_df` (schema 3) |
+//! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`] (indexed sentences only) (schema 3) |
+//! | `q_index` | piece u8, value u32 BE, signature u64 BE, seq BE, sentence u32 BE | empty: the qSign index (schema 3) |
+//! | `q_df` | word fingerprint u64 BE | u64 LE: documents containing the word (schema 3) |
+//! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (schema 3) |
+//!
 //! `nd_index` keys: kind `x` (exact hash, index 0, 16-byte value), `s` (supershingle i),
 //! `b` (LSH band i), `p` (SimHash piece i), the last three with an 8-byte value.
 //! Big-endian keys make RocksDB's byte order the sequence order. Every value starts
@@ -36,11 +42,12 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use crate::config::Config;
 use crate::engine::DocResult;
 use crate::neardup::{self, NearDup, NearDupConfig, Sketch};
+use crate::quote::{self, QuoteConfig, Sentence};
 use crate::rabin::Rabin;
 use crate::text::tokenize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 /// Version byte in front of every postcard value.
 const VALUE_VERSION: u8 = 1;
 
@@ -53,14 +60,94 @@ const CF_ND_SKETCH: &str = "nd_sketch";
 const CF_ND_INDEX: &str = "nd_index";
 const CF_ND_RESULT: &str = "nd_result";
 const CF_ND_LATER: &str = "nd_later";
-const CFS: [&str; 9] =
-    [CF_META, CF_DOCS, CF_NAMES, CF_TEXT, CF_RESULTS, CF_ND_SKETCH, CF_ND_INDEX, CF_ND_RESULT, CF_ND_LATER];
+const CF_Q_SENT: &str = "q_sent";
+const CF_Q_INDEX: &str = "q_index";
+const CF_Q_DF: &str = "q_df";
+const CF_Q_RESULT: &str = "q_result";
+const CFS: [&str; 13] = [
+    CF_META,
+    CF_DOCS,
+    CF_NAMES,
+    CF_TEXT,
+    CF_RESULTS,
+    CF_ND_SKETCH,
+    CF_ND_INDEX,
+    CF_ND_RESULT,
+    CF_ND_LATER,
+    CF_Q_SENT,
+    CF_Q_INDEX,
+    CF_Q_DF,
+    CF_Q_RESULT,
+];
 
 /// An upgrade step from `from` to `from + 1`: idempotent, may write several batches.
 pub type Migration = (u32, &'static str, fn(&Store) -> std::result::Result<(), StoreError>);
 
 /// The ordered upgrade steps (the ledger in `migrations/` describes each).
-pub const MIGRATIONS: &[Migration] = &[(1, "near-duplicate sketches, indexes and verdicts", backfill_near_dups)];
+pub const MIGRATIONS: &[Migration] = &[
+    (1, "near-duplicate sketches, indexes and verdicts", backfill_near_dups),
+    (2, "quotation sentences, signatures, document frequencies and matches", backfill_quotes),
+];
+
+/// Schema 2 → 3: indexes every stored document's sentences and finds its quotations,
+/// in sequence order, exactly as ingestion does.
+fn backfill_quotes(store: &Store) -> std::result::Result<(), StoreError> {
+    let cfg = store.quote_config()?;
+    store.put_quote_config(&cfg)?;
+    // Idempotent: start from empty counts (a re-run overwrites what a crash left).
+    let mut b = WriteBatch::default();
+    b.delete_range_cf(store.cf(CF_Q_DF), &[0u8; 8][..], &[0xffu8; 9][..]);
+    b.delete_range_cf(store.cf(CF_Q_INDEX), &[0u8; 1][..], &[0xffu8; 1][..]);
+    b.put_cf(store.cf(CF_META), b"q_docs", 0u64.to_le_bytes());
+    store.write(b, false)?;
+    let rabin = Rabin::new(1);
+    let mut tokens = Vec::new();
+    let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
+    for meta in metas {
+        let text = store.text(meta.seq)?.unwrap_or_default();
+        tokenize(&text, &rabin, &mut tokens);
+        let q = store.quote_write(&cfg, meta.seq, quote::sentences(&text, &tokens))?;
+        let mut b = WriteBatch::default();
+        store.add_quotes(&mut b, &cfg, meta.seq, &q);
+        store.write(b, false)?;
+    }
+    store.sync()
+}
+
+/// One earlier sentence a sentence reuses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QuoteSource {
+    pub seq: u64,
+    /// Index of the sentence in its document.
+    pub sentence: u32,
+    /// Differing signature bits.
+    pub distance: u32,
+    /// Normalised word-overlap score.
+    pub score: f64,
+}
+
+/// A sentence of a document with the earlier sentences it reuses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quotation {
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub sentence: u32,
+    pub sources: Vec<QuoteSource>,
+}
+
+/// A document's quotation data, ready to be written with it.
+#[derive(Debug, Clone)]
+pub struct QuoteWrite {
+    /// (index, sentence, signature) of the sentences to index.
+    pub indexed: Vec<(u32, Sentence, u64)>,
+    /// New document frequencies of the document's distinct words.
+    pub df: Vec<(u64, u64)>,
+    /// Documents counted after this one.
+    pub docs: u64,
+    pub found: Vec<Quotation>,
+    /// Candidates examined (for evaluation).
+    pub candidates: u64,
+}
 
 /// Schema 1 → 2: computes the near-duplicate sketch, index entries and verdicts of every
 /// stored document, in sequence order, exactly as ingestion does.
@@ -296,6 +383,146 @@ impl Store {
         self.write(b, true)
     }
 
+    /// The quotation parameters (the defaults until some are stored).
+    pub fn quote_config(&self) -> Result<QuoteConfig> {
+        Ok(self.get(CF_META, b"quote_config")?.map(|v| self.decode("quote config", &v)).transpose()?.unwrap_or_default())
+    }
+
+    /// Whether quotation parameters were stored.
+    pub fn has_quote_config(&self) -> Result<bool> {
+        Ok(self.get(CF_META, b"quote_config")?.is_some())
+    }
+
+    /// Records the quotation parameters (synced).
+    pub fn put_quote_config(&self, c: &QuoteConfig) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_META), b"quote_config", encode(c));
+        self.write(b, true)
+    }
+
+    /// Documents counted in the document frequencies.
+    pub fn quote_docs(&self) -> Result<u64> {
+        Ok(self.get(CF_META, b"q_docs")?.and_then(|v| v.try_into().ok().map(u64::from_le_bytes)).unwrap_or(0))
+    }
+
+    /// Documents (so far) containing the word.
+    pub fn df(&self, word: u64) -> Result<u64> {
+        Ok(self.get(CF_Q_DF, &word.to_be_bytes())?.and_then(|v| v.try_into().ok().map(u64::from_le_bytes)).unwrap_or(0))
+    }
+
+    /// A stored sentence.
+    pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Sentence>> {
+        let key = [&seq_key(seq)[..], &idx.to_be_bytes()[..]].concat();
+        self.get(CF_Q_SENT, &key)?.map(|v| self.decode("sentence", &v)).transpose()
+    }
+
+    /// Every indexed sentence within its radius of `sig`: (seq, sentence, distance).
+    pub fn quote_candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<Vec<(u64, u32, u32)>> {
+        let mut out = Vec::new();
+        let prefixes = quote::probes(cfg, sig).into_iter().map(|(p, v)| {
+            let mut prefix = vec![p as u8];
+            prefix.extend_from_slice(&v.to_be_bytes());
+            prefix
+        });
+        self.scan_prefixes(CF_Q_INDEX, prefixes, usize::MAX, |rest| {
+            // rest: signature u64, seq u64, sentence u32
+            let other = u64::from_be_bytes(rest[0..8].try_into().expect("key layout"));
+            let dist = (other ^ sig).count_ones();
+            if dist <= d {
+                let seq = u64::from_be_bytes(rest[8..16].try_into().expect("key layout"));
+                let idx = u32::from_be_bytes(rest[16..20].try_into().expect("key layout"));
+                out.push((seq, idx, dist));
+            }
+        })?;
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Finds the quotations of a new document's sentences among the earlier documents'.
+    pub fn quote_write(&self, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> Result<QuoteWrite> {
+        let n_docs = self.quote_docs()?;
+        let mut dfs: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+        let mut df = |w: u64| -> Result<u64> {
+            if let Some(&v) = dfs.get(&w) {
+                return Ok(v);
+            }
+            let v = self.df(w)?;
+            dfs.insert(w, v);
+            Ok(v)
+        };
+        let mut found = Vec::new();
+        let mut indexed = Vec::new();
+        let mut candidates = 0u64;
+        for (i, s) in sentences.iter().enumerate() {
+            if (s.words.len() as u32) < cfg.min_words {
+                continue;
+            }
+            let sig = quote::signature(cfg, &s.words);
+            indexed.push((i as u32, s.clone(), sig));
+            if n_docs == 0 {
+                continue;
+            }
+            let d = quote::radius(cfg, s.words.len() as u32);
+            let mut idf_cache: std::collections::HashMap<u64, f64> = std::collections::HashMap::new();
+            for &w in &s.words {
+                let f = df(w)?.max(1);
+                idf_cache.insert(w, (n_docs as f64 / f as f64).ln().max(0.0));
+            }
+            let mut sources = Vec::new();
+            for (cseq, cidx, dist) in self.quote_candidates(cfg, sig, d)? {
+                if cseq >= seq {
+                    continue;
+                }
+                candidates += 1;
+                if let Some(other) = self.sentence(cseq, cidx)? {
+                    let sc = quote::score(&s.words, &other.words, |w| idf_cache.get(&w).copied().unwrap_or(0.0));
+                    if sc >= cfg.threshold {
+                        sources.push(QuoteSource { seq: cseq, sentence: cidx, distance: dist, score: sc });
+                    }
+                }
+            }
+            if !sources.is_empty() {
+                sources.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
+                sources.truncate(cfg.max_sources as usize);
+                found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i as u32, sources });
+            }
+        }
+        let mut words: Vec<u64> = sentences.iter().flat_map(|s| s.words.iter().copied()).collect();
+        words.sort_unstable();
+        words.dedup();
+        let mut new_df = Vec::with_capacity(words.len());
+        for w in words {
+            new_df.push((w, df(w)? + 1));
+        }
+        Ok(QuoteWrite { indexed, df: new_df, docs: n_docs + 1, found, candidates })
+    }
+
+    /// Adds a document's quotation data to a batch.
+    fn add_quotes(&self, b: &mut WriteBatch, cfg: &QuoteConfig, seq: u64, q: &QuoteWrite) {
+        for (idx, s, sig) in &q.indexed {
+            let sent_key = [&seq_key(seq)[..], &idx.to_be_bytes()[..]].concat();
+            b.put_cf(self.cf(CF_Q_SENT), &sent_key, encode(s));
+            for p in 0..cfg.pieces {
+                let mut k = vec![p as u8];
+                k.extend_from_slice(&quote::piece(cfg, *sig, p).to_be_bytes());
+                k.extend_from_slice(&sig.to_be_bytes());
+                k.extend_from_slice(&sent_key);
+                b.put_cf(self.cf(CF_Q_INDEX), k, []);
+            }
+        }
+        for (w, n) in &q.df {
+            b.put_cf(self.cf(CF_Q_DF), w.to_be_bytes(), n.to_le_bytes());
+        }
+        b.put_cf(self.cf(CF_META), b"q_docs", q.docs.to_le_bytes());
+        b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));
+    }
+
+    /// The quotations recorded for document `seq`.
+    pub fn quotations(&self, seq: u64) -> Result<Vec<Quotation>> {
+        Ok(self.get(CF_Q_RESULT, &seq_key(seq))?.map(|v| self.decode("quotations", &v)).transpose()?.unwrap_or_default())
+    }
+
     /// The sequence number the next document gets (1 for an empty store).
     pub fn next_seq(&self) -> Result<u64> {
         Ok(self.get(CF_META, b"next_seq")?.and_then(|v| v.try_into().ok().map(u64::from_le_bytes)).unwrap_or(1))
@@ -310,10 +537,13 @@ impl Store {
         result: &DocResult,
         nd_cfg: &NearDupConfig,
         nd: &NearDupWrite,
+        q_cfg: &QuoteConfig,
+        q: &QuoteWrite,
     ) -> Result<()> {
         let key = seq_key(meta.seq);
         let mut b = WriteBatch::default();
         self.add_near_dups(&mut b, nd_cfg, meta.seq, nd);
+        self.add_quotes(&mut b, q_cfg, meta.seq, q);
         b.put_cf(self.cf(CF_DOCS), key, encode(meta));
         b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
         let mut t = vec![VALUE_VERSION];
@@ -322,6 +552,31 @@ impl Store {
         b.put_cf(self.cf(CF_RESULTS), key, encode(result));
         b.put_cf(self.cf(CF_META), b"next_seq", (meta.seq + 1).to_le_bytes());
         self.write(b, false)
+    }
+
+    /// Calls `f` with the rest of every key of `cf` that starts with one of `prefixes`
+    /// (at most `limit` keys a prefix), seeking one reused iterator.
+    fn scan_prefixes(
+        &self,
+        cf: &str,
+        prefixes: impl IntoIterator<Item = Vec<u8>>,
+        limit: usize,
+        mut f: impl FnMut(&[u8]),
+    ) -> Result<()> {
+        let mut it = self.db.raw_iterator_cf(self.cf(cf));
+        for prefix in prefixes {
+            it.seek(&prefix);
+            let mut n = 0;
+            while n < limit {
+                match it.key() {
+                    Some(k) if k.starts_with(&prefix) => f(&k[prefix.len()..]),
+                    _ => break,
+                }
+                n += 1;
+                it.next();
+            }
+        }
+        it.status().map_err(self.db_err())
     }
 
     /// The index keys of a sketch (without the sequence number).
@@ -347,22 +602,14 @@ impl Store {
     /// index key with it (exact hash, supershingle, band or SimHash piece).
     pub fn near_dup_write(&self, cfg: &NearDupConfig, seq: u64, sketch: Sketch) -> Result<NearDupWrite> {
         let mut candidates = std::collections::BTreeSet::new();
-        for prefix in Self::nd_keys(cfg, &sketch) {
-            let mut n = 0;
-            for item in self.db.iterator_cf(self.cf(CF_ND_INDEX), IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
-                let (k, _) = item.map_err(self.db_err())?;
-                if !k.starts_with(&prefix) || n >= cfg.max_per_key {
-                    break;
+        self.scan_prefixes(CF_ND_INDEX, Self::nd_keys(cfg, &sketch), cfg.max_per_key as usize, |rest| {
+            if let Ok(s) = <[u8; 8]>::try_from(rest) {
+                let s = u64::from_be_bytes(s);
+                if s < seq {
+                    candidates.insert(s);
                 }
-                if let Ok(s) = <[u8; 8]>::try_from(&k[prefix.len()..]) {
-                    let s = u64::from_be_bytes(s);
-                    if s < seq {
-                        candidates.insert(s);
-                    }
-                }
-                n += 1;
             }
-        }
+        })?;
         let mut found = Vec::new();
         for c in candidates {
             if let Some(other) = self.sketch(c)? {
@@ -512,9 +759,11 @@ mod tests {
         let r = DocResult { seq: 1, tokens: 3, ..Default::default() };
         let c = NearDupConfig::default();
         let nd = |seq| s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }).unwrap();
-        s.put_document(&meta(1, "a"), "text a", &r, &c, &nd(1)).unwrap();
-        s.put_document(&meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &c, &nd(2)).unwrap();
-        s.put_document(&meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &c, &nd(3)).unwrap();
+        let qc = QuoteConfig::default();
+        let q = |seq| s.quote_write(&qc, seq, vec![]).unwrap();
+        s.put_document(&meta(1, "a"), "text a", &r, &c, &nd(1), &qc, &q(1)).unwrap();
+        s.put_document(&meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &c, &nd(2), &qc, &q(2)).unwrap();
+        s.put_document(&meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &c, &nd(3), &qc, &q(3)).unwrap();
         assert_eq!(s.next_seq().unwrap(), 4);
         assert_eq!(s.resolve("a").unwrap(), 2, "latest of a name");
         assert_eq!(s.resolve("1").unwrap(), 1, "by id");
@@ -562,7 +811,9 @@ mod tests {
                 .collect();
             assert_eq!(found, brute, "document {seq}");
             pairs += found.len();
-            s.put_document(&meta(seq, "x"), "x", &DocResult::default(), &c, &nd).unwrap();
+            let qc = QuoteConfig::default();
+            let q = s.quote_write(&qc, seq, vec![]).unwrap();
+            s.put_document(&meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
             all.push(simhash);
         }
         assert!(pairs > 100, "only {pairs} pairs within the threshold: the test would prove little");

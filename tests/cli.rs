@@ -384,12 +384,18 @@ fn a_schema_1_data_directory_is_upgraded_and_keeps_its_results() {
     let old = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1-export.jsonl")).unwrap();
     let new = ok(&data, &["export"]);
     assert_eq!(old.lines().count(), new.lines().count());
+    let mut quoting = Vec::new();
     for (o, n) in old.lines().zip(new.lines()) {
         let mut n: Value = serde_json::from_str(n).unwrap();
         assert_eq!(n["near_duplicates"], serde_json::json!([]));
         n.as_object_mut().unwrap().remove("near_duplicates");
+        let q = n.as_object_mut().unwrap().remove("quotations").unwrap();
+        quoting.push(q.as_array().unwrap().len());
         assert_eq!(serde_json::from_str::<Value>(o).unwrap(), n);
     }
+    // The backfilled quotation search found the blog's and the roundup's quoted sentences.
+    assert_eq!(quoting[0], 0);
+    assert!(quoting[1] >= 2 && quoting[2] >= 3, "{quoting:?}");
     // The backfilled index finds an old document.
     let out = bin()
         .arg("ingest")
