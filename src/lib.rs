@@ -20,6 +20,7 @@ pub mod input;
 pub mod inspect;
 pub mod ndeval;
 pub mod neardup;
+pub mod qeval;
 pub mod quote;
 pub mod rabin;
 pub mod reference;

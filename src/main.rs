@@ -174,6 +174,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Evaluate quotation search (qSign) on a corpus: recall against a naive full scan
+    /// at score levels 0.5-1.0 for radii d = 0..5 and the formula's radius, candidates
+    /// per sentence, and the speed-up over the naive scan and an inverted index.
+    QuoteEval {
+        /// Corpus: files or directories in any input format, in creation order.
+        #[arg(required = true, value_name = "PATH")]
+        corpus: Vec<PathBuf>,
+        /// The last Q documents are the queries; the others form the collection.
+        #[arg(long, default_value_t = 20)]
+        queries: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Upgrade a data directory's store to this build's schema (also done by ingest).
     Upgrade {
         #[command(flatten)]
@@ -499,6 +513,49 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", inspect::quotations_text(&q));
             }
         }
+        Command::QuoteEval { corpus, queries, json } => {
+            let docs = read_corpus(&corpus)?;
+            let tmp = tempfile::tempdir()?;
+            let pb = progress(0, "quote-eval");
+            let r = textorigin::qeval::run(&docs, queries, &tmp.path().join("data"), |what, i, n| {
+                pb.set_message(what.to_string());
+                pb.set_length(n as u64);
+                pb.set_position(i as u64);
+            })?;
+            pb.finish_and_clear();
+            if json {
+                print_json(&serde_json::to_value(&r)?)?;
+            } else {
+                println!(
+                    "collection: {} documents, {} sentences; queries: {} documents, {} sentences",
+                    r.collection_documents, r.collection_sentences, r.query_documents, r.query_sentences
+                );
+                println!(
+                    "naive scan: {:.0} µs/sentence; inverted index: {:.0} µs/sentence ({:.0} candidates/sentence)",
+                    r.naive_micros_per_sentence, r.inverted_micros_per_sentence, r.inverted_candidates_per_sentence
+                );
+                let levels: Vec<String> = textorigin::qeval::LEVELS
+                    .iter()
+                    .zip(&r.pairs_per_level)
+                    .map(|((lo, hi), n)| format!("{lo}-{hi} ({n})"))
+                    .collect();
+                println!("| d | recall {} | all | candidates/sentence | µs/sentence | × naive | × inverted |", levels.join(" | "));
+                println!("|{}", " --- |".repeat(levels.len() + 6));
+                for row in &r.rows {
+                    let rec: Vec<String> = row.recall.iter().map(|x| format!("{:.3}", x)).collect();
+                    println!(
+                        "| {} | {} | {:.3} | {:.1} | {:.0} | {:.0} | {:.1} |",
+                        row.radius,
+                        rec.join(" | "),
+                        row.recall_all,
+                        row.candidates_per_sentence,
+                        row.micros_per_sentence,
+                        row.speedup_vs_naive,
+                        row.speedup_vs_inverted
+                    );
+                }
+            }
+        }
         Command::Upgrade { data } => {
             let dd = DataDir::open_write(&data.data, &Overrides::default())?;
             dd.close()?;
@@ -525,6 +582,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
+    // Behave like other command-line tools when the reader of our output goes away
+    // (`textorigin list | head`): die quietly on SIGPIPE instead of panicking.
+    // SAFETY: resetting a signal disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TEXTORIGIN_LOG")

@@ -20,11 +20,12 @@
 //!   the shingle table finds anyway. A fixed radius (or a larger d_max with 3 pieces)
 //!   can be configured.
 //! - **Index** (replacing the paper's disk-based multidimensional tree): the signature is
-//!   cut into `p` pieces (default 2 of 16 bits). If two signatures differ in at most
-//!   `d_max` bits, some piece differs in at most `r = ⌈(d_max+1)/p⌉ − 1` bits
-//!   (generalized pigeonhole), so probing every value within `r` bits of each query
-//!   piece (2 × 17 probes for the defaults) and checking the full distance finds
-//!   exactly the sentences within `d`. The probes are computed here ([`probes`]); the
+//!   cut into `p` pieces (default 2 of 16 bits). For a search within d bits, pieces get
+//!   probe radii `r_i` with `Σ (r_i + 1) ≥ d + 1` over the pieces used (generalized
+//!   pigeonhole: if two signatures differ in at most d bits, some used piece differs in
+//!   at most its `r_i`), so probing every value within `r_i` bits of those query pieces
+//!   and checking the full distance finds exactly the sentences within d. For the
+//!   defaults: 1 probe at d = 0, 2 at d = 1, 18 at d = 2, 34 at d = 3 ([`piece_radii`]). The probes are computed here ([`probes`]); the
 //!   store keeps the index in RocksDB, one key per (piece, value, signature, sentence).
 //! - **Score** (Section 2): `S(Q,R) = (|Q∩R|/|Q|) · Σ_{w∈Q∩R} log(N/df_w)` over
 //!   distinct words, N the number of earlier documents and df_w the number of them
@@ -63,6 +64,9 @@ pub struct QuoteConfig {
     pub min_words: u32,
     /// At most this many sources are kept per quoting sentence (best first).
     pub max_sources: u32,
+    /// At most this many index entries are read per probe (oldest first): a bound on
+    /// boilerplate sentences repeated in thousands of documents.
+    pub max_per_probe: u32,
     /// Seed of the word signatures.
     pub seed: u64,
 }
@@ -80,6 +84,7 @@ impl Default for QuoteConfig {
             threshold: 0.5,
             min_words: 5,
             max_sources: 10,
+            max_per_probe: 256,
             seed: 0,
         }
     }
@@ -101,11 +106,6 @@ impl QuoteConfig {
         } else {
             Err(format!("quotation parameters do not fit together (pieces of at most 24 bits, radius <= d_max): {self:?}"))
         }
-    }
-
-    /// Bits each piece may differ by in a probe.
-    pub fn piece_radius(&self) -> u32 {
-        (self.d_max + 1).div_ceil(self.pieces) - 1
     }
 
     /// Bit range `[lo, hi)` of piece `p`.
@@ -291,11 +291,23 @@ pub fn piece(cfg: &QuoteConfig, sig: u64, p: u32) -> u32 {
     ((sig >> lo) & ((1u64 << (hi - lo)) - 1)) as u32
 }
 
-/// Every (piece, value) to probe: all values within the piece radius of each query piece.
-pub fn probes(cfg: &QuoteConfig, sig: u64) -> Vec<(u32, u32)> {
-    let r = cfg.piece_radius();
+/// Probe radius of each piece for a search within `d ≤ d_max` bits: the fewest probes
+/// such that `Σ (r_i + 1) ≥ d + 1` over the pieces used (a piece not used is `None`).
+/// If every used piece differed by more than its radius, the signatures would differ
+/// by at least `d + 1` bits, so some used piece is within its radius.
+pub fn piece_radii(cfg: &QuoteConfig, d: u32) -> Vec<Option<u32>> {
+    let p = cfg.pieces;
+    let used = (d + 1).min(p);
+    let extra = d + 1 - used; // radius units beyond 0, spread round-robin
+    (0..p).map(|i| (i < used).then(|| extra / used + u32::from(i < extra % used))).collect()
+}
+
+/// Every (piece, value) to probe for a search within `d` bits of `sig`.
+pub fn probes(cfg: &QuoteConfig, sig: u64, d: u32) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
-    for p in 0..cfg.pieces {
+    for (p, r) in piece_radii(cfg, d.min(cfg.d_max)).into_iter().enumerate() {
+        let Some(r) = r else { continue };
+        let p = p as u32;
         let (lo, hi) = cfg.piece_range(p);
         let width = hi - lo;
         let v = piece(cfg, sig, p);
@@ -400,6 +412,13 @@ mod tests {
     }
 
     #[test]
+    fn probes_are_few_for_small_radii() {
+        let cfg = QuoteConfig::default(); // 2 pieces of 16 bits
+        let n: Vec<usize> = (0..=3).map(|d| probes(&cfg, 0xdead_beef, d).len()).collect();
+        assert_eq!(n, [1, 2, 18, 34]);
+    }
+
+    #[test]
     fn radius_follows_the_formula() {
         let cfg = QuoteConfig::default();
         // Short sentences get a wider radius than long ones (their signatures are sparser).
@@ -416,13 +435,20 @@ mod tests {
 
     proptest! {
         #[test]
-        fn probes_reach_every_signature_within_d_max(sig in 0u64..(1 << 32), flips in proptest::collection::vec(0u64..32, 0..6)) {
-            let cfg = QuoteConfig::default();
+        fn probes_reach_every_signature_within_d(
+            sig in 0u64..(1 << 32),
+            flips in proptest::collection::vec(0u64..32, 0..8),
+            pieces in 1u32..5,
+            d_max in 0u32..7,
+        ) {
+            let cfg = QuoteConfig { pieces, d_max, ..QuoteConfig::default() };
             let mut other = sig;
             for f in flips { other ^= 1 << f; }
-            prop_assume!((sig ^ other).count_ones() <= cfg.d_max);
-            let probes = probes(&cfg, sig);
-            prop_assert!((0..cfg.pieces).any(|p| probes.contains(&(p, piece(&cfg, other, p)))));
+            let dist = (sig ^ other).count_ones();
+            for d in dist..=d_max {
+                let probes = probes(&cfg, sig, d);
+                prop_assert!((0..cfg.pieces).any(|p| probes.contains(&(p, piece(&cfg, other, p)))), "d={} dist={}", d, dist);
+            }
         }
 
         #[test]

@@ -80,6 +80,11 @@ const CFS: [&str; 13] = [
     CF_Q_RESULT,
 ];
 
+/// Prefix length of `q_index` keys used for Bloom filtering: piece, value.
+const Q_PREFIX: usize = 5;
+/// Prefix length of `nd_index` keys used for Bloom filtering: kind, index, 8 value bytes.
+const ND_PREFIX: usize = 10;
+
 /// An upgrade step from `from` to `from + 1`: idempotent, may write several batches.
 pub type Migration = (u32, &'static str, fn(&Store) -> std::result::Result<(), StoreError>);
 
@@ -258,6 +263,21 @@ impl Store {
                 } else {
                     o.set_compression_type(rocksdb::DBCompressionType::Lz4);
                 }
+                // The index families are probed by prefix, mostly for prefixes that are
+                // absent: prefix Bloom filters (memtable and tables) answer those cheaply.
+                let prefix = match name {
+                    CF_Q_INDEX => Some(Q_PREFIX),
+                    CF_ND_INDEX => Some(ND_PREFIX),
+                    _ => None,
+                };
+                if let Some(len) = prefix {
+                    o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(len));
+                    o.set_memtable_prefix_bloom_ratio(0.1);
+                    let mut t = rocksdb::BlockBasedOptions::default();
+                    t.set_bloom_filter(10.0, false);
+                    t.set_whole_key_filtering(false);
+                    o.set_block_based_table_factory(&t);
+                }
                 ColumnFamilyDescriptor::new(name, o)
             })
             .collect()
@@ -416,15 +436,27 @@ impl Store {
         self.get(CF_Q_SENT, &key)?.map(|v| self.decode("sentence", &v)).transpose()
     }
 
+    /// Every indexed sentence: ((seq, sentence index), sentence).
+    pub fn all_sentences(&self) -> Result<Vec<((u64, u32), Sentence)>> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_Q_SENT), IteratorMode::Start) {
+            let (k, v) = item.map_err(self.db_err())?;
+            let seq = u64::from_be_bytes(k[0..8].try_into().expect("key layout"));
+            let idx = u32::from_be_bytes(k[8..12].try_into().expect("key layout"));
+            out.push(((seq, idx), self.decode("sentence", &v)?));
+        }
+        Ok(out)
+    }
+
     /// Every indexed sentence within its radius of `sig`: (seq, sentence, distance).
     pub fn quote_candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<Vec<(u64, u32, u32)>> {
         let mut out = Vec::new();
-        let prefixes = quote::probes(cfg, sig).into_iter().map(|(p, v)| {
+        let prefixes = quote::probes(cfg, sig, d).into_iter().map(|(p, v)| {
             let mut prefix = vec![p as u8];
             prefix.extend_from_slice(&v.to_be_bytes());
             prefix
         });
-        self.scan_prefixes(CF_Q_INDEX, prefixes, usize::MAX, |rest| {
+        self.scan_prefixes(CF_Q_INDEX, prefixes, cfg.max_per_probe as usize, |rest| {
             // rest: signature u64, seq u64, sentence u32
             let other = u64::from_be_bytes(rest[0..8].try_into().expect("key layout"));
             let dist = (other ^ sig).count_ones();
@@ -563,7 +595,10 @@ impl Store {
         limit: usize,
         mut f: impl FnMut(&[u8]),
     ) -> Result<()> {
-        let mut it = self.db.raw_iterator_cf(self.cf(cf));
+        // Every prefix is at least the column family's Bloom prefix: stay within it.
+        let mut opts = rocksdb::ReadOptions::default();
+        opts.set_prefix_same_as_start(true);
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf), opts);
         for prefix in prefixes {
             it.seek(&prefix);
             let mut n = 0;
@@ -817,6 +852,73 @@ mod tests {
             all.push(simhash);
         }
         assert!(pairs > 100, "only {pairs} pairs within the threshold: the test would prove little");
+    }
+
+    #[test]
+    fn quote_radius_search_finds_exactly_what_a_full_scan_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let c = NearDupConfig::default();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for qc in [QuoteConfig { max_per_probe: u32::MAX, ..QuoteConfig::default() }, QuoteConfig {
+            d_max: 5,
+            pieces: 3,
+            max_per_probe: u32::MAX,
+            ..QuoteConfig::default()
+        }] {
+            let dir = tempfile::tempdir().unwrap();
+            let s = Store::open(dir.path()).unwrap();
+            // Sentences of 5-12 words from a 60-word vocabulary: many near signatures.
+            let mut sigs = Vec::new();
+            let mut stored_words: Vec<Vec<u64>> = Vec::new();
+            for seq in 1..=150u64 {
+                let sentences: Vec<Sentence> = (0..4)
+                    .map(|i| {
+                        let mut words: Vec<u64> = (0..5 + rnd() % 8).map(|_| rnd() % 60).collect();
+                        words.sort_unstable();
+                        words.dedup();
+                        Sentence { start: i, end: i + 1, words }
+                    })
+                    .collect();
+                let q = s.quote_write(&qc, seq, sentences).unwrap();
+                for (idx, sent, sig) in &q.indexed {
+                    assert_eq!(*sig, quote::signature(&qc, &sent.words));
+                    sigs.push((seq, *idx, *sig));
+                    stored_words.push(sent.words.clone());
+                }
+                let nd = s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![rnd(); 6] }).unwrap();
+                s.put_document(&meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
+            }
+            let mut hits = 0;
+            for _ in 0..200 {
+                // A stored sentence with a word or two changed.
+                let mut words = stored_words[(rnd() % stored_words.len() as u64) as usize].clone();
+                for _ in 0..rnd() % 3 {
+                    let at = (rnd() % words.len() as u64) as usize;
+                    words[at] = rnd() % 60;
+                }
+                let sig = quote::signature(&qc, &words);
+                for d in 0..=qc.d_max {
+                    let got = s.quote_candidates(&qc, sig, d).unwrap();
+                    let mut want: Vec<(u64, u32, u32)> = sigs
+                        .iter()
+                        .filter(|(_, _, o)| (o ^ sig).count_ones() <= d)
+                        .map(|&(seq, idx, o)| (seq, idx, (o ^ sig).count_ones()))
+                        .collect();
+                    want.sort_unstable();
+                    hits += want.len();
+                    assert_eq!(got, want, "d = {d}");
+                }
+            }
+            assert!(hits > 200, "only {hits} sentences within the radii: the test would prove little");
+        }
+        drop(s);
     }
 
     #[test]
