@@ -17,6 +17,7 @@ pub mod datadir;
 pub mod engine;
 pub mod estimate;
 pub mod eval;
+pub mod html;
 pub mod input;
 pub mod inspect;
 pub mod ndeval;

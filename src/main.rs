@@ -91,6 +91,19 @@ enum Command {
         /// Include the origin of every selected shingle (JSON).
         #[arg(long)]
         shingles: bool,
+        /// Write a self-contained HTML page with each copied block highlighted in a
+        /// colour per origin, a legend linking the origins and a summary bar.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
+    },
+    /// Write an HTML overview of the collection: documents, most-copied sources and
+    /// the copy graph.
+    Report {
+        #[command(flatten)]
+        data: DataArg,
+        /// The page to write.
+        #[arg(long, required = true, value_name = "OUT.html")]
+        html: PathBuf,
     },
     /// List the stored documents in sequence order.
     List {
@@ -432,7 +445,33 @@ fn run(cli: Cli) -> Result<ExitCode> {
             return ingest(&data.data, config.as_deref(), overrides, &max_doc_bytes, &paths)
         }
         Command::Query { data, file, json, shingles } => query(&data.data, &file, json, shingles)?,
-        Command::Show { data, name_or_id, json, shingles } => {
+        Command::Report { data, html } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let mut docs = Vec::new();
+            for meta in dd.store.docs() {
+                let meta = meta?;
+                let r = dd.store.result(meta.seq)?.unwrap_or_default();
+                let mut copied: Vec<(u64, String, u64)> = Vec::new();
+                for b in &r.copied_blocks {
+                    let n = u64::from(b.span.end_token - b.span.start_token);
+                    match copied.iter_mut().find(|c| c.0 == b.origin) {
+                        Some(c) => c.2 += n,
+                        None => copied.push((b.origin, dd.store.name_of(b.origin), n)),
+                    }
+                }
+                docs.push(textorigin::html::ReportDoc {
+                    id: meta.seq,
+                    name: meta.name.clone(),
+                    tokens: u64::from(r.tokens),
+                    old_tokens: u64::from(r.old_tokens),
+                    dominant: r.dominant_origin.map(|o| (o, dd.store.name_of(o))),
+                    copied_from: copied,
+                });
+            }
+            std::fs::write(&html, textorigin::html::report_page(&docs)).with_context(|| format!("cannot write {}", html.display()))?;
+            eprintln!("wrote {}", html.display());
+        }
+        Command::Show { data, name_or_id, json, shingles, html } => {
             let dd = DataDir::open_read(&data.data)?;
             let seq = dd.store.resolve(&name_or_id)?;
             let named = dd.store.seqs_named(&name_or_id)?;
@@ -440,7 +479,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 eprintln!("note: {} documents are named `{name_or_id}`; showing the latest (#{seq})", named.len());
             }
             let v = inspect::stored_doc_json(&dd.store, seq, ViewOptions { shingles, times: false })?;
-            if json {
+            if let Some(path) = html {
+                let text = dd.store.text(seq)?.unwrap_or_default();
+                std::fs::write(&path, textorigin::html::document_page(&v, &text))
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                eprintln!("wrote {}", path.display());
+            } else if json {
                 print_json(&v)?;
             } else {
                 print!("{}", inspect::doc_text(&v));
