@@ -53,6 +53,32 @@ fn db_path(dir: &Path) -> PathBuf {
     dir.join("db")
 }
 
+/// The parameters a data directory uses: the stored ones (an explicitly requested
+/// difference is an error), or, for a directory that has none yet, the requested ones
+/// (else the defaults), validated and stored.
+fn settle<T: Clone + PartialEq + std::fmt::Debug + Default>(
+    dir: &Path,
+    what: &str,
+    stored: Option<T>,
+    wanted: Option<&T>,
+    validate: impl Fn(&T) -> std::result::Result<(), String>,
+    put: impl FnOnce(&T) -> std::result::Result<(), crate::store::StoreError>,
+) -> Result<T> {
+    match (stored, wanted) {
+        (Some(stored), Some(wanted)) if stored != *wanted => bail!(
+            "data directory {} was created with other {what} parameters.\n  stored:    {stored:?}\n  requested: {wanted:?}",
+            dir.display()
+        ),
+        (Some(stored), _) => Ok(stored),
+        (None, wanted) => {
+            let c = wanted.cloned().unwrap_or_default();
+            validate(&c).map_err(anyhow::Error::msg)?;
+            put(&c)?;
+            Ok(c)
+        }
+    }
+}
+
 impl DataDir {
     /// Opens (or creates) `dir` for writing with the stored configuration plus
     /// `overrides`; an override that differs from a stored value is an error.
@@ -101,37 +127,23 @@ impl DataDir {
         if stored.is_none() {
             store.put_config(&cfg)?;
         }
-        let nd_cfg = match (store.has_neardup_config()?, &overrides.neardup) {
-            (true, Some(wanted)) if *wanted != store.neardup_config()? => bail!(
-                "data directory {} was created with other near-duplicate parameters.\n  stored:    {:?}\n  requested: {:?}",
-                dir.display(),
-                store.neardup_config()?,
-                wanted
-            ),
-            (true, _) => store.neardup_config()?,
-            (false, wanted) => {
-                let c = wanted.clone().unwrap_or_default();
-                c.validate().map_err(anyhow::Error::msg)?;
-                store.put_neardup_config(&c)?;
-                c
-            }
-        };
+        let nd_cfg = settle(
+            dir,
+            "near-duplicate",
+            store.has_neardup_config()?.then(|| store.neardup_config()).transpose()?,
+            overrides.neardup.as_ref(),
+            NearDupConfig::validate,
+            |c| store.put_neardup_config(c),
+        )?;
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
-        let q_cfg = match (store.has_quote_config()?, &overrides.quotes) {
-            (true, Some(wanted)) if *wanted != store.quote_config()? => bail!(
-                "data directory {} was created with other quotation parameters.\n  stored:    {:?}\n  requested: {:?}",
-                dir.display(),
-                store.quote_config()?,
-                wanted
-            ),
-            (true, _) => store.quote_config()?,
-            (false, wanted) => {
-                let c = wanted.clone().unwrap_or_default();
-                c.validate().map_err(anyhow::Error::msg)?;
-                store.put_quote_config(&c)?;
-                c
-            }
-        };
+        let q_cfg = settle(
+            dir,
+            "quotation",
+            store.has_quote_config()?.then(|| store.quote_config()).transpose()?,
+            overrides.quotes.as_ref(),
+            QuoteConfig::validate,
+            |c| store.put_quote_config(c),
+        )?;
         Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: true })
     }
 

@@ -94,13 +94,10 @@ pub fn document_page(view: &Value, text: &str) -> String {
     let novel = 100.0 - 100.0 * copied as f64 / total;
     bar += &format!("<span title=\"new text: {novel:.1}%\" style=\"width:{novel:.3}%;background:#fff\"></span>");
     let name = view["name"].as_str().unwrap_or("");
-    let dom = &view["dominant_origin"];
-    let dominant = if dom.is_null() {
-        "none (no origin has a 10% lead)".to_string()
-    } else if dom["id"] == view["id"] {
-        "itself (mostly new text)".to_string()
-    } else {
-        format!("#{} {}", dom["id"], escape(dom["name"].as_str().unwrap_or("")))
+    let dominant = match crate::inspect::dominant(view) {
+        crate::inspect::Dominant::None => "none (no origin has a 10% lead)".to_string(),
+        crate::inspect::Dominant::Itself => "itself (mostly new text)".to_string(),
+        crate::inspect::Dominant::Other(id, name) => format!("#{id} {}", escape(&name)),
     };
     let body = format!(
         "<h1>{}</h1>\n<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",

@@ -180,6 +180,29 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// What a view's `dominant_origin` says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dominant {
+    /// No origin has a 10% lead (or nothing was selected).
+    None,
+    /// The document itself: mostly new text.
+    Itself,
+    /// Another document: (id, name).
+    Other(Value, String),
+}
+
+/// Reads the dominant origin of a document view (or list row).
+pub fn dominant(v: &Value) -> Dominant {
+    let dom = &v["dominant_origin"];
+    if dom.is_null() {
+        Dominant::None
+    } else if dom["id"] == v["id"] {
+        Dominant::Itself
+    } else {
+        Dominant::Other(dom["id"].clone(), dom["name"].as_str().unwrap_or("").to_string())
+    }
+}
+
 fn ref_text(v: &Value) -> String {
     match (&v["id"], v["name"].as_str()) {
         (Value::Null, Some(n)) => format!("{n} (itself)"),
@@ -196,13 +219,10 @@ pub fn doc_text(v: &Value) -> String {
     if let Some(s) = v["source"].as_str() {
         out += &format!("  source: {s}\n");
     }
-    let dom = &v["dominant_origin"];
-    let dom_text = if dom.is_null() {
-        "none (no origin has a 10% lead)".to_string()
-    } else if dom["id"] == v["id"] {
-        "itself (mostly new text)".to_string()
-    } else {
-        ref_text(dom)
+    let dom_text = match dominant(v) {
+        Dominant::None => "none (no origin has a 10% lead)".to_string(),
+        Dominant::Itself => "itself (mostly new text)".to_string(),
+        Dominant::Other(..) => ref_text(&v["dominant_origin"]),
     };
     out += &format!("  dominant origin: {dom_text}\n");
     let tokens = v["tokens"].as_u64().unwrap_or(0);

@@ -501,13 +501,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 for r in rows {
                     let tokens = r["tokens"].as_u64().unwrap_or(0);
                     let old = r["old_tokens"].as_u64().unwrap_or(0);
-                    let dom = &r["dominant_origin"];
-                    let dom = if dom.is_null() {
-                        "-".to_string()
-                    } else if dom["id"] == r["id"] {
-                        "itself".to_string()
-                    } else {
-                        format!("#{} {}", dom["id"], dom["name"].as_str().unwrap_or(""))
+                    let dom = match inspect::dominant(&r) {
+                        inspect::Dominant::None => "-".to_string(),
+                        inspect::Dominant::Itself => "itself".to_string(),
+                        inspect::Dominant::Other(id, name) => format!("#{id} {name}"),
                     };
                     println!(
                         "{:>6}  {:<32} {:>7} {:>5.1}%  {}",
