@@ -56,6 +56,18 @@ pub struct Reply {
     pub quoted: Vec<(u32, u32)>,
 }
 
+/// The documents with at least `min` tokens (the paper's corpora have at least 45).
+pub fn at_least_tokens(docs: Vec<crate::input::InputDoc>, min: usize) -> Vec<crate::input::InputDoc> {
+    let rabin = Rabin::new(1);
+    let mut tokens = Vec::new();
+    docs.into_iter()
+        .filter(|d| {
+            tokenize(&d.text, &rabin, &mut tokens);
+            tokens.len() >= min
+        })
+        .collect()
+}
+
 /// Replies with known ancestors, from `message_id` / `in_reply_to` (mail corpora).
 pub fn replies(docs: &[crate::input::InputDoc]) -> Vec<Reply> {
     let mut by_id: HashMap<&str, u64> = HashMap::new();

@@ -196,6 +196,10 @@ enum Command {
         /// Entries per bucket.
         #[arg(long, default_value_t = 64)]
         bucket_entries: u32,
+        /// Leave out documents with fewer tokens, as the paper does (Section 3.1: "all
+        /// these documents contain at least 45 tokens").
+        #[arg(long, default_value_t = 45)]
+        min_tokens: usize,
         /// Write an SVG plot of DO and TF against table size here.
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
@@ -588,9 +592,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", inspect::quotations_text(&q));
             }
         }
-        Command::Eval { corpus, selection, eviction, estimation, table_size, queries, bucket_entries, svg, json } => {
+        Command::Eval { corpus, selection, eviction, estimation, table_size, queries, bucket_entries, min_tokens, svg, json } => {
             use textorigin::eval::{Setup, Size};
-            let docs = read_corpus(&corpus)?;
+            let all = read_corpus(&corpus)?;
+            let read = all.len();
+            let docs = textorigin::eval::at_least_tokens(all, min_tokens);
+            if docs.len() < read {
+                eprintln!("left out {} of {read} documents with fewer than {min_tokens} tokens", read - docs.len());
+            }
             let replies = textorigin::eval::replies(&docs);
             let texts: Vec<String> = docs.into_iter().map(|d| d.text).collect();
             let mut setups = Vec::new();
