@@ -120,7 +120,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         u => return Err(format!("size `{s}`: unknown unit `{u}` (use B, KiB, MiB, GiB, KB, MB, GB)")),
     };
     let bytes = value * mult as f64;
-    if !(bytes.is_finite() && bytes >= 1.0 && bytes < 1.8e19) {
+    if !(bytes.is_finite() && (1.0..1.8e19).contains(&bytes)) {
         return Err(format!("size `{s}` is out of range"));
     }
     Ok(bytes.round() as u64)

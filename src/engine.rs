@@ -131,8 +131,8 @@ impl Engine {
         let n = items.len();
         let mut hits = Vec::with_capacity(n);
         let mut positions = Vec::with_capacity(n);
-        for i in 0..n.min(PREFETCH_AHEAD) {
-            table.prefetch(items[i].fp);
+        for item in items.iter().take(PREFETCH_AHEAD) {
+            table.prefetch(item.fp);
         }
         for (i, item) in items.iter().enumerate() {
             if i + PREFETCH_AHEAD < n {

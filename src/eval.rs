@@ -244,6 +244,7 @@ pub fn bytes_for_percent(pct: f64, shingles: u64, bucket_entries: u32) -> u64 {
 }
 
 /// Runs the evaluation. `base` carries k, T, bucket size, seed and Lucky parameters.
+#[allow(clippy::too_many_arguments)] // one call site, each argument a different input
 pub fn run(
     texts: &[String],
     replies: &[Reply],
@@ -512,8 +513,9 @@ pub fn svg(r: &EvalReport) -> String {
         (mt + h - mb) / 2.0,
         (mt + h - mb) / 2.0
     );
-    // One series per configuration.
-    let mut groups: Vec<(String, Vec<(f64, f64, f64)>)> = Vec::new();
+    // One series per configuration: (name, [(log size, DO, TF)]).
+    type Series = (String, Vec<(f64, f64, f64)>);
+    let mut groups: Vec<Series> = Vec::new();
     for (x, row) in xs.iter().zip(&r.rows) {
         let name = format!("{} + {} + {}", row.selection, row.eviction, row.estimation);
         match groups.iter_mut().find(|g| g.0 == name) {

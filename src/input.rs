@@ -296,11 +296,10 @@ impl TokenSink for TextSink {
                     }
                 }
             }
-            CharacterTokens(t) => {
-                if *self.skip_depth.borrow() == 0 {
+            CharacterTokens(t)
+                if *self.skip_depth.borrow() == 0 => {
                     self.text(&t);
                 }
-            }
             _ => {}
         }
         TokenSinkResult::Continue

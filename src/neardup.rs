@@ -104,10 +104,10 @@ impl NearDupConfig {
         let ok = self.k >= 1
             && self.minhashes >= 1
             && self.supershingles >= 1
-            && self.minhashes % self.supershingles == 0
+            && self.minhashes.is_multiple_of(self.supershingles)
             && self.b_min_agree <= self.supershingles
             && self.simhash_bits >= 64
-            && self.simhash_bits % 64 == 0
+            && self.simhash_bits.is_multiple_of(64)
             && self.c_threshold <= self.simhash_bits
             && self.simhash_bits - self.c_threshold < 255
             && self.bands * self.rows <= self.minhashes

@@ -183,7 +183,7 @@ pub fn select(sel: Selection, tokens: &[Token], rabin: &Rabin, scratch: &mut Scr
             false
         }
         Selection::Modulo { l, no_overlap } => {
-            picked.extend((0..n as u32).filter(|&i| fps[i as usize] % u64::from(l) == 0));
+            picked.extend((0..n as u32).filter(|&i| fps[i as usize].is_multiple_of(u64::from(l))));
             no_overlap
         }
         Selection::Winnowing { w, no_overlap } => {

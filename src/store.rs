@@ -562,6 +562,7 @@ impl Store {
 
     /// Stores one document with its text and result in one batch (not synced: call
     /// [`Store::sync`] at the end of a run).
+    #[allow(clippy::too_many_arguments)] // the document's parts, written in one batch
     pub fn put_document(
         &self,
         meta: &DocMeta,

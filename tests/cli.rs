@@ -536,7 +536,7 @@ fn html_pages_highlight_copied_blocks_and_escape_document_text_in_chromium() {
     // Novel text is not inside a block; the summary bar is there.
     let novel = "the school board postponed its vote";
     let at = dom.find(novel).unwrap();
-    assert!(dom[..at].rfind("<a class=\"copied\"").map_or(true, |open| dom[open..at].contains("</a>")));
+    assert!(dom[..at].rfind("<a class=\"copied\"").is_none_or(|open| dom[open..at].contains("</a>")));
     assert!(dom.contains("id=\"summary\""));
     // Markup in a document renders as text, never as elements.
     let evil = out.path().join("markup.html");
