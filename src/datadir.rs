@@ -166,6 +166,16 @@ impl DataDir {
     /// Applies and stores one document; returns its result. A token-less document
     /// changes nothing.
     pub fn ingest(&mut self, doc: &InputDoc) -> std::result::Result<(DocMeta, DocResult), anyhow::Error> {
+        self.ingest_admitted(doc, None)
+    }
+
+    /// [`DataDir::ingest`] recording, in the document's batch, how far its spool file is
+    /// admitted.
+    pub fn ingest_admitted(
+        &mut self,
+        doc: &InputDoc,
+        admission: Option<crate::store::Admission>,
+    ) -> std::result::Result<(DocMeta, DocResult), anyhow::Error> {
         debug_assert!(self.writable);
         if u32::try_from(doc.text.len()).is_err() {
             return Err(DocError::TooLong(doc.source.clone()).into());
@@ -191,7 +201,7 @@ impl DataDir {
             content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
             ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
         };
-        self.store.put_document(&meta, &doc.text, &result, &self.nd_cfg, &nd, &self.q_cfg, &q)?;
+        self.store.put_admitted_document(&meta, &doc.text, &result, &self.nd_cfg, &nd, &self.q_cfg, &q, admission)?;
         Ok((meta, result))
     }
 
@@ -216,6 +226,54 @@ impl DataDir {
             table.close()?;
         }
         Ok(())
+    }
+
+    /// Brings the table in step with the store after a crash, if it is not: restores the
+    /// newest valid checkpoint slot (or starts from an empty table) and replays the stored
+    /// documents after it, comparing each recomputed result with the stored one. Returns
+    /// (checkpoint sequence number it started from, documents replayed, mismatches), or
+    /// None when the table was in step.
+    pub fn recover(dir: &Path, mut progress: impl FnMut(u64, u64)) -> Result<Option<(u64, u64, u64)>> {
+        let dbp = db_path(dir);
+        if !dbp.join("CURRENT").exists() {
+            return Ok(None);
+        }
+        let store = Store::open(&dbp)?;
+        let Some(cfg) = store.config()? else { return Ok(None) };
+        let last = store.next_seq()? - 1;
+        let tpath = table_path(dir);
+        let in_step = tpath.exists()
+            && Table::open(&tpath, &cfg.table_params(), false).is_ok_and(|t| !t.in_use() && t.stats().last_seq == last);
+        if in_step {
+            return Ok(None);
+        }
+        let from = match crate::checkpoint::newest_valid(dir).filter(|(_, m)| m.seq <= last) {
+            Some((slot, m)) => {
+                crate::checkpoint::restore(dir, slot, &tpath)?;
+                Table::mark_closed(&tpath)?;
+                m.seq
+            }
+            None => {
+                let _ = std::fs::remove_file(&tpath);
+                Table::create(&tpath, &cfg.table_params())?.close()?;
+                0
+            }
+        };
+        let mut table = Table::open(&tpath, &cfg.table_params(), true)?;
+        anyhow::ensure!(table.stats().last_seq == from, "checkpoint table holds #{} but its meta says #{from}", table.stats().last_seq);
+        let mut engine = Engine::new(cfg);
+        let mut mismatches = 0;
+        for seq in from + 1..=last {
+            let text = store.text(seq)?.with_context(|| format!("text of document #{seq} is missing"))?;
+            let result = engine.apply(&mut table, seq, &text);
+            if store.result(seq)?.as_ref() != Some(&result) {
+                mismatches += 1;
+                tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
+            }
+            progress(seq - from, last - from);
+        }
+        table.close()?;
+        Ok(Some((from, last - from, mismatches)))
     }
 
     /// Replays every stored document, in sequence order, into a fresh table, and checks

@@ -12,7 +12,9 @@
 //! See `docs/ARCHITECTURE.md` for the map.
 
 pub mod bench;
+pub mod checkpoint;
 pub mod config;
+pub mod daemon;
 pub mod datadir;
 pub mod engine;
 pub mod estimate;

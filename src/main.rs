@@ -239,6 +239,45 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the daemon: take documents from a spool directory as they arrive (see the
+    /// README's spool contract), keep the table checkpointed, recover after a crash.
+    /// SIGTERM or SIGINT stops intake, checkpoints and exits 0.
+    Serve {
+        #[command(flatten)]
+        data: DataArg,
+        /// Spool directory (default DIR/spool): producers write into tmp/ and rename
+        /// into new/.
+        #[arg(long, value_name = "PATH")]
+        spool: Option<PathBuf>,
+        /// Move processed files to done/ instead of removing them.
+        #[arg(long)]
+        keep: bool,
+        /// Larger documents go to failed/ (bytes, or with a unit such as MiB).
+        #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
+        max_doc_bytes: String,
+        /// Checkpoint after this many documents ...
+        #[arg(long, default_value_t = 1000)]
+        checkpoint_docs: u64,
+        /// ... or after this many seconds with new documents.
+        #[arg(long, default_value_t = 30)]
+        checkpoint_secs: u64,
+        /// Rescan the spool at least this often (seconds), whatever the watcher says.
+        #[arg(long, default_value_t = 5)]
+        rescan_secs: u64,
+        /// TOML file with algorithm options for a new data directory.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        overrides: Overrides,
+    },
+    /// List the spool files and documents that could not be processed, with reasons.
+    Failed {
+        #[command(flatten)]
+        data: DataArg,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Upgrade a data directory's store to this build's schema (also done by ingest).
     Upgrade {
         #[command(flatten)]
@@ -675,6 +714,40 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
+        Command::Serve { data, spool, keep, max_doc_bytes, checkpoint_docs, checkpoint_secs, rescan_secs, config, overrides } => {
+            let file_overrides = match config {
+                Some(p) => Overrides::from_toml_file(&p).map_err(anyhow::Error::msg)?,
+                None => Overrides::default(),
+            };
+            let opt = textorigin::daemon::ServeOptions {
+                spool: spool.unwrap_or_else(|| data.data.join("spool")),
+                keep,
+                max_doc_bytes: textorigin::config::parse_size(&max_doc_bytes).map_err(anyhow::Error::msg)?,
+                checkpoint_docs,
+                checkpoint_secs,
+                rescan_secs,
+                batch: 64,
+            };
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+                signal_hook::flag::register(sig, std::sync::Arc::clone(&stop)).context("cannot install signal handlers")?;
+            }
+            textorigin::daemon::serve(&data.data, &file_overrides.or(overrides), &opt, stop)?;
+        }
+        Command::Failed { data, json } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let failures = dd.store.failures()?;
+            if json {
+                print_json(&serde_json::to_value(
+                    failures.iter().map(|f| serde_json::json!({"file": f.file, "reason": f.reason, "at_ms": f.at_ms})).collect::<Vec<_>>(),
+                )?)?;
+            } else {
+                for f in &failures {
+                    println!("{}: {}", f.file, f.reason);
+                }
+                eprintln!("{} failure(s)", failures.len());
+            }
+        }
         Command::Upgrade { data } => {
             let dd = DataDir::open_write(&data.data, &Overrides::default())?;
             dd.close()?;
@@ -713,6 +786,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match run(Cli::parse()) {
         Ok(code) => code,

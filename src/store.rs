@@ -23,6 +23,10 @@
 //! | `q_df` | word fingerprint u64 BE | u64 LE: documents containing the word (schema 3) |
 //! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (schema 3) |
 //!
+//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents stored, u32 LE documents in the file (schema 4) |
+//! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (schema 4) |
+//! | `meta` | `failed_next` | u64 LE: the next failure number (schema 4) |
+//!
 //! `nd_index` keys: kind `x` (exact hash, index 0, 16-byte value), `s` (supershingle i),
 //! `b` (LSH band i), `p` (SimHash piece i), the last three with an 8-byte value.
 //! Big-endian keys make RocksDB's byte order the sequence order. Every value starts
@@ -47,7 +51,7 @@ use crate::rabin::Rabin;
 use crate::text::tokenize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 /// Version byte in front of every postcard value.
 const VALUE_VERSION: u8 = 1;
 
@@ -64,7 +68,11 @@ const CF_Q_SENT: &str = "q_sent";
 const CF_Q_INDEX: &str = "q_index";
 const CF_Q_DF: &str = "q_df";
 const CF_Q_RESULT: &str = "q_result";
-const CFS: [&str; 13] = [
+const CF_ADMITTED: &str = "admitted";
+const CF_FAILED: &str = "failed";
+const CFS: [&str; 15] = [
+    CF_ADMITTED,
+    CF_FAILED,
     CF_META,
     CF_DOCS,
     CF_NAMES,
@@ -92,6 +100,7 @@ pub type Migration = (u32, &'static str, fn(&Store) -> std::result::Result<(), S
 pub const MIGRATIONS: &[Migration] = &[
     (1, "near-duplicate sketches, indexes and verdicts", backfill_near_dups),
     (2, "quotation sentences, signatures, document frequencies and matches", backfill_quotes),
+    (3, "spool admission and failure records (new column families, nothing to fill)", |_| Ok(())),
 ];
 
 /// Schema 2 → 3: indexes every stored document's sentences and finds its quotations,
@@ -117,6 +126,26 @@ fn backfill_quotes(store: &Store) -> std::result::Result<(), StoreError> {
         store.write(b, false)?;
     }
     store.sync()
+}
+
+/// A spool file's admission record, written in the batch of each of its documents:
+/// the key is xxh3-128 of the file's name and bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    pub key: u128,
+    /// Documents of the file stored once this batch commits.
+    pub done: u32,
+    /// Documents in the file.
+    pub total: u32,
+}
+
+/// A spool file (or line) that could not be processed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub file: String,
+    pub reason: String,
+    /// Wall-clock time, ms since the Unix epoch.
+    pub at_ms: u64,
 }
 
 /// One earlier sentence a sentence reuses.
@@ -573,8 +602,29 @@ impl Store {
         q_cfg: &QuoteConfig,
         q: &QuoteWrite,
     ) -> Result<()> {
+        self.put_admitted_document(meta, text, result, nd_cfg, nd, q_cfg, q, None)
+    }
+
+    /// [`Store::put_document`] that also records how far its spool file is admitted.
+    #[allow(clippy::too_many_arguments)] // the document's parts, written in one batch
+    pub fn put_admitted_document(
+        &self,
+        meta: &DocMeta,
+        text: &str,
+        result: &DocResult,
+        nd_cfg: &NearDupConfig,
+        nd: &NearDupWrite,
+        q_cfg: &QuoteConfig,
+        q: &QuoteWrite,
+        admission: Option<Admission>,
+    ) -> Result<()> {
         let key = seq_key(meta.seq);
         let mut b = WriteBatch::default();
+        if let Some(a) = admission {
+            let mut v = a.done.to_le_bytes().to_vec();
+            v.extend_from_slice(&a.total.to_le_bytes());
+            b.put_cf(self.cf(CF_ADMITTED), a.key.to_be_bytes(), v);
+        }
         self.add_near_dups(&mut b, nd_cfg, meta.seq, nd);
         self.add_quotes(&mut b, q_cfg, meta.seq, q);
         b.put_cf(self.cf(CF_DOCS), key, encode(meta));
@@ -687,6 +737,38 @@ impl Store {
                 break;
             }
             out.push(self.decode("near-duplicate", &v)?);
+        }
+        Ok(out)
+    }
+
+    /// How far a spool file was admitted: (documents stored, documents in the file).
+    pub fn admitted(&self, key: u128) -> Result<Option<(u32, u32)>> {
+        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| {
+            (v.len() == 8).then(|| (u32::from_le_bytes(v[0..4].try_into().expect("4")), u32::from_le_bytes(v[4..8].try_into().expect("4"))))
+        }))
+    }
+
+    /// Records an admission that stored no document (a file that failed whole), synced
+    /// with the failure record.
+    pub fn put_failure(&self, admission: Option<Admission>, failure: &Failure) -> Result<()> {
+        let mut b = WriteBatch::default();
+        if let Some(a) = admission {
+            let mut v = a.done.to_le_bytes().to_vec();
+            v.extend_from_slice(&a.total.to_le_bytes());
+            b.put_cf(self.cf(CF_ADMITTED), a.key.to_be_bytes(), v);
+        }
+        let n = self.get(CF_META, b"failed_next")?.and_then(|v| v.try_into().ok().map(u64::from_le_bytes)).unwrap_or(0);
+        b.put_cf(self.cf(CF_FAILED), n.to_be_bytes(), encode(failure));
+        b.put_cf(self.cf(CF_META), b"failed_next", (n + 1).to_le_bytes());
+        self.write(b, true)
+    }
+
+    /// Every recorded failure, oldest first.
+    pub fn failures(&self) -> Result<Vec<Failure>> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_FAILED), IteratorMode::Start) {
+            let (_, v) = item.map_err(self.db_err())?;
+            out.push(self.decode("failure", &v)?);
         }
         Ok(out)
     }

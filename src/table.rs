@@ -496,6 +496,13 @@ impl Table {
         self.flush()
     }
 
+    /// Marks a table file closed (after it was restored from a checkpoint copy).
+    pub fn mark_closed(path: &Path) -> Result<()> {
+        let mut t = Self::open_any(path, true)?;
+        t.header_mut()?[52] = 0;
+        t.flush()
+    }
+
     /// Whether the header says a writer has it open (or died with it open).
     pub fn in_use(&self) -> bool {
         self.map.bytes()[52] != 0

@@ -554,3 +554,133 @@ fn html_pages_highlight_copied_blocks_and_escape_document_text_in_chromium() {
     assert!(dom.contains("#1 01-harbour-bridge"));
     assert!(!dom.contains("<script"));
 }
+
+/// 300 documents with known copying: each takes runs of words from earlier ones.
+fn generated_corpus(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut docs: Vec<Vec<String>> = Vec::new();
+    let mut paths = Vec::new();
+    for i in 0..n {
+        let mut w = Vec::new();
+        for _ in 0..(2 + next(3)) {
+            if !docs.is_empty() && next(3) > 0 {
+                let src = &docs[next(docs.len() as u64) as usize];
+                let a = next(src.len() as u64) as usize;
+                w.extend_from_slice(&src[a..(a + 12 + next(30) as usize).min(src.len())]);
+            } else {
+                w.extend((0..20 + next(40)).map(|_| format!("w{}", next(4000))));
+            }
+        }
+        let text = w.chunks(12).map(|c| c.join(" ") + ".").collect::<Vec<_>>().join(" ");
+        let p = dir.join(format!("{i:04}.txt"));
+        std::fs::write(&p, &text).unwrap();
+        paths.push(p);
+        docs.push(w);
+    }
+    paths
+}
+
+/// The export without the `source` field (batch and spool read different paths).
+fn export_without_sources(dir: &Path) -> Vec<Value> {
+    ok(dir, &["export"])
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("source");
+            v
+        })
+        .collect()
+}
+
+fn start_daemon(dir: &Path) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
+        .args(["serve", "--table-size", "32KiB", "--checkpoint-docs", "40", "--rescan-secs", "1", "--data"])
+        .arg(dir)
+        .env_remove("TEXTORIGIN_DATA")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn drop_into_spool(dir: &Path, files: &[PathBuf]) {
+    for f in files {
+        let name = f.file_name().unwrap();
+        let tmp = dir.join("spool/tmp").join(name);
+        std::fs::copy(f, &tmp).unwrap();
+        std::fs::rename(&tmp, dir.join("spool/new").join(name)).unwrap();
+    }
+}
+
+fn documents(dir: &Path) -> u64 {
+    let out = run(dir, &["stats", "--json"]);
+    if !out.status.success() {
+        return 0;
+    }
+    serde_json::from_slice::<Value>(&out.stdout).map_or(0, |v| v["documents"].as_u64().unwrap_or(0))
+}
+
+#[test]
+fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 300);
+    // The reference: the same files, same order, one batch ingest.
+    let reference = tempfile::tempdir().unwrap();
+    let out = bin().arg("ingest").arg("--data").arg(reference.path()).args(["--table-size", "32KiB"]).args(&files).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stats = json(reference.path(), &["stats", "--json"]);
+    assert!(stats["table"]["evictions"].as_u64().unwrap() > 0, "the table must be small enough to evict");
+
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
+    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
+    let mut child = start_daemon(dir);
+    let mut kills = 0;
+    for (round, chunk) in files.chunks(60).enumerate() {
+        drop_into_spool(dir, chunk);
+        // Let it work on the chunk, then kill -9 it part-way (every other round).
+        let target = (round as u64 * 60 + 20).min(300);
+        let t0 = std::time::Instant::now();
+        while documents(dir) < target && t0.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if round % 2 == 0 {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            kills += 1;
+            child = start_daemon(dir);
+            // The new daemon found the table in use and recovered it from a checkpoint.
+            let t0 = std::time::Instant::now();
+            let status = loop {
+                let s = std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+                if let Some(s) = s.filter(|s| s["pid"] == child.id()) {
+                    break s;
+                }
+                assert!(t0.elapsed().as_secs() < 60, "the restarted daemon wrote no status");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            };
+            assert!(!status["recovered_from_checkpoint"].is_null(), "{status}");
+        }
+    }
+    // Wait for the spool to drain, then stop cleanly.
+    let t0 = std::time::Instant::now();
+    while (documents(dir) < 300 || std::fs::read_dir(dir.join("spool/new")).unwrap().count() > 0) && t0.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY-free: send SIGTERM through kill(1).
+    let status = std::process::Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "SIGTERM must end the daemon with status 0: {exit:?}");
+    assert_eq!(kills, 3);
+    assert_eq!(documents(dir), 300, "every document once");
+    assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
+    assert_eq!(json(dir, &["stats", "--json"])["table_digest"], stats["table_digest"]);
+    assert!(dir.join("checkpoint-a.meta").exists() && dir.join("checkpoint-b.meta").exists());
+}
