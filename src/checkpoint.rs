@@ -126,7 +126,8 @@ pub fn write(dir: &Path, table: &Path, seq: u64) -> Result<SlotMeta> {
     let mut src = File::open(table).with_context(|| format!("cannot open {}", table.display()))?;
     let mut dst = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&data)?;
     if dst.metadata()?.len() != len {
-        dst.set_len(len)?;
+        // Reserve the blocks: a full disk shows up here, not as a torn slot later.
+        crate::table::preallocate(&dst, len).with_context(|| format!("cannot preallocate {}", data.display()))?;
     }
     dst.seek(SeekFrom::Start(0))?;
     let mut h = Xxh3::new();

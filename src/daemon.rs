@@ -187,6 +187,7 @@ pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<At
         // Group commit: the documents are durable before their files leave the spool.
         dd.store.sync().context("fsync of the store log failed: stopping (the restart recovers)")?;
         let mut touched_failed = false;
+        let kept = outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).count();
         for (path, outcome) in outcomes {
             let name = path.file_name().expect("spool files have names").to_owned();
             match outcome {
@@ -224,7 +225,16 @@ pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<At
             since_checkpoint = 0;
             last_checkpoint = Instant::now();
         }
-        write_status(dir, &status);
+        if kept > 0 {
+            // A read or write error (a full disk, say): the files stay in the spool; say
+            // so and try again shortly rather than spin.
+            status.state = format!("degraded: {kept} file(s) could not be processed; retrying");
+            write_status(dir, &status);
+            let _ = rx.recv_timeout(Duration::from_secs(1));
+        } else {
+            status.state = "running".into();
+            write_status(dir, &status);
+        }
     }
     tracing::info!("stopping: final checkpoint");
     checkpoint(&mut dd, &mut status)?;

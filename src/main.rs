@@ -270,6 +270,13 @@ enum Command {
         #[command(flatten)]
         overrides: Overrides,
     },
+    /// Verify a data directory: both checkpoint slots, the store's invariants (contiguous
+    /// sequence numbers, a result for every document, no spool file admitted twice) and
+    /// the table; print the table digest. Exits non-zero on any violation, naming it.
+    Check {
+        #[command(flatten)]
+        data: DataArg,
+    },
     /// List the spool files and documents that could not be processed, with reasons.
     Failed {
         #[command(flatten)]
@@ -562,11 +569,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Stats { data, json } => {
             let dd = DataDir::open_read(&data.data)?;
-            let v = inspect::stats_json(&dd.store, &dd.table, dd.config())?;
+            let mut v = inspect::stats_json(&dd.store, &dd.table, dd.config())?;
+            if let Some(d) = std::fs::read(data.data.join("daemon.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) {
+                v["daemon"] = d;
+            }
             if json {
                 print_json(&v)?;
             } else {
                 print!("{}", inspect::stats_text(&v));
+                if let Some(d) = v.get("daemon") {
+                    println!(
+                        "daemon:      pid {}, {}; {} files admitted, {} failed; last applied #{}; checkpoint generation {} at #{}; backlog {}; {:.1} documents/s",
+                        d["pid"], d["state"].as_str().unwrap_or(""), d["files_admitted"], d["files_failed"], d["last_applied"],
+                        d["last_checkpoint_generation"], d["last_checkpoint_seq"], d["spool_backlog"], d["documents_per_second"].as_f64().unwrap_or(0.0)
+                    );
+                }
             }
         }
         Command::Neardups { data, name_or_id, later, mode, json } => {
@@ -733,6 +750,54 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 signal_hook::flag::register(sig, std::sync::Arc::clone(&stop)).context("cannot install signal handlers")?;
             }
             textorigin::daemon::serve(&data.data, &file_overrides.or(overrides), &opt, stop)?;
+        }
+        Command::Check { data } => {
+            let dd = DataDir::open_read(&data.data)?;
+            let mut problems = Vec::new();
+            for slot in 0..2 {
+                match textorigin::checkpoint::verify(&data.data, slot) {
+                    Ok(m) => println!("checkpoint slot {}: generation {}, documents up to #{}", textorigin::checkpoint::slot_name(slot), m.generation, m.seq),
+                    Err(e) if textorigin::checkpoint::read_meta(&data.data, slot).is_none() => println!("checkpoint slot {}: empty ({e})", textorigin::checkpoint::slot_name(slot)),
+                    Err(e) => problems.push(format!("checkpoint {e}")),
+                }
+            }
+            let next = dd.store.next_seq()?;
+            let mut expected = 1;
+            let mut hashes = std::collections::HashMap::new();
+            for meta in dd.store.docs() {
+                let meta = meta?;
+                if meta.seq != expected {
+                    problems.push(format!("sequence numbers are not contiguous: #{} follows #{}", meta.seq, expected - 1));
+                }
+                expected = meta.seq + 1;
+                if dd.store.result(meta.seq)?.is_none() {
+                    problems.push(format!("document #{} has no result", meta.seq));
+                }
+                if dd.store.text(meta.seq)?.is_none() {
+                    problems.push(format!("document #{} has no text", meta.seq));
+                }
+                if let Some(prev) = hashes.insert((meta.source.clone(), meta.content_hash.clone(), meta.name.clone()), meta.seq) {
+                    if meta.source.contains("/spool/") {
+                        problems.push(format!("document #{} repeats #{prev} (same spool file and content)", meta.seq));
+                    }
+                }
+            }
+            if expected != next {
+                problems.push(format!("the store's next sequence number is {next} but its last document is #{}", expected - 1));
+            }
+            let t = dd.table.stats();
+            if !dd.table.in_use() && t.last_seq != next - 1 {
+                problems.push(format!("the table holds documents up to #{} but the store up to #{}", t.last_seq, next - 1));
+            }
+            println!("documents: {}; table: documents up to #{}{}", next - 1, t.last_seq, if dd.table.in_use() { " (in use by a writer)" } else { "" });
+            println!("table_digest: {:016x}", dd.table.digest());
+            if !problems.is_empty() {
+                for p in &problems {
+                    eprintln!("violation: {p}");
+                }
+                return Ok(ExitCode::FAILURE);
+            }
+            println!("ok");
         }
         Command::Failed { data, json } => {
             let dd = DataDir::open_read(&data.data)?;

@@ -318,7 +318,7 @@ fn put_u32(b: &mut [u8], at: usize, v: u32) {
 
 /// Reserves the file's blocks so that writes through the mapping cannot hit a full disk
 /// (a sparse mapped file turns a full disk into SIGBUS).
-fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
+pub(crate) fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     let len = libc::off_t::try_from(len).map_err(|_| std::io::Error::other("table size too large"))?;
     // SAFETY: plain syscall on an owned, open descriptor.
