@@ -219,6 +219,7 @@ pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<At
             sync_dir(&opt.spool.join("done"))?;
         }
         status.last_applied = dd.table.stats().last_seq;
+        dd.table.publish_counters()?; // live `stats` readers see the table's counters
         status.documents_per_second = status.documents_applied_this_run as f64 / started.elapsed().as_secs_f64().max(1e-9);
         if since_checkpoint >= opt.checkpoint_docs || last_checkpoint.elapsed().as_secs() >= opt.checkpoint_secs {
             checkpoint(&mut dd, &mut status)?;

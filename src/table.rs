@@ -484,6 +484,12 @@ impl Table {
         Ok(())
     }
 
+    /// Writes the counters into the mapped header, where readers see them, without
+    /// flushing anything to disk.
+    pub fn publish_counters(&mut self) -> Result<()> {
+        self.write_header()
+    }
+
     /// Writes the counters and flushes the mapping to disk (msync).
     pub fn flush(&mut self) -> Result<()> {
         self.write_header()?;
