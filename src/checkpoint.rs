@@ -141,10 +141,12 @@ pub fn write(dir: &Path, table: &Path, seq: u64) -> Result<SlotMeta> {
         dst.write_all(&buf[..n])?;
     }
     dst.sync_data().with_context(|| format!("fdatasync of {} failed", data.display()))?;
+    crate::failpoint::hit("checkpoint.after-copy")?;
     let m = SlotMeta { generation, seq, length: len, hash: h.digest() };
     let mut f = OpenOptions::new().write(true).create(true).truncate(false).open(&meta)?;
     f.write_all(&encode(&m))?;
     f.sync_data().with_context(|| format!("fdatasync of {} failed", meta.display()))?;
+    crate::failpoint::hit("checkpoint.after-meta")?;
     sync_dir(dir)?;
     Ok(m)
 }

@@ -186,6 +186,7 @@ pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<At
         }
         // Group commit: the documents are durable before their files leave the spool.
         dd.store.sync().context("fsync of the store log failed: stopping (the restart recovers)")?;
+        crate::failpoint::hit("spool.after-sync")?;
         let mut touched_failed = false;
         let kept = outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).count();
         for (path, outcome) in outcomes {
@@ -211,6 +212,7 @@ pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<At
                 Outcome::Keep => {}
             }
         }
+        crate::failpoint::hit("spool.after-unlink")?;
         sync_dir(&new_dir)?;
         if touched_failed {
             sync_dir(&opt.spool.join("failed"))?;
@@ -225,6 +227,15 @@ pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<At
             checkpoint(&mut dd, &mut status)?;
             since_checkpoint = 0;
             last_checkpoint = Instant::now();
+        }
+        if dd.poisoned() {
+            // The table applied a document the store did not take: go back to the last
+            // checkpoint and replay, as after a crash, then try the kept files again.
+            let (overrides, dir_path) = (overrides.clone(), dd.dir.clone());
+            drop(dd);
+            let r = DataDir::recover(&dir_path, |_, _| {})?;
+            tracing::warn!(?r, "recovered the table after a failed store write");
+            dd = DataDir::open_write(&dir_path, &overrides)?;
         }
         if kept > 0 {
             // A read or write error (a full disk, say): the files stay in the spool; say
@@ -311,6 +322,7 @@ fn process_file(dd: &mut DataDir, path: &Path, max: u64) -> Result<Outcome> {
             continue;
         }
         let admission = Admission { key, done: i + 1, total };
+        crate::failpoint::hit("admit.before-commit")?;
         let failure = match d {
             Ok(doc) => match dd.ingest_admitted(&doc, Some(admission)) {
                 Ok(_) => None,
@@ -323,6 +335,7 @@ fn process_file(dd: &mut DataDir, path: &Path, max: u64) -> Result<Outcome> {
             },
             Err(e) => Some(e.to_string()),
         };
+        crate::failpoint::hit("admit.after-commit")?;
         if let Some(reason) = failure {
             tracing::warn!(file = %source, %reason, "document failed");
             dd.store.put_failure(Some(admission), &Failure { file: name.clone(), reason: reason.clone(), at_ms: now_ms() })?;

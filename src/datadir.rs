@@ -34,6 +34,9 @@ pub struct DataDir {
     nd_rabin: Rabin,
     pub q_cfg: QuoteConfig,
     writable: bool,
+    /// A store write failed after the table had applied the document: the table is
+    /// ahead of the store, so nothing more may be applied until it is recovered.
+    poisoned: bool,
 }
 
 /// Why a document was not applied.
@@ -144,7 +147,7 @@ impl DataDir {
             QuoteConfig::validate,
             |c| store.put_quote_config(c),
         )?;
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: true })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: true, poisoned: false })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -155,7 +158,7 @@ impl DataDir {
         let nd_cfg = store.neardup_config()?;
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let q_cfg = store.quote_config()?;
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: false })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: false, poisoned: false })
     }
 
     /// The configuration.
@@ -177,6 +180,7 @@ impl DataDir {
         admission: Option<crate::store::Admission>,
     ) -> std::result::Result<(DocMeta, DocResult), anyhow::Error> {
         debug_assert!(self.writable);
+        anyhow::ensure!(!self.poisoned, "a store write failed after the table applied a document; the table must be recovered first");
         if u32::try_from(doc.text.len()).is_err() {
             return Err(DocError::TooLong(doc.source.clone()).into());
         }
@@ -201,7 +205,15 @@ impl DataDir {
             content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
             ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
         };
-        self.store.put_admitted_document(&meta, &doc.text, &result, &self.nd_cfg, &nd, &self.q_cfg, &q, admission)?;
+        let written = crate::failpoint::hit("store.write").map_err(anyhow::Error::from).and_then(|()| {
+            self.store
+                .put_admitted_document(&meta, &doc.text, &result, &self.nd_cfg, &nd, &self.q_cfg, &q, admission)
+                .map_err(anyhow::Error::from)
+        });
+        if let Err(e) = written {
+            self.poisoned = true;
+            return Err(e.context(format!("{}: cannot store document #{seq}", doc.source)));
+        }
         Ok((meta, result))
     }
 
@@ -217,8 +229,14 @@ impl DataDir {
         Ok((self.engine.query(&self.table, seq, &doc.text), nd.found, q.found))
     }
 
+    /// Whether a failed store write left the table ahead of the store.
+    pub fn poisoned(&self) -> bool {
+        self.poisoned
+    }
+
     /// Makes everything durable and marks the table cleanly closed.
     pub fn close(self) -> Result<()> {
+        anyhow::ensure!(!self.poisoned, "not closing the table cleanly: a store write failed after it applied a document (the next start recovers it)");
         if self.writable {
             let mut table = self.table;
             table.flush()?;

@@ -19,6 +19,7 @@ pub mod datadir;
 pub mod engine;
 pub mod estimate;
 pub mod eval;
+pub mod failpoint;
 pub mod html;
 pub mod input;
 pub mod inspect;

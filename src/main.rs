@@ -371,6 +371,10 @@ fn ingest(dir: &Path, config: Option<&Path>, overrides: Overrides, max: &str, pa
                         Err(e) => {
                             failed += 1;
                             report(&pb, format!("error: {e:#}"));
+                            if dd.poisoned() {
+                                pb.finish_and_clear();
+                                anyhow::bail!("stopping: the table is ahead of the store; the next `serve` or `rebuild` recovers it");
+                            }
                         }
                     }
                 }

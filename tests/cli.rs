@@ -691,3 +691,144 @@ fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
     let check = run(dir, &["check"]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 }
+
+/// Runs the daemon over `files` with a failpoint control file; returns the data dir.
+fn daemon_with_failpoints(files: &[PathBuf], control: &Path, data: &Path) -> std::process::Child {
+    std::fs::create_dir_all(data.join("spool/tmp")).unwrap();
+    std::fs::create_dir_all(data.join("spool/new")).unwrap();
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
+        .args(["serve", "--table-size", "32KiB", "--checkpoint-docs", "7", "--rescan-secs", "1", "--data"])
+        .arg(data)
+        .env("TEXTORIGIN_FAILPOINTS", control)
+        .env_remove("TEXTORIGIN_DATA")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(|c| {
+            drop_into_spool(data, files);
+            c
+        })
+        .unwrap()
+}
+
+fn wait_drained(dir: &Path, n: u64) {
+    let t0 = std::time::Instant::now();
+    while (documents(dir) < n || std::fs::read_dir(dir.join("spool/new")).unwrap().count() > 0) && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn stop(child: &mut std::process::Child) {
+    assert!(std::process::Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap().success());
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_crash_at_every_failpoint_recovers_to_the_uncrashed_state() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 40);
+    let reference = tempfile::tempdir().unwrap();
+    assert!(bin().arg("ingest").arg("--data").arg(reference.path()).args(["--table-size", "32KiB"]).args(&files).output().unwrap().status.success());
+    let want = (export_without_sources(reference.path()), json(reference.path(), &["stats", "--json"])["table_digest"].clone());
+    for point in
+        ["admit.before-commit", "admit.after-commit", "spool.after-sync", "spool.after-unlink", "checkpoint.after-copy", "checkpoint.after-meta"]
+    {
+        let data = tempfile::tempdir().unwrap();
+        let control = data.path().join("failpoints");
+        std::fs::write(&control, format!("{point}=abort\n")).unwrap();
+        let mut child = daemon_with_failpoints(&files[..20], &control, data.path());
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{point}: the daemon should have aborted");
+        // Restart without the failpoint; the rest of the stream arrives.
+        std::fs::write(&control, "").unwrap();
+        let mut child = daemon_with_failpoints(&files[20..], &control, data.path());
+        wait_drained(data.path(), 40);
+        stop(&mut child);
+        assert_eq!(documents(data.path()), 40, "{point}: every document exactly once");
+        assert_eq!(export_without_sources(data.path()), want.0, "{point}");
+        assert_eq!(json(data.path(), &["stats", "--json"])["table_digest"], want.1, "{point}");
+        assert!(run(data.path(), &["check"]).status.success(), "{point}");
+    }
+}
+
+#[test]
+fn a_full_disk_keeps_files_in_the_spool_and_the_daemon_resumes() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 30);
+    let reference = tempfile::tempdir().unwrap();
+    assert!(bin().arg("ingest").arg("--data").arg(reference.path()).args(["--table-size", "32KiB"]).args(&files).output().unwrap().status.success());
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let mut child = daemon_with_failpoints(&files[..10], &control, dir);
+    wait_drained(dir, 10);
+    // The disk fills up: nothing is taken, nothing is lost, the state says so.
+    std::fs::write(&control, "store.write=error\n").unwrap();
+    drop_into_spool(dir, &files[10..]);
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        let s: Value = serde_json::from_slice(&std::fs::read(dir.join("daemon.json")).unwrap()).unwrap();
+        if s["state"].as_str().unwrap().starts_with("degraded") || t0.elapsed().as_secs() > 30 {
+            break s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status["state"].as_str().unwrap().starts_with("degraded"), "{status}");
+    assert_eq!(documents(dir), 10);
+    assert_eq!(std::fs::read_dir(dir.join("spool/new")).unwrap().count(), 20, "the files wait in the spool");
+    // Space again: it resumes by itself and ends where an uninterrupted run ends.
+    std::fs::write(&control, "").unwrap();
+    wait_drained(dir, 30);
+    stop(&mut child);
+    assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
+    assert_eq!(json(dir, &["stats", "--json"])["table_digest"], json(reference.path(), &["stats", "--json"])["table_digest"]);
+}
+
+#[test]
+fn bad_spool_files_go_to_failed_with_reasons_and_the_daemon_carries_on() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let p = |n: &str| inputs.path().join(n);
+    std::fs::write(p("a-binary.txt"), b"\x7fELF\x02\x01\x01\0\0\0\0").unwrap();
+    std::fs::write(p("b-empty.txt"), "  \n").unwrap();
+    std::fs::write(p("c-words.txt"), "... !!! ---").unwrap();
+    std::fs::write(p("d-bad.json"), "{\"text\": ").unwrap();
+    std::fs::write(p("e-big.txt"), "word ".repeat(400)).unwrap();
+    std::fs::write(p("f-mixed.jsonl"), "{\"id\":\"ok1\",\"text\":\"a fine document with words\"}\nnot json\n").unwrap();
+    std::fs::write(p("g-good.txt"), "a good document that should be processed").unwrap();
+    let files: Vec<PathBuf> = ["a-binary.txt", "b-empty.txt", "c-words.txt", "d-bad.json", "e-big.txt", "f-mixed.jsonl", "g-good.txt"]
+        .iter()
+        .map(|n| p(n))
+        .collect();
+    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
+    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
+        .args(["serve", "--table-size", "32KiB", "--max-doc-bytes", "1000", "--data"])
+        .arg(dir)
+        .env_remove("TEXTORIGIN_DATA")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    drop_into_spool(dir, &files);
+    wait_drained(dir, 2);
+    stop(&mut child);
+    let names: Vec<String> = json(dir, &["list", "--json"]).as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["ok1", "g-good"]);
+    let failed = dir.join("spool/failed");
+    for (file, reason) in [
+        ("a-binary.txt", "binary file"),
+        ("b-empty.txt", "empty document"),
+        ("c-words.txt", "no words"),
+        ("d-bad.json", "malformed JSON"),
+        ("e-big.txt", "over the limit"),
+        ("f-mixed.jsonl", "f-mixed.jsonl:2: malformed JSON"),
+    ] {
+        assert!(failed.join(file).exists(), "{file} not in failed/");
+        let r = std::fs::read_to_string(failed.join(format!("{file}.reason"))).unwrap();
+        assert!(r.contains(reason), "{file}: {r}");
+    }
+    let listed = json(dir, &["failed", "--json"]);
+    assert_eq!(listed.as_array().unwrap().len(), 6);
+    assert_eq!(std::fs::read_dir(dir.join("spool/new")).unwrap().count(), 0);
+}

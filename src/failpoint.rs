@@ -1,0 +1,41 @@
+//! Fault injection for the crash and I/O-error tests (an equivalent of the `fail`
+//! crate, driven from outside the process).
+//!
+//! When `TEXTORIGIN_FAILPOINTS` names a file, every [`hit`] reads that file: a line
+//! `NAME=abort` makes the process abort at point NAME (like `kill -9` at that instant),
+//! `NAME=error` makes the point return an I/O error ("no space left on device"). The
+//! file can be changed while the process runs. Without the variable a hit costs one
+//! check of a cached `Option`.
+//!
+//! Points: `admit.before-commit` and `admit.after-commit` (around a document's batch),
+//! `spool.after-sync` (after the group-commit fsync, before files leave `new/`),
+//! `spool.after-unlink` (before the directory fsync), `checkpoint.after-copy` (slot
+//! copied, meta not yet written), `checkpoint.after-meta`, and `store.write` (the
+//! document batch itself; use `error` to simulate a full disk).
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn control() -> Option<&'static PathBuf> {
+    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PATH.get_or_init(|| std::env::var_os("TEXTORIGIN_FAILPOINTS").map(PathBuf::from)).as_ref()
+}
+
+/// Passes point `name`: aborts, or returns an error, if the control file says so.
+pub fn hit(name: &str) -> std::io::Result<()> {
+    let Some(path) = control() else { return Ok(()) };
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
+    for line in text.lines() {
+        match line.trim().split_once('=') {
+            Some((n, "abort")) if n == name => {
+                eprintln!("failpoint {name}: abort");
+                std::process::abort();
+            }
+            Some((n, "error")) if n == name => {
+                return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, format!("failpoint {name}: no space left on device")));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
