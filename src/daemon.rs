@@ -114,7 +114,14 @@ fn write_status(dir: &Path, s: &Status) {
 }
 
 /// Runs the daemon until SIGTERM/SIGINT (or `stop` is set).
-pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<AtomicBool>) -> Result<()> {
+pub fn serve(
+    dir: &Path,
+    overrides: &Overrides,
+    opt: &ServeOptions,
+    stop: Arc<AtomicBool>,
+    hup: Arc<AtomicBool>,
+    on_hup: &dyn Fn(),
+) -> Result<()> {
     for sub in ["tmp", "new", "failed", "done"] {
         std::fs::create_dir_all(opt.spool.join(sub)).with_context(|| format!("cannot create {}", opt.spool.join(sub).display()))?;
     }
@@ -159,6 +166,9 @@ pub fn serve(dir: &Path, overrides: &Overrides, opt: &ServeOptions, stop: Arc<At
     loop {
         if stop.load(Ordering::SeqCst) {
             break;
+        }
+        if hup.swap(false, Ordering::SeqCst) {
+            on_hup();
         }
         let files = list(&new_dir)?;
         status.spool_backlog = files.len();

@@ -161,6 +161,18 @@ impl DataDir {
         Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: false, poisoned: false })
     }
 
+    /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
+    /// the newest valid checkpoint (a consistent state the running daemon never writes),
+    /// else the table file.
+    pub fn open_read_for_query(dir: &Path) -> Result<DataDir> {
+        let mut dd = Self::open_read(dir)?;
+        if let Some((slot, _)) = crate::checkpoint::newest_valid(dir) {
+            let path = crate::checkpoint::slot_paths(dir, slot).0;
+            dd.table = Table::open(&path, &dd.config().table_params(), false)?;
+        }
+        Ok(dd)
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         self.engine.config()

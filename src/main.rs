@@ -264,6 +264,9 @@ enum Command {
         /// Rescan the spool at least this often (seconds), whatever the watcher says.
         #[arg(long, default_value_t = 5)]
         rescan_secs: u64,
+        /// Write the log here instead of standard error; SIGHUP reopens it (rotation).
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
         /// TOML file with algorithm options for a new data directory.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
@@ -397,7 +400,7 @@ fn ingest(dir: &Path, config: Option<&Path>, overrides: Overrides, max: &str, pa
 }
 
 fn query(dir: &Path, file: &Path, json: bool, shingles: bool) -> Result<()> {
-    let mut dd = DataDir::open_read(dir)?;
+    let mut dd = DataDir::open_read_for_query(dir)?;
     let doc = read_file(file, u64::MAX)?
         .into_iter()
         .next()
@@ -492,6 +495,50 @@ fn bench(corpus: &[PathBuf], overrides: Overrides, dir: Option<PathBuf>, json: b
         Ok(())
     }
 }
+
+/// The daemon's log file, reopened on SIGHUP (for log rotation).
+struct LogFile {
+    path: PathBuf,
+    file: std::sync::Mutex<std::fs::File>,
+}
+
+impl LogFile {
+    fn open(path: &Path) -> std::io::Result<std::sync::Arc<LogFile>> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(std::sync::Arc::new(LogFile { path: path.to_path_buf(), file: std::sync::Mutex::new(file) }))
+    }
+
+    fn reopen(&self) {
+        match std::fs::OpenOptions::new().create(true).append(true).open(&self.path) {
+            Ok(f) => *self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = f,
+            Err(e) => eprintln!("cannot reopen log file {}: {e}", self.path.display()),
+        }
+    }
+}
+
+/// One log event's writer: holds the file while the event is written.
+struct LogGuard<'a>(std::sync::MutexGuard<'a, std::fs::File>);
+
+impl Write for LogGuard<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The tracing writer over the shared log file.
+struct LogWriter(std::sync::Arc<LogFile>);
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = LogGuard<'a>;
+    fn make_writer(&'a self) -> LogGuard<'a> {
+        LogGuard(self.0.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+}
+
+static LOG_FILE: std::sync::OnceLock<Option<std::sync::Arc<LogFile>>> = std::sync::OnceLock::new();
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
@@ -735,7 +782,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Serve { data, spool, keep, max_doc_bytes, checkpoint_docs, checkpoint_secs, rescan_secs, config, overrides } => {
+        Command::Serve { data, spool, keep, max_doc_bytes, checkpoint_docs, checkpoint_secs, rescan_secs, config, log: _, overrides } => {
             let file_overrides = match config {
                 Some(p) => Overrides::from_toml_file(&p).map_err(anyhow::Error::msg)?,
                 None => Overrides::default(),
@@ -753,7 +800,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
                 signal_hook::flag::register(sig, std::sync::Arc::clone(&stop)).context("cannot install signal handlers")?;
             }
-            textorigin::daemon::serve(&data.data, &file_overrides.or(overrides), &opt, stop)?;
+            let hup = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            signal_hook::flag::register(signal_hook::consts::SIGHUP, std::sync::Arc::clone(&hup)).context("cannot install signal handlers")?;
+            let reopen = || {
+                if let Some(Some(f)) = LOG_FILE.get() {
+                    f.reopen();
+                    tracing::info!("log file reopened");
+                }
+            };
+            textorigin::daemon::serve(&data.data, &file_overrides.or(overrides), &opt, stop, hup, &reopen)?;
         }
         Command::Check { data } => {
             let dd = DataDir::open_read(&data.data)?;
@@ -849,15 +904,30 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TEXTORIGIN_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("TEXTORIGIN_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+    };
+    let log_file = match &cli.command {
+        Command::Serve { log: Some(path), .. } => match LogFile::open(path.as_path()) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!("error: cannot open log file {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
+    match &log_file {
+        Some(f) => tracing_subscriber::fmt().with_env_filter(filter()).with_writer(LogWriter(std::sync::Arc::clone(f))).with_ansi(false).init(),
+        None => tracing_subscriber::fmt()
+            .with_env_filter(filter())
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+    }
+    let _ = LOG_FILE.set(log_file);
+    match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -832,3 +832,40 @@ fn bad_spool_files_go_to_failed_with_reasons_and_the_daemon_carries_on() {
     assert_eq!(listed.as_array().unwrap().len(), 6);
     assert_eq!(std::fs::read_dir(dir.join("spool/new")).unwrap().count(), 0);
 }
+
+#[test]
+fn sighup_reopens_the_log_file_and_query_reads_the_newest_checkpoint() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let log = dir.join("serve.log");
+    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
+    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
+        .args(["serve", "--table-size", "1MiB", "--checkpoint-docs", "1", "--data"])
+        .arg(dir)
+        .arg("--log")
+        .arg(&log)
+        .env("TEXTORIGIN_LOG", "info")
+        .env_remove("TEXTORIGIN_DATA")
+        .spawn()
+        .unwrap();
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    // Rotate: move the log away, SIGHUP, and the daemon writes a new one.
+    std::fs::rename(&log, dir.join("serve.log.1")).unwrap();
+    assert!(std::process::Command::new("kill").arg("-HUP").arg(child.id().to_string()).status().unwrap().success());
+    drop_into_spool(dir, &[examples().join("02-commuter-blog.txt")]);
+    wait_drained(dir, 2);
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("log file reopened") && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(std::fs::read_to_string(&log).unwrap().contains("log file reopened"));
+    assert!(std::fs::read_to_string(dir.join("serve.log.1")).unwrap().contains("serving"));
+    // query uses the newest checkpoint while the daemon runs, and changes nothing.
+    let q = json(dir, &["query", examples().join("03-weekly-roundup.txt").to_str().unwrap(), "--json"]);
+    let origins: Vec<&str> = q["copied_blocks"].as_array().unwrap().iter().map(|b| b["origin"]["name"].as_str().unwrap()).collect();
+    assert!(origins.contains(&"01-harbour-bridge") && origins.contains(&"02-commuter-blog"), "{origins:?}");
+    stop(&mut child);
+    assert_eq!(documents(dir), 2);
+}
