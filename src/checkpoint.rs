@@ -22,6 +22,87 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+/// The file operations of the checkpoint protocol, so that tests can simulate a power
+/// cut: what was written but not synced may be lost or torn.
+pub trait Storage {
+    /// The whole content of a file.
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>>;
+    /// Length and xxh3-64 of a file's content.
+    fn hash(&self, path: &Path) -> std::io::Result<(u64, u64)> {
+        let b = self.read(path)?;
+        Ok((b.len() as u64, xxh3_64(&b)))
+    }
+    /// Copies `from` over `to` (in place, same length); returns xxh3-64 of the bytes.
+    fn copy(&self, from: &Path, to: &Path) -> std::io::Result<(u64, u64)>;
+    /// Overwrites the start of a file with `bytes`.
+    fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
+    /// fdatasync.
+    fn sync(&self, path: &Path) -> std::io::Result<()>;
+    /// fsync of a directory.
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()>;
+}
+
+/// The real file system.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+impl Storage for RealFs {
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn hash(&self, path: &Path) -> std::io::Result<(u64, u64)> {
+        let mut f = File::open(path)?;
+        let mut h = Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut len = 0u64;
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+            len += n as u64;
+        }
+        Ok((len, h.digest()))
+    }
+
+    fn copy(&self, from: &Path, to: &Path) -> std::io::Result<(u64, u64)> {
+        let len = std::fs::metadata(from)?.len();
+        let mut src = File::open(from)?;
+        let mut dst = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(to)?;
+        if dst.metadata()?.len() != len {
+            // Reserve the blocks: a full disk shows up here, not as a torn slot later.
+            crate::table::preallocate(&dst, len)?;
+        }
+        dst.seek(SeekFrom::Start(0))?;
+        let mut h = Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = src.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+            dst.write_all(&buf[..n])?;
+        }
+        Ok((len, h.digest()))
+    }
+
+    fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        let mut f = OpenOptions::new().write(true).create(true).truncate(false).open(path)?;
+        f.write_all(bytes)
+    }
+
+    fn sync(&self, path: &Path) -> std::io::Result<()> {
+        OpenOptions::new().write(true).open(path)?.sync_data()
+    }
+
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+}
+
 const MAGIC: &[u8; 8] = b"TXORCKP\0";
 const VERSION: u32 = 1;
 const META_BYTES: usize = 48;
@@ -40,22 +121,6 @@ pub struct SlotMeta {
 pub fn slot_paths(dir: &Path, slot: usize) -> (PathBuf, PathBuf) {
     let name = if slot == 0 { "checkpoint-a" } else { "checkpoint-b" };
     (dir.join(name), dir.join(format!("{name}.meta")))
-}
-
-fn hash_file(path: &Path) -> Result<(u64, u64)> {
-    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut h = Xxh3::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut len = 0u64;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-        len += n as u64;
-    }
-    Ok((len, h.digest()))
 }
 
 fn encode(m: &SlotMeta) -> [u8; META_BYTES] {
@@ -84,13 +149,23 @@ fn decode(b: &[u8]) -> Option<SlotMeta> {
 
 /// Reads a slot's meta file (None when absent or torn).
 pub fn read_meta(dir: &Path, slot: usize) -> Option<SlotMeta> {
-    std::fs::read(slot_paths(dir, slot).1).ok().and_then(|b| decode(&b))
+    read_meta_in(&RealFs, dir, slot)
+}
+
+/// [`read_meta`] through a [`Storage`].
+pub fn read_meta_in(fs: &dyn Storage, dir: &Path, slot: usize) -> Option<SlotMeta> {
+    fs.read(&slot_paths(dir, slot).1).ok().and_then(|b| decode(&b))
 }
 
 /// A slot whose meta is intact and whose bytes match it.
 pub fn verify(dir: &Path, slot: usize) -> Result<SlotMeta> {
-    let Some(m) = read_meta(dir, slot) else { bail!("slot {}: no valid meta", slot_name(slot)) };
-    let (len, hash) = hash_file(&slot_paths(dir, slot).0)?;
+    verify_in(&RealFs, dir, slot)
+}
+
+/// [`verify`] through a [`Storage`].
+pub fn verify_in(fs: &dyn Storage, dir: &Path, slot: usize) -> Result<SlotMeta> {
+    let Some(m) = read_meta_in(fs, dir, slot) else { bail!("slot {}: no valid meta", slot_name(slot)) };
+    let (len, hash) = fs.hash(&slot_paths(dir, slot).0)?;
     if len != m.length || hash != m.hash {
         bail!("slot {}: its bytes do not match its meta (generation {})", slot_name(slot), m.generation);
     }
@@ -108,46 +183,38 @@ pub fn slot_name(slot: usize) -> &'static str {
 
 /// The valid slot with the highest generation: (slot, meta).
 pub fn newest_valid(dir: &Path) -> Option<(usize, SlotMeta)> {
-    (0..2).filter_map(|s| verify(dir, s).ok().map(|m| (s, m))).max_by_key(|(_, m)| m.generation)
+    newest_valid_in(&RealFs, dir)
+}
+
+/// [`newest_valid`] through a [`Storage`].
+pub fn newest_valid_in(fs: &dyn Storage, dir: &Path) -> Option<(usize, SlotMeta)> {
+    (0..2).filter_map(|s| verify_in(fs, dir, s).ok().map(|m| (s, m))).max_by_key(|(_, m)| m.generation)
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("cannot fsync {}", dir.display()))
+    RealFs.sync_dir(dir).with_context(|| format!("cannot fsync {}", dir.display()))
 }
 
 /// Writes a checkpoint of the table file `table` (already flushed, its results durable)
 /// holding documents up to `seq`. Returns the new meta.
 pub fn write(dir: &Path, table: &Path, seq: u64) -> Result<SlotMeta> {
-    let last = (0..2).filter_map(|s| read_meta(dir, s)).map(|m| m.generation).max().unwrap_or(0);
+    write_in(&RealFs, dir, table, seq)
+}
+
+/// [`write`] through a [`Storage`].
+pub fn write_in(fs: &dyn Storage, dir: &Path, table: &Path, seq: u64) -> Result<SlotMeta> {
+    let last = (0..2).filter_map(|s| read_meta_in(fs, dir, s)).map(|m| m.generation).max().unwrap_or(0);
     let generation = last + 1;
     let slot = (generation % 2) as usize;
     let (data, meta) = slot_paths(dir, slot);
-    let len = std::fs::metadata(table)?.len();
-    let mut src = File::open(table).with_context(|| format!("cannot open {}", table.display()))?;
-    let mut dst = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&data)?;
-    if dst.metadata()?.len() != len {
-        // Reserve the blocks: a full disk shows up here, not as a torn slot later.
-        crate::table::preallocate(&dst, len).with_context(|| format!("cannot preallocate {}", data.display()))?;
-    }
-    dst.seek(SeekFrom::Start(0))?;
-    let mut h = Xxh3::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = src.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-        dst.write_all(&buf[..n])?;
-    }
-    dst.sync_data().with_context(|| format!("fdatasync of {} failed", data.display()))?;
+    let (length, hash) = fs.copy(table, &data).with_context(|| format!("cannot copy the table into {}", data.display()))?;
+    fs.sync(&data).with_context(|| format!("fdatasync of {} failed", data.display()))?;
     crate::failpoint::hit("checkpoint.after-copy")?;
-    let m = SlotMeta { generation, seq, length: len, hash: h.digest() };
-    let mut f = OpenOptions::new().write(true).create(true).truncate(false).open(&meta)?;
-    f.write_all(&encode(&m))?;
-    f.sync_data().with_context(|| format!("fdatasync of {} failed", meta.display()))?;
+    let m = SlotMeta { generation, seq, length, hash };
+    fs.write(&meta, &encode(&m))?;
+    fs.sync(&meta).with_context(|| format!("fdatasync of {} failed", meta.display()))?;
     crate::failpoint::hit("checkpoint.after-meta")?;
-    sync_dir(dir)?;
+    fs.sync_dir(dir).with_context(|| format!("cannot fsync {}", dir.display()))?;
     Ok(m)
 }
 
@@ -164,6 +231,148 @@ pub fn restore(dir: &Path, slot: usize, table: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::{Cell, RefCell};
+    use std::collections::HashMap;
+
+    /// A simulated disk: every file has durable bytes and pending (written, not synced)
+    /// bytes. A power cut keeps the durable bytes and, for a file with pending bytes,
+    /// either drops them or tears them sector by sector (512 bytes). Operations fail once
+    /// `budget` is spent: the instant of the cut.
+    struct SimFs {
+        files: RefCell<HashMap<PathBuf, (Vec<u8>, Option<Vec<u8>>)>>,
+        budget: Cell<u64>,
+    }
+
+    impl SimFs {
+        fn new() -> SimFs {
+            SimFs { files: RefCell::new(HashMap::new()), budget: Cell::new(u64::MAX) }
+        }
+
+        fn spend(&self) -> std::io::Result<()> {
+            let b = self.budget.get();
+            if b == 0 {
+                return Err(std::io::Error::other("power cut"));
+            }
+            self.budget.set(b - 1);
+            Ok(())
+        }
+
+        fn current(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+            let files = self.files.borrow();
+            let (durable, pending) = files.get(path).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            Ok(pending.clone().unwrap_or_else(|| durable.clone()))
+        }
+
+        /// The disk after a power cut, torn by `rng`.
+        fn power_cut(&self, rng: &mut impl FnMut() -> u64) -> SimFs {
+            let mut out = HashMap::new();
+            for (p, (durable, pending)) in self.files.borrow().iter() {
+                let bytes = match pending {
+                    None => durable.clone(),
+                    Some(new) => match rng() % 3 {
+                        0 => durable.clone(),
+                        1 => new.clone(),
+                        _ => {
+                            let mut torn = durable.clone();
+                            torn.resize(new.len(), 0);
+                            for (i, chunk) in new.chunks(512).enumerate() {
+                                if rng() % 2 == 0 {
+                                    torn[i * 512..i * 512 + chunk.len()].copy_from_slice(chunk);
+                                }
+                            }
+                            torn
+                        }
+                    },
+                };
+                out.insert(p.clone(), (bytes, None));
+            }
+            SimFs { files: RefCell::new(out), budget: Cell::new(u64::MAX) }
+        }
+    }
+
+    impl Storage for SimFs {
+        fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+            self.current(path)
+        }
+        fn copy(&self, from: &Path, to: &Path) -> std::io::Result<(u64, u64)> {
+            self.spend()?;
+            let bytes = self.current(from)?;
+            let h = (bytes.len() as u64, xxh3_64(&bytes));
+            self.files.borrow_mut().entry(to.to_path_buf()).or_insert_with(|| (Vec::new(), None)).1 = Some(bytes);
+            Ok(h)
+        }
+        fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+            self.spend()?;
+            let mut files = self.files.borrow_mut();
+            let e = files.entry(path.to_path_buf()).or_insert_with(|| (Vec::new(), None));
+            let mut new = e.1.clone().unwrap_or_else(|| e.0.clone());
+            if new.len() < bytes.len() {
+                new.resize(bytes.len(), 0);
+            }
+            new[..bytes.len()].copy_from_slice(bytes);
+            e.1 = Some(new);
+            Ok(())
+        }
+        fn sync(&self, path: &Path) -> std::io::Result<()> {
+            self.spend()?;
+            if let Some(e) = self.files.borrow_mut().get_mut(path) {
+                if let Some(p) = e.1.take() {
+                    e.0 = p;
+                }
+            }
+            Ok(())
+        }
+        fn sync_dir(&self, _dir: &Path) -> std::io::Result<()> {
+            self.spend()
+        }
+    }
+
+    #[test]
+    fn a_power_cut_at_any_instant_leaves_the_last_completed_checkpoint_or_a_newer_one() {
+        let mut x = 0x1234_5678u64;
+        let mut rng = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let dir = Path::new("/sim");
+        let table = dir.join("table");
+        for trial in 0..400u64 {
+            let fs = SimFs::new();
+            let mut contents: Vec<Vec<u8>> = vec![Vec::new()]; // contents[seq]
+            let mut completed = 0u64; // seq of the last checkpoint whose write returned
+            fs.budget.set(rng() % 30);
+            let mut cut = false;
+            for seq in 1..=6u64 {
+                let bytes: Vec<u8> = (0..3000).map(|i| (i as u64 * 31 + seq * 7 + trial) as u8).collect();
+                contents.push(bytes.clone());
+                // The table is written and synced (the engine's msync) before a checkpoint.
+                if fs.write(&table, &bytes).and_then(|()| fs.sync(&table)).is_err() {
+                    cut = true;
+                    break;
+                }
+                match write_in(&fs, dir, &table, seq) {
+                    Ok(_) => completed = seq,
+                    Err(_) => {
+                        cut = true;
+                        break;
+                    }
+                }
+            }
+            let after = fs.power_cut(&mut rng);
+            match newest_valid_in(&after, dir) {
+                None => assert_eq!(completed, 0, "trial {trial}: lost a completed checkpoint"),
+                Some((slot, m)) => {
+                    assert!(m.seq >= completed, "trial {trial}: went back from {completed} to {}", m.seq);
+                    assert!(m.seq <= completed + 1, "trial {trial}: a checkpoint from the future");
+                    // The slot holds exactly the table as it was at its sequence number.
+                    assert_eq!(after.read(&slot_paths(dir, slot).0).unwrap(), contents[m.seq as usize], "trial {trial}");
+                }
+            }
+            let _ = cut;
+        }
+    }
 
     #[test]
     fn newest_valid_slot_wins_and_torn_slots_are_ignored() {
