@@ -25,6 +25,11 @@
 //! not in step with the store (a crash) is restored from the newest valid checkpoint
 //! and the stored documents after it are replayed ([`DataDir::recover`]).
 //!
+//! **Pipeline**: parser threads (`parse-N`, one a core) read and parse the files of a
+//! batch in parallel from a bounded queue; the calling thread applies them strictly in
+//! file-name order (tokenizing, fingerprinting, the table, estimation, the store), then
+//! group-commits. A parser that dies stops the daemon with an error, never a hang.
+//!
 //! **Signals**: SIGTERM and SIGINT stop intake, finish the current batch, checkpoint and
 //! exit 0; SIGHUP reopens the log file. One daemon per data directory (RocksDB's lock).
 
@@ -159,6 +164,8 @@ pub fn serve(
         status.last_checkpoint_generation = m.generation;
         status.last_checkpoint_seq = m.seq;
     }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let parsers = Parsers::start(threads, opt.batch, opt.max_doc_bytes)?;
     let started = Instant::now();
     let mut since_checkpoint = 0u64;
     let mut last_checkpoint = Instant::now();
@@ -183,12 +190,14 @@ pub fn serve(
             continue;
         }
         let mut outcomes = Vec::new();
-        for path in files.into_iter().take(opt.batch) {
+        let batch: Vec<PathBuf> = files.into_iter().take(opt.batch).collect();
+        for parsed in parsers.parse(batch)? {
             if stop.load(Ordering::SeqCst) {
                 break;
             }
+            let path = parsed.path.clone();
             let before = dd.store.next_seq()?;
-            let outcome = process_file(&mut dd, &path, opt.max_doc_bytes)?;
+            let outcome = apply_file(&mut dd, parsed)?;
             let applied = dd.store.next_seq()? - before;
             status.documents_applied_this_run += applied;
             since_checkpoint += applied;
@@ -276,42 +285,79 @@ fn checkpoint(dd: &mut DataDir, status: &mut Status) -> Result<()> {
     Ok(())
 }
 
-/// Admits one spool file: stores its documents not stored yet, records failures.
-fn process_file(dd: &mut DataDir, path: &Path, max: u64) -> Result<Outcome> {
+/// A spool file as a parser thread leaves it for the apply thread.
+struct Parsed {
+    path: PathBuf,
+    name: String,
+    source: String,
+    key: u128,
+    content: Content,
+}
+
+enum Content {
+    /// Gone, or unreadable now: stays in the spool (if it is still there).
+    Keep,
+    /// The whole file fails: the reason.
+    Fails(String),
+    /// Its documents (or per-document errors).
+    Docs(Vec<std::result::Result<crate::input::InputDoc, crate::input::InputError>>),
+}
+
+/// Reads and parses one spool file (on a parser thread: no store access).
+fn parse_file(path: &Path, max: u64) -> Parsed {
+    let _ = crate::failpoint::hit("parse");
     let source = path.display().to_string();
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let fail_whole = |dd: &mut DataDir, key: u128, reason: String| -> Result<Outcome> {
-        tracing::warn!(file = %source, %reason, "failed");
-        dd.store.put_failure(Some(Admission { key, done: 0, total: 0 }), &Failure { file: name.clone(), reason: reason.clone(), at_ms: now_ms() })?;
-        Ok(Outcome::Failed(vec![reason]))
-    };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Keep),
-        Err(e) => {
-            tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
-            return Ok(Outcome::Keep);
-        }
-    };
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    if meta.len() > max && ext != "jsonl" {
-        let key = xxh3_128(format!("{name}\0size {}", meta.len()).as_bytes());
-        if dd.store.admitted(key)?.is_some() {
-            return Ok(Outcome::Failed(vec![format!("{source}: over the size limit (recorded before)")]));
+    let done = |key: u128, content: Content| Parsed { path: path.to_path_buf(), name: name.clone(), source: source.clone(), key, content };
+    let len = match std::fs::metadata(path) {
+        Ok(m) => m.len(),
+        Err(e) => {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
+            }
+            return done(0, Content::Keep);
         }
-        return fail_whole(dd, key, format!("{source}: {} bytes is over the limit of {max} bytes", meta.len()));
+    };
+    if len > max && ext != "jsonl" {
+        let key = xxh3_128(format!("{name}\0size {len}").as_bytes());
+        return done(key, Content::Fails(format!("{source}: {len} bytes is over the limit of {max} bytes")));
     }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
             tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
-            return Ok(Outcome::Keep);
+            return done(0, Content::Keep);
         }
     };
     let mut keyed = name.as_bytes().to_vec();
     keyed.push(0);
     keyed.extend_from_slice(&bytes);
     let key = xxh3_128(&keyed);
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
+    match parse_bytes(&bytes, &ext, &stem, &source, max) {
+        Ok(docs) if docs.is_empty() => done(key, Content::Fails(format!("{source}: no documents"))),
+        Ok(docs) => done(key, Content::Docs(docs)),
+        Err(e) => done(key, Content::Fails(e.to_string())),
+    }
+}
+
+/// Admits one parsed spool file on the apply thread: stores its documents not stored
+/// yet, records failures.
+fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
+    let Parsed { name, source, key, content, .. } = p;
+    let docs = match content {
+        Content::Keep => return Ok(Outcome::Keep),
+        Content::Fails(reason) => {
+            if dd.store.admitted(key)?.is_some() {
+                return Ok(Outcome::Failed(vec![format!("{reason} (recorded before)")]));
+            }
+            tracing::warn!(file = %source, %reason, "failed");
+            dd.store.put_failure(Some(Admission { key, done: 0, total: 0 }), &Failure { file: name, reason: reason.clone(), at_ms: now_ms() })?;
+            return Ok(Outcome::Failed(vec![reason]));
+        }
+        Content::Docs(docs) => docs,
+    };
     let (done, total) = dd.store.admitted(key)?.unwrap_or((0, u32::MAX));
     if total == 0 {
         return Ok(Outcome::Failed(vec![format!("{source}: failed before (see `textorigin failed`)")]));
@@ -319,11 +365,6 @@ fn process_file(dd: &mut DataDir, path: &Path, max: u64) -> Result<Outcome> {
     if total != u32::MAX && done >= total {
         return Ok(Outcome::Done); // stored before the last crash; only the unlink was missing
     }
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
-    let docs = match parse_bytes(&bytes, &ext, &stem, &source, max) {
-        Ok(d) => d,
-        Err(e) => return fail_whole(dd, key, e.to_string()),
-    };
     let total = docs.len() as u32;
     let mut reasons = Vec::new();
     for (i, d) in docs.into_iter().enumerate() {
@@ -352,8 +393,79 @@ fn process_file(dd: &mut DataDir, path: &Path, max: u64) -> Result<Outcome> {
             reasons.push(reason);
         }
     }
-    if total == 0 {
-        return fail_whole(dd, key, format!("{source}: no documents"));
-    }
     Ok(if reasons.is_empty() { Outcome::Done } else { Outcome::Failed(reasons) })
+}
+
+/// The parser threads: bounded queues in and out, so a slow apply thread holds back
+/// reading; a parser that dies sets `dead`, and the apply thread stops with an error.
+struct Parsers {
+    jobs: crossbeam_channel::Sender<(usize, PathBuf)>,
+    results: crossbeam_channel::Receiver<(usize, Parsed)>,
+    dead: Arc<AtomicBool>,
+}
+
+/// Sets `dead` if its thread unwinds.
+struct Bomb(Arc<AtomicBool>);
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Parsers {
+    fn start(threads: usize, capacity: usize, max: u64) -> Result<Parsers> {
+        let (jobs, job_rx) = crossbeam_channel::bounded::<(usize, PathBuf)>(capacity);
+        let (result_tx, results) = crossbeam_channel::bounded::<(usize, Parsed)>(capacity);
+        let dead = Arc::new(AtomicBool::new(false));
+        for t in 0..threads {
+            let (job_rx, result_tx, bomb) = (job_rx.clone(), result_tx.clone(), Bomb(Arc::clone(&dead)));
+            std::thread::Builder::new().name(format!("parse-{t}")).spawn(move || {
+                let _bomb = bomb;
+                for (i, path) in job_rx {
+                    if result_tx.send((i, parse_file(&path, max))).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        }
+        Ok(Parsers { jobs, results, dead })
+    }
+
+    /// Parses `files` on the parser threads; returns them in the given order.
+    fn parse(&self, files: Vec<PathBuf>) -> Result<Vec<Parsed>> {
+        let n = files.len();
+        let mut out: Vec<Option<Parsed>> = (0..n).map(|_| None).collect();
+        let mut sent = 0;
+        let mut received = 0;
+        let mut pending = files.into_iter().enumerate();
+        let mut next = pending.next();
+        while received < n {
+            if let Some((i, path)) = next.take() {
+                match self.jobs.try_send((i, path)) {
+                    Ok(()) => {
+                        sent += 1;
+                        next = pending.next();
+                        continue;
+                    }
+                    Err(crossbeam_channel::TrySendError::Full(job)) => next = Some(job),
+                    Err(crossbeam_channel::TrySendError::Disconnected(_)) => anyhow::bail!("the parser threads are gone"),
+                }
+            }
+            match self.results.recv_timeout(Duration::from_millis(100)) {
+                Ok((i, p)) => {
+                    out[i] = Some(p);
+                    received += 1;
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    anyhow::ensure!(!self.dead.load(Ordering::SeqCst), "a parser thread died: stopping the daemon");
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => anyhow::bail!("the parser threads are gone"),
+            }
+        }
+        debug_assert_eq!(sent, n);
+        Ok(out.into_iter().map(|p| p.expect("every file parsed")).collect())
+    }
 }

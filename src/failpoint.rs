@@ -3,7 +3,8 @@
 //!
 //! When `TEXTORIGIN_FAILPOINTS` names a file, every [`hit`] reads that file: a line
 //! `NAME=abort` makes the process abort at point NAME (like `kill -9` at that instant),
-//! `NAME=error` makes the point return an I/O error ("no space left on device"). The
+//! `NAME=panic` panics there (a dying thread), `NAME=error` makes the point return an
+//! I/O error ("no space left on device"). The
 //! file can be changed while the process runs. Without the variable a hit costs one
 //! check of a cached `Option`.
 //!
@@ -11,7 +12,8 @@
 //! `spool.after-sync` (after the group-commit fsync, before files leave `new/`),
 //! `spool.after-unlink` (before the directory fsync), `checkpoint.after-copy` (slot
 //! copied, meta not yet written), `checkpoint.after-meta`, and `store.write` (the
-//! document batch itself; use `error` to simulate a full disk).
+//! document batch itself; use `error` to simulate a full disk), `parse` (a parser
+//! thread, before it reads a file; use `panic`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -31,6 +33,7 @@ pub fn hit(name: &str) -> std::io::Result<()> {
                 eprintln!("failpoint {name}: abort");
                 std::process::abort();
             }
+            Some((n, "panic")) if n == name => panic!("failpoint {name}: panic"),
             Some((n, "error")) if n == name => {
                 return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, format!("failpoint {name}: no space left on device")));
             }

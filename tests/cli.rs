@@ -869,3 +869,22 @@ fn sighup_reopens_the_log_file_and_query_reads_the_newest_checkpoint() {
     stop(&mut child);
     assert_eq!(documents(dir), 2);
 }
+
+#[test]
+fn a_dead_parser_thread_stops_the_daemon_with_an_error() {
+    let data = tempfile::tempdir().unwrap();
+    let control = data.path().join("failpoints");
+    std::fs::write(&control, "parse=panic\n").unwrap();
+    let mut child = daemon_with_failpoints(&[examples().join("01-harbour-bridge.txt")], &control, data.path());
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed().as_secs() < 30, "the daemon hangs instead of stopping");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(!status.success());
+    // Nothing was lost: the file waits in the spool for the next start.
+    assert_eq!(std::fs::read_dir(data.path().join("spool/new")).unwrap().count(), 1);
+}
