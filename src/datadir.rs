@@ -87,14 +87,7 @@ impl DataDir {
     /// `overrides`; an override that differs from a stored value is an error.
     pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
-        let store = Store::open(&db_path(dir)).map_err(|e| {
-            let msg = e.to_string();
-            if msg.contains("lock") {
-                anyhow::anyhow!("data directory {} is in use by another textorigin process ({msg})", dir.display())
-            } else {
-                anyhow::Error::new(e)
-            }
-        })?;
+        let store = Store::open(&db_path(dir))?;
         let stored = store.config()?;
         let base = stored.clone().unwrap_or_default();
         let cfg = overrides.apply(&base).map_err(anyhow::Error::msg)?;

@@ -15,6 +15,7 @@ pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod daemon;
+pub mod daemonbench;
 pub mod datadir;
 pub mod engine;
 pub mod estimate;

@@ -288,6 +288,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure the daemon on a corpus: end-to-end throughput from the spool to durable
+    /// results (documents/s, MB/s, share of the batch `ingest` throughput) and the time
+    /// to recover after a SIGKILL.
+    BenchDaemon {
+        /// Corpus: files or directories in any input format.
+        #[arg(required = true, value_name = "PATH")]
+        corpus: Vec<PathBuf>,
+        /// Documents per spool file.
+        #[arg(long, default_value_t = 500)]
+        per_file: usize,
+        /// Table size of the runs.
+        #[arg(long, default_value = "64MiB")]
+        table_size: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Upgrade a data directory's store to this build's schema (also done by ingest).
     Upgrade {
         #[command(flatten)]
@@ -870,6 +887,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     println!("{}: {}", f.file, f.reason);
                 }
                 eprintln!("{} failure(s)", failures.len());
+            }
+        }
+        Command::BenchDaemon { corpus, per_file, table_size, json } => {
+            let docs = read_corpus(&corpus)?;
+            let tmp = tempfile::tempdir()?;
+            eprintln!("measuring {} documents ...", docs.len());
+            let r = textorigin::daemonbench::run(&docs, per_file, &table_size, tmp.path())?;
+            if json {
+                print_json(&serde_json::to_value(&r)?)?;
+            } else {
+                println!("{} documents, {:.1} MB in {} spool files", r.documents, r.bytes as f64 / 1e6, r.files);
+                println!("batch ingest: {:.2} s", r.batch_seconds);
+                println!(
+                    "daemon, spool to durable results: {:.2} s = {:.0} documents/s, {:.2} MB/s ({:.0}% of batch throughput)",
+                    r.daemon_seconds,
+                    r.daemon_docs_per_s,
+                    r.daemon_mb_per_s,
+                    100.0 * r.share_of_batch
+                );
+                println!("recovery after SIGKILL: {:.2} s ({} documents replayed)", r.recovery_seconds, r.recovery_replayed);
             }
         }
         Command::Upgrade { data } => {

@@ -225,6 +225,8 @@ pub enum StoreError {
     Corrupt { path: PathBuf, what: String, reason: String },
     #[error("no data directory at {0} (run `textorigin ingest --data {0} FILES...` first)")]
     Missing(PathBuf),
+    #[error("data directory {} is in use by another textorigin process (its store is locked)", .0.parent().unwrap_or(.0).display())]
+    InUse(PathBuf),
     #[error("no document named or numbered `{0}`")]
     NotFound(String),
 }
@@ -315,8 +317,13 @@ impl Store {
     /// Opens (creating if needed) the store at `path` for writing. Only one writer at a
     /// time: a second one gets RocksDB's lock error.
     pub fn open(path: &Path) -> Result<Store> {
-        let db = DB::open_cf_descriptors(&Self::options(), path, Self::descriptors())
-            .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        let db = DB::open_cf_descriptors(&Self::options(), path, Self::descriptors()).map_err(|source| {
+            if source.to_string().contains("LOCK") {
+                StoreError::InUse(path.to_path_buf())
+            } else {
+                StoreError::Db { path: path.to_path_buf(), source }
+            }
+        })?;
         let store = Store { db, path: path.to_path_buf() };
         store.upgrade()?;
         Ok(store)
@@ -328,6 +335,10 @@ impl Store {
             return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
         }
         let existing = DB::list_cf(&Self::options(), path).map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        if !existing.iter().any(|c| c == CF_META) {
+            // A store being created right now (or not a textorigin store).
+            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+        }
         let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
         let db = DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false)
             .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
@@ -338,6 +349,9 @@ impl Store {
         }
         if v < SCHEMA_VERSION {
             return Err(StoreError::Older { path: path.to_path_buf(), found: v });
+        }
+        if CFS.iter().any(|c| store.db.cf_handle(c).is_none()) {
+            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
         }
         Ok(store)
     }

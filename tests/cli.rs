@@ -888,3 +888,26 @@ fn a_dead_parser_thread_stops_the_daemon_with_an_error() {
     // Nothing was lost: the file waits in the spool for the next start.
     assert_eq!(std::fs::read_dir(data.path().join("spool/new")).unwrap().count(), 1);
 }
+
+#[test]
+fn one_daemon_per_data_directory_and_check_names_a_corrupt_slot() {
+    let data = tempfile::tempdir().unwrap();
+    let control = data.path().join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let mut first = daemon_with_failpoints(&[examples().join("01-harbour-bridge.txt")], &control, data.path());
+    wait_drained(data.path(), 1);
+    let second = bin().args(["serve", "--data"]).arg(data.path()).output().unwrap();
+    assert!(!second.status.success());
+    assert!(String::from_utf8_lossy(&second.stderr).contains("in use by another textorigin process"), "{}", String::from_utf8_lossy(&second.stderr));
+    stop(&mut first);
+    assert!(run(data.path(), &["check"]).status.success());
+    // Flip a byte of the newest checkpoint: check names it and fails.
+    let (slot, _) = textorigin::checkpoint::newest_valid(data.path()).unwrap();
+    let path = textorigin::checkpoint::slot_paths(data.path(), slot).0;
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[5000] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    let out = run(data.path(), &["check"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("violation: checkpoint slot"), "{}", String::from_utf8_lossy(&out.stderr));
+}
