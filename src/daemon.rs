@@ -26,9 +26,10 @@
 //! and the stored documents after it are replayed ([`DataDir::recover`]).
 //!
 //! **Pipeline**: parser threads (`parse-N`, one a core) read and parse the files of a
-//! batch in parallel from a bounded queue; the calling thread applies them strictly in
-//! file-name order (tokenizing, fingerprinting, the table, estimation, the store), then
-//! group-commits. A parser that dies stops the daemon with an error, never a hang.
+//! batch in parallel from a bounded queue and prepare their documents (tokens, Rabin
+//! fingerprints, selection, near-duplicate sketch, sentences); the calling thread
+//! applies them strictly in file-name order (index lookups, the table, estimation, the
+//! store), then group-commits. A parser that dies stops the daemon with an error, never a hang.
 //!
 //! **Signals**: SIGTERM and SIGINT stop intake, finish the current batch, checkpoint and
 //! exit 0; SIGHUP reopens the log file. One daemon per data directory (RocksDB's lock).
@@ -165,7 +166,7 @@ pub fn serve(
         status.last_checkpoint_seq = m.seq;
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-    let parsers = Parsers::start(threads, opt.batch, opt.max_doc_bytes)?;
+    let parsers = Parsers::start(threads, opt.batch, opt.max_doc_bytes, &dd.preparer())?;
     let started = Instant::now();
     let mut since_checkpoint = 0u64;
     let mut last_checkpoint = Instant::now();
@@ -299,12 +300,12 @@ enum Content {
     Keep,
     /// The whole file fails: the reason.
     Fails(String),
-    /// Its documents (or per-document errors).
-    Docs(Vec<std::result::Result<crate::input::InputDoc, crate::input::InputError>>),
+    /// Its documents, prepared (or per-document errors).
+    Docs(Vec<std::result::Result<(crate::input::InputDoc, crate::datadir::Prepared), crate::input::InputError>>),
 }
 
 /// Reads and parses one spool file (on a parser thread: no store access).
-fn parse_file(path: &Path, max: u64) -> Parsed {
+fn parse_file(path: &Path, max: u64, preparer: &mut crate::datadir::Preparer) -> Parsed {
     let _ = crate::failpoint::hit("parse");
     let source = path.display().to_string();
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -337,7 +338,19 @@ fn parse_file(path: &Path, max: u64) -> Parsed {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     match parse_bytes(&bytes, &ext, &stem, &source, max) {
         Ok(docs) if docs.is_empty() => done(key, Content::Fails(format!("{source}: no documents"))),
-        Ok(docs) => done(key, Content::Docs(docs)),
+        Ok(docs) => done(
+            key,
+            Content::Docs(
+                docs.into_iter()
+                    .map(|d| {
+                        d.map(|doc| {
+                            let p = preparer.prepare(&doc.text);
+                            (doc, p)
+                        })
+                    })
+                    .collect(),
+            ),
+        ),
         Err(e) => done(key, Content::Fails(e.to_string())),
     }
 }
@@ -375,7 +388,7 @@ fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
         let admission = Admission { key, done: i + 1, total };
         crate::failpoint::hit("admit.before-commit")?;
         let failure = match d {
-            Ok(doc) => match dd.ingest_admitted(&doc, Some(admission)) {
+            Ok((doc, prepared)) => match dd.ingest_prepared(&doc, prepared, Some(admission)) {
                 Ok(_) => None,
                 Err(e) if e.downcast_ref::<crate::datadir::DocError>().is_some() => Some(e.to_string()),
                 Err(e) => {
@@ -416,16 +429,17 @@ impl Drop for Bomb {
 }
 
 impl Parsers {
-    fn start(threads: usize, capacity: usize, max: u64) -> Result<Parsers> {
+    fn start(threads: usize, capacity: usize, max: u64, preparer: &crate::datadir::Preparer) -> Result<Parsers> {
         let (jobs, job_rx) = crossbeam_channel::bounded::<(usize, PathBuf)>(capacity);
         let (result_tx, results) = crossbeam_channel::bounded::<(usize, Parsed)>(capacity);
         let dead = Arc::new(AtomicBool::new(false));
         for t in 0..threads {
             let (job_rx, result_tx, bomb) = (job_rx.clone(), result_tx.clone(), Bomb(Arc::clone(&dead)));
+            let mut preparer = preparer.clone();
             std::thread::Builder::new().name(format!("parse-{t}")).spawn(move || {
                 let _bomb = bomb;
                 for (i, path) in job_rx {
-                    if result_tx.send((i, parse_file(&path, max))).is_err() {
+                    if result_tx.send((i, parse_file(&path, max, &mut preparer))).is_err() {
                         break;
                     }
                 }

@@ -33,10 +33,41 @@ pub struct DataDir {
     pub nd_cfg: NearDupConfig,
     nd_rabin: Rabin,
     pub q_cfg: QuoteConfig,
+    preparer: Preparer,
     writable: bool,
     /// A store write failed after the table had applied the document: the table is
     /// ahead of the store, so nothing more may be applied until it is recovered.
     poisoned: bool,
+}
+
+/// A document's table-independent work, done before it is applied: tokens with their
+/// fingerprints, the selected shingles, the near-duplicate sketch and the sentences.
+/// Any thread can do it; the result is the same as on the applying thread.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    tokens: Vec<crate::text::Token>,
+    items: Vec<crate::select::Item>,
+    sketch: crate::neardup::Sketch,
+    sentences: Vec<crate::quote::Sentence>,
+}
+
+/// Prepares documents for one data directory's configuration (one per thread).
+#[derive(Clone)]
+pub struct Preparer {
+    engine: Engine,
+    nd_cfg: NearDupConfig,
+    nd_rabin: Rabin,
+}
+
+impl Preparer {
+    /// Tokenizes, fingerprints, selects, sketches and splits `text` into sentences.
+    pub fn prepare(&mut self, text: &str) -> Prepared {
+        let (tokens, items) = self.engine.prepare(text);
+        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
+        let sentences = quote::sentences(text, tokens);
+        let (tokens, items) = (tokens.to_vec(), items.to_vec());
+        Prepared { tokens, items, sketch, sentences }
+    }
 }
 
 /// Why a document was not applied.
@@ -140,7 +171,9 @@ impl DataDir {
             QuoteConfig::validate,
             |c| store.put_quote_config(c),
         )?;
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: true, poisoned: false })
+        let engine = Engine::new(cfg);
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin: nd_rabin.clone() };
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, nd_rabin, q_cfg, preparer, writable: true, poisoned: false })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -151,7 +184,9 @@ impl DataDir {
         let nd_cfg = store.neardup_config()?;
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let q_cfg = store.quote_config()?;
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine: Engine::new(cfg), nd_cfg, nd_rabin, q_cfg, writable: false, poisoned: false })
+        let engine = Engine::new(cfg);
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin: nd_rabin.clone() };
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, nd_rabin, q_cfg, preparer, writable: false, poisoned: false })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
@@ -184,20 +219,36 @@ impl DataDir {
         doc: &InputDoc,
         admission: Option<crate::store::Admission>,
     ) -> std::result::Result<(DocMeta, DocResult), anyhow::Error> {
-        debug_assert!(self.writable);
-        anyhow::ensure!(!self.poisoned, "a store write failed after the table applied a document; the table must be recovered first");
         if u32::try_from(doc.text.len()).is_err() {
             return Err(DocError::TooLong(doc.source.clone()).into());
         }
-        let (tokens, _) = self.engine.prepare(&doc.text);
-        if tokens.is_empty() {
+        let prepared = self.preparer.prepare(&doc.text);
+        self.ingest_prepared(doc, prepared, admission)
+    }
+
+    /// A [`Preparer`] for this data directory's configuration (for another thread).
+    pub fn preparer(&self) -> Preparer {
+        self.preparer.clone()
+    }
+
+    /// [`DataDir::ingest_admitted`] for a document prepared by a [`Preparer`] of this
+    /// data directory.
+    pub fn ingest_prepared(
+        &mut self,
+        doc: &InputDoc,
+        prepared: Prepared,
+        admission: Option<crate::store::Admission>,
+    ) -> std::result::Result<(DocMeta, DocResult), anyhow::Error> {
+        debug_assert!(self.writable);
+        anyhow::ensure!(!self.poisoned, "a store write failed after the table applied a document; the table must be recovered first");
+        if prepared.tokens.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
-        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
-        let sentences = quote::sentences(&doc.text, tokens);
+        let Prepared { tokens, items, sketch, sentences } = prepared;
         let seq = self.store.next_seq()?;
         let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
         let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
+        self.engine.load_prepared(tokens, items);
         let result = self.engine.apply_prepared(&mut self.table, seq);
         let meta = DocMeta {
             seq,

@@ -91,6 +91,7 @@ pub struct DocResult {
 }
 
 /// Engine state: configuration, fingerprint tables, reusable buffers.
+#[derive(Clone)]
 pub struct Engine {
     cfg: Config,
     rabin: Rabin,
@@ -116,6 +117,13 @@ impl Engine {
         tokenize(text, &self.rabin, &mut self.tokens);
         select(self.cfg.selection, &self.tokens, &self.rabin, &mut self.scratch, &mut self.items);
         (&self.tokens, &self.items)
+    }
+
+    /// Takes tokens and selected items prepared elsewhere (by another engine with the
+    /// same configuration, on another thread) as the current document.
+    pub fn load_prepared(&mut self, tokens: Vec<Token>, items: Vec<Item>) {
+        self.tokens = tokens;
+        self.items = items;
     }
 
     /// Applies document `seq` to the table (lookups, insertions, scores, counters) and

@@ -135,7 +135,7 @@ pub struct Item {
 }
 
 /// Reusable buffers for [`select`].
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Scratch {
     token_fps: Vec<u64>,
     shingle_fps: Vec<u64>,
