@@ -10,7 +10,7 @@ cargo build --release --locked
 bin="$CARGO_TARGET_DIR/release/textorigin"
 data="${DATA:-./demo-data}"
 rm -rf "$data"
-"$bin" serve --data "$data" --table-size 16MiB &
+"$bin" serve --data "$data" &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null || true' EXIT
 mkdir -p "$data/spool/tmp" "$data/spool/new"

@@ -204,8 +204,12 @@ pub fn serve(
             since_checkpoint += applied;
             outcomes.push((path, outcome));
         }
-        // Group commit: the documents are durable before their files leave the spool.
-        dd.store.sync().context("fsync of the store log failed: stopping (the restart recovers)")?;
+        // Group commit: the documents are durable before their files leave the spool. A
+        // failed fsync leaves unknown state behind: stop; the restart recovers.
+        crate::failpoint::hit("store.sync")
+            .map_err(anyhow::Error::from)
+            .and_then(|()| dd.store.sync().map_err(anyhow::Error::from))
+            .context("fsync of the store log failed: stopping (the restart recovers)")?;
         crate::failpoint::hit("spool.after-sync")?;
         let mut touched_failed = false;
         let kept = outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).count();

@@ -12,7 +12,8 @@
 //! `spool.after-sync` (after the group-commit fsync, before files leave `new/`),
 //! `spool.after-unlink` (before the directory fsync), `checkpoint.after-copy` (slot
 //! copied, meta not yet written), `checkpoint.after-meta`, and `store.write` (the
-//! document batch itself; use `error` to simulate a full disk), `parse` (a parser
+//! document batch itself; use `error` to simulate a full disk), `store.sync` (the group
+//! commit's fsync; `error` simulates a failed fsync), `parse` (a parser
 //! thread, before it reads a file; use `panic`).
 
 use std::path::PathBuf;

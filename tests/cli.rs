@@ -911,3 +911,23 @@ fn one_daemon_per_data_directory_and_check_names_a_corrupt_slot() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("violation: checkpoint slot"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_failed_fsync_stops_the_daemon_and_the_restart_recovers() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 20);
+    let reference = tempfile::tempdir().unwrap();
+    assert!(bin().arg("ingest").arg("--data").arg(reference.path()).args(["--table-size", "32KiB"]).args(&files).output().unwrap().status.success());
+    let data = tempfile::tempdir().unwrap();
+    let control = data.path().join("failpoints");
+    std::fs::write(&control, "store.sync=error\n").unwrap();
+    let mut child = daemon_with_failpoints(&files, &control, data.path());
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "a failed fsync must stop the daemon");
+    assert_eq!(std::fs::read_dir(data.path().join("spool/new")).unwrap().count(), 20, "no file left the spool");
+    std::fs::write(&control, "").unwrap();
+    let mut child = daemon_with_failpoints(&[], &control, data.path());
+    wait_drained(data.path(), 20);
+    stop(&mut child);
+    assert_eq!(export_without_sources(data.path()), export_without_sources(reference.path()));
+}
