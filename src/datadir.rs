@@ -157,7 +157,7 @@ impl DataDir {
         let nd_cfg = settle(
             dir,
             "near-duplicate",
-            store.has_neardup_config()?.then(|| store.neardup_config()).transpose()?,
+            store.stored_neardup_config()?,
             overrides.neardup.as_ref(),
             NearDupConfig::validate,
             |c| store.put_neardup_config(c),
@@ -166,7 +166,7 @@ impl DataDir {
         let q_cfg = settle(
             dir,
             "quotation",
-            store.has_quote_config()?.then(|| store.quote_config()).transpose()?,
+            store.stored_quote_config()?,
             overrides.quotes.as_ref(),
             QuoteConfig::validate,
             |c| store.put_quote_config(c),

@@ -417,50 +417,56 @@ impl Store {
         self.db.write_opt(b, &o).map_err(self.db_err())
     }
 
+    /// A postcard value stored under `key` in `meta`.
+    fn meta_value<T: DeserializeOwned>(&self, key: &[u8], what: &str) -> Result<Option<T>> {
+        self.get(CF_META, key)?.map(|v| self.decode(what, &v)).transpose()
+    }
+
+    /// Stores a postcard value under `key` in `meta` (synced).
+    fn put_meta_value<T: Serialize>(&self, key: &[u8], v: &T) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_META), key, encode(v));
+        self.write(b, true)
+    }
+
     /// The configuration the data directory was created with.
     pub fn config(&self) -> Result<Option<Config>> {
-        self.get(CF_META, b"config")?.map(|v| self.decode("config", &v)).transpose()
+        self.meta_value(b"config", "config")
     }
 
     /// Records the configuration (synced).
     pub fn put_config(&self, c: &Config) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.put_cf(self.cf(CF_META), b"config", encode(c));
-        self.write(b, true)
+        self.put_meta_value(b"config", c)
+    }
+
+    /// The stored near-duplicate parameters, if any.
+    pub fn stored_neardup_config(&self) -> Result<Option<NearDupConfig>> {
+        self.meta_value(b"neardup_config", "neardup config")
     }
 
     /// The near-duplicate parameters (the defaults until some are stored).
     pub fn neardup_config(&self) -> Result<NearDupConfig> {
-        Ok(self.get(CF_META, b"neardup_config")?.map(|v| self.decode("neardup config", &v)).transpose()?.unwrap_or_default())
-    }
-
-    /// Whether near-duplicate parameters were stored.
-    pub fn has_neardup_config(&self) -> Result<bool> {
-        Ok(self.get(CF_META, b"neardup_config")?.is_some())
+        Ok(self.stored_neardup_config()?.unwrap_or_default())
     }
 
     /// Records the near-duplicate parameters (synced).
     pub fn put_neardup_config(&self, c: &NearDupConfig) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.put_cf(self.cf(CF_META), b"neardup_config", encode(c));
-        self.write(b, true)
+        self.put_meta_value(b"neardup_config", c)
+    }
+
+    /// The stored quotation parameters, if any.
+    pub fn stored_quote_config(&self) -> Result<Option<QuoteConfig>> {
+        self.meta_value(b"quote_config", "quote config")
     }
 
     /// The quotation parameters (the defaults until some are stored).
     pub fn quote_config(&self) -> Result<QuoteConfig> {
-        Ok(self.get(CF_META, b"quote_config")?.map(|v| self.decode("quote config", &v)).transpose()?.unwrap_or_default())
-    }
-
-    /// Whether quotation parameters were stored.
-    pub fn has_quote_config(&self) -> Result<bool> {
-        Ok(self.get(CF_META, b"quote_config")?.is_some())
+        Ok(self.stored_quote_config()?.unwrap_or_default())
     }
 
     /// Records the quotation parameters (synced).
     pub fn put_quote_config(&self, c: &QuoteConfig) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.put_cf(self.cf(CF_META), b"quote_config", encode(c));
-        self.write(b, true)
+        self.put_meta_value(b"quote_config", c)
     }
 
     /// Documents counted in the document frequencies.
