@@ -31,7 +31,6 @@ pub struct DataDir {
     pub table: Table,
     pub engine: Engine,
     pub nd_cfg: NearDupConfig,
-    nd_rabin: Rabin,
     pub q_cfg: QuoteConfig,
     preparer: Preparer,
     writable: bool,
@@ -172,8 +171,8 @@ impl DataDir {
             |c| store.put_quote_config(c),
         )?;
         let engine = Engine::new(cfg);
-        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin: nd_rabin.clone() };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, nd_rabin, q_cfg, preparer, writable: true, poisoned: false })
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: true, poisoned: false })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -185,8 +184,8 @@ impl DataDir {
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let q_cfg = store.quote_config()?;
         let engine = Engine::new(cfg);
-        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin: nd_rabin.clone() };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, nd_rabin, q_cfg, preparer, writable: false, poisoned: false })
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: false, poisoned: false })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
@@ -277,12 +276,11 @@ impl DataDir {
     /// near-duplicates (every verdict) and its quotations.
     pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>, Vec<Quotation>)> {
         let seq = self.store.next_seq()?;
-        let (tokens, _) = self.engine.prepare(&doc.text);
-        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
-        let sentences = quote::sentences(&doc.text, tokens);
+        let Prepared { tokens, items, sketch, sentences } = self.preparer.prepare(&doc.text);
         let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
         let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
-        Ok((self.engine.query(&self.table, seq, &doc.text), nd.found, q.found))
+        self.engine.load_prepared(tokens, items);
+        Ok((self.engine.query_prepared(&self.table, seq), nd.found, q.found))
     }
 
     /// Whether a failed store write left the table ahead of the store.

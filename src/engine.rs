@@ -170,6 +170,11 @@ impl Engine {
     /// Analyses `text` as document `seq` against the table without changing anything.
     pub fn query(&mut self, table: &Table, seq: u64, text: &str) -> DocResult {
         self.prepare(text);
+        self.query_prepared(table, seq)
+    }
+
+    /// [`Engine::query`] for the document last prepared or loaded.
+    pub fn query_prepared(&self, table: &Table, seq: u64) -> DocResult {
         let hits: Vec<Option<Hit>> = self.items.iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
         self.finish(seq, &hits)
     }

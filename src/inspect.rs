@@ -52,8 +52,9 @@ pub fn near_dups_json(store: &Store, found: &[NearDup], mode: Mode) -> Value {
         .collect()
 }
 
-/// The JSON of quotations: one entry per quoting sentence with its sources.
-pub fn quotations_json(store: &Store, quotes: &[Quotation]) -> Value {
+/// The JSON of quotations: one entry per quoting sentence (its span and `text`, a slice
+/// of the document's `text`) with its sources.
+pub fn quotations_json(store: &Store, text: &str, quotes: &[Quotation]) -> Value {
     let mut texts: std::collections::HashMap<u64, String> = std::collections::HashMap::new();
     quotes
         .iter()
@@ -62,12 +63,12 @@ pub fn quotations_json(store: &Store, quotes: &[Quotation]) -> Value {
                 .sources
                 .iter()
                 .map(|s| {
-                    let text = texts.entry(s.seq).or_insert_with(|| store.text(s.seq).ok().flatten().unwrap_or_default());
+                    let source = texts.entry(s.seq).or_insert_with(|| store.text(s.seq).ok().flatten().unwrap_or_default());
                     let sentence = store
                         .sentence(s.seq, s.sentence)
                         .ok()
                         .flatten()
-                        .and_then(|x| text.get(x.start as usize..x.end as usize).map(str::to_string))
+                        .and_then(|x| source.get(x.start as usize..x.end as usize).map(str::to_string))
                         .unwrap_or_default();
                     json!({
                         "id": s.seq,
@@ -78,7 +79,8 @@ pub fn quotations_json(store: &Store, quotes: &[Quotation]) -> Value {
                     })
                 })
                 .collect();
-            json!({ "start_byte": q.start_byte, "end_byte": q.end_byte, "sources": sources })
+            let quoting = text.get(q.start_byte as usize..q.end_byte as usize).unwrap_or("");
+            json!({ "start_byte": q.start_byte, "end_byte": q.end_byte, "text": quoting, "sources": sources })
         })
         .collect()
 }
@@ -142,14 +144,8 @@ pub fn doc_json(store: &Store, view: DocView<'_>, opt: ViewOptions) -> Value {
             "text": slice(text, s),
         })).collect::<Vec<_>>(),
         "near_duplicates": near_dups_json(store, near, Mode::Default),
-        "quotations": quotations_json(store, quotes),
+        "quotations": quotations_json(store, text, quotes),
     });
-    if let Some(qs) = v["quotations"].as_array_mut() {
-        for q in qs {
-            let span = Span { start_token: 0, end_token: 0, start_byte: q["start_byte"].as_u64().unwrap_or(0) as u32, end_byte: q["end_byte"].as_u64().unwrap_or(0) as u32 };
-            q["text"] = json!(slice(text, &span));
-        }
-    }
     if opt.shingles {
         v["selected_shingles"] = r
             .selected_origins
