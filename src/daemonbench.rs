@@ -108,7 +108,7 @@ pub fn run(docs: &[InputDoc], per_file: usize, table: &str, work: &Path) -> Resu
     let t0 = Instant::now();
     feed(&dir, &files)?;
     let new_dir = dir.join("spool/new");
-    wait_for(|| std::fs::read_dir(&new_dir).map_or(false, |mut d| d.next().is_none()) && documents(&dir) >= total, Duration::from_secs(3600))?;
+    wait_for(|| std::fs::read_dir(&new_dir).is_ok_and(|mut d| d.next().is_none()) && documents(&dir) >= total, Duration::from_secs(3600))?;
     let daemon_seconds = t0.elapsed().as_secs_f64();
     Command::new("kill").arg("-TERM").arg(child.id().to_string()).status()?;
     child.wait()?;
