@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test suite: installs build dependencies, then runs every test in release mode
-# (the same profile as the binary, so RocksDB is compiled once).
+# The test suite: installs build dependencies, then lints (clippy, warnings denied) and
+# runs every test of the workspace in release mode (the same profile as the binary, so
+# RocksDB is compiled once), with the failpoints the crash tests need compiled in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -10,4 +11,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
 fi
-cargo test --release --locked "$@"
+features=(--features textorigin/failpoints)
+cargo clippy --release --locked --workspace --all-targets "${features[@]}" -- -D warnings
+# The pure core builds without the I/O crates: its dependency tree must not reach them.
+if cargo tree --locked -p textorigin-core -e normal --prefix none | grep -E '^(rocksdb|librocksdb-sys|memmap2|notify|libc) '; then
+  echo "textorigin-core depends on an I/O crate" >&2
+  exit 1
+fi
+cargo test --release --locked --workspace "${features[@]}" "$@"

@@ -2,13 +2,13 @@
 //! estimation NB and a table that holds every shingle, every selected shingle's origin,
 //! every token's label and every dominant origin must equal the exact index's.
 
-use textorigin::config::Config;
-use textorigin::engine::Engine;
-use textorigin::estimate::Estimation;
-use textorigin::input::read_file;
-use textorigin::reference::Reference;
-use textorigin::select::Selection;
-use textorigin::table::Table;
+use textorigin_core::config::Config;
+use textorigin_core::engine::Engine;
+use textorigin_core::estimate::Estimation;
+use textorigin_core::reference::Reference;
+use textorigin_core::select::Selection;
+use textorigin_core::table::Table;
+use textorigin_io::input::read_file;
 
 fn fixture_texts() -> Vec<String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spdx-sample.jsonl");
@@ -19,14 +19,13 @@ fn fixture_texts() -> Vec<String> {
 fn all_nb_equals_reference_on_real_licenses() {
     let texts = fixture_texts();
     assert!(texts.len() > 50);
-    let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
         selection: Selection::All,
         estimation: Estimation::Nb,
         table_bytes: 32 << 20,
         ..Config::default()
     };
-    let mut table = Table::create(&dir.path().join("table"), &cfg.table_params()).unwrap();
+    let mut table = Table::in_memory(&cfg.table_params()).unwrap();
     let mut engine = Engine::new(cfg.clone());
     let mut reference = Reference::new(cfg.k as usize);
     let (mut copied, mut total) = (0usize, 0usize);
@@ -51,10 +50,9 @@ fn default_configuration_finds_most_copying_on_real_licenses() {
     // NHs + Lucky + BE with a table holding ~10% of the shingles: the dominant origin
     // must agree with the reference for most documents.
     let texts = fixture_texts();
-    let dir = tempfile::tempdir().unwrap();
     let shingles: usize = texts.iter().map(|t| t.split_whitespace().count()).sum();
     let cfg = Config { table_bytes: 4096 + (shingles as u64 / 10) * 16, bucket_entries: 16, ..Config::default() };
-    let mut table = Table::create(&dir.path().join("table"), &cfg.table_params()).unwrap();
+    let mut table = Table::in_memory(&cfg.table_params()).unwrap();
     let mut engine = Engine::new(cfg.clone());
     let mut reference = Reference::new(cfg.k as usize);
     let (mut agree, mut n) = (0, 0);

@@ -1,0 +1,250 @@
+//! Configuration: the algorithm choices and sizes, typed. Defaults are the paper's
+//! best; [`Overrides`] (from a TOML file and the flags, parsed by the command line)
+//! change them in that order, later ones winning.
+//!
+//! A data directory remembers the configuration it was created with; later runs start
+//! from it, so only an explicit option that differs is an error (reported by the table
+//! and the store, never silently reinterpreted).
+
+use serde::{Deserialize, Serialize};
+
+use crate::estimate::Estimation;
+use crate::neardup::NearDupConfig;
+use crate::quote::QuoteConfig;
+use crate::select::Selection;
+use crate::table::{Eviction, ParamsError, TableParams};
+
+/// Every algorithm choice and size that shapes a data directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// Shingle length in tokens (paper: 8).
+    pub k: u32,
+    /// Selection algorithm (paper's best: NHs).
+    pub selection: Selection,
+    /// Eviction policy (paper's best: Lucky).
+    pub eviction: Eviction,
+    /// Estimation algorithm (paper's best: BE).
+    pub estimation: Estimation,
+    /// Bridging limit T in selected shingles (paper: 30; 2-256).
+    pub bridge_limit: u32,
+    /// Table file size in bytes.
+    pub table_bytes: u64,
+    /// Entries per bucket (paper: 64; 4-256).
+    pub bucket_entries: u32,
+    /// Seed of Random eviction and of eviction tie-breaking.
+    pub seed: u64,
+    /// Lucky rule (d): every y-th selected shingle gets +1 (paper: 7).
+    pub lucky_y: u32,
+    /// Lucky rule (e): halve a bucket whose average score reaches this (paper: 11).
+    pub lucky_limit: u8,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            k: 8,
+            selection: Selection::default(),
+            eviction: Eviction::default(),
+            estimation: Estimation::default(),
+            bridge_limit: 30,
+            table_bytes: 256 << 20,
+            bucket_entries: 64,
+            seed: 0,
+            lucky_y: 7,
+            lucky_limit: 11,
+        }
+    }
+}
+
+/// Typed overrides of a configuration: what a TOML file and the flags ask for, already
+/// parsed (the command line converts its strings at the edge).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub k: Option<u32>,
+    pub selection: Option<Selection>,
+    pub eviction: Option<Eviction>,
+    pub estimation: Option<Estimation>,
+    pub bridge_limit: Option<u32>,
+    /// Table file size in bytes.
+    pub table_bytes: Option<u64>,
+    pub bucket_entries: Option<u32>,
+    pub seed: Option<u64>,
+    pub lucky_y: Option<u32>,
+    pub lucky_limit: Option<u8>,
+    /// Near-duplicate parameters.
+    pub neardup: Option<NearDupConfig>,
+    /// Quotation-search parameters.
+    pub quotes: Option<QuoteConfig>,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("k = {0} is out of range (1-64)")]
+    K(u32),
+    #[error("bridge limit T = {0} is out of range (2-256)")]
+    BridgeLimit(u32),
+    #[error("lucky y must be at least 1")]
+    LuckyY,
+    #[error("lucky limit must be at least 1")]
+    LuckyLimit,
+    #[error(transparent)]
+    Table(#[from] ParamsError),
+}
+
+/// Parses a size such as `4096`, `64MiB`, `1.5GB`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("size `{s}`: expected a number with an optional unit, e.g. 64MiB"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        u => return Err(format!("size `{s}`: unknown unit `{u}` (use B, KiB, MiB, GiB, KB, MB, GB)")),
+    };
+    let bytes = value * mult as f64;
+    if !(bytes.is_finite() && (1.0..1.8e19).contains(&bytes)) {
+        return Err(format!("size `{s}` is out of range"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+impl Overrides {
+    /// `other`'s values where it has them, else ours.
+    pub fn or(self, other: Overrides) -> Overrides {
+        Overrides {
+            k: other.k.or(self.k),
+            selection: other.selection.or(self.selection),
+            eviction: other.eviction.or(self.eviction),
+            estimation: other.estimation.or(self.estimation),
+            bridge_limit: other.bridge_limit.or(self.bridge_limit),
+            table_bytes: other.table_bytes.or(self.table_bytes),
+            bucket_entries: other.bucket_entries.or(self.bucket_entries),
+            seed: other.seed.or(self.seed),
+            lucky_y: other.lucky_y.or(self.lucky_y),
+            lucky_limit: other.lucky_limit.or(self.lucky_limit),
+            neardup: other.neardup.or(self.neardup),
+            quotes: other.quotes.or(self.quotes),
+        }
+    }
+
+    /// Applies the overrides to `base` and validates the result.
+    pub fn apply(&self, base: &Config) -> Result<Config, ConfigError> {
+        let mut c = base.clone();
+        if let Some(k) = self.k {
+            c.k = k;
+        }
+        if let Some(s) = self.selection {
+            c.selection = s;
+        }
+        if let Some(e) = self.eviction {
+            c.eviction = e;
+        }
+        if let Some(e) = self.estimation {
+            c.estimation = e;
+        }
+        if let Some(t) = self.bridge_limit {
+            c.bridge_limit = t;
+        }
+        if let Some(b) = self.table_bytes {
+            c.table_bytes = b;
+        }
+        if let Some(b) = self.bucket_entries {
+            c.bucket_entries = b;
+        }
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        if let Some(y) = self.lucky_y {
+            c.lucky_y = y;
+        }
+        if let Some(l) = self.lucky_limit {
+            c.lucky_limit = l;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+}
+
+impl Config {
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=64).contains(&self.k) {
+            return Err(ConfigError::K(self.k));
+        }
+        if !(2..=256).contains(&self.bridge_limit) {
+            return Err(ConfigError::BridgeLimit(self.bridge_limit));
+        }
+        if self.lucky_y == 0 {
+            return Err(ConfigError::LuckyY);
+        }
+        if self.lucky_limit == 0 {
+            return Err(ConfigError::LuckyLimit);
+        }
+        Ok(self.table_params().check()?)
+    }
+
+    /// One line naming every value that shapes the table's content (stored in the
+    /// table header and compared on open).
+    pub fn canonical(&self) -> String {
+        format!(
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={}",
+            self.k,
+            self.selection,
+            self.eviction,
+            self.estimation,
+            self.bridge_limit,
+            self.lucky_y,
+            self.lucky_limit,
+            self.bucket_entries,
+            self.table_bytes,
+            self.seed
+        )
+    }
+
+    /// The table's parameters.
+    pub fn table_params(&self) -> TableParams {
+        TableParams {
+            bytes: self.table_bytes,
+            bucket_entries: self.bucket_entries,
+            eviction: self.eviction,
+            seed: self.seed,
+            lucky_limit: self.lucky_limit,
+            fingerprint_text: self.canonical(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1.5 GB").unwrap(), 1_500_000_000);
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("").is_err());
+    }
+
+    #[test]
+    fn later_overrides_win_and_results_are_validated() {
+        let file = Overrides { selection: Some("nw8".parse().unwrap()), k: Some(6), table_bytes: Some(8 << 20), ..Default::default() };
+        let flags = Overrides { k: Some(5), ..Default::default() };
+        let c = file.or(flags).apply(&Config::default()).unwrap();
+        assert_eq!(c.k, 5);
+        assert_eq!(c.selection.to_string(), "NW8");
+        assert_eq!(c.table_bytes, 8 << 20);
+        let bad = Overrides { bucket_entries: Some(3), ..Default::default() };
+        assert_eq!(bad.apply(&Config::default()), Err(ConfigError::Table(ParamsError::BucketEntries(3))));
+    }
+}

@@ -1,0 +1,29 @@
+//! textorigin's core: the algorithms, pure.
+//!
+//! Implements *Detecting the Origin of Text Segments Efficiently* (Abdel-Hamid,
+//! Behzadi, Christoph, Henzinger, WWW 2009) and the papers beside it
+//! (`../shared/papers/`): documents are tokenized ([`text`]), fingerprinted ([`rabin`]),
+//! a subset of their k-shingles is selected ([`select`]) and sent to the bucketed table
+//! ([`table`], over any byte memory); the hits are turned into an origin for every
+//! selected shingle ([`estimate`]) and into per-document results ([`engine`]).
+//! Near-duplicate sketches and verdicts are in [`neardup`], qSign quotation signatures,
+//! probes and scoring in [`quote`]; [`reference`] is the brute-force oracle; [`config`]
+//! the typed configuration.
+//!
+//! **Architecture Invariant: the core is pure.** It depends on no file system, clock,
+//! RocksDB or memory map (Cargo enforces it: see `Cargo.toml`), uses only seeded
+//! randomness and no `unsafe`. The same inputs give the same bytes on every machine.
+
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod engine;
+pub mod estimate;
+pub mod hash;
+pub mod neardup;
+pub mod quote;
+pub mod rabin;
+pub mod reference;
+pub mod select;
+pub mod table;
+pub mod text;

@@ -1,0 +1,446 @@
+//! Near-duplicates: sketches of a document and the verdicts comparing two sketches.
+//!
+//! Implements, for every document against all earlier ones:
+//! - **Exact duplicates**: xxh3-128 of the token fingerprint sequence.
+//! - **Broder (B)** (Broder's slides "Algorithms for duplicate documents"; Henzinger
+//!   2006, Section 2): `m = 84` min-values of the document's k-shingle set (k = 8)
+//!   under 84 hash functions, grouped into `l = 6` supershingles of 14 min-values each
+//!   (xxh3 of the 14 values). B-similar: at least 2 supershingles agree. The
+//!   resemblance estimate is the fraction of agreeing min-values.
+//! - **Charikar (C)** (Henzinger 2006, Section 2): a 384-bit random projection of the
+//!   token sequence: every token adds its ±1 vector (weighted by its count), positive
+//!   sums become 1. C-similarity = agreeing bits; C-similar at ≥ 372. Candidates come
+//!   from a piece index: the 384 bits are cut into `384 − 372 + 1 = 13` pieces, so two
+//!   sketches within 12 differing bits agree exactly on at least one piece
+//!   (pigeonhole).
+//! - **Combined** (Henzinger 2006, Section 5): B-similar pairs kept when their
+//!   C-similarity is at least 355.
+//! - **Adaptive sampling** (Ye, Wen, Ma, Section 6): the shingles fed to the min-hashes
+//!   are sampled by fingerprint (`fp mod n == 0`) with a ratio `1/n` chosen by document
+//!   size: more for short documents, less for long ones. Default groups (tokens → n):
+//!   below 500 → 1 (all), below 3000 → 2, below 10000 → 4, else 8. A sample that
+//!   comes out empty falls back to all shingles.
+//! - **The default verdict** answers "which earlier documents are near-copies of this
+//!   one" at Jaccard threshold θ (0.9): candidates from LSH bands of the min-values
+//!   (12 bands of 7; a pair at J = 0.9 becomes a candidate with probability
+//!   1 − (1 − 0.9^7)^12 ≈ 0.9996, at J = 0.5 with 0.09), from the supershingles, the
+//!   SimHash pieces and the exact hash; verified by the resemblance estimate from all
+//!   84 min-values, accepted at `θ − margin` (margin 0.08, about 2.4 standard deviations
+//!   of the estimate at J = 0.9, so pairs at the threshold are not lost half the time).
+//!
+//! Hash family: min-value i of a shingle fingerprint x is `mix(x ⊕ K_i)` with
+//! `K_i = mix(seed + i)` and `mix` the SplitMix64 finalizer (a bijection of 64-bit
+//! words, so each function is a permutation of the fingerprints; approximately
+//! min-wise independent). Projection word j of a token is `mix(t ⊕ P_j)` with
+//! `P_j = mix(seed ⊕ 0x5151… + j)`.
+//!
+//! Pure: no I/O.
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
+
+use crate::rabin::Rabin;
+use crate::hash::mix;
+use crate::text::Token;
+
+/// Parameters of near-duplicate detection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NearDupConfig {
+    /// Shingle length for the min-hashes.
+    pub k: u32,
+    /// Number of min-values (B: 84).
+    pub minhashes: u32,
+    /// Supershingles (B: 6); `minhashes` must be a multiple.
+    pub supershingles: u32,
+    /// Agreeing supershingles that make a pair B-similar (2).
+    pub b_min_agree: u32,
+    /// SimHash bits, a multiple of 64 (C: 384).
+    pub simhash_bits: u32,
+    /// Agreeing bits that make a pair C-similar (372).
+    pub c_threshold: u32,
+    /// C-similarity a B-similar pair needs in the combined algorithm (355).
+    pub combined_threshold: u32,
+    /// Jaccard threshold of the default verdict (0.9).
+    pub threshold: f64,
+    /// Accept a candidate when its estimated resemblance is at least threshold − margin.
+    pub margin: f64,
+    /// LSH bands of the min-values for the default verdict's candidates.
+    pub bands: u32,
+    /// Min-values per band.
+    pub rows: u32,
+    /// Adaptive sampling: (documents with fewer tokens than this, sample 1 in n).
+    pub sampling: Vec<(u32, u32)>,
+    /// Seed of the hash functions.
+    pub seed: u64,
+    /// At most this many documents are read per index key (a bound on boilerplate).
+    pub max_per_key: u32,
+}
+
+impl Default for NearDupConfig {
+    fn default() -> Self {
+        NearDupConfig {
+            k: 8,
+            minhashes: 84,
+            supershingles: 6,
+            b_min_agree: 2,
+            simhash_bits: 384,
+            c_threshold: 372,
+            combined_threshold: 355,
+            threshold: 0.9,
+            margin: 0.08,
+            bands: 12,
+            rows: 7,
+            sampling: vec![(500, 1), (3000, 2), (10_000, 4), (u32::MAX, 8)],
+            seed: 0,
+            max_per_key: 1000,
+        }
+    }
+}
+
+impl NearDupConfig {
+    /// Checks that the parameters fit together.
+    pub fn validate(&self) -> Result<(), String> {
+        let ok = self.k >= 1
+            && self.minhashes >= 1
+            && self.supershingles >= 1
+            && self.minhashes.is_multiple_of(self.supershingles)
+            && self.b_min_agree <= self.supershingles
+            && self.simhash_bits >= 64
+            && self.simhash_bits.is_multiple_of(64)
+            && self.c_threshold <= self.simhash_bits
+            && self.simhash_bits - self.c_threshold < 255
+            && self.bands * self.rows <= self.minhashes
+            && self.rows >= 1
+            && (0.0..=1.0).contains(&self.threshold)
+            && !self.sampling.is_empty()
+            && self.sampling.iter().all(|&(_, n)| n >= 1);
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("near-duplicate parameters do not fit together: {self:?}"))
+        }
+    }
+
+    /// Number of SimHash pieces: one more than the differing bits allowed.
+    pub fn pieces(&self) -> u32 {
+        self.simhash_bits - self.c_threshold + 1
+    }
+}
+
+/// What is kept of a document to compare it with later ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sketch {
+    /// xxh3-128 of the token fingerprints.
+    pub exact: u128,
+    /// Min-values (empty when the document has no shingle).
+    pub mins: Vec<u64>,
+    /// SimHash words.
+    pub simhash: Vec<u64>,
+}
+
+/// Computes the sketch of a tokenized document. `rabin` must be built for `cfg.k`.
+pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
+    debug_assert_eq!(rabin.k(), cfg.k as usize);
+    let fps: Vec<u64> = tokens.iter().map(|t| t.fp).collect();
+    let bytes: Vec<u8> = fps.iter().flat_map(|f| f.to_le_bytes()).collect();
+    let exact = xxh3_128(&bytes);
+
+    let mut shingles = Vec::new();
+    rabin.shingles(&fps, &mut shingles);
+    let n = sampling_ratio(cfg, tokens.len());
+    let mut sampled: Vec<u64> = shingles.iter().copied().filter(|s| s % u64::from(n) == 0).collect();
+    if sampled.is_empty() {
+        sampled = shingles;
+    }
+    sampled.sort_unstable();
+    sampled.dedup();
+    let keys: Vec<u64> = (0..cfg.minhashes).map(|i| mix(cfg.seed.wrapping_add(u64::from(i)))).collect();
+    let mins = if sampled.is_empty() {
+        Vec::new()
+    } else {
+        keys.iter().map(|&key| sampled.iter().map(|&s| mix(s ^ key)).min().expect("not empty")).collect()
+    };
+
+    let words = (cfg.simhash_bits / 64) as usize;
+    let pkeys: Vec<u64> = (0..words).map(|j| mix((cfg.seed ^ 0x5151_5151_5151_5151).wrapping_add(j as u64))).collect();
+    let mut sorted = fps;
+    sorted.sort_unstable();
+    let mut acc = vec![0i64; words * 64];
+    let mut i = 0;
+    while i < sorted.len() {
+        let t = sorted[i];
+        let mut w = 0i64;
+        while i < sorted.len() && sorted[i] == t {
+            w += 1;
+            i += 1;
+        }
+        for (j, &pk) in pkeys.iter().enumerate() {
+            let r = mix(t ^ pk);
+            for b in 0..64 {
+                acc[j * 64 + b] += if r >> b & 1 == 1 { w } else { -w };
+            }
+        }
+    }
+    let simhash = (0..words)
+        .map(|j| (0..64).fold(0u64, |word, b| word | (u64::from(acc[j * 64 + b] > 0) << b)))
+        .collect();
+    Sketch { exact, mins, simhash }
+}
+
+/// Adaptive sampling: a document of `tokens` terms samples 1 shingle in the returned n.
+pub fn sampling_ratio(cfg: &NearDupConfig, tokens: usize) -> u32 {
+    cfg.sampling.iter().find(|&&(below, _)| (tokens as u64) < u64::from(below)).map_or(1, |x| x.1)
+}
+
+/// Supershingles: xxh3 of each group of consecutive min-values.
+pub fn supershingles(cfg: &NearDupConfig, mins: &[u64]) -> Vec<u64> {
+    if mins.is_empty() {
+        return Vec::new();
+    }
+    let per = (cfg.minhashes / cfg.supershingles) as usize;
+    mins.chunks(per).map(|c| xxh3_64(&c.iter().flat_map(|m| m.to_le_bytes()).collect::<Vec<u8>>())).collect()
+}
+
+/// LSH band keys: xxh3 of each band of `rows` min-values.
+pub fn bands(cfg: &NearDupConfig, mins: &[u64]) -> Vec<u64> {
+    if mins.is_empty() {
+        return Vec::new();
+    }
+    let r = cfg.rows as usize;
+    (0..cfg.bands as usize)
+        .map(|b| xxh3_64(&mins[b * r..b * r + r].iter().flat_map(|m| m.to_le_bytes()).collect::<Vec<u8>>()))
+        .collect()
+}
+
+/// Bit range `[lo, hi)` of piece `p` (pieces are as equal as possible).
+fn piece_range(cfg: &NearDupConfig, p: u32) -> (u32, u32) {
+    let n = cfg.pieces();
+    let bits = cfg.simhash_bits;
+    (p * bits / n, (p + 1) * bits / n)
+}
+
+/// The SimHash pieces (at most 64 bits each; 30 for the defaults).
+pub fn pieces(cfg: &NearDupConfig, simhash: &[u64]) -> Vec<u64> {
+    (0..cfg.pieces())
+        .map(|p| {
+            let (lo, hi) = piece_range(cfg, p);
+            (lo..hi).fold(0u64, |v, bit| v << 1 | (simhash[(bit / 64) as usize] >> (bit % 64) & 1))
+        })
+        .collect()
+}
+
+/// Fraction of agreeing min-values (0 when either has none).
+pub fn resemblance(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() || a.len() != b.len() {
+        return 0.0;
+    }
+    a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
+}
+
+/// Number of agreeing SimHash bits.
+pub fn c_similarity(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| 64 - (x ^ y).count_ones()).sum()
+}
+
+/// Number of agreeing supershingles.
+pub fn b_similarity(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).filter(|(x, y)| x == y).count() as u32
+}
+
+/// How an earlier document compares with this one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NearDup {
+    /// The earlier (or, in the reverse index, later) document.
+    pub seq: u64,
+    pub exact: bool,
+    /// Agreeing supershingles.
+    pub b_similarity: u32,
+    /// Agreeing SimHash bits.
+    pub c_similarity: u32,
+    /// Estimated Jaccard resemblance of the shingle sets.
+    pub resemblance: f64,
+    /// Verdicts.
+    pub b: bool,
+    pub c: bool,
+    pub combined: bool,
+    pub default: bool,
+}
+
+/// A verdict mode for `neardups`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Bands + pieces, verified by the resemblance estimate (the default answer).
+    Default,
+    /// Broder: at least 2 of 6 supershingles agree.
+    B,
+    /// Charikar: at least 372 of 384 SimHash bits agree.
+    C,
+    /// B-similar and at least 355 SimHash bits agree.
+    Combined,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "default" => Ok(Mode::Default),
+            "b" => Ok(Mode::B),
+            "c" => Ok(Mode::C),
+            "combined" => Ok(Mode::Combined),
+            _ => Err(format!("unknown near-duplicate mode `{s}`; expected default, b, c or combined")),
+        }
+    }
+}
+
+impl NearDup {
+    /// Whether this pair is a near-duplicate under `mode` (exact duplicates always are).
+    pub fn says(&self, mode: Mode) -> bool {
+        self.exact
+            || match mode {
+                Mode::Default => self.default,
+                Mode::B => self.b,
+                Mode::C => self.c,
+                Mode::Combined => self.combined,
+            }
+    }
+}
+
+/// Compares a document's sketch with an earlier one's.
+pub fn compare(cfg: &NearDupConfig, seq: u64, a: &Sketch, b: &Sketch) -> NearDup {
+    let exact = a.exact == b.exact;
+    let bsim = b_similarity(&supershingles(cfg, &a.mins), &supershingles(cfg, &b.mins));
+    let csim = c_similarity(&a.simhash, &b.simhash);
+    let r = resemblance(&a.mins, &b.mins);
+    let b_ok = !a.mins.is_empty() && bsim >= cfg.b_min_agree;
+    NearDup {
+        seq,
+        exact,
+        b_similarity: bsim,
+        c_similarity: csim,
+        resemblance: r,
+        b: b_ok,
+        c: csim >= cfg.c_threshold,
+        combined: b_ok && csim >= cfg.combined_threshold,
+        default: exact || r >= cfg.threshold - cfg.margin,
+    }
+}
+
+/// Whether any verdict holds (the pair is worth recording).
+pub fn any_verdict(d: &NearDup) -> bool {
+    d.exact || d.b || d.c || d.combined || d.default
+}
+
+/// The verdicts of document `seq`'s sketch against its candidates (earlier documents
+/// that share an index key with it, in ascending order): the pairs with any verdict.
+pub fn verdicts(cfg: &NearDupConfig, sketch: &Sketch, candidates: impl IntoIterator<Item = (u64, Sketch)>) -> Vec<NearDup> {
+    candidates.into_iter().map(|(c, other)| compare(cfg, c, sketch, &other)).filter(any_verdict).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::tokenize;
+    use proptest::prelude::*;
+
+    fn sk(cfg: &NearDupConfig, text: &str) -> (Sketch, std::collections::HashSet<u64>) {
+        let r = Rabin::new(cfg.k as usize);
+        let mut t = Vec::new();
+        tokenize(text, &r, &mut t);
+        let fps: Vec<u64> = t.iter().map(|x| x.fp).collect();
+        let mut sh = Vec::new();
+        r.shingles(&fps, &mut sh);
+        (sketch(cfg, &t, &r), sh.into_iter().collect())
+    }
+
+    fn words(seed: u64, n: usize) -> Vec<String> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("w{}", x % 5000)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn identical_documents_are_exact_and_similar_under_every_verdict() {
+        let cfg = NearDupConfig::default();
+        let text = words(1, 300).join(" ");
+        let (a, _) = sk(&cfg, &text);
+        let (b, _) = sk(&cfg, &text.to_uppercase());
+        let d = compare(&cfg, 1, &a, &b);
+        assert!(d.exact && d.b && d.c && d.combined && d.default);
+        assert_eq!((d.b_similarity, d.c_similarity, d.resemblance), (6, 384, 1.0));
+    }
+
+    #[test]
+    fn sampling_ratio_follows_document_size() {
+        let cfg = NearDupConfig::default();
+        let ratio = |tokens| sampling_ratio(&cfg, tokens);
+        assert_eq!((ratio(100), ratio(499), ratio(500), ratio(5000), ratio(20_000)), (1, 1, 2, 4, 8));
+        // A short document whose sample would be empty falls back to all its shingles.
+        let (s, _) = sk(&NearDupConfig { sampling: vec![(u32::MAX, 1 << 30)], ..cfg.clone() }, &words(5, 30).join(" "));
+        assert_eq!(s.mins.len(), 84);
+    }
+
+    #[test]
+    fn pieces_cover_all_bits_once() {
+        let cfg = NearDupConfig::default();
+        let mut covered = 0;
+        for p in 0..cfg.pieces() {
+            let (lo, hi) = piece_range(&cfg, p);
+            assert!(hi - lo <= 64 && hi > lo);
+            covered += hi - lo;
+        }
+        assert_eq!(covered, 384);
+        assert_eq!(cfg.pieces(), 13);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        #[test]
+        fn resemblance_estimate_converges_to_exact_jaccard(seed in any::<u64>(), keep in 0usize..300) {
+            // B shares a prefix of A of `keep` words, then differs.
+            let cfg = NearDupConfig { minhashes: 600, supershingles: 6, sampling: vec![(u32::MAX, 1)], ..Default::default() };
+            let a = words(seed, 300);
+            let mut b = a[..keep].to_vec();
+            b.extend(words(seed ^ 0xdead_beef, 300 - keep));
+            let (sa, set_a) = sk(&cfg, &a.join(" "));
+            let (sb, set_b) = sk(&cfg, &b.join(" "));
+            let j = set_a.intersection(&set_b).count() as f64 / set_a.union(&set_b).count() as f64;
+            let est = resemblance(&sa.mins, &sb.mins);
+            // 600 samples: standard deviation at most 0.021.
+            prop_assert!((est - j).abs() < 0.09, "estimate {} exact {}", est, j);
+        }
+
+        #[test]
+        fn adaptive_sampling_keeps_the_estimate_on_long_documents(seed in any::<u64>(), keep in 9000usize..12000) {
+            // Documents over 10000 tokens sample 1 shingle in 8 (by fingerprint, the same
+            // shingles in both documents), so the estimate still tracks the exact Jaccard.
+            let cfg = NearDupConfig { minhashes: 600, supershingles: 6, ..Default::default() };
+            let a = words(seed, 12000);
+            let mut b = a[..keep].to_vec();
+            b.extend(words(seed ^ 0xfeed, 12000 - keep));
+            let (sa, set_a) = sk(&cfg, &a.join(" "));
+            let (sb, set_b) = sk(&cfg, &b.join(" "));
+            let j = set_a.intersection(&set_b).count() as f64 / set_a.union(&set_b).count() as f64;
+            prop_assert!((resemblance(&sa.mins, &sb.mins) - j).abs() < 0.09);
+        }
+
+        #[test]
+        fn pigeonhole_pieces_find_every_pair_within_the_threshold(
+            base in proptest::collection::vec(any::<u64>(), 6),
+            flips in proptest::collection::vec(0u32..384, 0..13),
+        ) {
+            let cfg = NearDupConfig::default();
+            let mut other = base.clone();
+            for f in &flips { other[(f / 64) as usize] ^= 1 << (f % 64); }
+            let within = c_similarity(&base, &other) >= cfg.c_threshold;
+            let share = pieces(&cfg, &base).iter().zip(pieces(&cfg, &other)).any(|(a, b)| *a == b);
+            prop_assert!(!within || share, "a pair within {} differing bits shares no piece", 384 - cfg.c_threshold);
+        }
+    }
+}

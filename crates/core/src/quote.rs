@@ -1,0 +1,583 @@
+//! Quotation search: sentence-level reuse with qSign (Kim, Candan, Tatemura 2009).
+//!
+//! - **Sentences** ([`sentences`]): a sentence ends at `.`, `!` or `?` (with any closing
+//!   quotes or brackets after it) followed by white space and then a capital letter, a
+//!   digit, an opening quote or bracket, or the end; at a blank line; and before a line
+//!   that starts a list item (`-`, `*`, `•`, `1.`, `2)`). A period does not end a
+//!   sentence after a known abbreviation (Mr, Dr, e.g., U.S., Jan, ...) or a single
+//!   letter (an initial), nor inside a number (3.14) or a word (example.com).
+//! - **Signatures** (Section 2.1.1): each distinct word (case-folded term, as in
+//!   [`crate::text`]) sets `l` of `m` bits (default 2 of 32), chosen by a seeded hash of
+//!   its fingerprint; a sentence's signature is the OR of its words'.
+//! - **Radius** (Section 2.1.2): for a sentence of n distinct words, d is the largest
+//!   value in `0..=d_max` with `P_max_bit_diff(m, l, n, k+1, d) ≤ ρ_fp`: a sentence with
+//!   more than k words of difference is a candidate with probability at most ρ_fp
+//!   (defaults k = 6, ρ_fp = 0.1, d_max = 3; d = 0 when no value qualifies). With these
+//!   defaults d is 3 for sentences of up to 9 distinct words (the formula alone would
+//!   allow 4 below 8 words: d_max keeps the index fast), 2 for 10-12, 1 for 13-17 and 0
+//!   from 18 on: a 32-bit signature of a long sentence is so dense that a few differing
+//!   bits no longer tell an edit from another sentence. Long copied sentences are what
+//!   the shingle table finds anyway. A fixed radius (or a larger d_max with 3 pieces)
+//!   can be configured.
+//! - **Index** (replacing the paper's disk-based multidimensional tree): the signature is
+//!   cut into `p` pieces (default 2 of 16 bits). For a search within d bits, pieces get
+//!   probe radii `r_i` with `Σ (r_i + 1) ≥ d + 1` over the pieces used (generalized
+//!   pigeonhole: if two signatures differ in at most d bits, some used piece differs in
+//!   at most its `r_i`), so probing every value within `r_i` bits of those query pieces
+//!   and checking the full distance finds exactly the sentences within d. For the
+//!   defaults: 1 probe at d = 0, 2 at d = 1, 18 at d = 2, 34 at d = 3 ([`piece_radii`]). The probes are computed here ([`probes`]); the
+//!   store keeps the index in RocksDB, one key per (piece, value, signature, sentence).
+//! - **Score** (Section 2): `S(Q,R) = (|Q∩R|/|Q|) · Σ_{w∈Q∩R} log(N/df_w)` over
+//!   distinct words, N the number of earlier documents and df_w the number of them
+//!   containing w. Normalised by `S(Q,Q) = Σ_{w∈Q} log(N/df_w)` (a word unseen so far
+//!   counts with df = 1), so a sentence whose words all reappear in R scores 1; a match
+//!   is reported at `θ` (default 0.5, the paper's setting).
+//!
+//! Pure: no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hash::mix;
+use crate::text::Token;
+
+/// Quotation-search parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QuoteConfig {
+    /// Signature bits m (1-64).
+    pub m: u32,
+    /// Bits set per word l.
+    pub l: u32,
+    /// Word flexibility k of the radius formula.
+    pub k_flex: u32,
+    /// False-positive bound ρ_fp of the radius formula.
+    pub fp_bound: f64,
+    /// Largest radius (the index is built for it).
+    pub d_max: u32,
+    /// A fixed radius instead of the formula.
+    pub radius: Option<u32>,
+    /// Index pieces p.
+    pub pieces: u32,
+    /// Score threshold θ (normalised score, 0-1).
+    pub threshold: f64,
+    /// Sentences with fewer distinct words are neither indexed nor searched.
+    pub min_words: u32,
+    /// At most this many sources are kept per quoting sentence (best first).
+    pub max_sources: u32,
+    /// At most this many index entries are read per probe (oldest first): a bound on
+    /// boilerplate sentences repeated in thousands of documents.
+    pub max_per_probe: u32,
+    /// Seed of the word signatures.
+    pub seed: u64,
+}
+
+impl Default for QuoteConfig {
+    fn default() -> Self {
+        QuoteConfig {
+            m: 32,
+            l: 2,
+            k_flex: 6,
+            fp_bound: 0.1,
+            d_max: 3,
+            radius: None,
+            pieces: 2,
+            threshold: 0.5,
+            min_words: 5,
+            max_sources: 10,
+            max_per_probe: 256,
+            seed: 0,
+        }
+    }
+}
+
+impl QuoteConfig {
+    /// Checks that the parameters fit together.
+    pub fn validate(&self) -> Result<(), String> {
+        let ok = (1..=64).contains(&self.m)
+            && self.l >= 1
+            && self.l <= self.m
+            && self.pieces >= 1
+            && self.pieces <= self.m
+            && self.m / self.pieces <= 24
+            && self.radius.is_none_or(|r| r <= self.d_max)
+            && (0.0..=1.0).contains(&self.threshold);
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("quotation parameters do not fit together (pieces of at most 24 bits, radius <= d_max): {self:?}"))
+        }
+    }
+
+    /// Bit range `[lo, hi)` of piece `p`.
+    pub fn piece_range(&self, p: u32) -> (u32, u32) {
+        (p * self.m / self.pieces, (p + 1) * self.m / self.pieces)
+    }
+}
+
+/// A sentence: its byte span and its distinct words' fingerprints (sorted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sentence {
+    pub start: u32,
+    pub end: u32,
+    pub words: Vec<u64>,
+}
+
+const ABBREVIATIONS: &[&str] = &[
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "eg", "ie", "inc", "ltd", "co", "corp",
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "nos", "fig", "al", "approx",
+    "dept", "est", "gov", "gen", "col", "lt", "sgt", "rep", "sen", "rev", "u.s", "u.k", "a.m", "p.m", "vol", "pp", "ca",
+];
+
+fn is_closer(c: char) -> bool {
+    matches!(c, '"' | '\'' | '”' | '’' | ')' | ']' | '»')
+}
+
+fn is_opener(c: char) -> bool {
+    matches!(c, '"' | '\'' | '“' | '‘' | '(' | '[' | '«')
+}
+
+/// Whether the line starting at byte `i` begins a list item.
+fn list_item_at(text: &str, i: usize) -> bool {
+    let line = text[i..].trim_start_matches([' ', '\t']);
+    let mut chars = line.chars();
+    match chars.next() {
+        Some('-' | '*' | '•' | '–') => chars.next().is_some_and(char::is_whitespace),
+        Some(c) if c.is_ascii_digit() => {
+            let rest = line.trim_start_matches(|c: char| c.is_ascii_digit());
+            let mut r = rest.chars();
+            matches!(r.next(), Some('.' | ')')) && r.next().is_some_and(char::is_whitespace)
+        }
+        _ => false,
+    }
+}
+
+/// The word (letters and periods) just before byte `end`, lower-cased.
+fn word_before(text: &str, end: usize) -> String {
+    let start = text[..end].rfind(|c: char| !(c.is_alphanumeric() || c == '.')).map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
+    text[start..end].trim_start_matches('.').to_lowercase()
+}
+
+/// Sentence boundaries of `text` as byte spans (trimmed, non-empty).
+pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = 0usize;
+    let push = |s: usize, e: usize, spans: &mut Vec<(usize, usize)>| {
+        let seg = &text[s..e];
+        let lead = seg.len() - seg.trim_start().len();
+        let trimmed = seg.trim();
+        if !trimmed.is_empty() {
+            spans.push((s + lead, s + lead + trimmed.len()));
+        }
+    };
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        if c == '\n' {
+            // Blank line or a list item on the next line ends the sentence.
+            let next_line = at + 1;
+            let blank = text[next_line..].split('\n').next().is_some_and(|l| l.trim().is_empty()) && next_line < text.len();
+            if blank || (next_line < text.len() && list_item_at(text, next_line)) {
+                push(start, at, &mut spans);
+                start = next_line;
+            }
+            i += 1;
+            continue;
+        }
+        if matches!(c, '.' | '!' | '?') {
+            // Run of terminal punctuation and closers.
+            let mut j = i + 1;
+            while j < chars.len() && (matches!(chars[j].1, '.' | '!' | '?') || is_closer(chars[j].1)) {
+                j += 1;
+            }
+            let end = if j < chars.len() { chars[j].0 } else { text.len() };
+            let followed_by_space = j >= chars.len() || chars[j].1.is_whitespace();
+            if !followed_by_space {
+                i = j;
+                continue;
+            }
+            let mut n = j;
+            while n < chars.len() && chars[n].1.is_whitespace() && chars[n].1 != '\n' {
+                n += 1;
+            }
+            let next = chars.get(n).map(|x| x.1);
+            let starts_sentence = next.is_none_or(|x| x.is_uppercase() || x.is_ascii_digit() || is_opener(x) || x == '\n');
+            let abbreviation = c == '.' && j == i + 1 && {
+                let w = word_before(text, at);
+                ABBREVIATIONS.contains(&w.as_str()) || (w.chars().count() == 1 && w.chars().all(char::is_alphabetic))
+            };
+            if starts_sentence && !abbreviation {
+                push(start, end, &mut spans);
+                start = end;
+            }
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    push(start, text.len(), &mut spans);
+    spans
+}
+
+/// Sentences of a tokenized text with their distinct words.
+pub fn sentences(text: &str, tokens: &[Token]) -> Vec<Sentence> {
+    let mut out = Vec::new();
+    let mut t = 0;
+    for (s, e) in sentence_spans(text) {
+        while t < tokens.len() && (tokens[t].start as usize) < s {
+            t += 1;
+        }
+        let mut words = Vec::new();
+        while t < tokens.len() && (tokens[t].end as usize) <= e {
+            words.push(tokens[t].fp);
+            t += 1;
+        }
+        words.sort_unstable();
+        words.dedup();
+        out.push(Sentence { start: s as u32, end: e as u32, words });
+    }
+    out
+}
+
+/// The signature of one word: `l` distinct bits of `m`.
+pub fn word_signature(cfg: &QuoteConfig, word: u64) -> u64 {
+    let mut sig = 0u64;
+    let mut h = mix(word ^ cfg.seed);
+    let mut set = 0;
+    let mut round = 0u64;
+    while set < cfg.l {
+        let bit = h % u64::from(cfg.m);
+        if sig >> bit & 1 == 0 {
+            sig |= 1 << bit;
+            set += 1;
+        }
+        round += 1;
+        h = mix(h ^ round);
+    }
+    sig
+}
+
+/// The signature of a sentence: the OR of its words' signatures.
+pub fn signature(cfg: &QuoteConfig, words: &[u64]) -> u64 {
+    words.iter().fold(0, |s, &w| s | word_signature(cfg, w))
+}
+
+/// `P_max_bit_diff(m, l, n, k, d)` of Section 2.1.2.
+pub fn p_max_bit_diff(m: u32, l: u32, n: u32, k: u32, d: u32) -> f64 {
+    let (m, l, n, k) = (f64::from(m), f64::from(l), f64::from(n), f64::from(k));
+    let p = (-n * l / m).exp() * (1.0 - (-k * l / m).exp());
+    let mut total = 0.0;
+    let mut binom = 1.0f64; // C(m, t)
+    for t in 0..=d {
+        if t > 0 {
+            binom *= (m - f64::from(t) + 1.0) / f64::from(t);
+        }
+        total += binom * p.powi(t as i32) * (1.0 - p).powf(m - f64::from(t));
+    }
+    total
+}
+
+/// The search radius for a sentence of `n` distinct words.
+pub fn radius(cfg: &QuoteConfig, n: u32) -> u32 {
+    if let Some(r) = cfg.radius {
+        return r;
+    }
+    (0..=cfg.d_max).rev().find(|&d| p_max_bit_diff(cfg.m, cfg.l, n, cfg.k_flex + 1, d) <= cfg.fp_bound).unwrap_or(0)
+}
+
+/// The value of piece `p` of a signature.
+pub fn piece(cfg: &QuoteConfig, sig: u64, p: u32) -> u32 {
+    let (lo, hi) = cfg.piece_range(p);
+    ((sig >> lo) & ((1u64 << (hi - lo)) - 1)) as u32
+}
+
+/// Probe radius of each piece for a search within `d ≤ d_max` bits: the fewest probes
+/// such that `Σ (r_i + 1) ≥ d + 1` over the pieces used (a piece not used is `None`).
+/// If every used piece differed by more than its radius, the signatures would differ
+/// by at least `d + 1` bits, so some used piece is within its radius.
+pub fn piece_radii(cfg: &QuoteConfig, d: u32) -> Vec<Option<u32>> {
+    let p = cfg.pieces;
+    let used = (d + 1).min(p);
+    let extra = d + 1 - used; // radius units beyond 0, spread round-robin
+    (0..p).map(|i| (i < used).then(|| extra / used + u32::from(i < extra % used))).collect()
+}
+
+/// Every (piece, value) to probe for a search within `d` bits of `sig`.
+pub fn probes(cfg: &QuoteConfig, sig: u64, d: u32) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for (p, r) in piece_radii(cfg, d.min(cfg.d_max)).into_iter().enumerate() {
+        let Some(r) = r else { continue };
+        let p = p as u32;
+        let (lo, hi) = cfg.piece_range(p);
+        let width = hi - lo;
+        let v = piece(cfg, sig, p);
+        // All subsets of at most r bit positions, flipped.
+        fn rec(v: u32, from: u32, width: u32, left: u32, p: u32, out: &mut Vec<(u32, u32)>) {
+            out.push((p, v));
+            if left == 0 {
+                return;
+            }
+            for b in from..width {
+                rec(v ^ (1 << b), b + 1, width, left - 1, p, out);
+            }
+        }
+        rec(v, 0, width, r, p, &mut out);
+    }
+    out
+}
+
+/// One earlier sentence a sentence reuses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QuoteSource {
+    pub seq: u64,
+    /// Index of the sentence in its document.
+    pub sentence: u32,
+    /// Differing signature bits.
+    pub distance: u32,
+    /// Normalised word-overlap score.
+    pub score: f64,
+}
+
+/// A sentence of a document with the earlier sentences it reuses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quotation {
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub sentence: u32,
+    pub sources: Vec<QuoteSource>,
+}
+
+/// What quotation search needs from the index of the earlier documents' sentences
+/// (the store implements it).
+pub trait SentenceIndex {
+    /// The index's error.
+    type Error;
+    /// Documents counted in the document frequencies.
+    fn documents(&self) -> Result<u64, Self::Error>;
+    /// Documents (so far) containing `word`.
+    fn df(&self, word: u64) -> Result<u64, Self::Error>;
+    /// Every indexed sentence within `d` bits of `sig`: (seq, sentence, distance), sorted.
+    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<Vec<(u64, u32, u32)>, Self::Error>;
+    /// An indexed sentence.
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Sentence>, Self::Error>;
+}
+
+/// A document's quotation search: what to index and what it found.
+#[derive(Debug, Clone)]
+pub struct QuoteFind {
+    /// (index, sentence, signature) of the sentences to index.
+    pub indexed: Vec<(u32, Sentence, u64)>,
+    /// New document frequencies of the document's distinct words.
+    pub df: Vec<(u64, u64)>,
+    /// Documents counted after this one.
+    pub docs: u64,
+    /// The quoting sentences with their sources, best first.
+    pub found: Vec<Quotation>,
+    /// Candidates examined (for evaluation).
+    pub candidates: u64,
+}
+
+/// Searches the quotations of document `seq`'s sentences among the earlier documents'
+/// in `index`: candidates by signature within each sentence's radius, scored by word
+/// overlap weighted by idf, kept at the threshold, best `max_sources` first.
+pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> Result<QuoteFind, I::Error> {
+    let n_docs = index.documents()?;
+    let mut dfs: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    let mut df = |w: u64| -> Result<u64, I::Error> {
+        if let Some(&v) = dfs.get(&w) {
+            return Ok(v);
+        }
+        let v = index.df(w)?;
+        dfs.insert(w, v);
+        Ok(v)
+    };
+    let mut found = Vec::new();
+    let mut indexed = Vec::new();
+    let mut candidates = 0u64;
+    for (i, s) in sentences.iter().enumerate() {
+        if (s.words.len() as u32) < cfg.min_words {
+            continue;
+        }
+        let sig = signature(cfg, &s.words);
+        indexed.push((i as u32, s.clone(), sig));
+        if n_docs == 0 {
+            continue;
+        }
+        let d = radius(cfg, s.words.len() as u32);
+        let mut idf_cache: std::collections::HashMap<u64, f64> = std::collections::HashMap::new();
+        for &w in &s.words {
+            let f = df(w)?.max(1);
+            idf_cache.insert(w, (n_docs as f64 / f as f64).ln().max(0.0));
+        }
+        let mut sources = Vec::new();
+        for (cseq, cidx, dist) in index.candidates(cfg, sig, d)? {
+            if cseq >= seq {
+                continue;
+            }
+            candidates += 1;
+            if let Some(other) = index.sentence(cseq, cidx)? {
+                let sc = score(&s.words, &other.words, |w| idf_cache.get(&w).copied().unwrap_or(0.0));
+                if sc >= cfg.threshold {
+                    sources.push(QuoteSource { seq: cseq, sentence: cidx, distance: dist, score: sc });
+                }
+            }
+        }
+        if !sources.is_empty() {
+            sources.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
+            sources.truncate(cfg.max_sources as usize);
+            found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i as u32, sources });
+        }
+    }
+    let mut words: Vec<u64> = sentences.iter().flat_map(|s| s.words.iter().copied()).collect();
+    words.sort_unstable();
+    words.dedup();
+    let mut new_df = Vec::with_capacity(words.len());
+    for w in words {
+        new_df.push((w, df(w)? + 1));
+    }
+    Ok(QuoteFind { indexed, df: new_df, docs: n_docs + 1, found, candidates })
+}
+
+/// Normalised word-overlap score of query words `q` against `r` (both sorted, distinct);
+/// `idf(w)` gives `log(N/df_w)`.
+pub fn score(q: &[u64], r: &[u64], idf: impl Fn(u64) -> f64) -> f64 {
+    if q.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j) = (0, 0);
+    let (mut shared, mut sum) = (0usize, 0.0);
+    while i < q.len() && j < r.len() {
+        match q[i].cmp(&r[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                sum += idf(q[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let full: f64 = q.iter().map(|&w| idf(w)).sum();
+    if full <= 0.0 {
+        return if shared == q.len() { 1.0 } else { 0.0 };
+    }
+    (shared as f64 / q.len() as f64) * sum / full
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rabin::Rabin;
+    use crate::text::tokenize;
+    use proptest::prelude::*;
+
+    fn split(text: &str) -> Vec<&str> {
+        sentence_spans(text).into_iter().map(|(s, e)| &text[s..e]).collect()
+    }
+
+    #[test]
+    fn splits_sentences_around_abbreviations_decimals_quotes_and_lists() {
+        assert_eq!(
+            split("Mr. Smith paid $3.50 for it. \"Too much!\" he said. Then he left."),
+            ["Mr. Smith paid $3.50 for it.", "\"Too much!\" he said.", "Then he left."]
+        );
+        assert_eq!(split("See J. R. R. Tolkien, e.g. his books. Visit example.com today."), [
+            "See J. R. R. Tolkien, e.g. his books.",
+            "Visit example.com today."
+        ]);
+        assert_eq!(split("He asked: \"Why?\" Nobody knew."), ["He asked: \"Why?\"", "Nobody knew."]);
+        assert_eq!(split("Shopping list:\n- eggs\n- milk and bread\n1. first\n2) second"), [
+            "Shopping list:",
+            "- eggs",
+            "- milk and bread",
+            "1. first",
+            "2) second"
+        ]);
+        assert_eq!(split("A heading\n\nThe body starts here. It ends here"), ["A heading", "The body starts here.", "It ends here"]);
+        assert_eq!(split("The U.S. economy grew. Prices rose 2.5 percent in Jan. and Feb. alone."), [
+            "The U.S. economy grew.",
+            "Prices rose 2.5 percent in Jan. and Feb. alone."
+        ]);
+    }
+
+    #[test]
+    fn signature_sets_l_bits_per_word() {
+        let cfg = QuoteConfig::default();
+        for w in 0..1000u64 {
+            assert_eq!(word_signature(&cfg, w).count_ones(), 2);
+            assert!(word_signature(&cfg, w) < 1 << 32);
+        }
+    }
+
+    #[test]
+    fn score_matches_a_hand_computed_example() {
+        // Q = {a, b, c, d}, R = {a, b, x}; N = 100, df: a 50, b 10, c 1, d 4.
+        let idf = |w: u64| (100.0f64 / [50.0, 10.0, 1.0, 4.0, 7.0][w as usize]).ln();
+        let s = score(&[0, 1, 2, 3], &[0, 1, 4], idf);
+        // (2/4) · (ln 2 + ln 10) / (ln 2 + ln 10 + ln 100 + ln 25)
+        //   = 0.5 · (0.6931 + 2.3026) / (0.6931 + 2.3026 + 4.6052 + 3.2189) = 0.5 · 0.27688
+        let want = 0.5 * (2f64.ln() + 10f64.ln()) / (2f64.ln() + 10f64.ln() + 100f64.ln() + 25f64.ln());
+        assert!((s - want).abs() < 1e-12, "{s} {want}");
+        assert!((s - 0.13844).abs() < 1e-4, "{s}");
+        assert_eq!(score(&[0, 1], &[0, 1, 2], idf), 1.0);
+    }
+
+    #[test]
+    fn probes_are_few_for_small_radii() {
+        let cfg = QuoteConfig::default(); // 2 pieces of 16 bits
+        let n: Vec<usize> = (0..=3).map(|d| probes(&cfg, 0xdead_beef, d).len()).collect();
+        assert_eq!(n, [1, 2, 18, 34]);
+    }
+
+    #[test]
+    fn radius_follows_the_formula() {
+        let cfg = QuoteConfig::default();
+        // Short sentences get a wider radius than long ones (their signatures are sparser).
+        let radii: Vec<u32> = [5, 9, 10, 12, 13, 17, 18, 40].iter().map(|&n| radius(&cfg, n)).collect();
+        assert_eq!(radii, [3, 3, 2, 2, 1, 1, 0, 0]);
+        for n in 5..40 {
+            let d = radius(&cfg, n);
+            let k = cfg.k_flex + 1;
+            assert!(d == 0 || p_max_bit_diff(32, 2, n, k, d) <= 0.1);
+            assert!(d == cfg.d_max || p_max_bit_diff(32, 2, n, k, d + 1) > 0.1);
+        }
+        assert_eq!(radius(&QuoteConfig { radius: Some(4), ..cfg }, 40), 4);
+    }
+
+    proptest! {
+        #[test]
+        fn probes_reach_every_signature_within_d(
+            sig in 0u64..(1 << 32),
+            flips in proptest::collection::vec(0u64..32, 0..8),
+            pieces in 1u32..5,
+            d_max in 0u32..7,
+        ) {
+            let cfg = QuoteConfig { pieces, d_max, ..QuoteConfig::default() };
+            let mut other = sig;
+            for f in flips { other ^= 1 << f; }
+            let dist = (sig ^ other).count_ones();
+            for d in dist..=d_max {
+                let probes = probes(&cfg, sig, d);
+                prop_assert!((0..cfg.pieces).any(|p| probes.contains(&(p, piece(&cfg, other, p)))), "d={} dist={}", d, dist);
+            }
+        }
+
+        #[test]
+        fn sentences_partition_the_words(text in "([A-Za-z]{1,8}[ .!?\\n]{1,3}){0,40}") {
+            let r = Rabin::new(8);
+            let mut toks = Vec::new();
+            tokenize(&text, &r, &mut toks);
+            let sents = sentences(&text, &toks);
+            let spans = sentence_spans(&text);
+            for w in spans.windows(2) { prop_assert!(w[0].1 <= w[1].0); }
+            // Every token lies in exactly one sentence.
+            for t in &toks {
+                let inside = spans.iter().filter(|(s, e)| *s <= t.start as usize && t.end as usize <= *e).count();
+                prop_assert_eq!(inside, 1);
+            }
+            let total: usize = sents.iter().map(|s| s.words.len()).sum();
+            prop_assert!(total <= toks.len());
+        }
+    }
+}

@@ -1,0 +1,501 @@
+//! The bucketed shingle table of Section 2.2, over a byte slice.
+//!
+//! Implements Section 2.2 of the origin-detection paper: a hash table split into
+//! buckets of `B` entries (64 by default, 4-256 allowed); a selected fingerprint is
+//! hashed to one bucket, searched there, and inserted when absent, evicting one entry
+//! of a full bucket with Random, LRU, Copy-Count or Lucky eviction.
+//!
+//! This module is the bucket logic only: [`Table`] works over any [`BucketMemory`],
+//! a `Vec<u8>` in memory (tests, evaluation) or the memory-mapped table file of the
+//! I/O crate (`textorigin_io::storage::table_file`), which adds the header, the
+//! mapping and the files. The same bytes give the same answers either way.
+//!
+//! Each entry takes 16 bytes (the paper's 14-18): 48 bits of the fingerprint (6 bytes),
+//! the origin document's sequence number (6 bytes, up to 2^48 documents), the offset of
+//! the shingle among its origin's selected shingles mod 256 (1), the top bytes of the
+//! fingerprints of the selected shingles before and after it in the origin (1 + 1),
+//! and the eviction byte (1). Within a bucket the 16-bit tags come first, then the
+//! eviction bytes, then the rest of each entry as a 13-byte record: a lookup reads
+//! three prefetched cache lines (B = 64) and an insert or hit one record. The byte
+//! layout is in `docs/table-format.md`.
+//!
+//! The bucket is chosen from the top 32 bits of the 62-bit fingerprint by
+//! multiply-shift (`bucket = (fp >> 30) * buckets >> 32`), so bucket order is
+//! fingerprint order: a table can be cut into shards by the top fingerprint bits, each
+//! shard a contiguous range of buckets. The stored 48 bits are the low ones, which the
+//! bucket index does not use.
+//!
+//! Occupied entries of a bucket are a prefix; the eviction byte of an occupied entry is
+//! never 0, and 0 marks the first free slot. Random and LRU keep it at 1.
+//!
+//! Eviction choices the paper leaves open (see also `../shared/papers/README.md`):
+//! - Random picks slot `mix(seed, fingerprint, salt) mod B`: seeded and stateless, so a
+//!   replay gives the same table.
+//! - Copy-Count and Lucky evict the lowest score; ties are broken by a seeded hash of
+//!   the incoming fingerprint, not by position (positional ties were measured to cost
+//!   much DO).
+//! - Copy-Count: a hit adds 1 (saturating at 255); when 10 entries of a bucket reach
+//!   255, all scores of the bucket are halved. Halving never takes a score below 1.
+//! - Lucky: scores are added by the engine after a document is estimated
+//!   ([`Table::add_scores`]); when the average score of a touched bucket reaches the
+//!   limit (11), the bucket's scores are halved (again, not below 1).
+//! - LRU keeps each bucket in queue order: a hit moves the entry to the back, an
+//!   insertion into a full bucket evicts the front.
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::hash::mix;
+
+mod bucket;
+#[cfg(test)]
+mod tests;
+
+use bucket::{entry_matches, find, get_u32, halve, lowest_score, move_to_back, occupied, read_hit, record, write_entry, COL_SCORE};
+
+/// Bytes of the header page in front of the buckets in a table file.
+pub const HEADER_BYTES: usize = 4096;
+/// Bytes per entry.
+pub const ENTRY_BYTES: usize = 16;
+/// Longest configuration text a table header holds.
+pub const PARAMS_MAX: usize = 512;
+/// Largest origin sequence number an entry can hold.
+pub const MAX_ORIGIN: u64 = (1 << 48) - 1;
+
+/// Eviction policy of a full bucket (Section 2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Eviction {
+    /// Random (seeded, deterministic).
+    Random,
+    /// Least recently used.
+    Lru,
+    /// Copy-Count.
+    CopyCount,
+    /// Lucky scores (rules a-e).
+    #[default]
+    Lucky,
+}
+
+impl Eviction {
+    /// The byte that stands for the policy in a table header.
+    pub fn code(self) -> u8 {
+        match self {
+            Eviction::Random => 0,
+            Eviction::Lru => 1,
+            Eviction::CopyCount => 2,
+            Eviction::Lucky => 3,
+        }
+    }
+
+    /// The policy of a header byte; `None` for a code no build wrote (a corrupt header).
+    pub fn from_code(code: u8) -> Option<Eviction> {
+        match code {
+            0 => Some(Eviction::Random),
+            1 => Some(Eviction::Lru),
+            2 => Some(Eviction::CopyCount),
+            3 => Some(Eviction::Lucky),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Eviction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Eviction::Random => "R",
+            Eviction::Lru => "LRU",
+            Eviction::CopyCount => "CC",
+            Eviction::Lucky => "LS",
+        })
+    }
+}
+
+impl std::str::FromStr for Eviction {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "r" | "random" => Ok(Eviction::Random),
+            "lru" => Ok(Eviction::Lru),
+            "cc" | "copy-count" | "copycount" => Ok(Eviction::CopyCount),
+            "ls" | "lucky" => Ok(Eviction::Lucky),
+            _ => Err(format!("unknown eviction `{s}`; expected random (R), lru, copy-count (CC) or lucky (LS)")),
+        }
+    }
+}
+
+/// What the table must be; a stored table must match exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableParams {
+    /// Total file size in bytes (header included).
+    pub bytes: u64,
+    /// Entries per bucket (4-256).
+    pub bucket_entries: u32,
+    /// Eviction policy.
+    pub eviction: Eviction,
+    /// Seed of every pseudo-random choice.
+    pub seed: u64,
+    /// Lucky rule (e): halve a bucket when its average score reaches this.
+    pub lucky_limit: u8,
+    /// Canonical text of every configuration value that shapes the table's content,
+    /// stored in the header and compared on open (at most 512 bytes).
+    pub fingerprint_text: String,
+}
+
+/// Parameters that cannot make a table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamsError {
+    #[error("table size {bytes} bytes is too small: it needs at least {min} bytes for one bucket of {entries} entries")]
+    TooSmall { bytes: u64, min: u64, entries: u32 },
+    #[error("bucket size {0} is out of range (4-256 entries)")]
+    BucketEntries(u32),
+    #[error("configuration text is longer than {PARAMS_MAX} bytes")]
+    ParamsTooLong,
+}
+
+impl TableParams {
+    /// Checks that the parameters make a table.
+    pub fn check(&self) -> Result<(), ParamsError> {
+        if !(4..=256).contains(&self.bucket_entries) {
+            return Err(ParamsError::BucketEntries(self.bucket_entries));
+        }
+        let min = HEADER_BYTES as u64 + (ENTRY_BYTES as u64) * u64::from(self.bucket_entries);
+        if self.bytes < min {
+            return Err(ParamsError::TooSmall { bytes: self.bytes, min, entries: self.bucket_entries });
+        }
+        if self.fingerprint_text.len() > PARAMS_MAX {
+            return Err(ParamsError::ParamsTooLong);
+        }
+        Ok(())
+    }
+
+    /// Number of buckets.
+    pub fn buckets(&self) -> u64 {
+        bucket_count(self.bytes, self.bucket_entries)
+    }
+}
+
+/// What a hit returns (Section 2.2, parts 2-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Sequence number of the origin document.
+    pub origin: u64,
+    /// Offset of the shingle among its origin's selected shingles, mod 256.
+    pub offset: u8,
+    /// Top byte of the preceding selected shingle in the origin.
+    pub prev: u8,
+    /// Top byte of the succeeding selected shingle in the origin.
+    pub next: u8,
+}
+
+/// Where an entry was found or put: valid until the bucket changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    pub bucket: u64,
+    pub slot: u32,
+}
+
+/// Counters kept in the header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableStats {
+    /// Sequence number of the last document applied (0: none).
+    pub last_seq: u64,
+    /// Documents applied.
+    pub documents: u64,
+    /// Lookups (selected fingerprints sent).
+    pub lookups: u64,
+    /// Lookups that found their fingerprint.
+    pub hits: u64,
+    /// Entries inserted.
+    pub inserts: u64,
+    /// Entries evicted to make room.
+    pub evictions: u64,
+    /// Entries occupied now.
+    pub occupied: u64,
+    /// k-shingles of all applied documents (for ssr).
+    pub shingles: u64,
+}
+
+/// Top byte of a 62-bit fingerprint (the neighbour bytes of Section 2.2, part 4).
+#[inline]
+pub fn top_byte(fp: u64) -> u8 {
+    (fp >> 54) as u8
+}
+
+/// Number of buckets a file of `bytes` holds with `entries` per bucket.
+pub fn bucket_count(bytes: u64, entries: u32) -> u64 {
+    bytes.saturating_sub(HEADER_BYTES as u64) / (ENTRY_BYTES as u64 * u64::from(entries))
+}
+
+/// The bytes the buckets live in, bucket after bucket, at least
+/// `buckets · entries · ENTRY_BYTES` long.
+pub trait BucketMemory {
+    /// The bucket bytes.
+    fn bytes(&self) -> &[u8];
+    /// The bucket bytes, for writing.
+    ///
+    /// # Panics
+    /// May panic when the memory is read-only (a table file opened for reading).
+    fn bytes_mut(&mut self) -> &mut [u8];
+    /// Hints the CPU to fetch the cache line holding byte `at` (a lookup is coming).
+    /// Only a hint: the default does nothing.
+    #[inline]
+    fn prefetch(&self, at: usize) {
+        let _ = at;
+    }
+}
+
+impl BucketMemory for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
+/// The shape of a table: what its header or its parameters say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Entries per bucket (4-256).
+    pub entries: u32,
+    /// Number of buckets.
+    pub buckets: u64,
+    /// Eviction policy.
+    pub eviction: Eviction,
+    /// Seed of every pseudo-random choice.
+    pub seed: u64,
+    /// Lucky rule (e) limit.
+    pub lucky_limit: u8,
+}
+
+impl From<&TableParams> for Shape {
+    fn from(p: &TableParams) -> Shape {
+        Shape { entries: p.bucket_entries, buckets: p.buckets(), eviction: p.eviction, seed: p.seed, lucky_limit: p.lucky_limit }
+    }
+}
+
+/// The table: bucket logic over a [`BucketMemory`], plus its counters.
+pub struct Table<M> {
+    mem: M,
+    entries: usize,
+    buckets: u64,
+    eviction: Eviction,
+    seed: u64,
+    lucky_limit: u8,
+    stats: TableStats,
+}
+
+impl<M> std::fmt::Debug for Table<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("buckets", &self.buckets).field("entries", &self.entries).finish_non_exhaustive()
+    }
+}
+
+impl Table<Vec<u8>> {
+    /// An empty table in memory with the shape `p` describes (no header: only buckets).
+    pub fn in_memory(p: &TableParams) -> Result<Table<Vec<u8>>, ParamsError> {
+        p.check()?;
+        let shape = Shape::from(p);
+        let len = shape.buckets as usize * shape.entries as usize * ENTRY_BYTES;
+        Ok(Table::over(vec![0; len], shape, TableStats::default()))
+    }
+}
+
+impl<M: BucketMemory> Table<M> {
+    /// The table held in `mem`, with `stats` as its counters.
+    ///
+    /// # Panics
+    /// When `mem` is shorter than the shape's buckets or the shape is out of range
+    /// (callers check headers and parameters first).
+    pub fn over(mem: M, shape: Shape, stats: TableStats) -> Table<M> {
+        assert!((4..=256).contains(&shape.entries), "bucket entries out of range");
+        let entries = shape.entries as usize;
+        assert!(mem.bytes().len() >= shape.buckets as usize * entries * ENTRY_BYTES, "bucket memory too short");
+        Table { mem, entries, buckets: shape.buckets, eviction: shape.eviction, seed: shape.seed, lucky_limit: shape.lucky_limit, stats }
+    }
+
+    /// The memory the buckets live in.
+    pub fn memory(&self) -> &M {
+        &self.mem
+    }
+
+    /// The memory the buckets live in, for writing (the table file's header).
+    pub fn memory_mut(&mut self) -> &mut M {
+        &mut self.mem
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> TableStats {
+        self.stats
+    }
+
+    /// Mutable counters (the engine adds per-document totals).
+    pub fn stats_mut(&mut self) -> &mut TableStats {
+        &mut self.stats
+    }
+
+    /// Capacity in entries.
+    pub fn capacity(&self) -> u64 {
+        self.buckets * self.entries as u64
+    }
+
+    /// Entries per bucket.
+    pub fn bucket_entries(&self) -> usize {
+        self.entries
+    }
+
+    /// Number of buckets.
+    pub fn buckets(&self) -> u64 {
+        self.buckets
+    }
+
+    /// The eviction policy.
+    pub fn eviction(&self) -> Eviction {
+        self.eviction
+    }
+
+    /// xxh3-64 of the bucket region: equal digests, equal table content.
+    pub fn digest(&self) -> u64 {
+        xxh3_64(&self.mem.bytes()[..self.buckets as usize * self.bucket_bytes()])
+    }
+
+    fn bucket_bytes(&self) -> usize {
+        self.entries * ENTRY_BYTES
+    }
+
+    /// The bucket of a fingerprint.
+    #[inline]
+    pub fn bucket_of(&self, fp: u64) -> u64 {
+        ((fp >> 30 & 0xffff_ffff) * self.buckets) >> 32
+    }
+
+    #[inline]
+    fn bucket(&self, b: u64) -> &[u8] {
+        let len = self.bucket_bytes();
+        let at = b as usize * len;
+        &self.mem.bytes()[at..at + len]
+    }
+
+    #[inline]
+    fn bucket_mut(&mut self, b: u64) -> &mut [u8] {
+        let len = self.bucket_bytes();
+        let at = b as usize * len;
+        &mut self.mem.bytes_mut()[at..at + len]
+    }
+
+    /// Hints the CPU to fetch the bucket of `fp` (tags and eviction bytes: 3·B bytes,
+    /// up to four cache lines), through [`BucketMemory::prefetch`].
+    #[inline]
+    pub fn prefetch(&self, fp: u64) {
+        let at = self.bucket_of(fp) as usize * self.bucket_bytes();
+        let mut off = 0;
+        while off < (3 * self.entries).min(256) {
+            self.mem.prefetch(at + off);
+            off += 64;
+        }
+    }
+
+    /// Looks `fp` up without changing anything.
+    pub fn lookup(&self, fp: u64) -> Option<(Position, Hit)> {
+        let b = self.bucket_of(fp);
+        let data = self.bucket(b);
+        find(data, self.entries, fp).map(|slot| (Position { bucket: b, slot: slot as u32 }, read_hit(data, self.entries, slot)))
+    }
+
+    /// Looks `fp` up and, when absent, inserts it with `new` as its data (evicting if the
+    /// bucket is full). Returns the hit (if found) and where the entry now is.
+    /// `salt` feeds Random eviction (the engine passes document and position).
+    pub fn process(&mut self, fp: u64, new: Hit, salt: u64) -> (Option<Hit>, Position) {
+        debug_assert!(new.origin != 0 && new.origin <= MAX_ORIGIN);
+        let n = self.entries;
+        let b = self.bucket_of(fp);
+        let (eviction, seed) = (self.eviction, self.seed);
+        self.stats.lookups += 1;
+        let data = self.bucket_mut(b);
+        if let Some(slot) = find(data, n, fp) {
+            let hit = read_hit(data, n, slot);
+            let slot = match eviction {
+                Eviction::CopyCount => {
+                    let s = &mut data[COL_SCORE * n + slot];
+                    *s = s.saturating_add(1);
+                    if data[COL_SCORE * n..COL_SCORE * n + n].iter().filter(|&&s| s == 255).count() >= 10 {
+                        halve(data, n);
+                    }
+                    slot
+                }
+                Eviction::Lru => {
+                    let count = occupied(data, n);
+                    move_to_back(data, n, slot, count);
+                    count - 1
+                }
+                Eviction::Random | Eviction::Lucky => slot,
+            };
+            self.stats.hits += 1;
+            return (Some(hit), Position { bucket: b, slot: slot as u32 });
+        }
+        let count = occupied(data, n);
+        let slot = if count < n {
+            count
+        } else {
+            match eviction {
+                Eviction::Random => (mix(seed ^ mix(fp ^ mix(salt))) % n as u64) as usize,
+                Eviction::Lru => {
+                    move_to_back(data, n, 0, n);
+                    n - 1
+                }
+                Eviction::CopyCount | Eviction::Lucky => lowest_score(data, n, mix(seed ^ fp)),
+            }
+        };
+        write_entry(data, n, slot, fp, new);
+        self.stats.inserts += 1;
+        if count < n {
+            self.stats.occupied += 1;
+        } else {
+            self.stats.evictions += 1;
+        }
+        (None, Position { bucket: b, slot: slot as u32 })
+    }
+
+    /// Whether the entry at `pos` still holds `fp`.
+    pub fn holds(&self, pos: Position, fp: u64) -> bool {
+        let data = self.bucket(pos.bucket);
+        let slot = pos.slot as usize;
+        data[COL_SCORE * self.entries + slot] != 0 && entry_matches(data, self.entries, slot, fp)
+    }
+
+    /// Adds Lucky score increments (sorted by position, each position once), saturating
+    /// at 255, then applies rule (e) to every touched bucket.
+    pub fn add_scores(&mut self, updates: &[(Position, u32)]) {
+        let n = self.entries;
+        let limit = u32::from(self.lucky_limit);
+        let mut i = 0;
+        while i < updates.len() {
+            let b = updates[i].0.bucket;
+            let data = self.bucket_mut(b);
+            while i < updates.len() && updates[i].0.bucket == b {
+                let (pos, add) = updates[i];
+                let s = &mut data[COL_SCORE * n + pos.slot as usize];
+                *s = (u32::from(*s) + add).min(255) as u8;
+                i += 1;
+            }
+            let count = occupied(data, n);
+            let sum: u32 = data[COL_SCORE * n..COL_SCORE * n + count].iter().map(|&s| u32::from(s)).sum();
+            if count > 0 && sum >= limit * count as u32 {
+                halve(data, n);
+            }
+        }
+    }
+
+    /// Reads every occupied entry (for tests and inspection).
+    pub fn entries_of(&self, bucket: u64) -> Vec<(u64, Hit, u8)> {
+        let n = self.entries;
+        let data = self.bucket(bucket);
+        (0..occupied(data, n))
+            .map(|s| {
+                let fp48 = u64::from(u16::from_le_bytes([data[2 * s], data[2 * s + 1]]))
+                    | u64::from(get_u32(data, record(n, s))) << 16;
+                (fp48, read_hit(data, n, s), data[COL_SCORE * n + s])
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,326 @@
+//! `textorigin serve`: the long-running process that takes documents from a spool.
+//!
+//! **Spool contract** (Maildir-style): producers write a file into `SPOOL/tmp/` and
+//! rename it into `SPOOL/new/` (same filesystem, so the rename is atomic). The daemon
+//! watches `new/` (inotify through `notify`), and also scans it at start, every
+//! `rescan` seconds and after each batch, so no file is missed even when the watcher
+//! overflows. Files found together are taken in file-name order.
+//!
+//! **Admission, exactly once**: a file is read whole and keyed by xxh3-128 of its name
+//! and bytes. Each of its documents is stored (with its results) in one RocksDB batch
+//! that also records "k of n documents of this file are stored". After a batch of files
+//! the RocksDB log is fsynced (group commit); only then are the files removed from
+//! `new/` (or moved to `done/` with `--keep`) and the directory fsynced. A file seen
+//! again (crash between commit and unlink) continues after its stored documents, so no
+//! document is stored twice or lost.
+//!
+//! **Bad input** (unreadable, binary, empty, token-less, malformed JSON, over
+//! `--max-doc-bytes`) goes to `SPOOL/failed/` with a `.reason` file beside it and a
+//! record in RocksDB (`textorigin failed`); the good documents of a partly bad JSONL file
+//! are still processed. A write error keeps the files in the spool and is retried; a
+//! failed fsync stops the daemon (its state is then unknown) and the restart recovers.
+//!
+//! **Checkpoints and recovery** ([`crate::storage::checkpoint`]): every `--checkpoint-docs`
+//! documents or `--checkpoint-secs` seconds, and at shutdown. At start, a table that is
+//! not in step with the store (a crash) is restored from the newest valid checkpoint
+//! and the stored documents after it are replayed ([`DataDir::recover`]).
+//!
+//! **Pipeline**: parser threads (`parse-N`, one a core) read and parse the files of a
+//! batch in parallel from a bounded queue and prepare their documents (tokens, Rabin
+//! fingerprints, selection, near-duplicate sketch, sentences); the calling thread
+//! applies them strictly in file-name order (index lookups, the table, estimation, the
+//! store), then group-commits. A parser that dies stops the daemon with an error, never a hang.
+//!
+//! **Signals**: SIGTERM and SIGINT stop intake, finish the current batch, checkpoint and
+//! exit 0; SIGHUP reopens the log file. One daemon per data directory (RocksDB's lock).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use textorigin_core::config::Overrides;
+
+use crate::error::{IoContext, IoError};
+use crate::storage::checkpoint::CheckpointError;
+use crate::storage::datadir::{DataDir, DataDirError};
+use crate::storage::store::StoreError;
+use crate::storage::table_file::TableError;
+
+mod parsers;
+mod spool;
+mod status;
+
+pub use status::{DaemonState, DaemonStatus};
+
+use parsers::Parsers;
+use spool::Outcome;
+use status::write_status;
+
+/// Options of `serve`.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub spool: PathBuf,
+    pub keep: bool,
+    pub max_doc_bytes: u64,
+    pub checkpoint_docs: u64,
+    pub checkpoint_secs: u64,
+    pub rescan_secs: u64,
+    /// Files per group commit.
+    pub batch: usize,
+}
+
+/// Why the daemon stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error("{0}")]
+    Watcher(String, #[source] notify::Error),
+    #[error("{0} replayed result(s) differ from the stored ones: refusing to continue")]
+    ReplayMismatch(u64),
+    #[error("fsync of the store log failed: stopping (the restart recovers)")]
+    Fsync(#[source] StoreError),
+    #[error("the parser threads are gone")]
+    ParsersGone,
+    #[error("a parser thread died: stopping the daemon")]
+    ParserDied,
+}
+
+type Result<T> = std::result::Result<T, DaemonError>;
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// An error with its sources, `a: b: c` (for a log line).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s += &format!(": {inner}");
+        source = inner.source();
+    }
+    s
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    Ok(std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("fsync of directory {} failed", dir.display()))?)
+}
+
+/// The spool watcher: any event (or an overflow error) means "scan"; the channel holds
+/// one wake-up, so bursts coalesce.
+fn watch(new_dir: &Path) -> Result<(notify::RecommendedWatcher, crossbeam_channel::Receiver<()>)> {
+    use notify::Watcher;
+    let (tx, rx) = crossbeam_channel::bounded::<()>(1);
+    let mut watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+        let _ = tx.try_send(());
+    })
+    .map_err(|e| DaemonError::Watcher("cannot start the spool watcher".into(), e))?;
+    watcher.watch(new_dir, notify::RecursiveMode::NonRecursive).map_err(|e| DaemonError::Watcher("cannot watch the spool".into(), e))?;
+    Ok((watcher, rx))
+}
+
+/// Recovers the table if a crash left it out of step with the store; refuses to go on
+/// when a replayed result differs from the stored one.
+fn recover(dir: &Path) -> Result<Option<(u64, u64, u64)>> {
+    let recovery = DataDir::recover(dir, |i, n| {
+        if i == n || i % 1000 == 0 {
+            tracing::warn!(replayed = i, of = n, "replaying documents after the last checkpoint");
+        }
+    })?;
+    if let Some((from, n, bad)) = recovery {
+        tracing::warn!(from_checkpoint = from, replayed = n, mismatches = bad, "recovered the table after an unclean stop");
+        if bad > 0 {
+            return Err(DaemonError::ReplayMismatch(bad));
+        }
+    }
+    Ok(recovery)
+}
+
+/// The running daemon's bookkeeping: its status, and when it last checkpointed. (The
+/// data directory is kept apart: recovery must close it and open it again.)
+struct Daemon<'a> {
+    opt: &'a ServeOptions,
+    status: DaemonStatus,
+    started: Instant,
+    since_checkpoint: u64,
+    last_checkpoint: Instant,
+}
+
+/// Runs the daemon until SIGTERM/SIGINT (or `stop` is set).
+pub fn serve(
+    dir: &Path,
+    overrides: &Overrides,
+    opt: &ServeOptions,
+    stop: Arc<AtomicBool>,
+    hup: Arc<AtomicBool>,
+    on_hup: &dyn Fn(),
+) -> Result<()> {
+    for sub in ["tmp", "new", "failed", "done"] {
+        let path = opt.spool.join(sub);
+        std::fs::create_dir_all(&path).io(|| format!("cannot create {}", path.display()))?;
+    }
+    std::fs::create_dir_all(dir).io(|| format!("cannot create {}", dir.display()))?;
+    let recovery = recover(dir)?;
+    let mut dd = DataDir::open_write(dir, overrides)?;
+    let new_dir = opt.spool.join("new");
+    let (_watcher, rx) = watch(&new_dir)?;
+    let mut status = DaemonStatus {
+        pid: std::process::id(),
+        state: DaemonState::Running,
+        started_at_ms: now_ms(),
+        recovered_from_checkpoint: recovery.map(|r| r.0),
+        replayed: recovery.map_or(0, |r| r.1),
+        ..DaemonStatus::default()
+    };
+    if let Some((_, m)) = crate::storage::checkpoint::newest_valid(dir) {
+        status.last_checkpoint_generation = m.generation;
+        status.last_checkpoint_seq = m.seq;
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let parsers = Parsers::start(threads, opt.batch, opt.max_doc_bytes, &dd.preparer())?;
+    let mut d = Daemon { opt, status, started: Instant::now(), since_checkpoint: 0, last_checkpoint: Instant::now() };
+    tracing::info!(spool = %opt.spool.display(), "serving");
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        if hup.swap(false, Ordering::SeqCst) {
+            on_hup();
+        }
+        let files = spool::list(&new_dir)?;
+        d.status.spool_backlog = files.len();
+        if files.is_empty() {
+            write_status(dir, &d.status);
+            if d.since_checkpoint > 0 && d.last_checkpoint.elapsed().as_secs() >= opt.checkpoint_secs {
+                d.checkpoint(&mut dd)?;
+            }
+            let _ = rx.recv_timeout(Duration::from_secs(opt.rescan_secs.max(1)).min(Duration::from_millis(500)));
+            continue;
+        }
+        let batch: Vec<PathBuf> = files.into_iter().take(opt.batch).collect();
+        let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
+        if dd.poisoned() {
+            // The table applied a document the store did not take: go back to the last
+            // checkpoint and replay, as after a crash, then try the kept files again.
+            drop(dd);
+            let r = DataDir::recover(dir, |_, _| {})?;
+            tracing::warn!(?r, "recovered the table after a failed store write");
+            dd = DataDir::open_write(dir, overrides)?;
+        }
+        if kept > 0 {
+            // A read or write error (a full disk, say): the files stay in the spool; say
+            // so and try again shortly rather than spin.
+            d.status.state = DaemonState::Degraded { kept };
+            write_status(dir, &d.status);
+            let _ = rx.recv_timeout(Duration::from_secs(1));
+        } else {
+            d.status.state = DaemonState::Running;
+            write_status(dir, &d.status);
+        }
+    }
+    tracing::info!("stopping: final checkpoint");
+    d.checkpoint(&mut dd)?;
+    d.status.state = DaemonState::Stopped;
+    write_status(dir, &d.status);
+    Ok(dd.close()?)
+}
+
+impl Daemon<'_> {
+    /// Parses, applies and group-commits one batch of spool files, moves them out of
+    /// `new/` and checkpoints when due. Returns how many files were kept in the spool.
+    fn batch(&mut self, dd: &mut DataDir, parsers: &Parsers, batch: Vec<PathBuf>, stop: &AtomicBool) -> Result<usize> {
+        let mut outcomes = Vec::new();
+        for parsed in parsers.parse(batch)? {
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let path = parsed.path.clone();
+            let before = dd.store.next_seq().map_err(DataDirError::from)?;
+            let outcome = spool::apply_file(dd, parsed)?;
+            let applied = dd.store.next_seq().map_err(DataDirError::from)? - before;
+            self.status.documents_applied_this_run += applied;
+            self.since_checkpoint += applied;
+            outcomes.push((path, outcome));
+        }
+        // Group commit: the documents are durable before their files leave the spool. A
+        // failed fsync leaves unknown state behind: stop; the restart recovers.
+        crate::failpoint::hit("store.sync")
+            .map_err(|e| StoreError::Io { path: dd.store.path().to_path_buf(), source: e })
+            .and_then(|()| dd.store.sync())
+            .map_err(DaemonError::Fsync)?;
+        crate::failpoint::hit("spool.after-sync").io(|| "group commit")?;
+        let kept = outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).count();
+        self.finish_files(outcomes)?;
+        self.status.last_applied = dd.table.stats().last_seq;
+        dd.table.publish_counters()?; // live `stats` readers see the table's counters
+        self.status.documents_per_second =
+            self.status.documents_applied_this_run as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+        if self.since_checkpoint >= self.opt.checkpoint_docs || self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs {
+            self.checkpoint(dd)?;
+        }
+        Ok(kept)
+    }
+
+    /// Moves the committed files out of `new/` (removed, or to `done/`; failed ones to
+    /// `failed/` with their reasons) and fsyncs the directories.
+    fn finish_files(&mut self, outcomes: Vec<(PathBuf, Outcome)>) -> Result<()> {
+        let spool = &self.opt.spool;
+        let mut touched_failed = false;
+        for (path, outcome) in outcomes {
+            let name = path.file_name().expect("spool files have names").to_owned();
+            match outcome {
+                Outcome::Done => {
+                    self.status.files_admitted += 1;
+                    if self.opt.keep {
+                        let to = spool.join("done").join(&name);
+                        std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))?;
+                    } else {
+                        std::fs::remove_file(&path).io(|| format!("cannot remove {}", path.display()))?;
+                    }
+                }
+                Outcome::Failed(reasons) => {
+                    self.status.files_failed += 1;
+                    touched_failed = true;
+                    let target = spool.join("failed").join(&name);
+                    let mut reason_path = target.clone().into_os_string();
+                    reason_path.push(".reason");
+                    let reason_path = PathBuf::from(reason_path);
+                    std::fs::write(&reason_path, reasons.join("\n") + "\n").io(|| format!("cannot write {}", reason_path.display()))?;
+                    std::fs::rename(&path, &target).io(|| format!("cannot move {} to {}", path.display(), target.display()))?;
+                }
+                Outcome::Keep => {}
+            }
+        }
+        crate::failpoint::hit("spool.after-unlink").io(|| "spool")?;
+        sync_dir(&spool.join("new"))?;
+        if touched_failed {
+            sync_dir(&spool.join("failed"))?;
+        }
+        if self.opt.keep {
+            sync_dir(&spool.join("done"))?;
+        }
+        Ok(())
+    }
+
+    /// Writes a checkpoint of the table (its results made durable first).
+    fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
+        dd.table.flush()?;
+        dd.store.sync().map_err(DaemonError::Fsync)?;
+        let seq = dd.table.stats().last_seq;
+        let m = crate::storage::checkpoint::write(&dd.dir, dd.table.path(), seq)?;
+        self.status.last_checkpoint_generation = m.generation;
+        self.status.last_checkpoint_seq = m.seq;
+        self.since_checkpoint = 0;
+        self.last_checkpoint = Instant::now();
+        tracing::info!(generation = m.generation, seq, "checkpoint");
+        Ok(())
+    }
+}

@@ -1,0 +1,163 @@
+//! The spool side of the daemon: listing `new/`, reading and parsing a file (on a
+//! parser thread), and admitting its documents exactly once (on the apply thread).
+
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::{now_ms, Result};
+use crate::error::IoContext;
+use crate::input::{parse_bytes, InputDoc, InputError};
+use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
+use crate::storage::store::{Admission, Failure};
+
+/// Files in `dir` in name order (dot files skipped).
+pub(super) fn list(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .io(|| format!("cannot read spool directory {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// What became of a spool file.
+pub(super) enum Outcome {
+    /// Every document stored (or stored before).
+    Done,
+    /// Some or all of it failed: reasons for the `.reason` file.
+    Failed(Vec<String>),
+    /// Not processed now (an I/O error): stays in the spool.
+    Keep,
+}
+
+/// A spool file as a parser thread leaves it for the apply thread.
+pub(super) struct Parsed {
+    pub(super) path: PathBuf,
+    name: String,
+    source: String,
+    key: u128,
+    content: Content,
+}
+
+pub(super) enum Content {
+    /// Gone, or unreadable now: stays in the spool (if it is still there).
+    Keep,
+    /// The whole file fails: the reason.
+    Fails(String),
+    /// Its documents, prepared (or per-document errors).
+    Docs(Vec<std::result::Result<(InputDoc, Prepared), InputError>>),
+}
+
+/// Reads and parses one spool file (on a parser thread: no store access).
+pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Parsed {
+    let _ = crate::failpoint::hit("parse");
+    let source = path.display().to_string();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let done = |key: u128, content: Content| Parsed { path: path.to_path_buf(), name: name.clone(), source: source.clone(), key, content };
+    let len = match std::fs::metadata(path) {
+        Ok(m) => m.len(),
+        Err(e) => {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
+            }
+            return done(0, Content::Keep);
+        }
+    };
+    if len > max && ext != "jsonl" {
+        let key = xxh3_128(format!("{name}\0size {len}").as_bytes());
+        return done(key, Content::Fails(format!("{source}: {len} bytes is over the limit of {max} bytes")));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
+            return done(0, Content::Keep);
+        }
+    };
+    let mut keyed = name.as_bytes().to_vec();
+    keyed.push(0);
+    keyed.extend_from_slice(&bytes);
+    let key = xxh3_128(&keyed);
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
+    match parse_bytes(&bytes, &ext, &stem, &source, max) {
+        Ok(docs) if docs.is_empty() => done(key, Content::Fails(format!("{source}: no documents"))),
+        Ok(docs) => done(
+            key,
+            Content::Docs(
+                docs.into_iter()
+                    .map(|d| {
+                        d.map(|doc| {
+                            let p = preparer.prepare(&doc.text);
+                            (doc, p)
+                        })
+                    })
+                    .collect(),
+            ),
+        ),
+        Err(e) => done(key, Content::Fails(e.to_string())),
+    }
+}
+
+/// Admits one parsed spool file on the apply thread: stores its documents not stored
+/// yet, records failures.
+pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
+    let Parsed { name, source, key, content, .. } = p;
+    let docs = match content {
+        Content::Keep => return Ok(Outcome::Keep),
+        Content::Fails(reason) => {
+            if dd.store.admitted(key).map_err(DataDirError::from)?.is_some() {
+                return Ok(Outcome::Failed(vec![format!("{reason} (recorded before)")]));
+            }
+            tracing::warn!(file = %source, %reason, "failed");
+            dd.store
+                .put_failure(Some(Admission { key, done: 0, total: 0 }), &Failure { file: name, reason: reason.clone(), at_ms: now_ms() })
+                .map_err(DataDirError::from)?;
+            return Ok(Outcome::Failed(vec![reason]));
+        }
+        Content::Docs(docs) => docs,
+    };
+    let (done, total) = dd.store.admitted(key).map_err(DataDirError::from)?.unwrap_or((0, u32::MAX));
+    if total == 0 {
+        return Ok(Outcome::Failed(vec![format!("{source}: failed before (see `textorigin failed`)")]));
+    }
+    if total != u32::MAX && done >= total {
+        return Ok(Outcome::Done); // stored before the last crash; only the unlink was missing
+    }
+    let total = docs.len() as u32;
+    let mut reasons = Vec::new();
+    for (i, d) in docs.into_iter().enumerate() {
+        let i = i as u32;
+        if i < done {
+            continue;
+        }
+        let admission = Admission { key, done: i + 1, total };
+        crate::failpoint::hit("admit.before-commit").io(|| "admission")?;
+        let failure = match d {
+            Ok((doc, prepared)) => match dd.ingest_prepared(&doc, prepared, Some(admission)) {
+                Ok(_) => None,
+                Err(DataDirError::Doc(e)) => Some(e.to_string()),
+                Err(e) => {
+                    // A write error: leave the file; the next scan continues after what is stored.
+                    tracing::error!(file = %source, error = %super::chain(&e), "store write failed; file left in the spool");
+                    return Ok(Outcome::Keep);
+                }
+            },
+            Err(e) => Some(e.to_string()),
+        };
+        crate::failpoint::hit("admit.after-commit").io(|| "admission")?;
+        if let Some(reason) = failure {
+            tracing::warn!(file = %source, %reason, "document failed");
+            dd.store
+                .put_failure(Some(admission), &Failure { file: name.clone(), reason: reason.clone(), at_ms: now_ms() })
+                .map_err(DataDirError::from)?;
+            reasons.push(reason);
+        }
+    }
+    Ok(if reasons.is_empty() { Outcome::Done } else { Outcome::Failed(reasons) })
+}
+

@@ -1,0 +1,111 @@
+//! The daemon's status file `DATA/daemon.json` (replaced atomically), read by `stats`.
+
+use std::path::Path;
+
+/// What the daemon is doing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DaemonState {
+    /// Taking files from the spool.
+    #[default]
+    Running,
+    /// Some files could not be processed (an I/O error); they stay and are retried.
+    Degraded {
+        /// Files kept in the spool.
+        kept: usize,
+    },
+    /// Stopped cleanly.
+    Stopped,
+}
+
+impl std::fmt::Display for DaemonState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DaemonState::Running => f.write_str("running"),
+            DaemonState::Degraded { kept } => write!(f, "degraded: {kept} file(s) could not be processed; retrying"),
+            DaemonState::Stopped => f.write_str("stopped"),
+        }
+    }
+}
+
+impl std::str::FromStr for DaemonState {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<DaemonState, String> {
+        match s {
+            "running" => Ok(DaemonState::Running),
+            "stopped" => Ok(DaemonState::Stopped),
+            _ => s
+                .strip_prefix("degraded: ")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .map(|kept| DaemonState::Degraded { kept })
+                .ok_or_else(|| format!("unknown daemon state `{s}`")),
+        }
+    }
+}
+
+impl serde::Serialize for DaemonState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DaemonState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<DaemonState, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Daemon counters, written to `DATA/daemon.json` for `stats` (the JSON interface).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct DaemonStatus {
+    pub pid: u32,
+    pub state: DaemonState,
+    pub started_at_ms: u64,
+    pub files_admitted: u64,
+    pub files_failed: u64,
+    pub documents_applied_this_run: u64,
+    pub last_applied: u64,
+    pub last_checkpoint_generation: u64,
+    pub last_checkpoint_seq: u64,
+    pub spool_backlog: usize,
+    pub documents_per_second: f64,
+    /// At start: the checkpoint the table was restored from and the documents replayed.
+    pub recovered_from_checkpoint: Option<u64>,
+    pub replayed: u64,
+}
+
+impl DaemonStatus {
+    /// The status in `dir/daemon.json`, if there is a readable one.
+    pub fn read(dir: &Path) -> Option<DaemonStatus> {
+        std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok())
+    }
+}
+
+
+/// Replaces `dir/daemon.json` atomically (best effort: a status is advisory).
+pub(super) fn write_status(dir: &Path, s: &DaemonStatus) {
+    let tmp = dir.join(".daemon.json.tmp");
+    if let Ok(json) = serde_json::to_vec_pretty(s) {
+        if std::fs::write(&tmp, json).is_ok() {
+            let _ = std::fs::rename(&tmp, dir.join("daemon.json"));
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_through_their_text() {
+        for s in [DaemonState::Running, DaemonState::Stopped, DaemonState::Degraded { kept: 3 }] {
+            assert_eq!(s.to_string().parse::<DaemonState>(), Ok(s));
+        }
+        assert_eq!(DaemonState::Degraded { kept: 3 }.to_string(), "degraded: 3 file(s) could not be processed; retrying");
+        assert!("sleeping".parse::<DaemonState>().is_err());
+        let json = serde_json::to_string(&DaemonStatus { state: DaemonState::Stopped, ..DaemonStatus::default() }).unwrap();
+        assert!(json.contains(r#""state":"stopped""#), "{json}");
+    }
+}

@@ -1,0 +1,44 @@
+//! The evaluation and measurement tools behind `eval`, `neardup-eval`, `quote-eval`,
+//! `bench` and `bench-daemon`.
+
+pub mod bench;
+pub mod daemon;
+pub mod neardup;
+pub mod origin;
+pub mod quote;
+mod report;
+
+use crate::error::IoError;
+use crate::input::InputError;
+use crate::storage::datadir::DataDirError;
+use crate::storage::store::StoreError;
+use crate::storage::table_file::TableError;
+use textorigin_core::config::ConfigError;
+
+/// Why an evaluation or measurement could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The corpus does not allow the measurement.
+    #[error("{0}")]
+    Corpus(String),
+    /// The daemon under measurement misbehaved.
+    #[error("{0}")]
+    Daemon(String),
+}
+
+/// The result of the evaluation tools.
+pub type Result<T> = std::result::Result<T, EvalError>;

@@ -1,0 +1,438 @@
+//! A data directory: the table file and the RocksDB store, kept consistent.
+//!
+//! Layout: `DIR/table` (the fixed-size shingle table) and `DIR/db/` (RocksDB). The
+//! store remembers the configuration; the table header carries its canonical text.
+//!
+//! Invariant: after a clean close, the table's last applied sequence number equals the
+//! store's last document, and the table holds exactly the effect of the stored
+//! documents applied in sequence order. A writer opens the table "in use"; a table left
+//! in use (a crash) or out of step with the store is refused until `rebuild` replays
+//! the stored documents into a fresh table.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use textorigin_core::config::{Config, Overrides};
+use textorigin_core::engine::{DocResult, Engine};
+use crate::input::InputDoc;
+use textorigin_core::neardup::{self, NearDup, NearDupConfig};
+use textorigin_core::quote::{self, QuoteConfig};
+use textorigin_core::rabin::Rabin;
+use crate::storage::store::{DocMeta, DocumentWrite, Quotation, Store};
+use crate::error::{IoContext, IoError};
+use crate::storage::checkpoint::CheckpointError;
+use crate::storage::store::StoreError;
+use crate::storage::table_file::{TableError, TableFile};
+use textorigin_core::config::ConfigError;
+
+/// An open data directory.
+pub struct DataDir {
+    pub dir: PathBuf,
+    pub store: Store,
+    pub table: TableFile,
+    pub engine: Engine,
+    pub nd_cfg: NearDupConfig,
+    pub q_cfg: QuoteConfig,
+    preparer: Preparer,
+    writable: bool,
+    /// A store write failed after the table had applied the document: the table is
+    /// ahead of the store, so nothing more may be applied until it is recovered.
+    poisoned: bool,
+}
+
+/// A document's table-independent work, done before it is applied: tokens with their
+/// fingerprints, the selected shingles, the near-duplicate sketch and the sentences.
+/// Any thread can do it; the result is the same as on the applying thread.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    tokens: Vec<textorigin_core::text::Token>,
+    items: Vec<textorigin_core::select::Item>,
+    sketch: textorigin_core::neardup::Sketch,
+    sentences: Vec<textorigin_core::quote::Sentence>,
+}
+
+/// Prepares documents for one data directory's configuration (one per thread).
+#[derive(Clone)]
+pub struct Preparer {
+    engine: Engine,
+    nd_cfg: NearDupConfig,
+    nd_rabin: Rabin,
+}
+
+impl Preparer {
+    /// Tokenizes, fingerprints, selects, sketches and splits `text` into sentences.
+    pub fn prepare(&mut self, text: &str) -> Prepared {
+        let (tokens, items) = self.engine.prepare(text);
+        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
+        let sentences = quote::sentences(text, tokens);
+        let (tokens, items) = (tokens.to_vec(), items.to_vec());
+        Prepared { tokens, items, sketch, sentences }
+    }
+}
+
+/// Why a document was not applied (the document's fault, not the data directory's).
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    #[error("{0}: no words (no letters or digits)")]
+    NoTokens(String),
+    #[error("{0}: over 4 GiB of text")]
+    TooLong(String),
+}
+
+/// Errors of a data directory.
+#[derive(Debug, thiserror::Error)]
+pub enum DataDirError {
+    #[error(transparent)]
+    Doc(#[from] DocError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    InvalidParams(String),
+    #[error("data directory {} was created with other parameters.\n  stored:    {stored}\n  requested: {requested}\nOmit the differing options or use a new data directory", dir.display())]
+    ConfigDiffers { dir: PathBuf, stored: String, requested: String },
+    #[error("data directory {} was created with other {what} parameters.\n  stored:    {stored}\n  requested: {requested}", dir.display())]
+    ParamsDiffer { dir: PathBuf, what: &'static str, stored: String, requested: String },
+    #[error("data directory {} has no configuration yet", .0.display())]
+    NoConfig(PathBuf),
+    #[error("table file {} is missing but the store holds documents; run `textorigin rebuild`", .0.display())]
+    TableMissing(PathBuf),
+    #[error("table {} has applied documents up to #{table_last} but the store has them up to #{store_last}; run `textorigin rebuild --data {}`", table.display(), dir.display())]
+    OutOfStep { table: PathBuf, table_last: u64, store_last: u64, dir: PathBuf },
+    #[error("text of document #{0} is missing")]
+    MissingText(u64),
+    #[error("checkpoint table holds #{found} but its meta says #{meta}")]
+    CheckpointSeq { found: u64, meta: u64 },
+    #[error("a store write failed after the table applied a document; the table must be recovered first")]
+    Poisoned,
+    #[error("not closing the table cleanly: a store write failed after it applied a document (the next start recovers it)")]
+    PoisonedClose,
+    #[error("{doc}: cannot store document #{seq}")]
+    StoreWrite {
+        doc: String,
+        seq: u64,
+        #[source]
+        source: StoreError,
+    },
+}
+
+type Result<T> = std::result::Result<T, DataDirError>;
+
+fn table_path(dir: &Path) -> PathBuf {
+    dir.join("table")
+}
+
+fn db_path(dir: &Path) -> PathBuf {
+    dir.join("db")
+}
+
+/// The parameters a data directory uses: the stored ones (an explicitly requested
+/// difference is an error), or, for a directory that has none yet, the requested ones
+/// (else the defaults), validated and stored.
+fn settle<T: Clone + PartialEq + std::fmt::Debug + Default>(
+    dir: &Path,
+    what: &'static str,
+    stored: Option<T>,
+    wanted: Option<&T>,
+    validate: impl Fn(&T) -> std::result::Result<(), String>,
+    put: impl FnOnce(&T) -> std::result::Result<(), StoreError>,
+) -> Result<T> {
+    match (stored, wanted) {
+        (Some(stored), Some(wanted)) if stored != *wanted => Err(DataDirError::ParamsDiffer {
+            dir: dir.to_path_buf(),
+            what,
+            stored: format!("{stored:?}"),
+            requested: format!("{wanted:?}"),
+        }),
+        (Some(stored), _) => Ok(stored),
+        (None, wanted) => {
+            let c = wanted.cloned().unwrap_or_default();
+            validate(&c).map_err(DataDirError::InvalidParams)?;
+            put(&c)?;
+            Ok(c)
+        }
+    }
+}
+
+impl DataDir {
+    /// Opens (or creates) `dir` for writing with the stored configuration plus
+    /// `overrides`; an override that differs from a stored value is an error.
+    pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+        std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
+        let store = Store::open(&db_path(dir))?;
+        let stored = store.config()?;
+        let base = stored.clone().unwrap_or_default();
+        let cfg = overrides.apply(&base)?;
+        if let Some(stored) = &stored {
+            if *stored != cfg {
+                return Err(DataDirError::ConfigDiffers { dir: dir.to_path_buf(), stored: stored.canonical(), requested: cfg.canonical() });
+            }
+        }
+        let tpath = table_path(dir);
+        let next = store.next_seq()?;
+        let table = if tpath.exists() {
+            TableFile::open(&tpath, &cfg.table_params(), true)?
+        } else {
+            if next > 1 {
+                return Err(DataDirError::TableMissing(tpath));
+            }
+            TableFile::create(&tpath, &cfg.table_params())?
+        };
+        if table.stats().last_seq != next - 1 {
+            return Err(DataDirError::OutOfStep {
+                table: tpath,
+                table_last: table.stats().last_seq,
+                store_last: next - 1,
+                dir: dir.to_path_buf(),
+            });
+        }
+        if stored.is_none() {
+            store.put_config(&cfg)?;
+        }
+        let nd_cfg = settle(
+            dir,
+            "near-duplicate",
+            store.stored_neardup_config()?,
+            overrides.neardup.as_ref(),
+            NearDupConfig::validate,
+            |c| store.put_neardup_config(c),
+        )?;
+        let nd_rabin = Rabin::new(nd_cfg.k as usize);
+        let q_cfg = settle(
+            dir,
+            "quotation",
+            store.stored_quote_config()?,
+            overrides.quotes.as_ref(),
+            QuoteConfig::validate,
+            |c| store.put_quote_config(c),
+        )?;
+        let engine = Engine::new(cfg);
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: true, poisoned: false })
+    }
+
+    /// Opens `dir` read-only (works while a writer runs).
+    pub fn open_read(dir: &Path) -> Result<DataDir> {
+        let store = Store::open_read_only(&db_path(dir))?;
+        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        let table = TableFile::open(&table_path(dir), &cfg.table_params(), false)?;
+        let nd_cfg = store.neardup_config()?;
+        let nd_rabin = Rabin::new(nd_cfg.k as usize);
+        let q_cfg = store.quote_config()?;
+        let engine = Engine::new(cfg);
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: false, poisoned: false })
+    }
+
+    /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
+    /// the newest valid checkpoint (a consistent state the running daemon never writes),
+    /// else the table file.
+    pub fn open_read_for_query(dir: &Path) -> Result<DataDir> {
+        let mut dd = Self::open_read(dir)?;
+        if let Some((slot, _)) = crate::storage::checkpoint::newest_valid(dir) {
+            let path = crate::storage::checkpoint::slot_paths(dir, slot).0;
+            dd.table = TableFile::open(&path, &dd.config().table_params(), false)?;
+        }
+        Ok(dd)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        self.engine.config()
+    }
+
+    /// Applies and stores one document; returns its result. A token-less document
+    /// changes nothing.
+    pub fn ingest(&mut self, doc: &InputDoc) -> Result<(DocMeta, DocResult)> {
+        self.ingest_admitted(doc, None)
+    }
+
+    /// [`DataDir::ingest`] recording, in the document's batch, how far its spool file is
+    /// admitted.
+    pub fn ingest_admitted(
+        &mut self,
+        doc: &InputDoc,
+        admission: Option<crate::storage::store::Admission>,
+    ) -> Result<(DocMeta, DocResult)> {
+        if u32::try_from(doc.text.len()).is_err() {
+            return Err(DocError::TooLong(doc.source.clone()).into());
+        }
+        let prepared = self.preparer.prepare(&doc.text);
+        self.ingest_prepared(doc, prepared, admission)
+    }
+
+    /// A [`Preparer`] for this data directory's configuration (for another thread).
+    pub fn preparer(&self) -> Preparer {
+        self.preparer.clone()
+    }
+
+    /// [`DataDir::ingest_admitted`] for a document prepared by a [`Preparer`] of this
+    /// data directory.
+    pub fn ingest_prepared(
+        &mut self,
+        doc: &InputDoc,
+        prepared: Prepared,
+        admission: Option<crate::storage::store::Admission>,
+    ) -> Result<(DocMeta, DocResult)> {
+        debug_assert!(self.writable);
+        if self.poisoned {
+            return Err(DataDirError::Poisoned);
+        }
+        if prepared.tokens.is_empty() {
+            return Err(DocError::NoTokens(doc.source.clone()).into());
+        }
+        let Prepared { tokens, items, sketch, sentences } = prepared;
+        let seq = self.store.next_seq()?;
+        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
+        let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
+        self.engine.load_prepared(tokens, items);
+        let result = self.engine.apply_prepared(&mut *self.table, seq);
+        let meta = DocMeta {
+            seq,
+            name: doc.name.clone(),
+            source: doc.source.clone(),
+            url: doc.url.clone(),
+            published_at: doc.published_at.clone(),
+            text_bytes: doc.text.len() as u64,
+            tokens: result.tokens,
+            content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
+            ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+        };
+        let written = crate::failpoint::hit("store.write").map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e }).and_then(|()| {
+            let write = DocumentWrite {
+                meta: &meta,
+                text: &doc.text,
+                result: &result,
+                nd_cfg: &self.nd_cfg,
+                nd: &nd,
+                q_cfg: &self.q_cfg,
+                q: &q,
+            };
+            self.store.put_admitted_document(&write, admission)
+        });
+        if let Err(source) = written {
+            self.poisoned = true;
+            return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
+        }
+        Ok((meta, result))
+    }
+
+    /// Analyses a document without changing anything: its origins, its earlier
+    /// near-duplicates (every verdict) and its quotations.
+    pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>, Vec<Quotation>)> {
+        let seq = self.store.next_seq()?;
+        let Prepared { tokens, items, sketch, sentences } = self.preparer.prepare(&doc.text);
+        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
+        let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
+        self.engine.load_prepared(tokens, items);
+        Ok((self.engine.query_prepared(&*self.table, seq), nd.found, q.found))
+    }
+
+    /// Whether a failed store write left the table ahead of the store.
+    pub fn poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    /// Makes everything durable and marks the table cleanly closed.
+    pub fn close(self) -> Result<()> {
+        if self.poisoned {
+            return Err(DataDirError::PoisonedClose);
+        }
+        if self.writable {
+            let mut table = self.table;
+            table.flush()?;
+            self.store.sync()?;
+            table.close()?;
+        }
+        Ok(())
+    }
+
+    /// Brings the table in step with the store after a crash, if it is not: restores the
+    /// newest valid checkpoint slot (or starts from an empty table) and replays the stored
+    /// documents after it, comparing each recomputed result with the stored one. Returns
+    /// (checkpoint sequence number it started from, documents replayed, mismatches), or
+    /// None when the table was in step.
+    pub fn recover(dir: &Path, mut progress: impl FnMut(u64, u64)) -> Result<Option<(u64, u64, u64)>> {
+        let dbp = db_path(dir);
+        if !dbp.join("CURRENT").exists() {
+            return Ok(None);
+        }
+        let store = Store::open(&dbp)?;
+        let Some(cfg) = store.config()? else { return Ok(None) };
+        let last = store.next_seq()? - 1;
+        let tpath = table_path(dir);
+        let in_step = tpath.exists()
+            && TableFile::open(&tpath, &cfg.table_params(), false).is_ok_and(|t| !t.in_use() && t.stats().last_seq == last);
+        if in_step {
+            return Ok(None);
+        }
+        let from = match crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.seq <= last) {
+            Some((slot, m)) => {
+                crate::storage::checkpoint::restore(dir, slot, &tpath)?;
+                TableFile::mark_closed(&tpath)?;
+                m.seq
+            }
+            None => {
+                let _ = std::fs::remove_file(&tpath);
+                TableFile::create(&tpath, &cfg.table_params())?.close()?;
+                0
+            }
+        };
+        let mut table = TableFile::open(&tpath, &cfg.table_params(), true)?;
+        if table.stats().last_seq != from {
+            return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
+        }
+        let mut engine = Engine::new(cfg);
+        let mut mismatches = 0;
+        for seq in from + 1..=last {
+            let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
+            let result = engine.apply(&mut *table, seq, &text);
+            if store.result(seq)?.as_ref() != Some(&result) {
+                mismatches += 1;
+                tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
+            }
+            progress(seq - from, last - from);
+        }
+        table.close()?;
+        Ok(Some((from, last - from, mismatches)))
+    }
+
+    /// Replays every stored document, in sequence order, into a fresh table, and checks
+    /// each recomputed result against the stored one. Returns (documents, mismatches).
+    pub fn rebuild(dir: &Path, mut progress: impl FnMut(u64, u64)) -> Result<(u64, u64)> {
+        let store = Store::open(&db_path(dir))?;
+        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        let tpath = table_path(dir);
+        let tmp = dir.join("table.rebuild");
+        let _ = std::fs::remove_file(&tmp);
+        let mut table = TableFile::create(&tmp, &cfg.table_params())?;
+        let mut engine = Engine::new(cfg);
+        let total = store.next_seq()? - 1;
+        let mut mismatches = 0;
+        let mut applied = 0;
+        for meta in store.docs() {
+            let meta = meta?;
+            let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
+            let result = engine.apply(&mut *table, meta.seq, &text);
+            if store.result(meta.seq)?.as_ref() != Some(&result) {
+                mismatches += 1;
+                tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
+            }
+            applied += 1;
+            progress(applied, total);
+        }
+        table.close()?;
+        std::fs::rename(&tmp, &tpath).io(|| format!("cannot replace {}", tpath.display()))?;
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
+        Ok((applied, mismatches))
+    }
+}

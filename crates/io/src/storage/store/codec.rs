@@ -1,0 +1,77 @@
+//! The one codec of the store: every value is a version byte followed by postcard
+//! (bincode is unmaintained, RUSTSEC-2025-0141); keys that hold sequence numbers are
+//! big-endian so that RocksDB's byte order is sequence order; counters are little-endian.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Version byte in front of every value.
+pub(super) const VALUE_VERSION: u8 = 1;
+
+/// A value: the version byte, then postcard.
+pub(super) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = vec![VALUE_VERSION];
+    out.extend(postcard::to_allocvec(v).expect("postcard encoding of owned data cannot fail"));
+    out
+}
+
+/// Decodes a value written by [`encode`]; the error says why it is corrupt.
+pub(super) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    match bytes.split_first() {
+        Some((&VALUE_VERSION, rest)) => postcard::from_bytes(rest).map_err(|e| e.to_string()),
+        Some((v, _)) => Err(format!("unknown value version {v}")),
+        None => Err("empty value".into()),
+    }
+}
+
+/// A text value: the version byte, then UTF-8.
+pub(super) fn encode_text(text: &str) -> Vec<u8> {
+    let mut t = Vec::with_capacity(text.len() + 1);
+    t.push(VALUE_VERSION);
+    t.extend_from_slice(text.as_bytes());
+    t
+}
+
+/// Decodes a value written by [`encode_text`].
+pub(super) fn decode_text(bytes: &[u8]) -> Result<String, String> {
+    match bytes.split_first() {
+        Some((&VALUE_VERSION, rest)) => String::from_utf8(rest.to_vec()).map_err(|e| e.to_string()),
+        _ => Err("bad version byte".into()),
+    }
+}
+
+/// The key of a sequence number.
+pub(super) fn seq_key(seq: u64) -> [u8; 8] {
+    seq.to_be_bytes()
+}
+
+/// A little-endian u64 value (counters), if it is one.
+pub(super) fn le_u64(v: &[u8]) -> Option<u64> {
+    v.try_into().ok().map(u64::from_le_bytes)
+}
+
+/// A big-endian u64 at `at` of a key.
+pub(super) fn be_u64(k: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(k[at..at + 8].try_into().expect("key layout"))
+}
+
+/// A big-endian u32 at `at` of a key.
+pub(super) fn be_u32(k: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(k[at..at + 4].try_into().expect("key layout"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_carry_their_version() {
+        let v = encode(&(7u32, "x".to_string()));
+        assert_eq!(v[0], VALUE_VERSION);
+        assert_eq!(decode::<(u32, String)>(&v).unwrap(), (7, "x".to_string()));
+        assert!(decode::<u32>(&[9, 1]).unwrap_err().contains("unknown value version 9"));
+        assert!(decode::<u32>(&[]).is_err());
+        assert_eq!(decode_text(&encode_text("héllo")).unwrap(), "héllo");
+        assert!(decode_text(&[2, b'a']).is_err());
+    }
+}

@@ -1,0 +1,140 @@
+//! The `meta` column family: typed keys for the schema version, the configurations
+//! and the counters.
+
+use rocksdb::WriteBatch;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use textorigin_core::config::Config;
+use textorigin_core::neardup::NearDupConfig;
+use textorigin_core::quote::QuoteConfig;
+
+use super::codec::{encode, le_u64};
+use super::{Result, Store, CF_META};
+
+/// A key of `meta`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaKey {
+    /// u32 LE: the schema version.
+    SchemaVersion,
+    /// postcard [`Config`]: the configuration the data directory was made with.
+    Config,
+    /// u64 LE: the sequence number the next document gets.
+    NextSeq,
+    /// postcard [`NearDupConfig`] (schema 2).
+    NeardupConfig,
+    /// postcard [`QuoteConfig`] (schema 3).
+    QuoteConfig,
+    /// u64 LE: documents counted in `q_df` (schema 3).
+    QuoteDocs,
+    /// u64 LE: the next failure number (schema 4).
+    FailedNext,
+}
+
+impl MetaKey {
+    /// The key's bytes.
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            MetaKey::SchemaVersion => b"schema_version",
+            MetaKey::Config => b"config",
+            MetaKey::NextSeq => b"next_seq",
+            MetaKey::NeardupConfig => b"neardup_config",
+            MetaKey::QuoteConfig => b"quote_config",
+            MetaKey::QuoteDocs => b"q_docs",
+            MetaKey::FailedNext => b"failed_next",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            MetaKey::SchemaVersion => "schema version",
+            MetaKey::Config => "config",
+            MetaKey::NextSeq => "next sequence number",
+            MetaKey::NeardupConfig => "neardup config",
+            MetaKey::QuoteConfig => "quote config",
+            MetaKey::QuoteDocs => "quotation document count",
+            MetaKey::FailedNext => "failure counter",
+        }
+    }
+}
+
+impl Store {
+    /// A postcard value stored under `key`.
+    fn meta_value<T: DeserializeOwned>(&self, key: MetaKey) -> Result<Option<T>> {
+        self.get(CF_META, key.bytes())?.map(|v| self.decode(key.what(), &v)).transpose()
+    }
+
+    /// Stores a postcard value under `key` (synced).
+    fn put_meta_value<T: Serialize>(&self, key: MetaKey, v: &T) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_META), key.bytes(), encode(v));
+        self.write(b, true)
+    }
+
+    /// A u64 counter under `key` (None when absent).
+    pub(super) fn meta_u64(&self, key: MetaKey) -> Result<Option<u64>> {
+        Ok(self.get(CF_META, key.bytes())?.and_then(|v| le_u64(&v)))
+    }
+
+    /// Puts a u64 counter under `key` into a batch.
+    pub(super) fn put_meta_u64(&self, b: &mut WriteBatch, key: MetaKey, v: u64) {
+        b.put_cf(self.cf(CF_META), key.bytes(), v.to_le_bytes());
+    }
+
+    /// The configuration the data directory was created with.
+    pub fn config(&self) -> Result<Option<Config>> {
+        self.meta_value(MetaKey::Config)
+    }
+
+    /// Records the configuration (synced).
+    pub fn put_config(&self, c: &Config) -> Result<()> {
+        self.put_meta_value(MetaKey::Config, c)
+    }
+
+    /// The stored near-duplicate parameters, if any.
+    pub fn stored_neardup_config(&self) -> Result<Option<NearDupConfig>> {
+        self.meta_value(MetaKey::NeardupConfig)
+    }
+
+    /// The near-duplicate parameters (the defaults until some are stored).
+    pub fn neardup_config(&self) -> Result<NearDupConfig> {
+        Ok(self.stored_neardup_config()?.unwrap_or_default())
+    }
+
+    /// Records the near-duplicate parameters (synced).
+    pub fn put_neardup_config(&self, c: &NearDupConfig) -> Result<()> {
+        self.put_meta_value(MetaKey::NeardupConfig, c)
+    }
+
+    /// The stored quotation parameters, if any.
+    pub fn stored_quote_config(&self) -> Result<Option<QuoteConfig>> {
+        self.meta_value(MetaKey::QuoteConfig)
+    }
+
+    /// The quotation parameters (the defaults until some are stored).
+    pub fn quote_config(&self) -> Result<QuoteConfig> {
+        Ok(self.stored_quote_config()?.unwrap_or_default())
+    }
+
+    /// Records the quotation parameters (synced).
+    pub fn put_quote_config(&self, c: &QuoteConfig) -> Result<()> {
+        self.put_meta_value(MetaKey::QuoteConfig, c)
+    }
+
+    /// The sequence number the next document gets (1 for an empty store).
+    pub fn next_seq(&self) -> Result<u64> {
+        Ok(self.meta_u64(MetaKey::NextSeq)?.unwrap_or(1))
+    }
+
+    /// The stored schema version (0 for a store with no version yet).
+    pub fn schema_version(&self) -> Result<u32> {
+        Ok(self
+            .get(CF_META, MetaKey::SchemaVersion.bytes())?
+            .and_then(|v| v.try_into().ok().map(u32::from_le_bytes))
+            .unwrap_or(0))
+    }
+
+    /// Puts the schema version into a batch.
+    pub(super) fn put_schema_version(&self, b: &mut WriteBatch, v: u32) {
+        b.put_cf(self.cf(CF_META), MetaKey::SchemaVersion.bytes(), v.to_le_bytes());
+    }
+}

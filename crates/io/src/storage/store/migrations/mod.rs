@@ -1,0 +1,58 @@
+//! The store's upgrade steps, in order (the ledger is `migrations/` at the top of the
+//! repository; each step has a file there and a module here).
+//!
+//! A step is idempotent and may write several batches; the new version is stamped
+//! after it completes, so a crash during an upgrade re-runs the step. A store newer
+//! than this build is refused, never downgraded.
+
+mod v2_near_duplicates;
+mod v3_quotations;
+
+use rocksdb::WriteBatch;
+
+use super::{Result, Store, StoreError, SCHEMA_VERSION};
+
+/// An upgrade step from `from` to `from + 1`.
+pub struct Migration {
+    /// The version it upgrades from.
+    pub from: u32,
+    /// What it does, for the log.
+    pub what: &'static str,
+    /// The step.
+    pub run: fn(&Store) -> Result<()>,
+}
+
+/// The ordered upgrade steps.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { from: 1, what: "near-duplicate sketches, indexes and verdicts", run: v2_near_duplicates::run },
+    Migration { from: 2, what: "quotation sentences, signatures, document frequencies and matches", run: v3_quotations::run },
+    // Schema 4 only adds the column families `admitted` and `failed`, which opening creates.
+    Migration { from: 3, what: "spool admission and failure records (new column families, nothing to fill)", run: |_| Ok(()) },
+];
+
+impl Store {
+    /// Brings the store to [`SCHEMA_VERSION`]: stamps a new store, runs the steps of an
+    /// older one, refuses a newer one.
+    pub(super) fn upgrade(&self) -> Result<()> {
+        let mut v = self.schema_version()?;
+        if v > SCHEMA_VERSION {
+            return Err(StoreError::Newer { path: self.path.clone(), found: v });
+        }
+        if v == 0 {
+            // A new store starts at the current schema.
+            let mut b = WriteBatch::default();
+            self.put_schema_version(&mut b, SCHEMA_VERSION);
+            return self.write(b, true);
+        }
+        while v < SCHEMA_VERSION {
+            let step = MIGRATIONS.iter().find(|m| m.from == v).ok_or(StoreError::NoMigration { path: self.path.clone(), found: v })?;
+            tracing::warn!(from = v, to = v + 1, step = step.what, "upgrading the store");
+            (step.run)(self)?;
+            let mut b = WriteBatch::default();
+            self.put_schema_version(&mut b, v + 1);
+            self.write(b, true)?;
+            v += 1;
+        }
+        Ok(())
+    }
+}

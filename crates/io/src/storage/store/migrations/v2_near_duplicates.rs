@@ -1,0 +1,27 @@
+//! Schema 1 → 2 (`migrations/0002-near-duplicates.md`): computes the near-duplicate
+//! sketch, index entries and verdicts of every stored document, in sequence order,
+//! exactly as ingestion does.
+
+use rocksdb::WriteBatch;
+use textorigin_core::neardup;
+use textorigin_core::rabin::Rabin;
+use textorigin_core::text::tokenize;
+
+use crate::storage::store::{DocMeta, Result, Store};
+
+pub(super) fn run(store: &Store) -> Result<()> {
+    let cfg = store.neardup_config()?;
+    store.put_neardup_config(&cfg)?;
+    let rabin = Rabin::new(cfg.k as usize);
+    let mut tokens = Vec::new();
+    let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
+    for meta in metas {
+        let text = store.text(meta.seq)?.unwrap_or_default();
+        tokenize(&text, &rabin, &mut tokens);
+        let nd = store.near_dup_write(&cfg, meta.seq, neardup::sketch(&cfg, &tokens, &rabin))?;
+        let mut b = WriteBatch::default();
+        store.add_near_dups(&mut b, &cfg, meta.seq, &nd);
+        store.write(b, false)?;
+    }
+    store.sync()
+}

@@ -1,0 +1,492 @@
+//! The store: document metadata, texts and results in RocksDB.
+//!
+//! Schema version 4 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
+//!
+//! | column family | key | value |
+//! | --- | --- | --- |
+//! | `meta` | `schema_version` | u32 LE |
+//! | `meta` | `config` | version byte 1, postcard [`Config`] |
+//! | `meta` | `next_seq` | u64 LE: the sequence number the next document gets |
+//! | `docs` | seq, u64 BE | version byte 1, postcard [`DocMeta`] |
+//! | `names` | name bytes, 0x00, seq u64 BE | empty |
+//! | `text` | seq, u64 BE | version byte 1, UTF-8 text (zstd-compressed by RocksDB) |
+//! | `results` | seq, u64 BE | version byte 1, postcard [`DocResult`] |
+//! | `meta` | `neardup_config` | version byte 1, postcard [`NearDupConfig`] (schema 2) |
+//! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`] (schema 2) |
+//! | `nd_index` | kind, index, value, seq u64 BE | empty: the near-duplicate indexes (schema 2) |
+//! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (schema 2) |
+//! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`] seen from the earlier one (schema 2) |
+//!
+//! | `meta` | `quote_config`, `q_docs` | postcard [`QuoteConfig`]; u64 LE documents counted in `q_df` (schema 3) |
+//! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`] (indexed sentences only) (schema 3) |
+//! | `q_index` | piece u8, value u32 BE, signature u64 BE, seq BE, sentence u32 BE | empty: the qSign index (schema 3) |
+//! | `q_df` | word fingerprint u64 BE | u64 LE: documents containing the word (schema 3) |
+//! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (schema 3) |
+//!
+//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents stored, u32 LE documents in the file (schema 4) |
+//! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (schema 4) |
+//! | `meta` | `failed_next` | u64 LE: the next failure number (schema 4) |
+//!
+//! `nd_index` keys: kind `x` (exact hash, index 0, 16-byte value), `s` (supershingle i),
+//! `b` (LSH band i), `p` (SimHash piece i), the last three with an 8-byte value.
+//! Big-endian keys make RocksDB's byte order the sequence order. Every value starts
+//! with a version byte so that a later build can tell old values from new ones
+//! ([`codec`]). A document is written in one `WriteBatch` (metadata, name, text,
+//! result, its near-duplicate sketch, index entries and verdicts, its sentences,
+//! signature index entries, document frequencies and quotations, its spool admission
+//! and `next_seq` together): a crash never leaves it half-stored or half-indexed.
+//! Opening refuses a store whose schema is newer than this build and upgrades an older
+//! one through the ordered steps of [`migrations::MIGRATIONS`].
+//!
+//! One module per concern: [`codec`] (the value and key encodings), [`meta`] (typed
+//! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`spool_log`] and
+//! [`migrations`]. The index modules return candidates; verdicts and scores are
+//! computed in `textorigin_core`.
+
+use std::path::{Path, PathBuf};
+
+use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, WriteOptions, DB};
+use serde::de::DeserializeOwned;
+use textorigin_core::engine::DocResult;
+use textorigin_core::neardup::NearDupConfig;
+use textorigin_core::quote::{QuoteConfig, QuoteFind};
+
+mod codec;
+pub mod documents;
+pub mod meta;
+pub mod migrations;
+pub mod neardup_index;
+pub mod quote_index;
+pub mod spool_log;
+
+pub use documents::DocMeta;
+pub use neardup_index::NearDupWrite;
+pub use spool_log::{Admission, Failure};
+pub use textorigin_core::quote::{Quotation, QuoteSource};
+
+/// The schema this build writes.
+pub const SCHEMA_VERSION: u32 = 4;
+
+const CF_META: &str = "meta";
+const CF_DOCS: &str = "docs";
+const CF_NAMES: &str = "names";
+const CF_TEXT: &str = "text";
+const CF_RESULTS: &str = "results";
+const CF_ND_SKETCH: &str = "nd_sketch";
+const CF_ND_INDEX: &str = "nd_index";
+const CF_ND_RESULT: &str = "nd_result";
+const CF_ND_LATER: &str = "nd_later";
+const CF_Q_SENT: &str = "q_sent";
+const CF_Q_INDEX: &str = "q_index";
+const CF_Q_DF: &str = "q_df";
+const CF_Q_RESULT: &str = "q_result";
+const CF_ADMITTED: &str = "admitted";
+const CF_FAILED: &str = "failed";
+const CFS: [&str; 15] = [
+    CF_ADMITTED,
+    CF_FAILED,
+    CF_META,
+    CF_DOCS,
+    CF_NAMES,
+    CF_TEXT,
+    CF_RESULTS,
+    CF_ND_SKETCH,
+    CF_ND_INDEX,
+    CF_ND_RESULT,
+    CF_ND_LATER,
+    CF_Q_SENT,
+    CF_Q_INDEX,
+    CF_Q_DF,
+    CF_Q_RESULT,
+];
+
+/// Prefix length of `q_index` keys used for Bloom filtering: piece, value.
+const Q_PREFIX: usize = 5;
+/// Prefix length of `nd_index` keys used for Bloom filtering: kind, index, 8 value bytes.
+const ND_PREFIX: usize = 10;
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store {path}: {source}")]
+    Db { path: PathBuf, source: rocksdb::Error },
+    #[error("store {path}: schema version {found} is newer than this build's {SCHEMA_VERSION}; upgrade textorigin (downgrades are refused)")]
+    Newer { path: PathBuf, found: u32 },
+    #[error("store {path}: schema version {found} needs an upgrade to {SCHEMA_VERSION}: run `textorigin upgrade --data DIR` (or any ingest)")]
+    Older { path: PathBuf, found: u32 },
+    #[error("store {path}: no migration from schema version {found}")]
+    NoMigration { path: PathBuf, found: u32 },
+    #[error("store {path}: corrupt value for {what}: {reason}")]
+    Corrupt { path: PathBuf, what: String, reason: String },
+    #[error("no data directory at {0} (run `textorigin ingest --data {0} FILES...` first)")]
+    Missing(PathBuf),
+    #[error("data directory {} is in use by another textorigin process (its store is locked)", .0.parent().unwrap_or(.0).display())]
+    InUse(PathBuf),
+    #[error("no document named or numbered `{0}`")]
+    NotFound(String),
+    #[error("store {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// The RocksDB store of a data directory.
+pub struct Store {
+    db: DB,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    fn options() -> Options {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.create_missing_column_families(true);
+        o.set_max_open_files(256);
+        o.set_keep_log_file_num(4);
+        o
+    }
+
+    fn descriptors() -> Vec<ColumnFamilyDescriptor> {
+        CFS.iter()
+            .map(|&name| {
+                let mut o = Options::default();
+                if name == CF_TEXT || name == CF_RESULTS {
+                    o.set_compression_type(rocksdb::DBCompressionType::Zstd);
+                } else {
+                    o.set_compression_type(rocksdb::DBCompressionType::Lz4);
+                }
+                // The index families are probed by prefix, mostly for prefixes that are
+                // absent: prefix Bloom filters (memtable and tables) answer those cheaply.
+                let prefix = match name {
+                    CF_Q_INDEX => Some(Q_PREFIX),
+                    CF_ND_INDEX => Some(ND_PREFIX),
+                    _ => None,
+                };
+                if let Some(len) = prefix {
+                    o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(len));
+                    o.set_memtable_prefix_bloom_ratio(0.1);
+                    let mut t = rocksdb::BlockBasedOptions::default();
+                    t.set_bloom_filter(10.0, false);
+                    t.set_whole_key_filtering(false);
+                    o.set_block_based_table_factory(&t);
+                }
+                ColumnFamilyDescriptor::new(name, o)
+            })
+            .collect()
+    }
+
+    /// Opens (creating if needed) the store at `path` for writing. Only one writer at a
+    /// time: a second one gets RocksDB's lock error.
+    pub fn open(path: &Path) -> Result<Store> {
+        let db = DB::open_cf_descriptors(&Self::options(), path, Self::descriptors()).map_err(|source| {
+            if source.to_string().contains("LOCK") {
+                StoreError::InUse(path.to_path_buf())
+            } else {
+                StoreError::Db { path: path.to_path_buf(), source }
+            }
+        })?;
+        let store = Store { db, path: path.to_path_buf() };
+        store.upgrade()?;
+        Ok(store)
+    }
+
+    /// Opens an existing store read-only (works while a writer runs).
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if !path.join("CURRENT").exists() {
+            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+        }
+        let existing = DB::list_cf(&Self::options(), path).map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        if !existing.iter().any(|c| c == CF_META) {
+            // A store being created right now (or not a textorigin store).
+            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+        }
+        let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
+        let db = DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false)
+            .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        let store = Store { db, path: path.to_path_buf() };
+        let v = store.schema_version()?;
+        if v > SCHEMA_VERSION {
+            return Err(StoreError::Newer { path: path.to_path_buf(), found: v });
+        }
+        if v < SCHEMA_VERSION {
+            return Err(StoreError::Older { path: path.to_path_buf(), found: v });
+        }
+        if CFS.iter().any(|c| store.db.cf_handle(c).is_none()) {
+            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+        }
+        Ok(store)
+    }
+
+    /// Where the store lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn db_err(&self) -> impl FnOnce(rocksdb::Error) -> StoreError + '_ {
+        move |source| StoreError::Db { path: self.path.clone(), source }
+    }
+
+    fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
+        self.db.cf_handle(name).expect("column families are created on open")
+    }
+
+    fn get(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.db.get_cf(self.cf(cf), key).map_err(self.db_err())
+    }
+
+    fn decode<T: DeserializeOwned>(&self, what: &str, bytes: &[u8]) -> Result<T> {
+        codec::decode(bytes).map_err(|reason| StoreError::Corrupt { path: self.path.clone(), what: what.to_string(), reason })
+    }
+
+    fn write(&self, b: WriteBatch, sync: bool) -> Result<()> {
+        let mut o = WriteOptions::default();
+        o.set_sync(sync);
+        self.db.write_opt(b, &o).map_err(self.db_err())
+    }
+
+    /// Stores one document with its text, result, near-duplicate and quotation data in
+    /// one batch (not synced: call [`Store::sync`] at the end of a run).
+    pub fn put_document(&self, doc: &DocumentWrite<'_>) -> Result<()> {
+        self.put_admitted_document(doc, None)
+    }
+
+    /// [`Store::put_document`] that also records how far its spool file is admitted.
+    pub fn put_admitted_document(&self, doc: &DocumentWrite<'_>, admission: Option<Admission>) -> Result<()> {
+        let mut b = WriteBatch::default();
+        if let Some(a) = admission {
+            self.add_admission(&mut b, a);
+        }
+        let seq = doc.meta.seq;
+        self.add_near_dups(&mut b, doc.nd_cfg, seq, doc.nd);
+        self.add_quotes(&mut b, doc.q_cfg, seq, doc.q);
+        self.add_document(&mut b, doc.meta, doc.text, doc.result);
+        self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
+        self.write(b, false)
+    }
+
+    /// Calls `f` with the rest of every key of `cf` that starts with one of `prefixes`
+    /// (at most `limit` keys a prefix), seeking one reused iterator.
+    fn scan_prefixes(
+        &self,
+        cf: &str,
+        prefixes: impl IntoIterator<Item = Vec<u8>>,
+        limit: usize,
+        mut f: impl FnMut(&[u8]),
+    ) -> Result<()> {
+        // Every prefix is at least the column family's Bloom prefix: stay within it.
+        let mut opts = rocksdb::ReadOptions::default();
+        opts.set_prefix_same_as_start(true);
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf), opts);
+        for prefix in prefixes {
+            it.seek(&prefix);
+            let mut n = 0;
+            while n < limit {
+                match it.key() {
+                    Some(k) if k.starts_with(&prefix) => f(&k[prefix.len()..]),
+                    _ => break,
+                }
+                n += 1;
+                it.next();
+            }
+        }
+        it.status().map_err(self.db_err())
+    }
+
+    /// Makes every write so far durable (WAL fsync).
+    pub fn sync(&self) -> Result<()> {
+        self.db.flush_wal(true).map_err(self.db_err())
+    }
+}
+
+/// Everything one document's batch writes.
+#[derive(Debug, Clone, Copy)]
+pub struct DocumentWrite<'a> {
+    pub meta: &'a DocMeta,
+    pub text: &'a str,
+    pub result: &'a DocResult,
+    pub nd_cfg: &'a NearDupConfig,
+    pub nd: &'a NearDupWrite,
+    pub q_cfg: &'a QuoteConfig,
+    pub q: &'a QuoteFind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use textorigin_core::neardup::{self, Sketch};
+    use textorigin_core::quote::{self, Sentence};
+
+    fn meta(seq: u64, name: &str) -> DocMeta {
+        DocMeta {
+            seq,
+            name: name.into(),
+            source: "x".into(),
+            url: None,
+            published_at: None,
+            text_bytes: 1,
+            tokens: 1,
+            content_hash: "h".into(),
+            ingested_at_ms: 0,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)] // a document's parts, as the tests build them one by one
+    fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd_cfg: &NearDupConfig, nd: &NearDupWrite, q_cfg: &QuoteConfig, q: &QuoteFind) -> Result<()> {
+        s.put_document(&DocumentWrite { meta, text, result, nd_cfg, nd, q_cfg, q })
+    }
+
+    #[test]
+    fn documents_round_trip_and_resolve() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        assert_eq!(s.next_seq().unwrap(), 1);
+        let r = DocResult { seq: 1, tokens: 3, ..Default::default() };
+        let c = NearDupConfig::default();
+        let nd = |seq| s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }).unwrap();
+        let qc = QuoteConfig::default();
+        let q = |seq| s.quote_write(&qc, seq, vec![]).unwrap();
+        put(&s, &meta(1, "a"), "text a", &r, &c, &nd(1), &qc, &q(1)).unwrap();
+        put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &c, &nd(2), &qc, &q(2)).unwrap();
+        put(&s, &meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &c, &nd(3), &qc, &q(3)).unwrap();
+        assert_eq!(s.next_seq().unwrap(), 4);
+        assert_eq!(s.resolve("a").unwrap(), 2, "latest of a name");
+        assert_eq!(s.resolve("1").unwrap(), 1, "by id");
+        assert_eq!(s.resolve("17").unwrap(), 3, "a name wins over an id");
+        assert!(matches!(s.resolve("nope"), Err(StoreError::NotFound(_))));
+        assert_eq!(s.text(2).unwrap().unwrap(), "text a again");
+        assert_eq!(s.result(1).unwrap().unwrap(), r);
+        assert_eq!(s.docs().count(), 3);
+    }
+
+    #[test]
+    fn simhash_piece_index_finds_exactly_what_a_full_scan_finds() {
+        // Random 384-bit sketches, many of them a few bits away from earlier ones.
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let c = NearDupConfig::default();
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut all: Vec<Vec<u64>> = Vec::new();
+        let mut pairs = 0;
+        for seq in 1..=400u64 {
+            let simhash: Vec<u64> = if all.is_empty() || rnd() % 3 == 0 {
+                (0..6).map(|_| rnd()).collect()
+            } else {
+                let mut v = all[(rnd() % all.len() as u64) as usize].clone();
+                for _ in 0..rnd() % 20 {
+                    let bit = rnd() % 384;
+                    v[(bit / 64) as usize] ^= 1 << (bit % 64);
+                }
+                v
+            };
+            let sketch = Sketch { exact: u128::from(seq), mins: vec![], simhash: simhash.clone() };
+            let nd = s.near_dup_write(&c, seq, sketch).unwrap();
+            let found: Vec<u64> = nd.found.iter().filter(|d| d.c).map(|d| d.seq).collect();
+            let brute: Vec<u64> = all
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| neardup::c_similarity(o, &simhash) >= c.c_threshold)
+                .map(|(i, _)| i as u64 + 1)
+                .collect();
+            assert_eq!(found, brute, "document {seq}");
+            pairs += found.len();
+            let qc = QuoteConfig::default();
+            let q = s.quote_write(&qc, seq, vec![]).unwrap();
+            put(&s, &meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
+            all.push(simhash);
+        }
+        assert!(pairs > 100, "only {pairs} pairs within the threshold: the test would prove little");
+    }
+
+    #[test]
+    fn quote_radius_search_finds_exactly_what_a_full_scan_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let c = NearDupConfig::default();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for qc in [QuoteConfig { max_per_probe: u32::MAX, ..QuoteConfig::default() }, QuoteConfig {
+            d_max: 5,
+            pieces: 3,
+            max_per_probe: u32::MAX,
+            ..QuoteConfig::default()
+        }] {
+            let dir = tempfile::tempdir().unwrap();
+            let s = Store::open(dir.path()).unwrap();
+            // Sentences of 5-12 words from a 60-word vocabulary: many near signatures.
+            let mut sigs = Vec::new();
+            let mut stored_words: Vec<Vec<u64>> = Vec::new();
+            for seq in 1..=150u64 {
+                let sentences: Vec<Sentence> = (0..4)
+                    .map(|i| {
+                        let mut words: Vec<u64> = (0..5 + rnd() % 8).map(|_| rnd() % 60).collect();
+                        words.sort_unstable();
+                        words.dedup();
+                        Sentence { start: i, end: i + 1, words }
+                    })
+                    .collect();
+                let q = s.quote_write(&qc, seq, sentences).unwrap();
+                for (idx, sent, sig) in &q.indexed {
+                    assert_eq!(*sig, quote::signature(&qc, &sent.words));
+                    sigs.push((seq, *idx, *sig));
+                    stored_words.push(sent.words.clone());
+                }
+                let nd = s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![rnd(); 6] }).unwrap();
+                put(&s, &meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
+            }
+            let mut hits = 0;
+            for _ in 0..200 {
+                // A stored sentence with a word or two changed.
+                let mut words = stored_words[(rnd() % stored_words.len() as u64) as usize].clone();
+                for _ in 0..rnd() % 3 {
+                    let at = (rnd() % words.len() as u64) as usize;
+                    words[at] = rnd() % 60;
+                }
+                let sig = quote::signature(&qc, &words);
+                for d in 0..=qc.d_max {
+                    let got = s.quote_candidates(&qc, sig, d).unwrap();
+                    let mut want: Vec<(u64, u32, u32)> = sigs
+                        .iter()
+                        .filter(|(_, _, o)| (o ^ sig).count_ones() <= d)
+                        .map(|&(seq, idx, o)| (seq, idx, (o ^ sig).count_ones()))
+                        .collect();
+                    want.sort_unstable();
+                    hits += want.len();
+                    assert_eq!(got, want, "d = {d}");
+                }
+            }
+            assert!(hits > 200, "only {hits} sentences within the radii: the test would prove little");
+        }
+        drop(s);
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open(dir.path()).unwrap();
+            let mut b = WriteBatch::default();
+            b.put_cf(s.cf(CF_META), b"schema_version", 99u32.to_le_bytes());
+            s.write(b, true).unwrap();
+        }
+        let err = Store::open(dir.path()).err().unwrap().to_string();
+        assert!(err.contains("newer") && err.contains("99"), "{err}");
+        assert!(Store::open_read_only(dir.path()).is_err());
+    }
+}

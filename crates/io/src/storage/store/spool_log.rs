@@ -1,0 +1,68 @@
+//! The spool's log: admission records (`admitted`: how many documents of a spool file
+//! are stored, written in each document's batch) and failure records (`failed`).
+
+use rocksdb::{IteratorMode, WriteBatch};
+use serde::{Deserialize, Serialize};
+
+use super::codec::encode;
+use super::meta::MetaKey;
+use super::{Result, Store, CF_ADMITTED, CF_FAILED};
+
+/// A spool file's admission record, written in the batch of each of its documents:
+/// the key is xxh3-128 of the file's name and bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    pub key: u128,
+    /// Documents of the file stored once this batch commits.
+    pub done: u32,
+    /// Documents in the file.
+    pub total: u32,
+}
+
+/// A spool file (or line) that could not be processed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub file: String,
+    pub reason: String,
+    /// Wall-clock time, ms since the Unix epoch.
+    pub at_ms: u64,
+}
+
+impl Store {
+    /// Adds an admission record to a batch: u32 LE stored, u32 LE in the file.
+    pub(super) fn add_admission(&self, b: &mut WriteBatch, a: Admission) {
+        let mut v = a.done.to_le_bytes().to_vec();
+        v.extend_from_slice(&a.total.to_le_bytes());
+        b.put_cf(self.cf(CF_ADMITTED), a.key.to_be_bytes(), v);
+    }
+
+    /// How far a spool file was admitted: (documents stored, documents in the file).
+    pub fn admitted(&self, key: u128) -> Result<Option<(u32, u32)>> {
+        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| {
+            (v.len() == 8).then(|| (u32::from_le_bytes(v[0..4].try_into().expect("4")), u32::from_le_bytes(v[4..8].try_into().expect("4"))))
+        }))
+    }
+
+    /// Records an admission that stored no document (a file that failed whole), synced
+    /// with the failure record.
+    pub fn put_failure(&self, admission: Option<Admission>, failure: &Failure) -> Result<()> {
+        let mut b = WriteBatch::default();
+        if let Some(a) = admission {
+            self.add_admission(&mut b, a);
+        }
+        let n = self.meta_u64(MetaKey::FailedNext)?.unwrap_or(0);
+        b.put_cf(self.cf(CF_FAILED), n.to_be_bytes(), encode(failure));
+        self.put_meta_u64(&mut b, MetaKey::FailedNext, n + 1);
+        self.write(b, true)
+    }
+
+    /// Every recorded failure, oldest first.
+    pub fn failures(&self) -> Result<Vec<Failure>> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_FAILED), IteratorMode::Start) {
+            let (_, v) = item.map_err(self.db_err())?;
+            out.push(self.decode("failure", &v)?);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,193 @@
+//! The views for people: plain text rendered from the view model.
+
+use super::model::{DocRef, Dominant, DocumentView, ListRow, NearDupView, NearDupsView, QuotationView, QuotesView, StatsView};
+use crate::check::CheckReport;
+
+fn clip(s: &str, max: usize) -> String {
+    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+fn ref_text(r: &DocRef) -> String {
+    match r.id {
+        None => format!("{} (itself)", r.name),
+        Some(id) => format!("#{id} {}", r.name),
+    }
+}
+
+fn pct(part: u32, whole: u32) -> f64 {
+    if whole > 0 {
+        100.0 * f64::from(part) / f64::from(whole)
+    } else {
+        0.0
+    }
+}
+
+/// The document view.
+pub fn document(v: &DocumentView) -> String {
+    let mut out = String::new();
+    let id = v.id.map_or_else(|| "query".to_string(), |id| format!("#{id}"));
+    out += &format!("{id} {}\n", v.name);
+    if let Some(s) = &v.source {
+        out += &format!("  source: {s}\n");
+    }
+    let dom_text = match v.dominant() {
+        Dominant::None => "none (no origin has a 10% lead)".to_string(),
+        Dominant::Itself => "itself (mostly new text)".to_string(),
+        Dominant::Other(r) => ref_text(r),
+    };
+    out += &format!("  dominant origin: {dom_text}\n");
+    out += &format!(
+        "  {} tokens: {} old ({:.1}%), {} fresh; {} shingles, {} selected, {} found in the table\n",
+        v.tokens,
+        v.old_tokens,
+        pct(v.old_tokens, v.tokens),
+        v.fresh_tokens,
+        v.shingles,
+        v.selected,
+        v.hits
+    );
+    out += &format!("copied blocks ({}):\n", v.copied_blocks.len());
+    for b in &v.copied_blocks {
+        out += &format!("  tokens {}-{} from {}: \"{}\"\n", b.start_token, b.end_token, ref_text(&b.origin), clip(&b.text, 100));
+    }
+    out += &format!("novel segments ({}):\n", v.novel_segments.len());
+    for s in &v.novel_segments {
+        out += &format!("  tokens {}-{}: \"{}\"\n", s.start_token, s.end_token, clip(&s.text, 100));
+    }
+    out += &format!("near-duplicates of earlier documents ({}):\n", v.near_duplicates.len());
+    out += &near_dups(&v.near_duplicates);
+    out += &format!("quotations ({} sentences):\n", v.quotations.len());
+    out += &quotations(&v.quotations);
+    out
+}
+
+/// Lines for quotations.
+pub fn quotations(quotes: &[QuotationView]) -> String {
+    let mut out = String::new();
+    for q in quotes {
+        out += &format!("  \"{}\"\n", clip(&q.text, 110));
+        for s in &q.sources {
+            out += &format!(
+                "    from #{} {} (score {:.2}, {} bits apart): \"{}\"\n",
+                s.id,
+                s.name,
+                s.score,
+                s.distance,
+                clip(&s.sentence, 90)
+            );
+        }
+    }
+    out
+}
+
+/// Lines for near-duplicates.
+pub fn near_dups(near: &[NearDupView]) -> String {
+    near.iter()
+        .map(|d| {
+            format!(
+                "  #{} {}: {}resemblance {:.2}, {} of 6 supershingles, {} of 384 SimHash bits ({})\n",
+                d.id,
+                d.name,
+                if d.exact { "exact duplicate, " } else { "" },
+                d.resemblance,
+                d.b_similarity,
+                d.c_similarity,
+                d.verdicts.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The `neardups` view.
+pub fn neardups(v: &NearDupsView) -> String {
+    let mut out = format!("#{} {}\n", v.id, v.name);
+    out += &format!("earlier near-duplicates ({}):\n", v.near_duplicates.len());
+    out += &near_dups(&v.near_duplicates);
+    if let Some(later) = &v.later {
+        out += &format!("later near-duplicates ({}):\n", later.len());
+        out += &near_dups(later);
+    }
+    out
+}
+
+/// The `quotes` view.
+pub fn quotes(v: &QuotesView) -> String {
+    format!("#{} {}: {} quoting sentence(s)\n", v.id, v.name, v.quotations.len()) + &quotations(&v.quotations)
+}
+
+/// The list.
+pub fn list(rows: &[ListRow]) -> String {
+    let mut out = format!("{:>6}  {:<32} {:>7} {:>6}  dominant origin\n", "id", "name", "tokens", "old%");
+    for r in rows {
+        let dom = match r.dominant() {
+            Dominant::None => "-".to_string(),
+            Dominant::Itself => "itself".to_string(),
+            Dominant::Other(d) => ref_text(d),
+        };
+        out += &format!("{:>6}  {:<32} {:>7} {:>5.1}%  {}\n", r.id, r.name, r.tokens, pct(r.old_tokens, r.tokens), dom);
+    }
+    out
+}
+
+/// The statistics.
+pub fn stats(v: &StatsView) -> String {
+    let t = &v.table;
+    let mut out = format!(
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nconfig:      {}\n",
+        v.documents,
+        t.path,
+        t.bytes,
+        t.buckets,
+        t.bucket_entries,
+        t.occupied,
+        t.capacity,
+        t.fill_pct,
+        t.inserts,
+        t.evictions,
+        t.lookups,
+        t.hits,
+        t.hit_pct,
+        v.ssr_pct,
+        v.shingles,
+        v.table_digest,
+        v.config,
+    );
+    if let Some(d) = &v.daemon {
+        out += &format!(
+            "daemon:      pid {}, {}; {} files admitted, {} failed; last applied #{}; checkpoint generation {} at #{}; backlog {}; {:.1} documents/s\n",
+            d.pid,
+            d.state,
+            d.files_admitted,
+            d.files_failed,
+            d.last_applied,
+            d.last_checkpoint_generation,
+            d.last_checkpoint_seq,
+            d.spool_backlog,
+            d.documents_per_second
+        );
+    }
+    out
+}
+
+/// The `check` report (without the verdict line).
+pub fn check(v: &CheckReport) -> String {
+    let mut out = String::new();
+    for s in &v.slots {
+        out += s;
+        out.push('\n');
+    }
+    out += &format!(
+        "documents: {}; table: documents up to #{}{}\n",
+        v.documents,
+        v.table_last,
+        if v.table_in_use { " (in use by a writer)" } else { "" }
+    );
+    out += &format!("table_digest: {}\n", v.table_digest);
+    out
+}

@@ -1,0 +1,39 @@
+use std::path::PathBuf;
+
+use anyhow::Result;
+use textorigin_io::eval::daemon;
+
+use crate::args::size;
+
+/// Measure the daemon on a corpus: end-to-end throughput from the spool to durable
+/// results (documents/s, MB/s, share of the batch `ingest` throughput) and the time
+/// to recover after a SIGKILL.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Corpus: files or directories in any input format.
+    #[arg(required = true, value_name = "PATH")]
+    corpus: Vec<PathBuf>,
+    /// Documents per spool file.
+    #[arg(long, default_value_t = 500)]
+    per_file: usize,
+    /// Table size of the runs.
+    #[arg(long, default_value = "64MiB")]
+    table_size: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let table_bytes = size(&a.table_size)?;
+    let docs = super::read_corpus(&a.corpus)?;
+    let tmp = tempfile::tempdir()?;
+    eprintln!("measuring {} documents ...", docs.len());
+    let r = daemon::run(&docs, a.per_file, table_bytes, tmp.path())?;
+    if a.json {
+        super::print_json(&r)
+    } else {
+        print!("{}", daemon::text(&r));
+        Ok(())
+    }
+}

@@ -1,0 +1,78 @@
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use textorigin_core::config::Config;
+use textorigin_io::eval::origin::{self, Setup, Size};
+
+/// Reproduce the origin-detection paper's experiments on a corpus: build the oracle
+/// (All selection, exact unbounded index), pick the query set (the last Q documents
+/// with a dominant origin), run every configuration and table size, and report ssr,
+/// DO (dominant origin right), TF (tokens labelled fresh/old right) and overall.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Corpus: a directory or .jsonl (any input format), in creation order.
+    #[arg(long, required = true, value_name = "PATH")]
+    corpus: Vec<PathBuf>,
+    /// Selections, comma-separated (all, 4th, m4, nm3, w8, nw8, hs, nhs, hb3, dct8).
+    #[arg(long, default_value = "nhs", value_delimiter = ',')]
+    selection: Vec<String>,
+    /// Evictions, comma-separated (random, lru, cc, lucky).
+    #[arg(long, default_value = "lucky", value_delimiter = ',')]
+    eviction: Vec<String>,
+    /// Estimations, comma-separated (nb, e, b, be).
+    #[arg(long, default_value = "be", value_delimiter = ',')]
+    estimation: Vec<String>,
+    /// Table sizes, comma-separated: bytes (64MiB) or a percentage of the corpus's
+    /// shingles whose entries fit (1.4%). Default: the paper's Table 2 (blogs).
+    #[arg(long, default_value = "34.2%,13.7%,6.8%,3.3%,1.4%,0.7%,0.3%,0.1%", value_delimiter = ',')]
+    table_size: Vec<String>,
+    /// Query documents: the last Q documents that have a dominant origin.
+    #[arg(long, default_value_t = 1000)]
+    queries: usize,
+    /// Entries per bucket.
+    #[arg(long, default_value_t = 64)]
+    bucket_entries: u32,
+    /// Leave out documents with fewer tokens, as the paper does (Section 3.1: "all
+    /// these documents contain at least 45 tokens").
+    #[arg(long, default_value_t = 45)]
+    min_tokens: usize,
+    /// Write an SVG plot of DO and TF against table size here.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Print JSON instead of a markdown table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_all<T: std::str::FromStr<Err = String>>(v: &[String]) -> Result<Vec<T>> {
+    v.iter().map(|s| s.parse()).collect::<Result<_, String>>().map_err(anyhow::Error::msg)
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let (selections, evictions, estimations) = (parse_all(&a.selection)?, parse_all(&a.eviction)?, parse_all(&a.estimation)?);
+    let setups = Setup::product(&selections, &evictions, &estimations);
+    let sizes: Vec<Size> = parse_all(&a.table_size)?;
+    let all = super::read_corpus(&a.corpus)?;
+    let read = all.len();
+    let docs = origin::at_least_tokens(all, a.min_tokens);
+    if docs.len() < read {
+        eprintln!("left out {} of {read} documents with fewer than {} tokens", read - docs.len(), a.min_tokens);
+    }
+    let replies = origin::replies(&docs);
+    let texts: Vec<String> = docs.into_iter().map(|d| d.text).collect();
+    let base = Config { bucket_entries: a.bucket_entries, ..Config::default() };
+    let tmp = tempfile::tempdir()?;
+    let pb = super::progress((setups.len() * sizes.len()) as u64, "runs");
+    pb.enable_steady_tick(std::time::Duration::from_millis(500));
+    let r = origin::run(&texts, &replies, &base, &setups, &sizes, a.queries, tmp.path(), |i, _| pb.set_position(i as u64))?;
+    pb.finish_and_clear();
+    if let Some(path) = a.svg {
+        std::fs::write(&path, origin::svg(&r)).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if a.json {
+        super::print_json(&r)
+    } else {
+        print!("{}", origin::markdown(&r));
+        Ok(())
+    }
+}

@@ -1,0 +1,26 @@
+use anyhow::Result;
+use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::view::{model, text};
+
+use crate::args::DataArg;
+
+/// List the stored documents in sequence order.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    data: DataArg,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let dd = DataDir::open_read(&a.data.dir)?;
+    let rows = model::list(&dd.store)?;
+    if a.json {
+        super::print_json(&rows)
+    } else {
+        print!("{}", text::list(&rows));
+        Ok(())
+    }
+}

@@ -1,0 +1,67 @@
+//! One module per command: its flags (a clap `Args` struct whose doc comment is the
+//! command's help) and a `run` that converts them into typed options and calls the
+//! library. Nothing here knows an algorithm or a file format.
+
+pub mod bench;
+pub mod bench_daemon;
+pub mod check;
+pub mod eval;
+pub mod export;
+pub mod failed;
+pub mod ingest;
+pub mod list;
+pub mod neardup_eval;
+pub mod neardups;
+pub mod query;
+pub mod quote_eval;
+pub mod quotes;
+pub mod rebuild;
+pub mod report;
+pub mod serve;
+pub mod show;
+pub mod stats;
+pub mod upgrade;
+
+use std::io::Write;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// A progress bar on standard error for `len` steps of `what`.
+pub fn progress(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// Prints `v` as pretty JSON on standard output, keys in sorted order (through
+/// `serde_json::Value`, as every JSON view has always been printed).
+pub fn print_json<T: Serialize + ?Sized>(v: &T) -> Result<()> {
+    let v = serde_json::to_value(v)?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &v)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Every readable document under `paths`, in order; unreadable ones are reported.
+pub fn read_corpus(paths: &[std::path::PathBuf]) -> Result<Vec<textorigin_io::input::InputDoc>> {
+    use textorigin_io::input::{expand_paths, read_file};
+    let mut docs = Vec::new();
+    for f in expand_paths(paths) {
+        for d in read_file(&f?, u64::MAX)? {
+            match d {
+                Ok(doc) => docs.push(doc),
+                Err(e) => eprintln!("warning: skipped {e}"),
+            }
+        }
+    }
+    anyhow::ensure!(!docs.is_empty(), "the corpus has no documents");
+    Ok(docs)
+}

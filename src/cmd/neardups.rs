@@ -1,0 +1,42 @@
+use anyhow::Result;
+use textorigin_core::neardup::Mode;
+use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::view::{model, text};
+
+use crate::args::DataArg;
+
+/// List a document's near-duplicates: earlier documents it resembles (and with
+/// --later, later ones that resemble it), with the exact-duplicate flag, Broder's
+/// agreeing supershingles (of 6), Charikar's agreeing SimHash bits (of 384) and the
+/// estimated Jaccard resemblance of their 8-word shingle sets.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    data: DataArg,
+    /// The document's name (the latest of that name) or its numeric id.
+    name_or_id: String,
+    /// Also list later documents that resemble it.
+    #[arg(long)]
+    later: bool,
+    /// Which verdict decides: default (bands and pieces verified by the resemblance
+    /// estimate, threshold 0.9), b (Broder: 2 of 6 supershingles), c (Charikar: 372
+    /// of 384 bits), combined (B-similar and 355 bits).
+    #[arg(long, default_value = "default", value_parser = ["default", "b", "c", "combined"])]
+    mode: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let mode: Mode = a.mode.parse().map_err(anyhow::Error::msg)?;
+    let dd = DataDir::open_read(&a.data.dir)?;
+    let seq = dd.store.resolve(&a.name_or_id)?;
+    let v = model::neardups(&dd.store, seq, mode, a.later)?;
+    if a.json {
+        super::print_json(&v)
+    } else {
+        print!("{}", text::neardups(&v));
+        Ok(())
+    }
+}

@@ -1,0 +1,40 @@
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use textorigin_io::input::read_file;
+use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::view::{model, text, DocParts, ViewOptions};
+
+use crate::args::DataArg;
+
+/// Analyse a document against the table without storing it or changing any state.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    data: DataArg,
+    /// The document (any input format; the first document of a .jsonl file).
+    file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Include the origin of every selected shingle (JSON).
+    #[arg(long)]
+    shingles: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let mut dd = DataDir::open_read_for_query(&a.data.dir)?;
+    let doc = read_file(&a.file, u64::MAX)?
+        .into_iter()
+        .next()
+        .with_context(|| format!("{}: no document", a.file.display()))??;
+    let (r, near, quotes) = dd.query(&doc)?;
+    let parts = DocParts { meta: None, name: &doc.name, text: &doc.text, result: &r, near: &near, quotes: &quotes };
+    let v = model::document(&dd.store, parts, ViewOptions { shingles: a.shingles, times: false })?;
+    if a.json {
+        super::print_json(&v)
+    } else {
+        print!("{}", text::document(&v));
+        Ok(())
+    }
+}

@@ -1,0 +1,31 @@
+use anyhow::Result;
+use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::view::{model, text};
+
+use crate::args::DataArg;
+
+/// List a document's quotations: for each sentence that reuses sentences of earlier
+/// documents (qSign: signature search, then the word-overlap score), the earlier
+/// sentences with their document, text, signature bit distance and score.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    data: DataArg,
+    /// The document's name (the latest of that name) or its numeric id.
+    name_or_id: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let dd = DataDir::open_read(&a.data.dir)?;
+    let seq = dd.store.resolve(&a.name_or_id)?;
+    let v = model::quotes(&dd.store, seq)?;
+    if a.json {
+        super::print_json(&v)
+    } else {
+        print!("{}", text::quotes(&v));
+        Ok(())
+    }
+}

@@ -1,0 +1,70 @@
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use textorigin_io::daemon::{self, ServeOptions};
+
+use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
+
+/// Run the daemon: take documents from a spool directory as they arrive (see the
+/// README's spool contract), keep the table checkpointed, recover after a crash.
+/// SIGTERM or SIGINT stops intake, checkpoints and exits 0.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    data: DataArg,
+    /// Spool directory (default DIR/spool): producers write into tmp/ and rename
+    /// into new/.
+    #[arg(long, value_name = "PATH")]
+    spool: Option<PathBuf>,
+    /// Move processed files to done/ instead of removing them.
+    #[arg(long)]
+    keep: bool,
+    /// Larger documents go to failed/ (bytes, or with a unit such as MiB).
+    #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
+    max_doc_bytes: String,
+    /// Checkpoint after this many documents ...
+    #[arg(long, default_value_t = 1000)]
+    checkpoint_docs: u64,
+    /// ... or after this many seconds with new documents.
+    #[arg(long, default_value_t = 30)]
+    checkpoint_secs: u64,
+    /// Rescan the spool at least this often (seconds), whatever the watcher says.
+    #[arg(long, default_value_t = 5)]
+    rescan_secs: u64,
+    /// Write the log here instead of standard error; SIGHUP reopens it (rotation).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// TOML file with algorithm options for a new data directory.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    flags: ConfigArgs,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let overrides = overrides(a.config.as_deref(), &a.flags)?;
+    let opt = ServeOptions {
+        spool: a.spool.unwrap_or_else(|| a.data.dir.join("spool")),
+        keep: a.keep,
+        max_doc_bytes: size(&a.max_doc_bytes)?,
+        checkpoint_docs: a.checkpoint_docs,
+        checkpoint_secs: a.checkpoint_secs,
+        rescan_secs: a.rescan_secs,
+        batch: 64,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("cannot install signal handlers")?;
+    }
+    let hup = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup)).context("cannot install signal handlers")?;
+    let reopen = || {
+        if crate::log::reopen() {
+            tracing::info!("log file reopened");
+        }
+    };
+    daemon::serve(&a.data.dir, &overrides, &opt, stop, hup, &reopen)?;
+    Ok(())
+}

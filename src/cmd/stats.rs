@@ -1,0 +1,26 @@
+use anyhow::Result;
+use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::view::{model, text};
+
+use crate::args::DataArg;
+
+/// Statistics: documents, table fill and evictions, ssr, table digest.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    data: DataArg,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let dd = DataDir::open_read(&a.data.dir)?;
+    let v = model::stats(&dd.store, &dd.table, dd.config(), &a.data.dir)?;
+    if a.json {
+        super::print_json(&v)
+    } else {
+        print!("{}", text::stats(&v));
+        Ok(())
+    }
+}

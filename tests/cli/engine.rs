@@ -1,0 +1,119 @@
+//! The engine through the command line: attribution, determinism, queries, parameters.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+
+#[test]
+fn three_document_chain_is_attributed_to_earliest_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&examples()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let c = json(dir.path(), &["show", "03-weekly-roundup", "--json"]);
+    let text = std::fs::read_to_string(examples().join("03-weekly-roundup.txt")).unwrap();
+    // The paragraph B took from A is attributed to A, not B.
+    assert_eq!(
+        origin_of(&c, &text, "after twenty-six months of repairs that cost the city almost twice").as_deref(),
+        Some("01-harbour-bridge")
+    );
+    // B's own commentary, copied by C, is attributed to B.
+    assert_eq!(
+        origin_of(&c, &text, "how many small shops along the detour lost their passing trade").as_deref(),
+        Some("02-commuter-blog")
+    );
+    // C's own text is fresh: inside a novel segment, in no copied block.
+    let fresh = "the school board postponed its vote on the new timetable until January";
+    assert_eq!(origin_of(&c, &text, fresh), None);
+    let at = text.find(fresh).unwrap();
+    assert!(c["novel_segments"].as_array().unwrap().iter().any(|s| {
+        s["start_byte"].as_u64().unwrap() as usize <= at && at + fresh.len() <= s["end_byte"].as_u64().unwrap() as usize
+    }));
+    // The required JSON fields.
+    for key in ["id", "name", "dominant_origin", "copied_blocks", "fresh_tokens", "old_tokens"] {
+        assert!(c.get(key).is_some(), "missing {key}");
+    }
+    let b0 = &c["copied_blocks"][0];
+    for key in ["start_token", "end_token", "start_byte", "end_byte"] {
+        assert!(b0[key].is_u64(), "copied block lacks {key}");
+    }
+    assert!(b0["origin"]["id"].is_u64() && b0["origin"]["name"].is_string());
+    // A is all fresh and its own dominant origin.
+    let a = json(dir.path(), &["show", "1", "--json"]);
+    assert_eq!(a["old_tokens"], 0);
+    assert_eq!(a["dominant_origin"]["id"], 1);
+    // B copied one paragraph of A: A is its most-copied origin.
+    let b = json(dir.path(), &["show", "02-commuter-blog", "--json"]);
+    assert_eq!(b["most_copied_origin"]["name"], "01-harbour-bridge");
+    // The text view names the origins.
+    let shown = ok(dir.path(), &["show", "03-weekly-roundup"]);
+    assert!(shown.contains("from #1 01-harbour-bridge") && shown.contains("from #2 02-commuter-blog"), "{shown}");
+}
+
+#[test]
+fn same_documents_same_order_give_identical_tables_and_exports() {
+    let runs: Vec<(Vec<u8>, Vec<u8>, String)> = (0..2)
+        .map(|_| {
+            let dir = tempfile::tempdir().unwrap();
+            // Two ingest runs (a restart in between) with a tiny table, so evictions happen.
+            let extra = ["--table-size", "12KiB", "--bucket-entries", "8"];
+            assert!(ingest(dir.path(), &extra, &[&examples().join("01-harbour-bridge.txt")]).status.success());
+            let out = bin()
+                .arg("ingest")
+                .arg("--data")
+                .arg(dir.path())
+                .arg(examples())
+                .arg(fixture("spdx-sample.jsonl"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let stats = json(dir.path(), &["stats", "--json"]);
+            assert!(stats["table"]["evictions"].as_u64().unwrap() > 0);
+            let export = ok(dir.path(), &["export"]).into_bytes();
+            let table = std::fs::read(dir.path().join("table")).unwrap();
+            (table, export, stats["table_digest"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert!(runs[0].0 == runs[1].0, "table files differ");
+    assert!(runs[0].1 == runs[1].1, "exports differ");
+    assert_eq!(runs[0].2, runs[1].2);
+    let first: Value = serde_json::from_str(String::from_utf8_lossy(&runs[0].1).lines().next().unwrap()).unwrap();
+    assert!(first.get("ingested_at_ms").is_none(), "times only with --times");
+}
+
+#[test]
+fn query_analyses_without_changing_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = examples().join("01-harbour-bridge.txt");
+    assert!(ingest(dir.path(), &[], &[&a]).status.success());
+    let before = (ok(dir.path(), &["stats", "--json"]), ok(dir.path(), &["export"]));
+    let table_before = std::fs::read(dir.path().join("table")).unwrap();
+    let q = json(dir.path(), &["query", examples().join("02-commuter-blog.txt").to_str().unwrap(), "--json"]);
+    assert_eq!(q["id"], Value::Null);
+    assert_eq!(q["most_copied_origin"]["name"], "01-harbour-bridge");
+    assert!(q["old_tokens"].as_u64().unwrap() >= 50);
+    assert_eq!((ok(dir.path(), &["stats", "--json"]), ok(dir.path(), &["export"])), before);
+    assert!(std::fs::read(dir.path().join("table")).unwrap() == table_before);
+}
+
+#[test]
+fn differing_parameters_are_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = examples().join("01-harbour-bridge.txt");
+    assert!(ingest(dir.path(), &["--selection", "nw8"], &[&a]).status.success());
+    // Same stored parameters: no options needed.
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(&a).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).args(["--k", "6"]).arg(&a).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("other parameters") && err.contains("k=8") && err.contains("k=6"), "{err}");
+    // A TOML config file is read; unknown keys are refused.
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "selektion = \"all\"\n").unwrap();
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg("--config").arg(&cfg).arg(&a).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("selektion"));
+    assert_eq!(json(dir.path(), &["stats", "--json"])["documents"], 2);
+}
+

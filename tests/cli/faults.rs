@@ -1,0 +1,222 @@
+//! Crashes and faults: kill -9 at random moments, a crash at every failpoint, a full
+//! disk, a dead parser thread, a failed fsync, a killed ingest. Each ends in the state
+//! an uninterrupted run reaches.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use textorigin_io::storage::checkpoint;
+use textorigin_io::storage::table_file::TableFile;
+
+use crate::util::*;
+
+#[test]
+fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 300);
+    // The reference: the same files, same order, one batch ingest.
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    let stats = json(reference.path(), &["stats", "--json"]);
+    assert!(stats["table"]["evictions"].as_u64().unwrap() > 0, "the table must be small enough to evict");
+
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let mut daemon = Daemon::small(dir, 40, None);
+    let mut kills = 0;
+    let mut x = 0x9e37_79b9u64;
+    for chunk in files.chunks(10) {
+        drop_into_spool(dir, chunk);
+        // SIGKILL at a pseudo-random moment: often mid-batch, sometimes while idle.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        std::thread::sleep(std::time::Duration::from_millis(x % 40));
+        daemon.kill();
+        kills += 1;
+        daemon = Daemon::small(dir, 40, None);
+        // The new daemon found the table in use and recovered it from a checkpoint.
+        let status = daemon.status(dir);
+        assert!(status["replayed"].is_u64(), "{status}");
+    }
+    // Wait for the spool to drain, then stop cleanly (SIGTERM: exit status 0).
+    wait_drained(dir, 300);
+    daemon.stop();
+    assert_eq!(kills, 30);
+    assert_eq!(documents(dir), 300, "every document once");
+    for sub in ["new", "tmp", "failed"] {
+        assert_eq!(spool_count(dir, sub), 0, "spool/{sub} is not empty");
+    }
+    assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
+    assert_eq!(json(dir, &["stats", "--json"])["table_digest"], stats["table_digest"]);
+    // The final checkpoint holds exactly the uncrashed run's table content.
+    let (slot, meta) = checkpoint::newest_valid(dir).expect("a valid checkpoint");
+    assert_eq!(meta.seq, 300);
+    let slot_table = TableFile::open_any(&checkpoint::slot_paths(dir, slot).0, false).unwrap();
+    assert_eq!(format!("{:016x}", slot_table.digest()), stats["table_digest"].as_str().unwrap());
+    let check = run(dir, &["check"]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+}
+
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_crash_at_every_failpoint_recovers_to_the_uncrashed_state() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 40);
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    let want = (export_without_sources(reference.path()), digest(reference.path()));
+    for point in
+        ["admit.before-commit", "admit.after-commit", "spool.after-sync", "spool.after-unlink", "checkpoint.after-copy", "checkpoint.after-meta"]
+    {
+        let data = tempfile::tempdir().unwrap();
+        let control = data.path().join("failpoints");
+        std::fs::write(&control, format!("{point}=abort\n")).unwrap();
+        let daemon = Daemon::small(data.path(), 7, Some(&control));
+        drop_into_spool(data.path(), &files[..20]);
+        let status = daemon.wait_exit(60);
+        assert!(!status.success(), "{point}: the daemon should have aborted");
+        // Restart without the failpoint; the rest of the stream arrives.
+        std::fs::write(&control, "").unwrap();
+        let daemon = Daemon::small(data.path(), 7, Some(&control));
+        drop_into_spool(data.path(), &files[20..]);
+        wait_drained(data.path(), 40);
+        daemon.stop();
+        assert_eq!(documents(data.path()), 40, "{point}: every document exactly once");
+        assert_eq!(export_without_sources(data.path()), want.0, "{point}");
+        assert_eq!(digest(data.path()), want.1, "{point}");
+        assert!(run(data.path(), &["check"]).status.success(), "{point}");
+    }
+}
+
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_full_disk_keeps_files_in_the_spool_and_the_daemon_resumes() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 30);
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::small(dir, 7, Some(&control));
+    drop_into_spool(dir, &files[..10]);
+    wait_drained(dir, 10);
+    // The disk fills up: nothing is taken, nothing is lost, the state says so.
+    std::fs::write(&control, "store.write=error\n").unwrap();
+    drop_into_spool(dir, &files[10..]);
+    let mut status = Value::Null;
+    wait_until("the degraded state", 30, || {
+        status = serde_json::from_slice(&std::fs::read(dir.join("daemon.json")).unwrap()).unwrap();
+        status["state"].as_str().unwrap().starts_with("degraded")
+    });
+    assert!(status["state"].as_str().unwrap().starts_with("degraded"), "{status}");
+    assert_eq!(documents(dir), 10);
+    assert_eq!(spool_count(dir, "new"), 20, "the files wait in the spool");
+    // Space again: it resumes by itself and ends where an uninterrupted run ends.
+    std::fs::write(&control, "").unwrap();
+    wait_drained(dir, 30);
+    daemon.stop();
+    assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
+    assert_eq!(digest(dir), digest(reference.path()));
+}
+
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_dead_parser_thread_stops_the_daemon_with_an_error() {
+    let data = tempfile::tempdir().unwrap();
+    let control = data.path().join("failpoints");
+    std::fs::write(&control, "parse=panic\n").unwrap();
+    let daemon = Daemon::small(data.path(), 7, Some(&control));
+    drop_into_spool(data.path(), &[examples().join("01-harbour-bridge.txt")]);
+    // The daemon must stop, not hang.
+    let status = daemon.wait_exit(30);
+    assert!(!status.success());
+    // Nothing was lost: the file waits in the spool for the next start.
+    assert_eq!(spool_count(data.path(), "new"), 1);
+}
+
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_failed_fsync_stops_the_daemon_and_the_restart_recovers() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 20);
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    let data = tempfile::tempdir().unwrap();
+    let control = data.path().join("failpoints");
+    std::fs::write(&control, "store.sync=error\n").unwrap();
+    let daemon = Daemon::small(data.path(), 7, Some(&control));
+    drop_into_spool(data.path(), &files);
+    let status = daemon.wait_exit(60);
+    assert!(!status.success(), "a failed fsync must stop the daemon");
+    assert_eq!(spool_count(data.path(), "new"), 20, "no file left the spool");
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::small(data.path(), 7, Some(&control));
+    wait_drained(data.path(), 20);
+    daemon.stop();
+    assert_eq!(export_without_sources(data.path()), export_without_sources(reference.path()));
+}
+
+#[test]
+fn killed_ingest_is_refused_until_rebuilt_then_matches_an_uninterrupted_run() {
+    // A real crash: kill -9 the ingest half-way through many documents.
+    let corpus = tempfile::tempdir().unwrap();
+    let fixture = std::fs::read_to_string(fixture("spdx-sample.jsonl")).unwrap();
+    for (i, line) in fixture.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        for rep in 0..20 {
+            // Each license twenty times with its paragraphs rotated: plenty of copying.
+            let text = v["text"].as_str().unwrap();
+            let paras: Vec<&str> = text.split("\n\n").collect();
+            let r = rep % paras.len().max(1);
+            let rotated = [&paras[r..], &paras[..r]].concat().join("\n\n");
+            std::fs::write(corpus.path().join(format!("{:03}-{rep}.txt", i)), rotated).unwrap();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
+        .arg("ingest")
+        .arg("--data")
+        .arg(dir.path())
+        .args(["--table-size", "256KiB"])
+        .arg(corpus.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until some documents are in (read through the live inspector), then kill.
+    wait_until("100 documents ingested", 60, || child.try_wait().unwrap().is_some() || documents(dir.path()) >= 100);
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "ingest finished before the kill: the crash path was not exercised");
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(corpus.path()).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rebuild"), "{err}");
+    let out = bin().arg("rebuild").arg("--data").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(" 0 recomputed result(s) differed"));
+    // Ingest what is not stored yet; the end state must equal an uninterrupted run's.
+    let stored: std::collections::HashSet<String> = json(dir.path(), &["list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut rest: Vec<PathBuf> = std::fs::read_dir(corpus.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !stored.contains(p.file_stem().unwrap().to_str().unwrap()))
+        .collect();
+    rest.sort();
+    assert!(!rest.is_empty());
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).args(&rest).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let clean = tempfile::tempdir().unwrap();
+    let out = bin().arg("ingest").arg("--data").arg(clean.path()).args(["--table-size", "256KiB"]).arg(corpus.path()).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(ok(dir.path(), &["export"]), ok(clean.path(), &["export"]));
+    assert_eq!(json(dir.path(), &["stats", "--json"])["table_digest"], json(clean.path(), &["stats", "--json"])["table_digest"]);
+}
+

@@ -1,0 +1,15 @@
+//! Integration tests: the real `textorigin` binary on real files in temporary data
+//! directories, one module per concern (ripgrep's layout: one test binary, one helper
+//! module). Failpoint tests need `--features failpoints` (scripts/test.sh sets it).
+
+mod util;
+
+mod daemon;
+mod engine;
+mod faults;
+mod golden;
+mod html;
+mod inputs;
+mod neardups;
+mod quotes;
+mod store;

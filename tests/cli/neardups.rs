@@ -1,0 +1,103 @@
+//! Near-duplicates: planted ones found, unrelated documents not; the evaluation.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+
+/// The longest text of the license fixture (about 1,700 words).
+fn long_license() -> String {
+    let fixture = std::fs::read_to_string(fixture("spdx-sample.jsonl")).unwrap();
+    fixture
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["text"].as_str().unwrap().to_string())
+        .max_by_key(|t| t.split_whitespace().count())
+        .unwrap()
+}
+
+fn near_names(v: &Value, key: &str) -> Vec<String> {
+    v[key].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn planted_near_duplicates_are_found_and_unrelated_documents_are_not() {
+    let base = long_license();
+    assert!(base.split_whitespace().count() > 1000);
+    let inputs = tempfile::tempdir().unwrap();
+    let p = |n: &str| inputs.path().join(n);
+    std::fs::write(p("a-base.txt"), &base).unwrap();
+    // A few words changed.
+    let mut words: Vec<String> = base.split(' ').map(str::to_string).collect();
+    for at in [100, 500, 900] {
+        words[at] = "CHANGED".into();
+    }
+    std::fs::write(p("b-words-changed.txt"), words.join(" ")).unwrap();
+    // A paragraph deleted.
+    let paras: Vec<&str> = base.split("\n\n").collect();
+    let longest = (0..paras.len()).max_by_key(|&i| paras[i].len()).unwrap();
+    let cut: Vec<&str> = paras.iter().enumerate().filter(|(i, _)| *i != longest).map(|(_, p)| *p).collect();
+    let deleted = cut.join("\n\n");
+    assert!(deleted.len() * 100 > base.len() * 85, "the deleted paragraph is a small part");
+    std::fs::write(p("c-paragraph-deleted.txt"), &deleted).unwrap();
+    // The same page served twice with another session id.
+    let page = |sid: &str| {
+        format!(
+            "<html><body><p>Welcome back. <a href=\"/cart?sid={sid}\">Your cart ({sid})</a></p><div>{}</div></body></html>",
+            base.replace('<', "&lt;")
+        )
+    };
+    std::fs::write(p("d-page.html"), page("a81f93c2")).unwrap();
+    std::fs::write(p("e-page-new-session.html"), page("77d0e1b4")).unwrap();
+    // Unrelated documents.
+    for f in std::fs::read_dir(examples()).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, p(&format!("f-{}", f.file_name().unwrap().to_str().unwrap()))).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    assert!(ingest(dir.path(), &[], &[inputs.path()]).status.success());
+    let nd = |name: &str| json(dir.path(), &["neardups", name, "--json"]);
+    assert_eq!(near_names(&nd("b-words-changed"), "near_duplicates"), ["a-base"]);
+    let c = nd("c-paragraph-deleted");
+    assert_eq!(near_names(&c, "near_duplicates"), ["a-base", "b-words-changed"]);
+    let r = c["near_duplicates"][0]["resemblance"].as_f64().unwrap();
+    assert!((0.8..1.0).contains(&r), "resemblance {r}");
+    let e = nd("e-page-new-session");
+    assert!(near_names(&e, "near_duplicates").contains(&"d-page".to_string()), "{e}");
+    let d0 = e["near_duplicates"].as_array().unwrap().iter().find(|d| d["name"] == "d-page").unwrap();
+    assert_eq!(d0["exact"], false);
+    assert!(d0["c_similarity"].as_u64().unwrap() >= 372 && d0["b_similarity"].as_u64().unwrap() >= 2, "{d0}");
+    for unrelated in ["f-01-harbour-bridge", "f-02-commuter-blog", "f-03-weekly-roundup"] {
+        assert!(near_names(&nd(unrelated), "near_duplicates").is_empty(), "{unrelated}");
+    }
+    // --later from the base; show --json and export carry them too.
+    let later = json(dir.path(), &["neardups", "a-base", "--later", "--json"]);
+    let l = near_names(&later, "later");
+    assert!(l.contains(&"b-words-changed".to_string()) && l.contains(&"c-paragraph-deleted".to_string()), "{l:?}");
+    let shown = json(dir.path(), &["show", "b-words-changed", "--json"]);
+    let first = &shown["near_duplicates"][0];
+    for key in ["id", "name", "exact", "b_similarity", "c_similarity", "resemblance"] {
+        assert!(first.get(key).is_some(), "near_duplicates lacks {key}");
+    }
+    let export = ok(dir.path(), &["export"]);
+    assert!(export.lines().all(|l| serde_json::from_str::<Value>(l).unwrap().get("near_duplicates").is_some()));
+    // An identical copy is an exact duplicate.
+    std::fs::write(p("z-copy.txt"), &base).unwrap();
+    assert!(ingest(dir.path(), &[], &[&p("z-copy.txt")]).status.success());
+    let z = nd("z-copy");
+    let exact: Vec<&Value> = z["near_duplicates"].as_array().unwrap().iter().filter(|d| d["exact"] == true).collect();
+    assert_eq!(exact.len(), 1);
+    assert_eq!(exact[0]["name"], "a-base");
+}
+
+#[test]
+fn neardup_eval_meets_the_default_verdict_targets_on_real_licenses() {
+    let fixture = fixture("spdx-sample.jsonl");
+    let out = bin().arg("neardup-eval").arg(&fixture).arg("--json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["true_pairs"].as_u64().unwrap() >= 5, "the fixture has near-duplicates: {v}");
+    let default = v["verdicts"].as_array().unwrap().iter().find(|x| x["mode"] == "default").unwrap();
+    assert!(default["recall"].as_f64().unwrap() >= 0.9, "{default}");
+    assert!(default["precision_at_0_7"].as_f64().unwrap() >= 0.9, "{default}");
+}
+

@@ -1,0 +1,66 @@
+//! Quotations: exact and lightly edited quotes found, unrelated sentences not.
+
+use crate::util::*;
+
+
+#[test]
+fn quoted_lightly_edited_and_unrelated_sentences() {
+    let inputs = tempfile::tempdir().unwrap();
+    let p = |n: &str| inputs.path().join(n);
+    std::fs::write(
+        p("1-speech.txt"),
+        "The minister opened the new railway station on Tuesday. \
+         Our country needs fast trains between every large city. \
+         Passengers will save forty minutes on each journey to the coast. \
+         The project was finished two months ahead of schedule.",
+    )
+    .unwrap();
+    std::fs::write(
+        p("2-unrelated.txt"),
+        "Gardeners expect a warm spring this year. Tomatoes should be planted after the last frost. \
+         Water them early in the morning.",
+    )
+    .unwrap();
+    std::fs::write(
+        p("3-column.txt"),
+        // An exact quotation (in quotation marks), a lightly edited one (a word dropped,
+        // other case and punctuation), and sentences of its own.
+        "Critics were not impressed by the ceremony. \
+         \"Our country needs fast trains between every large city.\" \
+         PASSENGERS WILL SAVE FORTY MINUTES ON EACH JOURNEY TO COAST! \
+         Nobody asked what the tickets would cost for ordinary families.",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    assert!(ingest(dir.path(), &[], &[inputs.path()]).status.success());
+    let v = json(dir.path(), &["quotes", "3-column", "--json"]);
+    let quotes = v["quotations"].as_array().unwrap();
+    let text = std::fs::read_to_string(p("3-column.txt")).unwrap();
+    let quoting: Vec<&str> = quotes
+        .iter()
+        .map(|q| &text[q["start_byte"].as_u64().unwrap() as usize..q["end_byte"].as_u64().unwrap() as usize])
+        .collect();
+    assert_eq!(
+        quoting,
+        ["\"Our country needs fast trains between every large city.\"", "PASSENGERS WILL SAVE FORTY MINUTES ON EACH JOURNEY TO COAST!"]
+    );
+    for q in quotes {
+        let s = &q["sources"][0];
+        assert_eq!(s["name"], "1-speech");
+        assert!(s["score"].as_f64().unwrap() >= 0.5 && s["distance"].as_u64().unwrap() <= 3, "{s}");
+        assert!(s["sentence"].as_str().unwrap().len() > 20);
+    }
+    assert_eq!(quotes[0]["sources"][0]["sentence"], "Our country needs fast trains between every large city.");
+    assert_eq!(quotes[0]["sources"][0]["score"], 1.0);
+    // Nothing quotes the unrelated document; show --json and export carry quotations.
+    assert!(json(dir.path(), &["quotes", "2-unrelated", "--json"])["quotations"].as_array().unwrap().is_empty());
+    let shown = json(dir.path(), &["show", "3-column", "--json"]);
+    assert_eq!(shown["quotations"].as_array().unwrap().len(), 2);
+    for key in ["start_byte", "end_byte", "sources"] {
+        assert!(shown["quotations"][0].get(key).is_some());
+    }
+    for key in ["id", "name", "sentence", "distance", "score"] {
+        assert!(shown["quotations"][0]["sources"][0].get(key).is_some());
+    }
+}
+

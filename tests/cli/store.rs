@@ -1,0 +1,65 @@
+//! The store across versions: migrations from committed old data directories.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+
+#[test]
+fn a_schema_1_data_directory_is_upgraded_and_keeps_its_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(&fixture("v1-datadir"), &data);
+    // Readers ask for the upgrade rather than misread.
+    let out = run(&data, &["list"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("upgrade"), "{}", String::from_utf8_lossy(&out.stderr));
+    ok(&data, &["upgrade"]);
+    // Every old result is unchanged; only the near_duplicates field is new.
+    let old = std::fs::read_to_string(fixture("v1-export.jsonl")).unwrap();
+    let new = ok(&data, &["export"]);
+    assert_eq!(old.lines().count(), new.lines().count());
+    let mut quoting = Vec::new();
+    for (o, n) in old.lines().zip(new.lines()) {
+        let mut n: Value = serde_json::from_str(n).unwrap();
+        assert_eq!(n["near_duplicates"], serde_json::json!([]));
+        n.as_object_mut().unwrap().remove("near_duplicates");
+        let q = n.as_object_mut().unwrap().remove("quotations").unwrap();
+        quoting.push(q.as_array().unwrap().len());
+        assert_eq!(serde_json::from_str::<Value>(o).unwrap(), n);
+    }
+    // The backfilled quotation search found the blog's and the roundup's quoted sentences.
+    assert_eq!(quoting[0], 0);
+    assert!(quoting[1] >= 2 && quoting[2] >= 3, "{quoting:?}");
+    // The backfilled index finds an old document.
+    let out = bin()
+        .arg("ingest")
+        .arg("--data")
+        .arg(&data)
+        .arg(examples().join("02-commuter-blog.txt"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json(&data, &["neardups", "4", "--json"]);
+    assert_eq!(v["near_duplicates"][0]["id"], 2);
+    assert_eq!(v["near_duplicates"][0]["exact"], true);
+}
+
+
+#[test]
+fn a_schema_4_data_directory_is_read_as_it_is_and_takes_new_documents() {
+    // Written by the build before the workspace restructure (tests/fixtures/README.md).
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(&fixture("v4-datadir"), &data);
+    assert!(ok(&data, &["check"]).contains("ok"));
+    assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v4-export.jsonl")).unwrap());
+    let before = json(&data, &["stats", "--json"]);
+    assert_eq!(before["table_digest"], std::fs::read_to_string(fixture("v4-digest.txt")).unwrap().trim());
+    let n = before["documents"].as_u64().unwrap();
+    let out = bin().arg("ingest").arg("--data").arg(&data).arg(examples().join("03-weekly-roundup.txt")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(documents(&data), n + 1);
+    let v = json(&data, &["neardups", &(n + 1).to_string(), "--json"]);
+    assert_eq!(v["near_duplicates"][0]["exact"], true, "the stored index finds the earlier copy: {v}");
+}
