@@ -18,9 +18,8 @@ pub struct Args {
     /// Directory for the temporary table file (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -32,10 +31,5 @@ pub fn run(a: Args) -> Result<()> {
     let dir = a.dir.unwrap_or_else(|| tmp.path().to_path_buf());
     eprintln!("measuring {} documents ...", texts.len());
     let r = bench::run(&texts, &cfg, &dir)?;
-    if a.json {
-        super::print_json(&r)
-    } else {
-        print!("{}", bench::text(&r));
-        Ok(())
-    }
+    a.format.print(&r, bench::text)
 }

@@ -19,9 +19,8 @@ pub struct Args {
     /// Table size of the runs.
     #[arg(long, default_value = "64MiB")]
     table_size: String,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -30,10 +29,5 @@ pub fn run(a: Args) -> Result<()> {
     let tmp = tempfile::tempdir()?;
     eprintln!("measuring {} documents ...", docs.len());
     let r = daemon::run(&docs, a.per_file, table_bytes, tmp.path())?;
-    if a.json {
-        super::print_json(&r)
-    } else {
-        print!("{}", daemon::text(&r));
-        Ok(())
-    }
+    a.format.print(&r, daemon::text)
 }

@@ -39,9 +39,8 @@ pub struct Args {
     /// Write an SVG plot of DO and TF against table size here.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
-    /// Print JSON instead of a markdown table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 fn parse_all<T: std::str::FromStr<Err = String>>(v: &[String]) -> Result<Vec<T>> {
@@ -69,10 +68,5 @@ pub fn run(a: Args) -> Result<()> {
     if let Some(path) = a.svg {
         std::fs::write(&path, origin::svg(&r)).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    if a.json {
-        super::print_json(&r)
-    } else {
-        print!("{}", origin::markdown(&r));
-        Ok(())
-    }
+    a.format.print(&r, origin::markdown)
 }

@@ -9,18 +9,12 @@ use crate::args::DataArg;
 pub struct Args {
     #[command(flatten)]
     data: DataArg,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
     let rows = model::list(&dd.store)?;
-    if a.json {
-        super::print_json(&rows)
-    } else {
-        print!("{}", text::list(&rows));
-        Ok(())
-    }
+    a.format.print(&rows, |r| text::list(r))
 }

@@ -28,6 +28,26 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+/// `--json`: the output's format.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct Format {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Format {
+    /// Prints `v` as JSON, or as `text(v)` for people.
+    pub fn print<T: Serialize>(self, v: &T, text: impl FnOnce(&T) -> String) -> Result<()> {
+        if self.json {
+            print_json(v)
+        } else {
+            print!("{}", text(v));
+            Ok(())
+        }
+    }
+}
+
 /// A progress bar on standard error for `len` steps of `what`.
 pub fn progress(len: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);

@@ -18,9 +18,8 @@ pub struct Args {
     /// Keep the data directory here instead of a temporary one.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -30,10 +29,5 @@ pub fn run(a: Args) -> Result<()> {
     let pb = super::progress(docs.len() as u64, "ingest");
     let r = neardup::run(&docs, a.threshold, &dir, |i| pb.set_position(i as u64))?;
     pb.finish_and_clear();
-    if a.json {
-        super::print_json(&r)
-    } else {
-        print!("{}", neardup::markdown(&r));
-        Ok(())
-    }
+    a.format.print(&r, neardup::markdown)
 }

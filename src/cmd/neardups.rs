@@ -23,9 +23,8 @@ pub struct Args {
     /// of 384 bits), combined (B-similar and 355 bits).
     #[arg(long, default_value = "default", value_parser = ["default", "b", "c", "combined"])]
     mode: String,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -33,10 +32,5 @@ pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
     let seq = dd.store.resolve(&a.name_or_id)?;
     let v = model::neardups(&dd.store, seq, mode, a.later)?;
-    if a.json {
-        super::print_json(&v)
-    } else {
-        print!("{}", text::neardups(&v));
-        Ok(())
-    }
+    a.format.print(&v, text::neardups)
 }

@@ -14,9 +14,8 @@ pub struct Args {
     data: DataArg,
     /// The document (any input format; the first document of a .jsonl file).
     file: PathBuf,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
     /// Include the origin of every selected shingle (JSON).
     #[arg(long)]
     shingles: bool,
@@ -31,10 +30,5 @@ pub fn run(a: Args) -> Result<()> {
     let (r, near, quotes) = dd.query(&doc)?;
     let parts = DocParts { meta: None, name: &doc.name, text: &doc.text, result: &r, near: &near, quotes: &quotes };
     let v = model::document(&dd.store, parts, ViewOptions { shingles: a.shingles, times: false })?;
-    if a.json {
-        super::print_json(&v)
-    } else {
-        print!("{}", text::document(&v));
-        Ok(())
-    }
+    a.format.print(&v, text::document)
 }

@@ -14,9 +14,8 @@ pub struct Args {
     /// The last Q documents are the queries; the others form the collection.
     #[arg(long, default_value_t = 20)]
     queries: usize,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -29,10 +28,5 @@ pub fn run(a: Args) -> Result<()> {
         pb.set_position(i as u64);
     })?;
     pb.finish_and_clear();
-    if a.json {
-        super::print_json(&r)
-    } else {
-        print!("{}", quote::markdown(&r));
-        Ok(())
-    }
+    a.format.print(&r, quote::markdown)
 }

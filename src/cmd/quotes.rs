@@ -13,19 +13,13 @@ pub struct Args {
     data: DataArg,
     /// The document's name (the latest of that name) or its numeric id.
     name_or_id: String,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
     let seq = dd.store.resolve(&a.name_or_id)?;
     let v = model::quotes(&dd.store, seq)?;
-    if a.json {
-        super::print_json(&v)
-    } else {
-        print!("{}", text::quotes(&v));
-        Ok(())
-    }
+    a.format.print(&v, text::quotes)
 }

@@ -9,18 +9,12 @@ use crate::args::DataArg;
 pub struct Args {
     #[command(flatten)]
     data: DataArg,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::Format,
 }
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
     let v = model::stats(&dd.store, &dd.table, dd.config(), &a.data.dir)?;
-    if a.json {
-        super::print_json(&v)
-    } else {
-        print!("{}", text::stats(&v));
-        Ok(())
-    }
+    a.format.print(&v, text::stats)
 }

@@ -63,3 +63,22 @@ fn a_schema_4_data_directory_is_read_as_it_is_and_takes_new_documents() {
     let v = json(&data, &["neardups", &(n + 1).to_string(), "--json"]);
     assert_eq!(v["near_duplicates"][0]["exact"], true, "the stored index finds the earlier copy: {v}");
 }
+
+#[test]
+fn schema_2_and_3_data_directories_are_upgraded_to_what_ingestion_writes() {
+    // Written by the builds of those schemas (tests/fixtures/README.md) from the three
+    // examples, which are also the first three documents of the schema-4 fixture.
+    let want: String = std::fs::read_to_string(fixture("v4-export.jsonl")).unwrap().lines().take(3).map(|l| format!("{l}\n")).collect();
+    for version in [2, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        copy_dir(&fixture(&format!("v{version}-datadir")), &data);
+        let out = run(&data, &["list"]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("schema version {version} needs an upgrade")), "{err}");
+        ok(&data, &["upgrade"]);
+        assert_eq!(ok(&data, &["export"]), want, "schema {version}: the backfilled results differ from ingestion's");
+        assert!(ok(&data, &["check"]).ends_with("ok\n"));
+    }
+}
