@@ -1,6 +1,7 @@
 //! Behaviour is unchanged by refactoring: on committed corpora (mail with quoting, GCC
-//! ChangeLog entries, licenses, the examples), `export`, `export --shingles` and the
-//! table digest equal what a recorded build wrote (`tests/fixtures/golden.json`).
+//! ChangeLog entries, licenses, the examples), `export`, `export --shingles`, `list`,
+//! the last document's `show`, `quotes` and `neardups`, and the table digest equal what
+//! a recorded build wrote (`tests/fixtures/golden.json`).
 //!
 //! To record (only when a change is meant to change results, and say so in the commit):
 //! `TEXTORIGIN_GOLDEN_RECORD=1 cargo test --release golden` writes the file from this
@@ -54,6 +55,12 @@ fn measure(inputs: &[&str], table: &str) -> Value {
         "table_digest": stats["table_digest"],
         "export": hash(run(&["export"], &data)),
         "export_shingles": hash(run(&["export", "--shingles"], &data)),
+        "list": hash(run(&["list", "--json"], &data)),
+        "list_text": hash(run(&["list"], &data)),
+        "show_last": hash(run(&["show", &stats["documents"].to_string(), "--json"], &data)),
+        "show_last_text": hash(run(&["show", &stats["documents"].to_string()], &data)),
+        "quotes_last": hash(run(&["quotes", &stats["documents"].to_string(), "--json"], &data)),
+        "neardups_last": hash(run(&["neardups", &stats["documents"].to_string(), "--json"], &data)),
     })
 }
 
