@@ -2,8 +2,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use indicatif::ProgressBar;
-use textorigin_io::input::{expand_paths, read_file};
+use textorigin_io::error::chain;
+use textorigin_io::ingest::{self, Event};
+use textorigin_io::input::expand_paths;
 use textorigin_io::storage::datadir::DataDir;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
@@ -34,52 +35,30 @@ pub struct Args {
 pub fn run(a: Args) -> Result<ExitCode> {
     let max = size(&a.max_doc_bytes)?;
     let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
-    let files = expand_paths(&a.paths);
-    let pb = super::progress(files.len() as u64, "ingest");
-    let (mut ok, mut failed) = (0u64, 0u64);
-    let report = |pb: &ProgressBar, msg: String| pb.suspend(|| eprintln!("{msg}"));
-    for f in files {
-        pb.inc(1);
-        let docs = match f.map_err(anyhow::Error::from).and_then(|path| Ok(read_file(&path, max)?)) {
-            Ok(d) => d,
-            Err(e) => {
-                failed += 1;
-                report(&pb, format!("error: {e}"));
-                continue;
-            }
-        };
-        for d in docs {
-            let doc = match d {
-                Ok(doc) => doc,
-                Err(e) => {
-                    failed += 1;
-                    report(&pb, format!("error: {e}"));
-                    continue;
-                }
-            };
-            for w in &doc.warnings {
-                report(&pb, format!("warning: {w}"));
-            }
-            match dd.ingest(&doc) {
-                Ok(_) => ok += 1,
-                Err(e) => {
-                    failed += 1;
-                    report(&pb, format!("error: {e:#}"));
-                    if dd.poisoned() {
-                        pb.finish_and_clear();
-                        anyhow::bail!("stopping: the table is ahead of the store; the next `serve` or `rebuild` recovers it");
-                    }
-                }
-            }
-        }
-    }
+    let files = expand_paths(&a.paths).len();
+    let pb = super::progress(files as u64, "ingest");
+    let report = |msg: String| pb.suspend(|| eprintln!("{msg}"));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let run = ingest::ingest(&mut dd, &a.paths, max, threads, |e| match e {
+        Event::File => pb.inc(1),
+        Event::Stored => {}
+        Event::Warning(w) => report(format!("warning: {w}")),
+        Event::Failed(e) => report(format!("error: {e}")),
+    });
     pb.finish_and_clear();
+    let summary = match run {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}", chain(&e));
+            anyhow::bail!("stopping: the table is ahead of the store; the next `serve` or `rebuild` recovers it");
+        }
+    };
     let stats = dd.table.stats();
     let capacity = dd.table.capacity();
     dd.close()?;
     eprintln!(
-        "ingested {ok} document(s), {failed} failed; table: {} of {} entries used, {} evictions",
-        stats.occupied, capacity, stats.evictions
+        "ingested {} document(s), {} failed; table: {} of {} entries used, {} evictions",
+        summary.stored, summary.failed, stats.occupied, capacity, stats.evictions
     );
-    Ok(if ok == 0 && failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if summary.stored == 0 && summary.failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -90,6 +90,15 @@ pub struct DocResult {
     pub selected_origins: Vec<ShingleOrigin>,
 }
 
+/// What the table answered for a document's selected shingles (phase 1 of apply).
+#[derive(Debug, Clone, Default)]
+pub struct Probe {
+    /// What each selected shingle found (None: it was inserted).
+    pub hits: Vec<Option<Hit>>,
+    /// Where each selected shingle's entry is now.
+    pub positions: Vec<Position>,
+}
+
 /// Engine state: configuration, fingerprint tables, reusable buffers.
 #[derive(Clone)]
 pub struct Engine {
@@ -133,8 +142,18 @@ impl Engine {
         self.apply_prepared(table, seq)
     }
 
-    /// [`Engine::apply`] for the document last given to [`Engine::prepare`].
+    /// [`Engine::apply`] for the document last given to [`Engine::prepare`]: the three
+    /// phases [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn.
     pub fn apply_prepared<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64) -> DocResult {
+        let probe = self.probe(table, seq);
+        let result = self.estimate(seq, &probe);
+        self.score(table, seq, &probe, &result);
+        result
+    }
+
+    /// Phase 1 (Section 2.2): every selected fingerprint of the prepared document looked
+    /// up in its bucket and inserted when absent, in order, with prefetching.
+    pub fn probe<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64) -> Probe {
         let items = &self.items;
         let n = items.len();
         let mut hits = Vec::with_capacity(n);
@@ -156,15 +175,23 @@ impl Engine {
             hits.push(hit);
             positions.push(pos);
         }
-        let result = self.finish(seq, &hits);
+        Probe { hits, positions }
+    }
+
+    /// Phase 2 (Section 2.3): estimation and the document's result from the probe.
+    pub fn estimate(&self, seq: u64, probe: &Probe) -> DocResult {
+        self.finish(seq, &probe.hits)
+    }
+
+    /// Phase 3: Lucky scoring (rules a-e) and the table's per-document counters.
+    pub fn score<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, probe: &Probe, result: &DocResult) {
         if table.eviction() == Eviction::Lucky {
-            lucky_scores(table, &self.cfg, seq, &self.items, &hits, &positions, &result);
+            lucky_scores(table, &self.cfg, seq, &self.items, &probe.hits, &probe.positions, result);
         }
         let stats = table.stats_mut();
         stats.documents += 1;
         stats.last_seq = seq;
         stats.shingles += u64::from(result.shingles);
-        result
     }
 
     /// Analyses `text` as document `seq` against the table without changing anything.

@@ -25,3 +25,14 @@ impl<T> IoContext<T> for std::io::Result<T> {
         self.map_err(|source| IoError { what: what().to_string(), source })
     }
 }
+
+/// An error with its sources, `a: b: c` (for a log line or a message).
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s += &format!(": {inner}");
+        source = inner.source();
+    }
+    s
+}

@@ -99,17 +99,6 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-/// An error with its sources, `a: b: c` (for a log line).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        s += &format!(": {inner}");
-        source = inner.source();
-    }
-    s
-}
-
 fn sync_dir(dir: &Path) -> Result<()> {
     Ok(std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("fsync of directory {} failed", dir.display()))?)
 }

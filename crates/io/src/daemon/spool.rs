@@ -143,7 +143,7 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
                 Err(DataDirError::Doc(e)) => Some(e.to_string()),
                 Err(e) => {
                     // A write error: leave the file; the next scan continues after what is stored.
-                    tracing::error!(file = %source, error = %super::chain(&e), "store write failed; file left in the spool");
+                    tracing::error!(file = %source, error = %crate::error::chain(&e), "store write failed; file left in the spool");
                     return Ok(Outcome::Keep);
                 }
             },

@@ -10,7 +10,7 @@
 //! the stored documents into a fresh table.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -40,6 +40,41 @@ pub struct DataDir {
     /// A store write failed after the table had applied the document: the table is
     /// ahead of the store, so nothing more may be applied until it is recovered.
     poisoned: bool,
+    /// Where the time of the applied documents went.
+    times: StageTimes,
+}
+
+/// Seconds spent per stage of ingestion (wall time of the thread doing it; preparation
+/// is counted where it runs, on a parser thread or inline).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct StageTimes {
+    /// Tokens, fingerprints, selection, sketch and sentences.
+    pub prepare: f64,
+    /// Near-duplicate candidates and verdicts.
+    pub neardup: f64,
+    /// Quotation search.
+    pub quotes: f64,
+    /// Table lookups, insertions and Lucky scoring.
+    pub table: f64,
+    /// Estimation and the document's result.
+    pub estimation: f64,
+    /// The document's write batch.
+    pub store: f64,
+}
+
+impl StageTimes {
+    /// The sum of all stages.
+    pub fn total(&self) -> f64 {
+        self.prepare + self.neardup + self.quotes + self.table + self.estimation + self.store
+    }
+}
+
+/// Seconds since `t`, restarting it.
+fn lap(t: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let s = now.duration_since(*t).as_secs_f64();
+    *t = now;
+    s
 }
 
 /// A document's table-independent work, done before it is applied: tokens with their
@@ -217,7 +252,7 @@ impl DataDir {
         )?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: true, poisoned: false })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: true, poisoned: false, times: StageTimes::default() })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -230,7 +265,7 @@ impl DataDir {
         let q_cfg = store.quote_config()?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: false, poisoned: false })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: false, poisoned: false, times: StageTimes::default() })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
@@ -263,10 +298,9 @@ impl DataDir {
         doc: &InputDoc,
         admission: Option<crate::storage::store::Admission>,
     ) -> Result<(DocMeta, DocResult)> {
-        if u32::try_from(doc.text.len()).is_err() {
-            return Err(DocError::TooLong(doc.source.clone()).into());
-        }
+        let t = Instant::now();
         let prepared = self.preparer.prepare(&doc.text);
+        self.times.prepare += t.elapsed().as_secs_f64();
         self.ingest_prepared(doc, prepared, admission)
     }
 
@@ -287,15 +321,26 @@ impl DataDir {
         if self.poisoned {
             return Err(DataDirError::Poisoned);
         }
+        if u32::try_from(doc.text.len()).is_err() {
+            return Err(DocError::TooLong(doc.source.clone()).into());
+        }
         if prepared.tokens.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
         let Prepared { tokens, items, sketch, sentences } = prepared;
+        let mut t = Instant::now();
         let seq = self.store.next_seq()?;
         let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
+        self.times.neardup += lap(&mut t);
         let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
+        self.times.quotes += lap(&mut t);
         self.engine.load_prepared(tokens, items);
-        let result = self.engine.apply_prepared(&mut *self.table, seq);
+        let probe = self.engine.probe(&mut *self.table, seq);
+        self.times.table += lap(&mut t);
+        let result = self.engine.estimate(seq, &probe);
+        self.times.estimation += lap(&mut t);
+        self.engine.score(&mut *self.table, seq, &probe, &result);
+        self.times.table += lap(&mut t);
         let meta = DocMeta {
             seq,
             name: doc.name.clone(),
@@ -319,6 +364,7 @@ impl DataDir {
             };
             self.store.put_admitted_document(&write, admission)
         });
+        self.times.store += lap(&mut t);
         if let Err(source) = written {
             self.poisoned = true;
             return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
@@ -335,6 +381,16 @@ impl DataDir {
         let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
         self.engine.load_prepared(tokens, items);
         Ok((self.engine.query_prepared(&*self.table, seq), nd.found, q.found))
+    }
+
+    /// Where the time of the documents applied so far went.
+    pub fn stage_times(&self) -> StageTimes {
+        self.times
+    }
+
+    /// Adds preparation time spent elsewhere (on parser threads).
+    pub fn add_prepare_time(&mut self, seconds: f64) {
+        self.times.prepare += seconds;
     }
 
     /// Whether a failed store write left the table ahead of the store.

@@ -1,0 +1,118 @@
+//! Batch ingestion: files and directories in the order given, read by a reader thread,
+//! their documents prepared on parser threads and applied and stored in order on the
+//! calling thread ([`crate::pipeline`]). The result equals applying them one by one.
+
+use std::path::PathBuf;
+
+use crate::input::{expand_paths, read_file, InputDoc, InputError};
+use crate::pipeline::ordered_map;
+use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
+
+/// What happened to one input, in input order.
+#[derive(Debug)]
+pub enum Event {
+    /// A file was read (or could not be); its documents follow.
+    File,
+    /// A document was stored.
+    Stored,
+    /// A document's warning (e.g. invalid UTF-8 replaced).
+    Warning(String),
+    /// A file or document failed and was skipped.
+    Failed(String),
+}
+
+/// Counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub stored: u64,
+    pub failed: u64,
+}
+
+/// An input of the pipeline: a file boundary, or a document (or why it is not one).
+enum Item {
+    File(Option<InputError>),
+    Doc(Result<InputDoc, InputError>),
+}
+
+/// A prepared input: the document with its preparation and the seconds it took.
+enum Ready {
+    File(Option<InputError>),
+    Doc(Result<Box<(InputDoc, Prepared, f64)>, InputError>),
+}
+
+fn read(paths: &[PathBuf], max: u64) -> impl Iterator<Item = Item> + Send + '_ {
+    expand_paths(paths).into_iter().flat_map(move |f| {
+        let docs = f.and_then(|path| read_file(&path, max));
+        match docs {
+            Ok(docs) => std::iter::once(Item::File(None)).chain(docs.into_iter().map(Item::Doc)).collect::<Vec<_>>(),
+            Err(e) => vec![Item::File(Some(e))],
+        }
+    })
+}
+
+fn prepare(preparer: &mut Preparer, item: Item) -> Ready {
+    match item {
+        Item::File(e) => Ready::File(e),
+        Item::Doc(d) => Ready::Doc(d.map(|doc| {
+            let t = std::time::Instant::now();
+            let p = preparer.prepare(&doc.text);
+            Box::new((doc, p, t.elapsed().as_secs_f64()))
+        })),
+    }
+}
+
+/// Ingests `paths` into `dd` with `threads` preparation threads, telling `event` about
+/// every file and document in order. Stops at the first store failure that leaves the
+/// table ahead of the store (the data directory is then poisoned: the error says so);
+/// other failures are reported and skipped.
+pub fn ingest(
+    dd: &mut DataDir,
+    paths: &[PathBuf],
+    max_doc_bytes: u64,
+    threads: usize,
+    mut event: impl FnMut(Event),
+) -> Result<Summary, DataDirError> {
+    let mut summary = Summary::default();
+    let mut fatal = None;
+    let preparer = dd.preparer();
+    ordered_map(threads, &preparer, read(paths, max_doc_bytes), prepare, |ready| {
+        match ready {
+            Ready::File(None) => event(Event::File),
+            Ready::File(Some(e)) => {
+                summary.failed += 1;
+                event(Event::File);
+                event(Event::Failed(e.to_string()));
+            }
+            Ready::Doc(Err(e)) => {
+                summary.failed += 1;
+                event(Event::Failed(e.to_string()));
+            }
+            Ready::Doc(Ok(ready)) => {
+                let (doc, prepared, seconds) = *ready;
+                for w in &doc.warnings {
+                    event(Event::Warning(w.clone()));
+                }
+                dd.add_prepare_time(seconds);
+                match dd.ingest_prepared(&doc, prepared, None) {
+                    Ok(_) => {
+                        summary.stored += 1;
+                        event(Event::Stored);
+                    }
+                    Err(e) if dd.poisoned() => {
+                        fatal = Some(e);
+                        return false;
+                    }
+                    Err(e) => {
+                        summary.failed += 1;
+                        event(Event::Failed(crate::error::chain(&e)));
+                    }
+                }
+            }
+        }
+        true
+    });
+    match fatal {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}

@@ -1,0 +1,118 @@
+//! Ordered parallel work: a producer thread yields inputs, worker threads (`prep-N`)
+//! transform them, and the calling thread consumes the results strictly in input
+//! order. Bounded queues give backpressure: at most a few inputs per worker are in
+//! flight, so memory stays bounded whatever the input's length.
+//!
+//! Batch `ingest` prepares documents this way (tokens, fingerprints, selection, sketch,
+//! sentences on the workers; the table and the store on the calling thread), so
+//! preparation overlaps with applying and both cores work.
+
+use std::collections::BTreeMap;
+
+/// Inputs in flight per worker.
+const PER_WORKER: usize = 8;
+
+/// Runs `work` on `threads` workers (each with its own clone of `state`) over
+/// `inputs`, and `consume` on the calling thread with the results in input order.
+/// `consume` returns false to stop early; the producer and the workers then stop too.
+/// A panicking worker's panic is resumed here once the others have stopped.
+pub fn ordered_map<T, U, S>(
+    threads: usize,
+    state: &S,
+    inputs: impl Iterator<Item = T> + Send,
+    work: impl Fn(&mut S, T) -> U + Sync,
+    mut consume: impl FnMut(U) -> bool,
+) where
+    T: Send,
+    U: Send,
+    S: Clone + Send,
+{
+    let threads = threads.max(1);
+    let (job_tx, job_rx) = crossbeam_channel::bounded::<(usize, T)>(threads * PER_WORKER);
+    let (out_tx, out_rx) = crossbeam_channel::bounded::<(usize, U)>(threads * PER_WORKER);
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("read".into())
+            .spawn_scoped(scope, move || {
+                for job in inputs.enumerate() {
+                    if job_tx.send(job).is_err() {
+                        break; // the workers are gone: stop reading
+                    }
+                }
+            })
+            .expect("spawn the reader thread");
+        for t in 0..threads {
+            let (job_rx, out_tx, mut state, work) = (job_rx.clone(), out_tx.clone(), state.clone(), &work);
+            std::thread::Builder::new()
+                .name(format!("prep-{t}"))
+                .spawn_scoped(scope, move || {
+                    for (i, input) in job_rx {
+                        if out_tx.send((i, work(&mut state, input))).is_err() {
+                            break; // the consumer stopped
+                        }
+                    }
+                })
+                .expect("spawn a preparation thread");
+        }
+        drop((job_rx, out_tx));
+        let mut pending = BTreeMap::new();
+        let mut next = 0;
+        'receive: for (i, u) in &out_rx {
+            pending.insert(i, u);
+            while let Some(u) = pending.remove(&next) {
+                next += 1;
+                if !consume(u) {
+                    break 'receive;
+                }
+            }
+        }
+        drop(out_rx); // unblocks the workers, which unblock the reader
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_input_order_whatever_the_workers_timing() {
+        let mut got = Vec::new();
+        ordered_map(
+            3,
+            &0u64,
+            0..500u64,
+            |calls, x| {
+                *calls += 1;
+                if x % 7 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                x * 2
+            },
+            |y| {
+                got.push(y);
+                true
+            },
+        );
+        assert_eq!(got, (0..500).map(|x| x * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn stopping_early_stops_the_producer() {
+        let produced = std::sync::atomic::AtomicUsize::new(0);
+        let mut seen = 0;
+        ordered_map(
+            2,
+            &(),
+            (0..1_000_000).inspect(|_| {
+                produced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }),
+            |_, x| x,
+            |_| {
+                seen += 1;
+                seen < 10
+            },
+        );
+        assert_eq!(seen, 10);
+        assert!(produced.into_inner() < 1000, "the reader kept reading after the stop");
+    }
+}
