@@ -2,12 +2,14 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use textorigin_core::config::Config;
-use textorigin_io::eval::bench;
+use textorigin_io::eval::{bench, endtoend};
 
 use crate::args::ConfigArgs;
 
 /// Measure throughput on a corpus: MB/s through tokenize+fingerprint+select, and
-/// table operations per second on a table far larger than the CPU caches.
+/// table operations per second on a table far larger than the CPU caches; with
+/// --end-to-end, the whole ingestion (every feature, the store) with the share of time
+/// per stage.
 #[derive(clap::Args)]
 pub struct Args {
     /// Corpus: files or directories in any input format.
@@ -15,6 +17,10 @@ pub struct Args {
     corpus: Vec<PathBuf>,
     #[command(flatten)]
     flags: ConfigArgs,
+    /// Measure the whole ingestion into a fresh data directory instead (the configured
+    /// table size; default 256 MiB): MB/s, documents/s and seconds per stage.
+    #[arg(long)]
+    end_to_end: bool,
     /// Directory for the temporary table file (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
@@ -23,6 +29,13 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
+    if a.end_to_end {
+        let tmp = tempfile::tempdir_in(a.dir.as_deref().unwrap_or(&std::env::temp_dir()))?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        eprintln!("ingesting into a fresh data directory ...");
+        let r = endtoend::run(&a.corpus, &a.flags.typed()?, &tmp.path().join("data"), threads)?;
+        return a.format.print(&r, endtoend::text);
+    }
     // The table for the operation benchmark defaults to 1 GiB: far larger than caches.
     let base = Config { table_bytes: 1 << 30, ..Config::default() };
     let cfg = a.flags.typed()?.apply(&base)?;

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod daemon;
+pub mod endtoend;
 pub mod neardup;
 pub mod origin;
 pub mod quote;

@@ -1,0 +1,99 @@
+//! `textorigin bench --end-to-end`: the whole product on a corpus, as `ingest` runs it
+//! (parallel preparation, the table, near-duplicates, quotations, the store), into a
+//! fresh data directory: MB/s, documents/s, and where the time went per stage, so the
+//! next bottleneck is visible without a profiler.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+use textorigin_core::config::Overrides;
+
+use super::Result;
+use crate::ingest::ingest;
+use crate::storage::datadir::{DataDir, StageTimes};
+
+/// What the end-to-end run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndToEnd {
+    pub documents: u64,
+    pub failed: u64,
+    pub text_bytes: u64,
+    /// From opening the data directory to the closing fsync.
+    pub seconds: f64,
+    pub mb_per_s: f64,
+    pub documents_per_s: f64,
+    pub threads: usize,
+    /// Seconds per stage; preparation is summed over the preparation threads.
+    pub stages: StageTimes,
+    /// Data directory size after the run (bytes): table, store and logs.
+    pub disk_bytes: u64,
+}
+
+fn dir_size(p: &Path) -> u64 {
+    std::fs::read_dir(p).map_or(0, |d| {
+        d.filter_map(|e| e.ok())
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => dir_size(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    })
+}
+
+/// Ingests `paths` into a new data directory `dir` with `overrides`.
+pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize) -> Result<EndToEnd> {
+    let start = Instant::now();
+    let mut dd = DataDir::open_write(dir, overrides)?;
+    let summary = ingest(&mut dd, paths, u64::MAX, threads, |_| {})?;
+    let stages = dd.stage_times();
+    dd.close()?;
+    let seconds = start.elapsed().as_secs_f64();
+    // The stored text's size (read after the clock stopped).
+    let dd = DataDir::open_read(dir)?;
+    let mut text_bytes = 0u64;
+    for meta in dd.store.docs() {
+        text_bytes += meta.map_err(crate::storage::datadir::DataDirError::from)?.text_bytes;
+    }
+    Ok(EndToEnd {
+        documents: summary.stored,
+        failed: summary.failed,
+        text_bytes,
+        seconds,
+        mb_per_s: text_bytes as f64 / 1e6 / seconds,
+        documents_per_s: summary.stored as f64 / seconds,
+        threads,
+        stages,
+        disk_bytes: dir_size(dir),
+    })
+}
+
+/// The measurement for people.
+pub fn text(r: &EndToEnd) -> String {
+    let s = &r.stages;
+    let total = s.total().max(1e-9);
+    let mut out = format!(
+        "{} documents ({} failed), {:.1} MB in {:.2} s: {:.2} MB/s, {:.0} documents/s ({} preparation threads)\n",
+        r.documents,
+        r.failed,
+        r.text_bytes as f64 / 1e6,
+        r.seconds,
+        r.mb_per_s,
+        r.documents_per_s,
+        r.threads
+    );
+    out += "stage          seconds   share\n";
+    for (name, v) in [
+        ("prepare", s.prepare),
+        ("table", s.table),
+        ("estimation", s.estimation),
+        ("near-dup", s.neardup),
+        ("quotes", s.quotes),
+        ("store", s.store),
+    ] {
+        out += &format!("  {name:<11} {v:>8.2}  {:>5.1}%\n", 100.0 * v / total);
+    }
+    out += &format!("data directory: {:.1} MB on disk\n", r.disk_bytes as f64 / 1e6);
+    out
+}
