@@ -51,6 +51,7 @@ use textorigin_core::engine::DocResult;
 use textorigin_core::neardup::NearDupConfig;
 use textorigin_core::quote::{QuoteConfig, QuoteFind};
 
+mod cache;
 mod codec;
 pub mod documents;
 pub mod meta;
@@ -63,6 +64,9 @@ pub use documents::DocMeta;
 pub use neardup_index::NearDupWrite;
 pub use spool_log::{Admission, Failure};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
+
+/// Bound on the write-ahead logs kept on disk.
+const MAX_TOTAL_WAL_BYTES: u64 = 64 << 20;
 
 /// The schema this build writes.
 pub const SCHEMA_VERSION: u32 = 4;
@@ -134,6 +138,8 @@ type Result<T> = std::result::Result<T, StoreError>;
 pub struct Store {
     db: DB,
     path: PathBuf,
+    /// Bounded copies of what quotation search reads most ([`cache`]).
+    caches: cache::Caches,
 }
 
 impl std::fmt::Debug for Store {
@@ -149,6 +155,10 @@ impl Store {
         o.create_missing_column_families(true);
         o.set_max_open_files(256);
         o.set_keep_log_file_num(4);
+        // A column family written rarely (failures, admissions) would keep every
+        // write-ahead log segment since its first write alive; past this total RocksDB
+        // flushes the memtables holding the oldest segment, so logs stay bounded.
+        o.set_max_total_wal_size(MAX_TOTAL_WAL_BYTES);
         o
     }
 
@@ -191,7 +201,7 @@ impl Store {
                 StoreError::Db { path: path.to_path_buf(), source }
             }
         })?;
-        let store = Store { db, path: path.to_path_buf() };
+        let store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
         store.upgrade()?;
         Ok(store)
     }
@@ -209,7 +219,7 @@ impl Store {
         let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
         let db = DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false)
             .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
-        let store = Store { db, path: path.to_path_buf() };
+        let store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
         let v = store.schema_version()?;
         if v > SCHEMA_VERSION {
             return Err(StoreError::Newer { path: path.to_path_buf(), found: v });
@@ -267,7 +277,10 @@ impl Store {
         self.add_quotes(&mut b, doc.q_cfg, seq, doc.q);
         self.add_document(&mut b, doc.meta, doc.text, doc.result);
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
-        self.write(b, false)
+        self.write(b, false)?;
+        // Only once the batch is in: the cache never runs ahead of the store.
+        self.caches.put_df(&doc.q.df);
+        Ok(())
     }
 
     /// Calls `f` with the rest of every key of `cf` that starts with one of `prefixes`
@@ -474,6 +487,39 @@ mod tests {
             assert!(hits > 200, "only {hits} sentences within the radii: the test would prove little");
         }
         drop(s);
+    }
+
+    #[test]
+    fn cached_document_frequencies_equal_the_stored_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = NearDupConfig::default();
+        let qc = QuoteConfig::default();
+        let mut words_seen = std::collections::BTreeSet::new();
+        let mut cached = Vec::new();
+        {
+            let s = Store::open(dir.path()).unwrap();
+            for seq in 1..=40u64 {
+                // Sentences over a small vocabulary, so frequencies grow and are re-read.
+                let sentences: Vec<Sentence> = (0..3)
+                    .map(|i| {
+                        let mut words: Vec<u64> = (0..8).map(|j| (seq * 7 + i * 3 + j * 5) % 37).collect();
+                        words.sort_unstable();
+                        words.dedup();
+                        words_seen.extend(words.iter().copied());
+                        Sentence { start: i as u32, end: i as u32 + 1, words }
+                    })
+                    .collect();
+                let q = s.quote_write(&qc, seq, sentences).unwrap();
+                let nd = s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }).unwrap();
+                put(&s, &meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
+            }
+            cached.extend(words_seen.iter().map(|&w| s.df(w).unwrap()));
+        }
+        // A fresh store has an empty cache: every value comes from RocksDB.
+        let s = Store::open(dir.path()).unwrap();
+        let stored: Vec<u64> = words_seen.iter().map(|&w| s.df(w).unwrap()).collect();
+        assert_eq!(cached, stored);
+        assert!(stored.iter().any(|&n| n > 5), "frequencies must have grown: {stored:?}");
     }
 
     #[test]

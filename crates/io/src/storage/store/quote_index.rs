@@ -44,12 +44,24 @@ impl Store {
 
     /// Documents (so far) containing the word.
     pub fn df(&self, word: u64) -> Result<u64> {
-        Ok(self.get(CF_Q_DF, &word.to_be_bytes())?.and_then(|v| le_u64(&v)).unwrap_or(0))
+        if let Some(n) = self.caches.df.get(&word) {
+            return Ok(n);
+        }
+        let n = self.get(CF_Q_DF, &word.to_be_bytes())?.and_then(|v| le_u64(&v)).unwrap_or(0);
+        self.caches.df.put(word, n);
+        Ok(n)
     }
 
     /// A stored sentence.
     pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Sentence>> {
-        self.get(CF_Q_SENT, &sentence_key(seq, idx))?.map(|v| self.decode("sentence", &v)).transpose()
+        if let Some(s) = self.caches.sentences.get(&(seq, idx)) {
+            return Ok(Some(s));
+        }
+        let s: Option<Sentence> = self.get(CF_Q_SENT, &sentence_key(seq, idx))?.map(|v| self.decode("sentence", &v)).transpose()?;
+        if let Some(s) = &s {
+            self.caches.sentences.put((seq, idx), s.clone());
+        }
+        Ok(s)
     }
 
     /// Every indexed sentence: ((seq, sentence index), sentence).

@@ -18,6 +18,7 @@ pub(super) fn run(store: &Store) -> Result<()> {
     b.delete_range_cf(store.cf(CF_Q_INDEX), &[0u8; 1][..], &[0xffu8; 1][..]);
     store.put_meta_u64(&mut b, MetaKey::QuoteDocs, 0);
     store.write(b, false)?;
+    store.caches.df.clear();
     let rabin = Rabin::new(1);
     let mut tokens = Vec::new();
     let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
@@ -28,6 +29,7 @@ pub(super) fn run(store: &Store) -> Result<()> {
         let mut b = WriteBatch::default();
         store.add_quotes(&mut b, &cfg, meta.seq, &q);
         store.write(b, false)?;
+        store.caches.put_df(&q.df);
     }
     store.sync()
 }
