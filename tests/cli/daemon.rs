@@ -102,3 +102,64 @@ fn one_daemon_per_data_directory_and_check_names_a_corrupt_slot() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("violation: checkpoint slot"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+
+/// CPU seconds (user + system) a process has used, from `/proc/PID/stat`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = rest[11].parse::<u64>().unwrap() + rest[12].parse::<u64>().unwrap(); // utime, stime
+    let hz = std::process::Command::new("getconf").arg("CLK_TCK").output().unwrap();
+    ticks as f64 / String::from_utf8_lossy(&hz.stdout).trim().parse::<f64>().unwrap()
+}
+
+/// Regression: listing `new/` woke the watcher (IN_OPEN) and the idle daemon spun at
+/// half a core, rewriting its status file about 1,400 times a second.
+#[test]
+fn an_idle_daemon_uses_almost_no_cpu() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::start(dir, &["--table-size", "1MiB"], None);
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    let status_written = || std::fs::metadata(dir.join("daemon.json")).and_then(|m| m.modified()).unwrap();
+    let (cpu0, t0, status0) = (cpu_seconds(daemon.id()), std::time::Instant::now(), status_written());
+    std::thread::sleep(std::time::Duration::from_secs(10));
+    let cpu = cpu_seconds(daemon.id()) - cpu0;
+    let share = cpu / t0.elapsed().as_secs_f64();
+    assert!(share < 0.01, "the idle daemon used {:.1}% of a core", 100.0 * share);
+    assert_eq!(status_written(), status0, "an idle daemon has nothing new to write");
+    daemon.stop();
+}
+
+/// Regression: a bad file with a 250-byte name made the daemon exit (its `.reason`
+/// name exceeded NAME_MAX) on every restart; a second failed file of the same name
+/// replaced the first in `failed/`.
+#[test]
+fn long_and_repeated_names_of_failed_files_neither_stop_the_daemon_nor_lose_evidence() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let long = format!("{}.txt", "x".repeat(246)); // 250 bytes: the longest names are allowed
+    std::fs::write(inputs.path().join(&long), "... !!!").unwrap();
+    std::fs::write(inputs.path().join("b-good.txt"), "a good document that should be processed").unwrap();
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB"], None);
+    drop_into_spool(dir, &[inputs.path().join(&long), inputs.path().join("b-good.txt")]);
+    wait_drained(dir, 1);
+    // The same name fails again with other content: both stay as evidence.
+    std::fs::write(inputs.path().join(&long), "--- ???").unwrap();
+    drop_into_spool(dir, &[inputs.path().join(&long)]);
+    wait_until("the second failure", 30, || spool_count(dir, "new") == 0 && spool_count(dir, "failed") == 4);
+    let names: Vec<String> =
+        std::fs::read_dir(dir.join("spool/failed")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names.iter().filter(|n| n.ends_with(".reason")).count(), 2, "{names:?}");
+    assert!(names.iter().all(|n| n.len() <= 255));
+    let contents: std::collections::BTreeSet<String> = names
+        .iter()
+        .filter(|n| !n.ends_with(".reason"))
+        .map(|n| std::fs::read_to_string(dir.join("spool/failed").join(n)).unwrap())
+        .collect();
+    assert_eq!(contents, ["--- ???".to_string(), "... !!!".to_string()].into_iter().collect());
+    assert_eq!(documents(dir), 1);
+    daemon.stop();
+}

@@ -55,7 +55,7 @@ pub use status::{DaemonState, DaemonStatus};
 
 use parsers::Parsers;
 use spool::Outcome;
-use status::write_status;
+use status::StatusFile;
 
 /// Options of `serve`.
 #[derive(Debug, Clone)]
@@ -99,6 +99,49 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+/// Longest file name kept in `failed/` and `done/`: room for `.reason` and a
+/// counter within NAME_MAX (255 bytes).
+const MAX_KEPT_NAME: usize = 200;
+
+/// A name for `name` in `dir` that is short enough for its `.reason` beside it and not
+/// taken: long names are cut (at a character boundary), taken ones get `.1`, `.2`, ...
+fn free_name(dir: &Path, name: &std::ffi::OsStr) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = name.as_bytes();
+    let mut cut = bytes.len().min(MAX_KEPT_NAME);
+    while cut < bytes.len() && (bytes[cut] & 0xC0) == 0x80 {
+        cut -= 1; // not inside a UTF-8 sequence
+    }
+    let base = std::ffi::OsString::from_vec(bytes[..cut].to_vec());
+    let taken = |n: &std::ffi::OsStr| {
+        let mut reason = n.to_os_string();
+        reason.push(".reason");
+        dir.join(n).symlink_metadata().is_ok() || dir.join(reason).symlink_metadata().is_ok()
+    };
+    if !taken(&base) {
+        return base;
+    }
+    (1u64..)
+        .map(|i| {
+            let mut n = base.clone();
+            n.push(format!(".{i}"));
+            n
+        })
+        .find(|n| !taken(n))
+        .expect("a free name")
+}
+
+/// Longest pause before files that could not be processed are tried again.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// Sleeps `d`, waking early when `stop` is set.
+fn pause(d: Duration, stop: &AtomicBool) {
+    let until = Instant::now() + d;
+    while !stop.load(Ordering::SeqCst) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100).min(until.saturating_duration_since(Instant::now())));
+    }
+}
+
 fn sync_dir(dir: &Path) -> Result<()> {
     Ok(std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("fsync of directory {} failed", dir.display()))?)
 }
@@ -108,8 +151,12 @@ fn sync_dir(dir: &Path) -> Result<()> {
 fn watch(new_dir: &Path) -> Result<(notify::RecommendedWatcher, crossbeam_channel::Receiver<()>)> {
     use notify::Watcher;
     let (tx, rx) = crossbeam_channel::bounded::<()>(1);
-    let mut watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
-        let _ = tx.try_send(());
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        // Arrivals (create, rename into) and errors (an overflow) wake the loop; reads
+        // do not: listing `new/` and reading its files would wake it again and again.
+        if !matches!(res, Ok(notify::Event { kind: notify::EventKind::Access(_), .. })) {
+            let _ = tx.try_send(());
+        }
     })
     .map_err(|e| DaemonError::Watcher("cannot start the spool watcher".into(), e))?;
     watcher.watch(new_dir, notify::RecursiveMode::NonRecursive).map_err(|e| DaemonError::Watcher("cannot watch the spool".into(), e))?;
@@ -138,6 +185,7 @@ fn recover(dir: &Path) -> Result<Option<(u64, u64, u64)>> {
 struct Daemon<'a> {
     opt: &'a ServeOptions,
     status: DaemonStatus,
+    status_file: StatusFile,
     started: Instant,
     since_checkpoint: u64,
     last_checkpoint: Instant,
@@ -175,7 +223,9 @@ pub fn serve(
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let parsers = Parsers::start(threads, opt.batch, opt.max_doc_bytes, &dd.preparer())?;
-    let mut d = Daemon { opt, status, started: Instant::now(), since_checkpoint: 0, last_checkpoint: Instant::now() };
+    let status_file = StatusFile::new(dir);
+    let mut d = Daemon { opt, status, status_file, started: Instant::now(), since_checkpoint: 0, last_checkpoint: Instant::now() };
+    let mut backoff = Duration::ZERO;
     tracing::info!(spool = %opt.spool.display(), "serving");
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -187,7 +237,7 @@ pub fn serve(
         let files = spool::list(&new_dir)?;
         d.status.spool_backlog = files.len();
         if files.is_empty() {
-            write_status(dir, &d.status);
+            d.status_file.write(&d.status);
             if d.since_checkpoint > 0 && d.last_checkpoint.elapsed().as_secs() >= opt.checkpoint_secs {
                 d.checkpoint(&mut dd)?;
             }
@@ -206,19 +256,21 @@ pub fn serve(
         }
         if kept > 0 {
             // A read or write error (a full disk, say): the files stay in the spool; say
-            // so and try again shortly rather than spin.
+            // so and try again after a pause that doubles up to MAX_BACKOFF, never spin.
             d.status.state = DaemonState::Degraded { kept };
-            write_status(dir, &d.status);
-            let _ = rx.recv_timeout(Duration::from_secs(1));
+            d.status_file.write(&d.status);
+            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+            pause(backoff, &stop);
         } else {
+            backoff = Duration::ZERO;
             d.status.state = DaemonState::Running;
-            write_status(dir, &d.status);
+            d.status_file.write(&d.status);
         }
     }
     tracing::info!("stopping: final checkpoint");
     d.checkpoint(&mut dd)?;
     d.status.state = DaemonState::Stopped;
-    write_status(dir, &d.status);
+    d.status_file.write(&d.status);
     Ok(dd.close()?)
 }
 
@@ -259,33 +311,44 @@ impl Daemon<'_> {
     }
 
     /// Moves the committed files out of `new/` (removed, or to `done/`; failed ones to
-    /// `failed/` with their reasons) and fsyncs the directories.
+    /// `failed/` with their reasons) and fsyncs the directories. A file that vanished
+    /// meanwhile is no reason to stop: it is logged and passed over.
     fn finish_files(&mut self, outcomes: Vec<(PathBuf, Outcome)>) -> Result<()> {
         let spool = &self.opt.spool;
         let mut touched_failed = false;
         for (path, outcome) in outcomes {
             let name = path.file_name().expect("spool files have names").to_owned();
-            match outcome {
+            let moved = match outcome {
                 Outcome::Done => {
                     self.status.files_admitted += 1;
                     if self.opt.keep {
-                        let to = spool.join("done").join(&name);
-                        std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))?;
+                        let to = spool.join("done").join(free_name(&spool.join("done"), &name));
+                        std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))
                     } else {
-                        std::fs::remove_file(&path).io(|| format!("cannot remove {}", path.display()))?;
+                        std::fs::remove_file(&path).io(|| format!("cannot remove {}", path.display()))
                     }
                 }
                 Outcome::Failed(reasons) => {
                     self.status.files_failed += 1;
                     touched_failed = true;
-                    let target = spool.join("failed").join(&name);
+                    let failed = spool.join("failed");
+                    let target = failed.join(free_name(&failed, &name));
                     let mut reason_path = target.clone().into_os_string();
                     reason_path.push(".reason");
                     let reason_path = PathBuf::from(reason_path);
-                    std::fs::write(&reason_path, reasons.join("\n") + "\n").io(|| format!("cannot write {}", reason_path.display()))?;
-                    std::fs::rename(&path, &target).io(|| format!("cannot move {} to {}", path.display(), target.display()))?;
+                    std::fs::write(&reason_path, reasons.join("\n") + "\n")
+                        .io(|| format!("cannot write {}", reason_path.display()))
+                        .and_then(|()| {
+                            std::fs::rename(&path, &target).io(|| format!("cannot move {} to {}", path.display(), target.display()))
+                        })
                 }
-                Outcome::Keep => {}
+                Outcome::Keep => Ok(()),
+            };
+            match moved {
+                Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => {
+                    tracing::warn!(file = %path.display(), error = %crate::error::chain(&e), "spool file vanished");
+                }
+                other => other?,
             }
         }
         crate::failpoint::hit("spool.after-unlink").io(|| "spool")?;

@@ -83,12 +83,27 @@ impl DaemonStatus {
 }
 
 
-/// Replaces `dir/daemon.json` atomically (best effort: a status is advisory).
-pub(super) fn write_status(dir: &Path, s: &DaemonStatus) {
-    let tmp = dir.join(".daemon.json.tmp");
-    if let Ok(json) = serde_json::to_vec_pretty(s) {
-        if std::fs::write(&tmp, json).is_ok() {
-            let _ = std::fs::rename(&tmp, dir.join("daemon.json"));
+/// `dir/daemon.json`, replaced atomically when the status changed (best effort: a
+/// status is advisory). An idle daemon writes nothing.
+#[derive(Debug)]
+pub(super) struct StatusFile {
+    dir: std::path::PathBuf,
+    last: Vec<u8>,
+}
+
+impl StatusFile {
+    pub(super) fn new(dir: &Path) -> StatusFile {
+        StatusFile { dir: dir.to_path_buf(), last: Vec::new() }
+    }
+
+    pub(super) fn write(&mut self, s: &DaemonStatus) {
+        let Ok(json) = serde_json::to_vec_pretty(s) else { return };
+        if json == self.last {
+            return;
+        }
+        let tmp = self.dir.join(".daemon.json.tmp");
+        if std::fs::write(&tmp, &json).is_ok() && std::fs::rename(&tmp, self.dir.join("daemon.json")).is_ok() {
+            self.last = json;
         }
     }
 }
