@@ -163,3 +163,32 @@ fn long_and_repeated_names_of_failed_files_neither_stop_the_daemon_nor_lose_evid
     assert_eq!(documents(dir), 1);
     daemon.stop();
 }
+
+/// Regression: symlinks and FIFOs in `new/` were skipped by the listing yet followed
+/// when opened by path (a symlink renamed over a listed name had its target stored; a
+/// FIFO blocked a parser so that SIGTERM no longer stopped the daemon), and stayed in
+/// `new/` forever. Now every entry is opened once, without following links and without
+/// blocking, and whatever is not a regular file goes to `failed/` with its reason.
+#[test]
+fn symlinks_fifos_and_directories_in_the_spool_go_to_failed_unread() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB"], None);
+    let secret = dir.join("secret.txt");
+    std::fs::write(&secret, "a secret document that must never be stored").unwrap();
+    let tmp = dir.join("spool/tmp");
+    std::os::unix::fs::symlink(&secret, tmp.join("a-link.txt")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(tmp.join("b-fifo.txt")).status().unwrap().success());
+    std::fs::create_dir(tmp.join("c-dir")).unwrap();
+    for n in ["a-link.txt", "b-fifo.txt", "c-dir"] {
+        std::fs::rename(tmp.join(n), dir.join("spool/new").join(n)).unwrap();
+    }
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_until("the spool to empty", 30, || spool_count(dir, "new") == 0);
+    assert_eq!(documents(dir), 1, "only the regular file is stored");
+    for n in ["a-link.txt", "b-fifo.txt", "c-dir"] {
+        let reason = std::fs::read_to_string(dir.join("spool/failed").join(format!("{n}.reason"))).unwrap();
+        assert!(reason.contains("not a regular file"), "{n}: {reason}");
+    }
+    daemon.stop(); // a FIFO never blocks SIGTERM
+}

@@ -11,18 +11,68 @@ use crate::input::{parse_bytes, InputDoc, InputError};
 use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
 use crate::storage::store::{Admission, Failure};
 
-/// Files in `dir` in name order (dot files skipped).
+/// Entries of `dir` in name order (dot files skipped). Whatever they are (regular
+/// files, links, FIFOs, directories), [`parse_file`] decides: nothing stays unseen.
 pub(super) fn list(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .io(|| format!("cannot read spool directory {}", dir.display()))?
         .filter_map(|e| e.ok())
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
         .collect();
     out.sort();
     Ok(out)
 }
+
+/// Why a spool entry cannot be read as a document.
+enum Unreadable {
+    /// Not there any more, or a passing I/O error: leave it and look again later.
+    Later(std::io::Error),
+    /// Never will be: a link, a FIFO, a device, a directory, or over the size cap.
+    Never(String),
+}
+
+/// Opens a spool entry once, without following a symbolic link and without blocking
+/// (a FIFO), checks through the descriptor that it is a regular file of at most `cap`
+/// bytes (`.jsonl` files may be larger: their documents are checked one by one, up to
+/// `JSONL_CAP`), and reads it through that descriptor.
+fn read_entry(path: &Path, cap: u64, jsonl: bool) -> std::result::Result<Vec<u8>, Unreadable> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(|e| {
+        match e.raw_os_error() {
+            Some(libc::ELOOP) => Unreadable::Never("not a regular file (a symbolic link)".into()),
+            _ => Unreadable::Later(e),
+        }
+    })?;
+    let meta = file.metadata().map_err(Unreadable::Later)?;
+    let t = meta.file_type();
+    if !t.is_file() {
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "a device"
+        };
+        return Err(Unreadable::Never(format!("not a regular file ({what})")));
+    }
+    let limit = if jsonl { JSONL_CAP } else { cap };
+    if meta.len() > limit {
+        return Err(Unreadable::Never(format!("{} bytes is over the limit of {limit} bytes", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(Unreadable::Later)?;
+    if bytes.len() as u64 > limit {
+        return Err(Unreadable::Never(format!("over the limit of {limit} bytes (it grew while read)")));
+    }
+    Ok(bytes)
+}
+
+/// The largest `.jsonl` spool file read (its documents are each held to the document cap).
+const JSONL_CAP: u64 = 1 << 30;
 
 /// What became of a spool file.
 pub(super) enum Outcome {
@@ -59,24 +109,17 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let done = |key: u128, content: Content| Parsed { path: path.to_path_buf(), name: name.clone(), source: source.clone(), key, content };
-    let len = match std::fs::metadata(path) {
-        Ok(m) => m.len(),
-        Err(e) => {
+    let bytes = match read_entry(path, max, ext == "jsonl") {
+        Ok(b) => b,
+        Err(Unreadable::Later(e)) => {
             if e.kind() != std::io::ErrorKind::NotFound {
                 tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
             }
             return done(0, Content::Keep);
         }
-    };
-    if len > max && ext != "jsonl" {
-        let key = xxh3_128(format!("{name}\0size {len}").as_bytes());
-        return done(key, Content::Fails(format!("{source}: {len} bytes is over the limit of {max} bytes")));
-    }
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
-            return done(0, Content::Keep);
+        Err(Unreadable::Never(why)) => {
+            let key = xxh3_128(format!("{name}\0{why}").as_bytes());
+            return done(key, Content::Fails(format!("{source}: {why}")));
         }
     };
     let mut keyed = name.as_bytes().to_vec();
