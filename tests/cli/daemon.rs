@@ -192,3 +192,27 @@ fn symlinks_fifos_and_directories_in_the_spool_go_to_failed_unread() {
     }
     daemon.stop(); // a FIFO never blocks SIGTERM
 }
+
+/// Regression: `check` called the older checkpoint slot a violation while a daemon was
+/// rewriting it, or after a crash tore it: a normal state that recovery handles.
+#[test]
+fn check_accepts_an_older_slot_that_is_being_rewritten_or_torn() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB", "--checkpoint-docs", "1"], None);
+    for f in ["01-harbour-bridge.txt", "02-commuter-blog.txt"] {
+        let n = documents(dir) + 1;
+        drop_into_spool(dir, &[examples().join(f)]);
+        wait_drained(dir, n);
+    }
+    daemon.stop();
+    let metas: Vec<_> = (0..2).map(|s| checkpoint::read_meta(dir, s).expect("both slots written")).collect();
+    let older = if metas[0].generation < metas[1].generation { 0 } else { 1 };
+    // Tear the older slot as a crash in the middle of its copy would.
+    let path = checkpoint::slot_paths(dir, older).0;
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[5000] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    let out = ok(dir, &["check"]);
+    assert!(out.contains("being rewritten or torn") && out.ends_with("ok\n"), "{out}");
+}

@@ -220,3 +220,30 @@ fn killed_ingest_is_refused_until_rebuilt_then_matches_an_uninterrupted_run() {
     assert_eq!(json(dir.path(), &["stats", "--json"])["table_digest"], json(clean.path(), &["stats", "--json"])["table_digest"]);
 }
 
+
+/// Regression: after a failed store write the table is ahead of the store, and `serve`
+/// checkpointed it before noticing: a slot then held a document the store never got,
+/// which a later crash and restart could trust.
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_poisoned_table_is_never_checkpointed() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB", "--checkpoint-docs", "1", "--checkpoint-secs", "0"], Some(&control));
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    std::fs::write(&control, "store.write=error\n").unwrap();
+    drop_into_spool(dir, &[examples().join("03-weekly-roundup.txt")]);
+    wait_until("the degraded state", 30, || {
+        std::fs::read(dir.join("daemon.json")).is_ok_and(|b| String::from_utf8_lossy(&b).contains("degraded"))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1500)); // a retry or two
+    for slot in 0..2 {
+        if let Some(m) = checkpoint::read_meta(dir, slot) {
+            assert!(m.seq <= 1, "slot {slot} holds documents up to #{} but the store has 1", m.seq);
+        }
+    }
+    daemon.kill();
+}

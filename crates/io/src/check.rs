@@ -29,12 +29,20 @@ pub struct CheckReport {
 pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
     let dd = DataDir::open_read(dir)?;
     let mut r = CheckReport::default();
+    let verified: Vec<_> = (0..2).map(|slot| checkpoint::verify(dir, slot)).collect();
     for slot in 0..2 {
         let name = checkpoint::slot_name(slot);
-        match checkpoint::verify(dir, slot) {
-            Ok(m) => r.slots.push(format!("checkpoint slot {name}: generation {}, documents up to #{}", m.generation, m.seq)),
-            Err(e) if checkpoint::read_meta(dir, slot).is_none() => r.slots.push(format!("checkpoint slot {name}: empty ({e})")),
-            Err(e) => r.violations.push(format!("checkpoint {e}")),
+        let other = verified[1 - slot].as_ref().ok();
+        match (&verified[slot], checkpoint::read_meta(dir, slot)) {
+            (Ok(m), _) => r.slots.push(format!("checkpoint slot {name}: generation {}, documents up to #{}", m.generation, m.seq)),
+            (Err(e), None) => r.slots.push(format!("checkpoint slot {name}: empty ({e})")),
+            // The older slot is the one a checkpoint overwrites: a daemon writing it now,
+            // or a crash while it wrote it, leaves its bytes unlike its meta. Normal: the
+            // newer slot (and the replay after it) is what recovery uses.
+            (Err(e), Some(m)) if other.is_some_and(|o| o.generation > m.generation) => {
+                r.slots.push(format!("checkpoint slot {name}: being rewritten or torn by a crash ({e}); recovery uses the newer slot"))
+            }
+            (Err(e), Some(_)) => r.violations.push(format!("checkpoint {e}")),
         }
     }
     let next = dd.store.next_seq()?;

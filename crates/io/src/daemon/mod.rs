@@ -249,8 +249,9 @@ pub fn serve(
         if dd.poisoned() {
             // The table applied a document the store did not take: go back to the last
             // checkpoint and replay, as after a crash, then try the kept files again.
+            // A replayed result that differs stops the daemon, as at start-up.
             drop(dd);
-            let r = DataDir::recover(dir, |_, _| {})?;
+            let r = recover(dir)?;
             tracing::warn!(?r, "recovered the table after a failed store write");
             dd = DataDir::open_write(dir, overrides)?;
         }
@@ -304,7 +305,10 @@ impl Daemon<'_> {
         dd.table.publish_counters()?; // live `stats` readers see the table's counters
         self.status.documents_per_second =
             self.status.documents_applied_this_run as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
-        if self.since_checkpoint >= self.opt.checkpoint_docs || self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs {
+        // A poisoned table (a store write failed after it applied a document) holds a
+        // document the store does not: it is never checkpointed, only recovered.
+        let due = self.since_checkpoint >= self.opt.checkpoint_docs || self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs;
+        if due && !dd.poisoned() {
             self.checkpoint(dd)?;
         }
         Ok(kept)
