@@ -58,12 +58,20 @@ pub fn init(file: Option<&Path>) -> std::io::Result<()> {
     match file {
         Some(path) => {
             let f = LogFile::open(path)?;
-            tracing_subscriber::fmt().with_env_filter(filter()).with_writer(LogWriter(Arc::clone(&f))).with_ansi(false).init();
+            tracing_subscriber::fmt()
+                .with_env_filter(filter())
+                .with_writer(LogWriter(Arc::clone(&f)))
+                .with_ansi(false)
+                .log_internal_errors(false)
+                .init();
             let _ = LOG_FILE.set(f);
         }
+        // A log line that cannot be written is dropped: reporting that on standard error
+        // (tracing's default) would panic when standard error is the closed pipe.
         None => tracing_subscriber::fmt()
             .with_env_filter(filter())
             .with_writer(std::io::stderr)
+            .log_internal_errors(false)
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init(),
     }

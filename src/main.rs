@@ -78,9 +78,13 @@ fn run(command: Command) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    // Die quietly when the reader of our output goes away (`textorigin list | head`).
-    textorigin_io::sys::default_sigpipe();
     let cli = Cli::parse();
+    match cli.command {
+        // The daemon outlives the reader of its log: a closed pipe is a failed write.
+        Command::Serve(_) => textorigin_io::sys::ignore_sigpipe(),
+        // Die quietly when the reader of our output goes away (`textorigin list | head`).
+        _ => textorigin_io::sys::default_sigpipe(),
+    }
     let log_file = match &cli.command {
         Command::Serve(a) => a.log.as_deref(),
         _ => None,

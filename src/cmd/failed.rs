@@ -1,5 +1,6 @@
 use anyhow::Result;
 use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::view::text;
 
 use crate::args::DataArg;
 
@@ -20,7 +21,7 @@ pub fn run(a: Args) -> Result<()> {
         super::print_json(&failures)
     } else {
         for f in &failures {
-            println!("{}: {}", f.file, f.reason);
+            println!("{}: {}", text::safe(&f.file), text::safe(&f.reason));
         }
         eprintln!("{} failure(s)", failures.len());
         Ok(())

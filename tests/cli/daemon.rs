@@ -216,3 +216,25 @@ fn check_accepts_an_older_slot_that_is_being_rewritten_or_torn() {
     let out = ok(dir, &["check"]);
     assert!(out.contains("being rewritten or torn") && out.ends_with("ok\n"), "{out}");
 }
+
+/// Regression: with SIGPIPE at its default, `serve` died at its first log line once
+/// the reader of its standard error (a pipe to a logger) had gone away.
+#[test]
+fn serve_outlives_the_reader_of_its_log() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
+    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
+    c.args(["serve", "--table-size", "32KiB", "--data"])
+        .arg(dir)
+        .env("TEXTORIGIN_LOG", "info")
+        .env_remove("TEXTORIGIN_DATA")
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    drop(child.stderr.take()); // the logger went away
+    let daemon = Daemon::adopt(child);
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    daemon.stop();
+}

@@ -247,3 +247,23 @@ fn a_poisoned_table_is_never_checkpointed() {
     }
     daemon.kill();
 }
+
+/// Regression: after recovering from a crash the daemon did not checkpoint, so a second
+/// crash replayed the same documents again.
+#[test]
+fn recovery_is_followed_by_a_checkpoint() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let args = ["--table-size", "32KiB", "--checkpoint-docs", "1000", "--checkpoint-secs", "1000"];
+    let daemon = Daemon::start(dir, &args, None);
+    let corpus = tempfile::tempdir().unwrap();
+    drop_into_spool(dir, &generated_corpus(corpus.path(), 5));
+    wait_drained(dir, 5);
+    daemon.kill();
+    assert!(checkpoint::newest_valid(dir).is_none_or(|(_, m)| m.seq < 5), "no checkpoint was due");
+    let daemon = Daemon::start(dir, &args, None);
+    let status = daemon.status(dir);
+    assert_eq!(status["replayed"], 5, "{status}");
+    assert_eq!(checkpoint::newest_valid(dir).map(|(_, m)| m.seq), Some(5), "the recovered table is checkpointed");
+    daemon.stop();
+}

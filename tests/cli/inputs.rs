@@ -44,3 +44,20 @@ fn bad_inputs_are_reported_skipped_and_leave_no_state() {
     assert_eq!(json(dir.path(), &["stats", "--json"])["documents"], 4);
 }
 
+
+/// Regression: terminal escape sequences in names passed through to the terminal.
+#[test]
+fn control_characters_in_names_are_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = tempfile::tempdir().unwrap();
+    let doc = inputs.path().join("evil.json");
+    std::fs::write(&doc, r#"{"id": "evil\u001b[2J\u001b]0;pwned\u0007name\nline", "text": "some words of an ordinary document"}"#).unwrap();
+    assert!(ingest(dir.path(), &[], &[&doc]).status.success());
+    for args in [&["list"][..], &["show", "1"][..]] {
+        let out = ok(dir.path(), args);
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{args:?}: {out:?}");
+        assert!(out.contains("evil\\u{1b}[2J"), "{args:?}: {out}");
+    }
+    // JSON keeps the name exactly.
+    assert_eq!(json(dir.path(), &["show", "1", "--json"])["name"], "evil\u{1b}[2J\u{1b}]0;pwned\u{7}name\nline");
+}

@@ -203,6 +203,11 @@ impl Daemon {
         Daemon { child: Some(c.spawn().unwrap()) }
     }
 
+    /// Guards a daemon process started by the test itself.
+    pub fn adopt(child: Child) -> Daemon {
+        Daemon { child: Some(child) }
+    }
+
     /// The process id.
     pub fn id(&self) -> u32 {
         self.child.as_ref().expect("running").id()

@@ -95,3 +95,13 @@ pub fn default_sigpipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
+
+/// Ignores SIGPIPE, so that a write to a closed pipe (a logger that went away) is an
+/// error the writer handles rather than the end of the process: for `serve`, which
+/// must outlive the reader of its log. Call before any thread starts.
+pub fn ignore_sigpipe() {
+    // SAFETY: as for `default_sigpipe`: a disposition set before other threads exist.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}

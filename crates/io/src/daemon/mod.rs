@@ -226,6 +226,10 @@ pub fn serve(
     let status_file = StatusFile::new(dir);
     let mut d = Daemon { opt, status, status_file, started: Instant::now(), since_checkpoint: 0, last_checkpoint: Instant::now() };
     let mut backoff = Duration::ZERO;
+    if recovery.is_some() {
+        // The replayed table is a new recovery point: a second crash need not replay again.
+        d.checkpoint(&mut dd)?;
+    }
     tracing::info!(spool = %opt.spool.display(), "serving");
     loop {
         if stop.load(Ordering::SeqCst) {

@@ -205,6 +205,15 @@ pub fn newest_valid_in(fs: &dyn Storage, dir: &Path) -> Option<(usize, SlotMeta)
     (0..2).filter_map(|s| verify_in(fs, dir, s).ok().map(|m| (s, m))).max_by_key(|(_, m)| m.generation)
 }
 
+/// The newest valid slot that holds no document after `last` (a slot ahead of the
+/// store cannot be used; the older one may): (slot, meta).
+pub fn newest_usable(dir: &Path, last: u64) -> Option<(usize, SlotMeta)> {
+    (0..2)
+        .filter_map(|s| verify(dir, s).ok().map(|m| (s, m)))
+        .filter(|(_, m)| m.seq <= last)
+        .max_by_key(|(_, m)| m.generation)
+}
+
 fn sync_dir(dir: &Path) -> Result<()> {
     Ok(RealFs.sync_dir(dir).io(|| format!("cannot fsync {}", dir.display()))?)
 }
@@ -342,6 +351,21 @@ mod tests {
         fn sync_dir(&self, _dir: &Path) -> std::io::Result<()> {
             self.spend()
         }
+    }
+
+    /// Regression: recovery took the newest valid slot or nothing; when that slot was
+    /// ahead of the store, the older valid slot was never tried.
+    #[test]
+    fn the_older_slot_is_used_when_the_newer_is_ahead_of_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = dir.path().join("table");
+        std::fs::write(&table, vec![1u8; 5000]).unwrap();
+        let m10 = write(dir.path(), &table, 10).unwrap();
+        std::fs::write(&table, vec![2u8; 5000]).unwrap();
+        let m20 = write(dir.path(), &table, 20).unwrap();
+        assert_eq!(newest_usable(dir.path(), 25).map(|x| x.1), Some(m20));
+        assert_eq!(newest_usable(dir.path(), 15).map(|x| x.1), Some(m10));
+        assert_eq!(newest_usable(dir.path(), 5), None);
     }
 
     #[test]

@@ -431,7 +431,7 @@ impl DataDir {
         if in_step {
             return Ok(None);
         }
-        let from = match crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.seq <= last) {
+        let from = match crate::storage::checkpoint::newest_usable(dir, last) {
             Some((slot, m)) => {
                 crate::storage::checkpoint::restore(dir, slot, &tpath)?;
                 TableFile::mark_closed(&tpath)?;

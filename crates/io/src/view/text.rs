@@ -3,8 +3,18 @@
 use super::model::{DocRef, Dominant, DocumentView, ListRow, NearDupView, NearDupsView, QuotationView, QuotesView, StatsView};
 use crate::check::CheckReport;
 
+/// A name, path or reason as it may be shown on a terminal: control characters (escape
+/// sequences, bells, line breaks) written as `\u{1b}` and the like, never sent.
+pub fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        s.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect::<String>().into()
+    } else {
+        s.into()
+    }
+}
+
 fn clip(s: &str, max: usize) -> String {
-    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line: String = safe(&s.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned();
     if one_line.chars().count() <= max {
         one_line
     } else {
@@ -15,8 +25,8 @@ fn clip(s: &str, max: usize) -> String {
 
 fn ref_text(r: &DocRef) -> String {
     match r.id {
-        None => format!("{} (itself)", r.name),
-        Some(id) => format!("#{id} {}", r.name),
+        None => format!("{} (itself)", safe(&r.name)),
+        Some(id) => format!("#{id} {}", safe(&r.name)),
     }
 }
 
@@ -32,9 +42,9 @@ fn pct(part: u32, whole: u32) -> f64 {
 pub fn document(v: &DocumentView) -> String {
     let mut out = String::new();
     let id = v.id.map_or_else(|| "query".to_string(), |id| format!("#{id}"));
-    out += &format!("{id} {}\n", v.name);
+    out += &format!("{id} {}\n", safe(&v.name));
     if let Some(s) = &v.source {
-        out += &format!("  source: {s}\n");
+        out += &format!("  source: {}\n", safe(s));
     }
     let dom_text = match v.dominant() {
         Dominant::None => "none (no origin has a 10% lead)".to_string(),
@@ -76,7 +86,7 @@ pub fn quotations(quotes: &[QuotationView]) -> String {
             out += &format!(
                 "    from #{} {} (score {:.2}, {} bits apart): \"{}\"\n",
                 s.id,
-                s.name,
+                safe(&s.name),
                 s.score,
                 s.distance,
                 clip(&s.sentence, 90)
@@ -93,7 +103,7 @@ pub fn near_dups(near: &[NearDupView]) -> String {
             format!(
                 "  #{} {}: {}resemblance {:.2}, {} of 6 supershingles, {} of 384 SimHash bits ({})\n",
                 d.id,
-                d.name,
+                safe(&d.name),
                 if d.exact { "exact duplicate, " } else { "" },
                 d.resemblance,
                 d.b_similarity,
@@ -106,7 +116,7 @@ pub fn near_dups(near: &[NearDupView]) -> String {
 
 /// The `neardups` view.
 pub fn neardups(v: &NearDupsView) -> String {
-    let mut out = format!("#{} {}\n", v.id, v.name);
+    let mut out = format!("#{} {}\n", v.id, safe(&v.name));
     out += &format!("earlier near-duplicates ({}):\n", v.near_duplicates.len());
     out += &near_dups(&v.near_duplicates);
     if let Some(later) = &v.later {
@@ -118,7 +128,7 @@ pub fn neardups(v: &NearDupsView) -> String {
 
 /// The `quotes` view.
 pub fn quotes(v: &QuotesView) -> String {
-    format!("#{} {}: {} quoting sentence(s)\n", v.id, v.name, v.quotations.len()) + &quotations(&v.quotations)
+    format!("#{} {}: {} quoting sentence(s)\n", v.id, safe(&v.name), v.quotations.len()) + &quotations(&v.quotations)
 }
 
 /// The list.
@@ -130,7 +140,7 @@ pub fn list(rows: &[ListRow]) -> String {
             Dominant::Itself => "itself".to_string(),
             Dominant::Other(d) => ref_text(d),
         };
-        out += &format!("{:>6}  {:<32} {:>7} {:>5.1}%  {}\n", r.id, r.name, r.tokens, pct(r.old_tokens, r.tokens), dom);
+        out += &format!("{:>6}  {:<32} {:>7} {:>5.1}%  {}\n", r.id, safe(&r.name), r.tokens, pct(r.old_tokens, r.tokens), dom);
     }
     out
 }
