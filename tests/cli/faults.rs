@@ -267,3 +267,34 @@ fn recovery_is_followed_by_a_checkpoint() {
     assert_eq!(checkpoint::newest_valid(dir).map(|(_, m)| m.seq), Some(5), "the recovered table is checkpointed");
     daemon.stop();
 }
+
+/// Regression: files that cannot be read stayed in the spool and each round took the
+/// first 64 names again: 64 unreadable files that sort first stopped all progress.
+#[test]
+#[cfg(feature = "failpoints")]
+fn unreadable_files_do_not_starve_the_spool() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    let mut control = String::new();
+    for i in 0..70 {
+        let p = inputs.path().join(format!("a-{i:03}.txt"));
+        std::fs::write(&p, format!("unreadable document number {i}")).unwrap();
+        control += &format!("read:a-{i:03}.txt=error\n");
+        files.push(p);
+    }
+    files.push(examples().join("01-harbour-bridge.txt"));
+    let control_file = dir.join("failpoints");
+    std::fs::write(&control_file, control).unwrap();
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB"], Some(&control_file));
+    drop_into_spool(dir, &files);
+    wait_until("the readable file to be stored", 30, || documents(dir) == 1);
+    assert_eq!(spool_count(dir, "new"), 70, "the unreadable files wait in the spool");
+    let status = daemon.status(dir);
+    assert!(status["state"].as_str().unwrap().starts_with("degraded: 70"), "{status}");
+    // Readable again: they go in by themselves.
+    std::fs::write(&control_file, "").unwrap();
+    wait_drained(dir, 71);
+    daemon.stop();
+}

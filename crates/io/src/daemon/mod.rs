@@ -134,14 +134,6 @@ fn free_name(dir: &Path, name: &std::ffi::OsStr) -> std::ffi::OsString {
 /// Longest pause before files that could not be processed are tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
-/// Sleeps `d`, waking early when `stop` is set.
-fn pause(d: Duration, stop: &AtomicBool) {
-    let until = Instant::now() + d;
-    while !stop.load(Ordering::SeqCst) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(100).min(until.saturating_duration_since(Instant::now())));
-    }
-}
-
 fn sync_dir(dir: &Path) -> Result<()> {
     Ok(std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("fsync of directory {} failed", dir.display()))?)
 }
@@ -226,6 +218,7 @@ pub fn serve(
     let status_file = StatusFile::new(dir);
     let mut d = Daemon { opt, status, status_file, started: Instant::now(), since_checkpoint: 0, last_checkpoint: Instant::now() };
     let mut backoff = Duration::ZERO;
+    let mut retry: std::collections::HashMap<PathBuf, Instant> = std::collections::HashMap::new();
     if recovery.is_some() {
         // The replayed table is a new recovery point: a second crash need not replay again.
         d.checkpoint(&mut dd)?;
@@ -240,7 +233,13 @@ pub fn serve(
         }
         let files = spool::list(&new_dir)?;
         d.status.spool_backlog = files.len();
-        if files.is_empty() {
+        // Files that could not be processed wait their turn; the others go ahead, so
+        // unreadable files that sort first never starve the spool.
+        let now = Instant::now();
+        retry.retain(|p, _| files.contains(p));
+        let batch: Vec<PathBuf> = files.into_iter().filter(|f| retry.get(f).is_none_or(|t| now >= *t)).take(opt.batch).collect();
+        if batch.is_empty() {
+            d.status.state = if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };
             d.status_file.write(&d.status);
             if d.since_checkpoint > 0 && d.last_checkpoint.elapsed().as_secs() >= opt.checkpoint_secs {
                 d.checkpoint(&mut dd)?;
@@ -248,7 +247,6 @@ pub fn serve(
             let _ = rx.recv_timeout(Duration::from_secs(opt.rescan_secs.max(1)).min(Duration::from_millis(500)));
             continue;
         }
-        let batch: Vec<PathBuf> = files.into_iter().take(opt.batch).collect();
         let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
         if dd.poisoned() {
             // The table applied a document the store did not take: go back to the last
@@ -259,18 +257,17 @@ pub fn serve(
             tracing::warn!(?r, "recovered the table after a failed store write");
             dd = DataDir::open_write(dir, overrides)?;
         }
-        if kept > 0 {
-            // A read or write error (a full disk, say): the files stay in the spool; say
-            // so and try again after a pause that doubles up to MAX_BACKOFF, never spin.
-            d.status.state = DaemonState::Degraded { kept };
-            d.status_file.write(&d.status);
-            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
-            pause(backoff, &stop);
-        } else {
+        if kept.is_empty() {
             backoff = Duration::ZERO;
-            d.status.state = DaemonState::Running;
-            d.status_file.write(&d.status);
+        } else {
+            // A read or write error (a full disk, say): the files stay in the spool and
+            // are tried again after a pause that doubles up to MAX_BACKOFF.
+            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+            let at = Instant::now() + backoff;
+            retry.extend(kept.into_iter().map(|p| (p, at)));
         }
+        d.status.state = if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };
+        d.status_file.write(&d.status);
     }
     tracing::info!("stopping: final checkpoint");
     d.checkpoint(&mut dd)?;
@@ -281,8 +278,8 @@ pub fn serve(
 
 impl Daemon<'_> {
     /// Parses, applies and group-commits one batch of spool files, moves them out of
-    /// `new/` and checkpoints when due. Returns how many files were kept in the spool.
-    fn batch(&mut self, dd: &mut DataDir, parsers: &Parsers, batch: Vec<PathBuf>, stop: &AtomicBool) -> Result<usize> {
+    /// `new/` and checkpoints when due. Returns the files kept in the spool.
+    fn batch(&mut self, dd: &mut DataDir, parsers: &Parsers, batch: Vec<PathBuf>, stop: &AtomicBool) -> Result<Vec<PathBuf>> {
         let mut outcomes = Vec::new();
         for parsed in parsers.parse(batch)? {
             if stop.load(Ordering::SeqCst) {
@@ -303,7 +300,7 @@ impl Daemon<'_> {
             .and_then(|()| dd.store.sync())
             .map_err(DaemonError::Fsync)?;
         crate::failpoint::hit("spool.after-sync").io(|| "group commit")?;
-        let kept = outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).count();
+        let kept: Vec<PathBuf> = outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).map(|o| o.0.clone()).collect();
         self.finish_files(outcomes)?;
         self.status.last_applied = dd.table.stats().last_seq;
         dd.table.publish_counters()?; // live `stats` readers see the table's counters

@@ -109,7 +109,8 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let done = |key: u128, content: Content| Parsed { path: path.to_path_buf(), name: name.clone(), source: source.clone(), key, content };
-    let bytes = match read_entry(path, max, ext == "jsonl") {
+    let read = crate::failpoint::hit(&format!("read:{name}")).map_err(Unreadable::Later).and_then(|()| read_entry(path, max, ext == "jsonl"));
+    let bytes = match read {
         Ok(b) => b,
         Err(Unreadable::Later(e)) => {
             if e.kind() != std::io::ErrorKind::NotFound {
