@@ -183,6 +183,23 @@ struct Daemon<'a> {
     last_checkpoint: Instant,
 }
 
+/// The status at start: this process, what recovery did, the newest checkpoint.
+fn initial_status(dir: &Path, recovery: Option<(u64, u64, u64)>) -> DaemonStatus {
+    let mut status = DaemonStatus {
+        pid: std::process::id(),
+        state: DaemonState::Running,
+        started_at_ms: now_ms(),
+        recovered_from_checkpoint: recovery.map(|r| r.0),
+        replayed: recovery.map_or(0, |r| r.1),
+        ..DaemonStatus::default()
+    };
+    if let Some((_, m)) = crate::storage::checkpoint::newest_valid(dir) {
+        status.last_checkpoint_generation = m.generation;
+        status.last_checkpoint_seq = m.seq;
+    }
+    status
+}
+
 /// Runs the daemon until SIGTERM/SIGINT (or `stop` is set).
 pub fn serve(
     dir: &Path,
@@ -201,18 +218,7 @@ pub fn serve(
     let mut dd = DataDir::open_write(dir, overrides)?;
     let new_dir = opt.spool.join("new");
     let (_watcher, rx) = watch(&new_dir)?;
-    let mut status = DaemonStatus {
-        pid: std::process::id(),
-        state: DaemonState::Running,
-        started_at_ms: now_ms(),
-        recovered_from_checkpoint: recovery.map(|r| r.0),
-        replayed: recovery.map_or(0, |r| r.1),
-        ..DaemonStatus::default()
-    };
-    if let Some((_, m)) = crate::storage::checkpoint::newest_valid(dir) {
-        status.last_checkpoint_generation = m.generation;
-        status.last_checkpoint_seq = m.seq;
-    }
+    let status = initial_status(dir, recovery);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let parsers = Parsers::start(threads, opt.batch, opt.max_doc_bytes, &dd.preparer())?;
     let status_file = StatusFile::new(dir);
