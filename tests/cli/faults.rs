@@ -298,3 +298,28 @@ fn unreadable_files_do_not_starve_the_spool() {
     wait_drained(dir, 71);
     daemon.stop();
 }
+
+/// Regression: a crash between the group commit and moving a partly failed file made
+/// the restart remove the file as if every document were good, losing the evidence.
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_partly_failed_file_admitted_before_a_crash_still_goes_to_failed() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let mixed = inputs.path().join("f-mixed.jsonl");
+    std::fs::write(&mixed, "{\"id\":\"ok1\",\"text\":\"a fine document with words\"}\nnot json\n").unwrap();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "spool.after-sync=abort\n").unwrap();
+    let daemon = Daemon::small(dir, 7, Some(&control));
+    drop_into_spool(dir, &[mixed]);
+    assert!(!daemon.wait_exit(30).success(), "the daemon should have aborted after the commit");
+    assert_eq!(spool_count(dir, "new"), 1);
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::small(dir, 7, Some(&control));
+    wait_until("the file to leave new/", 30, || spool_count(dir, "new") == 0);
+    daemon.stop();
+    assert_eq!(documents(dir), 1);
+    let reason = std::fs::read_to_string(dir.join("spool/failed/f-mixed.jsonl.reason")).expect("the file is kept in failed/");
+    assert!(reason.contains("1 document(s) failed"), "{reason}");
+}

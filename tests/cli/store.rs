@@ -47,11 +47,14 @@ fn a_schema_1_data_directory_is_upgraded_and_keeps_its_results() {
 
 
 #[test]
-fn a_schema_4_data_directory_is_read_as_it_is_and_takes_new_documents() {
+fn a_schema_4_data_directory_is_upgraded_and_takes_new_documents() {
     // Written by the build before the workspace restructure (tests/fixtures/README.md).
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     copy_dir(&fixture("v4-datadir"), &data);
+    let out = run(&data, &["list"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 4 needs an upgrade"));
+    ok(&data, &["upgrade"]);
     assert!(ok(&data, &["check"]).contains("ok"));
     assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v4-export.jsonl")).unwrap());
     let before = json(&data, &["stats", "--json"]);

@@ -159,18 +159,24 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
             }
             tracing::warn!(file = %source, %reason, "failed");
             dd.store
-                .put_failure(Some(Admission { key, done: 0, total: 0 }), &Failure { file: name, reason: reason.clone(), at_ms: now_ms() })
+                .put_failure(Some(Admission { key, done: 0, total: 0, failed: 1 }), &Failure { file: name, reason: reason.clone(), at_ms: now_ms() })
                 .map_err(DataDirError::from)?;
             return Ok(Outcome::Failed(vec![reason]));
         }
         Content::Docs(docs) => docs,
     };
-    let (done, total) = dd.store.admitted(key).map_err(DataDirError::from)?.unwrap_or((0, u32::MAX));
-    if total == 0 {
+    let before = dd.store.admitted(key).map_err(DataDirError::from)?.unwrap_or(Admission { key, done: 0, total: u32::MAX, failed: 0 });
+    let (done, mut failed) = (before.done, before.failed);
+    if before.total == 0 {
         return Ok(Outcome::Failed(vec![format!("{source}: failed before (see `textorigin failed`)")]));
     }
-    if total != u32::MAX && done >= total {
-        return Ok(Outcome::Done); // stored before the last crash; only the unlink was missing
+    if before.total != u32::MAX && done >= before.total {
+        // Admitted before the last crash; only moving the file was missing.
+        return Ok(if failed == 0 {
+            Outcome::Done
+        } else {
+            Outcome::Failed(vec![format!("{source}: {failed} document(s) failed (recorded before, see `textorigin failed`)")])
+        });
     }
     let total = docs.len() as u32;
     let mut reasons = Vec::new();
@@ -179,7 +185,7 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
         if i < done {
             continue;
         }
-        let admission = Admission { key, done: i + 1, total };
+        let admission = Admission { key, done: i + 1, total, failed };
         crate::failpoint::hit("admit.before-commit").io(|| "admission")?;
         let failure = match d {
             Ok((doc, prepared)) => match dd.ingest_prepared(&doc, prepared, Some(admission)) {
@@ -196,8 +202,9 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
         crate::failpoint::hit("admit.after-commit").io(|| "admission")?;
         if let Some(reason) = failure {
             tracing::warn!(file = %source, %reason, "document failed");
+            failed += 1;
             dd.store
-                .put_failure(Some(admission), &Failure { file: name.clone(), reason: reason.clone(), at_ms: now_ms() })
+                .put_failure(Some(Admission { failed, ..admission }), &Failure { file: name.clone(), reason: reason.clone(), at_ms: now_ms() })
                 .map_err(DataDirError::from)?;
             reasons.push(reason);
         }

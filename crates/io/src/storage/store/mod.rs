@@ -1,6 +1,6 @@
 //! The store: document metadata, texts and results in RocksDB.
 //!
-//! Schema version 4 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
+//! Schema version 5 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
 //!
 //! | column family | key | value |
 //! | --- | --- | --- |
@@ -23,7 +23,7 @@
 //! | `q_df` | word fingerprint u64 BE | u64 LE: documents containing the word (schema 3) |
 //! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (schema 3) |
 //!
-//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents stored, u32 LE documents in the file (schema 4) |
+//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (schema 4), u32 LE documents failed (schema 5; absent in older records) |
 //! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (schema 4) |
 //! | `meta` | `failed_next` | u64 LE: the next failure number (schema 4) |
 //!
@@ -69,7 +69,7 @@ pub use textorigin_core::quote::{Quotation, QuoteSource};
 const MAX_TOTAL_WAL_BYTES: u64 = 64 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";

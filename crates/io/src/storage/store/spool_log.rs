@@ -17,6 +17,8 @@ pub struct Admission {
     pub done: u32,
     /// Documents in the file.
     pub total: u32,
+    /// Documents of the file that failed so far (schema 5; 0 in older records).
+    pub failed: u32,
 }
 
 /// A spool file (or line) that could not be processed.
@@ -29,17 +31,23 @@ pub struct Failure {
 }
 
 impl Store {
-    /// Adds an admission record to a batch: u32 LE stored, u32 LE in the file.
+    /// Adds an admission record to a batch: u32 LE documents done (stored or failed),
+    /// u32 LE in the file, u32 LE failed (schema 5).
     pub(super) fn add_admission(&self, b: &mut WriteBatch, a: Admission) {
         let mut v = a.done.to_le_bytes().to_vec();
         v.extend_from_slice(&a.total.to_le_bytes());
+        v.extend_from_slice(&a.failed.to_le_bytes());
         b.put_cf(self.cf(CF_ADMITTED), a.key.to_be_bytes(), v);
     }
 
-    /// How far a spool file was admitted: (documents stored, documents in the file).
-    pub fn admitted(&self, key: u128) -> Result<Option<(u32, u32)>> {
-        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| {
-            (v.len() == 8).then(|| (u32::from_le_bytes(v[0..4].try_into().expect("4")), u32::from_le_bytes(v[4..8].try_into().expect("4"))))
+    /// How far a spool file was admitted: its record, if any (a schema-4 record of 8
+    /// bytes has no failed count: 0).
+    pub fn admitted(&self, key: u128) -> Result<Option<Admission>> {
+        let u = |v: &[u8], at: usize| u32::from_le_bytes(v[at..at + 4].try_into().expect("4 bytes"));
+        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| match v.len() {
+            8 => Some(Admission { key, done: u(&v, 0), total: u(&v, 4), failed: 0 }),
+            12 => Some(Admission { key, done: u(&v, 0), total: u(&v, 4), failed: u(&v, 8) }),
+            _ => None,
         }))
     }
 

@@ -28,6 +28,9 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { from: 2, what: "quotation sentences, signatures, document frequencies and matches", run: v3_quotations::run },
     // Schema 4 only adds the column families `admitted` and `failed`, which opening creates.
     Migration { from: 3, what: "spool admission and failure records (new column families, nothing to fill)", run: |_| Ok(()) },
+    // Schema 5 admission records carry a failed count; 8-byte records still read (as 0
+    // failed). The stamp keeps older builds, which cannot read 12-byte records, out.
+    Migration { from: 4, what: "admission records with a failed count (old records read as they are)", run: |_| Ok(()) },
 ];
 
 impl Store {
