@@ -48,10 +48,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     pb.finish_and_clear();
     let summary = match run {
         Ok(s) => s,
-        Err(e) => {
+        Err(ingest::IngestError::DataDir(e)) => {
             eprintln!("error: {}", chain(&e));
             anyhow::bail!("stopping: the table is ahead of the store; the next `serve` or `rebuild` recovers it");
         }
+        Err(e) => return Err(e.into()),
     };
     let stats = dd.table.stats();
     let capacity = dd.table.capacity();

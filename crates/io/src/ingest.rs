@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::input::{expand_paths, read_file, InputDoc, InputError};
-use crate::pipeline::ordered_map;
+use crate::pipeline::{ordered_map, WorkerDied};
 use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
 
 /// What happened to one input, in input order.
@@ -19,6 +19,17 @@ pub enum Event {
     Warning(String),
     /// A file or document failed and was skipped.
     Failed(String),
+}
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The data directory failed (a store write: the table is then ahead of the store).
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    /// A preparation thread panicked (a bug): the documents after it were not stored.
+    #[error(transparent)]
+    Worker(#[from] WorkerDied),
 }
 
 /// Counts of a run.
@@ -71,11 +82,11 @@ pub fn ingest(
     max_doc_bytes: u64,
     threads: usize,
     mut event: impl FnMut(Event),
-) -> Result<Summary, DataDirError> {
+) -> Result<Summary, IngestError> {
     let mut summary = Summary::default();
     let mut fatal = None;
     let preparer = dd.preparer();
-    ordered_map(threads, &preparer, read(paths, max_doc_bytes), prepare, |ready| {
+    let run = ordered_map(threads, &preparer, read(paths, max_doc_bytes), prepare, |ready| {
         match ready {
             Ready::File(None) => event(Event::File),
             Ready::File(Some(e)) => {
@@ -112,7 +123,7 @@ pub fn ingest(
         true
     });
     match fatal {
-        Some(e) => Err(e),
-        None => Ok(summary),
+        Some(e) => Err(e.into()),
+        None => Ok(run.map(|()| summary)?),
     }
 }

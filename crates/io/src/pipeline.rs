@@ -12,22 +12,31 @@ use std::collections::BTreeMap;
 /// Inputs in flight per worker.
 const PER_WORKER: usize = 8;
 
+/// A worker panicked: the results after its input are missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a preparation thread died")]
+pub struct WorkerDied;
+
 /// Runs `work` on `threads` workers (each with its own clone of `state`) over
 /// `inputs`, and `consume` on the calling thread with the results in input order.
 /// `consume` returns false to stop early; the producer and the workers then stop too.
-/// A panicking worker's panic is resumed here once the others have stopped.
+/// A worker that panics stops the pipeline: consumption stops soon after (some results
+/// before the failed input may not be consumed) and the call returns [`WorkerDied`]:
+/// never a hang, never a missing result taken for the end of the input.
 pub fn ordered_map<T, U, S>(
     threads: usize,
     state: &S,
     inputs: impl Iterator<Item = T> + Send,
     work: impl Fn(&mut S, T) -> U + Sync,
     mut consume: impl FnMut(U) -> bool,
-) where
+) -> Result<(), WorkerDied>
+where
     T: Send,
     U: Send,
     S: Clone + Send,
 {
     let threads = threads.max(1);
+    let died = std::sync::atomic::AtomicBool::new(false);
     let (job_tx, job_rx) = crossbeam_channel::bounded::<(usize, T)>(threads * PER_WORKER);
     let (out_tx, out_rx) = crossbeam_channel::bounded::<(usize, U)>(threads * PER_WORKER);
     std::thread::scope(|scope| {
@@ -42,12 +51,17 @@ pub fn ordered_map<T, U, S>(
             })
             .expect("spawn the reader thread");
         for t in 0..threads {
-            let (job_rx, out_tx, mut state, work) = (job_rx.clone(), out_tx.clone(), state.clone(), &work);
+            let (job_rx, out_tx, mut state, work, died) = (job_rx.clone(), out_tx.clone(), state.clone(), &work, &died);
             std::thread::Builder::new()
                 .name(format!("prep-{t}"))
                 .spawn_scoped(scope, move || {
                     for (i, input) in job_rx {
-                        if out_tx.send((i, work(&mut state, input))).is_err() {
+                        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut state, input)));
+                        let Ok(out) = out else {
+                            died.store(true, std::sync::atomic::Ordering::SeqCst);
+                            break; // the panic was reported by the panic hook
+                        };
+                        if out_tx.send((i, out)).is_err() {
                             break; // the consumer stopped
                         }
                     }
@@ -65,9 +79,17 @@ pub fn ordered_map<T, U, S>(
                     break 'receive;
                 }
             }
+            if died.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
         }
         drop(out_rx); // unblocks the workers, which unblock the reader
     });
+    if died.into_inner() {
+        Err(WorkerDied)
+    } else {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -92,7 +114,8 @@ mod tests {
                 got.push(y);
                 true
             },
-        );
+        )
+        .unwrap();
         assert_eq!(got, (0..500).map(|x| x * 2).collect::<Vec<_>>());
     }
 
@@ -111,8 +134,29 @@ mod tests {
                 seen += 1;
                 seen < 10
             },
-        );
+        )
+        .unwrap();
         assert_eq!(seen, 10);
         assert!(produced.into_inner() < 1000, "the reader kept reading after the stop");
+    }
+
+    #[test]
+    fn a_panicking_worker_is_an_error_not_a_hang() {
+        let mut got = Vec::new();
+        let r = ordered_map(
+            2,
+            &(),
+            0..100u32,
+            |_, x| {
+                assert!(x != 40, "worker fails on 40");
+                x
+            },
+            |y| {
+                got.push(y);
+                true
+            },
+        );
+        assert_eq!(r, Err(WorkerDied));
+        assert!(got.len() <= 40 && got.iter().enumerate().all(|(i, &y)| y == i as u32), "{got:?}");
     }
 }

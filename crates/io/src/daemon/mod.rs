@@ -25,8 +25,8 @@
 //! not in step with the store (a crash) is restored from the newest valid checkpoint
 //! and the stored documents after it are replayed ([`DataDir::recover`]).
 //!
-//! **Pipeline**: parser threads (`parse-N`, one a core) read and parse the files of a
-//! batch in parallel from a bounded queue and prepare their documents (tokens, Rabin
+//! **Pipeline**: parser threads (`prep-N`, one a core, [`crate::pipeline`]) read and
+//! parse the files of a batch in parallel from a bounded queue and prepare their documents (tokens, Rabin
 //! fingerprints, selection, near-duplicate sketch, sentences); the calling thread
 //! applies them strictly in file-name order (index lookups, the table, estimation, the
 //! store), then group-commits. A parser that dies stops the daemon with an error, never a hang.
@@ -47,13 +47,11 @@ use crate::storage::datadir::{DataDir, DataDirError};
 use crate::storage::store::StoreError;
 use crate::storage::table_file::TableError;
 
-mod parsers;
 mod spool;
 mod status;
 
 pub use status::{DaemonState, DaemonStatus};
 
-use parsers::Parsers;
 use spool::Outcome;
 use status::StatusFile;
 
@@ -87,8 +85,6 @@ pub enum DaemonError {
     ReplayMismatch(u64),
     #[error("fsync of the store log failed: stopping (the restart recovers)")]
     Fsync(#[source] StoreError),
-    #[error("the parser threads are gone")]
-    ParsersGone,
     #[error("a parser thread died: stopping the daemon")]
     ParserDied,
 }
@@ -183,6 +179,28 @@ struct Daemon<'a> {
     last_checkpoint: Instant,
 }
 
+/// The parser threads' work: each file of a batch read, parsed and its documents
+/// prepared on `threads` threads ([`crate::pipeline`]), handed over in file-name order.
+struct Parsers {
+    threads: usize,
+    max: u64,
+    preparer: crate::storage::datadir::Preparer,
+}
+
+impl Parsers {
+    /// The files of `batch`, parsed and prepared, in order. A parser that dies (a bug)
+    /// stops the daemon with an error, never a hang; nothing of the batch is applied.
+    fn parse(&self, batch: Vec<PathBuf>) -> Result<Vec<spool::Parsed>> {
+        let mut out = Vec::with_capacity(batch.len());
+        crate::pipeline::ordered_map(self.threads, &self.preparer, batch.into_iter(), |p, path| spool::parse_file(&path, self.max, p), |x| {
+            out.push(x);
+            true
+        })
+        .map_err(|_| DaemonError::ParserDied)?;
+        Ok(out)
+    }
+}
+
 /// The status at start: this process, what recovery did, the newest checkpoint.
 fn initial_status(dir: &Path, recovery: Option<(u64, u64, u64)>) -> DaemonStatus {
     let mut status = DaemonStatus {
@@ -220,7 +238,7 @@ pub fn serve(
     let (_watcher, rx) = watch(&new_dir)?;
     let status = initial_status(dir, recovery);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-    let parsers = Parsers::start(threads, opt.batch, opt.max_doc_bytes, &dd.preparer())?;
+    let parsers = Parsers { threads, max: opt.max_doc_bytes, preparer: dd.preparer() };
     let status_file = StatusFile::new(dir);
     let mut d = Daemon { opt, status, status_file, started: Instant::now(), since_checkpoint: 0, last_checkpoint: Instant::now() };
     let mut backoff = Duration::ZERO;

@@ -24,6 +24,8 @@ pub enum EvalError {
     #[error(transparent)]
     DataDir(#[from] DataDirError),
     #[error(transparent)]
+    Ingest(#[from] crate::ingest::IngestError),
+    #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
     Table(#[from] TableError),
