@@ -37,6 +37,8 @@ pub enum IngestError {
 pub struct Summary {
     pub stored: u64,
     pub failed: u64,
+    /// Bytes of text of the stored documents.
+    pub text_bytes: u64,
 }
 
 /// An input of the pipeline: a file boundary, or a document (or why it is not one).
@@ -107,6 +109,7 @@ pub fn ingest(
                 match dd.ingest_prepared(&doc, prepared, None) {
                     Ok(_) => {
                         summary.stored += 1;
+                        summary.text_bytes += doc.text.len() as u64;
                         event(Event::Stored);
                     }
                     Err(e) if dd.poisoned() => {

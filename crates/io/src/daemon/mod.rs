@@ -260,7 +260,7 @@ pub fn serve(
         // Files that could not be processed wait their turn; the others go ahead, so
         // unreadable files that sort first never starve the spool.
         let now = Instant::now();
-        retry.retain(|p, _| files.contains(p));
+        retry.retain(|p, _| files.binary_search(p).is_ok()); // `list` sorts
         let batch: Vec<PathBuf> = files.into_iter().filter(|f| retry.get(f).is_none_or(|t| now >= *t)).take(opt.batch).collect();
         if batch.is_empty() {
             d.status.state = if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };

@@ -50,12 +50,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
     let stages = dd.stage_times();
     dd.close()?;
     let seconds = start.elapsed().as_secs_f64();
-    // The stored text's size (read after the clock stopped).
-    let dd = DataDir::open_read(dir)?;
-    let mut text_bytes = 0u64;
-    for meta in dd.store.docs() {
-        text_bytes += meta.map_err(crate::storage::datadir::DataDirError::from)?.text_bytes;
-    }
+    let text_bytes = summary.text_bytes;
     Ok(EndToEnd {
         documents: summary.stored,
         failed: summary.failed,

@@ -458,6 +458,9 @@ pub struct QuotesView {
 
 /// The `quotes` view of document `seq`.
 pub fn quotes(store: &Store, seq: u64) -> Result<QuotesView> {
-    let full = stored_document(store, seq, ViewOptions::default())?;
-    Ok(QuotesView { id: seq, name: full.name, quotations: full.quotations })
+    let missing = |what| ViewError::Missing { seq, what };
+    let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
+    let text = store.text(seq)?.ok_or(missing("text"))?;
+    let quotations = quotations(store, &text, &store.quotations(seq)?)?;
+    Ok(QuotesView { id: seq, name: meta.name, quotations })
 }
