@@ -48,6 +48,11 @@ pub struct ConfigArgs {
     /// Table file size: bytes, or with a unit (KiB, MiB, GiB, KB, MB, GB). Default 256MiB.
     #[arg(long)]
     pub table_size: Option<String>,
+    /// Size of the derived indexes (document frequencies, quotation signatures,
+    /// near-duplicate keys) stored behind the table in the same file: bytes or with a
+    /// unit. Default half the table size, at least 8MiB. Fixed at creation.
+    #[arg(long)]
+    pub index_size: Option<String>,
     /// Entries per table bucket (4-256, default 64).
     #[arg(long)]
     pub bucket_entries: Option<u32>,
@@ -81,6 +86,7 @@ impl ConfigArgs {
             estimation: parse(&self.estimation)?,
             bridge_limit: self.bridge_limit,
             table_bytes: self.table_size.as_deref().map(size).transpose()?,
+            index_bytes: self.index_size.as_deref().map(size).transpose()?,
             bucket_entries: self.bucket_entries,
             seed: self.seed,
             lucky_y: self.lucky_y,

@@ -15,6 +15,6 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let v = model::stats(&dd.store, &dd.table, dd.config(), &a.data.dir)?;
+    let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), &a.data.dir)?;
     a.format.print(&v, text::stats)
 }

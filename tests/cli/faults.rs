@@ -49,11 +49,13 @@ fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
     }
     assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
     assert_eq!(json(dir, &["stats", "--json"])["table_digest"], stats["table_digest"]);
-    // The final checkpoint holds exactly the uncrashed run's table content.
+    assert_eq!(json(dir, &["stats", "--json"])["index_digest"], stats["index_digest"]);
+    // The final checkpoint holds exactly the uncrashed run's table content and indexes.
     let (slot, meta) = checkpoint::newest_valid(dir).expect("a valid checkpoint");
     assert_eq!(meta.seq, 300);
     let slot_table = TableFile::open_any(&checkpoint::slot_paths(dir, slot).0, false).unwrap();
     assert_eq!(format!("{:016x}", slot_table.digest()), stats["table_digest"].as_str().unwrap());
+    assert_eq!(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(slot_table.index_region())), stats["index_digest"].as_str().unwrap());
     let check = run(dir, &["check"]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 }
@@ -108,8 +110,9 @@ fn a_full_disk_keeps_files_in_the_spool_and_the_daemon_resumes() {
     drop_into_spool(dir, &files[10..]);
     let mut status = Value::Null;
     wait_until("the degraded state", 30, || {
-        status = serde_json::from_slice(&std::fs::read(dir.join("daemon.json")).unwrap()).unwrap();
-        status["state"].as_str().unwrap().starts_with("degraded")
+        // The status file may not be written yet when the first documents are stored.
+        status = std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+        status["state"].as_str().is_some_and(|s| s.starts_with("degraded"))
     });
     assert!(status["state"].as_str().unwrap().starts_with("degraded"), "{status}");
     assert_eq!(documents(dir), 10);
@@ -217,7 +220,7 @@ fn killed_ingest_is_refused_until_rebuilt_then_matches_an_uninterrupted_run() {
     let out = bin().arg("ingest").arg("--data").arg(clean.path()).args(["--table-size", "256KiB"]).arg(corpus.path()).output().unwrap();
     assert!(out.status.success());
     assert_eq!(ok(dir.path(), &["export"]), ok(clean.path(), &["export"]));
-    assert_eq!(json(dir.path(), &["stats", "--json"])["table_digest"], json(clean.path(), &["stats", "--json"])["table_digest"]);
+    assert_eq!(digest(dir.path()), digest(clean.path()));
 }
 
 
@@ -291,8 +294,8 @@ fn unreadable_files_do_not_starve_the_spool() {
     drop_into_spool(dir, &files);
     wait_until("the readable file to be stored", 30, || documents(dir) == 1);
     assert_eq!(spool_count(dir, "new"), 70, "the unreadable files wait in the spool");
-    let status = daemon.status(dir);
-    assert!(status["state"].as_str().unwrap().starts_with("degraded: 70"), "{status}");
+    // Every one of them is tried (the readable file may be stored before the last are).
+    wait_until("all 70 files tried", 30, || daemon.status(dir)["state"].as_str().is_some_and(|s| s.starts_with("degraded: 70")));
     // Readable again: they go in by themselves.
     std::fs::write(&control_file, "").unwrap();
     wait_drained(dir, 71);

@@ -147,9 +147,10 @@ pub fn documents(dir: &Path) -> u64 {
     serde_json::from_slice::<Value>(&out.stdout).map_or(0, |v| v["documents"].as_u64().unwrap_or(0))
 }
 
-/// The table digest `stats` reports.
+/// The table and derived-index digests `stats` reports.
 pub fn digest(dir: &Path) -> Value {
-    json(dir, &["stats", "--json"])["table_digest"].clone()
+    let s = json(dir, &["stats", "--json"]);
+    serde_json::json!([s["table_digest"], s["index_digest"]])
 }
 
 /// Files in a spool subdirectory.

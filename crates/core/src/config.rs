@@ -37,6 +37,15 @@ pub struct Config {
     pub lucky_y: u32,
     /// Lucky rule (e): halve a bucket whose average score reaches this (paper: 11).
     pub lucky_limit: u8,
+    /// Bytes of the derived indexes behind the table's buckets ([`crate::index`]).
+    /// Last, so that the schema-5 encoding (without it) is a prefix of this one.
+    pub index_bytes: u64,
+}
+
+/// The index size that goes with a table size when none is given: half of it, at
+/// least 8 MiB.
+pub fn default_index_bytes(table_bytes: u64) -> u64 {
+    (table_bytes / 2).max(8 << 20)
 }
 
 impl Default for Config {
@@ -52,6 +61,7 @@ impl Default for Config {
             seed: 0,
             lucky_y: 7,
             lucky_limit: 11,
+            index_bytes: default_index_bytes(256 << 20),
         }
     }
 }
@@ -71,6 +81,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     pub lucky_y: Option<u32>,
     pub lucky_limit: Option<u8>,
+    /// Bytes of the derived indexes (default: half the table size, at least 8 MiB).
+    pub index_bytes: Option<u64>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -131,6 +143,7 @@ impl Overrides {
             seed: other.seed.or(self.seed),
             lucky_y: other.lucky_y.or(self.lucky_y),
             lucky_limit: other.lucky_limit.or(self.lucky_limit),
+            index_bytes: other.index_bytes.or(self.index_bytes),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -155,7 +168,14 @@ impl Overrides {
             c.bridge_limit = t;
         }
         if let Some(b) = self.table_bytes {
+            if b != c.table_bytes {
+                // A new table size brings its default index size unless one is given.
+                c.index_bytes = default_index_bytes(b);
+            }
             c.table_bytes = b;
+        }
+        if let Some(b) = self.index_bytes {
+            c.index_bytes = b;
         }
         if let Some(b) = self.bucket_entries {
             c.bucket_entries = b;
@@ -196,7 +216,7 @@ impl Config {
     /// table header and compared on open).
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}",
             self.k,
             self.selection,
             self.eviction,
@@ -206,7 +226,8 @@ impl Config {
             self.lucky_limit,
             self.bucket_entries,
             self.table_bytes,
-            self.seed
+            self.seed,
+            self.index_bytes
         )
     }
 
@@ -218,6 +239,7 @@ impl Config {
             eviction: self.eviction,
             seed: self.seed,
             lucky_limit: self.lucky_limit,
+            index_bytes: self.index_bytes,
             fingerprint_text: self.canonical(),
         }
     }

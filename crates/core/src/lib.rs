@@ -20,6 +20,7 @@ pub mod config;
 pub mod engine;
 pub mod estimate;
 pub mod hash;
+pub mod index;
 pub mod neardup;
 pub mod quote;
 pub mod rabin;

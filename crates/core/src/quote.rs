@@ -367,10 +367,8 @@ pub trait SentenceIndex {
 pub struct QuoteFind {
     /// (index, sentence, signature) of the sentences to index.
     pub indexed: Vec<(u32, Sentence, u64)>,
-    /// New document frequencies of the document's distinct words.
-    pub df: Vec<(u64, u64)>,
-    /// Documents counted after this one.
-    pub docs: u64,
+    /// The document's distinct words (for the document frequencies).
+    pub words: Vec<u64>,
     /// The quoting sentences with their sources, best first.
     pub found: Vec<Quotation>,
     /// Candidates examined (for evaluation).
@@ -428,14 +426,22 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i as u32, sources });
         }
     }
+    Ok(QuoteFind { indexed, words: words(&sentences), found, candidates })
+}
+
+/// The distinct words of a document's sentences, sorted (what its document
+/// frequencies count).
+pub fn words(sentences: &[Sentence]) -> Vec<u64> {
     let mut words: Vec<u64> = sentences.iter().flat_map(|s| s.words.iter().copied()).collect();
     words.sort_unstable();
     words.dedup();
-    let mut new_df = Vec::with_capacity(words.len());
-    for w in words {
-        new_df.push((w, df(w)? + 1));
-    }
-    Ok(QuoteFind { indexed, df: new_df, docs: n_docs + 1, found, candidates })
+    words
+}
+
+/// (sentence number, signature) of the sentences a document indexes: those of at
+/// least `min_words` distinct words.
+pub fn signatures(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u32, u64)> {
+    sentences.iter().enumerate().filter(|(_, s)| s.words.len() as u32 >= cfg.min_words).map(|(i, s)| (i as u32, signature(cfg, &s.words))).collect()
 }
 
 /// Normalised word-overlap score of query words `q` against `r` (both sorted, distinct);

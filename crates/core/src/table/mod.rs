@@ -136,6 +136,9 @@ pub struct TableParams {
     pub seed: u64,
     /// Lucky rule (e): halve a bucket when its average score reaches this.
     pub lucky_limit: u8,
+    /// Bytes of the derived indexes stored behind the buckets ([`crate::index`]); the
+    /// file is `bytes + index_bytes` long.
+    pub index_bytes: u64,
     /// Canonical text of every configuration value that shapes the table's content,
     /// stored in the header and compared on open (at most 512 bytes).
     pub fingerprint_text: String,
@@ -150,6 +153,8 @@ pub enum ParamsError {
     BucketEntries(u32),
     #[error("configuration text is longer than {PARAMS_MAX} bytes")]
     ParamsTooLong,
+    #[error(transparent)]
+    IndexTooSmall(#[from] crate::index::IndexTooSmall),
 }
 
 impl TableParams {
@@ -164,6 +169,9 @@ impl TableParams {
         }
         if self.fingerprint_text.len() > PARAMS_MAX {
             return Err(ParamsError::ParamsTooLong);
+        }
+        if self.index_bytes < crate::index::MIN_INDEX_BYTES {
+            return Err(crate::index::IndexTooSmall(self.index_bytes).into());
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use textorigin_core::config::Overrides;
 use crate::storage::datadir::DataDir;
-use crate::storage::store::Store;
+use textorigin_core::index::Indexes;
 use crate::input::InputDoc;
 use textorigin_core::quote::{self, QuoteConfig, Sentence};
 use textorigin_core::rabin::Rabin;
@@ -85,14 +85,15 @@ pub fn run(docs: &[InputDoc], queries: usize, dir: &Path, mut progress: impl FnM
         progress("ingest", i + 1, collection.len());
     }
     let store = &dd.store;
+    let indexes = dd.indexes();
     let sentences: Vec<((u64, u32), Sentence)> = store.all_sentences()?;
     let qs = query_sentences(query_docs, &qcfg)?;
     // Precompute idf for all query words (so timings measure the search, not df reads).
-    let n_docs = store.quote_docs()?;
+    let n_docs = indexes.documents();
     let mut idf_cache: HashMap<u64, f64> = HashMap::new();
     for &w in qs.iter().flat_map(|s| &s.words) {
         if let std::collections::hash_map::Entry::Vacant(e) = idf_cache.entry(w) {
-            e.insert((n_docs as f64 / store.df(w)?.max(1) as f64).ln().max(0.0));
+            e.insert((n_docs as f64 / indexes.df(w).max(1) as f64).ln().max(0.0));
         }
     }
     let idf_of = |w: u64| idf_cache.get(&w).copied().unwrap_or(0.0);
@@ -105,7 +106,7 @@ pub fn run(docs: &[InputDoc], queries: usize, dir: &Path, mut progress: impl FnM
     let by_key: HashMap<(u64, u32), &Sentence> = sentences.iter().map(|(k, s)| (*k, s)).collect();
     let mut rows = Vec::new();
     for radius in (0..=5u32).map(Some).chain([None]) {
-        let (found, candidates, secs) = qsign_at(store, &qcfg, radius, &qs, &by_key, &truth, idf_of)?;
+        let (found, candidates, secs) = qsign_at(&indexes, &qcfg, radius, &qs, &by_key, &truth, idf_of)?;
         let share = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
         rows.push(RadiusRow {
             radius: radius.map_or("formula".to_string(), |d| d.to_string()),
@@ -210,7 +211,7 @@ fn inverted_scan(qs: &[Sentence], sentences: &[((u64, u32), Sentence)], idf_of: 
 /// qSign at `radius` (None: the formula's): true pairs found per level, candidates,
 /// seconds per query sentence.
 fn qsign_at(
-    store: &Store,
+    indexes: &Indexes<&[u8]>,
     qcfg: &QuoteConfig,
     radius: Option<u32>,
     qs: &[Sentence],
@@ -224,7 +225,7 @@ fn qsign_at(
     for (i, q) in qs.iter().enumerate() {
         let sig = quote::signature(qcfg, &q.words);
         let d = radius.unwrap_or_else(|| quote::radius(&QuoteConfig::default(), q.words.len() as u32));
-        for (seq, idx, _) in store.quote_candidates(qcfg, sig, d)? {
+        for (seq, idx, _) in indexes.quote_candidates(qcfg, sig, d) {
             candidates += 1;
             if let Some(s) = by_key.get(&(seq, idx)) {
                 let sc = quote::score(&q.words, &s.words, idf_of);

@@ -241,6 +241,23 @@ pub fn write_in(fs: &dyn Storage, dir: &Path, table: &Path, seq: u64) -> Result<
     Ok(m)
 }
 
+/// Removes both slots (meta first, so a crash never leaves a meta without its copy),
+/// when the table they copied is replaced by another (a rebuild).
+pub fn remove_slots(dir: &Path) -> Result<()> {
+    for slot in 0..2 {
+        let (data, meta) = slot_paths(dir, slot);
+        for path in [meta, data] {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Err::<(), _>(e).io(|| format!("cannot remove {}", path.display())).unwrap_err().into());
+                }
+                _ => {}
+            }
+        }
+    }
+    sync_dir(dir)
+}
+
 /// Copies slot `slot` over the table file (for recovery) and fsyncs it.
 pub fn restore(dir: &Path, slot: usize, table: &Path) -> Result<()> {
     let (data, _) = slot_paths(dir, slot);

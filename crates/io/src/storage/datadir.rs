@@ -16,6 +16,7 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::{DocResult, Engine};
+use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
 use crate::input::InputDoc;
 use textorigin_core::neardup::{self, NearDup, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig};
@@ -35,6 +36,8 @@ pub struct DataDir {
     pub engine: Engine,
     pub nd_cfg: NearDupConfig,
     pub q_cfg: QuoteConfig,
+    /// Where the derived indexes lie in the table file's index region.
+    shape: IndexShape,
     preparer: Preparer,
     writable: bool,
     /// A store write failed after the table had applied the document: the table is
@@ -58,6 +61,8 @@ pub struct StageTimes {
     pub table: f64,
     /// Estimation and the document's result.
     pub estimation: f64,
+    /// Adding the document to the derived indexes.
+    pub index: f64,
     /// The document's write batch.
     pub store: f64,
 }
@@ -65,7 +70,7 @@ pub struct StageTimes {
 impl StageTimes {
     /// The sum of all stages.
     pub fn total(&self) -> f64 {
-        self.prepare + self.neardup + self.quotes + self.table + self.estimation + self.store
+        self.prepare + self.neardup + self.quotes + self.table + self.estimation + self.index + self.store
     }
 }
 
@@ -133,6 +138,8 @@ pub enum DataDirError {
     Config(#[from] ConfigError),
     #[error("{0}")]
     InvalidParams(String),
+    #[error(transparent)]
+    IndexSize(#[from] index::IndexTooSmall),
     #[error("data directory {} was created with other parameters.\n  stored:    {stored}\n  requested: {requested}\nOmit the differing options or use a new data directory", dir.display())]
     ConfigDiffers { dir: PathBuf, stored: String, requested: String },
     #[error("data directory {} was created with other {what} parameters.\n  stored:    {stored}\n  requested: {requested}", dir.display())]
@@ -198,6 +205,37 @@ fn settle<T: Clone + PartialEq + std::fmt::Debug + Default>(
     }
 }
 
+/// The near-duplicate and quotation parameters of a data directory opened for writing
+/// ([`settle`]).
+fn settle_features(dir: &Path, store: &Store, overrides: &Overrides) -> Result<(NearDupConfig, QuoteConfig)> {
+    let nd_cfg = settle(
+        dir,
+        "near-duplicate",
+        store.stored_neardup_config()?,
+        overrides.neardup.as_ref(),
+        NearDupConfig::validate,
+        |c| store.put_neardup_config(c),
+    )?;
+    let q_cfg =
+        settle(dir, "quotation", store.stored_quote_config()?, overrides.quotes.as_ref(), QuoteConfig::validate, |c| store.put_quote_config(c))?;
+    Ok((nd_cfg, q_cfg))
+}
+
+/// Replays stored document `seq` into `table`: the engine applies its text, and its
+/// words, sentence signatures and stored sketch's keys go into the derived indexes,
+/// exactly as when it was ingested. Returns the recomputed result.
+fn replay(store: &Store, engine: &mut Engine, table: &mut TableFile, cfgs: (&NearDupConfig, &QuoteConfig, IndexShape), seq: u64) -> Result<DocResult> {
+    let (nd_cfg, q_cfg, shape) = cfgs;
+    let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
+    let (tokens, _) = engine.prepare(&text);
+    let sentences = quote::sentences(&text, tokens);
+    let result = engine.apply_prepared(&mut **table, seq);
+    let nd_keys = store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default();
+    let add = IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys };
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
+    Ok(result)
+}
+
 impl DataDir {
     /// Opens (or creates) `dir` for writing with the stored configuration plus
     /// `overrides`; an override that differs from a stored value is an error.
@@ -212,10 +250,22 @@ impl DataDir {
                 return Err(DataDirError::ConfigDiffers { dir: dir.to_path_buf(), stored: stored.canonical(), requested: cfg.canonical() });
             }
         }
+        if stored.is_none() {
+            store.put_config(&cfg)?;
+        }
+        let (nd_cfg, q_cfg) = settle_features(dir, &store, overrides)?;
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let tpath = table_path(dir);
         let next = store.next_seq()?;
         let table = if tpath.exists() {
-            TableFile::open(&tpath, &cfg.table_params(), true)?
+            match TableFile::open(&tpath, &cfg.table_params(), true) {
+                Err(TableError::OlderFormat { found, .. }) => {
+                    tracing::warn!(format = found, "the table file predates the derived indexes: rebuilding it from the stored documents");
+                    Self::rebuild_with(dir, &store, &mut |_, _| {})?;
+                    TableFile::open(&tpath, &cfg.table_params(), true)?
+                }
+                t => t?,
+            }
         } else {
             if next > 1 {
                 return Err(DataDirError::TableMissing(tpath));
@@ -230,29 +280,10 @@ impl DataDir {
                 dir: dir.to_path_buf(),
             });
         }
-        if stored.is_none() {
-            store.put_config(&cfg)?;
-        }
-        let nd_cfg = settle(
-            dir,
-            "near-duplicate",
-            store.stored_neardup_config()?,
-            overrides.neardup.as_ref(),
-            NearDupConfig::validate,
-            |c| store.put_neardup_config(c),
-        )?;
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
-        let q_cfg = settle(
-            dir,
-            "quotation",
-            store.stored_quote_config()?,
-            overrides.quotes.as_ref(),
-            QuoteConfig::validate,
-            |c| store.put_quote_config(c),
-        )?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: true, poisoned: false, times: StageTimes::default() })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default() })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -263,9 +294,10 @@ impl DataDir {
         let nd_cfg = store.neardup_config()?;
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let q_cfg = store.quote_config()?;
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, preparer, writable: false, poisoned: false, times: StageTimes::default() })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default() })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
@@ -278,6 +310,11 @@ impl DataDir {
             dd.table = TableFile::open(&path, &dd.config().table_params(), false)?;
         }
         Ok(dd)
+    }
+
+    /// The derived indexes in the table file.
+    pub fn indexes(&self) -> Indexes<&[u8]> {
+        Indexes::over(self.table.index_region(), self.shape)
     }
 
     /// The configuration.
@@ -330,9 +367,10 @@ impl DataDir {
         let Prepared { tokens, items, sketch, sentences } = prepared;
         let mut t = Instant::now();
         let seq = self.store.next_seq()?;
-        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
+        let indexes = Indexes::over(self.table.index_region(), self.shape);
+        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch, &indexes)?;
         self.times.neardup += lap(&mut t);
-        let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
+        let q = self.store.quote_write(&self.q_cfg, seq, sentences, &indexes)?;
         self.times.quotes += lap(&mut t);
         self.engine.load_prepared(tokens, items);
         let probe = self.engine.probe(&mut *self.table, seq);
@@ -341,6 +379,10 @@ impl DataDir {
         self.times.estimation += lap(&mut t);
         self.engine.score(&mut *self.table, seq, &probe, &result);
         self.times.table += lap(&mut t);
+        let signatures = q.indexed.iter().map(|(i, _, sig)| (*i, *sig)).collect();
+        let add = IndexAdd { words: q.words.clone(), signatures, nd_keys: nd.keys.clone() };
+        Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
+        self.times.index += lap(&mut t);
         let meta = DocMeta {
             seq,
             name: doc.name.clone(),
@@ -353,15 +395,7 @@ impl DataDir {
             ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
         };
         let written = crate::failpoint::hit("store.write").map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e }).and_then(|()| {
-            let write = DocumentWrite {
-                meta: &meta,
-                text: &doc.text,
-                result: &result,
-                nd_cfg: &self.nd_cfg,
-                nd: &nd,
-                q_cfg: &self.q_cfg,
-                q: &q,
-            };
+            let write = DocumentWrite { meta: &meta, text: &doc.text, result: &result, nd: &nd, q: &q };
             self.store.put_admitted_document(&write, admission)
         });
         self.times.store += lap(&mut t);
@@ -377,8 +411,9 @@ impl DataDir {
     pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>, Vec<Quotation>)> {
         let seq = self.store.next_seq()?;
         let Prepared { tokens, items, sketch, sentences } = self.preparer.prepare(&doc.text);
-        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch)?;
-        let q = self.store.quote_write(&self.q_cfg, seq, sentences)?;
+        let indexes = Indexes::over(self.table.index_region(), self.shape);
+        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch, &indexes)?;
+        let q = self.store.quote_write(&self.q_cfg, seq, sentences, &indexes)?;
         self.engine.load_prepared(tokens, items);
         Ok((self.engine.query_prepared(&*self.table, seq), nd.found, q.found))
     }
@@ -426,6 +461,11 @@ impl DataDir {
         let Some(cfg) = store.config()? else { return Ok(None) };
         let last = store.next_seq()? - 1;
         let tpath = table_path(dir);
+        if matches!(TableFile::open_any(&tpath, false), Err(TableError::OlderFormat { .. })) {
+            tracing::warn!("the table file predates the derived indexes: rebuilding it from the stored documents");
+            let (n, mismatches) = Self::rebuild_with(dir, &store, &mut progress)?;
+            return Ok(Some((0, n, mismatches)));
+        }
         let in_step = tpath.exists()
             && TableFile::open(&tpath, &cfg.table_params(), false).is_ok_and(|t| !t.in_use() && t.stats().last_seq == last);
         if in_step {
@@ -447,11 +487,12 @@ impl DataDir {
         if table.stats().last_seq != from {
             return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
         }
+        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let mut engine = Engine::new(cfg);
         let mut mismatches = 0;
         for seq in from + 1..=last {
-            let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
-            let result = engine.apply(&mut *table, seq, &text);
+            let result = replay(&store, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), seq)?;
             if store.result(seq)?.as_ref() != Some(&result) {
                 mismatches += 1;
                 tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
@@ -462,11 +503,20 @@ impl DataDir {
         Ok(Some((from, last - from, mismatches)))
     }
 
-    /// Replays every stored document, in sequence order, into a fresh table, and checks
-    /// each recomputed result against the stored one. Returns (documents, mismatches).
+    /// Replays every stored document, in sequence order, into a fresh table (with its
+    /// derived indexes), and checks each recomputed result against the stored one.
+    /// Returns (documents, mismatches).
     pub fn rebuild(dir: &Path, mut progress: impl FnMut(u64, u64)) -> Result<(u64, u64)> {
         let store = Store::open(&db_path(dir))?;
+        Self::rebuild_with(dir, &store, &mut progress)
+    }
+
+    /// [`DataDir::rebuild`] with the store open. Old checkpoint slots are removed first:
+    /// they hold the table being replaced.
+    fn rebuild_with(dir: &Path, store: &Store, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let tpath = table_path(dir);
         let tmp = dir.join("table.rebuild");
         let _ = std::fs::remove_file(&tmp);
@@ -477,8 +527,7 @@ impl DataDir {
         let mut applied = 0;
         for meta in store.docs() {
             let meta = meta?;
-            let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
-            let result = engine.apply(&mut *table, meta.seq, &text);
+            let result = replay(store, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), meta.seq)?;
             if store.result(meta.seq)?.as_ref() != Some(&result) {
                 mismatches += 1;
                 tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
@@ -487,6 +536,7 @@ impl DataDir {
             progress(applied, total);
         }
         table.close()?;
+        crate::storage::checkpoint::remove_slots(dir)?;
         std::fs::rename(&tmp, &tpath).io(|| format!("cannot replace {}", tpath.display()))?;
         std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
         Ok((applied, mismatches))

@@ -20,7 +20,8 @@ use textorigin_core::table::{
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The file format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 added the derived indexes behind the buckets (header offset 120).
+pub const FORMAT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"TXORTBL\0";
 const CHECKSUM_AT: usize = 128 + PARAMS_MAX;
 
@@ -33,6 +34,8 @@ pub enum TableError {
     BadMagic(PathBuf),
     #[error("table file {path}: format version {found} is newer than this build's {FORMAT_VERSION}; upgrade textorigin")]
     NewerFormat { path: PathBuf, found: u32 },
+    #[error("table file {path}: format version {found} predates the derived indexes; `textorigin upgrade --data DIR` rebuilds it")]
+    OlderFormat { path: PathBuf, found: u32 },
     #[error("table file {path}: header checksum mismatch (the header is corrupt)")]
     Checksum { path: PathBuf },
     #[error("table file {path}: size is {found} bytes, the header says {expected}: the file was truncated or extended")]
@@ -92,6 +95,8 @@ pub struct TableFile {
     path: PathBuf,
     _file: File,
     table: Table<Mapped>,
+    /// Bytes of the derived-index region at the end of the file.
+    index_bytes: u64,
 }
 
 impl std::fmt::Debug for TableFile {
@@ -135,12 +140,13 @@ impl TableFile {
     pub fn create(path: &Path, p: &TableParams) -> Result<TableFile> {
         p.check()?;
         let file = OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(io(path))?;
-        preallocate(&file, p.bytes).map_err(io(path))?;
+        let len = p.bytes + p.index_bytes;
+        preallocate(&file, len).map_err(io(path))?;
         let mut header = vec![0u8; HEADER_BYTES];
         header[0..8].copy_from_slice(MAGIC);
         put_u32(&mut header, 8, FORMAT_VERSION);
         put_u32(&mut header, 12, HEADER_BYTES as u32);
-        put_u64(&mut header, 16, p.bytes);
+        put_u64(&mut header, 16, len);
         put_u32(&mut header, 24, p.bucket_entries);
         put_u32(&mut header, 28, ENTRY_BYTES as u32);
         put_u64(&mut header, 32, bucket_count(p.bytes, p.bucket_entries));
@@ -148,6 +154,7 @@ impl TableFile {
         header[48] = p.eviction.code();
         header[49] = p.lucky_limit;
         header[50..52].copy_from_slice(&(p.fingerprint_text.len() as u16).to_le_bytes());
+        put_u64(&mut header, 120, p.index_bytes);
         header[128..128 + p.fingerprint_text.len()].copy_from_slice(p.fingerprint_text.as_bytes());
         let sum = xxh3_64(&header[..CHECKSUM_AT]);
         put_u64(&mut header, CHECKSUM_AT, sum);
@@ -169,8 +176,8 @@ impl TableFile {
         let mut t = Self::open_any(path, writable)?;
         let h = t.table.memory().header();
         let stored = t.params_text();
-        let stored_shape = (get_u64(h, 16), get_u32(h, 24), h[48], get_u64(h, 40), h[49]);
-        let wanted_shape = (p.bytes, p.bucket_entries, p.eviction.code(), p.seed, p.lucky_limit);
+        let stored_shape = (get_u64(h, 16), get_u64(h, 120), get_u32(h, 24), h[48], get_u64(h, 40), h[49]);
+        let wanted_shape = (p.bytes + p.index_bytes, p.index_bytes, p.bucket_entries, p.eviction.code(), p.seed, p.lucky_limit);
         if stored != p.fingerprint_text || stored_shape != wanted_shape {
             return Err(TableError::Params { path: path.to_path_buf(), stored, requested: p.fingerprint_text.clone() });
         }
@@ -194,9 +201,9 @@ impl TableFile {
         }
         let map = if writable { Map::read_write(&file) } else { Map::read_only(&file) }
             .map_err(io(path))?;
-        let (shape, stats) = read_header(path, map.bytes(), len)?;
+        let (shape, stats, index_bytes) = read_header(path, map.bytes(), len)?;
         let mem = Mapped { map, path: path.to_path_buf() };
-        Ok(TableFile { path: path.to_path_buf(), _file: file, table: Table::over(mem, shape, stats) })
+        Ok(TableFile { path: path.to_path_buf(), _file: file, table: Table::over(mem, shape, stats), index_bytes })
     }
 
     /// Sets or clears the in-use flag of the header (not flushed).
@@ -253,6 +260,27 @@ impl TableFile {
         self.table.memory().header()[52] != 0
     }
 
+    /// The derived-index region (the file's last `index_bytes`).
+    pub fn index_region(&self) -> &[u8] {
+        let b = self.table.memory().map.bytes();
+        &b[b.len() - self.index_bytes as usize..]
+    }
+
+    /// The derived-index region, for writing.
+    pub fn index_region_mut(&mut self) -> Result<&mut [u8]> {
+        let n = self.index_bytes as usize;
+        let mem = self.table.memory_mut();
+        let path = &mem.path;
+        let b = mem.map.bytes_mut().ok_or_else(|| TableError::ReadOnly(path.clone()))?;
+        let len = b.len();
+        Ok(&mut b[len - n..])
+    }
+
+    /// Bytes of the derived-index region.
+    pub fn index_bytes(&self) -> u64 {
+        self.index_bytes
+    }
+
     /// The path of the file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -267,7 +295,7 @@ impl TableFile {
 }
 
 /// Checks a header and reads the table's shape and counters from it.
-fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats)> {
+fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats, u64)> {
     let corrupt = || TableError::Checksum { path: path.to_path_buf() };
     if &h[0..8] != MAGIC {
         return Err(TableError::BadMagic(path.to_path_buf()));
@@ -275,6 +303,9 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats)> {
     let version = get_u32(h, 8);
     if version > FORMAT_VERSION {
         return Err(TableError::NewerFormat { path: path.to_path_buf(), found: version });
+    }
+    if version < FORMAT_VERSION {
+        return Err(TableError::OlderFormat { path: path.to_path_buf(), found: version });
     }
     if get_u64(h, CHECKSUM_AT) != xxh3_64(&h[..CHECKSUM_AT]) {
         return Err(corrupt());
@@ -285,7 +316,8 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats)> {
     }
     let entries = get_u32(h, 24);
     let buckets = get_u64(h, 32);
-    if !(4..=256).contains(&entries) || bucket_count(len, entries) != buckets {
+    let index_bytes = get_u64(h, 120);
+    if !(4..=256).contains(&entries) || index_bytes > len || bucket_count(len - index_bytes, entries) != buckets {
         return Err(corrupt());
     }
     let eviction =
@@ -300,7 +332,7 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats)> {
         occupied: get_u64(h, 104),
         shingles: get_u64(h, 112),
     };
-    Ok((Shape { entries, buckets, eviction, seed: get_u64(h, 40), lucky_limit: h[49] }, stats))
+    Ok((Shape { entries, buckets, eviction, seed: get_u64(h, 40), lucky_limit: h[49] }, stats, index_bytes))
 }
 
 #[cfg(test)]
@@ -309,7 +341,7 @@ mod tests {
     use textorigin_core::table::Hit;
 
     fn params(bytes: u64, entries: u32, eviction: Eviction) -> TableParams {
-        TableParams { bytes, bucket_entries: entries, eviction, seed: 7, lucky_limit: 11, fingerprint_text: format!("test {eviction}") }
+        TableParams { bytes, bucket_entries: entries, eviction, seed: 7, lucky_limit: 11, index_bytes: textorigin_core::index::MIN_INDEX_BYTES, fingerprint_text: format!("test {eviction}") }
     }
 
     fn hit(origin: u64) -> Hit {
@@ -339,7 +371,7 @@ mod tests {
         let mut other = p.clone();
         other.bytes = 2 << 20;
         assert!(matches!(TableFile::open(&path, &other, true), Err(TableError::Params { .. })));
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 1 << 20);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), (1 << 20) + p.index_bytes);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //!
 //! JSON is printed with sorted keys (through `serde_json::Value`), as it always was.
 
+use textorigin_core::index::{IndexStats, Indexes};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -392,14 +393,28 @@ pub struct StatsView {
     pub shingles: u64,
     pub ssr_pct: f64,
     pub table_digest: String,
+    /// The derived indexes behind the table.
+    pub indexes: IndexesView,
+    pub index_digest: String,
     pub config: String,
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
 }
 
+/// The derived indexes in `stats`: their size, entries per section and counters.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexesView {
+    pub bytes: u64,
+    pub df_capacity: u64,
+    pub signature_capacity: u64,
+    pub neardup_capacity: u64,
+    #[serde(flatten)]
+    pub counters: IndexStats,
+}
+
 /// The statistics of the data directory `dir`.
-pub fn stats(store: &Store, table: &TableFile, config: &Config, dir: &Path) -> Result<StatsView> {
+pub fn stats(store: &Store, table: &TableFile, indexes: &Indexes<&[u8]>, config: &Config, dir: &Path) -> Result<StatsView> {
     let s = table.stats();
     let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
     Ok(StatsView {
@@ -423,6 +438,11 @@ pub fn stats(store: &Store, table: &TableFile, config: &Config, dir: &Path) -> R
         shingles: s.shingles,
         ssr_pct: pct(s.lookups, s.shingles),
         table_digest: format!("{:016x}", table.digest()),
+        indexes: {
+            let (df, sig, nd) = indexes.shape().capacity();
+            IndexesView { bytes: table.index_bytes(), df_capacity: df, signature_capacity: sig, neardup_capacity: nd, counters: indexes.stats() }
+        },
+        index_digest: format!("{:016x}", indexes.digest()),
         config: config.canonical(),
         daemon: DaemonStatus::read(dir),
     })

@@ -149,7 +149,7 @@ pub fn list(rows: &[ListRow]) -> String {
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nconfig:      {}\n",
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\n",
         v.documents,
         t.path,
         t.bytes,
@@ -166,6 +166,18 @@ pub fn stats(v: &StatsView) -> String {
         v.ssr_pct,
         v.shingles,
         v.table_digest,
+        v.indexes.bytes,
+        v.indexes.counters.documents,
+        v.indexes.counters.df_inserts - v.indexes.counters.df_evictions,
+        v.indexes.df_capacity,
+        v.indexes.counters.df_evictions,
+        v.indexes.counters.sig_inserts - v.indexes.counters.sig_evictions,
+        v.indexes.signature_capacity,
+        v.indexes.counters.sig_evictions,
+        v.indexes.counters.nd_inserts - v.indexes.counters.nd_evictions,
+        v.indexes.neardup_capacity,
+        v.indexes.counters.nd_evictions,
+        v.index_digest,
         v.config,
     );
     if let Some(d) = &v.daemon {

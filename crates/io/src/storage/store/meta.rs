@@ -24,7 +24,7 @@ pub enum MetaKey {
     NeardupConfig,
     /// postcard [`QuoteConfig`] (schema 3).
     QuoteConfig,
-    /// u64 LE: documents counted in `q_df` (schema 3).
+    /// u64 LE: documents counted in `q_df` (schemas 3-5; schema 6 deletes it).
     QuoteDocs,
     /// u64 LE: the next failure number (schema 4).
     FailedNext,

@@ -1,6 +1,6 @@
 //! The store: document metadata, texts and results in RocksDB.
 //!
-//! Schema version 5 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
+//! Schema version 6 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
 //!
 //! | column family | key | value |
 //! | --- | --- | --- |
@@ -13,27 +13,26 @@
 //! | `results` | seq, u64 BE | version byte 1, postcard [`DocResult`] |
 //! | `meta` | `neardup_config` | version byte 1, postcard [`NearDupConfig`] (schema 2) |
 //! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`] (schema 2) |
-//! | `nd_index` | kind, index, value, seq u64 BE | empty: the near-duplicate indexes (schema 2) |
 //! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (schema 2) |
 //! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`] seen from the earlier one (schema 2) |
 //!
-//! | `meta` | `quote_config`, `q_docs` | postcard [`QuoteConfig`]; u64 LE documents counted in `q_df` (schema 3) |
+//! | `meta` | `quote_config` | postcard [`QuoteConfig`] (schema 3) |
 //! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`] (indexed sentences only) (schema 3) |
-//! | `q_index` | piece u8, value u32 BE, signature u64 BE, seq BE, sentence u32 BE | empty: the qSign index (schema 3) |
-//! | `q_df` | word fingerprint u64 BE | u64 LE: documents containing the word (schema 3) |
 //! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (schema 3) |
 //!
 //! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (schema 4), u32 LE documents failed (schema 5; absent in older records) |
 //! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (schema 4) |
 //! | `meta` | `failed_next` | u64 LE: the next failure number (schema 4) |
 //!
-//! `nd_index` keys: kind `x` (exact hash, index 0, 16-byte value), `s` (supershingle i),
-//! `b` (LSH band i), `p` (SimHash piece i), the last three with an 8-byte value.
+//! Schema 6 moved the derived indexes (`nd_index`, `q_index`, `q_df` and `q_docs`:
+//! near-duplicate keys, qSign signatures, document frequencies) out of RocksDB into the
+//! table file (`textorigin_core::index`); the store keeps the record they are rebuilt
+//! from, and `config` gained `index_bytes`.
 //! Big-endian keys make RocksDB's byte order the sequence order. Every value starts
 //! with a version byte so that a later build can tell old values from new ones
 //! ([`codec`]). A document is written in one `WriteBatch` (metadata, name, text,
-//! result, its near-duplicate sketch, index entries and verdicts, its sentences,
-//! signature index entries, document frequencies and quotations, its spool admission
+//! result, its near-duplicate sketch and verdicts, its sentences and quotations, its
+//! spool admission
 //! and `next_seq` together): a crash never leaves it half-stored or half-indexed.
 //! Opening refuses a store whose schema is newer than this build and upgrades an older
 //! one through the ordered steps of [`migrations::MIGRATIONS`].
@@ -48,8 +47,7 @@ use std::path::{Path, PathBuf};
 use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, WriteOptions, DB};
 use serde::de::DeserializeOwned;
 use textorigin_core::engine::DocResult;
-use textorigin_core::neardup::NearDupConfig;
-use textorigin_core::quote::{QuoteConfig, QuoteFind};
+use textorigin_core::quote::QuoteFind;
 
 mod cache;
 mod codec;
@@ -69,7 +67,7 @@ pub use textorigin_core::quote::{Quotation, QuoteSource};
 const MAX_TOTAL_WAL_BYTES: u64 = 64 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -77,16 +75,15 @@ const CF_NAMES: &str = "names";
 const CF_TEXT: &str = "text";
 const CF_RESULTS: &str = "results";
 const CF_ND_SKETCH: &str = "nd_sketch";
-const CF_ND_INDEX: &str = "nd_index";
 const CF_ND_RESULT: &str = "nd_result";
 const CF_ND_LATER: &str = "nd_later";
 const CF_Q_SENT: &str = "q_sent";
-const CF_Q_INDEX: &str = "q_index";
-const CF_Q_DF: &str = "q_df";
 const CF_Q_RESULT: &str = "q_result";
 const CF_ADMITTED: &str = "admitted";
 const CF_FAILED: &str = "failed";
-const CFS: [&str; 15] = [
+/// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
+const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
+const CFS: [&str; 12] = [
     CF_ADMITTED,
     CF_FAILED,
     CF_META,
@@ -95,19 +92,11 @@ const CFS: [&str; 15] = [
     CF_TEXT,
     CF_RESULTS,
     CF_ND_SKETCH,
-    CF_ND_INDEX,
     CF_ND_RESULT,
     CF_ND_LATER,
     CF_Q_SENT,
-    CF_Q_INDEX,
-    CF_Q_DF,
     CF_Q_RESULT,
 ];
-
-/// Prefix length of `q_index` keys used for Bloom filtering: piece, value.
-const Q_PREFIX: usize = 5;
-/// Prefix length of `nd_index` keys used for Bloom filtering: kind, index, 8 value bytes.
-const ND_PREFIX: usize = 10;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -171,21 +160,6 @@ impl Store {
                 } else {
                     o.set_compression_type(rocksdb::DBCompressionType::Lz4);
                 }
-                // The index families are probed by prefix, mostly for prefixes that are
-                // absent: prefix Bloom filters (memtable and tables) answer those cheaply.
-                let prefix = match name {
-                    CF_Q_INDEX => Some(Q_PREFIX),
-                    CF_ND_INDEX => Some(ND_PREFIX),
-                    _ => None,
-                };
-                if let Some(len) = prefix {
-                    o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(len));
-                    o.set_memtable_prefix_bloom_ratio(0.1);
-                    let mut t = rocksdb::BlockBasedOptions::default();
-                    t.set_bloom_filter(10.0, false);
-                    t.set_whole_key_filtering(false);
-                    o.set_block_based_table_factory(&t);
-                }
                 ColumnFamilyDescriptor::new(name, o)
             })
             .collect()
@@ -194,14 +168,18 @@ impl Store {
     /// Opens (creating if needed) the store at `path` for writing. Only one writer at a
     /// time: a second one gets RocksDB's lock error.
     pub fn open(path: &Path) -> Result<Store> {
-        let db = DB::open_cf_descriptors(&Self::options(), path, Self::descriptors()).map_err(|source| {
+        // An older store's dropped column families must be opened to be dropped.
+        let existing = DB::list_cf(&Self::options(), path).unwrap_or_default();
+        let legacy = LEGACY_CFS.iter().filter(|l| existing.iter().any(|e| e == *l)).map(|&l| ColumnFamilyDescriptor::new(l, Options::default()));
+        let descriptors = Self::descriptors().into_iter().chain(legacy);
+        let db = DB::open_cf_descriptors(&Self::options(), path, descriptors).map_err(|source| {
             if source.to_string().contains("LOCK") {
                 StoreError::InUse(path.to_path_buf())
             } else {
                 StoreError::Db { path: path.to_path_buf(), source }
             }
         })?;
-        let store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
+        let mut store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
         store.upgrade()?;
         Ok(store)
     }
@@ -273,42 +251,11 @@ impl Store {
             self.add_admission(&mut b, a);
         }
         let seq = doc.meta.seq;
-        self.add_near_dups(&mut b, doc.nd_cfg, seq, doc.nd);
-        self.add_quotes(&mut b, doc.q_cfg, seq, doc.q);
+        self.add_near_dups(&mut b, seq, doc.nd);
+        self.add_quotes(&mut b, seq, doc.q);
         self.add_document(&mut b, doc.meta, doc.text, doc.result);
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
-        self.write(b, false)?;
-        // Only once the batch is in: the cache never runs ahead of the store.
-        self.caches.put_df(&doc.q.df);
-        Ok(())
-    }
-
-    /// Calls `f` with the rest of every key of `cf` that starts with one of `prefixes`
-    /// (at most `limit` keys a prefix), seeking one reused iterator.
-    fn scan_prefixes(
-        &self,
-        cf: &str,
-        prefixes: impl IntoIterator<Item = Vec<u8>>,
-        limit: usize,
-        mut f: impl FnMut(&[u8]),
-    ) -> Result<()> {
-        // Every prefix is at least the column family's Bloom prefix: stay within it.
-        let mut opts = rocksdb::ReadOptions::default();
-        opts.set_prefix_same_as_start(true);
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf), opts);
-        for prefix in prefixes {
-            it.seek(&prefix);
-            let mut n = 0;
-            while n < limit {
-                match it.key() {
-                    Some(k) if k.starts_with(&prefix) => f(&k[prefix.len()..]),
-                    _ => break,
-                }
-                n += 1;
-                it.next();
-            }
-        }
-        it.status().map_err(self.db_err())
+        self.write(b, false)
     }
 
     /// Makes every write so far durable (WAL fsync).
@@ -323,17 +270,16 @@ pub struct DocumentWrite<'a> {
     pub meta: &'a DocMeta,
     pub text: &'a str,
     pub result: &'a DocResult,
-    pub nd_cfg: &'a NearDupConfig,
     pub nd: &'a NearDupWrite,
-    pub q_cfg: &'a QuoteConfig,
     pub q: &'a QuoteFind,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use textorigin_core::neardup::{self, Sketch};
-    use textorigin_core::quote::{self, Sentence};
+    use textorigin_core::index::Indexes;
+    use textorigin_core::neardup::{NearDupConfig, Sketch};
+    use textorigin_core::quote::QuoteConfig;
 
     fn meta(seq: u64, name: &str) -> DocMeta {
         DocMeta {
@@ -349,9 +295,8 @@ mod tests {
         }
     }
 
-    #[allow(clippy::too_many_arguments)] // a document's parts, as the tests build them one by one
-    fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd_cfg: &NearDupConfig, nd: &NearDupWrite, q_cfg: &QuoteConfig, q: &QuoteFind) -> Result<()> {
-        s.put_document(&DocumentWrite { meta, text, result, nd_cfg, nd, q_cfg, q })
+    fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
+        s.put_document(&DocumentWrite { meta, text, result, nd, q })
     }
 
     #[test]
@@ -361,12 +306,13 @@ mod tests {
         assert_eq!(s.next_seq().unwrap(), 1);
         let r = DocResult { seq: 1, tokens: 3, ..Default::default() };
         let c = NearDupConfig::default();
-        let nd = |seq| s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }).unwrap();
         let qc = QuoteConfig::default();
-        let q = |seq| s.quote_write(&qc, seq, vec![]).unwrap();
-        put(&s, &meta(1, "a"), "text a", &r, &c, &nd(1), &qc, &q(1)).unwrap();
-        put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &c, &nd(2), &qc, &q(2)).unwrap();
-        put(&s, &meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &c, &nd(3), &qc, &q(3)).unwrap();
+        let idx = Indexes::in_memory(1 << 20, &qc).unwrap();
+        let nd = |seq| s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }, &idx).unwrap();
+        let q = |seq| s.quote_write(&qc, seq, vec![], &idx).unwrap();
+        put(&s, &meta(1, "a"), "text a", &r, &nd(1), &q(1)).unwrap();
+        put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &nd(2), &q(2)).unwrap();
+        put(&s, &meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &nd(3), &q(3)).unwrap();
         assert_eq!(s.next_seq().unwrap(), 4);
         assert_eq!(s.resolve("a").unwrap(), 2, "latest of a name");
         assert_eq!(s.resolve("1").unwrap(), 1, "by id");
@@ -375,151 +321,6 @@ mod tests {
         assert_eq!(s.text(2).unwrap().unwrap(), "text a again");
         assert_eq!(s.result(1).unwrap().unwrap(), r);
         assert_eq!(s.docs().count(), 3);
-    }
-
-    #[test]
-    fn simhash_piece_index_finds_exactly_what_a_full_scan_finds() {
-        // Random 384-bit sketches, many of them a few bits away from earlier ones.
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(dir.path()).unwrap();
-        let c = NearDupConfig::default();
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let mut all: Vec<Vec<u64>> = Vec::new();
-        let mut pairs = 0;
-        for seq in 1..=400u64 {
-            let simhash: Vec<u64> = if all.is_empty() || rnd() % 3 == 0 {
-                (0..6).map(|_| rnd()).collect()
-            } else {
-                let mut v = all[(rnd() % all.len() as u64) as usize].clone();
-                for _ in 0..rnd() % 20 {
-                    let bit = rnd() % 384;
-                    v[(bit / 64) as usize] ^= 1 << (bit % 64);
-                }
-                v
-            };
-            let sketch = Sketch { exact: u128::from(seq), mins: vec![], simhash: simhash.clone() };
-            let nd = s.near_dup_write(&c, seq, sketch).unwrap();
-            let found: Vec<u64> = nd.found.iter().filter(|d| d.c).map(|d| d.seq).collect();
-            let brute: Vec<u64> = all
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| neardup::c_similarity(o, &simhash) >= c.c_threshold)
-                .map(|(i, _)| i as u64 + 1)
-                .collect();
-            assert_eq!(found, brute, "document {seq}");
-            pairs += found.len();
-            let qc = QuoteConfig::default();
-            let q = s.quote_write(&qc, seq, vec![]).unwrap();
-            put(&s, &meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
-            all.push(simhash);
-        }
-        assert!(pairs > 100, "only {pairs} pairs within the threshold: the test would prove little");
-    }
-
-    #[test]
-    fn quote_radius_search_finds_exactly_what_a_full_scan_finds() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(dir.path()).unwrap();
-        let c = NearDupConfig::default();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for qc in [QuoteConfig { max_per_probe: u32::MAX, ..QuoteConfig::default() }, QuoteConfig {
-            d_max: 5,
-            pieces: 3,
-            max_per_probe: u32::MAX,
-            ..QuoteConfig::default()
-        }] {
-            let dir = tempfile::tempdir().unwrap();
-            let s = Store::open(dir.path()).unwrap();
-            // Sentences of 5-12 words from a 60-word vocabulary: many near signatures.
-            let mut sigs = Vec::new();
-            let mut stored_words: Vec<Vec<u64>> = Vec::new();
-            for seq in 1..=150u64 {
-                let sentences: Vec<Sentence> = (0..4)
-                    .map(|i| {
-                        let mut words: Vec<u64> = (0..5 + rnd() % 8).map(|_| rnd() % 60).collect();
-                        words.sort_unstable();
-                        words.dedup();
-                        Sentence { start: i, end: i + 1, words }
-                    })
-                    .collect();
-                let q = s.quote_write(&qc, seq, sentences).unwrap();
-                for (idx, sent, sig) in &q.indexed {
-                    assert_eq!(*sig, quote::signature(&qc, &sent.words));
-                    sigs.push((seq, *idx, *sig));
-                    stored_words.push(sent.words.clone());
-                }
-                let nd = s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![rnd(); 6] }).unwrap();
-                put(&s, &meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
-            }
-            let mut hits = 0;
-            for _ in 0..200 {
-                // A stored sentence with a word or two changed.
-                let mut words = stored_words[(rnd() % stored_words.len() as u64) as usize].clone();
-                for _ in 0..rnd() % 3 {
-                    let at = (rnd() % words.len() as u64) as usize;
-                    words[at] = rnd() % 60;
-                }
-                let sig = quote::signature(&qc, &words);
-                for d in 0..=qc.d_max {
-                    let got = s.quote_candidates(&qc, sig, d).unwrap();
-                    let mut want: Vec<(u64, u32, u32)> = sigs
-                        .iter()
-                        .filter(|(_, _, o)| (o ^ sig).count_ones() <= d)
-                        .map(|&(seq, idx, o)| (seq, idx, (o ^ sig).count_ones()))
-                        .collect();
-                    want.sort_unstable();
-                    hits += want.len();
-                    assert_eq!(got, want, "d = {d}");
-                }
-            }
-            assert!(hits > 200, "only {hits} sentences within the radii: the test would prove little");
-        }
-        drop(s);
-    }
-
-    #[test]
-    fn cached_document_frequencies_equal_the_stored_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let c = NearDupConfig::default();
-        let qc = QuoteConfig::default();
-        let mut words_seen = std::collections::BTreeSet::new();
-        let mut cached = Vec::new();
-        {
-            let s = Store::open(dir.path()).unwrap();
-            for seq in 1..=40u64 {
-                // Sentences over a small vocabulary, so frequencies grow and are re-read.
-                let sentences: Vec<Sentence> = (0..3)
-                    .map(|i| {
-                        let mut words: Vec<u64> = (0..8).map(|j| (seq * 7 + i * 3 + j * 5) % 37).collect();
-                        words.sort_unstable();
-                        words.dedup();
-                        words_seen.extend(words.iter().copied());
-                        Sentence { start: i as u32, end: i as u32 + 1, words }
-                    })
-                    .collect();
-                let q = s.quote_write(&qc, seq, sentences).unwrap();
-                let nd = s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }).unwrap();
-                put(&s, &meta(seq, "x"), "x", &DocResult::default(), &c, &nd, &qc, &q).unwrap();
-            }
-            cached.extend(words_seen.iter().map(|&w| s.df(w).unwrap()));
-        }
-        // A fresh store has an empty cache: every value comes from RocksDB.
-        let s = Store::open(dir.path()).unwrap();
-        let stored: Vec<u64> = words_seen.iter().map(|&w| s.df(w).unwrap()).collect();
-        assert_eq!(cached, stored);
-        assert!(stored.iter().any(|&n| n > 5), "frequencies must have grown: {stored:?}");
     }
 
     #[test]

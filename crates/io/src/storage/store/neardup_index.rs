@@ -1,16 +1,14 @@
-//! The near-duplicate index: sketches (`nd_sketch`), index keys (`nd_index`: exact
-//! hash, supershingles, LSH bands, SimHash pieces, each followed by the sequence
-//! number), and the recorded verdicts (`nd_result`, and `nd_later` seen from the
-//! earlier document). This module finds candidates; the verdicts are computed by
-//! `textorigin_core::neardup`.
-
-use std::collections::BTreeSet;
+//! Near-duplicate data in the store: sketches (`nd_sketch`) and the recorded verdicts
+//! (`nd_result`, and `nd_later` seen from the earlier document). Candidates come from
+//! the derived key index in the table file (`textorigin_core::index`); the verdicts
+//! are computed by `textorigin_core::neardup`.
 
 use rocksdb::{IteratorMode, WriteBatch};
+use textorigin_core::index::{self, Indexes};
 use textorigin_core::neardup::{self, NearDup, NearDupConfig, Sketch};
 
 use super::codec::{encode, seq_key};
-use super::{Result, Store, CF_ND_INDEX, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
+use super::{Result, Store, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
 
 /// A document's near-duplicate data, ready to be written with it.
 #[derive(Debug, Clone)]
@@ -18,22 +16,8 @@ pub struct NearDupWrite {
     pub sketch: Sketch,
     /// Earlier documents with at least one verdict, by sequence number.
     pub found: Vec<NearDup>,
-}
-
-/// The index keys of a sketch (without the sequence number): kind `x` (exact hash,
-/// index 0, 16-byte value), `s` (supershingle i), `b` (band i), `p` (piece i), the last
-/// three with an 8-byte value.
-fn nd_keys(cfg: &NearDupConfig, sketch: &Sketch) -> Vec<Vec<u8>> {
-    let mut keys = vec![[&[b'x', 0][..], &sketch.exact.to_be_bytes()[..]].concat()];
-    let mut add = |kind: u8, values: Vec<u64>| {
-        for (i, v) in values.into_iter().enumerate() {
-            keys.push([&[kind, i as u8][..], &v.to_be_bytes()[..]].concat());
-        }
-    };
-    add(b's', neardup::supershingles(cfg, &sketch.mins));
-    add(b'b', neardup::bands(cfg, &sketch.mins));
-    add(b'p', neardup::pieces(cfg, &sketch.simhash));
-    keys
+    /// Its index keys ([`index::nd_keys`]), for the derived index.
+    pub keys: Vec<u64>,
 }
 
 impl Store {
@@ -42,41 +26,24 @@ impl Store {
         self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v)).transpose()
     }
 
-    /// The earlier documents (before `seq`) that share an index key with `sketch`,
-    /// ascending: at most `max_per_key` documents a key.
-    pub fn near_dup_candidates(&self, cfg: &NearDupConfig, seq: u64, sketch: &Sketch) -> Result<BTreeSet<u64>> {
-        let mut candidates = BTreeSet::new();
-        self.scan_prefixes(CF_ND_INDEX, nd_keys(cfg, sketch), cfg.max_per_key as usize, |rest| {
-            if let Ok(s) = <[u8; 8]>::try_from(rest) {
-                let s = u64::from_be_bytes(s);
-                if s < seq {
-                    candidates.insert(s);
-                }
-            }
-        })?;
-        Ok(candidates)
-    }
-
     /// Compares a new document's sketch with every earlier document that shares an
-    /// index key with it.
-    pub fn near_dup_write(&self, cfg: &NearDupConfig, seq: u64, sketch: Sketch) -> Result<NearDupWrite> {
+    /// index key with it (found through `indexes`).
+    pub fn near_dup_write<M: AsRef<[u8]>>(&self, cfg: &NearDupConfig, seq: u64, sketch: Sketch, indexes: &Indexes<M>) -> Result<NearDupWrite> {
+        let keys = index::nd_keys(cfg, &sketch);
         let mut others = Vec::new();
-        for c in self.near_dup_candidates(cfg, seq, &sketch)? {
+        for c in indexes.nd_candidates(cfg, seq, &keys) {
             if let Some(other) = self.sketch(c)? {
                 others.push((c, other));
             }
         }
         let found = neardup::verdicts(cfg, &sketch, others);
-        Ok(NearDupWrite { sketch, found })
+        Ok(NearDupWrite { sketch, found, keys })
     }
 
     /// Adds a document's near-duplicate data to a batch.
-    pub(super) fn add_near_dups(&self, b: &mut WriteBatch, cfg: &NearDupConfig, seq: u64, nd: &NearDupWrite) {
+    pub(super) fn add_near_dups(&self, b: &mut WriteBatch, seq: u64, nd: &NearDupWrite) {
         let key = seq_key(seq);
         b.put_cf(self.cf(CF_ND_SKETCH), key, encode(&nd.sketch));
-        for k in nd_keys(cfg, &nd.sketch) {
-            b.put_cf(self.cf(CF_ND_INDEX), [&k[..], &key[..]].concat(), []);
-        }
         b.put_cf(self.cf(CF_ND_RESULT), key, encode(&nd.found));
         for d in &nd.found {
             let later = NearDup { seq, ..*d };

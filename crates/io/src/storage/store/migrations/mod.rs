@@ -7,6 +7,7 @@
 
 mod v2_near_duplicates;
 mod v3_quotations;
+mod v6_derived_indexes;
 
 use rocksdb::WriteBatch;
 
@@ -19,7 +20,7 @@ pub struct Migration {
     /// What it does, for the log.
     pub what: &'static str,
     /// The step.
-    pub run: fn(&Store) -> Result<()>,
+    pub run: fn(&mut Store) -> Result<()>,
 }
 
 /// The ordered upgrade steps.
@@ -31,12 +32,19 @@ pub const MIGRATIONS: &[Migration] = &[
     // Schema 5 admission records carry a failed count; 8-byte records still read (as 0
     // failed). The stamp keeps older builds, which cannot read 12-byte records, out.
     Migration { from: 4, what: "admission records with a failed count (old records read as they are)", run: |_| Ok(()) },
+    Migration { from: 5, what: "derived indexes move to the table file (index_bytes in the config; nd_index, q_index, q_df dropped)", run: v6_derived_indexes::run },
 ];
+
+/// A scratch index in memory for the steps that recompute results in sequence order
+/// (schemas 2 and 3): large enough that the stores these steps meet evict nothing.
+fn scratch_indexes(q: &textorigin_core::quote::QuoteConfig) -> textorigin_core::index::Indexes<Vec<u8>> {
+    textorigin_core::index::Indexes::in_memory(textorigin_core::config::default_index_bytes(256 << 20), q).expect("the default index size is valid")
+}
 
 impl Store {
     /// Brings the store to [`SCHEMA_VERSION`]: stamps a new store, runs the steps of an
     /// older one, refuses a newer one.
-    pub(super) fn upgrade(&self) -> Result<()> {
+    pub(super) fn upgrade(&mut self) -> Result<()> {
         let mut v = self.schema_version()?;
         if v > SCHEMA_VERSION {
             return Err(StoreError::Newer { path: self.path.clone(), found: v });

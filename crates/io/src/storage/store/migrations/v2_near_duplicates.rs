@@ -1,16 +1,20 @@
 //! Schema 1 → 2 (`migrations/0002-near-duplicates.md`): computes the near-duplicate
-//! sketch, index entries and verdicts of every stored document, in sequence order,
-//! exactly as ingestion does.
+//! sketch and verdicts of every stored document, in sequence order, exactly as
+//! ingestion does (candidates from a scratch index in memory; since schema 6 the index
+//! itself lives in the table file and is rebuilt with it).
 
 use rocksdb::WriteBatch;
+use textorigin_core::index::IndexAdd;
 use textorigin_core::neardup;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::tokenize;
 
 use crate::storage::store::{DocMeta, Result, Store};
 
-pub(super) fn run(store: &Store) -> Result<()> {
+pub(super) fn run(store: &mut Store) -> Result<()> {
     let cfg = store.neardup_config()?;
+    let q = store.quote_config()?;
+    let mut indexes = super::scratch_indexes(&q);
     store.put_neardup_config(&cfg)?;
     let rabin = Rabin::new(cfg.k as usize);
     let mut tokens = Vec::new();
@@ -18,9 +22,10 @@ pub(super) fn run(store: &Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let nd = store.near_dup_write(&cfg, meta.seq, neardup::sketch(&cfg, &tokens, &rabin))?;
+        let nd = store.near_dup_write(&cfg, meta.seq, neardup::sketch(&cfg, &tokens, &rabin), &indexes)?;
+        indexes.add(&q, meta.seq, &IndexAdd { nd_keys: nd.keys.clone(), ..IndexAdd::default() });
         let mut b = WriteBatch::default();
-        store.add_near_dups(&mut b, &cfg, meta.seq, &nd);
+        store.add_near_dups(&mut b, meta.seq, &nd);
         store.write(b, false)?;
     }
     store.sync()

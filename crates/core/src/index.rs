@@ -1,0 +1,396 @@
+//! The derived indexes: document frequencies, the qSign signature index and the
+//! near-duplicate candidate keys, bounded, over one byte region.
+//!
+//! These are what quotation search (qSign, Kim, Candan, Tatemura 2009, Section 2.1:
+//! the signature index and the idf weights of the score) and near-duplicate candidate
+//! generation (Broder's supershingles, LSH bands of the min-values, Charikar's SimHash
+//! pieces, Section 3 of Henzinger's comparison, and the exact hash) read for every
+//! document. They are derived from the stored documents, so, like the shingle table of
+//! the origin paper (Section 2.2), they can live in a fixed-size region with eviction
+//! and be rebuilt by replaying the documents. The region sits in the table file behind
+//! the buckets (`docs/table-format.md`), so it is checkpointed with them, byte for byte.
+//!
+//! Layout of a region of `L` bytes: a 4096-byte header of counters, then three
+//! sections of 16-byte entries `(a: u64 LE, b: u64 LE)`; an entry with `b = 0` is free
+//! and the occupied entries of a bucket are a prefix:
+//! - **document frequencies** (1/8 of the rest): buckets of 16 `(word, documents)`;
+//!   a word absent from a full bucket evicts the lowest count (the first of equal
+//!   ones), so frequent words stay and an evicted rare word reads as unseen, the
+//!   score's treatment of a word seen once.
+//! - **signatures** (1/2): one bucket per signature piece value `(p, v)` while they fit
+//!   (`pieces · 2^width` buckets, 131,072 for the defaults), each holding
+//!   `(signature, seq << 24 | sentence)` in insertion order. Buckets hold at least 32
+//!   and at most 256 entries.
+//! - **near-duplicate keys** (the rest): buckets of 64 `(key hash, seq)`, the key hash
+//!   the xxh3-64 of the key's kind, index and value.
+//!
+//! A full signature or key bucket keeps its older half for good (the first documents
+//! to bring a value: the origins of whatever repeats it later) and runs its newer half
+//! as a queue (the most recent documents, the likely sources of new copies): the new
+//! entry drops the oldest of the newer half.
+//!
+//! What the bound costs: an evicted entry is a candidate no longer found, so a
+//! quotation or near-duplicate of an old enough document is missed (measured in
+//! `docs/PERFORMANCE.md`). Sequence numbers up to 2^40 and sentence numbers below 2^24
+//! are indexed; a sentence beyond is not.
+//!
+//! Pure: the same documents in the same order give the same bytes.
+
+use std::collections::BTreeSet;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::hash::mix;
+use crate::neardup::{self, NearDupConfig, Sketch};
+use crate::quote::{self, QuoteConfig};
+
+/// Bytes of the counters page in front of the sections.
+pub const INDEX_HEADER_BYTES: usize = 4096;
+/// The smallest index region.
+pub const MIN_INDEX_BYTES: u64 = 64 << 10;
+const ENTRY: usize = 16;
+const DF_BUCKET: usize = 16;
+const ND_BUCKET: usize = 64;
+const SIG_MIN_BUCKET: usize = 32;
+const SIG_MAX_BUCKET: usize = 256;
+/// Largest sequence number and sentence number a signature entry holds.
+const SEQ_BITS: u32 = 40;
+const SENTENCE_BITS: u32 = 24;
+
+// Counter offsets in the header page.
+const C_DOCS: usize = 0;
+const C_LAST_SEQ: usize = 8;
+const C_DF_INSERTS: usize = 16;
+const C_DF_EVICTIONS: usize = 24;
+const C_SIG_INSERTS: usize = 32;
+const C_SIG_EVICTIONS: usize = 40;
+const C_ND_INSERTS: usize = 48;
+const C_ND_EVICTIONS: usize = 56;
+
+/// An index region too small for its sections.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("index size {0} bytes is too small: it needs at least {MIN_INDEX_BYTES} bytes")]
+pub struct IndexTooSmall(pub u64);
+
+/// Where the sections of a region of a given size lie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexShape {
+    bytes: usize,
+    df_buckets: u64,
+    sig_width: u32,
+    sig_keys: u64,
+    sig_buckets: u64,
+    sig_entries: usize,
+    nd_buckets: u64,
+}
+
+impl IndexShape {
+    /// The shape of a region of `bytes` for quotation parameters `q`.
+    pub fn new(bytes: u64, q: &QuoteConfig) -> Result<IndexShape, IndexTooSmall> {
+        if bytes < MIN_INDEX_BYTES {
+            return Err(IndexTooSmall(bytes));
+        }
+        let rest = bytes as usize - INDEX_HEADER_BYTES;
+        let df_buckets = (rest / 8 / (DF_BUCKET * ENTRY)) as u64;
+        let sig_total = rest / 2 / ENTRY;
+        let width = q.m.div_ceil(q.pieces);
+        let sig_keys = u64::from(q.pieces) << width;
+        let sig_buckets = sig_keys.min((sig_total / SIG_MIN_BUCKET) as u64).max(1);
+        let sig_entries = (sig_total / sig_buckets as usize).clamp(1, SIG_MAX_BUCKET);
+        let used = df_buckets as usize * DF_BUCKET * ENTRY + sig_buckets as usize * sig_entries * ENTRY;
+        let nd_buckets = ((rest - used) / (ND_BUCKET * ENTRY)) as u64;
+        Ok(IndexShape { bytes: bytes as usize, df_buckets, sig_width: width, sig_keys, sig_buckets, sig_entries, nd_buckets })
+    }
+
+    fn df_at(&self) -> usize {
+        INDEX_HEADER_BYTES
+    }
+
+    fn sig_at(&self) -> usize {
+        self.df_at() + self.df_buckets as usize * DF_BUCKET * ENTRY
+    }
+
+    fn nd_at(&self) -> usize {
+        self.sig_at() + self.sig_buckets as usize * self.sig_entries * ENTRY
+    }
+
+    /// Entries per section: (document frequencies, signatures, near-duplicate keys).
+    pub fn capacity(&self) -> (u64, u64, u64) {
+        (self.df_buckets * DF_BUCKET as u64, self.sig_buckets * self.sig_entries as u64, self.nd_buckets * ND_BUCKET as u64)
+    }
+}
+
+/// The counters of the header page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IndexStats {
+    /// Documents added (the N of the idf weights).
+    pub documents: u64,
+    /// Sequence number of the last document added.
+    pub last_seq: u64,
+    pub df_inserts: u64,
+    pub df_evictions: u64,
+    pub sig_inserts: u64,
+    pub sig_evictions: u64,
+    pub nd_inserts: u64,
+    pub nd_evictions: u64,
+}
+
+/// The near-duplicate index keys of a sketch: the xxh3-64 of kind `x` (exact hash,
+/// index 0, 16 bytes BE), `s` (supershingle i), `b` (band i), `p` (SimHash piece i),
+/// each with its index byte and its value (8 bytes BE).
+pub fn nd_keys(cfg: &NearDupConfig, sketch: &Sketch) -> Vec<u64> {
+    let mut keys = vec![xxh3_64(&[&[b'x', 0][..], &sketch.exact.to_be_bytes()[..]].concat())];
+    let mut add = |kind: u8, values: Vec<u64>| {
+        for (i, v) in values.into_iter().enumerate() {
+            keys.push(xxh3_64(&[&[kind, i as u8][..], &v.to_be_bytes()[..]].concat()));
+        }
+    };
+    add(b's', neardup::supershingles(cfg, &sketch.mins));
+    add(b'b', neardup::bands(cfg, &sketch.mins));
+    add(b'p', neardup::pieces(cfg, &sketch.simhash));
+    keys
+}
+
+/// What one document adds to the indexes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexAdd {
+    /// Its distinct words (each counts once more in the document frequencies).
+    pub words: Vec<u64>,
+    /// (sentence number, signature) of its indexed sentences.
+    pub signatures: Vec<(u32, u64)>,
+    /// Its near-duplicate keys ([`nd_keys`]).
+    pub nd_keys: Vec<u64>,
+}
+
+fn get(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn put(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Bucket `mix(key ^ salt)` of `n` by multiply-shift.
+fn bucket_of(key: u64, salt: u64, n: u64) -> u64 {
+    ((u128::from(mix(key ^ salt)) * u128::from(n)) >> 64) as u64
+}
+
+const DF_SALT: u64 = 0x6466_6466_6466_6466;
+const SIG_SALT: u64 = 0x7369_6773_6967_7369;
+const ND_SALT: u64 = 0x6e64_6e64_6e64_6e64;
+
+/// The entries of a bucket: (a, b) pairs, occupied ones first.
+fn entries(bucket: &[u8]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    bucket.chunks_exact(ENTRY).map(|e| (get(e, 0), get(e, 8))).take_while(|&(_, b)| b != 0)
+}
+
+/// Appends (a, b) to a bucket; a full bucket keeps its older half (the first
+/// documents to bring a value: the origins of what repeats it) and drops the oldest
+/// entry of its newer half (a queue of the most recent ones). True when one was dropped.
+fn push_queue(bucket: &mut [u8], a: u64, b: u64) -> bool {
+    let n = entries(bucket).count();
+    let len = bucket.len() / ENTRY;
+    let (at, evicted) = if n < len {
+        (n, false)
+    } else {
+        let kept = len / 2;
+        bucket.copy_within((kept + 1) * ENTRY.., kept * ENTRY);
+        (len - 1, true)
+    };
+    put(bucket, at * ENTRY, a);
+    put(bucket, at * ENTRY + 8, b);
+    evicted
+}
+
+/// The derived indexes over a byte region (see the module documentation).
+#[derive(Debug)]
+pub struct Indexes<M> {
+    mem: M,
+    shape: IndexShape,
+}
+
+impl Indexes<Vec<u8>> {
+    /// An empty region in memory.
+    pub fn in_memory(bytes: u64, q: &QuoteConfig) -> Result<Self, IndexTooSmall> {
+        let shape = IndexShape::new(bytes, q)?;
+        Ok(Indexes { mem: vec![0; bytes as usize], shape })
+    }
+}
+
+impl<M: AsRef<[u8]>> Indexes<M> {
+    /// The indexes held in `mem` (at least `shape`'s bytes long).
+    ///
+    /// # Panics
+    /// When `mem` is shorter than the shape.
+    pub fn over(mem: M, shape: IndexShape) -> Self {
+        assert!(mem.as_ref().len() >= shape.bytes, "index memory too short");
+        Indexes { mem, shape }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.mem.as_ref()[..self.shape.bytes]
+    }
+
+    fn counter(&self, at: usize) -> u64 {
+        get(self.bytes(), at)
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> IndexStats {
+        IndexStats {
+            documents: self.counter(C_DOCS),
+            last_seq: self.counter(C_LAST_SEQ),
+            df_inserts: self.counter(C_DF_INSERTS),
+            df_evictions: self.counter(C_DF_EVICTIONS),
+            sig_inserts: self.counter(C_SIG_INSERTS),
+            sig_evictions: self.counter(C_SIG_EVICTIONS),
+            nd_inserts: self.counter(C_ND_INSERTS),
+            nd_evictions: self.counter(C_ND_EVICTIONS),
+        }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> IndexShape {
+        self.shape
+    }
+
+    /// xxh3-64 of the region: equal digests, equal indexes.
+    pub fn digest(&self) -> u64 {
+        xxh3_64(self.bytes())
+    }
+
+    fn df_bucket(&self, word: u64) -> usize {
+        self.shape.df_at() + bucket_of(word, DF_SALT, self.shape.df_buckets) as usize * DF_BUCKET * ENTRY
+    }
+
+    fn sig_bucket(&self, p: u32, v: u32) -> usize {
+        let key = u64::from(p) << 32 | u64::from(v);
+        let s = &self.shape;
+        let b = if s.sig_buckets == s.sig_keys {
+            // One bucket per piece value: (p, v) → p · 2^width + v.
+            u64::from(p) << s.sig_width | u64::from(v)
+        } else {
+            bucket_of(key, SIG_SALT, s.sig_buckets)
+        };
+        s.sig_at() + b as usize * s.sig_entries * ENTRY
+    }
+
+    fn nd_bucket(&self, key: u64) -> usize {
+        self.shape.nd_at() + bucket_of(key, ND_SALT, self.shape.nd_buckets) as usize * ND_BUCKET * ENTRY
+    }
+
+    /// Documents counted in the document frequencies.
+    pub fn documents(&self) -> u64 {
+        self.counter(C_DOCS)
+    }
+
+    /// Documents containing `word` (0 when unseen or evicted).
+    pub fn df(&self, word: u64) -> u64 {
+        let at = self.df_bucket(word);
+        entries(&self.bytes()[at..at + DF_BUCKET * ENTRY]).find(|&(w, _)| w == word).map_or(0, |(_, n)| n)
+    }
+
+    /// Every indexed sentence within `d` bits of `sig`: (seq, sentence, distance),
+    /// sorted; at most `max_per_probe` entries (the oldest) read per probe.
+    pub fn quote_candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Vec<(u64, u32, u32)> {
+        let mut out = Vec::new();
+        let len = self.shape.sig_entries * ENTRY;
+        for (p, v) in quote::probes(cfg, sig, d) {
+            let at = self.sig_bucket(p, v);
+            let bucket = &self.bytes()[at..at + len];
+            let mine: Vec<(u64, u64)> = entries(bucket).filter(|&(s, _)| quote::piece(cfg, s, p) == v).collect();
+            for &(s, packed) in mine.iter().take(cfg.max_per_probe as usize) {
+                let dist = (s ^ sig).count_ones();
+                if dist <= d {
+                    out.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The earlier documents (before `seq`) that share a key with `keys`, ascending; at
+    /// most `max_per_key` (the oldest) a key.
+    pub fn nd_candidates(&self, cfg: &NearDupConfig, seq: u64, keys: &[u64]) -> BTreeSet<u64> {
+        let mut out = BTreeSet::new();
+        for &k in keys {
+            let at = self.nd_bucket(k);
+            let bucket = &self.bytes()[at..at + ND_BUCKET * ENTRY];
+            let mine: Vec<u64> = entries(bucket).filter(|&(a, s)| a == k && s < seq).map(|(_, s)| s).collect();
+            out.extend(mine.iter().take(cfg.max_per_key as usize));
+        }
+        out
+    }
+}
+
+impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = self.shape.bytes;
+        &mut self.mem.as_mut()[..n]
+    }
+
+    fn bump(&mut self, at: usize, by: u64) {
+        let v = self.counter(at) + by;
+        put(self.bytes_mut(), at, v);
+    }
+
+    /// Adds document `seq` (after every earlier one): counts its words, indexes its
+    /// sentences' signatures and its near-duplicate keys.
+    pub fn add(&mut self, cfg: &QuoteConfig, seq: u64, add: &IndexAdd) {
+        let (mut df_new, mut df_evicted) = (0, 0);
+        for &w in &add.words {
+            let at = self.df_bucket(w);
+            let bucket = &mut self.bytes_mut()[at..at + DF_BUCKET * ENTRY];
+            let occupied: Vec<(u64, u64)> = entries(bucket).collect();
+            let slot = match occupied.iter().position(|&(x, _)| x == w) {
+                Some(i) => {
+                    put(bucket, i * ENTRY + 8, occupied[i].1 + 1);
+                    continue;
+                }
+                None if occupied.len() < DF_BUCKET => occupied.len(),
+                None => {
+                    df_evicted += 1;
+                    let min = occupied.iter().map(|e| e.1).min().expect("a full bucket");
+                    occupied.iter().position(|e| e.1 == min).expect("the minimum is in the bucket")
+                }
+            };
+            df_new += 1;
+            put(bucket, slot * ENTRY, w);
+            put(bucket, slot * ENTRY + 8, 1);
+        }
+        let (mut sig_new, mut sig_evicted) = (0, 0);
+        if seq < 1 << SEQ_BITS {
+            let len = self.shape.sig_entries * ENTRY;
+            for &(idx, sig) in &add.signatures {
+                if idx >= 1 << SENTENCE_BITS {
+                    continue;
+                }
+                let packed = seq << SENTENCE_BITS | u64::from(idx);
+                for p in 0..cfg.pieces {
+                    let at = self.sig_bucket(p, quote::piece(cfg, sig, p));
+                    sig_new += 1;
+                    sig_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + len], sig, packed));
+                }
+            }
+        }
+        let (mut nd_new, mut nd_evicted) = (0, 0);
+        for &k in &add.nd_keys {
+            let at = self.nd_bucket(k);
+            nd_new += 1;
+            nd_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + ND_BUCKET * ENTRY], k, seq));
+        }
+        self.bump(C_DOCS, 1);
+        put(self.bytes_mut(), C_LAST_SEQ, seq);
+        self.bump(C_DF_INSERTS, df_new);
+        self.bump(C_DF_EVICTIONS, df_evicted);
+        self.bump(C_SIG_INSERTS, sig_new);
+        self.bump(C_SIG_EVICTIONS, sig_evicted);
+        self.bump(C_ND_INSERTS, nd_new);
+        self.bump(C_ND_EVICTIONS, nd_evicted);
+    }
+}
+
+#[cfg(test)]
+mod tests;

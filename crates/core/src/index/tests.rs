@@ -1,0 +1,133 @@
+use std::collections::{BTreeSet, HashMap};
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// A document of the generated streams: its words, sentence signatures, key hashes.
+fn doc(words: &[u64], sigs: &[u64], keys: &[u64]) -> IndexAdd {
+    let mut w = words.to_vec();
+    w.sort_unstable();
+    w.dedup();
+    IndexAdd { words: w, signatures: sigs.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect(), nd_keys: keys.to_vec() }
+}
+
+fn stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
+    // Few distinct values, so that words, signatures and keys repeat.
+    let doc = (
+        prop::collection::vec(0u64..300, 0..40),
+        prop::collection::vec(any::<u32>().prop_map(|x| u64::from(x) & 0xffff_00ff), 0..6),
+        prop::collection::vec(0u64..200, 0..8),
+    );
+    prop::collection::vec(doc, 1..60)
+}
+
+proptest! {
+    /// Without evictions the bounded indexes answer exactly what a full scan of every
+    /// added entry answers.
+    #[test]
+    fn unevicted_indexes_equal_a_full_scan(docs in stream(), d in 0u32..=3) {
+        let q = QuoteConfig { max_per_probe: u32::MAX, ..QuoteConfig::default() };
+        let nd = NearDupConfig { max_per_key: u32::MAX, ..NearDupConfig::default() };
+        let mut idx = Indexes::in_memory(16 << 20, &q).unwrap();
+        let mut df: HashMap<u64, u64> = HashMap::new();
+        let mut sigs: Vec<(u64, u64, u32)> = Vec::new();
+        let mut keys: Vec<(u64, u64)> = Vec::new();
+        for (i, (w, s, k)) in docs.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let add = doc(w, s, k);
+            // Queries before the document is added see only the earlier ones.
+            for &sig in s {
+                let want: BTreeSet<(u64, u32, u32)> =
+                    sigs.iter().filter(|e| (e.0 ^ sig).count_ones() <= d).map(|e| (e.1, e.2, (e.0 ^ sig).count_ones())).collect();
+                prop_assert_eq!(idx.quote_candidates(&q, sig, d), want.into_iter().collect::<Vec<_>>());
+            }
+            let want: BTreeSet<u64> = keys.iter().filter(|e| k.contains(&e.0)).map(|e| e.1).collect();
+            prop_assert_eq!(idx.nd_candidates(&nd, seq, k), want);
+            for &x in &add.words {
+                prop_assert_eq!(idx.df(x), df.get(&x).copied().unwrap_or(0));
+            }
+            idx.add(&q, seq, &add);
+            for &x in &add.words {
+                *df.entry(x).or_default() += 1;
+            }
+            sigs.extend(add.signatures.iter().map(|&(n, s)| (s, seq, n)));
+            keys.extend(k.iter().map(|&x| (x, seq)));
+        }
+        let st = idx.stats();
+        prop_assert_eq!(st.documents, docs.len() as u64);
+        prop_assert_eq!(st.df_evictions + st.sig_evictions + st.nd_evictions, 0);
+    }
+
+    /// A small region evicts, never answers what was not added, and is deterministic.
+    #[test]
+    fn evicting_indexes_answer_a_subset_of_a_full_scan(docs in stream()) {
+        let q = QuoteConfig::default();
+        let nd = NearDupConfig::default();
+        let build = || {
+            let mut idx = Indexes::in_memory(MIN_INDEX_BYTES, &q).unwrap();
+            let mut all: Vec<(u64, u64)> = Vec::new();
+            for (i, (w, s, k)) in docs.iter().enumerate() {
+                let seq = i as u64 + 1;
+                let found = idx.nd_candidates(&nd, seq, k);
+                let want: BTreeSet<u64> = all.iter().filter(|e| k.contains(&e.0)).map(|e| e.1).collect();
+                assert!(found.is_subset(&want));
+                idx.add(&q, seq, &doc(w, s, k));
+                all.extend(k.iter().map(|&x| (x, seq)));
+            }
+            idx.digest()
+        };
+        prop_assert_eq!(build(), build());
+    }
+}
+
+#[test]
+fn a_full_bucket_keeps_its_older_half_and_queues_the_newer() {
+    let q = QuoteConfig::default();
+    let nd = NearDupConfig::default();
+    let mut idx = Indexes::in_memory(MIN_INDEX_BYTES, &q).unwrap();
+    let n = ND_BUCKET as u64;
+    for seq in 1..=n + 3 {
+        idx.add(&q, seq, &IndexAdd { nd_keys: vec![7], ..IndexAdd::default() });
+    }
+    let found = idx.nd_candidates(&NearDupConfig { max_per_key: u32::MAX, ..nd.clone() }, u64::MAX, &[7]);
+    let half = n / 2;
+    let want: BTreeSet<u64> = (1..=half).chain(half + 4..=n + 3).collect();
+    assert_eq!(found, want, "the oldest half kept, the oldest 3 of the newer half dropped");
+    assert_eq!(idx.stats().nd_evictions, 3);
+    let first = idx.nd_candidates(&NearDupConfig { max_per_key: 2, ..nd }, u64::MAX, &[7]);
+    assert_eq!(first, [1, 2].into_iter().collect(), "the oldest first");
+}
+
+#[test]
+fn a_full_df_bucket_evicts_its_rarest_word() {
+    let q = QuoteConfig::default();
+    let mut idx = Indexes::in_memory(MIN_INDEX_BYTES, &q).unwrap();
+    // Words that share one bucket.
+    let first = idx.df_bucket(0);
+    let same: Vec<u64> = (0..).filter(|&w| idx.df_bucket(w) == first).take(DF_BUCKET + 1).collect();
+    for (i, &w) in same[..DF_BUCKET].iter().enumerate() {
+        // Word i is in i + 2 documents, except word 5, in one.
+        let times = if i == 5 { 1 } else { i + 2 };
+        for _ in 0..times {
+            idx.add(&q, 1, &IndexAdd { words: vec![w], ..IndexAdd::default() });
+        }
+    }
+    idx.add(&q, 2, &IndexAdd { words: vec![same[DF_BUCKET]], ..IndexAdd::default() });
+    assert_eq!(idx.df(same[5]), 0, "the rarest word was evicted");
+    assert_eq!(idx.df(same[DF_BUCKET]), 1);
+    assert_eq!(idx.df(same[3]), 5);
+    assert_eq!(idx.stats().df_evictions, 1);
+}
+
+#[test]
+fn shapes_fit_their_region() {
+    for bytes in [MIN_INDEX_BYTES, 1 << 20, 3 << 20, 256 << 20] {
+        let s = IndexShape::new(bytes, &QuoteConfig::default()).unwrap();
+        assert!(s.nd_at() + s.nd_buckets as usize * ND_BUCKET * ENTRY <= bytes as usize);
+        assert!(s.df_buckets >= 1 && s.sig_buckets >= 1 && s.nd_buckets >= 1, "{s:?}");
+    }
+    let s = IndexShape::new(256 << 20, &QuoteConfig::default()).unwrap();
+    assert_eq!(s.sig_buckets, 2 << 16, "one bucket per piece value");
+    assert!(IndexShape::new(MIN_INDEX_BYTES - 1, &QuoteConfig::default()).is_err());
+}
