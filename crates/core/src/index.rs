@@ -162,10 +162,12 @@ pub struct IndexAdd {
     pub nd_keys: Vec<u64>,
 }
 
+#[inline]
 fn get(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+#[inline]
 fn put(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
@@ -180,6 +182,7 @@ const SIG_SALT: u64 = 0x7369_6773_6967_7369;
 const ND_SALT: u64 = 0x6e64_6e64_6e64_6e64;
 
 /// The entries of a bucket: (a, b) pairs, occupied ones first.
+#[inline]
 fn entries(bucket: &[u8]) -> impl Iterator<Item = (u64, u64)> + '_ {
     bucket.chunks_exact(ENTRY).map(|e| (get(e, 0), get(e, 8))).take_while(|&(_, b)| b != 0)
 }
@@ -298,8 +301,10 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         for (p, v) in quote::probes(cfg, sig, d) {
             let at = self.sig_bucket(p, v);
             let bucket = &self.bytes()[at..at + len];
-            let mine: Vec<(u64, u64)> = entries(bucket).filter(|&(s, _)| quote::piece(cfg, s, p) == v).collect();
-            for &(s, packed) in mine.iter().take(cfg.max_per_probe as usize) {
+            let (lo, hi) = cfg.piece_range(p);
+            let mask = (1u64 << (hi - lo)) - 1;
+            let mine = entries(bucket).filter(|&(s, _)| (s >> lo) & mask == u64::from(v));
+            for (s, packed) in mine.take(cfg.max_per_probe as usize) {
                 let dist = (s ^ sig).count_ones();
                 if dist <= d {
                     out.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
@@ -318,8 +323,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         for &k in keys {
             let at = self.nd_bucket(k);
             let bucket = &self.bytes()[at..at + ND_BUCKET * ENTRY];
-            let mine: Vec<u64> = entries(bucket).filter(|&(a, s)| a == k && s < seq).map(|(_, s)| s).collect();
-            out.extend(mine.iter().take(cfg.max_per_key as usize));
+            out.extend(entries(bucket).filter(|&(a, s)| a == k && s < seq).map(|(_, s)| s).take(cfg.max_per_key as usize));
         }
         out
     }

@@ -26,6 +26,10 @@ pub struct EndToEnd {
     pub threads: usize,
     /// Seconds per stage; preparation is summed over the preparation threads.
     pub stages: StageTimes,
+    /// Seconds to open the data directory (creating and preallocating the table file).
+    pub open_seconds: f64,
+    /// Seconds to close it (msync of the table, WAL fsync).
+    pub close_seconds: f64,
     /// Data directory size after the run (bytes): table, store and logs.
     pub disk_bytes: u64,
 }
@@ -46,9 +50,12 @@ fn dir_size(p: &Path) -> u64 {
 pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize) -> Result<EndToEnd> {
     let start = Instant::now();
     let mut dd = DataDir::open_write(dir, overrides)?;
+    let open_seconds = start.elapsed().as_secs_f64();
     let summary = ingest(&mut dd, paths, u64::MAX, threads, |_| {})?;
     let stages = dd.stage_times();
+    let closing = Instant::now();
     dd.close()?;
+    let close_seconds = closing.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
     let text_bytes = summary.text_bytes;
     Ok(EndToEnd {
@@ -60,6 +67,8 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
         documents_per_s: summary.stored as f64 / seconds,
         threads,
         stages,
+        open_seconds,
+        close_seconds,
         disk_bytes: dir_size(dir),
     })
 }
@@ -85,10 +94,12 @@ pub fn text(r: &EndToEnd) -> String {
         ("estimation", s.estimation),
         ("near-dup", s.neardup),
         ("quotes", s.quotes),
+        ("index", s.index),
         ("store", s.store),
     ] {
         out += &format!("  {name:<11} {v:>8.2}  {:>5.1}%\n", 100.0 * v / total);
     }
+    out += &format!("outside the stages: open {:.2} s, close {:.2} s\n", r.open_seconds, r.close_seconds);
     out += &format!("data directory: {:.1} MB on disk\n", r.disk_bytes as f64 / 1e6);
     out
 }
