@@ -1,25 +1,50 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::storage::datadir::{DataDir, RebuildOptions};
 
-use crate::args::DataArg;
+use crate::args::{size, DataArg};
 
-/// Rebuild the table by replaying the stored documents in order (after an
-/// interrupted run), checking each recomputed result against the stored one.
+/// Rebuild the table and its derived indexes by replaying the stored documents in
+/// order: after an interrupted run, or to resize them (a stream that outgrew its
+/// table). Each recomputed result is checked against the stored one; the stored
+/// results are kept unless `--reanalyse` is given.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     data: DataArg,
+    /// A new table size (bytes or with a unit, e.g. 1GiB): the rebuilt table has it, and
+    /// the index size follows (half, at least 8MiB) unless --index-size is given.
+    #[arg(long)]
+    table_size: Option<String>,
+    /// A new size of the derived indexes (document frequencies, quotation signatures,
+    /// near-duplicate keys).
+    #[arg(long)]
+    index_size: Option<String>,
+    /// Replace the stored results (origins, near-duplicates, quotations) by what the
+    /// rebuilt table and indexes give. Without it they are kept as they are.
+    #[arg(long)]
+    reanalyse: bool,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    let opts = RebuildOptions {
+        table_bytes: a.table_size.as_deref().map(size).transpose()?,
+        index_bytes: a.index_size.as_deref().map(size).transpose()?,
+        reanalyse: a.reanalyse,
+    };
     let pb = super::progress(0, "rebuild");
-    let (n, bad) = DataDir::rebuild(&a.data.dir, |i, total| {
+    let r = DataDir::rebuild(&a.data.dir, opts, |i, total| {
         pb.set_length(total);
         pb.set_position(i);
     })?;
     pb.finish_and_clear();
-    eprintln!("rebuilt the table from {n} document(s); {bad} recomputed result(s) differed from the stored ones");
-    Ok(if bad > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    eprintln!("rebuilt the table from {} document(s) with {}", r.documents, r.config);
+    if r.resized || a.reanalyse {
+        let done = if a.reanalyse { "stored results replaced" } else { "stored results kept (--reanalyse replaces them)" };
+        eprintln!("{} origin result(s) differ with the new table; {done}", r.differing);
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("{} recomputed result(s) differed from the stored ones", r.differing);
+    Ok(if r.differing > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -117,3 +117,42 @@ fn differing_parameters_are_a_clear_error() {
     assert_eq!(json(dir.path(), &["stats", "--json"])["documents"], 2);
 }
 
+
+/// A stream that outgrew its table is resized by one command: the rebuilt table and
+/// indexes are what ingesting with the new sizes gives, the stored results are kept
+/// unless re-analysed, and re-analysed they equal a fresh ingestion's.
+#[test]
+fn rebuild_resizes_the_table_and_keeps_or_reanalyses_results() {
+    let corpus = tempfile::tempdir().unwrap();
+    let mut files = generated_corpus(corpus.path(), 40);
+    files.push(fixture("mail-sample.jsonl"));
+    let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
+    let small = tempfile::tempdir().unwrap();
+    assert!(ingest(small.path(), &["--table-size", "12KiB"], &paths).status.success());
+    let before = json(small.path(), &["stats", "--json"]);
+    assert!(before["table"]["evictions"].as_u64().unwrap() > 0, "the small table must evict");
+    let export_small = ok(small.path(), &["export"]);
+    let big = tempfile::tempdir().unwrap();
+    assert!(ingest(big.path(), &["--table-size", "2MiB"], &paths).status.success());
+    assert_ne!(export_small, ok(big.path(), &["export"]), "the sizes must give other results");
+
+    let out = run(small.path(), &["rebuild", "--table-size", "2MiB"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stored results kept"));
+    let after = json(small.path(), &["stats", "--json"]);
+    assert_eq!(after["table"]["bytes"], 2 << 20);
+    assert_eq!(after["indexes"]["bytes"], 8 << 20, "the index size follows the table's default");
+    assert_eq!(digest(small.path()), digest(big.path()), "the table and indexes a fresh ingestion builds");
+    assert_eq!(ok(small.path(), &["export"]), export_small, "results kept");
+    assert!(ok(small.path(), &["check"]).contains("ok"));
+
+    let out = run(small.path(), &["rebuild", "--reanalyse"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(ok(small.path(), &["export"]), ok(big.path(), &["export"]), "re-analysed like a fresh ingestion");
+    assert_eq!(digest(small.path()), digest(big.path()));
+    // It goes on taking documents with the new size.
+    let extra = examples().join("01-harbour-bridge.txt");
+    assert!(ingest(small.path(), &["--table-size", "2MiB"], &[&extra]).status.success());
+    assert!(ingest(big.path(), &["--table-size", "2MiB"], &[&extra]).status.success());
+    assert_eq!(digest(small.path()), digest(big.path()));
+}

@@ -505,40 +505,119 @@ impl DataDir {
 
     /// Replays every stored document, in sequence order, into a fresh table (with its
     /// derived indexes), and checks each recomputed result against the stored one.
-    /// Returns (documents, mismatches).
-    pub fn rebuild(dir: &Path, mut progress: impl FnMut(u64, u64)) -> Result<(u64, u64)> {
+    /// With new sizes in `opts` the new table has them (and the stored configuration
+    /// says so); with `reanalyse` the stored results are replaced by the recomputed
+    /// ones, near-duplicates and quotations included.
+    pub fn rebuild(dir: &Path, opts: RebuildOptions, mut progress: impl FnMut(u64, u64)) -> Result<Rebuilt> {
         let store = Store::open(&db_path(dir))?;
-        Self::rebuild_with(dir, &store, &mut progress)
+        let stored = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        let cfg = Overrides { table_bytes: opts.table_bytes, index_bytes: opts.index_bytes, ..Overrides::default() }.apply(&stored)?;
+        let (documents, differing) = Self::rebuild_into(dir, &store, &cfg, opts.reanalyse, &mut progress)?;
+        Ok(Rebuilt { documents, differing, resized: cfg != stored, config: cfg.canonical() })
     }
 
-    /// [`DataDir::rebuild`] with the store open. Old checkpoint slots are removed first:
-    /// they hold the table being replaced.
+    /// [`DataDir::rebuild`] with the store open and the stored configuration.
     fn rebuild_with(dir: &Path, store: &Store, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        Self::rebuild_into(dir, store, &cfg, false, progress)
+    }
+
+    /// Replays into `table.rebuild` made with `cfg`, then (a new configuration stored
+    /// first, old checkpoint slots removed, as they copy the table being replaced)
+    /// renames it over the table. A crash before the rename leaves the old table, in
+    /// step with the store unless the configuration was already stored, in which case
+    /// opening names the difference and `rebuild` runs again.
+    fn rebuild_into(dir: &Path, store: &Store, cfg: &Config, reanalyse: bool, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
         let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let tpath = table_path(dir);
         let tmp = dir.join("table.rebuild");
         let _ = std::fs::remove_file(&tmp);
         let mut table = TableFile::create(&tmp, &cfg.table_params())?;
-        let mut engine = Engine::new(cfg);
+        let mut engine = Engine::new(cfg.clone());
+        let mut preparer = Preparer { engine: engine.clone(), nd_rabin: Rabin::new(nd_cfg.k as usize), nd_cfg: nd_cfg.clone() };
+        if reanalyse {
+            store.clear_later_near_dups()?;
+        }
         let total = store.next_seq()? - 1;
-        let mut mismatches = 0;
+        let same_config = store.config()?.as_ref() == Some(cfg);
+        let mut differing = 0;
         let mut applied = 0;
         for meta in store.docs() {
             let meta = meta?;
-            let result = replay(store, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), meta.seq)?;
+            let result = if reanalyse {
+                reanalyse_one(store, &mut preparer, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), meta.seq)?
+            } else {
+                replay(store, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), meta.seq)?
+            };
             if store.result(meta.seq)?.as_ref() != Some(&result) {
-                mismatches += 1;
-                tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
+                differing += 1;
+                if !reanalyse && same_config {
+                    tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
+                }
+            }
+            if reanalyse {
+                store.put_result(meta.seq, &result)?;
             }
             applied += 1;
             progress(applied, total);
         }
         table.close()?;
+        store.sync()?;
+        if !same_config {
+            store.put_config(cfg)?;
+        }
         crate::storage::checkpoint::remove_slots(dir)?;
         std::fs::rename(&tmp, &tpath).io(|| format!("cannot replace {}", tpath.display()))?;
         std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
-        Ok((applied, mismatches))
+        Ok((applied, differing))
     }
+}
+
+/// What `rebuild` changes besides replaying.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RebuildOptions {
+    /// A new table size (the index size follows unless given).
+    pub table_bytes: Option<u64>,
+    /// A new index size.
+    pub index_bytes: Option<u64>,
+    /// Replace the stored results by the recomputed ones.
+    pub reanalyse: bool,
+}
+
+/// What `rebuild` did.
+#[derive(Debug, Clone)]
+pub struct Rebuilt {
+    pub documents: u64,
+    /// Recomputed origin results that differ from the stored ones.
+    pub differing: u64,
+    /// Whether the table or index size changed.
+    pub resized: bool,
+    /// The configuration now stored.
+    pub config: String,
+}
+
+/// Re-analyses stored document `seq` as ingestion would, against `table` and its
+/// indexes (filled by the documents before it): near-duplicates, quotations, origins;
+/// stores the near-duplicates and quotations and returns the origin result.
+fn reanalyse_one(
+    store: &Store,
+    preparer: &mut Preparer,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+) -> Result<DocResult> {
+    let (nd_cfg, q_cfg, shape) = cfgs;
+    let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
+    let Prepared { tokens, items, sketch, sentences } = preparer.prepare(&text);
+    let indexes = Indexes::over(table.index_region(), shape);
+    let nd = store.near_dup_write(nd_cfg, seq, sketch, &indexes)?;
+    let q = store.quote_write(q_cfg, seq, sentences, &indexes)?;
+    engine.load_prepared(tokens, items);
+    let result = engine.apply_prepared(&mut **table, seq);
+    let signatures = q.indexed.iter().map(|(i, _, sig)| (*i, *sig)).collect();
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd { words: q.words.clone(), signatures, nd_keys: nd.keys.clone() });
+    store.put_reanalysis(seq, &nd, &q)?;
+    Ok(result)
 }

@@ -51,6 +51,14 @@ impl Store {
         }
     }
 
+    /// Deletes every near-duplicate verdict seen from the earlier document (before a
+    /// re-analysis writes them anew).
+    pub fn clear_later_near_dups(&self) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.delete_range_cf(self.cf(CF_ND_LATER), &[0u8; 16][..], &[0xffu8; 17][..]);
+        self.write(b, false)
+    }
+
     /// The earlier near-duplicates recorded for document `seq` (every verdict).
     pub fn near_dups(&self, seq: u64) -> Result<Vec<NearDup>> {
         Ok(self.get(CF_ND_RESULT, &seq_key(seq))?.map(|v| self.decode("near-duplicates", &v)).transpose()?.unwrap_or_default())
