@@ -39,12 +39,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         pb.set_position(i);
     })?;
     pb.finish_and_clear();
-    eprintln!("rebuilt the table from {} document(s) with {}", r.documents, r.config);
+    eprintln!("configuration: {}", r.config);
     if r.resized || a.reanalyse {
         let done = if a.reanalyse { "stored results replaced" } else { "stored results kept (--reanalyse replaces them)" };
-        eprintln!("{} origin result(s) differ with the new table; {done}", r.differing);
+        eprintln!("rebuilt the table from {} document(s); {} origin result(s) differ with the new table; {done}", r.documents, r.differing);
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!("{} recomputed result(s) differed from the stored ones", r.differing);
+    eprintln!("rebuilt the table from {} document(s); {} recomputed result(s) differed from the stored ones", r.documents, r.differing);
     Ok(if r.differing > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
