@@ -17,14 +17,16 @@
 //!   a word absent from a full bucket evicts the lowest count (the first of equal
 //!   ones), so frequent words stay and an evicted rare word reads as unseen, the
 //!   score's treatment of a word seen once.
-//! - **signatures** (1/2): one bucket per signature piece value `(p, v)` while they fit
-//!   (`pieces · 2^width` buckets, 131,072 for the defaults), each holding
+//! - **signatures** (1/2): one home bucket per signature piece value `(p, v)` while
+//!   they fit (`pieces · 2^width` buckets, 131,072 for the defaults), each holding
 //!   `(signature, seq << 24 | sentence)` in insertion order. Buckets hold at least 32
-//!   and at most 256 entries.
+//!   and at most 256 entries. Piece values are far from uniform (a short sentence sets
+//!   few bits), so a value whose bucket is full spills into the next one, up to 8
+//!   buckets; a probe reads on while the bucket it read was full.
 //! - **near-duplicate keys** (the rest): buckets of 64 `(key hash, seq)`, the key hash
 //!   the xxh3-64 of the key's kind, index and value.
 //!
-//! A full signature or key bucket keeps its older half for good (the first documents
+//! A full signature chain or key bucket keeps its older half for good (the first documents
 //! to bring a value: the origins of whatever repeats it later) and runs its newer half
 //! as a queue (the most recent documents, the likely sources of new copies): the new
 //! entry drops the oldest of the newer half.
@@ -53,6 +55,10 @@ const DF_BUCKET: usize = 16;
 const ND_BUCKET: usize = 64;
 const SIG_MIN_BUCKET: usize = 32;
 const SIG_MAX_BUCKET: usize = 256;
+/// Buckets a signature piece value may fill: its home bucket and the ones after it,
+/// each taken only when the ones before are full (a frequent value borrows the room of
+/// rare neighbours).
+const SIG_SPILL: u64 = 8;
 /// Largest sequence number and sentence number a signature entry holds.
 const SEQ_BITS: u32 = 40;
 const SENTENCE_BITS: u32 = 24;
@@ -266,16 +272,19 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         self.shape.df_at() + bucket_of(word, DF_SALT, self.shape.df_buckets) as usize * DF_BUCKET * ENTRY
     }
 
-    fn sig_bucket(&self, p: u32, v: u32) -> usize {
+    /// The chain of a piece value: its home bucket and the [`SIG_SPILL`] − 1 after it
+    /// (wrapping), as byte offsets.
+    fn sig_chain(&self, p: u32, v: u32) -> impl Iterator<Item = usize> + '_ {
         let key = u64::from(p) << 32 | u64::from(v);
         let s = &self.shape;
-        let b = if s.sig_buckets == s.sig_keys {
+        let home = if s.sig_buckets == s.sig_keys {
             // One bucket per piece value: (p, v) → p · 2^width + v.
             u64::from(p) << s.sig_width | u64::from(v)
         } else {
             bucket_of(key, SIG_SALT, s.sig_buckets)
         };
-        s.sig_at() + b as usize * s.sig_entries * ENTRY
+        let spill = SIG_SPILL.min(s.sig_buckets);
+        (0..spill).map(move |i| s.sig_at() + ((home + i) % s.sig_buckets) as usize * s.sig_entries * ENTRY)
     }
 
     fn nd_bucket(&self, key: u64) -> usize {
@@ -299,15 +308,24 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         let mut out = Vec::new();
         let len = self.shape.sig_entries * ENTRY;
         for (p, v) in quote::probes(cfg, sig, d) {
-            let at = self.sig_bucket(p, v);
-            let bucket = &self.bytes()[at..at + len];
             let (lo, hi) = cfg.piece_range(p);
             let mask = (1u64 << (hi - lo)) - 1;
-            let mine = entries(bucket).filter(|&(s, _)| (s >> lo) & mask == u64::from(v));
-            for (s, packed) in mine.take(cfg.max_per_probe as usize) {
-                let dist = (s ^ sig).count_ones();
-                if dist <= d {
-                    out.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
+            let mut taken = 0;
+            for at in self.sig_chain(p, v) {
+                let bucket = &self.bytes()[at..at + len];
+                for (s, packed) in entries(bucket).filter(|&(s, _)| (s >> lo) & mask == u64::from(v)) {
+                    if taken == cfg.max_per_probe {
+                        break;
+                    }
+                    taken += 1;
+                    let dist = (s ^ sig).count_ones();
+                    if dist <= d {
+                        out.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
+                    }
+                }
+                // A value spills into the next bucket only when this one is full.
+                if get(bucket, len - 8) == 0 {
+                    break;
                 }
             }
         }
@@ -373,7 +391,9 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
                 }
                 let packed = seq << SENTENCE_BITS | u64::from(idx);
                 for p in 0..cfg.pieces {
-                    let at = self.sig_bucket(p, quote::piece(cfg, sig, p));
+                    let chain: Vec<usize> = self.sig_chain(p, quote::piece(cfg, sig, p)).collect();
+                    // The first bucket of the chain with room, else the home bucket evicts.
+                    let at = chain.iter().copied().find(|&at| get(self.bytes(), at + len - 8) == 0).unwrap_or(chain[0]);
                     sig_new += 1;
                     sig_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + len], sig, packed));
                 }

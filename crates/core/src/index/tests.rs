@@ -131,3 +131,24 @@ fn shapes_fit_their_region() {
     assert_eq!(s.sig_buckets, 2 << 16, "one bucket per piece value");
     assert!(IndexShape::new(MIN_INDEX_BYTES - 1, &QuoteConfig::default()).is_err());
 }
+
+#[test]
+fn a_frequent_piece_value_spills_into_the_next_buckets() {
+    let q = QuoteConfig { max_per_probe: u32::MAX, ..QuoteConfig::default() };
+    let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
+    let per_bucket = idx.shape().sig_entries as u64;
+    let n = 3 * per_bucket;
+    let sig = 0x0f0f_00ff;
+    for seq in 1..=n {
+        idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig)], ..IndexAdd::default() });
+    }
+    assert_eq!(idx.stats().sig_evictions, 0, "three buckets' worth fit in the chain");
+    let found = idx.quote_candidates(&q, sig, 0);
+    assert_eq!(found.len() as u64, n, "every one found through the chain");
+    // Past the chain, the home bucket evicts, and what is found is still a subset.
+    for seq in n + 1..=n + SIG_SPILL * per_bucket {
+        idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig)], ..IndexAdd::default() });
+    }
+    assert!(idx.stats().sig_evictions > 0);
+    assert!(idx.quote_candidates(&q, sig, 0).iter().all(|&(s, i, d)| s >= 1 && i == 0 && d == 0));
+}

@@ -32,7 +32,13 @@ pub struct EndToEnd {
     pub close_seconds: f64,
     /// Data directory size after the run (bytes): table, store and logs.
     pub disk_bytes: u64,
+    /// Documents per second over each window of [`WINDOW`] stored documents, in order
+    /// (a cost per document that grows with the collection shows as a falling rate).
+    pub window_rates: Vec<f64>,
 }
+
+/// Documents per rate window.
+pub const WINDOW: u64 = 10_000;
 
 fn dir_size(p: &Path) -> u64 {
     std::fs::read_dir(p).map_or(0, |d| {
@@ -51,7 +57,17 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
     let start = Instant::now();
     let mut dd = DataDir::open_write(dir, overrides)?;
     let open_seconds = start.elapsed().as_secs_f64();
-    let summary = ingest(&mut dd, paths, u64::MAX, threads, |_| {})?;
+    let mut window_rates = Vec::new();
+    let (mut stored, mut window_start) = (0u64, Instant::now());
+    let summary = ingest(&mut dd, paths, u64::MAX, threads, |e| {
+        if matches!(e, crate::ingest::Event::Stored) {
+            stored += 1;
+            if stored % WINDOW == 0 {
+                window_rates.push(WINDOW as f64 / window_start.elapsed().as_secs_f64());
+                window_start = Instant::now();
+            }
+        }
+    })?;
     let stages = dd.stage_times();
     let closing = Instant::now();
     dd.close()?;
@@ -70,6 +86,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
         open_seconds,
         close_seconds,
         disk_bytes: dir_size(dir),
+        window_rates,
     })
 }
 
@@ -100,6 +117,12 @@ pub fn text(r: &EndToEnd) -> String {
         out += &format!("  {name:<11} {v:>8.2}  {:>5.1}%\n", 100.0 * v / total);
     }
     out += &format!("outside the stages: open {:.2} s, close {:.2} s\n", r.open_seconds, r.close_seconds);
+    if let (Some(first), Some(last)) = (r.window_rates.first(), r.window_rates.last()) {
+        out += &format!(
+            "documents/s over the first {WINDOW} documents: {first:.0}; over the last full {WINDOW}: {last:.0} ({:+.1}%)\n",
+            100.0 * (last / first - 1.0)
+        );
+    }
     out += &format!("data directory: {:.1} MB on disk\n", r.disk_bytes as f64 / 1e6);
     out
 }
