@@ -72,7 +72,11 @@ fn sighup_reopens_the_log_file_and_query_reads_the_newest_checkpoint() {
     wait_until("the reopened log", 20, || std::fs::read_to_string(&log).unwrap_or_default().contains("log file reopened"));
     assert!(std::fs::read_to_string(&log).unwrap().contains("log file reopened"));
     assert!(std::fs::read_to_string(dir.join("serve.log.1")).unwrap().contains("serving"));
-    // query uses the newest checkpoint while the daemon runs, and changes nothing.
+    // query uses the newest checkpoint while the daemon runs, and changes nothing (the
+    // checkpoint of the second document may follow its storage by a moment).
+    wait_until("the checkpoint of both documents", 20, || {
+        checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 2)
+    });
     let q = json(dir, &["query", examples().join("03-weekly-roundup.txt").to_str().unwrap(), "--json"]);
     let origins: Vec<&str> = q["copied_blocks"].as_array().unwrap().iter().map(|b| b["origin"]["name"].as_str().unwrap()).collect();
     assert!(origins.contains(&"01-harbour-bridge") && origins.contains(&"02-commuter-blog"), "{origins:?}");

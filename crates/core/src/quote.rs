@@ -402,11 +402,13 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             continue;
         }
         let d = radius(cfg, s.words.len() as u32);
-        let mut idf_cache: std::collections::HashMap<u64, f64> = std::collections::HashMap::new();
+        // The idf of each of the sentence's words, in the order of its sorted words.
+        let mut idfs = Vec::with_capacity(s.words.len());
         for &w in &s.words {
             let f = df(w)?.max(1);
-            idf_cache.insert(w, (n_docs as f64 / f as f64).ln().max(0.0));
+            idfs.push((n_docs as f64 / f as f64).ln().max(0.0));
         }
+        let idf = |w: u64| s.words.binary_search(&w).map_or(0.0, |i| idfs[i]);
         let mut sources = Vec::new();
         for (cseq, cidx, dist) in index.candidates(cfg, sig, d)? {
             if cseq >= seq {
@@ -414,7 +416,7 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             }
             candidates += 1;
             if let Some(other) = index.sentence(cseq, cidx)? {
-                let sc = score(&s.words, &other.words, |w| idf_cache.get(&w).copied().unwrap_or(0.0));
+                let sc = score(&s.words, &other.words, idf);
                 if sc >= cfg.threshold {
                     sources.push(QuoteSource { seq: cseq, sentence: cidx, distance: dist, score: sc });
                 }

@@ -77,7 +77,8 @@ pub fn run(docs: &[InputDoc], queries: usize, dir: &Path, mut progress: impl FnM
         return Err(EvalError::Corpus(format!("the corpus needs more than {queries} documents")));
     }
     let qcfg = QuoteConfig { d_max: 5, pieces: 3, max_per_probe: u32::MAX, ..QuoteConfig::default() };
-    let overrides = Overrides { table_bytes: Some(16 << 20), quotes: Some(qcfg.clone()), ..Default::default() };
+    // An index large enough that few signatures are evicted: this measures the search.
+    let overrides = Overrides { table_bytes: Some(16 << 20), index_bytes: Some(64 << 20), quotes: Some(qcfg.clone()), ..Default::default() };
     let (collection, query_docs) = docs.split_at(docs.len() - queries);
     let mut dd = DataDir::open_write(dir, &overrides)?;
     for (i, d) in collection.iter().enumerate() {
