@@ -358,8 +358,8 @@ pub trait SentenceIndex {
     fn df(&self, word: u64) -> Result<u64, Self::Error>;
     /// Every indexed sentence within `d` bits of `sig`: (seq, sentence, distance), sorted.
     fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<Vec<(u64, u32, u32)>, Self::Error>;
-    /// An indexed sentence.
-    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Sentence>, Self::Error>;
+    /// An indexed sentence (shared: a cache hands out the same one).
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<std::sync::Arc<Sentence>>, Self::Error>;
 }
 
 /// A document's quotation search: what to index and what it found.

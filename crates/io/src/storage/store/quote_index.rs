@@ -4,6 +4,8 @@
 //! with the stored sentences for `textorigin_core::quote::find`, which searches and
 //! scores.
 
+use std::sync::Arc;
+
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::index::Indexes;
 use textorigin_core::quote::{self, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex};
@@ -38,20 +40,21 @@ impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
         Ok(self.indexes.quote_candidates(cfg, sig, d))
     }
 
-    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Sentence>> {
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Arc<Sentence>>> {
         self.store.sentence(seq, idx)
     }
 }
 
 impl Store {
     /// A stored sentence.
-    pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Sentence>> {
+    pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Arc<Sentence>>> {
         if let Some(s) = self.caches.sentences.get(&(seq, idx)) {
             return Ok(Some(s));
         }
-        let s: Option<Sentence> = self.get(CF_Q_SENT, &sentence_key(seq, idx))?.map(|v| self.decode("sentence", &v)).transpose()?;
+        let s: Option<Arc<Sentence>> =
+            self.get(CF_Q_SENT, &sentence_key(seq, idx))?.map(|v| self.decode("sentence", &v).map(Arc::new)).transpose()?;
         if let Some(s) = &s {
-            self.caches.sentences.put((seq, idx), s.clone());
+            self.caches.sentences.put((seq, idx), Arc::clone(s));
         }
         Ok(s)
     }
