@@ -326,3 +326,35 @@ fn a_partly_failed_file_admitted_before_a_crash_still_goes_to_failed() {
     let reason = std::fs::read_to_string(dir.join("spool/failed/f-mixed.jsonl.reason")).expect("the file is kept in failed/");
     assert!(reason.contains("1 document(s) failed"), "{reason}");
 }
+
+/// Regression (issue 11, item 9): the clean flag and the buckets used to share one
+/// msync, so a power cut in it could leave a clean header over torn buckets. Between the
+/// bucket flush and the flag's, the file on disk must still say "in use": a crash there
+/// is refused and rebuilt to the uninterrupted state.
+#[test]
+#[cfg(feature = "failpoints")]
+fn the_clean_flag_is_written_only_after_the_buckets() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 20);
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    let data = tempfile::tempdir().unwrap();
+    let control = data.path().join("failpoints");
+    std::fs::write(&control, "table.close.after-flush=abort\n").unwrap();
+    let out = bin()
+        .arg("ingest")
+        .arg("--data")
+        .arg(data.path().join("d"))
+        .args(["--table-size", "32KiB"])
+        .args(&files)
+        .env("TEXTORIGIN_FAILPOINTS", &control)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the failpoint must abort the close");
+    let dir = data.path().join("d");
+    let again = run(&dir, &["ingest", files[0].to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not closed cleanly"), "{}", String::from_utf8_lossy(&again.stderr));
+    ok(&dir, &["rebuild"]);
+    assert_eq!(digest(&dir), digest(reference.path()));
+    assert_eq!(ok(&dir, &["export"]), ok(reference.path(), &["export"]));
+}

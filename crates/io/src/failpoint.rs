@@ -15,7 +15,8 @@
 //! document batch itself; use `error` to simulate a full disk), `store.sync` (the group
 //! commit's fsync; `error` simulates a failed fsync), `parse` (a parser
 //! thread, before it reads a file; use `panic`), `read:NAME` (reading the spool file
-//! NAME; `error` makes it unreadable).
+//! NAME; `error` makes it unreadable), `table.close.after-flush` (a table's buckets
+//! flushed, its clean flag not yet written).
 //!
 //! Compiled in only with the `failpoints` feature (the test suite's builds); without
 //! it [`hit`] is an empty inline function and the variable is ignored.
