@@ -242,3 +242,76 @@ fn serve_outlives_the_reader_of_its_log() {
     wait_drained(dir, 1);
     daemon.stop();
 }
+
+/// `stats --prometheus` is the Prometheus text format: each metric declared by HELP and
+/// TYPE before its samples, counters ending in `_total`, the daemon's status included.
+#[test]
+fn stats_prometheus_is_the_text_exposition_format() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::small(dir, 100, None);
+    let files: Vec<PathBuf> = ["01-harbour-bridge.txt", "02-commuter-blog.txt"].iter().map(|f| examples().join(f)).collect();
+    drop_into_spool(dir, &files);
+    wait_drained(dir, 2);
+    daemon.status(dir);
+    let out = ok(dir, &["stats", "--prometheus"]);
+    let mut declared: Option<(String, String)> = None;
+    let mut samples = std::collections::HashMap::new();
+    for line in out.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            assert!(rest.split_once(' ').is_some_and(|(_, help)| !help.is_empty()), "{line}");
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            assert!(kind == "gauge" || kind == "counter", "{line}");
+            assert_eq!(kind == "counter", name.ends_with("_total"), "{line}");
+            declared = Some((name.to_string(), kind.to_string()));
+        } else {
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            let name = series.split('{').next().unwrap();
+            assert_eq!(Some(name), declared.as_ref().map(|d| d.0.as_str()), "a sample before its TYPE: {line}");
+            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{line}");
+            samples.insert(series.to_string(), value.parse::<f64>().unwrap());
+        }
+    }
+    assert_eq!(samples["textorigin_documents"], 2.0);
+    assert_eq!(samples["textorigin_daemon_running"], 1.0);
+    assert!(samples["textorigin_index_inserts_total{section=\"neardup_keys\"}"] > 0.0);
+    let both = run(dir, &["stats", "--prometheus", "--json"]);
+    assert!(!both.status.success(), "--prometheus and --json exclude each other");
+    daemon.stop();
+}
+
+/// Under systemd (`Type=notify`): READY once serving, watchdog pings at half
+/// `WATCHDOG_USEC`, STOPPING on SIGTERM, through the socket `NOTIFY_SOCKET` names.
+#[test]
+fn the_daemon_speaks_the_sd_notify_protocol() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
+    let sock_path = dir.join("notify.sock");
+    let sock = std::os::unix::net::UnixDatagram::bind(&sock_path).unwrap();
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
+    c.args(["serve", "--table-size", "32KiB", "--data"])
+        .arg(dir)
+        .env_remove("TEXTORIGIN_DATA")
+        .env("NOTIFY_SOCKET", &sock_path)
+        .env("WATCHDOG_USEC", "200000")
+        .stderr(std::process::Stdio::null());
+    let daemon = Daemon::spawn(c);
+    let mut buf = [0u8; 512];
+    let mut next = || {
+        let n = sock.recv(&mut buf).expect("a notification within 20 s");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    let first = next();
+    assert!(first.starts_with("READY=1\n") && first.contains("STATUS=serving"), "{first}");
+    // Idle, it still pings the watchdog (every 100 ms here).
+    for _ in 0..3 {
+        assert_eq!(next(), "WATCHDOG=1\n");
+    }
+    daemon.signal("TERM");
+    let stopping = std::iter::repeat_with(&mut next).find(|m| m != "WATCHDOG=1\n").unwrap();
+    assert!(stopping.starts_with("STOPPING=1\n"), "{stopping}");
+    daemon.stop(); // a second SIGTERM while stopping changes nothing
+}

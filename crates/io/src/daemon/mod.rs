@@ -47,6 +47,7 @@ use crate::storage::datadir::{DataDir, DataDirError};
 use crate::storage::store::StoreError;
 use crate::storage::table_file::TableError;
 
+mod sd_notify;
 mod spool;
 mod status;
 
@@ -248,7 +249,10 @@ pub fn serve(
         d.checkpoint(&mut dd)?;
     }
     tracing::info!(spool = %opt.spool.display(), "serving");
+    let mut notifier = sd_notify::Notifier::from_env();
+    notifier.ready(&format!("serving {}", opt.spool.display()));
     loop {
+        notifier.tick();
         if stop.load(Ordering::SeqCst) {
             break;
         }
@@ -268,7 +272,8 @@ pub fn serve(
             if d.since_checkpoint > 0 && d.last_checkpoint.elapsed().as_secs() >= opt.checkpoint_secs {
                 d.checkpoint(&mut dd)?;
             }
-            let _ = rx.recv_timeout(Duration::from_secs(opt.rescan_secs.max(1)).min(Duration::from_millis(500)));
+            let wait = Duration::from_secs(opt.rescan_secs.max(1)).min(Duration::from_millis(500));
+            let _ = rx.recv_timeout(notifier.max_wait().map_or(wait, |w| wait.min(w)));
             continue;
         }
         let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
@@ -294,6 +299,7 @@ pub fn serve(
         d.status_file.write(&d.status);
     }
     tracing::info!("stopping: final checkpoint");
+    notifier.stopping();
     d.checkpoint(&mut dd)?;
     d.status.state = DaemonState::Stopped;
     d.status_file.write(&d.status);

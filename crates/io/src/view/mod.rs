@@ -8,6 +8,7 @@
 
 pub mod html;
 pub mod model;
+pub mod prometheus;
 pub mod text;
 
 pub use model::{DocParts, DocumentView, ViewError, ViewOptions};

@@ -1,0 +1,88 @@
+//! `stats --prometheus`: the statistics in the Prometheus text exposition format
+//! (version 0.0.4), for node_exporter's textfile collector or any scraper: one `# HELP`
+//! and `# TYPE` line per metric, then its samples. Counters end in `_total`.
+
+use std::fmt::Write;
+
+use super::model::StatsView;
+use crate::daemon::DaemonState;
+
+/// One metric: name, type, help, samples as (labels, value).
+struct Metric<'a> {
+    name: &'a str,
+    kind: &'a str,
+    help: &'a str,
+    samples: Vec<(String, f64)>,
+}
+
+fn one(name: &'static str, kind: &'static str, help: &'static str, v: f64) -> Metric<'static> {
+    Metric { name, kind, help, samples: vec![(String::new(), v)] }
+}
+
+fn sections(name: &'static str, kind: &'static str, help: &'static str, v: [f64; 3]) -> Metric<'static> {
+    let samples = ["df", "signatures", "neardup_keys"].iter().zip(v).map(|(s, v)| (format!("{{section=\"{s}\"}}"), v)).collect();
+    Metric { name, kind, help, samples }
+}
+
+/// The metrics of `v`.
+pub fn stats(v: &StatsView) -> String {
+    let t = &v.table;
+    let i = &v.indexes;
+    let c = &i.counters;
+    let mut metrics = vec![
+        one("textorigin_documents", "gauge", "Documents stored.", v.documents as f64),
+        one("textorigin_table_bytes", "gauge", "Size of the shingle table.", t.bytes as f64),
+        one("textorigin_table_capacity_entries", "gauge", "Entries the shingle table holds.", t.capacity as f64),
+        one("textorigin_table_occupied_entries", "gauge", "Entries of the shingle table in use.", t.occupied as f64),
+        one("textorigin_table_inserts_total", "counter", "Shingles inserted into the table.", t.inserts as f64),
+        one("textorigin_table_evictions_total", "counter", "Table entries evicted to make room.", t.evictions as f64),
+        one("textorigin_table_lookups_total", "counter", "Selected shingles looked up.", t.lookups as f64),
+        one("textorigin_table_hits_total", "counter", "Lookups that found their shingle.", t.hits as f64),
+        one("textorigin_shingles_total", "counter", "k-shingles of all applied documents.", v.shingles as f64),
+        one("textorigin_index_bytes", "gauge", "Size of the derived indexes.", i.bytes as f64),
+        sections(
+            "textorigin_index_capacity_entries",
+            "gauge",
+            "Entries each derived index holds.",
+            [i.df_capacity as f64, i.signature_capacity as f64, i.neardup_capacity as f64],
+        ),
+        sections(
+            "textorigin_index_inserts_total",
+            "counter",
+            "Entries inserted into each derived index.",
+            [c.df_inserts as f64, c.sig_inserts as f64, c.nd_inserts as f64],
+        ),
+        sections(
+            "textorigin_index_evictions_total",
+            "counter",
+            "Entries evicted from each derived index (what the bound costs).",
+            [c.df_evictions as f64, c.sig_evictions as f64, c.nd_evictions as f64],
+        ),
+    ];
+    if let Some(d) = &v.daemon {
+        let (running, kept) = match d.state {
+            DaemonState::Running => (1.0, 0.0),
+            DaemonState::Degraded { kept } => (1.0, kept as f64),
+            DaemonState::Stopped => (0.0, 0.0),
+        };
+        metrics.extend([
+            one("textorigin_daemon_running", "gauge", "1 while the daemon's last status says it runs.", running),
+            one("textorigin_daemon_files_kept", "gauge", "Spool files that could not be processed and wait (degraded when > 0).", kept),
+            one("textorigin_daemon_started_at_seconds", "gauge", "Start of the daemon, Unix time.", d.started_at_ms as f64 / 1e3),
+            one("textorigin_daemon_files_admitted_total", "counter", "Spool files admitted in this run.", d.files_admitted as f64),
+            one("textorigin_daemon_files_failed_total", "counter", "Spool files moved to failed/ in this run.", d.files_failed as f64),
+            one("textorigin_daemon_spool_backlog", "gauge", "Files waiting in spool/new.", d.spool_backlog as f64),
+            one("textorigin_daemon_last_applied", "gauge", "Sequence number of the last applied document.", d.last_applied as f64),
+            one("textorigin_daemon_last_checkpoint_seq", "gauge", "Sequence number of the newest checkpoint.", d.last_checkpoint_seq as f64),
+            one("textorigin_daemon_documents_per_second", "gauge", "Recent ingestion rate.", d.documents_per_second),
+        ]);
+    }
+    let mut out = String::new();
+    for m in metrics {
+        let _ = writeln!(out, "# HELP {} {}\n# TYPE {} {}", m.name, m.help, m.name, m.kind);
+        for (labels, value) in m.samples {
+            let _ = writeln!(out, "{}{labels} {value}", m.name);
+        }
+    }
+    out
+}
