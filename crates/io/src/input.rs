@@ -321,6 +321,35 @@ pub fn html_to_text(html: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Fragments that steer random input toward what the parsers branch on.
+    fn fragments() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            any::<Vec<u8>>(),
+            "[a-zA-Z .!?\n]{0,40}".prop_map(String::into_bytes),
+            prop::sample::select(vec![
+                "{", "}", "[", "]", "\"", ":", ",", "\\u00e9", "\\ud800", "\"text\"", "\"html\"", "\"id\"", "null", "1e999",
+                "<p>", "</p>", "<script>", "<!--", "-->", "&amp;", "&#xFFFFFF;", "<![CDATA[", "\n", "\r\n", "\u{feff}", "\0",
+            ])
+            .prop_map(|s: &str| s.as_bytes().to_vec()),
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        /// Fuzzing (issue 11): any bytes in any input format give documents or clean
+        /// errors, never a panic; `scripts/fuzz.sh` runs a million cases.
+        #[test]
+        fn fuzz_any_bytes_parse_to_documents_or_errors(bytes in fragments(), ext in prop::sample::select(vec!["txt", "html", "json", "jsonl", "xyz"])) {
+            let limit = 1 << 12;
+            if let Ok(docs) = parse_bytes(&bytes, ext, "stem", "src", limit) {
+                for d in docs.into_iter().flatten() {
+                    prop_assert!(d.text.len() as u64 <= 4 * bytes.len() as u64 + 64, "output bounded by the input");
+                }
+            }
+        }
+    }
 
     #[test]
     fn html_drops_markup_scripts_and_decodes_entities() {

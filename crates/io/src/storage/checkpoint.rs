@@ -274,6 +274,24 @@ mod tests {
     use std::cell::{Cell, RefCell};
     use std::collections::HashMap;
 
+    proptest::proptest! {
+        /// Fuzzing (issue 11): any meta bytes, and any one-byte change of a valid meta,
+        /// are refused or read, never a panic; a changed meta is refused unless its
+        /// checksum still holds. `scripts/fuzz.sh` runs a million cases.
+        #[test]
+        fn fuzz_slot_meta_loader_refuses_or_reads(random in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..96), at in 0usize..META_BYTES, byte in proptest::prelude::any::<u8>()) {
+            let _ = decode(&random);
+            let m = SlotMeta { generation: 7, seq: 42, length: 1 << 20, hash: 0xabcd };
+            let mut b = encode(&m).to_vec();
+            let changed = b[at] != byte;
+            b[at] = byte;
+            match decode(&b) {
+                Some(got) => proptest::prop_assert!(!changed || got != m, "a changed meta read as the original"),
+                None => proptest::prop_assert!(changed),
+            }
+        }
+    }
+
     /// A simulated disk: every file has durable bytes and pending (written, not synced)
     /// bytes. A power cut keeps the durable bytes and, for a file with pending bytes,
     /// either drops them or tears them sector by sector (512 bytes). Operations fail once
