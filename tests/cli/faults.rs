@@ -358,3 +358,83 @@ fn the_clean_flag_is_written_only_after_the_buckets() {
     assert_eq!(digest(&dir), digest(reference.path()));
     assert_eq!(ok(&dir, &["export"]), ok(reference.path(), &["export"]));
 }
+
+/// A small real file system (tmpfs), mounted by the test; skipped with a message where
+/// mounting is not allowed (not root, no CAP_SYS_ADMIN).
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmpfs(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(self.0.path()).status();
+    }
+}
+
+/// Panics when the daemon exited (so that waiting for it fails at once).
+fn daemon_gone(d: &mut Daemon) -> bool {
+    assert!(d.is_running(), "the daemon exited");
+    false
+}
+
+/// Regression (issue 11, item 5): on a real full disk (a tmpfs, not a failpoint) the
+/// daemon died (the checkpoint copy, then recovery's copy of the table, hit ENOSPC).
+/// It must keep the files in the spool, stay up, and go on once there is space again,
+/// ending where an uninterrupted run ends.
+#[test]
+fn a_real_full_disk_stops_nothing_and_the_daemon_resumes() {
+    let Some(fs) = Tmpfs::mount("48m") else {
+        eprintln!("SKIPPED a_real_full_disk_stops_nothing_and_the_daemon_resumes: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 60);
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    let dir = fs.0.path().join("data");
+    let mut daemon = Daemon::small(&dir, 5, None);
+    daemon.status(&dir);
+    // Producers write into spool/tmp first; then the disk fills up (a ballast file
+    // takes what is left), before the daemon's first checkpoint has made its slots.
+    let mut staged = Vec::new();
+    for f in &files {
+        let tmp = dir.join("spool/tmp").join(f.file_name().unwrap());
+        std::fs::copy(f, &tmp).unwrap();
+        staged.push(tmp);
+    }
+    let ballast = fs.0.path().join("ballast");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&ballast).unwrap();
+        let block = vec![0x5a_u8; 1 << 16];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.sync_all();
+    }
+    for tmp in &staged {
+        std::fs::rename(tmp, dir.join("spool/new").join(tmp.file_name().unwrap())).unwrap();
+    }
+    // The daemon hits the full disk (a failed checkpoint or store write shows in its
+    // status) and stays up.
+    wait_until("the full disk to be hit", 60, || {
+        let s: Value = std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+        !daemon_gone(&mut daemon) && (s["checkpoint_error"].is_string() || s["state"].as_str().is_some_and(|x| x.starts_with("degraded")))
+    });
+    assert!(daemon.is_running(), "the daemon must survive a full disk");
+    // Space again: it goes on by itself.
+    std::fs::remove_file(&ballast).unwrap();
+    wait_drained(&dir, 60);
+    daemon.stop();
+    assert_eq!(export_without_sources(&dir), export_without_sources(reference.path()));
+    assert_eq!(digest(&dir), digest(reference.path()));
+}

@@ -214,6 +214,11 @@ impl Daemon {
         self.child.as_ref().expect("running").id()
     }
 
+    /// Whether the process still runs (not exited).
+    pub fn is_running(&mut self) -> bool {
+        self.child.as_mut().expect("started").try_wait().unwrap().is_none()
+    }
+
     /// Sends a signal through kill(1).
     pub fn signal(&self, sig: &str) {
         assert!(std::process::Command::new("kill").arg(format!("-{sig}")).arg(self.id().to_string()).status().unwrap().success());

@@ -169,6 +169,38 @@ fn recover(dir: &Path) -> Result<Option<(u64, u64, u64)>> {
     Ok(recovery)
 }
 
+/// Sleeps for `d`, or less when a stop is asked for.
+fn pause(d: Duration, stop: &AtomicBool) {
+    let until = Instant::now() + d;
+    while !stop.load(Ordering::SeqCst) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Recovers a poisoned table and reopens the data directory. A full disk can make this
+/// fail too (RocksDB reopening its log, say): it is tried again after a pause that
+/// doubles up to [`MAX_BACKOFF`], until it works or a stop is asked for. A replay
+/// mismatch (a determinism bug) stops the daemon at once.
+fn recover_poisoned(dir: &Path, overrides: &Overrides, stop: &AtomicBool) -> Result<DataDir> {
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let attempt = recover(dir).and_then(|r| {
+            tracing::warn!(?r, "recovered the table after a failed store write");
+            Ok(DataDir::open_write(dir, overrides)?)
+        });
+        match attempt {
+            Ok(dd) => return Ok(dd),
+            Err(e @ DaemonError::ReplayMismatch(_)) => return Err(e),
+            Err(e) if stop.load(Ordering::SeqCst) => return Err(e),
+            Err(e) => {
+                tracing::warn!(error = %crate::error::chain(&e), retry_in_s = backoff.as_secs(), "cannot recover the table yet (a full disk?)");
+                pause(backoff, stop);
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
 /// The running daemon's bookkeeping: its status, and when it last checkpointed. (The
 /// data directory is kept apart: recovery must close it and open it again.)
 struct Daemon<'a> {
@@ -278,13 +310,18 @@ pub fn serve(
         }
         let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
         if dd.poisoned() {
-            // The table applied a document the store did not take: go back to the last
-            // checkpoint and replay, as after a crash, then try the kept files again.
-            // A replayed result that differs stops the daemon, as at start-up.
+            // The table applied a document the store did not take (a full disk, say): go
+            // back to the last checkpoint and replay, as after a crash. The fault is the
+            // data directory's, not the files': they all wait, in order, for a pause that
+            // doubles up to MAX_BACKOFF. A replayed result that differs stops the daemon,
+            // as at start-up.
+            d.status.state = DaemonState::Degraded { kept: kept.len() };
+            d.status_file.write(&d.status);
             drop(dd);
-            let r = recover(dir)?;
-            tracing::warn!(?r, "recovered the table after a failed store write");
-            dd = DataDir::open_write(dir, overrides)?;
+            dd = recover_poisoned(dir, overrides, &stop)?;
+            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+            pause(backoff, &stop);
+            continue;
         }
         if kept.is_empty() {
             backoff = Duration::ZERO;
@@ -322,6 +359,13 @@ impl Daemon<'_> {
             self.status.documents_applied_this_run += applied;
             self.since_checkpoint += applied;
             outcomes.push((path, outcome));
+        }
+        if dd.poisoned() {
+            // A store write failed (a real full disk leaves RocksDB's writer in error, so
+            // no fsync can follow): no group commit, and every file of the batch stays in
+            // the spool. After recovery, the documents stored before the failure are
+            // recognised by their admission records and not stored twice.
+            return Ok(outcomes.into_iter().map(|(path, _)| path).collect());
         }
         // Group commit: the documents are durable before their files leave the spool. A
         // failed fsync leaves unknown state behind: stop; the restart recovers.
@@ -398,16 +442,29 @@ impl Daemon<'_> {
     }
 
     /// Writes a checkpoint of the table (its results made durable first).
+    /// Writes a checkpoint. A slot that cannot be written (a full disk) is no reason to
+    /// stop: the newest valid slot and the store still recover every document, so the
+    /// failure is logged, shown in the status, and the next checkpoint is tried when due.
+    /// A failed table flush or store fsync leaves unknown state behind: those stop.
     fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
         dd.table.flush()?;
         dd.store.sync().map_err(DaemonError::Fsync)?;
         let seq = dd.table.stats().last_seq;
-        let m = crate::storage::checkpoint::write(&dd.dir, dd.table.path(), seq)?;
-        self.status.last_checkpoint_generation = m.generation;
-        self.status.last_checkpoint_seq = m.seq;
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
-        tracing::info!(generation = m.generation, seq, "checkpoint");
+        match crate::storage::checkpoint::write(&dd.dir, dd.table.path(), seq) {
+            Ok(m) => {
+                self.status.last_checkpoint_generation = m.generation;
+                self.status.last_checkpoint_seq = m.seq;
+                self.status.checkpoint_error = None;
+                tracing::info!(generation = m.generation, seq, "checkpoint");
+            }
+            Err(e) => {
+                let e = crate::error::chain(&e);
+                tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid, trying again when due");
+                self.status.checkpoint_error = Some(e);
+            }
+        }
         Ok(())
     }
 }

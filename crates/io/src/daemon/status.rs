@@ -73,6 +73,9 @@ pub struct DaemonStatus {
     /// At start: the checkpoint the table was restored from and the documents replayed.
     pub recovered_from_checkpoint: Option<u64>,
     pub replayed: u64,
+    /// Why the last checkpoint could not be written (None: it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_error: Option<String>,
 }
 
 impl DaemonStatus {

@@ -258,9 +258,22 @@ pub fn remove_slots(dir: &Path) -> Result<()> {
     sync_dir(dir)
 }
 
-/// Copies slot `slot` over the table file (for recovery) and fsyncs it.
+/// Copies slot `slot` over the table file (for recovery) and fsyncs it. Over a table
+/// file of the slot's length the copy is made in place, needing no new space (a full
+/// disk must not stop recovery): a crash during it leaves a table whose header says "in
+/// use" (the slot's own header, copied from a running writer, or the crashed table's),
+/// which is never trusted and is restored again. Otherwise through a new file renamed
+/// over the table.
 pub fn restore(dir: &Path, slot: usize, table: &Path) -> Result<()> {
     let (data, _) = slot_paths(dir, slot);
+    let slot_len = std::fs::metadata(&data).io(|| format!("cannot read {}", data.display()))?.len();
+    if std::fs::metadata(table).is_ok_and(|m| m.len() == slot_len) {
+        let mut src = File::open(&data).io(|| format!("cannot read {}", data.display()))?;
+        let mut dst = OpenOptions::new().write(true).open(table).io(|| format!("cannot write {}", table.display()))?;
+        std::io::copy(&mut src, &mut dst).io(|| format!("cannot copy {} over {}", data.display(), table.display()))?;
+        dst.sync_all().io(|| format!("cannot fsync {}", table.display()))?;
+        return Ok(());
+    }
     let tmp = table.with_extension("restore");
     std::fs::copy(&data, &tmp).io(|| format!("cannot copy {}", data.display()))?;
     File::open(&tmp).and_then(|f| f.sync_all()).io(|| format!("cannot fsync {}", tmp.display()))?;
