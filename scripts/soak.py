@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Soak harness for `textorigin serve` (issue 11): documents stream into the spool while
+the daemon is killed with SIGKILL over and over, random failpoints fire (an abort in the
+middle of admission, commit or checkpoint; failing store writes), and, where a tmpfs can
+be mounted (root), the disk fills up for a while. At the end every document must be
+stored exactly once, and the export and the table and index digests must equal those of
+an uncrashed batch run over the same documents. Prints the counts.
+
+    python3 scripts/soak.py --bin TARGET/release/textorigin [--kills 1000] [--docs 3000]
+
+The binary must be built with the `failpoints` feature (as the test suite builds it:
+`cargo build --release --features textorigin/failpoints`). Not run by CI, which runs the
+short version: `tests/cli/faults.rs`, `daemon_killed_at_random_moments_...`.
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+POINTS_ABORT = ["admit.before-commit", "admit.after-commit", "spool.after-sync", "spool.after-unlink", "checkpoint.after-copy", "checkpoint.after-meta"]
+
+
+def corpus(dirname, n, rnd):
+    """n documents that copy runs of words from earlier ones (as tests/cli/util.rs)."""
+    docs, paths = [], []
+    for i in range(n):
+        w = []
+        for _ in range(2 + rnd.randrange(3)):
+            if docs and rnd.randrange(3) > 0:
+                src = docs[rnd.randrange(len(docs))]
+                a = rnd.randrange(len(src))
+                w += src[a : a + 12 + rnd.randrange(30)]
+            else:
+                w += [f"w{rnd.randrange(4000)}" for _ in range(20 + rnd.randrange(40))]
+        text = " ".join(" ".join(w[j : j + 12]) + "." for j in range(0, len(w), 12))
+        p = os.path.join(dirname, f"{i:06}.txt")
+        with open(p, "w") as f:
+            f.write(text)
+        paths.append(p)
+        docs.append(w)
+    return paths
+
+
+def run(binary, *args):
+    return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
+
+
+def export_without_sources(binary, data):
+    out = []
+    for line in run(binary, "export", "--data", data).splitlines():
+        v = json.loads(line)
+        v.pop("source", None)
+        out.append(v)
+    return out
+
+
+def digests(binary, data):
+    s = json.loads(run(binary, "stats", "--json", "--data", data))
+    return s["table_digest"], s["index_digest"], s["documents"]
+
+
+def documents(binary, data):
+    r = subprocess.run([binary, "stats", "--json", "--data", data], capture_output=True, text=True)
+    return json.loads(r.stdout)["documents"] if r.returncode == 0 else 0
+
+
+def mount_tmpfs(path, size):
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path], capture_output=True).returncode == 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--kills", type=int, default=1000)
+    ap.add_argument("--docs", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    rnd = random.Random(a.seed)
+    work = tempfile.mkdtemp(prefix="textorigin-soak-")
+    src = os.path.join(work, "corpus")
+    os.makedirs(src)
+    files = corpus(src, a.docs, rnd)
+    ref = os.path.join(work, "reference")
+    run(a.bin, "ingest", "--data", ref, "--table-size", "32KiB", *files)
+
+    fs = os.path.join(work, "fs")
+    os.makedirs(fs)
+    tmpfs = mount_tmpfs(fs, "96m")
+    data = os.path.join(fs, "data")
+    for sub in ["spool/tmp", "spool/new"]:
+        os.makedirs(os.path.join(data, sub), exist_ok=True)
+    control = os.path.join(work, "failpoints")
+    open(control, "w").close()
+    env = dict(os.environ, TEXTORIGIN_FAILPOINTS=control)
+    env.pop("TEXTORIGIN_DATA", None)
+
+    def start():
+        return subprocess.Popen(
+            [a.bin, "serve", "--data", data, "--table-size", "32KiB", "--checkpoint-docs", "7", "--rescan-secs", "1"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    fed, kills, failpoints, disk_fills, exits = 0, 0, 0, 0, 0
+    ballast = os.path.join(fs, "ballast")
+    daemon = start()
+    t0 = time.time()
+    while kills < a.kills or fed < len(files) or documents(a.bin, data) < len(files):
+        # Feed a few documents, in name order (tmp, then rename: the spool contract).
+        for _ in range(rnd.randrange(8)):
+            if fed < len(files):
+                name = os.path.basename(files[fed])
+                tmp = os.path.join(data, "spool/tmp", name)
+                try:
+                    shutil.copyfile(files[fed], tmp)
+                    os.rename(tmp, os.path.join(data, "spool/new", name))
+                    fed += 1
+                except OSError:  # the disk is full: the producer waits too
+                    break
+        time.sleep(rnd.uniform(0.0, 0.15))
+        r = rnd.random()
+        if r < 0.08:
+            point = rnd.choice(POINTS_ABORT)
+            with open(control, "w") as f:
+                f.write(f"{point}=abort\n")
+            failpoints += 1
+        elif r < 0.11:
+            with open(control, "w") as f:
+                f.write("store.write=error\n")
+            failpoints += 1
+        elif r < 0.30:
+            open(control, "w").close()
+        if tmpfs and not os.path.exists(ballast) and rnd.random() < 0.01:
+            with open(ballast, "wb") as f:
+                try:
+                    while True:
+                        f.write(b"\0" * 65536)
+                except OSError:
+                    pass
+            disk_fills += 1
+        elif os.path.exists(ballast) and rnd.random() < 0.2:
+            os.remove(ballast)
+        if daemon.poll() is not None:
+            exits += 1  # a failpoint's abort: restart as systemd would
+            daemon = start()
+        elif kills < a.kills and rnd.random() < 0.5:
+            daemon.send_signal(signal.SIGKILL)
+            daemon.wait()
+            kills += 1
+            daemon = start()
+        if kills and kills % 100 == 0:
+            print(f"{kills} kills, {fed} fed, {documents(a.bin, data)} stored, {time.time() - t0:.0f} s", flush=True)
+        if kills >= a.kills:
+            open(control, "w").close()
+            if os.path.exists(ballast):
+                os.remove(ballast)
+    daemon.send_signal(signal.SIGTERM)
+    if daemon.wait() != 0:
+        sys.exit("the daemon did not stop cleanly")
+    ok = export_without_sources(a.bin, data) == export_without_sources(a.bin, ref)
+    same = digests(a.bin, data) == digests(a.bin, ref)
+    print(f"soak: {kills} SIGKILLs, {exits} failpoint aborts, {failpoints} failpoints set, {disk_fills} full disks"
+          f" ({'tmpfs' if tmpfs else 'no tmpfs: not root'}), {len(files)} documents; "
+          f"export equal: {ok}; table and index digests equal: {same}")
+    if tmpfs:
+        subprocess.run(["umount", "-l", fs])
+    shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0 if ok and same else 1)
+
+
+if __name__ == "__main__":
+    main()
