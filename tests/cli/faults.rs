@@ -438,3 +438,36 @@ fn a_real_full_disk_stops_nothing_and_the_daemon_resumes() {
     assert_eq!(export_without_sources(&dir), export_without_sources(reference.path()));
     assert_eq!(digest(&dir), digest(reference.path()));
 }
+
+/// Regression (issue 11, item 11): SIGTERM was ignored while the start-up replay ran.
+/// A stop during recovery ends the daemon promptly with status 0; the next start
+/// recovers again and ends like an uninterrupted run.
+#[test]
+#[cfg(feature = "failpoints")]
+fn sigterm_during_the_startup_replay_stops_the_daemon_promptly() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 20);
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let args = ["--table-size", "32KiB", "--checkpoint-docs", "1000"];
+    let daemon = Daemon::start(dir, &args, Some(&control));
+    drop_into_spool(dir, &files);
+    wait_drained(dir, 20);
+    daemon.kill(); // no checkpoint yet: the next start replays all 20 documents
+    std::fs::write(&control, "recover.replay=sleep\n").unwrap(); // 200 ms a document
+    let daemon = Daemon::start(dir, &args, Some(&control));
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let asked = std::time::Instant::now();
+    daemon.stop(); // SIGTERM, and exit status 0
+    assert!(asked.elapsed() < std::time::Duration::from_secs(2), "the stop took {:?}", asked.elapsed());
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::start(dir, &args, Some(&control));
+    assert_eq!(daemon.status(dir)["replayed"], 20, "the next start recovers from the beginning");
+    daemon.stop();
+    assert_eq!(digest(dir), digest(reference.path()));
+    assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
+}

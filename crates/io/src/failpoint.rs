@@ -4,7 +4,8 @@
 //! When `TEXTORIGIN_FAILPOINTS` names a file, every [`hit`] reads that file: a line
 //! `NAME=abort` makes the process abort at point NAME (like `kill -9` at that instant),
 //! `NAME=panic` panics there (a dying thread), `NAME=error` makes the point return an
-//! I/O error ("no space left on device"). The
+//! I/O error ("no space left on device"), `NAME=sleep` waits 200 ms there (a slow step).
+//! The
 //! file can be changed while the process runs. Without the variable a hit costs one
 //! check of a cached `Option`.
 //!
@@ -16,7 +17,8 @@
 //! commit's fsync; `error` simulates a failed fsync), `parse` (a parser
 //! thread, before it reads a file; use `panic`), `read:NAME` (reading the spool file
 //! NAME; `error` makes it unreadable), `table.close.after-flush` (a table's buckets
-//! flushed, its clean flag not yet written).
+//! flushed, its clean flag not yet written), `recover.replay` (before each document
+//! recovery replays).
 //!
 //! Compiled in only with the `failpoints` feature (the test suite's builds); without
 //! it [`hit`] is an empty inline function and the variable is ignored.
@@ -51,6 +53,7 @@ pub fn hit(name: &str) -> std::io::Result<()> {
                 std::process::abort();
             }
             Some((n, "panic")) if n == name => panic!("failpoint {name}: panic"),
+            Some((n, "sleep")) if n == name => std::thread::sleep(std::time::Duration::from_millis(200)),
             Some((n, "error")) if n == name => {
                 return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, format!("failpoint {name}: no space left on device")));
             }

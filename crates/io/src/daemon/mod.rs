@@ -154,10 +154,15 @@ fn watch(new_dir: &Path) -> Result<(notify::RecommendedWatcher, crossbeam_channe
 
 /// Recovers the table if a crash left it out of step with the store; refuses to go on
 /// when a replayed result differs from the stored one.
-fn recover(dir: &Path) -> Result<Option<(u64, u64, u64)>> {
+fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<(u64, u64, u64)>> {
     let recovery = DataDir::recover(dir, |i, n| {
         if i == n || i % 1000 == 0 {
             tracing::warn!(replayed = i, of = n, "replaying documents after the last checkpoint");
+        }
+        if stop.load(Ordering::SeqCst) {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
         }
     })?;
     if let Some((from, n, bad)) = recovery {
@@ -184,7 +189,7 @@ fn pause(d: Duration, stop: &AtomicBool) {
 fn recover_poisoned(dir: &Path, overrides: &Overrides, stop: &AtomicBool) -> Result<DataDir> {
     let mut backoff = Duration::from_secs(1);
     loop {
-        let attempt = recover(dir).and_then(|r| {
+        let attempt = recover(dir, stop).and_then(|r| {
             tracing::warn!(?r, "recovered the table after a failed store write");
             Ok(DataDir::open_write(dir, overrides)?)
         });
@@ -265,7 +270,13 @@ pub fn serve(
         std::fs::create_dir_all(&path).io(|| format!("cannot create {}", path.display()))?;
     }
     std::fs::create_dir_all(dir).io(|| format!("cannot create {}", dir.display()))?;
-    let recovery = recover(dir)?;
+    let recovery = match recover(dir, &stop) {
+        Err(DaemonError::DataDir(DataDirError::Interrupted)) => {
+            tracing::warn!("stopped during recovery; the next start resumes it");
+            return Ok(());
+        }
+        r => r?,
+    };
     let mut dd = DataDir::open_write(dir, overrides)?;
     let new_dir = opt.spool.join("new");
     let (_watcher, rx) = watch(&new_dir)?;

@@ -9,6 +9,7 @@
 //! in use (a crash) or out of step with the store is refused until `rebuild` replays
 //! the stored documents into a fresh table.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -156,6 +157,8 @@ pub enum DataDirError {
     CheckpointSeq { found: u64, meta: u64 },
     #[error("a store write failed after the table applied a document; the table must be recovered first")]
     Poisoned,
+    #[error("recovery stopped before its end (a stop was asked for); the next start resumes it")]
+    Interrupted,
     #[error("not closing the table cleanly: a store write failed after it applied a document (the next start recovers it)")]
     PoisonedClose,
     #[error("{doc}: cannot store document #{seq}")]
@@ -452,7 +455,9 @@ impl DataDir {
     /// documents after it, comparing each recomputed result with the stored one. Returns
     /// (checkpoint sequence number it started from, documents replayed, mismatches), or
     /// None when the table was in step.
-    pub fn recover(dir: &Path, mut progress: impl FnMut(u64, u64)) -> Result<Option<(u64, u64, u64)>> {
+    /// `progress` may stop the replay (a SIGTERM during start-up): the table is then
+    /// left marked in use, and the next start recovers it again.
+    pub fn recover(dir: &Path, mut progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<(u64, u64, u64)>> {
         let dbp = db_path(dir);
         if !dbp.join("CURRENT").exists() {
             return Ok(None);
@@ -463,7 +468,9 @@ impl DataDir {
         let tpath = table_path(dir);
         if matches!(TableFile::open_any(&tpath, false), Err(TableError::OlderFormat { .. })) {
             tracing::warn!("the table file predates the derived indexes: rebuilding it from the stored documents");
-            let (n, mismatches) = Self::rebuild_with(dir, &store, &mut progress)?;
+            let (n, mismatches) = Self::rebuild_with(dir, &store, &mut |i, n| {
+                let _ = progress(i, n);
+            })?;
             return Ok(Some((0, n, mismatches)));
         }
         let in_step = tpath.exists()
@@ -492,12 +499,15 @@ impl DataDir {
         let mut engine = Engine::new(cfg);
         let mut mismatches = 0;
         for seq in from + 1..=last {
+            crate::failpoint::hit("recover.replay").io(|| "recovery")?;
             let result = replay(&store, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), seq)?;
             if store.result(seq)?.as_ref() != Some(&result) {
                 mismatches += 1;
                 tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
             }
-            progress(seq - from, last - from);
+            if progress(seq - from, last - from).is_break() {
+                return Err(DataDirError::Interrupted);
+            }
         }
         table.close()?;
         Ok(Some((from, last - from, mismatches)))
