@@ -174,6 +174,26 @@ fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<(u64, u64, u64)>> {
     Ok(recovery)
 }
 
+/// Bytes of spool files one batch holds at most (one larger file is a batch of its
+/// own): a batch's memory is bounded in bytes, not in files.
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// The next batch: up to `max` of `files`, in order, within [`BATCH_BYTES`] (sizes from
+/// `lstat`; a file that is not regular counts 0 and is quarantined when read).
+fn next_batch(files: impl Iterator<Item = PathBuf>, max: usize) -> Vec<PathBuf> {
+    let mut batch = Vec::new();
+    let mut bytes = 0u64;
+    for f in files.take(max) {
+        let len = std::fs::symlink_metadata(&f).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
+        if !batch.is_empty() && bytes + len > BATCH_BYTES {
+            break;
+        }
+        bytes += len;
+        batch.push(f);
+    }
+    batch
+}
+
 /// Sleeps for `d`, or less when a stop is asked for.
 fn pause(d: Duration, stop: &AtomicBool) {
     let until = Instant::now() + d;
@@ -308,7 +328,7 @@ pub fn serve(
         // unreadable files that sort first never starve the spool.
         let now = Instant::now();
         retry.retain(|p, _| files.binary_search(p).is_ok()); // `list` sorts
-        let batch: Vec<PathBuf> = files.into_iter().filter(|f| retry.get(f).is_none_or(|t| now >= *t)).take(opt.batch).collect();
+        let batch = next_batch(files.into_iter().filter(|f| retry.get(f).is_none_or(|t| now >= *t)), opt.batch);
         if batch.is_empty() {
             d.status.state = if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };
             d.status_file.write(&d.status);
@@ -477,5 +497,36 @@ impl Daemon<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue 11, item 7): a batch held up to 64 files whatever their size.
+    #[test]
+    fn batches_are_bounded_in_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let sizes = [40 << 20, 30 << 20, 1 << 10, 100 << 20, 5];
+        let files: Vec<PathBuf> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let p = dir.path().join(format!("{i}"));
+                std::fs::File::create(&p).unwrap().set_len(len).unwrap(); // sparse
+                p
+            })
+            .collect();
+        // As the daemon does: each round lists what is left and takes the next batch.
+        let mut rest = files.clone();
+        let mut batches = Vec::new();
+        while !rest.is_empty() {
+            let b = next_batch(rest.clone().into_iter(), 64);
+            rest.retain(|p| !b.contains(p));
+            batches.push(b.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect::<Vec<_>>());
+        }
+        assert_eq!(batches, [vec!["0"], vec!["1", "2"], vec!["3"], vec!["4"]]);
+        assert_eq!(next_batch(files.into_iter().rev(), 2).len(), 1, "at most `max` files, then the bytes");
     }
 }
