@@ -92,7 +92,9 @@ def main():
 
     fs = os.path.join(work, "fs")
     os.makedirs(fs)
-    tmpfs = mount_tmpfs(fs, "96m")
+    # Room for the data directory (RocksDB preallocates its 64 MiB write-ahead log) and
+    # a ballast that fills the rest for a while.
+    tmpfs = mount_tmpfs(fs, "256m")
     data = os.path.join(fs, "data")
     for sub in ["spool/tmp", "spool/new"]:
         os.makedirs(os.path.join(data, sub), exist_ok=True)
@@ -107,7 +109,7 @@ def main():
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
 
-    fed, kills, failpoints, disk_fills, exits = 0, 0, 0, 0, 0
+    fed, kills, failpoints, disk_fills, exits, shown = 0, 0, 0, 0, 0, 0
     ballast = os.path.join(fs, "ballast")
     daemon = start()
     t0 = time.time()
@@ -154,7 +156,8 @@ def main():
             daemon.wait()
             kills += 1
             daemon = start()
-        if kills and kills % 100 == 0:
+        if kills % 100 == 0 and kills != shown:
+            shown = kills
             print(f"{kills} kills, {fed} fed, {documents(a.bin, data)} stored, {time.time() - t0:.0f} s", flush=True)
         if kills >= a.kills:
             open(control, "w").close()

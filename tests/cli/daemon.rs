@@ -315,3 +315,28 @@ fn the_daemon_speaks_the_sd_notify_protocol() {
     assert!(stopping.starts_with("STOPPING=1\n"), "{stopping}");
     daemon.stop(); // a second SIGTERM while stopping changes nothing
 }
+
+/// Regression (issue 11, item 11): two spool files whose names differ only in bytes that
+/// are not UTF-8 (one lossy name) and have the same content were taken for one file
+/// (their admission key hashed the lossy name): the second was dropped unstored. And a
+/// spooled document's `source` named its path in `new/`, gone once admitted.
+#[test]
+fn non_utf8_names_stay_apart_and_sources_name_the_spool_file() {
+    use std::os::unix::ffi::OsStrExt;
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::small(dir, 100, None);
+    let text = std::fs::read(examples().join("01-harbour-bridge.txt")).unwrap();
+    for name in [&b"report-\xff.txt"[..], &b"report-\xfe.txt"[..]] {
+        let name = std::ffi::OsStr::from_bytes(name);
+        std::fs::write(dir.join("spool/tmp").join(name), &text).unwrap();
+        std::fs::rename(dir.join("spool/tmp").join(name), dir.join("spool/new").join(name)).unwrap();
+    }
+    std::fs::copy(examples().join("02-commuter-blog.txt"), dir.join("spool/tmp/blog.txt")).unwrap();
+    std::fs::rename(dir.join("spool/tmp/blog.txt"), dir.join("spool/new/blog.txt")).unwrap();
+    wait_drained(dir, 3);
+    daemon.stop();
+    assert_eq!(documents(dir), 3, "both files stored");
+    let blog = json(dir, &["show", "blog", "--json"]);
+    assert_eq!(blog["source"], "spool:blog.txt");
+}

@@ -107,6 +107,9 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
     let _ = crate::failpoint::hit("parse");
     let source = path.display().to_string();
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // The key takes the name's bytes: two names that differ only in bytes that are not
+    // UTF-8 map to one lossy string, and must not be taken for one file.
+    let raw_name = path.file_name().map(|n| std::os::unix::ffi::OsStrExt::as_bytes(n).to_vec()).unwrap_or_default();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let done = |key: u128, content: Content| Parsed { path: path.to_path_buf(), name: name.clone(), source: source.clone(), key, content };
     let read = crate::failpoint::hit(&format!("read:{name}")).map_err(Unreadable::Later).and_then(|()| read_entry(path, max, ext == "jsonl"));
@@ -119,16 +122,18 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
             return done(0, Content::Keep);
         }
         Err(Unreadable::Never(why)) => {
-            let key = xxh3_128(format!("{name}\0{why}").as_bytes());
+            let key = xxh3_128(&[&raw_name[..], b"\0", why.as_bytes()].concat());
             return done(key, Content::Fails(format!("{source}: {why}")));
         }
     };
-    let mut keyed = name.as_bytes().to_vec();
+    let mut keyed = raw_name;
     keyed.push(0);
     keyed.extend_from_slice(&bytes);
     let key = xxh3_128(&keyed);
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
-    match parse_bytes(&bytes, &ext, &stem, &source, max) {
+    // A stored document names its spool file, not the path it had in `new/`, which is
+    // gone once the file is admitted.
+    match parse_bytes(&bytes, &ext, &stem, &format!("spool:{name}"), max) {
         Ok(docs) if docs.is_empty() => done(key, Content::Fails(format!("{source}: no documents"))),
         Ok(docs) => done(
             key,
