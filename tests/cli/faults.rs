@@ -471,3 +471,35 @@ fn sigterm_during_the_startup_replay_stops_the_daemon_promptly() {
     assert_eq!(digest(dir), digest(reference.path()));
     assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
 }
+
+/// Regression (issue 11, item 11): checkpoint slots were not tied to their store. After
+/// `rm -rf db table` the old slots stayed, and the new store's first crash restored
+/// one of them (a table of other documents). Slots now carry the store's identity.
+#[test]
+fn checkpoints_of_a_deleted_store_are_never_restored() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 40);
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::small(dir, 5, None);
+    drop_into_spool(dir, &files[..20]);
+    wait_drained(dir, 20);
+    daemon.stop();
+    assert!(checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 20));
+    // Start over in the same directory, keeping the old slots by mistake.
+    std::fs::remove_dir_all(dir.join("db")).unwrap();
+    std::fs::remove_file(dir.join("table")).unwrap();
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files[20..]);
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB", "--checkpoint-docs", "1000"], None);
+    drop_into_spool(dir, &files[20..]);
+    wait_drained(dir, 20);
+    daemon.kill();
+    let daemon = Daemon::small(dir, 1000, None);
+    let status = daemon.status(dir);
+    assert_eq!(status["recovered_from_checkpoint"], 0, "replayed from an empty table: {status}");
+    assert_eq!(status["replayed"], 20);
+    daemon.stop();
+    assert_eq!(digest(dir), digest(reference.path()));
+    assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
+}

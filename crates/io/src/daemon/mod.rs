@@ -483,7 +483,8 @@ impl Daemon<'_> {
         let seq = dd.table.stats().last_seq;
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
-        match crate::storage::checkpoint::write(&dd.dir, dd.table.path(), seq) {
+        let store = dd.store.id().map_err(DataDirError::from)?;
+        match crate::storage::checkpoint::write(&dd.dir, dd.table.path(), seq, store) {
             Ok(m) => {
                 self.status.last_checkpoint_generation = m.generation;
                 self.status.last_checkpoint_seq = m.seq;

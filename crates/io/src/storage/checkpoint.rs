@@ -117,8 +117,10 @@ impl Storage for RealFs {
 }
 
 const MAGIC: &[u8; 8] = b"TXORCKP\0";
-const VERSION: u32 = 1;
-const META_BYTES: usize = 48;
+/// Version 2 added the store's identity (a slot copied for another store, say one
+/// deleted and made anew, is never restored); a version-1 meta reads as no slot.
+const VERSION: u32 = 2;
+const META_BYTES: usize = 56;
 
 /// What a slot's meta file says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +130,8 @@ pub struct SlotMeta {
     pub seq: u64,
     pub length: u64,
     pub hash: u64,
+    /// The identity of the store whose documents the copy holds (`Store::id`).
+    pub store: u64,
 }
 
 /// The two slot paths of a data directory: (data, meta).
@@ -144,8 +148,9 @@ fn encode(m: &SlotMeta) -> [u8; META_BYTES] {
     b[20..28].copy_from_slice(&m.seq.to_le_bytes());
     b[28..36].copy_from_slice(&m.length.to_le_bytes());
     b[36..44].copy_from_slice(&m.hash.to_le_bytes());
-    let sum = xxh3_64(&b[..44]) as u32;
-    b[44..48].copy_from_slice(&sum.to_le_bytes());
+    b[44..52].copy_from_slice(&m.store.to_le_bytes());
+    let sum = xxh3_64(&b[..52]) as u32;
+    b[52..56].copy_from_slice(&sum.to_le_bytes());
     b
 }
 
@@ -153,11 +158,11 @@ fn decode(b: &[u8]) -> Option<SlotMeta> {
     if b.len() < META_BYTES || &b[0..8] != MAGIC || u32::from_le_bytes(b[8..12].try_into().ok()?) != VERSION {
         return None;
     }
-    if u32::from_le_bytes(b[44..48].try_into().ok()?) != xxh3_64(&b[..44]) as u32 {
+    if u32::from_le_bytes(b[52..56].try_into().ok()?) != xxh3_64(&b[..52]) as u32 {
         return None;
     }
     let u = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8 bytes"));
-    Some(SlotMeta { generation: u(12..20), seq: u(20..28), length: u(28..36), hash: u(36..44) })
+    Some(SlotMeta { generation: u(12..20), seq: u(20..28), length: u(28..36), hash: u(36..44), store: u(44..52) })
 }
 
 /// Reads a slot's meta file (None when absent or torn).
@@ -205,12 +210,12 @@ pub fn newest_valid_in(fs: &dyn Storage, dir: &Path) -> Option<(usize, SlotMeta)
     (0..2).filter_map(|s| verify_in(fs, dir, s).ok().map(|m| (s, m))).max_by_key(|(_, m)| m.generation)
 }
 
-/// The newest valid slot that holds no document after `last` (a slot ahead of the
-/// store cannot be used; the older one may): (slot, meta).
-pub fn newest_usable(dir: &Path, last: u64) -> Option<(usize, SlotMeta)> {
+/// The newest valid slot of store `store` that holds no document after `last` (a slot
+/// ahead of the store cannot be used; the older one may): (slot, meta).
+pub fn newest_usable(dir: &Path, last: u64, store: u64) -> Option<(usize, SlotMeta)> {
     (0..2)
         .filter_map(|s| verify(dir, s).ok().map(|m| (s, m)))
-        .filter(|(_, m)| m.seq <= last)
+        .filter(|(_, m)| m.seq <= last && m.store == store)
         .max_by_key(|(_, m)| m.generation)
 }
 
@@ -220,12 +225,12 @@ fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Writes a checkpoint of the table file `table` (already flushed, its results durable)
 /// holding documents up to `seq`. Returns the new meta.
-pub fn write(dir: &Path, table: &Path, seq: u64) -> Result<SlotMeta> {
-    write_in(&RealFs, dir, table, seq)
+pub fn write(dir: &Path, table: &Path, seq: u64, store: u64) -> Result<SlotMeta> {
+    write_in(&RealFs, dir, table, seq, store)
 }
 
 /// [`write`] through a [`Storage`].
-pub fn write_in(fs: &dyn Storage, dir: &Path, table: &Path, seq: u64) -> Result<SlotMeta> {
+pub fn write_in(fs: &dyn Storage, dir: &Path, table: &Path, seq: u64, store: u64) -> Result<SlotMeta> {
     let last = (0..2).filter_map(|s| read_meta_in(fs, dir, s)).map(|m| m.generation).max().unwrap_or(0);
     let generation = last + 1;
     let slot = (generation % 2) as usize;
@@ -233,7 +238,7 @@ pub fn write_in(fs: &dyn Storage, dir: &Path, table: &Path, seq: u64) -> Result<
     let (length, hash) = fs.copy(table, &data).io(|| format!("cannot copy the table into {}", data.display()))?;
     fs.sync(&data).io(|| format!("fdatasync of {} failed", data.display()))?;
     crate::failpoint::hit("checkpoint.after-copy").io(|| "checkpoint")?;
-    let m = SlotMeta { generation, seq, length, hash };
+    let m = SlotMeta { generation, seq, length, hash, store };
     fs.write(&meta, &encode(&m)).io(|| format!("cannot write {}", meta.display()))?;
     fs.sync(&meta).io(|| format!("fdatasync of {} failed", meta.display()))?;
     crate::failpoint::hit("checkpoint.after-meta").io(|| "checkpoint")?;
@@ -294,7 +299,7 @@ mod tests {
         #[test]
         fn fuzz_slot_meta_loader_refuses_or_reads(random in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..96), at in 0usize..META_BYTES, byte in proptest::prelude::any::<u8>()) {
             let _ = decode(&random);
-            let m = SlotMeta { generation: 7, seq: 42, length: 1 << 20, hash: 0xabcd };
+            let m = SlotMeta { generation: 7, seq: 42, length: 1 << 20, hash: 0xabcd, store: 9 };
             let mut b = encode(&m).to_vec();
             let changed = b[at] != byte;
             b[at] = byte;
@@ -408,12 +413,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let table = dir.path().join("table");
         std::fs::write(&table, vec![1u8; 5000]).unwrap();
-        let m10 = write(dir.path(), &table, 10).unwrap();
+        let m10 = write(dir.path(), &table, 10, 1).unwrap();
         std::fs::write(&table, vec![2u8; 5000]).unwrap();
-        let m20 = write(dir.path(), &table, 20).unwrap();
-        assert_eq!(newest_usable(dir.path(), 25).map(|x| x.1), Some(m20));
-        assert_eq!(newest_usable(dir.path(), 15).map(|x| x.1), Some(m10));
-        assert_eq!(newest_usable(dir.path(), 5), None);
+        let m20 = write(dir.path(), &table, 20, 1).unwrap();
+        assert_eq!(newest_usable(dir.path(), 25, 1).map(|x| x.1), Some(m20));
+        assert_eq!(newest_usable(dir.path(), 15, 1).map(|x| x.1), Some(m10));
+        assert_eq!(newest_usable(dir.path(), 5, 1), None);
+        assert_eq!(newest_usable(dir.path(), 25, 2), None, "slots of another store are never used");
     }
 
     #[test]
@@ -441,7 +447,7 @@ mod tests {
                     cut = true;
                     break;
                 }
-                match write_in(&fs, dir, &table, seq) {
+                match write_in(&fs, dir, &table, seq, 1) {
                     Ok(_) => completed = seq,
                     Err(_) => {
                         cut = true;
@@ -469,10 +475,10 @@ mod tests {
         let table = dir.path().join("table");
         std::fs::write(&table, vec![1u8; 5000]).unwrap();
         assert_eq!(newest_valid(dir.path()), None);
-        let m1 = write(dir.path(), &table, 10).unwrap();
+        let m1 = write(dir.path(), &table, 10, 1).unwrap();
         assert_eq!((m1.generation, m1.seq), (1, 10));
         std::fs::write(&table, vec![2u8; 5000]).unwrap();
-        let m2 = write(dir.path(), &table, 20).unwrap();
+        let m2 = write(dir.path(), &table, 20, 1).unwrap();
         assert_eq!(newest_valid(dir.path()).unwrap().1, m2);
         // Tear the newest slot's bytes: the older one is taken.
         let (data, _) = slot_paths(dir.path(), 0);
@@ -485,7 +491,7 @@ mod tests {
         std::fs::write(&meta, b"garbage").unwrap();
         assert_eq!(newest_valid(dir.path()), None);
         // Restore copies a slot over the table.
-        let m3 = write(dir.path(), &table, 30).unwrap();
+        let m3 = write(dir.path(), &table, 30, 1).unwrap();
         let (slot, m) = newest_valid(dir.path()).unwrap();
         assert_eq!(m, m3);
         std::fs::write(&table, vec![9u8; 5000]).unwrap();

@@ -308,7 +308,8 @@ impl DataDir {
     /// else the table file.
     pub fn open_read_for_query(dir: &Path) -> Result<DataDir> {
         let mut dd = Self::open_read(dir)?;
-        if let Some((slot, _)) = crate::storage::checkpoint::newest_valid(dir) {
+        let store = dd.store.id()?;
+        if let Some((slot, _)) = crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.store == store) {
             let path = crate::storage::checkpoint::slot_paths(dir, slot).0;
             dd.table = TableFile::open(&path, &dd.config().table_params(), false)?;
         }
@@ -478,7 +479,7 @@ impl DataDir {
         if in_step {
             return Ok(None);
         }
-        let from = match crate::storage::checkpoint::newest_usable(dir, last) {
+        let from = match crate::storage::checkpoint::newest_usable(dir, last, store.id()?) {
             Some((slot, m)) => {
                 crate::storage::checkpoint::restore(dir, slot, &tpath)?;
                 TableFile::mark_closed(&tpath)?;

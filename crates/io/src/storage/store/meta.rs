@@ -28,6 +28,9 @@ pub enum MetaKey {
     QuoteDocs,
     /// u64 LE: the next failure number (schema 4).
     FailedNext,
+    /// u64 LE: the store's identity, made when it is first opened for writing; checkpoint
+    /// slots carry it, so that a slot of another store is never restored.
+    StoreId,
 }
 
 impl MetaKey {
@@ -41,6 +44,7 @@ impl MetaKey {
             MetaKey::QuoteConfig => b"quote_config",
             MetaKey::QuoteDocs => b"q_docs",
             MetaKey::FailedNext => b"failed_next",
+            MetaKey::StoreId => b"store_id",
         }
     }
 
@@ -53,6 +57,7 @@ impl MetaKey {
             MetaKey::QuoteConfig => "quote config",
             MetaKey::QuoteDocs => "quotation document count",
             MetaKey::FailedNext => "failure counter",
+            MetaKey::StoreId => "store identity",
         }
     }
 }
@@ -121,6 +126,27 @@ impl Store {
     }
 
     /// The sequence number the next document gets (1 for an empty store).
+    /// The store's identity (0 for a store never opened for writing by a build that
+    /// makes one).
+    pub fn id(&self) -> Result<u64> {
+        Ok(self.meta_u64(MetaKey::StoreId)?.unwrap_or(0))
+    }
+
+    /// Gives the store an identity if it has none: xxh3 of its path, the process and
+    /// the clock (unique enough to tell a store from the one deleted before it; not a
+    /// secret).
+    pub(super) fn ensure_id(&self) -> Result<()> {
+        if self.meta_u64(MetaKey::StoreId)?.is_some() {
+            return Ok(());
+        }
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let seed = format!("{}\0{}\0{nanos}", self.path.display(), std::process::id());
+        let id = xxhash_rust::xxh3::xxh3_64(seed.as_bytes()).max(1);
+        let mut b = WriteBatch::default();
+        self.put_meta_u64(&mut b, MetaKey::StoreId, id);
+        self.write(b, true)
+    }
+
     pub fn next_seq(&self) -> Result<u64> {
         Ok(self.meta_u64(MetaKey::NextSeq)?.unwrap_or(1))
     }

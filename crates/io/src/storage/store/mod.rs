@@ -7,6 +7,7 @@
 //! | `meta` | `schema_version` | u32 LE |
 //! | `meta` | `config` | version byte 1, postcard [`Config`] |
 //! | `meta` | `next_seq` | u64 LE: the sequence number the next document gets |
+//! | `meta` | `store_id` | u64 LE: the store's identity, carried by checkpoint slots (made on first write open; no schema change) |
 //! | `docs` | seq, u64 BE | version byte 1, postcard [`DocMeta`] |
 //! | `names` | name bytes, 0x00, seq u64 BE | empty |
 //! | `text` | seq, u64 BE | version byte 1, UTF-8 text (zstd-compressed by RocksDB) |
@@ -181,6 +182,7 @@ impl Store {
         })?;
         let mut store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
         store.upgrade()?;
+        store.ensure_id()?;
         Ok(store)
     }
 
