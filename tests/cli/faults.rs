@@ -63,10 +63,7 @@ fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
 #[test]
 #[cfg(feature = "failpoints")]
 fn a_crash_at_every_failpoint_recovers_to_the_uncrashed_state() {
-    let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), 40);
-    let reference = tempfile::tempdir().unwrap();
-    ingest_small(reference.path(), &files);
+    let (_corpus, files, reference) = with_reference(40);
     let want = (export_without_sources(reference.path()), digest(reference.path()));
     for point in
         ["admit.before-commit", "admit.after-commit", "spool.after-sync", "spool.after-unlink", "checkpoint.after-copy", "checkpoint.after-meta"]
@@ -94,10 +91,7 @@ fn a_crash_at_every_failpoint_recovers_to_the_uncrashed_state() {
 #[test]
 #[cfg(feature = "failpoints")]
 fn a_full_disk_keeps_files_in_the_spool_and_the_daemon_resumes() {
-    let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), 30);
-    let reference = tempfile::tempdir().unwrap();
-    ingest_small(reference.path(), &files);
+    let (_corpus, files, reference) = with_reference(30);
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
     let control = dir.join("failpoints");
@@ -143,10 +137,7 @@ fn a_dead_parser_thread_stops_the_daemon_with_an_error() {
 #[test]
 #[cfg(feature = "failpoints")]
 fn a_failed_fsync_stops_the_daemon_and_the_restart_recovers() {
-    let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), 20);
-    let reference = tempfile::tempdir().unwrap();
-    ingest_small(reference.path(), &files);
+    let (_corpus, files, reference) = with_reference(20);
     let data = tempfile::tempdir().unwrap();
     let control = data.path().join("failpoints");
     std::fs::write(&control, "store.sync=error\n").unwrap();
@@ -334,10 +325,7 @@ fn a_partly_failed_file_admitted_before_a_crash_still_goes_to_failed() {
 #[test]
 #[cfg(feature = "failpoints")]
 fn the_clean_flag_is_written_only_after_the_buckets() {
-    let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), 20);
-    let reference = tempfile::tempdir().unwrap();
-    ingest_small(reference.path(), &files);
+    let (_corpus, files, reference) = with_reference(20);
     let data = tempfile::tempdir().unwrap();
     let control = data.path().join("failpoints");
     std::fs::write(&control, "table.close.after-flush=abort\n").unwrap();
@@ -398,10 +386,7 @@ fn a_real_full_disk_stops_nothing_and_the_daemon_resumes() {
         eprintln!("SKIPPED a_real_full_disk_stops_nothing_and_the_daemon_resumes: cannot mount a tmpfs here (needs root)");
         return;
     };
-    let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), 60);
-    let reference = tempfile::tempdir().unwrap();
-    ingest_small(reference.path(), &files);
+    let (_corpus, files, reference) = with_reference(60);
     let dir = fs.0.path().join("data");
     let mut daemon = Daemon::small(&dir, 5, None);
     daemon.status(&dir);
@@ -445,10 +430,7 @@ fn a_real_full_disk_stops_nothing_and_the_daemon_resumes() {
 #[test]
 #[cfg(feature = "failpoints")]
 fn sigterm_during_the_startup_replay_stops_the_daemon_promptly() {
-    let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), 20);
-    let reference = tempfile::tempdir().unwrap();
-    ingest_small(reference.path(), &files);
+    let (_corpus, files, reference) = with_reference(20);
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
     let control = dir.join("failpoints");

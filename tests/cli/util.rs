@@ -126,6 +126,17 @@ pub fn generated_corpus(dir: &Path, n: usize) -> Vec<PathBuf> {
     paths
 }
 
+/// `n` generated documents and the uncrashed run the crash tests compare with: their
+/// batch ingest with the daemon tests' 32 KiB table. (corpus directory, files, reference
+/// data directory.)
+pub fn with_reference(n: usize) -> (tempfile::TempDir, Vec<PathBuf>, tempfile::TempDir) {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), n);
+    let reference = tempfile::tempdir().unwrap();
+    ingest_small(reference.path(), &files);
+    (corpus, files, reference)
+}
+
 /// The export without the `source` field (batch and spool read different paths).
 pub fn export_without_sources(dir: &Path) -> Vec<Value> {
     ok(dir, &["export"])
