@@ -105,20 +105,23 @@ pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<Result<InputDoc, Inp
     }
     let bytes = std::fs::read(path).map_err(|e| InputError::Unreadable { file: source.clone(), reason: e.to_string() })?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
-    parse_bytes(&bytes, &ext, &stem, &source, max_bytes)
+    parse_bytes(bytes, &ext, &stem, &source, max_bytes)
 }
 
 /// Parses file content of a given extension (see the module docs).
 pub fn parse_bytes(
-    bytes: &[u8],
+    bytes: impl Into<Vec<u8>>,
     ext: &str,
     stem: &str,
     source: &str,
     max_bytes: u64,
 ) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
-    if looks_binary(bytes) {
+    let bytes = bytes.into();
+    if looks_binary(&bytes) {
         return Err(InputError::Binary(source.to_string()));
     }
+    // The bytes become the text without a copy when they are UTF-8 (a large file must
+    // not be held twice).
     match ext {
         "jsonl" | "ndjson" => {
             let (text, _) = decode(bytes);
@@ -172,18 +175,18 @@ fn looks_binary(bytes: &[u8]) -> bool {
     if head.contains(&0) {
         return true;
     }
-    let (text, replaced) = decode(head);
-    let _ = text;
+    let replaced = String::from_utf8_lossy(head).matches('\u{FFFD}').count();
     // A cut multi-byte character at the end of the window is not evidence.
     replaced > 2 && replaced * 10 > head.len() / 4
 }
 
-/// UTF-8 decoding with replacement; returns the number of replaced sequences.
-fn decode(bytes: &[u8]) -> (String, usize) {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => (s.to_string(), 0),
-        Err(_) => {
-            let s = String::from_utf8_lossy(bytes).into_owned();
+/// UTF-8 decoding with replacement (in place when the bytes are UTF-8); returns the
+/// number of replaced sequences.
+fn decode(bytes: Vec<u8>) -> (String, usize) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, 0),
+        Err(e) => {
+            let s = String::from_utf8_lossy(e.as_bytes()).into_owned();
             let replaced = s.matches('\u{FFFD}').count();
             (s, replaced)
         }
@@ -343,7 +346,7 @@ mod tests {
         #[test]
         fn fuzz_any_bytes_parse_to_documents_or_errors(bytes in fragments(), ext in prop::sample::select(vec!["txt", "html", "json", "jsonl", "xyz"])) {
             let limit = 1 << 12;
-            if let Ok(docs) = parse_bytes(&bytes, ext, "stem", "src", limit) {
+            if let Ok(docs) = parse_bytes(bytes.clone(), ext, "stem", "src", limit) {
                 for d in docs.into_iter().flatten() {
                     prop_assert!(d.text.len() as u64 <= 4 * bytes.len() as u64 + 64, "output bounded by the input");
                 }
@@ -362,11 +365,11 @@ mod tests {
 
     #[test]
     fn json_and_jsonl() {
-        let docs = parse_bytes(br#"{"id": 7, "text": "hello world", "url": "http://x", "date": "2020"}"#, "json", "f", "f.json", 1000)
+        let docs = parse_bytes(&br#"{"id": 7, "text": "hello world", "url": "http://x", "date": "2020"}"#[..], "json", "f", "f.json", 1000)
             .unwrap();
         let d = docs[0].as_ref().unwrap();
         assert_eq!((d.name.as_str(), d.url.as_deref(), d.published_at.as_deref()), ("7", Some("http://x"), Some("2020")));
-        let docs = parse_bytes(b"{\"text\":\"a b\"}\n\n{bad\n{\"html\":\"<p>x</p>\"}\n{\"id\":\"q\"}\n", "jsonl", "f", "f.jsonl", 1000)
+        let docs = parse_bytes(&b"{\"text\":\"a b\"}\n\n{bad\n{\"html\":\"<p>x</p>\"}\n{\"id\":\"q\"}\n"[..], "jsonl", "f", "f.jsonl", 1000)
             .unwrap();
         assert_eq!(docs.len(), 4);
         assert_eq!(docs[0].as_ref().unwrap().name, "f:1");
@@ -377,10 +380,10 @@ mod tests {
 
     #[test]
     fn text_binary_empty_and_invalid_utf8() {
-        assert!(matches!(parse_bytes(b"\x89PNG\r\n\x1a\n\0\0", "txt", "f", "f", 100), Err(InputError::Binary(_))));
-        let docs = parse_bytes(b"  \n ", "txt", "f", "f", 100).unwrap();
+        assert!(matches!(parse_bytes(&b"\x89PNG\r\n\x1a\n\0\0"[..], "txt", "f", "f", 100), Err(InputError::Binary(_))));
+        let docs = parse_bytes(&b"  \n "[..], "txt", "f", "f", 100).unwrap();
         assert!(matches!(docs[0], Err(InputError::Empty(_))));
-        let docs = parse_bytes(b"caf\xe9 ol\xe9 and much more text here", "txt", "f", "f", 100).unwrap();
+        let docs = parse_bytes(&b"caf\xe9 ol\xe9 and much more text here"[..], "txt", "f", "f", 100).unwrap();
         let d = docs[0].as_ref().unwrap();
         assert_eq!(d.text, "caf\u{FFFD} ol\u{FFFD} and much more text here");
         assert_eq!(d.warnings.len(), 1);

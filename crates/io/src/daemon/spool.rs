@@ -126,14 +126,17 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
             return done(key, Content::Fails(format!("{source}: {why}")));
         }
     };
-    let mut keyed = raw_name;
-    keyed.push(0);
-    keyed.extend_from_slice(&bytes);
-    let key = xxh3_128(&keyed);
+    // xxh3-128 of name, NUL, bytes, streamed: the same value as over their
+    // concatenation, without holding the file twice.
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&raw_name);
+    hasher.update(&[0]);
+    hasher.update(&bytes);
+    let key = hasher.digest128();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     // A stored document names its spool file, not the path it had in `new/`, which is
     // gone once the file is admitted.
-    match parse_bytes(&bytes, &ext, &stem, &format!("spool:{name}"), max) {
+    match parse_bytes(bytes, &ext, &stem, &format!("spool:{name}"), max) {
         Ok(docs) if docs.is_empty() => done(key, Content::Fails(format!("{source}: no documents"))),
         Ok(docs) => done(
             key,
