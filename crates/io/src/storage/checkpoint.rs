@@ -267,22 +267,21 @@ pub fn remove_slots(dir: &Path) -> Result<()> {
 /// file of the slot's length the copy is made in place, needing no new space (a full
 /// disk must not stop recovery): a crash during it leaves a table whose header says "in
 /// use" (the slot's own header, copied from a running writer, or the crashed table's),
-/// which is never trusted and is restored again. Otherwise through a new file renamed
-/// over the table.
+/// which is never trusted and is restored again. Otherwise through a new, preallocated
+/// file renamed over the table. Either way the bytes are written, never cloned
+/// (`copy_file_range` may share extents, and writing a shared extent of the mapped
+/// table on a full disk would be a SIGBUS).
 pub fn restore(dir: &Path, slot: usize, table: &Path) -> Result<()> {
     let (data, _) = slot_paths(dir, slot);
     let slot_len = std::fs::metadata(&data).io(|| format!("cannot read {}", data.display()))?.len();
-    if std::fs::metadata(table).is_ok_and(|m| m.len() == slot_len) {
-        let mut src = File::open(&data).io(|| format!("cannot read {}", data.display()))?;
-        let mut dst = OpenOptions::new().write(true).open(table).io(|| format!("cannot write {}", table.display()))?;
-        std::io::copy(&mut src, &mut dst).io(|| format!("cannot copy {} over {}", data.display(), table.display()))?;
-        dst.sync_all().io(|| format!("cannot fsync {}", table.display()))?;
+    let in_place = std::fs::metadata(table).is_ok_and(|m| m.len() == slot_len);
+    let to = if in_place { table.to_path_buf() } else { table.with_extension("restore") };
+    RealFs.copy(&data, &to).io(|| format!("cannot copy {} to {}", data.display(), to.display()))?;
+    RealFs.sync(&to).io(|| format!("cannot fsync {}", to.display()))?;
+    if in_place {
         return Ok(());
     }
-    let tmp = table.with_extension("restore");
-    std::fs::copy(&data, &tmp).io(|| format!("cannot copy {}", data.display()))?;
-    File::open(&tmp).and_then(|f| f.sync_all()).io(|| format!("cannot fsync {}", tmp.display()))?;
-    std::fs::rename(&tmp, table).io(|| format!("cannot rename {} to {}", tmp.display(), table.display()))?;
+    std::fs::rename(&to, table).io(|| format!("cannot rename {} to {}", to.display(), table.display()))?;
     sync_dir(dir)
 }
 
