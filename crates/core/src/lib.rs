@@ -7,8 +7,9 @@
 //! ([`table`], over any byte memory); the hits are turned into an origin for every
 //! selected shingle ([`estimate`]) and into per-document results ([`engine`]).
 //! Near-duplicate sketches and verdicts are in [`neardup`], qSign quotation signatures,
-//! probes and scoring in [`quote`]; [`reference`] is the brute-force oracle; [`config`]
-//! the typed configuration.
+//! probes and scoring in [`quote`], the bounded derived indexes both search (document
+//! frequencies, signatures, near-duplicate keys) in [`index`]; [`reference`] is the
+//! brute-force oracle; [`config`] the typed configuration.
 //!
 //! **Architecture Invariant: the core is pure.** It depends on no file system, clock,
 //! RocksDB or memory map (Cargo enforces it: see `Cargo.toml`), uses only seeded

@@ -26,7 +26,7 @@
 //!   at most its `r_i`), so probing every value within `r_i` bits of those query pieces
 //!   and checking the full distance finds exactly the sentences within d. For the
 //!   defaults: 1 probe at d = 0, 2 at d = 1, 18 at d = 2, 34 at d = 3 ([`piece_radii`]). The probes are computed here ([`probes`]); the
-//!   store keeps the index in RocksDB, one key per (piece, value, signature, sentence).
+//!   derived index (`crate::index`) keeps a bucket chain per piece value, bounded.
 //! - **Score** (Section 2): `S(Q,R) = (|Q∩R|/|Q|) · Σ_{w∈Q∩R} log(N/df_w)` over
 //!   distinct words, N the number of earlier documents and df_w the number of them
 //!   containing w. Normalised by `S(Q,Q) = Σ_{w∈Q} log(N/df_w)` (a word unseen so far
