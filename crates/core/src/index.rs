@@ -44,7 +44,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::hash::mix;
 use crate::neardup::{self, NearDupConfig, Sketch};
-use crate::quote::{self, QuoteConfig};
+use crate::quote::{self, QuoteConfig, QuoteFind};
 
 /// Bytes of the counters page in front of the sections.
 pub const INDEX_HEADER_BYTES: usize = 4096;
@@ -170,6 +170,14 @@ pub struct IndexAdd {
     pub nd_keys: Vec<u64>,
 }
 
+impl IndexAdd {
+    /// What a searched document adds: its words and indexed sentences, from its
+    /// quotation search, and its near-duplicate keys.
+    pub fn found(q: &QuoteFind, nd_keys: Vec<u64>) -> IndexAdd {
+        IndexAdd { words: q.words.clone(), signatures: q.indexed.iter().map(|(i, _, sig)| (*i, *sig)).collect(), nd_keys }
+    }
+}
+
 #[inline]
 fn get(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
@@ -193,6 +201,12 @@ const ND_SALT: u64 = 0x6e64_6e64_6e64_6e64;
 #[inline]
 fn entries(bucket: &[u8]) -> impl Iterator<Item = (u64, u64)> + '_ {
     bucket.chunks_exact(ENTRY).map(|e| (get(e, 0), get(e, 8))).take_while(|&(_, b)| b != 0)
+}
+
+/// Whether every entry of a bucket is occupied (its last one is).
+#[inline]
+fn full(bucket: &[u8]) -> bool {
+    get(bucket, bucket.len() - 8) != 0
 }
 
 /// Appends (a, b) to a bucket; a full bucket keeps its older half (the first
@@ -326,7 +340,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
                     }
                 }
                 // A value spills into the next bucket only when this one is full.
-                if get(bucket, len - 8) == 0 {
+                if !full(bucket) {
                     break;
                 }
             }
@@ -395,7 +409,7 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
                 for p in 0..cfg.pieces {
                     let chain: Vec<usize> = self.sig_chain(p, quote::piece(cfg, sig, p)).collect();
                     // The first bucket of the chain with room, else the home bucket evicts.
-                    let at = chain.iter().copied().find(|&at| get(self.bytes(), at + len - 8) == 0).unwrap_or(chain[0]);
+                    let at = chain.iter().copied().find(|&at| !full(&self.bytes()[at..at + len])).unwrap_or(chain[0]);
                     sig_new += 1;
                     sig_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + len], sig, packed));
                 }

@@ -393,12 +393,10 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
     let mut found = Vec::new();
     let mut indexed = Vec::new();
     let mut candidates = 0u64;
-    for (i, s) in sentences.iter().enumerate() {
-        if (s.words.len() as u32) < cfg.min_words {
-            continue;
-        }
-        let sig = signature(cfg, &s.words);
-        indexed.push((i as u32, s.clone(), sig));
+    // The same sentences and signatures a replay indexes ([`signatures`]).
+    for (i, sig) in signatures(cfg, &sentences) {
+        let s = &sentences[i as usize];
+        indexed.push((i, s.clone(), sig));
         if n_docs == 0 {
             continue;
         }
@@ -426,7 +424,7 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
         if !sources.is_empty() {
             sources.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
             sources.truncate(cfg.max_sources as usize);
-            found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i as u32, sources });
+            found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i, sources });
         }
     }
     Ok(QuoteFind { indexed, words: words(&sentences), found, candidates })

@@ -20,9 +20,9 @@ use textorigin_core::engine::{DocResult, Engine};
 use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
 use crate::input::InputDoc;
 use textorigin_core::neardup::{self, NearDup, NearDupConfig};
-use textorigin_core::quote::{self, QuoteConfig};
+use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
-use crate::storage::store::{DocMeta, DocumentWrite, Quotation, Store};
+use crate::storage::store::{DocMeta, DocumentWrite, NearDupWrite, Quotation, Store};
 use crate::error::{IoContext, IoError};
 use crate::storage::checkpoint::CheckpointError;
 use crate::storage::store::StoreError;
@@ -368,25 +368,10 @@ impl DataDir {
         if prepared.tokens.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
-        let Prepared { tokens, items, sketch, sentences } = prepared;
-        let mut t = Instant::now();
         let seq = self.store.next_seq()?;
-        let indexes = Indexes::over(self.table.index_region(), self.shape);
-        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch, &indexes)?;
-        self.times.neardup += lap(&mut t);
-        let q = self.store.quote_write(&self.q_cfg, seq, sentences, &indexes)?;
-        self.times.quotes += lap(&mut t);
-        self.engine.load_prepared(tokens, items);
-        let probe = self.engine.probe(&mut *self.table, seq);
-        self.times.table += lap(&mut t);
-        let result = self.engine.estimate(seq, &probe);
-        self.times.estimation += lap(&mut t);
-        self.engine.score(&mut *self.table, seq, &probe, &result);
-        self.times.table += lap(&mut t);
-        let signatures = q.indexed.iter().map(|(i, _, sig)| (*i, *sig)).collect();
-        let add = IndexAdd { words: q.words.clone(), signatures, nd_keys: nd.keys.clone() };
-        Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
-        self.times.index += lap(&mut t);
+        let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
+        let (result, nd, q) = analyse(&self.store, &mut self.engine, &mut self.table, cfgs, seq, prepared, &mut self.times)?;
+        let mut t = Instant::now();
         let meta = DocMeta {
             seq,
             name: doc.name.clone(),
@@ -556,10 +541,17 @@ impl DataDir {
         let mut applied = 0;
         for meta in store.docs() {
             let meta = meta?;
-            let result = if reanalyse {
-                reanalyse_one(store, &mut preparer, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), meta.seq)?
+            let cfgs = (&nd_cfg, &q_cfg, shape);
+            let analysed = if reanalyse {
+                let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
+                let prepared = preparer.prepare(&text);
+                Some(analyse(store, &mut engine, &mut table, cfgs, meta.seq, prepared, &mut StageTimes::default())?)
             } else {
-                replay(store, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), meta.seq)?
+                None
+            };
+            let result = match &analysed {
+                Some((result, _, _)) => result.clone(),
+                None => replay(store, &mut engine, &mut table, cfgs, meta.seq)?,
             };
             if store.result(meta.seq)?.as_ref() != Some(&result) {
                 differing += 1;
@@ -567,8 +559,8 @@ impl DataDir {
                     tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
                 }
             }
-            if reanalyse {
-                store.put_result(meta.seq, &result)?;
+            if let Some((result, nd, q)) = &analysed {
+                store.put_reanalysis(meta.seq, result, nd, q)?;
             }
             applied += 1;
             progress(applied, total);
@@ -608,27 +600,35 @@ pub struct Rebuilt {
     pub config: String,
 }
 
-/// Re-analyses stored document `seq` as ingestion would, against `table` and its
-/// indexes (filled by the documents before it): near-duplicates, quotations, origins;
-/// stores the near-duplicates and quotations and returns the origin result.
-fn reanalyse_one(
+/// Analyses document `seq` as ingestion does, against `table` and its derived indexes
+/// (filled by the documents before it), and adds it to both: near-duplicates,
+/// quotations, origins, then the index entries. Times each stage into `times`. The one
+/// path of live ingestion and of `rebuild --reanalyse`.
+fn analyse(
     store: &Store,
-    preparer: &mut Preparer,
     engine: &mut Engine,
     table: &mut TableFile,
     cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
     seq: u64,
-) -> Result<DocResult> {
+    prepared: Prepared,
+    times: &mut StageTimes,
+) -> Result<(DocResult, NearDupWrite, QuoteFind)> {
     let (nd_cfg, q_cfg, shape) = cfgs;
-    let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
-    let Prepared { tokens, items, sketch, sentences } = preparer.prepare(&text);
+    let Prepared { tokens, items, sketch, sentences } = prepared;
+    let mut t = Instant::now();
     let indexes = Indexes::over(table.index_region(), shape);
     let nd = store.near_dup_write(nd_cfg, seq, sketch, &indexes)?;
+    times.neardup += lap(&mut t);
     let q = store.quote_write(q_cfg, seq, sentences, &indexes)?;
+    times.quotes += lap(&mut t);
     engine.load_prepared(tokens, items);
-    let result = engine.apply_prepared(&mut **table, seq);
-    let signatures = q.indexed.iter().map(|(i, _, sig)| (*i, *sig)).collect();
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd { words: q.words.clone(), signatures, nd_keys: nd.keys.clone() });
-    store.put_reanalysis(seq, &nd, &q)?;
-    Ok(result)
+    let probe = engine.probe(&mut **table, seq);
+    times.table += lap(&mut t);
+    let result = engine.estimate(seq, &probe);
+    times.estimation += lap(&mut t);
+    engine.score(&mut **table, seq, &probe, &result);
+    times.table += lap(&mut t);
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(&q, nd.keys.clone()));
+    times.index += lap(&mut t);
+    Ok((result, nd, q))
 }

@@ -260,19 +260,13 @@ impl Store {
         self.write(b, false)
     }
 
-    /// Replaces the stored near-duplicate verdicts and quotations of document `seq` by
-    /// a re-analysis (`rebuild --reanalyse`), in one batch. The caller has cleared
-    /// `nd_later` first ([`Store::clear_later_near_dups`]).
-    pub fn put_reanalysis(&self, seq: u64, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
+    /// Replaces the stored results of document `seq` by a re-analysis (`rebuild
+    /// --reanalyse`): its origins, near-duplicate verdicts and quotations, in one batch.
+    /// The caller has cleared `nd_later` first ([`Store::clear_later_near_dups`]).
+    pub fn put_reanalysis(&self, seq: u64, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
         let mut b = WriteBatch::default();
         self.add_near_dups(&mut b, seq, nd);
         self.add_quotes(&mut b, seq, q);
-        self.write(b, false)
-    }
-
-    /// Replaces the stored origin result of document `seq` (`rebuild --reanalyse`).
-    pub fn put_result(&self, seq: u64, result: &DocResult) -> Result<()> {
-        let mut b = WriteBatch::default();
         b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode(result));
         self.write(b, false)
     }

@@ -22,8 +22,7 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
         let q = store.quote_write(&cfg, meta.seq, quote::sentences(&text, &tokens), &indexes)?;
-        let signatures = q.indexed.iter().map(|(i, _, sig)| (*i, *sig)).collect();
-        indexes.add(&cfg, meta.seq, &IndexAdd { words: q.words.clone(), signatures, ..IndexAdd::default() });
+        indexes.add(&cfg, meta.seq, &IndexAdd::found(&q, Vec::new()));
         let mut b = WriteBatch::default();
         store.add_quotes(&mut b, meta.seq, &q);
         store.write(b, false)?;
