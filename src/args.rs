@@ -65,6 +65,16 @@ pub struct ConfigArgs {
     /// Lucky eviction: halve a bucket's scores when their average reaches this (default 11).
     #[arg(long)]
     pub lucky_limit: Option<u8>,
+    /// Origin propagation: a shingle estimation labels copied is stored with the
+    /// estimated origin, so that later copies find the earliest source (on or off;
+    /// default on for a new data directory).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    pub propagate: Option<bool>,
+    /// Seed-and-extend: copied blocks aligned against their origins' stored texts to
+    /// the exact edges of the common run; off gives the paper's blocks (on or off;
+    /// default on for a new data directory).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    pub align: Option<bool>,
     /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
     #[arg(skip)]
     pub neardup: Option<NearDupConfig>,
@@ -91,6 +101,8 @@ impl ConfigArgs {
             seed: self.seed,
             lucky_y: self.lucky_y,
             lucky_limit: self.lucky_limit,
+            propagate: self.propagate,
+            align: self.align,
             neardup: self.neardup.clone(),
             quotes: self.quotes.clone(),
         })
@@ -110,6 +122,15 @@ pub fn overrides(config: Option<&Path>, flags: &ConfigArgs) -> Result<Overrides>
         None => Overrides::default(),
     };
     Ok(file.or(flags.typed()?))
+}
+
+/// Parses an on/off flag.
+pub fn on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        _ => Err(format!("`{s}`: expected on or off")),
+    }
 }
 
 /// Parses a size flag (`64MiB`).

@@ -4,10 +4,14 @@ use anyhow::{Context, Result};
 use textorigin_core::config::Config;
 use textorigin_io::eval::origin::{self, Setup, Size};
 
+use crate::args::on_off;
+
 /// Reproduce the origin-detection paper's experiments on a corpus: build the oracle
 /// (All selection, exact unbounded index), pick the query set (the last Q documents
 /// with a dominant origin), run every configuration and table size, and report ssr,
-/// DO (dominant origin right), TF (tokens labelled fresh/old right) and overall.
+/// DO (dominant origin right: the argmax, and the paper's 10% rule), TF (tokens
+/// labelled fresh/old right), overall, and per-token origin accuracy (right, wrong,
+/// unlabelled shares of the copied tokens).
 #[derive(clap::Args)]
 pub struct Args {
     /// Corpus: a directory or .jsonl (any input format), in creation order.
@@ -22,6 +26,13 @@ pub struct Args {
     /// Estimations, comma-separated (nb, e, b, be).
     #[arg(long, default_value = "be", value_delimiter = ',')]
     estimation: Vec<String>,
+    /// Origin propagation, comma-separated (on, off): each value is a run.
+    #[arg(long, default_value = "on", value_delimiter = ',', value_parser = on_off)]
+    propagate: Vec<bool>,
+    /// Alignment of copied blocks against their origins' texts, comma-separated (on,
+    /// off; off is the paper's behaviour): each value is a run.
+    #[arg(long, default_value = "on,off", value_delimiter = ',', value_parser = on_off)]
+    align: Vec<bool>,
     /// Table sizes, comma-separated: bytes (64MiB) or a percentage of the corpus's
     /// shingles whose entries fit (1.4%). Default: the paper's Table 2 (blogs).
     #[arg(long, default_value = "34.2%,13.7%,6.8%,3.3%,1.4%,0.7%,0.3%,0.1%", value_delimiter = ',')]
@@ -49,7 +60,8 @@ fn parse_all<T: std::str::FromStr<Err = String>>(v: &[String]) -> Result<Vec<T>>
 
 pub fn run(a: Args) -> Result<()> {
     let (selections, evictions, estimations) = (parse_all(&a.selection)?, parse_all(&a.eviction)?, parse_all(&a.estimation)?);
-    let setups = Setup::product(&selections, &evictions, &estimations);
+    let options: Vec<(bool, bool)> = a.propagate.iter().flat_map(|&p| a.align.iter().map(move |&al| (p, al))).collect();
+    let setups = Setup::product(&selections, &evictions, &estimations, &options);
     let sizes: Vec<Size> = parse_all(&a.table_size)?;
     let all = super::read_corpus(&a.corpus)?;
     let read = all.len();

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use textorigin_io::storage::datadir::{DataDir, RebuildOptions};
 
-use crate::args::{size, DataArg};
+use crate::args::{on_off, size, DataArg};
 
 /// Rebuild the table and its derived indexes by replaying the stored documents in
 /// order: after an interrupted run, or to resize them (a stream that outgrew its
@@ -25,6 +25,13 @@ pub struct Args {
     /// rebuilt table and indexes give. Without it they are kept as they are.
     #[arg(long)]
     reanalyse: bool,
+    /// Turn origin propagation on or off (needs --reanalyse: the stored results
+    /// follow from the table).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    propagate: Option<bool>,
+    /// Turn the alignment of copied blocks on or off (needs --reanalyse).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    align: Option<bool>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -32,6 +39,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         table_bytes: a.table_size.as_deref().map(size).transpose()?,
         index_bytes: a.index_size.as_deref().map(size).transpose()?,
         reanalyse: a.reanalyse,
+        propagate: a.propagate,
+        align: a.align,
     };
     let pb = super::progress(0, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| {

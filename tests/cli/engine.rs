@@ -22,6 +22,13 @@ fn three_document_chain_is_attributed_to_earliest_sources() {
         origin_of(&c, &text, "how many small shops along the detour lost their passing trade").as_deref(),
         Some("02-commuter-blog")
     );
+    // Aligned to its edges: the copied paragraph's last words, which no selected
+    // shingle covers, are inside the block (`--align off`: the paper's block ends early).
+    let last_words = "during winter storms";
+    assert_eq!(origin_of(&c, &text, last_words).as_deref(), Some("01-harbour-bridge"));
+    let paper = tempfile::tempdir().unwrap();
+    assert!(ingest(paper.path(), &["--align", "off"], &[&examples()]).status.success());
+    assert_eq!(origin_of(&json(paper.path(), &["show", "03-weekly-roundup", "--json"]), &text, last_words), None);
     // C's own text is fresh: inside a novel segment, in no copied block.
     let fresh = "the school board postponed its vote on the new timetable until January";
     assert_eq!(origin_of(&c, &text, fresh), None);
@@ -155,4 +162,31 @@ fn rebuild_resizes_the_table_and_keeps_or_reanalyses_results() {
     assert!(ingest(small.path(), &["--table-size", "2MiB"], &[&extra]).status.success());
     assert!(ingest(big.path(), &["--table-size", "2MiB"], &[&extra]).status.success());
     assert_eq!(digest(small.path()), digest(big.path()));
+}
+
+/// Origin propagation and alignment are switched by a re-analysis, never silently:
+/// the stored results must stay what replay recomputes.
+#[test]
+fn rebuild_switches_propagation_and_alignment_only_with_a_reanalysis() {
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 30);
+    let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
+    let paper = tempfile::tempdir().unwrap();
+    assert!(ingest(paper.path(), &["--table-size", "12KiB", "--propagate", "off", "--align", "off"], &paths).status.success());
+    let default = tempfile::tempdir().unwrap();
+    assert!(ingest(default.path(), &["--table-size", "12KiB"], &paths).status.success());
+    assert_ne!(ok(paper.path(), &["export"]), ok(default.path(), &["export"]));
+    assert_ne!(digest(paper.path()), digest(default.path()), "propagation changes the table");
+
+    let out = run(paper.path(), &["rebuild", "--propagate", "on", "--align", "on"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--reanalyse"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(paper.path(), &["rebuild", "--reanalyse", "--propagate", "on", "--align", "on"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(ok(paper.path(), &["export"]), ok(default.path(), &["export"]));
+    assert_eq!(digest(paper.path()), digest(default.path()));
+    // Replay recomputes exactly what is stored.
+    let out = run(paper.path(), &["rebuild"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"));
 }

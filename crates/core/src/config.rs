@@ -38,8 +38,14 @@ pub struct Config {
     /// Lucky rule (e): halve a bucket whose average score reaches this (paper: 11).
     pub lucky_limit: u8,
     /// Bytes of the derived indexes behind the table's buckets ([`crate::index`]).
-    /// Last, so that the schema-5 encoding (without it) is a prefix of this one.
     pub index_bytes: u64,
+    /// Origin propagation: entries inserted for shingles estimation labelled copied
+    /// carry the estimated origin ([`crate::engine`]; default on, off in data
+    /// directories made before schema 7).
+    pub propagate: bool,
+    /// Seed-and-extend: copied blocks aligned against their origins' stored texts
+    /// ([`crate::align`]; default on; off gives the paper's blocks).
+    pub align: bool,
 }
 
 /// The index size that goes with a table size when none is given: half of it, at
@@ -62,6 +68,8 @@ impl Default for Config {
             lucky_y: 7,
             lucky_limit: 11,
             index_bytes: default_index_bytes(256 << 20),
+            propagate: true,
+            align: true,
         }
     }
 }
@@ -83,6 +91,8 @@ pub struct Overrides {
     pub lucky_limit: Option<u8>,
     /// Bytes of the derived indexes (default: half the table size, at least 8 MiB).
     pub index_bytes: Option<u64>,
+    pub propagate: Option<bool>,
+    pub align: Option<bool>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -144,6 +154,8 @@ impl Overrides {
             lucky_y: other.lucky_y.or(self.lucky_y),
             lucky_limit: other.lucky_limit.or(self.lucky_limit),
             index_bytes: other.index_bytes.or(self.index_bytes),
+            propagate: other.propagate.or(self.propagate),
+            align: other.align.or(self.align),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -189,6 +201,12 @@ impl Overrides {
         if let Some(l) = self.lucky_limit {
             c.lucky_limit = l;
         }
+        if let Some(p) = self.propagate {
+            c.propagate = p;
+        }
+        if let Some(a) = self.align {
+            c.align = a;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -213,10 +231,11 @@ impl Config {
     }
 
     /// One line naming every value that shapes the table's content (stored in the
-    /// table header and compared on open).
+    /// table header and compared on open). Origin propagation appears only when on, so
+    /// that tables made before it keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -227,7 +246,8 @@ impl Config {
             self.bucket_entries,
             self.table_bytes,
             self.seed,
-            self.index_bytes
+            self.index_bytes,
+            if self.propagate { " propagate=on" } else { "" }
         )
     }
 

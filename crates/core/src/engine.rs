@@ -13,12 +13,23 @@
 //! - A token is **old** when a selected shingle covering it has an origin other than the
 //!   document itself, else **fresh**. Novel segments are the maximal runs of fresh
 //!   tokens.
-//! - Origin counts are over selected shingles, the document's own ones included. The
-//!   **dominant origin** is the origin with the most shingles when it has at least 10%
-//!   more than any other (`10·top ≥ 11·second`); it is the document itself when its
-//!   own new shingles dominate; none when no origin has that margin or nothing was
-//!   selected. The **most-copied origin** is the other document with the most shingles
-//!   (ties: the earlier one).
+//! - Every token has an origin: the earliest (smallest) origin among the copied
+//!   shingles covering it ([`crate::align`] replaces these by aligned runs), else the
+//!   document itself. The **most-copied origin** is the other document with the most
+//!   tokens (ties: the earlier one).
+//! - Origin counts are over selected shingles, the document's own ones included: a
+//!   sample of the oracle's counts over all shingles. The **dominant origin** is their
+//!   argmax (the paper's task: the document "where most of the content originated"); a
+//!   tie for the top gives the document itself; none for a document without tokens.
+//!   The paper's **10% rule** ([`DocResult::dominant_by_rule`], reported beside it):
+//!   the origin with the most shingles when it has at least 10% more than any other
+//!   (`10·top ≥ 11·second`), else none; the argmax agrees with it wherever it gives
+//!   an answer.
+//! - **Origin propagation** (an option, on by default; not in the paper): after
+//!   estimation, every entry the document inserted for a shingle that estimation
+//!   labelled copied is rewritten to carry the estimated origin and offset (the
+//!   document's own neighbour bytes stay, as they are the copy's), so that later copies
+//!   find the earliest source and Lucky's bonuses protect right entries.
 //! - Lucky scoring (Section 2.2, rules a-e) runs after estimation, once per table entry
 //!   the document touched and still holds: +1 for an entry that existed before the
 //!   document (entries it inserted start at 1); +⌊√(b−2)⌋ for the first and last
@@ -30,10 +41,13 @@
 //! Apply is a pure function of (table, document, sequence number, configuration): no
 //! clock, no unseeded randomness, no iteration over hash maps.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::estimate::{estimate, How};
+use crate::align::{align, Alignment, OriginText};
+use crate::estimate::{estimate_with_offsets, How};
 use crate::rabin::Rabin;
 use crate::select::{select, shingle_count, Item, Scratch};
 use crate::table::{top_byte, BucketMemory, Eviction, Hit, Position, Table};
@@ -88,6 +102,24 @@ pub struct DocResult {
     pub copied_blocks: Vec<Block>,
     pub novel_segments: Vec<Span>,
     pub selected_origins: Vec<ShingleOrigin>,
+}
+
+impl DocResult {
+    /// The paper's dominant origin (Section 3.2): the origin with the most selected
+    /// shingles when it has at least 10% more than any other, else none.
+    pub fn dominant_by_rule(&self) -> Option<u64> {
+        let (o, top) = *self.origin_counts.first()?;
+        let second = self.origin_counts.get(1).map_or(0, |x| x.1);
+        (10 * u64::from(top) >= 11 * u64::from(second)).then_some(o)
+    }
+}
+
+/// Phase 2's answer: the result, and the offsets estimation placed each selected
+/// shingle at (for origin propagation in phase 3).
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    pub result: DocResult,
+    offsets: Vec<u8>,
 }
 
 /// What the table answered for a document's selected shingles (phase 1 of apply).
@@ -146,9 +178,9 @@ impl Engine {
     /// phases [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn.
     pub fn apply_prepared<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64) -> DocResult {
         let probe = self.probe(table, seq);
-        let result = self.estimate(seq, &probe);
-        self.score(table, seq, &probe, &result);
-        result
+        let estimate = self.estimate(seq, &probe);
+        self.score(table, seq, &probe, &estimate);
+        estimate.result
     }
 
     /// Phase 1 (Section 2.2): every selected fingerprint of the prepared document looked
@@ -179,12 +211,17 @@ impl Engine {
     }
 
     /// Phase 2 (Section 2.3): estimation and the document's result from the probe.
-    pub fn estimate(&self, seq: u64, probe: &Probe) -> DocResult {
+    pub fn estimate(&self, seq: u64, probe: &Probe) -> Estimate {
         self.finish(seq, &probe.hits)
     }
 
-    /// Phase 3: Lucky scoring (rules a-e) and the table's per-document counters.
-    pub fn score<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, probe: &Probe, result: &DocResult) {
+    /// Phase 3: origin propagation (when configured), Lucky scoring (rules a-e) and the
+    /// table's per-document counters.
+    pub fn score<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, probe: &Probe, estimate: &Estimate) {
+        let result = &estimate.result;
+        if self.cfg.propagate {
+            propagate(table, seq, &self.items, probe, estimate);
+        }
         if table.eviction() == Eviction::Lucky {
             lucky_scores(table, &self.cfg, seq, &self.items, &probe.hits, &probe.positions, result);
         }
@@ -203,14 +240,34 @@ impl Engine {
     /// [`Engine::query`] for the document last prepared or loaded.
     pub fn query_prepared<M: BucketMemory>(&self, table: &Table<M>, seq: u64) -> DocResult {
         let hits: Vec<Option<Hit>> = self.items.iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
-        self.finish(seq, &hits)
+        self.finish(seq, &hits).result
     }
 
     /// Estimation and result building, given the hits of the prepared document.
-    fn finish(&self, seq: u64, hits: &[Option<Hit>]) -> DocResult {
+    fn finish(&self, seq: u64, hits: &[Option<Hit>]) -> Estimate {
         let tops: Vec<u8> = self.items.iter().map(|it| top_byte(it.fp)).collect();
-        let origins = estimate(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
-        build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize)
+        let (origins, offsets) = estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
+        Estimate { result: build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize), offsets }
+    }
+
+    /// When the configuration aligns (the default): replaces the copied blocks of
+    /// `result`, the document last prepared or loaded, by blocks aligned against their
+    /// origins' texts ([`crate::align`]), and derives the token labels, novel segments
+    /// and the dominant and most-copied origins from them. `origin_text(o)` gives
+    /// document `o`'s text (None: not stored; its blocks stay as estimated).
+    pub fn align(&self, result: &mut DocResult, origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>) {
+        if !self.cfg.align || result.copied_blocks.is_empty() {
+            return;
+        }
+        let doc = Alignment { seq: result.seq, tokens: &self.tokens, selected: &result.selected_origins, rabin: &self.rabin };
+        let (blocks, labels) = align(&doc, origin_text);
+        result.copied_blocks = blocks;
+        label_tokens(result, &self.tokens, &labels);
+    }
+
+    /// The text of an earlier document as [`Engine::align`] reads it.
+    pub fn origin_text(&self, text: &str) -> OriginText {
+        OriginText::new(text, &self.rabin)
     }
 }
 
@@ -230,32 +287,92 @@ pub fn build_result(
         end_byte: tokens[end as usize - 1].end,
     };
     let blocks = copied_blocks(seq, items, origins, span);
-    let (old, novel) = old_tokens_and_novel_segments(seq, tokens.len(), items, origins, span);
     let counts = origin_counts(origins);
-    let dominant_origin = counts.first().and_then(|&(o, top)| {
-        let second = counts.get(1).map_or(0, |x| x.1);
-        (10 * u64::from(top) >= 11 * u64::from(second)).then_some(o)
-    });
-    let most_copied_origin = counts.iter().find(|x| x.0 != seq).map(|x| x.0);
-    DocResult {
+    let mut result = DocResult {
         seq,
         tokens: tokens.len() as u32,
         shingles: shingle_count(tokens.len(), k) as u32,
         selected: items.len() as u32,
         hits: hits.iter().filter(|h| h.is_some()).count() as u32,
-        fresh_tokens: tokens.len() as u32 - old,
-        old_tokens: old,
-        dominant_origin,
-        most_copied_origin,
+        dominant_origin: dominant_of(&counts, seq, tokens.len()),
         origin_counts: counts,
         copied_blocks: blocks,
-        novel_segments: novel,
         selected_origins: items
             .iter()
             .zip(origins)
             .map(|(it, &(origin, how))| ShingleOrigin { start_token: it.start, end_token: it.end, origin, how })
             .collect(),
+        ..DocResult::default()
+    };
+    let labels = shingle_labels(&result);
+    label_tokens(&mut result, tokens, &labels);
+    result
+}
+
+/// The argmax of the origin counts; a tie for the top, or nothing selected: the
+/// document itself; none for a document without tokens.
+fn dominant_of(counts: &[(u64, u32)], seq: u64, tokens: usize) -> Option<u64> {
+    match counts {
+        _ if tokens == 0 => None,
+        [(o, top), rest @ ..] if rest.first().is_none_or(|second| *top > second.1) => Some(*o),
+        _ => Some(seq),
     }
+}
+
+/// The origin of every token by the selected shingles: the earliest origin among the
+/// copied shingles covering it, 0 for none.
+fn shingle_labels(result: &DocResult) -> Vec<u64> {
+    let mut labels = vec![0u64; result.tokens as usize];
+    for s in result.selected_origins.iter().filter(|s| s.origin != result.seq) {
+        for l in &mut labels[s.start_token as usize..s.end_token as usize] {
+            if *l == 0 || s.origin < *l {
+                *l = s.origin;
+            }
+        }
+    }
+    labels
+}
+
+impl DocResult {
+    /// Re-derives the dominant origin (argmax) and the most-copied origin (by tokens)
+    /// of a result stored before schema 7 (10% rule, by selected shingles) from what it
+    /// holds: its counts and the origins of its selected shingles.
+    pub fn rederive_schema_6(&mut self) {
+        self.dominant_origin = dominant_of(&self.origin_counts, self.seq, self.tokens as usize);
+        self.most_copied_origin = most_copied_of(&shingle_labels(self));
+    }
+}
+
+/// The other document with the most tokens in `labels` (ties: the earlier).
+fn most_copied_of(labels: &[u64]) -> Option<u64> {
+    let mut sorted: Vec<u64> = labels.iter().copied().filter(|&l| l != 0).collect();
+    sorted.sort_unstable();
+    let mut best: Option<(u64, usize)> = None;
+    for run in sorted.chunk_by(|a, b| a == b) {
+        if best.is_none_or(|b| run.len() > b.1) {
+            best = Some((run[0], run.len()));
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// Sets what follows from the origin of every token (`labels[t]`, 0: the document
+/// itself): old and fresh tokens, novel segments and the most-copied origin.
+fn label_tokens(result: &mut DocResult, tokens: &[Token], labels: &[u64]) {
+    let mut novel = Vec::new();
+    let mut run_start: Option<usize> = None;
+    for (t, &l) in labels.iter().chain([&1]).enumerate() {
+        if l == 0 {
+            run_start.get_or_insert(t);
+        } else if let Some(s) = run_start.take() {
+            novel.push(Span { start_token: s as u32, end_token: t as u32, start_byte: tokens[s].start, end_byte: tokens[t - 1].end });
+        }
+    }
+    let old = labels.iter().filter(|&&l| l != 0).count() as u32;
+    result.old_tokens = old;
+    result.fresh_tokens = labels.len() as u32 - old;
+    result.novel_segments = novel;
+    result.most_copied_origin = most_copied_of(labels);
 }
 
 /// Maximal runs of selected shingles with the same origin other than `seq`.
@@ -276,43 +393,6 @@ fn copied_blocks(seq: u64, items: &[Item], origins: &[(u64, How)], span: impl Fn
     blocks
 }
 
-/// The number of old tokens (covered by a shingle from another document) and the
-/// maximal runs of fresh ones.
-fn old_tokens_and_novel_segments(
-    seq: u64,
-    n_tokens: usize,
-    items: &[Item],
-    origins: &[(u64, How)],
-    span: impl Fn(u32, u32) -> Span,
-) -> (u32, Vec<Span>) {
-    let mut delta = vec![0i32; n_tokens + 1];
-    for (it, &(o, _)) in items.iter().zip(origins) {
-        if o != seq {
-            delta[it.start as usize] += 1;
-            delta[it.end as usize] -= 1;
-        }
-    }
-    let mut novel = Vec::new();
-    let mut depth = 0;
-    let mut run_start: Option<u32> = None;
-    let mut old = 0u32;
-    for (t, d) in delta.iter().take(n_tokens).enumerate() {
-        depth += d;
-        if depth > 0 {
-            old += 1;
-            if let Some(s) = run_start.take() {
-                novel.push(span(s, t as u32));
-            }
-        } else if run_start.is_none() {
-            run_start = Some(t as u32);
-        }
-    }
-    if let Some(s) = run_start {
-        novel.push(span(s, n_tokens as u32));
-    }
-    (old, novel)
-}
-
 /// (origin, selected shingles), most first (ties: the earlier origin).
 fn origin_counts(origins: &[(u64, How)]) -> Vec<(u64, u32)> {
     let mut sorted: Vec<u64> = origins.iter().map(|x| x.0).collect();
@@ -326,6 +406,17 @@ fn origin_counts(origins: &[(u64, How)]) -> Vec<(u64, u32)> {
     }
     counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     counts
+}
+
+/// Origin propagation: every entry the document inserted for a shingle estimation
+/// labelled copied, if the document has not evicted it since, gets the estimated origin
+/// and offset (its neighbour bytes, the document's, are the copy's too).
+fn propagate<M: BucketMemory>(table: &mut Table<M>, seq: u64, items: &[Item], probe: &Probe, estimate: &Estimate) {
+    for (i, (item, s)) in items.iter().zip(&estimate.result.selected_origins).enumerate() {
+        if probe.hits[i].is_none() && s.origin != seq && table.holds(probe.positions[i], item.fp) {
+            table.relabel(probe.positions[i], item.fp, s.origin, estimate.offsets[i]);
+        }
+    }
 }
 
 /// Lucky rules (a)-(d) for one document, then (e) through [`Table::add_scores`].
@@ -388,6 +479,7 @@ fn lucky_scores<M: BucketMemory>(
 mod tests {
     use super::*;
     use crate::reference::Reference;
+    use crate::text::tokenize;
     use proptest::prelude::*;
 
     fn table(cfg: &Config) -> Table<Vec<u8>> {
@@ -448,10 +540,137 @@ mod tests {
                 let got_origins: Vec<u64> = got.selected_origins.iter().map(|s| s.origin).collect();
                 prop_assert_eq!(&got_origins, &want.origins, "doc {}", seq);
                 prop_assert_eq!(got.fresh_tokens, want.fresh_tokens);
-                prop_assert_eq!(got.dominant_origin, want.dominant_origin);
+                prop_assert_eq!(got.dominant_by_rule(), want.dominant_origin);
             }
             prop_assert_eq!(t.stats().evictions, 0);
         }
+
+        /// Alignment with the default sampled selection and a table that evicts nothing:
+        /// every aligned block is a run of its origin's text, every token it labels old
+        /// is old for the oracle, and every token a found shingle covers stays old. The
+        /// argmax agrees with the 10% rule wherever the rule answers.
+        #[test]
+        fn aligned_blocks_are_common_runs_and_only_label_old_tokens(seed in any::<u64>(), docs in 2usize..25) {
+            let cfg = Config { table_bytes: 64 << 20, ..Config::default() };
+            let texts = corpus(seed, docs);
+            let mut t = table(&cfg);
+            let mut e = Engine::new(cfg.clone());
+            let mut reference = Reference::new(cfg.k as usize);
+            let rabin = Rabin::new(cfg.k as usize);
+            let tokens_of = |s: &str| { let mut v = Vec::new(); tokenize(s, &rabin, &mut v); v.iter().map(|t| t.fp).collect::<Vec<u64>>() };
+            for (i, text) in texts.iter().enumerate() {
+                let seq = i as u64 + 1;
+                let mut got = e.apply(&mut t, seq, text);
+                let want = reference.apply(seq, text);
+                if let Some(o) = got.dominant_by_rule() {
+                    prop_assert_eq!(got.dominant_origin, Some(o));
+                }
+                let found: Vec<(u32, u32)> = got.selected_origins.iter().filter(|s| s.how == How::Found && s.origin != seq).map(|s| (s.start_token, s.end_token)).collect();
+                e.align(&mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin))));
+                let doc = tokens_of(text);
+                let mut old = vec![false; doc.len()];
+                for b in &got.copied_blocks {
+                    let run = &doc[b.span.start_token as usize..b.span.end_token as usize];
+                    let origin = tokens_of(&texts[b.origin as usize - 1]);
+                    prop_assert!(b.origin < seq && origin.windows(run.len()).any(|w| w == run), "doc {} block {:?}", seq, b);
+                    old[b.span.start_token as usize..b.span.end_token as usize].iter_mut().for_each(|x| *x = true);
+                }
+                for (tok, &o) in old.iter().enumerate() {
+                    prop_assert!(!o || !want.fresh[tok], "doc {} token {} labelled old, fresh for the oracle", seq, tok);
+                }
+                for &(a, b) in &found {
+                    prop_assert!(old[a as usize..b as usize].iter().all(|&x| x), "doc {}: a found shingle's tokens lost", seq);
+                }
+                prop_assert_eq!(got.old_tokens as usize, old.iter().filter(|&&x| x).count());
+            }
+        }
+
+        /// Origin propagation: after a document, every entry it inserted for a shingle
+        /// estimation labelled copied carries the estimated origin (and without
+        /// propagation, the document itself).
+        #[test]
+        fn propagation_stores_the_estimated_origin(seed in any::<u64>(), docs in 2usize..30, propagate in any::<bool>()) {
+            propagated(seed, docs, propagate)?;
+        }
+    }
+
+    /// Applies a generated corpus and checks, after each document, the entries it
+    /// inserted for shingles estimation labelled copied; returns how many there were.
+    fn propagated(seed: u64, docs: usize, propagate: bool) -> Result<usize, TestCaseError> {
+        let cfg = Config { table_bytes: 64 << 20, propagate, ..Config::default() };
+        let mut t = table(&cfg);
+        let mut e = Engine::new(cfg);
+        let mut checked = 0;
+        for (i, text) in corpus(seed, docs).iter().enumerate() {
+            let seq = i as u64 + 1;
+            e.prepare(text);
+            let probe = e.probe(&mut t, seq);
+            let estimate = e.estimate(seq, &probe);
+            e.score(&mut t, seq, &probe, &estimate);
+            for (j, s) in estimate.result.selected_origins.iter().enumerate() {
+                if probe.hits[j].is_none() && matches!(s.how, How::Bridged | How::Expanded) {
+                    let (_, hit) = t.lookup(e.items[j].fp).expect("nothing is evicted");
+                    let want = if propagate { (s.origin, estimate.offsets[j]) } else { (seq, j as u8) };
+                    prop_assert_eq!((hit.origin, hit.offset), want);
+                    checked += 1;
+                }
+            }
+        }
+        Ok(checked)
+    }
+
+    #[test]
+    fn propagation_is_exercised() {
+        assert!(propagated(42, 60, true).unwrap() > 0, "the generated corpus has estimated shingles that were inserted");
+    }
+
+    #[test]
+    fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
+        let cfg = Config::default();
+        let mut t = table(&cfg);
+        let mut e = Engine::new(cfg.clone());
+        let rabin = Rabin::new(cfg.k as usize);
+        let a = "the storm closed every road north of the river and the county asked residents to stay home during winter storms until the plows could reach them";
+        e.apply(&mut t, 1, a);
+        let b = "officials said on monday that the storm closed every road north of the river and the county asked residents to stay home during winter storms until the plows could reach them, a spokesman added";
+        let plain = e.apply(&mut t, 2, b);
+        assert!(!plain.copied_blocks.is_empty());
+        let mut aligned = plain.clone();
+        e.align(&mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin))));
+        assert_eq!(aligned.copied_blocks.len(), 1);
+        let blk = aligned.copied_blocks[0];
+        assert_eq!(&b[blk.span.start_byte as usize..blk.span.end_byte as usize], a, "the whole copied sentence, to its edges");
+        let novel: Vec<&str> = aligned.novel_segments.iter().map(|s| &b[s.start_byte as usize..s.end_byte as usize]).collect();
+        assert_eq!(novel, ["officials said on monday that", "a spokesman added"]);
+        // An origin whose text does not hold the seeds: the block was never copied.
+        let mut wrong = plain.clone();
+        e.align(&mut wrong, |_| Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin))));
+        assert!(wrong.copied_blocks.is_empty() && wrong.old_tokens == 0);
+        // No stored text: the block stays as estimation made it.
+        let mut unknown = plain.clone();
+        e.align(&mut unknown, |_| None);
+        assert_eq!(unknown.copied_blocks, plain.copied_blocks);
+        // Alignment off: the paper's blocks.
+        let off = Engine::new(Config { align: false, ..cfg });
+        let mut same = plain.clone();
+        off.align(&mut same, |_| Some(Arc::new(OriginText::new(a, &rabin))));
+        assert_eq!(same, plain);
+    }
+
+    #[test]
+    fn a_tie_for_the_top_makes_the_document_its_own_dominant_origin() {
+        let mut t = table(&exact_config());
+        let mut e = Engine::new(exact_config());
+        let a: Vec<String> = (0..20).map(|i| format!("a{i}")).collect();
+        let b: Vec<String> = (0..20).map(|i| format!("b{i}")).collect();
+        e.apply(&mut t, 1, &a.join(" "));
+        e.apply(&mut t, 2, &b.join(" "));
+        // 13 shingles from each (and 7 of its own): a tie; the rule has no answer, the
+        // argmax the document.
+        let r = e.apply(&mut t, 3, &format!("{} {}", a.join(" "), b.join(" ")));
+        assert_eq!(r.origin_counts, [(1, 13), (2, 13), (3, 7)]);
+        assert_eq!(r.dominant_by_rule(), None);
+        assert_eq!(r.dominant_origin, Some(3));
     }
 
     #[test]

@@ -86,6 +86,21 @@ pub enum How {
 /// `doc` is the document's own sequence number, `tops[i]` the top byte of selected
 /// shingle `i`'s fingerprint, `hits[i]` what the table returned for it.
 pub fn estimate(method: Estimation, limit: usize, doc: u64, tops: &[u8], hits: &[Option<Hit>]) -> Vec<(u64, How)> {
+    estimate_with_offsets(method, limit, doc, tops, hits).0
+}
+
+/// [`estimate`], and for every selected shingle its offset among its origin's selected
+/// shingles mod 256 as the estimate places it: a found shingle's stored offset, a
+/// bridged one's counted from the bridge's left anchor, an expanded one's its
+/// neighbour's minus or plus one, the document's own its own index. Origin propagation
+/// stores these with the estimated origin.
+pub fn estimate_with_offsets(
+    method: Estimation,
+    limit: usize,
+    doc: u64,
+    tops: &[u8],
+    hits: &[Option<Hit>],
+) -> (Vec<(u64, How)>, Vec<u8>) {
     let n = hits.len();
     debug_assert_eq!(tops.len(), n);
     let mut out: Vec<(u64, How)> = hits
@@ -95,6 +110,7 @@ pub fn estimate(method: Estimation, limit: usize, doc: u64, tops: &[u8], hits: &
             None => (doc, How::Own),
         })
         .collect();
+    let mut offsets: Vec<u8> = hits.iter().enumerate().map(|(i, h)| h.map_or(i as u8, |h| h.offset)).collect();
     let foreign = |i: usize| hits[i].filter(|h| h.origin != doc);
     if matches!(method, Estimation::B | Estimation::Be) {
         let mut last: HashMap<(u64, u8), usize> = HashMap::new();
@@ -107,9 +123,10 @@ pub fn estimate(method: Estimation, limit: usize, doc: u64, tops: &[u8], hits: &
                     && j - i >= 2
                     && (method == Estimation::B || (tops[i + 1] == hi.next && tops[j - 1] == hj.prev));
                 if ok {
-                    for slot in &mut out[i + 1..j] {
+                    for (at, slot) in out.iter_mut().enumerate().take(j).skip(i + 1) {
                         if slot.1 == How::Own {
                             *slot = (hj.origin, How::Bridged);
+                            offsets[at] = hi.offset.wrapping_add((at - i) as u8);
                         }
                     }
                 }
@@ -121,13 +138,15 @@ pub fn estimate(method: Estimation, limit: usize, doc: u64, tops: &[u8], hits: &
             let Some(h) = foreign(i) else { continue };
             if i > 0 && out[i - 1].1 == How::Own && tops[i - 1] == h.prev {
                 out[i - 1] = (h.origin, How::Expanded);
+                offsets[i - 1] = h.offset.wrapping_sub(1);
             }
             if i + 1 < n && out[i + 1].1 == How::Own && hits[i + 1].is_none() && tops[i + 1] == h.next {
                 out[i + 1] = (h.origin, How::Expanded);
+                offsets[i + 1] = h.offset.wrapping_add(1);
             }
         }
     }
-    out
+    (out, offsets)
 }
 
 #[cfg(test)]
@@ -157,6 +176,9 @@ mod tests {
         let o = estimate(Estimation::B, 30, DOC, &[0; 10], &hits);
         let origins: Vec<u64> = o.iter().map(|x| x.0).collect();
         assert_eq!(origins, [DOC, DOC, 5, 5, 5, 5, 5, 5, DOC, DOC]);
+        // Bridged shingles sit where the origin has them: 10 + their distance from 2.
+        let (_, offsets) = estimate_with_offsets(Estimation::B, 30, DOC, &[0; 10], &hits);
+        assert_eq!(offsets, [0, 1, 10, 11, 12, 13, 14, 15, 8, 9]);
         // A different diagonal does not bridge; nor does a gap of T or more.
         hits[7] = h(5, 16, 0, 0);
         assert!(estimate(Estimation::B, 30, DOC, &[0; 10], &hits).iter().all(|x| x.1 != How::Bridged));
@@ -177,8 +199,9 @@ mod tests {
         assert!(o[3..7].iter().all(|x| *x == (5, How::Bridged)));
         // (f) fails: no bridge, but expansion still labels 3 (next of 2) and 6 (prev of 7).
         hits[7] = h(5, 15, 0xbc, 0x22);
-        let o = estimate(Estimation::Be, 30, DOC, &tops, &hits);
+        let (o, offsets) = estimate_with_offsets(Estimation::Be, 30, DOC, &tops, &hits);
         assert_eq!(o[3], (5, How::Expanded));
+        assert_eq!(offsets[3], 11, "next of the anchor at offset 10");
         assert_eq!(o[4], (DOC, How::Own));
         assert_eq!(o[6], (DOC, How::Own));
         // Expansion to the left: tops[1] matches prev of 2.

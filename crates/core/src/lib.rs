@@ -5,7 +5,8 @@
 //! (`../shared/papers/`): documents are tokenized ([`text`]), fingerprinted ([`rabin`]),
 //! a subset of their k-shingles is selected ([`select`]) and sent to the bucketed table
 //! ([`table`], over any byte memory); the hits are turned into an origin for every
-//! selected shingle ([`estimate`]) and into per-document results ([`engine`]).
+//! selected shingle ([`estimate`]) and into per-document results ([`engine`]), whose
+//! copied blocks are aligned against their origins' texts to exact edges ([`align`]).
 //! Near-duplicate sketches and verdicts are in [`neardup`], qSign quotation signatures,
 //! probes and scoring in [`quote`], the bounded derived indexes both search (document
 //! frequencies, signatures, near-duplicate keys) in [`index`]; [`reference`] is the
@@ -17,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod align;
 pub mod config;
 pub mod engine;
 pub mod estimate;

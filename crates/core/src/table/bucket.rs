@@ -55,11 +55,18 @@ pub(super) fn write_entry(data: &mut [u8], n: usize, slot: usize, fp: u64, e: Hi
     data[2 * slot..2 * slot + 2].copy_from_slice(&((fp & 0xffff) as u16).to_le_bytes());
     let r = &mut data[record(n, slot)..record(n, slot) + RECORD];
     r[0..4].copy_from_slice(&((fp >> 16) as u32).to_le_bytes());
+    write_hit(data, n, slot, e);
+    data[COL_SCORE * n + slot] = 1;
+}
+
+/// Rewrites the data of the entry at `slot` (origin, offset, neighbour bytes), leaving
+/// its fingerprint and score.
+pub(super) fn write_hit(data: &mut [u8], n: usize, slot: usize, e: Hit) {
+    let r = &mut data[record(n, slot)..record(n, slot) + RECORD];
     r[4..10].copy_from_slice(&e.origin.to_le_bytes()[..6]);
     r[10] = e.offset;
     r[11] = e.prev;
     r[12] = e.next;
-    data[COL_SCORE * n + slot] = 1;
 }
 
 /// Moves the entry at `slot` behind the others of the occupied prefix `..count`.

@@ -51,7 +51,7 @@ mod bucket;
 #[cfg(test)]
 mod tests;
 
-use bucket::{entry_matches, find, get_u32, halve, lowest_score, move_to_back, occupied, read_hit, record, write_entry, COL_SCORE};
+use bucket::{entry_matches, find, get_u32, halve, lowest_score, move_to_back, occupied, read_hit, record, write_entry, write_hit, COL_SCORE};
 
 /// Bytes of the header page in front of the buckets in a table file.
 pub const HEADER_BYTES: usize = 4096;
@@ -469,6 +469,16 @@ impl<M: BucketMemory> Table<M> {
         let data = self.bucket(pos.bucket);
         let slot = pos.slot as usize;
         data[COL_SCORE * self.entries + slot] != 0 && entry_matches(data, self.entries, slot, fp)
+    }
+
+    /// Gives the entry at `pos`, which must still hold `fp` ([`Table::holds`]), a new
+    /// origin and offset: origin propagation relabels an entry the document just inserted.
+    pub fn relabel(&mut self, pos: Position, fp: u64, origin: u64, offset: u8) {
+        debug_assert!(self.holds(pos, fp) && origin != 0 && origin <= MAX_ORIGIN);
+        let n = self.entries;
+        let data = self.bucket_mut(pos.bucket);
+        let hit = Hit { origin, offset, ..read_hit(data, n, pos.slot as usize) };
+        write_hit(data, n, pos.slot as usize, hit);
     }
 
     /// Adds Lucky score increments (sorted by position, each position once), saturating

@@ -109,6 +109,7 @@ pub fn text(r: &EndToEnd) -> String {
         ("prepare", s.prepare),
         ("table", s.table),
         ("estimation", s.estimation),
+        ("align", s.align),
         ("near-dup", s.neardup),
         ("quotes", s.quotes),
         ("index", s.index),

@@ -17,20 +17,28 @@ pub fn markdown(r: &EvalReport) -> String {
             o.replies, o.quoted_tokens, acc
         );
     }
-    s += "| selection | eviction | estimation | table | % of shingles | ssr | DO | TF | overall | replies | hits | evictions | s |\n";
-    s += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    s += "| selection | eviction | estimation | propagate | align | table | % of shingles | % of distinct | ssr | DO | DO rule | TF | overall | origin right | wrong | unlabelled | replies | hits | evictions | s |\n";
+    s += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    let on = |b: bool| if b { "on" } else { "off" };
     for x in &r.rows {
         s += &format!(
-            "| {} | {} | {} | {} | {:.2}% | {:.1}% | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.1} |\n",
+            "| {} | {} | {} | {} | {} | {} | {:.2}% | {:.2}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.1} |\n",
             x.selection,
             x.eviction,
             x.estimation,
+            on(x.propagate),
+            on(x.align),
             human_bytes(x.table_bytes),
             x.table_pct,
+            x.table_pct_distinct,
             x.ssr,
             x.do_,
+            x.do_rule,
             x.tf,
             x.overall,
+            x.origin_right,
+            x.origin_wrong,
+            x.origin_unlabelled,
             x.reply_accuracy.map_or("-".to_string(), |a| format!("{a:.1}")),
             x.hits,
             x.evictions,
@@ -56,7 +64,12 @@ type Series = (String, Vec<(f64, f64, f64)>);
 fn series(r: &EvalReport, xs: &[f64]) -> Vec<Series> {
     let mut groups: Vec<Series> = Vec::new();
     for (x, row) in xs.iter().zip(&r.rows) {
-        let name = format!("{} + {} + {}", row.selection, row.eviction, row.estimation);
+        let mut name = format!("{} + {} + {}", row.selection, row.eviction, row.estimation);
+        for (on, what) in [(row.propagate, "P"), (row.align, "A")] {
+            if on {
+                name += &format!(" + {what}");
+            }
+        }
         match groups.iter_mut().find(|g| g.0 == name) {
             Some(g) => g.1.push((*x, row.do_, row.tf)),
             None => groups.push((name, vec![(*x, row.do_, row.tf)])),

@@ -62,6 +62,8 @@ pub struct StageTimes {
     pub table: f64,
     /// Estimation and the document's result.
     pub estimation: f64,
+    /// Aligning copied blocks against their origins' texts.
+    pub align: f64,
     /// Adding the document to the derived indexes.
     pub index: f64,
     /// The document's write batch.
@@ -71,7 +73,7 @@ pub struct StageTimes {
 impl StageTimes {
     /// The sum of all stages.
     pub fn total(&self) -> f64 {
-        self.prepare + self.neardup + self.quotes + self.table + self.estimation + self.index + self.store
+        self.prepare + self.neardup + self.quotes + self.table + self.estimation + self.align + self.index + self.store
     }
 }
 
@@ -137,6 +139,8 @@ pub enum DataDirError {
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
     Config(#[from] ConfigError),
+    #[error("turning origin propagation or alignment on or off changes the stored results: add --reanalyse")]
+    NeedsReanalysis,
     #[error("{0}")]
     InvalidParams(String),
     #[error(transparent)]
@@ -224,6 +228,17 @@ fn settle_features(dir: &Path, store: &Store, overrides: &Overrides) -> Result<(
     Ok((nd_cfg, q_cfg))
 }
 
+/// Aligns the copied blocks of `result`, the engine's current document, against the
+/// stored texts of their origins ([`Engine::align`]).
+fn align(store: &Store, engine: &Engine, result: &mut DocResult) -> Result<()> {
+    let mut failed = None;
+    engine.align(result, |o| store.origin_text(engine, o).unwrap_or_else(|e| {
+        failed.get_or_insert(e);
+        None
+    }));
+    failed.map_or(Ok(()), |e| Err(e.into()))
+}
+
 /// Replays stored document `seq` into `table`: the engine applies its text, and its
 /// words, sentence signatures and stored sketch's keys go into the derived indexes,
 /// exactly as when it was ingested. Returns the recomputed result.
@@ -232,7 +247,8 @@ fn replay(store: &Store, engine: &mut Engine, table: &mut TableFile, cfgs: (&Nea
     let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
     let (tokens, _) = engine.prepare(&text);
     let sentences = quote::sentences(&text, tokens);
-    let result = engine.apply_prepared(&mut **table, seq);
+    let mut result = engine.apply_prepared(&mut **table, seq);
+    align(store, engine, &mut result)?;
     let nd_keys = store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default();
     let add = IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys };
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
@@ -404,7 +420,9 @@ impl DataDir {
         let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch, &indexes)?;
         let q = self.store.quote_write(&self.q_cfg, seq, sentences, &indexes)?;
         self.engine.load_prepared(tokens, items);
-        Ok((self.engine.query_prepared(&*self.table, seq), nd.found, q.found))
+        let mut result = self.engine.query_prepared(&*self.table, seq);
+        align(&self.store, &self.engine, &mut result)?;
+        Ok((result, nd.found, q.found))
     }
 
     /// Where the time of the documents applied so far went.
@@ -507,7 +525,17 @@ impl DataDir {
     pub fn rebuild(dir: &Path, opts: RebuildOptions, mut progress: impl FnMut(u64, u64)) -> Result<Rebuilt> {
         let store = Store::open(&db_path(dir))?;
         let stored = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
-        let cfg = Overrides { table_bytes: opts.table_bytes, index_bytes: opts.index_bytes, ..Overrides::default() }.apply(&stored)?;
+        let cfg = Overrides {
+            table_bytes: opts.table_bytes,
+            index_bytes: opts.index_bytes,
+            propagate: opts.propagate,
+            align: opts.align,
+            ..Overrides::default()
+        }
+        .apply(&stored)?;
+        if !opts.reanalyse && (cfg.propagate != stored.propagate || cfg.align != stored.align) {
+            return Err(DataDirError::NeedsReanalysis);
+        }
         let (documents, differing) = Self::rebuild_into(dir, &store, &cfg, opts.reanalyse, &mut progress)?;
         Ok(Rebuilt { documents, differing, resized: cfg != stored, config: cfg.canonical() })
     }
@@ -586,6 +614,10 @@ pub struct RebuildOptions {
     pub index_bytes: Option<u64>,
     /// Replace the stored results by the recomputed ones.
     pub reanalyse: bool,
+    /// Turn origin propagation on or off (only with `reanalyse`).
+    pub propagate: Option<bool>,
+    /// Turn alignment on or off (only with `reanalyse`).
+    pub align: Option<bool>,
 }
 
 /// What `rebuild` did.
@@ -624,10 +656,13 @@ fn analyse(
     engine.load_prepared(tokens, items);
     let probe = engine.probe(&mut **table, seq);
     times.table += lap(&mut t);
-    let result = engine.estimate(seq, &probe);
+    let estimate = engine.estimate(seq, &probe);
     times.estimation += lap(&mut t);
-    engine.score(&mut **table, seq, &probe, &result);
+    engine.score(&mut **table, seq, &probe, &estimate);
     times.table += lap(&mut t);
+    let mut result = estimate.result;
+    align(store, engine, &mut result)?;
+    times.align += lap(&mut t);
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(&q, nd.keys.clone()));
     times.index += lap(&mut t);
     Ok((result, nd, q))

@@ -397,6 +397,10 @@ pub struct StatsView {
     pub indexes: IndexesView,
     pub index_digest: String,
     pub config: String,
+    /// Origin propagation (table entries carry estimated origins).
+    pub propagate: bool,
+    /// Copied blocks aligned against their origins' texts.
+    pub align: bool,
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
@@ -444,6 +448,8 @@ pub fn stats(store: &Store, table: &TableFile, indexes: &Indexes<&[u8]>, config:
         },
         index_digest: format!("{:016x}", indexes.digest()),
         config: config.canonical(),
+        propagate: config.propagate,
+        align: config.align,
         daemon: DaemonStatus::read(dir),
     })
 }

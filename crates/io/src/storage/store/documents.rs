@@ -1,9 +1,12 @@
 //! Documents: metadata (`docs`), the name index (`names`), texts (`text`) and results
 //! (`results`), all keyed by sequence number.
 
+use std::sync::Arc;
+
 use rocksdb::{IteratorMode, WriteBatch};
 use serde::{Deserialize, Serialize};
-use textorigin_core::engine::DocResult;
+use textorigin_core::align::OriginText;
+use textorigin_core::engine::{DocResult, Engine};
 
 use super::codec::{decode_text, encode, encode_text, seq_key};
 use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_TEXT};
@@ -57,6 +60,17 @@ impl Store {
                 decode_text(&v).map_err(|reason| StoreError::Corrupt { path: self.path.clone(), what: format!("text of {seq}"), reason })
             })
             .transpose()
+    }
+
+    /// Text of document `seq` as alignment reads it (cached), tokenized by `engine`.
+    pub fn origin_text(&self, engine: &Engine, seq: u64) -> Result<Option<Arc<OriginText>>> {
+        if let Some(t) = self.caches.origin_texts.get(&seq) {
+            return Ok(Some(t));
+        }
+        let Some(text) = self.text(seq)? else { return Ok(None) };
+        let t = Arc::new(engine.origin_text(&text));
+        self.caches.origin_texts.put(seq, Arc::clone(&t), t.bytes());
+        Ok(Some(t))
     }
 
     /// Result of document `seq`.

@@ -68,7 +68,7 @@ pub use textorigin_core::quote::{Quotation, QuoteSource};
 const MAX_TOTAL_WAL_BYTES: u64 = 64 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";

@@ -8,6 +8,7 @@
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
+mod v7_origin_options;
 
 use rocksdb::WriteBatch;
 
@@ -33,6 +34,7 @@ pub const MIGRATIONS: &[Migration] = &[
     // failed). The stamp keeps older builds, which cannot read 12-byte records, out.
     Migration { from: 4, what: "admission records with a failed count (old records read as they are)", run: |_| Ok(()) },
     Migration { from: 5, what: "derived indexes move to the table file (index_bytes in the config; nd_index, q_index, q_df dropped)", run: v6_derived_indexes::run },
+    Migration { from: 6, what: "origin propagation and alignment in the config (off for an existing data directory)", run: v7_origin_options::run },
 ];
 
 /// A scratch index in memory for the steps that recompute results in sequence order

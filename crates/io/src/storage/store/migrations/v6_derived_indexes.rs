@@ -1,5 +1,6 @@
 //! Schema 5 → 6 (`migrations/0006-derived-indexes.md`): the derived indexes leave
-//! RocksDB. The configuration gains `index_bytes` (the default for its table size), the
+//! RocksDB. The configuration gains `index_bytes` (the default for its table size; in
+//! schema 6's encoding, which schema 7 extends), the
 //! column families `nd_index`, `q_index` and `q_df` and the counter `q_docs` are
 //! dropped. The table file, format 1 without the index region, is rebuilt by replay
 //! when the data directory is next opened for writing (`DataDir`), which fills the
@@ -7,11 +8,12 @@
 
 use rocksdb::WriteBatch;
 use serde::Deserialize;
-use textorigin_core::config::{default_index_bytes, Config};
+use textorigin_core::config::default_index_bytes;
 use textorigin_core::estimate::Estimation;
 use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 
+use super::v7_origin_options::ConfigV6;
 use super::super::codec::{decode, encode};
 use super::super::meta::MetaKey;
 use super::super::{Result, Store, StoreError, CF_META, LEGACY_CFS};
@@ -34,9 +36,9 @@ struct ConfigV5 {
 pub(super) fn run(store: &mut Store) -> Result<()> {
     if let Some(bytes) = store.get(CF_META, MetaKey::Config.bytes())? {
         // A re-run after a crash finds the new encoding already written.
-        if decode::<Config>(&bytes).is_err() {
+        if decode::<ConfigV6>(&bytes).is_err() {
             let old: ConfigV5 = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: "config".into(), reason })?;
-            let cfg = Config {
+            let cfg = ConfigV6 {
                 k: old.k,
                 selection: old.selection,
                 eviction: old.eviction,

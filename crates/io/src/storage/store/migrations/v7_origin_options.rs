@@ -1,0 +1,72 @@
+//! Schema 6 → 7 (`migrations/0007-origin-options.md`): the configuration gains
+//! `propagate` (origin propagation) and `align` (seed-and-extend), both written off for
+//! an existing data directory: its table was built without propagation and its stored
+//! results without alignment, and replay must reproduce both. `rebuild --reanalyse
+//! --propagate on --align on` turns them on. Every stored result gets the dominant
+//! origin (argmax) and most-copied origin (by tokens) re-derived from what it holds, as
+//! the engine now derives them.
+
+use rocksdb::WriteBatch;
+use serde::{Deserialize, Serialize};
+use textorigin_core::config::Config;
+use textorigin_core::estimate::Estimation;
+use textorigin_core::select::Selection;
+use textorigin_core::table::Eviction;
+
+use super::super::codec::{decode, encode, seq_key};
+use super::super::meta::MetaKey;
+use super::super::{DocMeta, Result, Store, StoreError, CF_META, CF_RESULTS};
+
+/// The configuration as schema 6 stored it (postcard: field order matters).
+#[derive(Serialize, Deserialize)]
+pub(super) struct ConfigV6 {
+    pub k: u32,
+    pub selection: Selection,
+    pub eviction: Eviction,
+    pub estimation: Estimation,
+    pub bridge_limit: u32,
+    pub table_bytes: u64,
+    pub bucket_entries: u32,
+    pub seed: u64,
+    pub lucky_y: u32,
+    pub lucky_limit: u8,
+    pub index_bytes: u64,
+}
+
+pub(super) fn run(store: &mut Store) -> Result<()> {
+    // Re-deriving is idempotent: a re-run after a crash does it again.
+    let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
+    for meta in metas {
+        if let Some(mut result) = store.result(meta.seq)? {
+            result.rederive_schema_6();
+            let mut b = WriteBatch::default();
+            b.put_cf(store.cf(CF_RESULTS), seq_key(meta.seq), encode(&result));
+            store.write(b, false)?;
+        }
+    }
+    store.sync()?;
+    let Some(bytes) = store.get(CF_META, MetaKey::Config.bytes())? else { return Ok(()) };
+    // A re-run after a crash finds the new encoding already written.
+    if decode::<Config>(&bytes).is_ok() {
+        return Ok(());
+    }
+    let old: ConfigV6 = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: "config".into(), reason })?;
+    let cfg = Config {
+        k: old.k,
+        selection: old.selection,
+        eviction: old.eviction,
+        estimation: old.estimation,
+        bridge_limit: old.bridge_limit,
+        table_bytes: old.table_bytes,
+        bucket_entries: old.bucket_entries,
+        seed: old.seed,
+        lucky_y: old.lucky_y,
+        lucky_limit: old.lucky_limit,
+        index_bytes: old.index_bytes,
+        propagate: false,
+        align: false,
+    };
+    let mut b = WriteBatch::default();
+    b.put_cf(store.cf(CF_META), MetaKey::Config.bytes(), encode(&cfg));
+    store.write(b, true)
+}
