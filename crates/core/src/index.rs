@@ -145,17 +145,24 @@ pub struct IndexStats {
 
 /// The near-duplicate index keys of a sketch: the xxh3-64 of kind `x` (exact hash,
 /// index 0, 16 bytes BE), `s` (supershingle i), `b` (band i), `p` (SimHash piece i),
-/// each with its index byte and its value (8 bytes BE).
+/// each with its index byte and its value (8 bytes BE); then the supershingles and
+/// bands of its coarse min-values (the same kinds, so that they meet the next size
+/// group's own keys), each key once.
 pub fn nd_keys(cfg: &NearDupConfig, sketch: &Sketch) -> Vec<u64> {
     let mut keys = vec![xxh3_64(&[&[b'x', 0][..], &sketch.exact.to_be_bytes()[..]].concat())];
     let mut add = |kind: u8, values: Vec<u64>| {
         for (i, v) in values.into_iter().enumerate() {
-            keys.push(xxh3_64(&[&[kind, i as u8][..], &v.to_be_bytes()[..]].concat()));
+            let key = xxh3_64(&[&[kind, i as u8][..], &v.to_be_bytes()[..]].concat());
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
         }
     };
     add(b's', neardup::supershingles(cfg, &sketch.mins));
     add(b'b', neardup::bands(cfg, &sketch.mins));
     add(b'p', neardup::pieces(cfg, &sketch.simhash));
+    add(b's', neardup::supershingles(cfg, &sketch.coarse));
+    add(b'b', neardup::bands(cfg, &sketch.coarse));
     keys
 }
 

@@ -19,7 +19,12 @@
 //!   are sampled by fingerprint (`fp mod n == 0`) with a ratio `1/n` chosen by document
 //!   size: more for short documents, less for long ones. Default groups (tokens → n):
 //!   below 500 → 1 (all), below 3000 → 2, below 10000 → 4, else 8. A sample that
-//!   comes out empty falls back to all shingles.
+//!   comes out empty falls back to all shingles. Beyond the paper: two near-identical
+//!   documents on either side of a boundary (480 and 520 tokens) would be compared on
+//!   samples of different density (estimate ≈ 0.5), so a document whose near-duplicates
+//!   may reach the next group (at least `threshold − margin` of its first size) also
+//!   keeps min-values at the next group's ratio; a pair one group apart is compared,
+//!   and indexed, at the coarser ratio. Pairs further apart are below the threshold.
 //! - **The default verdict** answers "which earlier documents are near-copies of this
 //!   one" at Jaccard threshold θ (0.9): candidates from LSH bands of the min-values
 //!   (12 bands of 7; a pair at J = 0.9 becomes a candidate with probability
@@ -133,10 +138,16 @@ impl NearDupConfig {
 pub struct Sketch {
     /// xxh3-128 of the token fingerprints.
     pub exact: u128,
-    /// Min-values (empty when the document has no shingle).
+    /// Min-values (empty when the document has no shingle), of the shingles sampled at
+    /// 1 in `rate`.
     pub mins: Vec<u64>,
     /// SimHash words.
     pub simhash: Vec<u64>,
+    /// The sampling ratio of `mins` (0: unknown, a sketch stored before schema 7).
+    pub rate: u32,
+    /// Min-values at the next coarser ratio, for a document near the top of its size
+    /// group (a near-duplicate may be in the next group); else empty.
+    pub coarse: Vec<u64>,
 }
 
 /// Computes the sketch of a tokenized document. `rabin` must be built for `cfg.k`.
@@ -148,18 +159,16 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
 
     let mut shingles = Vec::new();
     rabin.shingles(&fps, &mut shingles);
-    let n = sampling_ratio(cfg, tokens.len());
-    let mut sampled: Vec<u64> = shingles.iter().copied().filter(|s| s % u64::from(n) == 0).collect();
-    if sampled.is_empty() {
-        sampled = shingles;
-    }
-    sampled.sort_unstable();
-    sampled.dedup();
+    shingles.sort_unstable();
+    shingles.dedup();
     let keys: Vec<u64> = (0..cfg.minhashes).map(|i| mix(cfg.seed.wrapping_add(u64::from(i)))).collect();
-    let mins = if sampled.is_empty() {
-        Vec::new()
-    } else {
-        keys.iter().map(|&key| sampled.iter().map(|&s| mix(s ^ key)).min().expect("not empty")).collect()
+    let rate = sampling_ratio(cfg, tokens.len());
+    let mins = min_values(&shingles, rate, &keys);
+    // A near-duplicate (resemblance at least threshold − margin) has at most 1/(θ − m)
+    // times the shingles: when that reaches the next group, keep its rate's min-values too.
+    let coarse = match next_group(cfg, tokens.len()) {
+        Some((upper, n)) if tokens.len() as f64 >= f64::from(upper) * (cfg.threshold - cfg.margin) => min_values(&shingles, n, &keys),
+        _ => Vec::new(),
     };
 
     let words = (cfg.simhash_bits / 64) as usize;
@@ -185,7 +194,42 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
     let simhash = (0..words)
         .map(|j| (0..64).fold(0u64, |word, b| word | (u64::from(acc[j * 64 + b] > 0) << b)))
         .collect();
-    Sketch { exact, mins, simhash }
+    Sketch { exact, mins, simhash, rate, coarse }
+}
+
+/// Min-values of the distinct shingles sampled at 1 in `n` (all of them when the sample
+/// is empty) under each key; empty without shingles.
+fn min_values(distinct: &[u64], n: u32, keys: &[u64]) -> Vec<u64> {
+    let mut sampled: Vec<u64> = distinct.iter().copied().filter(|s| s % u64::from(n) == 0).collect();
+    if sampled.is_empty() {
+        sampled = distinct.to_vec();
+    }
+    if sampled.is_empty() {
+        return Vec::new();
+    }
+    keys.iter().map(|&key| sampled.iter().map(|&s| mix(s ^ key)).min().expect("not empty")).collect()
+}
+
+/// The next size group of a document of `tokens` terms: (its first size, its ratio).
+fn next_group(cfg: &NearDupConfig, tokens: usize) -> Option<(u32, u32)> {
+    let at = cfg.sampling.iter().position(|&(below, _)| (tokens as u64) < u64::from(below))?;
+    let next = cfg.sampling.get(at + 1)?;
+    (next.1 != cfg.sampling[at].1).then_some((cfg.sampling[at].0, next.1))
+}
+
+/// The min-values two sketches are compared by: at the same ratio, the finer
+/// document's coarse ones against the coarser's own when they are one group apart,
+/// else (a sketch of unknown ratio, or groups further apart) each one's own.
+fn comparable<'a>(a: &'a Sketch, b: &'a Sketch) -> (&'a [u64], &'a [u64]) {
+    if a.rate != 0 && b.rate != 0 && a.rate != b.rate {
+        if a.rate < b.rate && !a.coarse.is_empty() {
+            return (&a.coarse, &b.mins);
+        }
+        if b.rate < a.rate && !b.coarse.is_empty() {
+            return (&a.mins, &b.coarse);
+        }
+    }
+    (&a.mins, &b.mins)
 }
 
 /// Adaptive sampling: a document of `tokens` terms samples 1 shingle in the returned n.
@@ -309,10 +353,11 @@ impl NearDup {
 /// Compares a document's sketch with an earlier one's.
 pub fn compare(cfg: &NearDupConfig, seq: u64, a: &Sketch, b: &Sketch) -> NearDup {
     let exact = a.exact == b.exact;
-    let bsim = b_similarity(&supershingles(cfg, &a.mins), &supershingles(cfg, &b.mins));
+    let (am, bm) = comparable(a, b);
+    let bsim = b_similarity(&supershingles(cfg, am), &supershingles(cfg, bm));
     let csim = c_similarity(&a.simhash, &b.simhash);
-    let r = resemblance(&a.mins, &b.mins);
-    let b_ok = !a.mins.is_empty() && bsim >= cfg.b_min_agree;
+    let r = resemblance(am, bm);
+    let b_ok = !am.is_empty() && bsim >= cfg.b_min_agree;
     NearDup {
         seq,
         exact,
@@ -374,6 +419,30 @@ mod tests {
         let d = compare(&cfg, 1, &a, &b);
         assert!(d.exact && d.b && d.c && d.combined && d.default);
         assert_eq!((d.b_similarity, d.c_similarity, d.resemblance), (6, 384, 1.0));
+    }
+
+    /// Near-identical documents on either side of every size-group boundary (adaptive
+    /// sampling gives them different rates): the default and B verdicts hold (the
+    /// combined one also needs SimHash, which sampling does not touch) and they share an
+    /// index key, so each finds the other.
+    #[test]
+    fn pairs_straddling_each_sampling_boundary_are_found() {
+        let cfg = NearDupConfig::default();
+        for (below, extra) in [(480, 40), (2900, 200), (9700, 600)] {
+            let w = words(below as u64, below + extra);
+            let (a, sa) = sk(&cfg, &w[..below].join(" "));
+            let (b, sb) = sk(&cfg, &w.join(" "));
+            let jaccard = sa.intersection(&sb).count() as f64 / sa.union(&sb).count() as f64;
+            assert!(jaccard >= 0.9, "{below}: J = {jaccard}");
+            assert_ne!(sampling_ratio(&cfg, below), sampling_ratio(&cfg, below + extra), "{below}: the pair straddles a boundary");
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                let d = compare(&cfg, 1, x, y);
+                assert!(d.default && d.b, "{below}: {d:?}");
+                assert!((d.resemblance - jaccard).abs() < 0.12, "{below}: estimate {} for J = {jaccard}", d.resemblance);
+            }
+            let keys: std::collections::HashSet<u64> = crate::index::nd_keys(&cfg, &a).into_iter().collect();
+            assert!(crate::index::nd_keys(&cfg, &b).iter().any(|k| keys.contains(k)), "{below}: no shared index key");
+        }
     }
 
     #[test]

@@ -321,7 +321,7 @@ mod tests {
         let c = NearDupConfig::default();
         let qc = QuoteConfig::default();
         let idx = Indexes::in_memory(1 << 20, &qc).unwrap();
-        let nd = |seq| s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6] }, &idx).unwrap();
+        let nd = |seq| s.near_dup_write(&c, seq, Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6], rate: 1, coarse: vec![] }, &idx).unwrap();
         let q = |seq| s.quote_write(&qc, seq, vec![], &idx).unwrap();
         put(&s, &meta(1, "a"), "text a", &r, &nd(1), &q(1)).unwrap();
         put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &nd(2), &q(2)).unwrap();

@@ -4,18 +4,20 @@
 //! results without alignment, and replay must reproduce both. `rebuild --reanalyse
 //! --propagate on --align on` turns them on. Every stored result gets the dominant
 //! origin (argmax) and most-copied origin (by tokens) re-derived from what it holds, as
-//! the engine now derives them.
+//! the engine now derives them; every near-duplicate sketch gains its sampling ratio
+//! (unknown: 0) and coarse min-values (none), so it compares as before.
 
 use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::estimate::Estimation;
+use textorigin_core::neardup::Sketch;
 use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 
 use super::super::codec::{decode, encode, seq_key};
 use super::super::meta::MetaKey;
-use super::super::{DocMeta, Result, Store, StoreError, CF_META, CF_RESULTS};
+use super::super::{DocMeta, Result, Store, StoreError, CF_META, CF_ND_SKETCH, CF_RESULTS};
 
 /// The configuration as schema 6 stored it (postcard: field order matters).
 #[derive(Serialize, Deserialize)]
@@ -33,16 +35,33 @@ pub(super) struct ConfigV6 {
     pub index_bytes: u64,
 }
 
+/// A near-duplicate sketch as schema 6 stored it.
+#[derive(Deserialize)]
+struct SketchV6 {
+    exact: u128,
+    mins: Vec<u64>,
+    simhash: Vec<u64>,
+}
+
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    // Re-deriving is idempotent: a re-run after a crash does it again.
+    // Re-deriving is idempotent, and a sketch already rewritten reads as one: a re-run
+    // after a crash does it again.
     let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
     for meta in metas {
+        let mut b = WriteBatch::default();
         if let Some(mut result) = store.result(meta.seq)? {
             result.rederive_schema_6();
-            let mut b = WriteBatch::default();
             b.put_cf(store.cf(CF_RESULTS), seq_key(meta.seq), encode(&result));
-            store.write(b, false)?;
         }
+        if let Some(bytes) = store.get(CF_ND_SKETCH, &seq_key(meta.seq))? {
+            if decode::<Sketch>(&bytes).is_err() {
+                let old: SketchV6 = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: format!("sketch of {}", meta.seq), reason })?;
+                // Its sampling ratio is unknown (0): it compares on its own min-values, as before.
+                let new = Sketch { exact: old.exact, mins: old.mins, simhash: old.simhash, rate: 0, coarse: Vec::new() };
+                b.put_cf(store.cf(CF_ND_SKETCH), seq_key(meta.seq), encode(&new));
+            }
+        }
+        store.write(b, false)?;
     }
     store.sync()?;
     let Some(bytes) = store.get(CF_META, MetaKey::Config.bytes())? else { return Ok(()) };
