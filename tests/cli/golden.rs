@@ -11,8 +11,8 @@
 //! derived indexes gave the same results on these corpora. Re-recorded for issue 12:
 //! the dominant origin became the argmax of the counts (ties: the document), the
 //! most-copied origin counts tokens, and each corpus is also run as the paper has it
-//! (`--propagate off --align off`, the `-paper` cases) beside the default (origin
-//! propagation and aligned blocks).
+//! (`tests/fixtures/paper.toml`: no origin propagation, no alignment, no part
+//! signatures; the `-paper` cases) beside the default.
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +33,7 @@ const CASES: [(&str, &[&str], &str, &[&str]); 6] = [
 ];
 
 /// The options beyond the paper turned off.
-const PAPER: &[&str] = &["--propagate", "off", "--align", "off"];
+const PAPER: &[&str] = &["--config", "tests/fixtures/paper.toml"];
 
 fn binary() -> PathBuf {
     std::env::var_os("TEXTORIGIN_GOLDEN_BIN").map_or_else(|| assert_cmd::cargo::cargo_bin("textorigin"), PathBuf::from)

@@ -326,24 +326,23 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     }
 
     /// Every indexed sentence within `d` bits of `sig`: (seq, sentence, distance),
-    /// sorted; at most `max_per_probe` entries (the oldest) read per probe.
-    pub fn quote_candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Vec<(u64, u32, u32)> {
+    /// sorted; of each probe at most `max_per_probe` entries within the radius, the
+    /// oldest. Also returns how many the cap left out.
+    pub fn quote_candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> (Vec<(u64, u32, u32)>, u64) {
         let mut out = Vec::new();
+        let mut capped = 0u64;
         let len = self.shape.sig_entries * ENTRY;
+        let mut probe = Vec::new();
         for (p, v) in quote::probes(cfg, sig, d) {
             let (lo, hi) = cfg.piece_range(p);
             let mask = (1u64 << (hi - lo)) - 1;
-            let mut taken = 0;
+            probe.clear();
             for at in self.sig_chain(p, v) {
                 let bucket = &self.bytes()[at..at + len];
                 for (s, packed) in entries(bucket).filter(|&(s, _)| (s >> lo) & mask == u64::from(v)) {
-                    if taken == cfg.max_per_probe {
-                        break;
-                    }
-                    taken += 1;
                     let dist = (s ^ sig).count_ones();
                     if dist <= d {
-                        out.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
+                        probe.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
                     }
                 }
                 // A value spills into the next bucket only when this one is full.
@@ -351,10 +350,17 @@ impl<M: AsRef<[u8]>> Indexes<M> {
                     break;
                 }
             }
+            let cap = cfg.max_per_probe as usize;
+            if probe.len() > cap {
+                probe.sort_unstable();
+                capped += (probe.len() - cap) as u64;
+                probe.truncate(cap);
+            }
+            out.extend_from_slice(&probe);
         }
         out.sort_unstable();
         out.dedup();
-        out
+        (out, capped)
     }
 
     /// The earlier documents (before `seq`) that share a key with `keys`, ascending; at

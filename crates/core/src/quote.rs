@@ -19,6 +19,11 @@
 //!   bits no longer tell an edit from another sentence. Long copied sentences are what
 //!   the shingle table finds anyway. A fixed radius (or a larger d_max with 3 pieces)
 //!   can be configured.
+//! - **Edited long sentences** (beyond the paper): a sentence of at least 18 distinct
+//!   words (d = 0 above) also gets 3 part signatures: its words split into 3 groups by
+//!   a seeded hash, each group signed under its own seed ([`part_signatures`]). A
+//!   one-word edit changes at most two groups, so one part matches exactly; parts are
+//!   probed at d = 0 and their candidates verified by the same score as all others.
 //! - **Index** (replacing the paper's disk-based multidimensional tree): the signature is
 //!   cut into `p` pieces (default 2 of 16 bits). For a search within d bits, pieces get
 //!   probe radii `r_i` with `Σ (r_i + 1) ≥ d + 1` over the pieces used (generalized
@@ -64,11 +69,18 @@ pub struct QuoteConfig {
     pub min_words: u32,
     /// At most this many sources are kept per quoting sentence (best first).
     pub max_sources: u32,
-    /// At most this many index entries are read per probe (oldest first): a bound on
-    /// boilerplate sentences repeated in thousands of documents.
+    /// At most this many index entries within the radius are taken per probe (the
+    /// oldest): a bound on boilerplate sentences repeated in thousands of documents.
     pub max_per_probe: u32,
     /// Seed of the word signatures.
     pub seed: u64,
+    /// Sentences of at least this many distinct words also get [`QuoteConfig::splits`]
+    /// part signatures (the radius formula gives them d = 0 from 18 words on).
+    pub split_words: u32,
+    /// Part signatures of a long sentence: its words split into this many groups by a
+    /// hash of each word, each group signed apart; a one-word edit changes at most two
+    /// groups, so with 3 one part matches exactly. 0: off (the paper's behaviour).
+    pub splits: u32,
 }
 
 impl Default for QuoteConfig {
@@ -86,6 +98,8 @@ impl Default for QuoteConfig {
             max_sources: 10,
             max_per_probe: 256,
             seed: 0,
+            split_words: 18,
+            splits: 3,
         }
     }
 }
@@ -100,6 +114,7 @@ impl QuoteConfig {
             && self.pieces <= self.m
             && self.m / self.pieces <= 24
             && self.radius.is_none_or(|r| r <= self.d_max)
+            && self.splits <= 8
             && (0.0..=1.0).contains(&self.threshold);
         if ok {
             Ok(())
@@ -357,8 +372,10 @@ pub trait SentenceIndex {
     fn documents(&self) -> Result<u64, Self::Error>;
     /// Documents (so far) containing `word`.
     fn df(&self, word: u64) -> Result<u64, Self::Error>;
-    /// Every indexed sentence within `d` bits of `sig`: (seq, sentence, distance), sorted.
-    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<Vec<(u64, u32, u32)>, Self::Error>;
+    /// Every indexed sentence within `d` bits of `sig`: (seq, sentence, distance), sorted;
+    /// and how many the per-probe cap left out.
+    #[allow(clippy::type_complexity)] // one plain tuple, named in the line above
+    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error>;
     /// An indexed sentence (shared: a cache hands out the same one).
     fn sentence(&self, seq: u64, idx: u32) -> Result<Option<std::sync::Arc<Sentence>>, Self::Error>;
 }
@@ -374,6 +391,8 @@ pub struct QuoteFind {
     pub found: Vec<Quotation>,
     /// Candidates examined (for evaluation).
     pub candidates: u64,
+    /// Index entries within the radius the per-probe cap left out (for evaluation).
+    pub capped: u64,
 }
 
 /// Searches the quotations of document `seq`'s sentences among the earlier documents'
@@ -392,15 +411,18 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
     };
     let mut found = Vec::new();
     let mut indexed = Vec::new();
-    let mut candidates = 0u64;
-    // The same sentences and signatures a replay indexes ([`signatures`]).
-    for (i, sig) in signatures(cfg, &sentences) {
+    let (mut candidates, mut capped) = (0u64, 0u64);
+    // The same sentences and signatures a replay indexes ([`signatures`]): a sentence's
+    // full signature first, then its part signatures.
+    let sigs = signatures(cfg, &sentences);
+    for entries in sigs.chunk_by(|a, b| a.0 == b.0) {
+        let i = entries[0].0;
         let s = &sentences[i as usize];
-        indexed.push((i, s.clone(), sig));
+        let full = entries[0].1;
+        indexed.extend(entries.iter().map(|&(_, sig)| (i, s.clone(), sig)));
         if n_docs == 0 {
             continue;
         }
-        let d = radius(cfg, s.words.len() as u32);
         // The idf of each of the sentence's words, in the order of its sorted words.
         let mut idfs = Vec::with_capacity(s.words.len());
         for &w in &s.words {
@@ -408,8 +430,18 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             idfs.push((n_docs as f64 / f as f64).ln().max(0.0));
         }
         let idf = |w: u64| s.words.binary_search(&w).map_or(0.0, |i| idfs[i]);
+        // The full signature within the sentence's radius, each part exactly.
+        let mut cands = Vec::new();
+        for (k, &(_, sig)) in entries.iter().enumerate() {
+            let d = if k == 0 { radius(cfg, s.words.len() as u32) } else { 0 };
+            let (c, left_out) = index.candidates(cfg, sig, d)?;
+            cands.extend(c.into_iter().map(|(cseq, cidx, _)| (cseq, cidx)));
+            capped += left_out;
+        }
+        cands.sort_unstable();
+        cands.dedup();
         let mut sources = Vec::new();
-        for (cseq, cidx, dist) in index.candidates(cfg, sig, d)? {
+        for (cseq, cidx) in cands {
             if cseq >= seq {
                 continue;
             }
@@ -417,7 +449,8 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             if let Some(other) = index.sentence(cseq, cidx)? {
                 let sc = score(&s.words, &other.words, idf);
                 if sc >= cfg.threshold {
-                    sources.push(QuoteSource { seq: cseq, sentence: cidx, distance: dist, score: sc });
+                    let distance = (full ^ signature(cfg, &other.words)).count_ones();
+                    sources.push(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc });
                 }
             }
         }
@@ -427,7 +460,7 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i, sources });
         }
     }
-    Ok(QuoteFind { indexed, words: words(&sentences), found, candidates })
+    Ok(QuoteFind { indexed, words: words(&sentences), found, candidates, capped })
 }
 
 /// The distinct words of a document's sentences, sorted (what its document
@@ -440,10 +473,38 @@ pub fn words(sentences: &[Sentence]) -> Vec<u64> {
 }
 
 /// (sentence number, signature) of the sentences a document indexes: those of at
-/// least `min_words` distinct words.
+/// least `min_words` distinct words, each with its full signature and then, when it has
+/// at least `split_words`, its part signatures ([`part_signatures`]).
 pub fn signatures(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u32, u64)> {
-    sentences.iter().enumerate().filter(|(_, s)| s.words.len() as u32 >= cfg.min_words).map(|(i, s)| (i as u32, signature(cfg, &s.words))).collect()
+    let mut out = Vec::new();
+    for (i, s) in sentences.iter().enumerate().filter(|(_, s)| s.words.len() as u32 >= cfg.min_words) {
+        out.push((i as u32, signature(cfg, &s.words)));
+        out.extend(part_signatures(cfg, &s.words).into_iter().map(|sig| (i as u32, sig)));
+    }
+    out
 }
+
+/// The part signatures of a long sentence (none below `split_words` or with `splits`
+/// 0): its words split into `splits` groups by a seeded hash, each group's signature
+/// under a seed of its own, so that parts and full signatures do not meet by design.
+/// A word changed changes its group and the new word's: with three groups, one stays.
+pub fn part_signatures(cfg: &QuoteConfig, words: &[u64]) -> Vec<u64> {
+    if cfg.splits == 0 || (words.len() as u32) < cfg.split_words {
+        return Vec::new();
+    }
+    (0..cfg.splits)
+        .map(|g| {
+            let part = QuoteConfig { seed: mix(cfg.seed ^ PART_SEED ^ u64::from(g)), ..cfg.clone() };
+            let group = words.iter().filter(|&&w| mix(w ^ cfg.seed ^ PART_SEED) % u64::from(cfg.splits) == u64::from(g));
+            group.fold(0, |sig, &w| sig | word_signature(&part, w))
+        })
+        // An empty group would meet every other empty group.
+        .filter(|&sig| sig != 0)
+        .collect()
+}
+
+/// Seeds the part signatures' grouping and signatures apart from the full ones.
+const PART_SEED: u64 = 0x7061_7274_7369_6773;
 
 /// Normalised word-overlap score of query words `q` against `r` (both sorted, distinct);
 /// `idf(w)` gives `log(N/df_w)`.
@@ -568,6 +629,71 @@ mod tests {
             "The U.S. economy grew.",
             "Prices rose 2.5 percent in Jan. and Feb. alone."
         ]);
+    }
+
+    /// An in-memory sentence index over the derived indexes, for [`find`].
+    struct Memory {
+        idx: crate::index::Indexes<Vec<u8>>,
+        sentences: std::collections::HashMap<(u64, u32), std::sync::Arc<Sentence>>,
+    }
+
+    impl SentenceIndex for Memory {
+        type Error = std::convert::Infallible;
+        fn documents(&self) -> Result<u64, Self::Error> {
+            Ok(self.idx.documents())
+        }
+        fn df(&self, word: u64) -> Result<u64, Self::Error> {
+            Ok(self.idx.df(word))
+        }
+        fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error> {
+            Ok(self.idx.quote_candidates(cfg, sig, d))
+        }
+        fn sentence(&self, seq: u64, idx: u32) -> Result<Option<std::sync::Arc<Sentence>>, Self::Error> {
+            Ok(self.sentences.get(&(seq, idx)).cloned())
+        }
+    }
+
+    impl Memory {
+        fn add(&mut self, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> QuoteFind {
+            let q = find(self, cfg, seq, sentences).unwrap();
+            for (i, s, _) in &q.indexed {
+                self.sentences.insert((seq, *i), std::sync::Arc::new(s.clone()));
+            }
+            self.idx.add(cfg, seq, &crate::index::IndexAdd::found(&q, Vec::new()));
+            q
+        }
+    }
+
+    proptest::proptest! {
+        /// A long sentence (18-40 distinct words) with one word changed, among other
+        /// documents' sentences: always found with part signatures (one part is
+        /// unchanged); the full signature alone (radius 0) finds it only when the edit
+        /// happens to leave it unchanged.
+        #[test]
+        fn an_edited_long_sentence_is_found_through_a_part_signature(seed in proptest::prelude::any::<u64>(), n in 18usize..=40, at in 0usize..40) {
+            let mut x = seed | 1;
+            let mut next = move || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+            let sentence = |words: Vec<u64>, start: u32| { let mut w = words; w.sort_unstable(); w.dedup(); Sentence { start, end: start + 1, words: w } };
+            {
+                let splits = 3;
+                let cfg = QuoteConfig { splits, ..QuoteConfig::default() };
+                let mut mem = Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
+                let mut rng = next();
+                let mut word = move || { rng = mix(rng); rng };
+                let original: Vec<u64> = (0..n).map(|_| word()).collect();
+                for seq in 1..=20u64 {
+                    let mut ss: Vec<Sentence> = (0..5).map(|k| sentence((0..20).map(|_| word()).collect(), k)).collect();
+                    if seq == 7 {
+                        ss.push(sentence(original.clone(), 9));
+                    }
+                    mem.add(&cfg, seq, ss);
+                }
+                let mut edited = original.clone();
+                edited[at % n] = word();
+                let q = mem.add(&cfg, 21, vec![sentence(edited, 0)]);
+                proptest::prop_assert!(q.found.iter().any(|f| f.sources.iter().any(|s| s.seq == 7 && s.sentence == 5)));
+            }
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ proptest! {
             for &sig in s {
                 let want: BTreeSet<(u64, u32, u32)> =
                     sigs.iter().filter(|e| (e.0 ^ sig).count_ones() <= d).map(|e| (e.1, e.2, (e.0 ^ sig).count_ones())).collect();
-                prop_assert_eq!(idx.quote_candidates(&q, sig, d), want.into_iter().collect::<Vec<_>>());
+                prop_assert_eq!(idx.quote_candidates(&q, sig, d).0, want.into_iter().collect::<Vec<_>>());
             }
             let want: BTreeSet<u64> = keys.iter().filter(|e| k.contains(&e.0)).map(|e| e.1).collect();
             prop_assert_eq!(idx.nd_candidates(&nd, seq, k), want);
@@ -143,12 +143,33 @@ fn a_frequent_piece_value_spills_into_the_next_buckets() {
         idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig)], ..IndexAdd::default() });
     }
     assert_eq!(idx.stats().sig_evictions, 0, "three buckets' worth fit in the chain");
-    let found = idx.quote_candidates(&q, sig, 0);
+    let (found, _) = idx.quote_candidates(&q, sig, 0);
     assert_eq!(found.len() as u64, n, "every one found through the chain");
     // Past the chain, the home bucket evicts, and what is found is still a subset.
     for seq in n + 1..=n + SIG_SPILL * per_bucket {
         idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig)], ..IndexAdd::default() });
     }
     assert!(idx.stats().sig_evictions > 0);
-    assert!(idx.quote_candidates(&q, sig, 0).iter().all(|&(s, i, d)| s >= 1 && i == 0 && d == 0));
+    assert!(idx.quote_candidates(&q, sig, 0).0.iter().all(|&(s, i, d)| s >= 1 && i == 0 && d == 0));
+}
+
+/// The per-probe cap reads the oldest entries within the radius: entries that share
+/// the probed piece but lie outside the radius do not use it up, and what it leaves
+/// out is counted.
+#[test]
+fn the_probe_cap_takes_the_oldest_entries_within_the_radius() {
+    let q = QuoteConfig { max_per_probe: 4, ..QuoteConfig::default() };
+    let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
+    let sig: u64 = 0x0f0f_00ff;
+    // Ten sentences with the same first piece but 8 bits away in the second.
+    for seq in 1..=10 {
+        idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig ^ 0x00ff_0000)], ..IndexAdd::default() });
+    }
+    // Then six exact matches, added newest first in signature order terms.
+    for seq in 11..=16 {
+        idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig)], ..IndexAdd::default() });
+    }
+    let (found, capped) = idx.quote_candidates(&q, sig, 0);
+    assert_eq!(found, vec![(11, 0, 0), (12, 0, 0), (13, 0, 0), (14, 0, 0)], "the four oldest within the radius");
+    assert_eq!(capped, 2);
 }

@@ -6,6 +6,7 @@ pub mod daemon;
 pub mod endtoend;
 pub mod neardup;
 pub mod origin;
+pub mod planted;
 pub mod quote;
 mod report;
 

@@ -226,7 +226,7 @@ fn qsign_at(
     for (i, q) in qs.iter().enumerate() {
         let sig = quote::signature(qcfg, &q.words);
         let d = radius.unwrap_or_else(|| quote::radius(&QuoteConfig::default(), q.words.len() as u32));
-        for (seq, idx, _) in indexes.quote_candidates(qcfg, sig, d) {
+        for (seq, idx, _) in indexes.quote_candidates(qcfg, sig, d).0 {
             candidates += 1;
             if let Some(s) = by_key.get(&(seq, idx)) {
                 let sc = quote::score(&q.words, &s.words, idf_of);

@@ -46,6 +46,8 @@ pub struct DataDir {
     poisoned: bool,
     /// Where the time of the applied documents went.
     times: StageTimes,
+    /// Quotation index entries within the radius the per-probe cap left out.
+    quote_capped: u64,
 }
 
 /// Seconds spent per stage of ingestion (wall time of the thread doing it; preparation
@@ -302,7 +304,7 @@ impl DataDir {
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default() })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -316,7 +318,7 @@ impl DataDir {
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default() })
+        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
@@ -387,6 +389,7 @@ impl DataDir {
         let seq = self.store.next_seq()?;
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let (result, nd, q) = analyse(&self.store, &mut self.engine, &mut self.table, cfgs, seq, prepared, &mut self.times)?;
+        self.quote_capped += q.capped;
         let mut t = Instant::now();
         let meta = DocMeta {
             seq,
@@ -423,6 +426,12 @@ impl DataDir {
         let mut result = self.engine.query_prepared(&*self.table, seq);
         align(&self.store, &self.engine, &mut result)?;
         Ok((result, nd.found, q.found))
+    }
+
+    /// Quotation index entries within the radius that the per-probe cap left out, over
+    /// the documents applied since opening.
+    pub fn quote_capped(&self) -> u64 {
+        self.quote_capped
     }
 
     /// Where the time of the documents applied so far went.

@@ -36,7 +36,7 @@ impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
         Ok(self.indexes.df(word))
     }
 
-    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<Vec<(u64, u32, u32)>> {
+    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64)> {
         Ok(self.indexes.quote_candidates(cfg, sig, d))
     }
 

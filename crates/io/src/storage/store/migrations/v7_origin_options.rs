@@ -5,13 +5,15 @@
 //! --propagate on --align on` turns them on. Every stored result gets the dominant
 //! origin (argmax) and most-copied origin (by tokens) re-derived from what it holds, as
 //! the engine now derives them; every near-duplicate sketch gains its sampling ratio
-//! (unknown: 0) and coarse min-values (none), so it compares as before.
+//! (unknown: 0) and coarse min-values (none), so it compares as before; the quotation
+//! parameters gain part signatures, off.
 
 use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::estimate::Estimation;
 use textorigin_core::neardup::Sketch;
+use textorigin_core::quote::QuoteConfig;
 use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 
@@ -43,7 +45,52 @@ struct SketchV6 {
     simhash: Vec<u64>,
 }
 
+/// The quotation parameters as schema 6 stored them.
+#[derive(Deserialize)]
+struct QuoteConfigV6 {
+    m: u32,
+    l: u32,
+    k_flex: u32,
+    fp_bound: f64,
+    d_max: u32,
+    radius: Option<u32>,
+    pieces: u32,
+    threshold: f64,
+    min_words: u32,
+    max_sources: u32,
+    max_per_probe: u32,
+    seed: u64,
+}
+
+/// Rewrites schema 6's quotation parameters with part signatures off (the index of
+/// the stored sentences has none).
+fn quote_config(store: &Store) -> Result<()> {
+    let Some(bytes) = store.get(CF_META, MetaKey::QuoteConfig.bytes())? else { return Ok(()) };
+    if decode::<QuoteConfig>(&bytes).is_ok() {
+        return Ok(());
+    }
+    let o: QuoteConfigV6 = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: "quote config".into(), reason })?;
+    let cfg = QuoteConfig {
+        m: o.m,
+        l: o.l,
+        k_flex: o.k_flex,
+        fp_bound: o.fp_bound,
+        d_max: o.d_max,
+        radius: o.radius,
+        pieces: o.pieces,
+        threshold: o.threshold,
+        min_words: o.min_words,
+        max_sources: o.max_sources,
+        max_per_probe: o.max_per_probe,
+        seed: o.seed,
+        split_words: QuoteConfig::default().split_words,
+        splits: 0,
+    };
+    store.put_quote_config(&cfg)
+}
+
 pub(super) fn run(store: &mut Store) -> Result<()> {
+    quote_config(store)?;
     // Re-deriving is idempotent, and a sketch already rewritten reads as one: a re-run
     // after a crash does it again.
     let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
