@@ -159,15 +159,18 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
 
     let mut shingles = Vec::new();
     rabin.shingles(&fps, &mut shingles);
-    shingles.sort_unstable();
-    shingles.dedup();
     let keys: Vec<u64> = (0..cfg.minhashes).map(|i| mix(cfg.seed.wrapping_add(u64::from(i)))).collect();
     let rate = sampling_ratio(cfg, tokens.len());
-    let mins = min_values(&shingles, rate, &keys);
+    let own = sample(&shingles, rate);
+    let mins = min_values(&own, &keys);
     // A near-duplicate (resemblance at least threshold − margin) has at most 1/(θ − m)
     // times the shingles: when that reaches the next group, keep its rate's min-values too.
     let coarse = match next_group(cfg, tokens.len()) {
-        Some((upper, n)) if tokens.len() as f64 >= f64::from(upper) * (cfg.threshold - cfg.margin) => min_values(&shingles, n, &keys),
+        Some((upper, n)) if tokens.len() as f64 >= f64::from(upper) * (cfg.threshold - cfg.margin) => {
+            // Sampling 1 in n of a sample 1 in rate is sampling 1 in n when rate divides n.
+            let from = if n % rate == 0 && own.iter().all(|s| s % u64::from(rate) == 0) { &own } else { &shingles };
+            min_values(&sample(from, n), &keys)
+        }
         _ => Vec::new(),
     };
 
@@ -197,13 +200,19 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
     Sketch { exact, mins, simhash, rate, coarse }
 }
 
-/// Min-values of the distinct shingles sampled at 1 in `n` (all of them when the sample
-/// is empty) under each key; empty without shingles.
-fn min_values(distinct: &[u64], n: u32, keys: &[u64]) -> Vec<u64> {
-    let mut sampled: Vec<u64> = distinct.iter().copied().filter(|s| s % u64::from(n) == 0).collect();
+/// The distinct shingles sampled at 1 in `n` (all of them when the sample is empty).
+fn sample(shingles: &[u64], n: u32) -> Vec<u64> {
+    let mut sampled: Vec<u64> = shingles.iter().copied().filter(|s| s % u64::from(n) == 0).collect();
     if sampled.is_empty() {
-        sampled = distinct.to_vec();
+        sampled = shingles.to_vec();
     }
+    sampled.sort_unstable();
+    sampled.dedup();
+    sampled
+}
+
+/// Min-values of `sampled` under each key; empty without shingles.
+fn min_values(sampled: &[u64], keys: &[u64]) -> Vec<u64> {
     if sampled.is_empty() {
         return Vec::new();
     }

@@ -20,10 +20,12 @@
 //!   the shingle table finds anyway. A fixed radius (or a larger d_max with 3 pieces)
 //!   can be configured.
 //! - **Edited long sentences** (beyond the paper): a sentence of at least 18 distinct
-//!   words (d = 0 above) also gets 3 part signatures: its words split into 3 groups by
-//!   a seeded hash, each group signed under its own seed ([`part_signatures`]). A
-//!   one-word edit changes at most two groups, so one part matches exactly; parts are
-//!   probed at d = 0 and their candidates verified by the same score as all others.
+//!   words (d = 0 above) is indexed and searched by 3 part signatures instead of its
+//!   full one: its words split into 3 groups by a seeded hash, each group signed under
+//!   its own seed ([`part_signatures`]). A one-word edit changes at most two groups, so
+//!   one part matches exactly (an exact copy matches all three); the candidates are
+//!   verified by the same score as all others. The full signature of a long sentence is
+//!   so dense that it mostly meets other long sentences: it is not indexed.
 //! - **Index** (replacing the paper's disk-based multidimensional tree): the signature is
 //!   cut into `p` pieces (default 2 of 16 bits). For a search within d bits, pieces get
 //!   probe radii `r_i` with `Σ (r_i + 1) ≥ d + 1` over the pieces used (generalized
@@ -74,8 +76,9 @@ pub struct QuoteConfig {
     pub max_per_probe: u32,
     /// Seed of the word signatures.
     pub seed: u64,
-    /// Sentences of at least this many distinct words also get [`QuoteConfig::splits`]
-    /// part signatures (the radius formula gives them d = 0 from 18 words on).
+    /// Sentences of at least this many distinct words are signed by
+    /// [`QuoteConfig::splits`] part signatures instead of one (the radius formula gives
+    /// them d = 0 from 18 words on).
     pub split_words: u32,
     /// Part signatures of a long sentence: its words split into this many groups by a
     /// hash of each word, each group signed apart; a one-word edit changes at most two
@@ -413,12 +416,12 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
     let mut indexed = Vec::new();
     let (mut candidates, mut capped) = (0u64, 0u64);
     // The same sentences and signatures a replay indexes ([`signatures`]): a sentence's
-    // full signature first, then its part signatures.
+    // full signature, or a long one's part signatures.
     let sigs = signatures(cfg, &sentences);
     for entries in sigs.chunk_by(|a, b| a.0 == b.0) {
         let i = entries[0].0;
         let s = &sentences[i as usize];
-        let full = entries[0].1;
+        let full = signature(cfg, &s.words);
         indexed.extend(entries.iter().map(|&(_, sig)| (i, s.clone(), sig)));
         if n_docs == 0 {
             continue;
@@ -430,10 +433,10 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             idfs.push((n_docs as f64 / f as f64).ln().max(0.0));
         }
         let idf = |w: u64| s.words.binary_search(&w).map_or(0.0, |i| idfs[i]);
-        // The full signature within the sentence's radius, each part exactly.
+        // Each signature within the sentence's radius.
+        let d = radius(cfg, s.words.len() as u32);
         let mut cands = Vec::new();
-        for (k, &(_, sig)) in entries.iter().enumerate() {
-            let d = if k == 0 { radius(cfg, s.words.len() as u32) } else { 0 };
+        for &(_, sig) in entries {
             let (c, left_out) = index.candidates(cfg, sig, d)?;
             cands.extend(c.into_iter().map(|(cseq, cidx, _)| (cseq, cidx)));
             capped += left_out;
@@ -473,13 +476,18 @@ pub fn words(sentences: &[Sentence]) -> Vec<u64> {
 }
 
 /// (sentence number, signature) of the sentences a document indexes: those of at
-/// least `min_words` distinct words, each with its full signature and then, when it has
-/// at least `split_words`, its part signatures ([`part_signatures`]).
+/// least `min_words` distinct words, each with its full signature, or, from
+/// `split_words` on, its part signatures instead ([`part_signatures`]): an exact or
+/// edited copy matches a part exactly, while the dense full signatures of long
+/// sentences mostly meet other long sentences.
 pub fn signatures(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u32, u64)> {
     let mut out = Vec::new();
     for (i, s) in sentences.iter().enumerate().filter(|(_, s)| s.words.len() as u32 >= cfg.min_words) {
-        out.push((i as u32, signature(cfg, &s.words)));
-        out.extend(part_signatures(cfg, &s.words).into_iter().map(|sig| (i as u32, sig)));
+        let parts = part_signatures(cfg, &s.words);
+        if parts.is_empty() {
+            out.push((i as u32, signature(cfg, &s.words)));
+        }
+        out.extend(parts.into_iter().map(|sig| (i as u32, sig)));
     }
     out
 }

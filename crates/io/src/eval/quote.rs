@@ -76,7 +76,9 @@ pub fn run(docs: &[InputDoc], queries: usize, dir: &Path, mut progress: impl FnM
     if docs.len() <= queries {
         return Err(EvalError::Corpus(format!("the corpus needs more than {queries} documents")));
     }
-    let qcfg = QuoteConfig { d_max: 5, pieces: 3, max_per_probe: u32::MAX, ..QuoteConfig::default() };
+    // The paper's qSign: full signatures only (part signatures are measured by
+    // `--planted`, [`super::planted`]).
+    let qcfg = QuoteConfig { d_max: 5, pieces: 3, max_per_probe: u32::MAX, splits: 0, ..QuoteConfig::default() };
     // An index large enough that few signatures are evicted: this measures the search.
     let overrides = Overrides { table_bytes: Some(16 << 20), index_bytes: Some(64 << 20), quotes: Some(qcfg.clone()), ..Default::default() };
     let (collection, query_docs) = docs.split_at(docs.len() - queries);
