@@ -32,6 +32,7 @@ fn all_nb_equals_reference_on_real_licenses() {
     let mut engine = Engine::new(cfg.clone());
     let mut reference = Reference::new(cfg.k as usize);
     let (mut copied, mut total) = (0usize, 0usize);
+    let mut blocks: Vec<Vec<textorigin_core::engine::Block>> = Vec::new();
     for (i, text) in texts.iter().enumerate() {
         let seq = i as u64 + 1;
         let mut got = engine.apply(&mut table, seq, text);
@@ -41,7 +42,8 @@ fn all_nb_equals_reference_on_real_licenses() {
         assert_eq!(got.fresh_tokens, want.fresh_tokens, "document {seq}");
         assert_eq!(got.dominant_by_rule(), want.dominant_origin, "document {seq}");
         // Aligned against the origins' texts, the labels stay the oracle's.
-        engine.align(&mut got, |o| Some(Arc::new(engine.origin_text(&texts[o as usize - 1]))));
+        engine.align(&mut got, |o| Some(Arc::new(engine.origin_text(&texts[o as usize - 1], &blocks[o as usize - 1]))));
+        blocks.push(got.copied_blocks.clone());
         assert_eq!(got.fresh_tokens, want.fresh_tokens, "document {seq}, aligned");
         copied += want.origins.iter().filter(|&&o| o != seq).count();
         total += want.origins.len();

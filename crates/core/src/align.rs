@@ -15,8 +15,11 @@
 //! (the lines between interleaved quotes). A token covered by aligned runs of several
 //! origins takes the earliest (smallest sequence number), the oracle's "earliest
 //! source"; copied blocks are then the maximal stretches of tokens taken from one run,
-//! so each is a run of its origin's text. Blocks whose origin's text is not available
-//! stay as estimation made them.
+//! so each is a run of its origin's text. Where the origin's own stored result says a
+//! stretch of the aligned run was copied from an earlier document, that stretch takes
+//! the earlier one: attributions follow copies of copies back to the earliest source
+//! the stored results know. Blocks whose origin's text is not available stay as
+//! estimation made them.
 //!
 //! The table and Lucky scoring never see the aligned blocks (they use estimation's), so
 //! the table's state does not depend on alignment; the stored results do, and replay
@@ -30,17 +33,20 @@ use crate::engine::{Block, ShingleOrigin, Span};
 use crate::rabin::Rabin;
 use crate::text::{tokenize, Token};
 
-/// An earlier document's text as alignment reads it: its token fingerprints and its
-/// k-shingles, sorted, with the first position of each.
+/// An earlier document's text as alignment reads it: its token fingerprints, its
+/// k-shingles, sorted, with the first position of each, and the copied blocks of its
+/// own result (token span, origin).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OriginText {
     tokens: Vec<u64>,
     shingles: Vec<(u64, u32)>,
+    sources: Vec<(u32, u32, u64)>,
 }
 
 impl OriginText {
-    /// Tokenizes `text` with `rabin` (the engine's, of its k).
-    pub fn new(text: &str, rabin: &Rabin) -> OriginText {
+    /// Tokenizes `text` with `rabin` (the engine's, of its k); `blocks` are the copied
+    /// blocks of the document's own stored result.
+    pub fn new(text: &str, rabin: &Rabin, blocks: &[Block]) -> OriginText {
         let mut toks = Vec::new();
         tokenize(text, rabin, &mut toks);
         let tokens: Vec<u64> = toks.iter().map(|t| t.fp).collect();
@@ -49,12 +55,13 @@ impl OriginText {
         let mut shingles: Vec<(u64, u32)> = fps.into_iter().enumerate().map(|(i, f)| (f, i as u32)).collect();
         // Sorted by fingerprint, then position: the first occurrence of each comes first.
         shingles.sort_unstable();
-        OriginText { tokens, shingles }
+        let sources = blocks.iter().map(|b| (b.span.start_token, b.span.end_token, b.origin)).collect();
+        OriginText { tokens, shingles, sources }
     }
 
     /// Bytes held (for a cache's bound).
     pub fn bytes(&self) -> usize {
-        self.tokens.len() * 8 + self.shingles.len() * 16 + 64
+        self.tokens.len() * 8 + self.shingles.len() * 16 + self.sources.len() * 16 + 64
     }
 
     /// The first position of a k-shingle with fingerprint `fp`.
@@ -106,8 +113,7 @@ pub fn align(doc: &Alignment<'_>, mut origin_text: impl FnMut(u64) -> Option<Arc
                             continue;
                         }
                         if let Some(q) = text.find(shingles[p]) {
-                            let (a, b) = extend(&fps, &text.tokens, p, q, k);
-                            runs.push((a, b, o));
+                            push_runs(&mut runs, &fps, &text, o, p, q, k);
                         }
                     }
                     let tokens: usize = runs[first_run..].iter().map(|r| r.1 - r.0).sum();
@@ -139,9 +145,8 @@ pub fn align(doc: &Alignment<'_>, mut origin_text: impl FnMut(u64) -> Option<Arc
             }
             match aligned.iter().find_map(|(o, text, _)| text.find(shingles[p]).map(|q| (*o, q, text))) {
                 Some((o, q, text)) => {
-                    let (a, b) = extend(&fps, &text.tokens, p, q, k);
+                    let (a, b) = push_runs(&mut runs, &fps, text, o, p, q, k);
                     covered[a..b].iter_mut().for_each(|c| *c = true);
-                    runs.push((a, b, o));
                     p = b.saturating_sub(k - 1).max(p + 1);
                 }
                 None => p += 1,
@@ -165,6 +170,26 @@ pub fn align(doc: &Alignment<'_>, mut origin_text: impl FnMut(u64) -> Option<Arc
 
 /// How many origins the second pass of [`align`] searches.
 const MAX_ORIGINS: usize = 8;
+
+/// Adds the run through the k-shingle at `p` in the document and `q` in origin `o`'s
+/// `text`, and, inside it, a run for each stretch the origin's own result attributes to
+/// an earlier document (the earliest source is the origin's origin), if it holds a
+/// k-shingle; returns the run.
+fn push_runs(runs: &mut Vec<(usize, usize, u64)>, fps: &[u64], text: &OriginText, o: u64, p: usize, q: usize, k: usize) -> (usize, usize) {
+    let (a, b) = extend(fps, &text.tokens, p, q, k);
+    runs.push((a, b, o));
+    // Document token t lies at origin token t - a + qa.
+    let qa = q - (p - a);
+    let qb = qa + (b - a);
+    for &(s, e, earlier) in &text.sources {
+        let (s, e) = ((s as usize).max(qa), (e as usize).min(qb));
+        // A stretch shorter than k holds no shingle of the earlier document.
+        if s + k <= e && earlier < o {
+            runs.push((a + (s - qa), a + (e - qa), earlier));
+        }
+    }
+    (a, b)
+}
 
 /// The common run of the document's tokens `fps` and an origin's `tokens` through the
 /// k-shingle at `p` in the document and `q` in the origin: (first, one past the last)
@@ -199,4 +224,42 @@ fn blocks_of_owners(doc: &Alignment<'_>, owner: &[usize], runs: &[(usize, usize,
         t = u;
     }
     blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::How;
+
+    fn words(prefix: &str, n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("{prefix}{i}")).collect()
+    }
+
+    /// C copies a stretch of B that B itself copied from A: the part from A is
+    /// attributed to A (B's stored result says so), the rest of the stretch to B.
+    #[test]
+    fn a_copy_of_a_copy_is_attributed_to_the_earliest_source() {
+        let rabin = Rabin::new(8);
+        let (a, b_own, c_own) = (words("a", 20), words("b", 20), words("c", 10));
+        let b: Vec<String> = [&b_own[..10], &a[..], &b_own[10..]].concat();
+        let c: Vec<String> = [&c_own[..5], &b[4..36], &c_own[5..]].concat();
+        let (b_text, c_text) = (b.join(" "), c.join(" "));
+        let mut toks = Vec::new();
+        tokenize(&c_text, &rabin, &mut toks);
+        // Estimation found one shingle of the copied stretch, labelled B (document 2).
+        let selected = [ShingleOrigin { start_token: 10, end_token: 18, origin: 2, how: How::Found }];
+        let doc = Alignment { seq: 3, tokens: &toks, selected: &selected, rabin: &rabin };
+        let span = |s: u32, e: u32| Span { start_token: s, end_token: e, start_byte: 0, end_byte: 0 };
+        // B's own result: its tokens 10..30 were copied from A (document 1).
+        let b_blocks = [Block { span: span(10, 30), origin: 1, shingles: 3 }];
+        let (blocks, labels) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &b_blocks))));
+        let got: Vec<(u32, u32, u64)> = blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect();
+        // C's tokens 5..37 are B's 4..36: B's 4..10 (C 5..11) from B, A's words (C 11..31)
+        // from A, B's 30..36 (C 31..37) from B.
+        assert_eq!(got, [(5, 11, 2), (11, 31, 1), (31, 37, 2)]);
+        assert_eq!(labels.iter().filter(|&&l| l == 1).count(), 20);
+        // Without B's result the whole stretch is B's.
+        let (blocks, _) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &[]))));
+        assert_eq!(blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect::<Vec<_>>(), [(5, 37, 2)]);
+    }
 }

@@ -265,9 +265,10 @@ impl Engine {
         label_tokens(result, &self.tokens, &labels);
     }
 
-    /// The text of an earlier document as [`Engine::align`] reads it.
-    pub fn origin_text(&self, text: &str) -> OriginText {
-        OriginText::new(text, &self.rabin)
+    /// An earlier document as [`Engine::align`] reads it: its text and the copied
+    /// blocks of its stored result.
+    pub fn origin_text(&self, text: &str, blocks: &[Block]) -> OriginText {
+        OriginText::new(text, &self.rabin, blocks)
     }
 }
 
@@ -558,6 +559,7 @@ mod tests {
             let mut reference = Reference::new(cfg.k as usize);
             let rabin = Rabin::new(cfg.k as usize);
             let tokens_of = |s: &str| { let mut v = Vec::new(); tokenize(s, &rabin, &mut v); v.iter().map(|t| t.fp).collect::<Vec<u64>>() };
+            let mut blocks: Vec<Vec<Block>> = Vec::new();
             for (i, text) in texts.iter().enumerate() {
                 let seq = i as u64 + 1;
                 let mut got = e.apply(&mut t, seq, text);
@@ -566,7 +568,8 @@ mod tests {
                     prop_assert_eq!(got.dominant_origin, Some(o));
                 }
                 let found: Vec<(u32, u32)> = got.selected_origins.iter().filter(|s| s.how == How::Found && s.origin != seq).map(|s| (s.start_token, s.end_token)).collect();
-                e.align(&mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin))));
+                e.align(&mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))));
+                blocks.push(got.copied_blocks.clone());
                 let doc = tokens_of(text);
                 let mut old = vec![false; doc.len()];
                 for b in &got.copied_blocks {
@@ -636,7 +639,7 @@ mod tests {
         let plain = e.apply(&mut t, 2, b);
         assert!(!plain.copied_blocks.is_empty());
         let mut aligned = plain.clone();
-        e.align(&mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin))));
+        e.align(&mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
         assert_eq!(aligned.copied_blocks.len(), 1);
         let blk = aligned.copied_blocks[0];
         assert_eq!(&b[blk.span.start_byte as usize..blk.span.end_byte as usize], a, "the whole copied sentence, to its edges");
@@ -644,7 +647,7 @@ mod tests {
         assert_eq!(novel, ["officials said on monday that", "a spokesman added"]);
         // An origin whose text does not hold the seeds: the block was never copied.
         let mut wrong = plain.clone();
-        e.align(&mut wrong, |_| Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin))));
+        e.align(&mut wrong, |_| Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin, &[]))));
         assert!(wrong.copied_blocks.is_empty() && wrong.old_tokens == 0);
         // No stored text: the block stays as estimation made it.
         let mut unknown = plain.clone();
@@ -653,7 +656,7 @@ mod tests {
         // Alignment off: the paper's blocks.
         let off = Engine::new(Config { align: false, ..cfg });
         let mut same = plain.clone();
-        off.align(&mut same, |_| Some(Arc::new(OriginText::new(a, &rabin))));
+        off.align(&mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
         assert_eq!(same, plain);
     }
 

@@ -40,7 +40,7 @@ use serde::Serialize;
 
 use textorigin_core::align::OriginText;
 use textorigin_core::config::Config;
-use textorigin_core::engine::Engine;
+use textorigin_core::engine::{Block, Engine};
 use textorigin_core::estimate::Estimation;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::select::Selection;
@@ -493,6 +493,8 @@ fn run_one(
     let reply_of: HashMap<usize, usize> = replies.iter().enumerate().map(|(n, r)| (r.doc, n)).collect();
     // Origins' texts for alignment, as the store's cache holds them: bounded, refilled.
     let mut origin_texts: HashMap<u64, Arc<OriginText>> = HashMap::new();
+    // Each document's copied blocks, as the store keeps its result.
+    let mut blocks: Vec<Vec<Block>> = Vec::with_capacity(texts.len());
     for (i, text) in texts.iter().enumerate() {
         let mut r = engine.apply(&mut *table, i as u64 + 1, text);
         if origin_texts.len() > 4096 {
@@ -500,8 +502,9 @@ fn run_one(
         }
         engine.align(&mut r, |o| {
             let t = texts.get(o as usize - 1)?;
-            Some(Arc::clone(origin_texts.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t)))))
+            Some(Arc::clone(origin_texts.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1])))))
         });
+        blocks.push(r.copied_blocks.clone());
         tally.add(&r, reply_of.get(&i).map(|&n| &replies[n]), is_query[i].then(|| &truths[i]));
     }
     let seconds = start.elapsed().as_secs_f64();

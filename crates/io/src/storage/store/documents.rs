@@ -62,13 +62,15 @@ impl Store {
             .transpose()
     }
 
-    /// Text of document `seq` as alignment reads it (cached), tokenized by `engine`.
+    /// Document `seq` as alignment reads it (cached): its text tokenized by `engine`
+    /// and its stored result's copied blocks.
     pub fn origin_text(&self, engine: &Engine, seq: u64) -> Result<Option<Arc<OriginText>>> {
         if let Some(t) = self.caches.origin_texts.get(&seq) {
             return Ok(Some(t));
         }
         let Some(text) = self.text(seq)? else { return Ok(None) };
-        let t = Arc::new(engine.origin_text(&text));
+        let blocks = self.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default();
+        let t = Arc::new(engine.origin_text(&text, &blocks));
         self.caches.origin_texts.put(seq, Arc::clone(&t), t.bytes());
         Ok(Some(t))
     }
