@@ -37,7 +37,7 @@ fn three_document_chain_is_attributed_to_earliest_sources() {
         s["start_byte"].as_u64().unwrap() as usize <= at && at + fresh.len() <= s["end_byte"].as_u64().unwrap() as usize
     }));
     // The required JSON fields.
-    for key in ["id", "name", "dominant_origin", "copied_blocks", "fresh_tokens", "old_tokens"] {
+    for key in ["id", "name", "dominant_origin", "dominant_origin_rule", "copied_blocks", "fresh_tokens", "old_tokens"] {
         assert!(c.get(key).is_some(), "missing {key}");
     }
     let b0 = &c["copied_blocks"][0];

@@ -135,7 +135,7 @@ pub fn document_page(view: &DocumentView, text: &str) -> String {
     bar += &format!("<span title=\"new text: {novel:.1}%\" style=\"width:{novel:.3}%;background:#fff\"></span>");
     let name = &view.name;
     let dominant = match view.dominant() {
-        Dominant::None => "none (no origin has a 10% lead)".to_string(),
+        Dominant::None => "none (no tokens)".to_string(),
         Dominant::Itself => "itself (mostly new text)".to_string(),
         Dominant::Other(r) => format!("#{} {}", r.id.unwrap_or(0), escape(&r.name)),
     };

@@ -120,7 +120,7 @@ pub struct QuotationView {
 /// What a document's dominant origin is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Dominant<'a> {
-    /// No origin has a 10% lead (or nothing was selected).
+    /// A document without tokens.
     None,
     /// The document itself: mostly new text.
     Itself,
@@ -152,7 +152,10 @@ pub struct DocumentView {
     pub hits: u32,
     pub fresh_tokens: u32,
     pub old_tokens: u32,
+    /// The argmax of the origin counts (a tie: the document itself).
     pub dominant_origin: Option<DocRef>,
+    /// The paper's 10% rule over the same counts: null when no origin leads by 10%.
+    pub dominant_origin_rule: Option<DocRef>,
     pub most_copied_origin: Option<DocRef>,
     pub origins: Vec<OriginCount>,
     pub copied_blocks: Vec<BlockView>,
@@ -171,6 +174,11 @@ impl DocumentView {
     /// What the dominant origin is.
     pub fn dominant(&self) -> Dominant<'_> {
         dominant_of(self.id, self.dominant_origin.as_ref())
+    }
+
+    /// What the paper's 10% rule says.
+    pub fn dominant_by_rule(&self) -> Dominant<'_> {
+        dominant_of(self.id, self.dominant_origin_rule.as_ref())
     }
 }
 
@@ -275,6 +283,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         fresh_tokens: r.fresh_tokens,
         old_tokens: r.old_tokens,
         dominant_origin: r.dominant_origin.map(origin).transpose()?,
+        dominant_origin_rule: r.dominant_by_rule().map(origin).transpose()?,
         most_copied_origin: r.most_copied_origin.map(origin).transpose()?,
         origins: r.origin_counts.iter().map(|&(o, n)| Ok(OriginCount { origin: origin(o)?, shingles: n })).collect::<Result<_>>()?,
         copied_blocks: r

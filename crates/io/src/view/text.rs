@@ -46,11 +46,18 @@ pub fn document(v: &DocumentView) -> String {
     if let Some(s) = &v.source {
         out += &format!("  source: {}\n", safe(s));
     }
-    let dom_text = match v.dominant() {
-        Dominant::None => "none (no origin has a 10% lead)".to_string(),
+    let mut dom_text = match v.dominant() {
+        Dominant::None => "none (no tokens)".to_string(),
         Dominant::Itself => "itself (mostly new text)".to_string(),
         Dominant::Other(r) => ref_text(r),
     };
+    if v.dominant_by_rule() != v.dominant() {
+        dom_text += &match v.dominant_by_rule() {
+            Dominant::Other(r) => format!(" (the paper's 10% rule: {})", ref_text(r)),
+            Dominant::Itself => " (the paper's 10% rule: itself)".to_string(),
+            Dominant::None => " (the paper's 10% rule: none, no origin leads by 10%)".to_string(),
+        };
+    }
     out += &format!("  dominant origin: {dom_text}\n");
     out += &format!(
         "  {} tokens: {} old ({:.1}%), {} fresh; {} shingles, {} selected, {} found in the table\n",
