@@ -4,12 +4,14 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use textorigin_io::daemon::{self, ServeOptions};
+use textorigin_io::http;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
 
 /// Run the daemon: take documents from a spool directory as they arrive (see the
 /// README's spool contract), keep the table checkpointed, recover after a crash.
-/// SIGTERM or SIGINT stops intake, checkpoints and exits 0.
+/// SIGTERM or SIGINT stops intake, checkpoints and exits 0. With --http, also serve
+/// the inspector's views over HTTP (read-only).
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -39,6 +41,18 @@ pub struct Args {
     /// TOML file with algorithm options for a new data directory.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Serve the inspector over HTTP on this address (e.g. 127.0.0.1:8080): the JSON
+    /// API under /api/documents, /metrics, and HTML pages at /, /documents/ID and
+    /// /report. Off by default; an address that is not loopback needs --http-token.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// A file holding the token every HTTP request must bring (`Authorization: Bearer
+    /// TOKEN`); surrounding white space is ignored.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    http_token: Option<PathBuf>,
+    /// HTTP worker threads.
+    #[arg(long, default_value_t = 4, value_name = "N", requires = "http")]
+    http_workers: usize,
     #[command(flatten)]
     flags: ConfigArgs,
 }
@@ -65,6 +79,30 @@ pub fn run(a: Args) -> Result<()> {
             tracing::info!("log file reopened");
         }
     };
-    daemon::serve(&a.data.dir, &overrides, &opt, stop, hup, &reopen)?;
+    let server = match a.http {
+        Some(addr) => {
+            let token = match &a.http_token {
+                Some(path) => {
+                    let t = std::fs::read_to_string(path).with_context(|| format!("--http-token {}", path.display()))?.trim().to_string();
+                    anyhow::ensure!(!t.is_empty(), "--http-token {}: the file holds no token", path.display());
+                    Some(t)
+                }
+                None => None,
+            };
+            std::fs::create_dir_all(&a.data.dir).with_context(|| format!("cannot create {}", a.data.dir.display()))?;
+            let opts = http::HttpOptions { addr, token, workers: a.http_workers };
+            let server = http::start(&a.data.dir, &opts, Arc::clone(&stop))?;
+            eprintln!("http inspector on http://{}/", server.addr());
+            Some(server)
+        }
+        None => None,
+    };
+    let served = daemon::serve(&a.data.dir, &overrides, &opt, Arc::clone(&stop), hup, &reopen);
+    // The HTTP server stops with the daemon, whatever ended it.
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    if let Some(s) = server {
+        s.join();
+    }
+    served?;
     Ok(())
 }

@@ -9,6 +9,7 @@ mod engine;
 mod faults;
 mod golden;
 mod html;
+mod http;
 mod inputs;
 mod neardups;
 mod quotes;

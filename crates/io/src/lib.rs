@@ -18,6 +18,7 @@ pub mod check;
 pub mod daemon;
 pub mod error;
 pub mod eval;
+pub mod http;
 pub(crate) mod failpoint;
 pub mod ingest;
 pub mod input;

@@ -1,0 +1,468 @@
+//! The daemon's HTTP inspector (`serve --http ADDR`): the inspector's views over HTTP,
+//! read-only, from the same data directory.
+//!
+//! **Why a small threaded server of our own** (no new dependency): the daemon's hot
+//! path is one apply thread; an async runtime (axum on tokio) would add a scheduler,
+//! dozens of crates and a second way of stopping, for a handful of read-only routes.
+//! A listener thread hands each connection to a fixed pool of worker threads through a
+//! bounded channel; a connection that finds the queue full gets 503 at once. Every
+//! bound is explicit: the request head (16 KiB), the number of headers (64), the
+//! body (requests here carry none: a declared body is 413), the read and write
+//! timeouts (5 s: a slow client holds one worker, never the apply thread), one
+//! request per connection (`Connection: close`).
+//!
+//! **Reads**: handlers read a read-only view of the data directory (the store is the
+//! record; a read-only RocksDB instance sees the writes made before it opened), opened
+//! again at most every [`REFRESH`], so a page is at most that old. A data directory
+//! that cannot be opened (being created) answers 503.
+//!
+//! **Access**: the listener takes a loopback address unless a token is configured
+//! (`--http-token FILE`); with a token every request needs `Authorization: Bearer
+//! TOKEN` (401 otherwise, compared in constant time).
+//!
+//! Routes: `GET /api/documents?after=ID&limit=N&name=PREFIX` (the `list --json` rows,
+//! paged in sequence order), `GET /api/documents/{name_or_id}` (exactly `show --json`),
+//! `GET /metrics` (`stats --prometheus`), `GET /` (the newest documents, with a search
+//! by name), `GET /documents/{name_or_id}` (the document page: copied blocks coloured
+//! by origin, each linking to its origin's page), `GET /report` (the collection
+//! report). Errors are JSON `{"error": ...}` with their status code.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::storage::datadir::DataDir;
+use crate::view::{html, model, prometheus, ViewOptions};
+
+/// How old a read view may get before a request opens a new one.
+pub const REFRESH: Duration = Duration::from_millis(250);
+/// Largest request head (request line and headers).
+const MAX_HEAD: usize = 16 << 10;
+/// Most headers in a request.
+const MAX_HEADERS: usize = 64;
+/// Read and write timeout of a connection.
+const TIMEOUT: Duration = Duration::from_secs(5);
+/// How long, and how many bytes, a reply waits for the client's unread input.
+const LINGER: Duration = Duration::from_millis(500);
+const MAX_DRAIN: u64 = 1 << 20;
+/// Connections waiting for a worker before new ones get 503.
+const QUEUE: usize = 64;
+/// Most rows of one `/api/documents` page.
+const MAX_LIMIT: usize = 1000;
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// Required of every request when set (`Authorization: Bearer TOKEN`).
+    pub token: Option<String>,
+    /// Worker threads.
+    pub workers: usize,
+}
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("--http {0}: a non-loopback address needs --http-token FILE (anyone who can reach it could read every document)")]
+    NeedsToken(SocketAddr),
+    #[error("--http {addr}: cannot listen: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// A running server: stops with the daemon's stop flag.
+pub struct HttpServer {
+    addr: SocketAddr,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl HttpServer {
+    /// The address it listens on (the port chosen when 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Waits for the listener and the workers (after `stop` was set): requests being
+    /// answered are finished, queued connections are answered.
+    pub fn join(self) {
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts serving `dir` until `stop` is set.
+pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<HttpServer, HttpError> {
+    if !opts.addr.ip().is_loopback() && opts.token.is_none() {
+        return Err(HttpError::NeedsToken(opts.addr));
+    }
+    let listener = TcpListener::bind(opts.addr).map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
+    let addr = listener.local_addr().map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
+    listener.set_nonblocking(true).map_err(|source| HttpError::Bind { addr, source })?;
+    let (tx, rx) = crossbeam_channel::bounded::<TcpStream>(QUEUE);
+    let app = Arc::new(App { dir: dir.to_path_buf(), token: opts.token.clone(), view: Mutex::new(None) });
+    let mut threads = Vec::new();
+    for i in 0..opts.workers.max(1) {
+        let (rx, app) = (rx.clone(), Arc::clone(&app));
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("http-{i}"))
+                .spawn(move || {
+                    for stream in rx {
+                        app.serve(stream);
+                    }
+                })
+                .expect("spawn an HTTP worker"),
+        );
+    }
+    threads.push(
+        std::thread::Builder::new()
+            .name("http-listen".into())
+            .spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            if let Err(crossbeam_channel::TrySendError::Full(mut s)) = tx.try_send(stream) {
+                                let _ = s.set_write_timeout(Some(TIMEOUT));
+                                let _ = s.write_all(&response(503, "application/json", &error_body("too many requests queued; try again")));
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(10)),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "http: accept failed");
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                }
+                // Dropping the sender lets the workers finish the queue and end.
+            })
+            .expect("spawn the HTTP listener"),
+    );
+    tracing::info!(%addr, "http inspector listening");
+    Ok(HttpServer { addr, threads })
+}
+
+/// A response: status, content type, body.
+type Reply = (u16, &'static str, Vec<u8>);
+
+struct App {
+    dir: PathBuf,
+    token: Option<String>,
+    /// The current read view and when it was opened.
+    view: Mutex<Option<(Instant, Arc<DataDir>)>>,
+}
+
+impl App {
+    fn serve(&self, mut stream: TcpStream) {
+        let _ = stream.set_read_timeout(Some(TIMEOUT));
+        let _ = stream.set_write_timeout(Some(TIMEOUT));
+        let reply = match read_head(&stream) {
+            Ok(head) => self.handle(&head),
+            Err(reply) => reply,
+        };
+        let _ = stream.write_all(&response(reply.0, reply.1, &reply.2));
+        // Closing with unread input would reset the connection and could lose the
+        // reply (a refused body, an oversized head): say we are done, then read and
+        // drop what the client still sends, briefly and within a bound.
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+        let _ = stream.set_read_timeout(Some(LINGER));
+        let _ = std::io::copy(&mut (&stream).take(MAX_DRAIN), &mut std::io::sink());
+    }
+
+    fn handle(&self, head: &Head) -> Reply {
+        if let Some(token) = &self.token {
+            let given = head.header("authorization").and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
+            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+                return json_error(401, "this server needs `Authorization: Bearer TOKEN`");
+            }
+        }
+        if head.content_length > 0 {
+            return json_error(413, "these routes take no request body");
+        }
+        if head.method != "GET" {
+            return json_error(405, &format!("{} is not served here; the routes are read-only (GET)", head.method));
+        }
+        let view = match self.view() {
+            Ok(v) => v,
+            Err(e) => return json_error(503, &format!("the data directory cannot be read now: {e}")),
+        };
+        let segments: Vec<&str> = head.path.trim_start_matches('/').split('/').collect();
+        let result = match segments.as_slice() {
+            ["api", "documents"] => documents(&view, &head.query),
+            ["api", "documents", x] => document_json(&view, &percent_decode(x)),
+            ["metrics"] => metrics(&view, &self.dir),
+            [""] => index_page(&view, &head.query),
+            ["documents", x] => document_page(&view, &percent_decode(x)),
+            ["report"] => html::report_docs(&view.store).map(|d| (200, HTML, html::report_page(&d).into_bytes())).map_err(|e| e.to_string()),
+            _ => return json_error(404, &format!("no route {}", head.path)),
+        };
+        result.unwrap_or_else(|e| if e.contains("not found") { json_error(404, &e) } else { json_error(500, &e) })
+    }
+
+    /// The read view, opened again when older than [`REFRESH`].
+    fn view(&self) -> Result<Arc<DataDir>, String> {
+        let mut v = self.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, dd)) = v.as_ref() {
+            if at.elapsed() < REFRESH {
+                return Ok(Arc::clone(dd));
+            }
+        }
+        let dd = Arc::new(DataDir::open_read(&self.dir).map_err(|e| e.to_string())?);
+        *v = Some((Instant::now(), Arc::clone(&dd)));
+        Ok(dd)
+    }
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+const JSON: &str = "application/json";
+
+fn json(v: &impl serde::Serialize) -> Result<Reply, String> {
+    serde_json::to_vec_pretty(v).map(|b| (200, JSON, b)).map_err(|e| e.to_string())
+}
+
+/// `GET /api/documents`: rows after `after`, at most `limit` (default 100), names
+/// starting with `name`.
+fn documents(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String> {
+    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let after: u64 = match param("after").map(str::parse) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => return Ok(json_error(400, "`after` must be a document id")),
+    };
+    let limit: usize = match param("limit").map(str::parse) {
+        None => 100,
+        Some(Ok(n)) if (1..=MAX_LIMIT).contains(&n) => n,
+        _ => return Ok(json_error(400, &format!("`limit` must be 1-{MAX_LIMIT}"))),
+    };
+    let prefix = param("name").unwrap_or("");
+    let mut rows = Vec::new();
+    for meta in dd.store.docs() {
+        let meta = meta.map_err(|e| e.to_string())?;
+        if meta.seq <= after || !meta.name.starts_with(prefix) {
+            continue;
+        }
+        rows.push(model::list_row(&dd.store, &meta).map_err(|e| e.to_string())?);
+        if rows.len() == limit {
+            break;
+        }
+    }
+    let next_after = (rows.len() == limit).then(|| rows.last().map(|r| r.id)).flatten();
+    json(&serde_json::json!({ "documents": rows, "next_after": next_after }))
+}
+
+fn resolve(dd: &DataDir, name_or_id: &str) -> Result<u64, String> {
+    dd.store.resolve(name_or_id).map_err(|_| format!("document `{name_or_id}` not found"))
+}
+
+/// `GET /api/documents/{x}`: what `show --json` prints.
+fn document_json(dd: &DataDir, name_or_id: &str) -> Result<Reply, String> {
+    let seq = resolve(dd, name_or_id)?;
+    json(&model::stored_document(&dd.store, seq, ViewOptions::default()).map_err(|e| e.to_string())?)
+}
+
+/// `GET /documents/{x}`: the document page, its origins linking to their own pages.
+fn document_page(dd: &DataDir, name_or_id: &str) -> Result<Reply, String> {
+    let seq = resolve(dd, name_or_id)?;
+    let v = model::stored_document(&dd.store, seq, ViewOptions::default()).map_err(|e| e.to_string())?;
+    let text = dd.store.text(seq).map_err(|e| e.to_string())?.unwrap_or_default();
+    let page = html::document_page(&v, &text).replace("href=\"#origin-", "href=\"/documents/");
+    Ok((200, HTML, nav(page).into_bytes()))
+}
+
+/// `GET /metrics`: `stats --prometheus`.
+fn metrics(dd: &DataDir, dir: &Path) -> Result<Reply, String> {
+    let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), dir).map_err(|e| e.to_string())?;
+    Ok((200, "text/plain; version=0.0.4", prometheus::stats(&v).into_bytes()))
+}
+
+/// `GET /`: the newest documents (or those whose name starts with `name`), newest first.
+fn index_page(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String> {
+    let prefix = query.iter().find(|(n, _)| n == "name").map_or("", |(_, v)| v.as_str());
+    let mut rows = Vec::new();
+    for meta in dd.store.docs() {
+        let meta = meta.map_err(|e| e.to_string())?;
+        if meta.name.starts_with(prefix) {
+            rows.push(model::list_row(&dd.store, &meta).map_err(|e| e.to_string())?);
+        }
+    }
+    let mut s = String::from(
+        "<!doctype html><meta charset=\"utf-8\"><title>textorigin</title>\
+         <style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px;text-align:left}</style>\
+         <h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"",
+    );
+    s += &html::escape(prefix);
+    s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>\
+          <table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>";
+    for r in rows.iter().rev().take(200) {
+        let dom = match r.dominant() {
+            model::Dominant::Other(d) => format!("<a href=\"/documents/{}\">#{} {}</a>", d.id.unwrap_or(0), d.id.unwrap_or(0), html::escape(&d.name)),
+            model::Dominant::Itself => "itself".into(),
+            model::Dominant::None => "-".into(),
+        };
+        let old = if r.tokens == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(r.tokens) };
+        s += &format!(
+            "<tr><td>{}</td><td><a href=\"/documents/{}\">{}</a></td><td>{}</td><td>{old:.1}%</td><td>{dom}</td></tr>",
+            r.id,
+            r.id,
+            html::escape(&r.name),
+            r.tokens
+        );
+    }
+    s += "</table>";
+    Ok((200, HTML, s.into_bytes()))
+}
+
+/// A link back to the list at the top of a page.
+fn nav(page: String) -> String {
+    page.replacen("<body>", "<body><p><a href=\"/\">← documents</a></p>", 1)
+}
+
+/// A parsed request head.
+struct Head {
+    method: String,
+    path: String,
+    query: Vec<(String, String)>,
+    headers: Vec<(String, String)>,
+    content_length: u64,
+}
+
+impl Head {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads and parses the request head, within the bounds; an error is the reply.
+fn read_head(stream: &TcpStream) -> Result<Head, Reply> {
+    let mut reader = BufReader::new(stream.take(MAX_HEAD as u64 + 1));
+    let mut lines = Vec::new();
+    let mut total = 0;
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) => return Err(json_error(400, "the request ended before its head did")),
+            Ok(n) => total += n,
+            Err(_) => return Err(json_error(400, "the request head could not be read (timeout or not UTF-8)")),
+        }
+        if total > MAX_HEAD {
+            return Err(json_error(431, &format!("the request head is larger than {MAX_HEAD} bytes")));
+        }
+        let line = line.trim_end_matches(['\r', '\n']).to_string();
+        if line.is_empty() {
+            break;
+        }
+        lines.push(line);
+        if lines.len() > MAX_HEADERS + 1 {
+            return Err(json_error(431, &format!("more than {MAX_HEADERS} headers")));
+        }
+    }
+    let mut parts = lines.first().map(|l| l.split(' ')).ok_or_else(|| json_error(400, "empty request"))?;
+    let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Err(json_error(400, "the request line is not `METHOD TARGET HTTP/1.x`"));
+    };
+    if !version.starts_with("HTTP/1.") || !target.starts_with('/') {
+        return Err(json_error(400, "the request line is not `METHOD /TARGET HTTP/1.x`"));
+    }
+    let mut headers = Vec::new();
+    for l in &lines[1..] {
+        let (n, v) = l.split_once(':').ok_or_else(|| json_error(400, "a header line without `:`"))?;
+        headers.push((n.trim().to_string(), v.trim().to_string()));
+    }
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let query = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect();
+    let head = Head { method: method.to_string(), path: path.to_string(), query, headers, content_length: 0 };
+    let content_length = match head.header("content-length").map(str::parse::<u64>) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => return Err(json_error(400, "Content-Length is not a number")),
+    };
+    if head.header("transfer-encoding").is_some() {
+        return Err(json_error(413, "these routes take no request body"));
+    }
+    Ok(Head { content_length, ..head })
+}
+
+/// Decodes `%XX` escapes and `+` (as a space, in query strings and paths alike).
+fn percent_decode(s: &str) -> String {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+            (b'+', _, _) => out.push(b' '),
+            (c, _, _) => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn error_body(message: &str) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({ "error": message })).expect("a JSON string")
+}
+
+fn json_error(status: u16, message: &str) -> Reply {
+    (status, JSON, error_body(message))
+}
+
+/// A whole HTTP/1.1 response.
+fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        413 => "Content Too Large",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        _ => "Service Unavailable",
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%20b+c%2Fd"), "a b c/d");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("%E2%82%AC"), "€");
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+    }
+}

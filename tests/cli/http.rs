@@ -1,0 +1,141 @@
+//! The daemon's HTTP inspector (`serve --http`): every route against the real daemon,
+//! the JSON API equal to the CLI's, bad requests answered with JSON errors, the token.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// A free loopback port (bound, then released for the daemon).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Sends `request` as it is and returns (status, headers, body).
+fn raw(port: u16, request: &[u8]) -> (u16, String, Vec<u8>) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(request).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let split = out.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
+    let head = String::from_utf8(out[..split].to_vec()).unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head, out[split + 4..].to_vec())
+}
+
+fn get(port: u16, path: &str, token: Option<&str>) -> (u16, String, Vec<u8>) {
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    raw(port, format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n").as_bytes())
+}
+
+fn get_json(port: u16, path: &str) -> (u16, Value) {
+    let (status, head, body) = get(port, path, None);
+    assert!(head.contains("Content-Type: application/json"), "{head}");
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+/// A daemon serving HTTP on a free port, with the three examples applied.
+fn daemon_with_examples(dir: &std::path::Path, extra: &[&str]) -> (Daemon, u16) {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut args = vec!["--table-size", "1MiB", "--rescan-secs", "1", "--http", &addr];
+    args.extend_from_slice(extra);
+    let daemon = Daemon::start(dir, &args, None);
+    let files: Vec<_> = ["01-harbour-bridge.txt", "02-commuter-blog.txt", "03-weekly-roundup.txt"].iter().map(|f| examples().join(f)).collect();
+    drop_into_spool(dir, &files);
+    wait_drained(dir, 3);
+    (daemon, port)
+}
+
+#[test]
+fn every_route_answers_and_the_api_equals_the_cli() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let (daemon, port) = daemon_with_examples(dir, &[]);
+    // The read view follows the store within its refresh interval.
+    wait_until("the three documents over HTTP", 10, || get_json(port, "/api/documents").1["documents"].as_array().is_some_and(|d| d.len() == 3));
+
+    // /api/documents/{x} is exactly `show --json`, by id and by name.
+    let cli: Value = json(dir, &["show", "3", "--json"]);
+    assert_eq!(get_json(port, "/api/documents/3"), (200, cli.clone()));
+    assert_eq!(get_json(port, "/api/documents/03-weekly-roundup").1, cli);
+
+    // Paging and the name filter.
+    let (_, page) = get_json(port, "/api/documents?limit=2");
+    let ids: Vec<u64> = page["documents"].as_array().unwrap().iter().map(|d| d["id"].as_u64().unwrap()).collect();
+    assert_eq!((ids, page["next_after"].as_u64()), (vec![1, 2], Some(2)));
+    let (_, rest) = get_json(port, "/api/documents?after=2&limit=2");
+    assert_eq!(rest["documents"][0]["id"], 3);
+    assert!(rest["next_after"].is_null());
+    let (_, named) = get_json(port, "/api/documents?name=02-");
+    assert_eq!(named["documents"].as_array().unwrap().len(), 1);
+    let list: Value = json(dir, &["list", "--json"]);
+    assert_eq!(get_json(port, "/api/documents").1["documents"], list, "the rows of `list --json`");
+
+    // /metrics is `stats --prometheus`'s format.
+    let (status, head, body) = get(port, "/metrics", None);
+    let metrics = String::from_utf8(body).unwrap();
+    assert!(status == 200 && head.contains("text/plain; version=0.0.4") && metrics.contains("textorigin_documents 3"), "{metrics}");
+
+    // HTML: the list links each document; a document page links each copied block to
+    // its origin's page; all text escaped; the report.
+    let (status, head, body) = get(port, "/", None);
+    let index = String::from_utf8(body).unwrap();
+    assert!(status == 200 && head.contains("text/html") && index.contains("href=\"/documents/3\""));
+    let (_, _, body) = get(port, "/documents/3", None);
+    let page = String::from_utf8(body).unwrap();
+    assert!(page.contains("href=\"/documents/1\"") && page.contains("href=\"/documents/2\""), "copied blocks link their origins");
+    let (_, _, body) = get(port, "/documents/1", None);
+    assert!(String::from_utf8(body).unwrap().contains("The old harbour bridge reopened"), "the origin's page holds the passage");
+    let (status, _, body) = get(port, "/report", None);
+    assert!(status == 200 && String::from_utf8(body).unwrap().contains("01-harbour-bridge"));
+    daemon.stop();
+}
+
+#[test]
+fn bad_requests_get_json_errors_and_the_token_is_required() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let token = dir.join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let token_arg = token.to_str().unwrap().to_string();
+    let (daemon, port) = daemon_with_examples(dir, &["--http-token", &token_arg]);
+    let t = Some("s3cret");
+    let status = |r: (u16, String, Vec<u8>)| {
+        let v: Value = serde_json::from_slice(&r.2).unwrap_or_else(|_| panic!("a JSON error: {}", String::from_utf8_lossy(&r.2)));
+        assert!(v["error"].is_string(), "{v}");
+        r.0
+    };
+    assert_eq!(status(get(port, "/api/documents", None)), 401);
+    assert_eq!(status(get(port, "/api/documents", Some("wrong"))), 401);
+    assert_eq!(get(port, "/api/documents/1", t).0, 200);
+    assert_eq!(status(get(port, "/api/documents/no-such-document", t)), 404);
+    assert_eq!(status(get(port, "/no/such/route", t)), 404);
+    assert_eq!(status(get(port, "/api/documents?limit=0", t)), 400);
+    assert_eq!(status(get(port, "/api/documents?after=x", t)), 400);
+    assert_eq!(status(raw(port, b"BROKEN\r\n\r\n")), 400);
+    assert_eq!(status(raw(port, b"POST /api/documents HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n")), 405);
+    assert_eq!(status(raw(port, b"GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\nContent-Length: 5\r\n\r\nhello")), 413);
+    let huge = format!("GET / HTTP/1.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000));
+    assert_eq!(status(raw(port, huge.as_bytes())), 431);
+    // A client that sends half a request and stalls holds one worker, not the daemon:
+    // documents keep arriving and other requests are answered.
+    let mut stalled = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stalled.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+    drop_into_spool(dir, &[fixture("gcc-sample.jsonl")]);
+    wait_drained(dir, 100);
+    let last = documents(dir).to_string();
+    wait_until("the newest document over HTTP", 10, || get(port, &format!("/api/documents/{last}"), t).0 == 200);
+    drop(stalled);
+    daemon.stop();
+}
+
+#[test]
+fn a_public_address_needs_a_token() {
+    let data = tempfile::tempdir().unwrap();
+    let out = bin().args(["serve", "--http", "0.0.0.0:0", "--data"]).arg(data.path()).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --http-token"), "{}", String::from_utf8_lossy(&out.stderr));
+}
