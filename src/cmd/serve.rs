@@ -42,8 +42,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Serve the inspector over HTTP on this address (e.g. 127.0.0.1:8080): the JSON
-    /// API under /api/documents, /metrics, and HTML pages at /, /documents/ID and
-    /// /report. Off by default; an address that is not loopback needs --http-token.
+    /// API under /api/documents (GET to read, POST to submit through the spool),
+    /// POST /api/query, /metrics, and HTML pages at /, /documents/ID and /report. Off
+    /// by default; an address that is not loopback needs --http-token.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
     /// A file holding the token every HTTP request must bring (`Authorization: Bearer
@@ -89,8 +90,11 @@ pub fn run(a: Args) -> Result<()> {
                 }
                 None => None,
             };
-            std::fs::create_dir_all(&a.data.dir).with_context(|| format!("cannot create {}", a.data.dir.display()))?;
-            let opts = http::HttpOptions { addr, token, workers: a.http_workers };
+            for sub in ["tmp", "new"] {
+                let d = opt.spool.join(sub);
+                std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+            }
+            let opts = http::HttpOptions { addr, token, workers: a.http_workers, spool: opt.spool.clone(), max_body: opt.max_doc_bytes };
             let server = http::start(&a.data.dir, &opts, Arc::clone(&stop))?;
             eprintln!("http inspector on http://{}/", server.addr());
             Some(server)

@@ -116,7 +116,7 @@ fn bad_requests_get_json_errors_and_the_token_is_required() {
     assert_eq!(status(get(port, "/api/documents?limit=0", t)), 400);
     assert_eq!(status(get(port, "/api/documents?after=x", t)), 400);
     assert_eq!(status(raw(port, b"BROKEN\r\n\r\n")), 400);
-    assert_eq!(status(raw(port, b"POST /api/documents HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n")), 405);
+    assert_eq!(status(raw(port, b"DELETE /api/documents/1 HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n")), 405);
     assert_eq!(status(raw(port, b"GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\nContent-Length: 5\r\n\r\nhello")), 413);
     let huge = format!("GET / HTTP/1.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000));
     assert_eq!(status(raw(port, huge.as_bytes())), 431);
@@ -138,4 +138,59 @@ fn a_public_address_needs_a_token() {
     let out = bin().args(["serve", "--http", "0.0.0.0:0", "--data"]).arg(data.path()).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --http-token"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn post(port: u16, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
+    let mut req = format!("POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    req.extend_from_slice(body);
+    let (status, _, body) = raw(port, &req);
+    (status, serde_json::from_slice(&body).unwrap_or_else(|_| panic!("JSON: {}", String::from_utf8_lossy(&body))))
+}
+
+/// Documents submitted over HTTP go through the spool (exactly once, durable before
+/// the 202: a SIGKILL right after it loses nothing), `wait=true` answers with their
+/// ids, and `POST /api/query` answers what `query --json` prints, storing nothing.
+#[test]
+fn submissions_go_through_the_spool_and_queries_store_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let args = ["--table-size", "1MiB", "--rescan-secs", "1", "--checkpoint-docs", "1", "--max-doc-bytes", "4KiB", "--http", &addr];
+    let daemon = Daemon::start(dir, &args, None);
+    wait_until("the HTTP listener", 10, || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let text = |f: &str| std::fs::read(examples().join(f)).unwrap();
+    let (status, v) = post(port, "/api/documents?name=01-harbour-bridge&wait=true", "text/plain", &text("01-harbour-bridge.txt"));
+    assert_eq!((status, &v["state"], &v["documents"]), (201, &"stored".into(), &serde_json::json!([1])), "{v}");
+    let html = format!("<html><body><p>{}</p></body></html>", String::from_utf8(text("02-commuter-blog.txt")).unwrap());
+    let (status, v) = post(port, "/api/documents?name=02-commuter-blog&wait=true", "text/html", html.as_bytes());
+    assert_eq!((status, &v["documents"]), (201, &serde_json::json!([2])), "{v}");
+    assert_eq!(json(dir, &["show", "2", "--json"])["source"], "spool:02-commuter-blog.html");
+
+    // The query equals the CLI's and stores nothing.
+    wait_until("the checkpoint the query reads", 20, || textorigin_io::storage::checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 2));
+    let (status, q) = post(port, "/api/query", "text/plain", &text("03-weekly-roundup.txt"));
+    let cli = json(dir, &["query", examples().join("03-weekly-roundup.txt").to_str().unwrap(), "--json"]);
+    assert_eq!(status, 200);
+    assert_eq!(q["copied_blocks"], cli["copied_blocks"]);
+    assert_eq!(documents(dir), 2);
+    let (status, v) = post(port, "/api/query", "application/json", br#"{"text": "just a few new words of no origin at all here"}"#);
+    assert!(status == 200 && v["copied_blocks"].as_array().unwrap().is_empty(), "{v}");
+
+    // Bad submissions.
+    assert_eq!(post(port, "/api/documents?name=../x", "text/plain", b"abc").0, 400);
+    assert_eq!(post(port, "/api/documents", "text/plain", b"abc").0, 400);
+    assert_eq!(post(port, "/api/documents?name=big", "text/plain", &vec![b'a'; 5000]).0, 413);
+    assert_eq!(post(port, "/api/query", "text/plain", b"").0, 400);
+
+    // A 202 means durable: SIGKILL right after it, and the restart applies the file.
+    let (status, v) = post(port, "/api/documents?name=03-weekly-roundup", "text/plain", &text("03-weekly-roundup.txt"));
+    assert_eq!((status, &v["state"]), (202, &"pending".into()), "{v}");
+    drop(daemon); // SIGKILL
+    let daemon = Daemon::start(dir, &args, None);
+    wait_drained(dir, 3);
+    let key = v["admission"].as_str().unwrap().to_string();
+    wait_until("the admission over HTTP", 10, || get_json(port, &format!("/api/admissions/{key}")).1["state"] == "stored");
+    assert_eq!(json(dir, &["show", "3", "--json"])["name"], "03-weekly-roundup");
+    daemon.stop();
 }

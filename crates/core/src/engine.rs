@@ -549,10 +549,12 @@ mod tests {
         /// Alignment with the default sampled selection and a table that evicts nothing:
         /// every aligned block is a run of its origin's text, every token it labels old
         /// is old for the oracle, and every token a found shingle covers stays old. The
-        /// argmax agrees with the 10% rule wherever the rule answers.
+        /// argmax agrees with the 10% rule wherever the rule answers. (Without origin
+        /// propagation: a propagated entry carries an estimated origin, which may not
+        /// hold the shingle; its block then does not align and is dropped.)
         #[test]
         fn aligned_blocks_are_common_runs_and_only_label_old_tokens(seed in any::<u64>(), docs in 2usize..25) {
-            let cfg = Config { table_bytes: 64 << 20, ..Config::default() };
+            let cfg = Config { table_bytes: 64 << 20, propagate: false, ..Config::default() };
             let texts = corpus(seed, docs);
             let mut t = table(&cfg);
             let mut e = Engine::new(cfg.clone());

@@ -1,5 +1,5 @@
-//! The daemon's HTTP inspector (`serve --http ADDR`): the inspector's views over HTTP,
-//! read-only, from the same data directory.
+//! The daemon's HTTP inspector (`serve --http ADDR`): the inspector's views over HTTP
+//! from the same data directory, text queries, and submissions through the spool.
 //!
 //! **Why a small threaded server of our own** (no new dependency): the daemon's hot
 //! path is one apply thread; an async runtime (axum on tokio) would add a scheduler,
@@ -7,7 +7,7 @@
 //! A listener thread hands each connection to a fixed pool of worker threads through a
 //! bounded channel; a connection that finds the queue full gets 503 at once. Every
 //! bound is explicit: the request head (16 KiB), the number of headers (64), the
-//! body (requests here carry none: a declared body is 413), the read and write
+//! body (`--max-doc-bytes`, with a Content-Length; none on GET), the read and write
 //! timeouts (5 s: a slow client holds one worker, never the apply thread), one
 //! request per connection (`Connection: close`).
 //!
@@ -25,7 +25,10 @@
 //! `GET /metrics` (`stats --prometheus`), `GET /` (the newest documents, with a search
 //! by name), `GET /documents/{name_or_id}` (the document page: copied blocks coloured
 //! by origin, each linking to its origin's page), `GET /report` (the collection
-//! report). Errors are JSON `{"error": ...}` with their status code.
+//! report), `POST /api/query` (what `query --json` prints, against the newest
+//! checkpoint), `POST /api/documents?name=NAME[&wait=true]` (a spool file, durable
+//! before the 202) and `GET /api/admissions/{key}`. Errors are JSON `{"error": ...}`
+//! with their status code.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -51,6 +54,8 @@ const LINGER: Duration = Duration::from_millis(500);
 const MAX_DRAIN: u64 = 1 << 20;
 /// Connections waiting for a worker before new ones get 503.
 const QUEUE: usize = 64;
+/// How long `POST /api/documents?wait=true` waits for the daemon.
+const WAIT: Duration = Duration::from_secs(30);
 /// Most rows of one `/api/documents` page.
 const MAX_LIMIT: usize = 1000;
 
@@ -62,6 +67,10 @@ pub struct HttpOptions {
     pub token: Option<String>,
     /// Worker threads.
     pub workers: usize,
+    /// The daemon's spool (submitted documents go into `new/` through `tmp/`).
+    pub spool: PathBuf,
+    /// Largest request body (the daemon's `--max-doc-bytes`).
+    pub max_body: u64,
 }
 
 /// Why the server cannot start.
@@ -103,7 +112,14 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
     let addr = listener.local_addr().map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
     listener.set_nonblocking(true).map_err(|source| HttpError::Bind { addr, source })?;
     let (tx, rx) = crossbeam_channel::bounded::<TcpStream>(QUEUE);
-    let app = Arc::new(App { dir: dir.to_path_buf(), token: opts.token.clone(), view: Mutex::new(None) });
+    let app = Arc::new(App {
+        dir: dir.to_path_buf(),
+        token: opts.token.clone(),
+        spool: opts.spool.clone(),
+        max_body: opts.max_body,
+        view: Mutex::new(None),
+        query_view: Mutex::new(None),
+    });
     let mut threads = Vec::new();
     for i in 0..opts.workers.max(1) {
         let (rx, app) = (rx.clone(), Arc::clone(&app));
@@ -151,8 +167,13 @@ type Reply = (u16, &'static str, Vec<u8>);
 struct App {
     dir: PathBuf,
     token: Option<String>,
+    spool: PathBuf,
+    max_body: u64,
     /// The current read view and when it was opened.
     view: Mutex<Option<(Instant, Arc<DataDir>)>>,
+    /// The view `POST /api/query` analyses against (the newest checkpoint, as `query`
+    /// reads it), one query at a time.
+    query_view: Mutex<Option<(Instant, DataDir)>>,
 }
 
 impl App {
@@ -160,7 +181,10 @@ impl App {
         let _ = stream.set_read_timeout(Some(TIMEOUT));
         let _ = stream.set_write_timeout(Some(TIMEOUT));
         let reply = match read_head(&stream) {
-            Ok(head) => self.handle(&head),
+            Ok(head) => match read_body(&stream, &head, self.max_body) {
+                Ok(body) => self.handle(&head, &body),
+                Err(reply) => reply,
+            },
             Err(reply) => reply,
         };
         let _ = stream.write_all(&response(reply.0, reply.1, &reply.2));
@@ -172,24 +196,25 @@ impl App {
         let _ = std::io::copy(&mut (&stream).take(MAX_DRAIN), &mut std::io::sink());
     }
 
-    fn handle(&self, head: &Head) -> Reply {
+    fn handle(&self, head: &Head, body: &[u8]) -> Reply {
         if let Some(token) = &self.token {
             let given = head.header("authorization").and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
             if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
                 return json_error(401, "this server needs `Authorization: Bearer TOKEN`");
             }
         }
-        if head.content_length > 0 {
-            return json_error(413, "these routes take no request body");
-        }
-        if head.method != "GET" {
-            return json_error(405, &format!("{} is not served here; the routes are read-only (GET)", head.method));
+        let segments: Vec<&str> = head.path.trim_start_matches('/').split('/').collect();
+        match (head.method.as_str(), segments.as_slice()) {
+            ("POST", ["api", "query"]) => return self.query(head, body).unwrap_or_else(|e| json_error(500, &e)),
+            ("POST", ["api", "documents"]) => return self.submit(head, body).unwrap_or_else(|e| json_error(500, &e)),
+            ("GET", _) if !body.is_empty() => return json_error(413, "GET takes no request body"),
+            ("GET", _) => {}
+            (m, _) => return json_error(405, &format!("{m} {} is not served here", head.path)),
         }
         let view = match self.view() {
             Ok(v) => v,
             Err(e) => return json_error(503, &format!("the data directory cannot be read now: {e}")),
         };
-        let segments: Vec<&str> = head.path.trim_start_matches('/').split('/').collect();
         let result = match segments.as_slice() {
             ["api", "documents"] => documents(&view, &head.query),
             ["api", "documents", x] => document_json(&view, &percent_decode(x)),
@@ -197,9 +222,99 @@ impl App {
             [""] => index_page(&view, &head.query),
             ["documents", x] => document_page(&view, &percent_decode(x)),
             ["report"] => html::report_docs(&view.store).map(|d| (200, HTML, html::report_page(&d).into_bytes())).map_err(|e| e.to_string()),
+            ["api", "admissions", key] => admission(&view, key),
             _ => return json_error(404, &format!("no route {}", head.path)),
         };
         result.unwrap_or_else(|e| if e.contains("not found") { json_error(404, &e) } else { json_error(500, &e) })
+    }
+
+    /// `POST /api/query`: the body (any input format, by its content type; JSON
+    /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
+    fn query(&self, head: &Head, body: &[u8]) -> Result<Reply, String> {
+        let doc = match parse_body(head, body, "query", self.max_body) {
+            Ok(doc) => doc,
+            Err(reply) => return Ok(reply),
+        };
+        let mut slot = self.query_view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_none_or(|(at, _)| at.elapsed() >= REFRESH) {
+            match DataDir::open_read_for_query(&self.dir) {
+                Ok(dd) => *slot = Some((Instant::now(), dd)),
+                Err(e) => return Ok(json_error(503, &format!("the data directory cannot be read now: {e}"))),
+            }
+        }
+        let (_, dd) = slot.as_mut().expect("opened above");
+        let (r, near, quotes) = dd.query(&doc).map_err(|e| e.to_string())?;
+        let parts = model::DocParts { meta: None, name: &doc.name, text: &doc.text, result: &r, near: &near, quotes: &quotes };
+        json(&model::document(&dd.store, parts, ViewOptions::default()).map_err(|e| e.to_string())?)
+    }
+
+    /// `POST /api/documents?name=NAME[&wait=true]`: the body becomes spool file
+    /// `NAME.EXT` (the extension from the content type), written into `tmp/`, synced,
+    /// linked into `new/` (never over a pending file of that name: 409) and the
+    /// directory synced: 202 with the admission key once it is durable in the spool;
+    /// with `wait=true`, 201 with the stored documents' ids (`documents`) once the
+    /// daemon has applied it.
+    fn submit(&self, head: &Head, body: &[u8]) -> Result<Reply, String> {
+        let Some(name) = head.param("name").filter(|n| valid_name(n)) else {
+            return Ok(json_error(400, "`name` must be 1-200 bytes without `/`, NUL or a leading `.`"));
+        };
+        if body.is_empty() {
+            return Ok(json_error(400, "the request body (the document) is empty"));
+        }
+        let file = format!("{name}.{}", extension(head));
+        let (tmp, new) = (self.spool.join("tmp").join(&file), self.spool.join("new").join(&file));
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(body)?;
+            f.sync_all()
+        };
+        write().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+        let linked = std::fs::hard_link(&tmp, &new);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Ok(json_error(409, &format!("a file `{file}` is waiting in the spool; try again when it is applied")))
+            }
+            Err(e) => return Err(format!("cannot link into {}: {e}", new.display())),
+            Ok(()) => {}
+        }
+        std::fs::File::open(self.spool.join("new")).and_then(|d| d.sync_all()).map_err(|e| format!("cannot sync the spool: {e}"))?;
+        let key = {
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            h.update(file.as_bytes());
+            h.update(&[0]);
+            h.update(body);
+            format!("{:032x}", h.digest128())
+        };
+        if head.param("wait") == Some("true") {
+            let until = Instant::now() + WAIT;
+            while Instant::now() < until {
+                if let Ok(view) = self.view() {
+                    if let Ok((200, _, b)) = admission(&view, &key) {
+                        let mut v: serde_json::Value = serde_json::from_slice(&b).map_err(|e| e.to_string())?;
+                        if v["state"] != "pending" {
+                            // The stored documents of this file: the newest of its name
+                            // and spool source, as many as it held.
+                            let source = format!("spool:{file}");
+                            let mut ids = Vec::new();
+                            for seq in view.store.seqs_named(name).map_err(|e| e.to_string())? {
+                                if view.store.doc(seq).map_err(|e| e.to_string())?.is_some_and(|m| m.source == source) {
+                                    ids.push(seq);
+                                }
+                            }
+                            let n = v["documents_done"].as_u64().unwrap_or(0) as usize - v["failed"].as_u64().unwrap_or(0) as usize;
+                            v["documents"] = serde_json::json!(ids[ids.len().saturating_sub(n)..]);
+                            v["file"] = serde_json::json!(file);
+                            return Ok((201, JSON, serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?));
+                        }
+                    }
+                }
+                std::thread::sleep(REFRESH);
+            }
+            return Ok(json_error(503, &format!("admission {key} is durable in the spool but was not applied within {} s", WAIT.as_secs())));
+        }
+        let v = serde_json::json!({ "admission": key, "file": file, "state": "pending" });
+        Ok((202, JSON, serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?))
     }
 
     /// The read view, opened again when older than [`REFRESH`].
@@ -315,6 +430,49 @@ fn index_page(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String>
     Ok((200, HTML, s.into_bytes()))
 }
 
+/// `GET /api/admissions/{key}`: how far a submitted file was admitted, and the ids of
+/// the stored documents from a spool file of its name.
+fn admission(dd: &DataDir, key: &str) -> Result<Reply, String> {
+    let Ok(k) = u128::from_str_radix(key, 16) else { return Ok(json_error(400, "an admission key is 32 hex digits")) };
+    let Some(a) = dd.store.admitted(k).map_err(|e| e.to_string())? else {
+        return Ok((200, JSON, serde_json::to_vec_pretty(&serde_json::json!({ "admission": key, "state": "pending" })).map_err(|e| e.to_string())?));
+    };
+    let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) { "failed" } else if a.done >= a.total { "stored" } else { "pending" };
+    json(&serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": a.total, "failed": a.failed }))
+}
+
+/// A submitted document's name: a spool file name's stem.
+fn valid_name(n: &str) -> bool {
+    (1..=200).contains(&n.len()) && !n.starts_with('.') && !n.contains(['/', '\0'])
+}
+
+/// The input format of a body, as a file extension, from its content type.
+fn extension(head: &Head) -> &'static str {
+    let ct = head.header("content-type").unwrap_or("").to_ascii_lowercase();
+    if ct.starts_with("text/html") {
+        "html"
+    } else if ct.starts_with("application/json") {
+        "json"
+    } else if ct.starts_with("application/x-ndjson") || ct.starts_with("application/jsonl") {
+        "jsonl"
+    } else {
+        "txt"
+    }
+}
+
+/// The first document of a request body in its format.
+fn parse_body(head: &Head, body: &[u8], name: &str, max: u64) -> Result<crate::input::InputDoc, Reply> {
+    if body.is_empty() {
+        return Err(json_error(400, "the request body (the document) is empty"));
+    }
+    let docs = crate::input::parse_bytes(body.to_vec(), extension(head), name, "http", max).map_err(|e| json_error(400, &e.to_string()))?;
+    match docs.into_iter().next() {
+        Some(Ok(doc)) => Ok(doc),
+        Some(Err(e)) => Err(json_error(400, &e.to_string())),
+        None => Err(json_error(400, "the body holds no document")),
+    }
+}
+
 /// A link back to the list at the top of a page.
 fn nav(page: String) -> String {
     page.replacen("<body>", "<body><p><a href=\"/\">← documents</a></p>", 1)
@@ -327,12 +485,31 @@ struct Head {
     query: Vec<(String, String)>,
     headers: Vec<(String, String)>,
     content_length: u64,
+    /// Bytes after the head that the head's reader had already taken.
+    ahead: Vec<u8>,
 }
 
 impl Head {
     fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
+
+    fn param(&self, name: &str) -> Option<&str> {
+        self.query.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads the body the head declares, within `max` bytes.
+fn read_body(stream: &TcpStream, head: &Head, max: u64) -> Result<Vec<u8>, Reply> {
+    if head.content_length > max {
+        return Err(json_error(413, &format!("the body is larger than {max} bytes (--max-doc-bytes)")));
+    }
+    let mut body = vec![0u8; head.content_length as usize];
+    // The head was read through a buffer: what it read ahead is the body's start.
+    let ahead = head.ahead.len().min(body.len());
+    body[..ahead].copy_from_slice(&head.ahead[..ahead]);
+    (&*stream).read_exact(&mut body[ahead..]).map_err(|_| json_error(400, "the body ended before its Content-Length"))?;
+    Ok(body)
 }
 
 /// Reads and parses the request head, within the bounds; an error is the reply.
@@ -380,14 +557,15 @@ fn read_head(stream: &TcpStream) -> Result<Head, Reply> {
             (percent_decode(k), percent_decode(v))
         })
         .collect();
-    let head = Head { method: method.to_string(), path: path.to_string(), query, headers, content_length: 0 };
+    let ahead = reader.buffer().to_vec();
+    let head = Head { method: method.to_string(), path: path.to_string(), query, headers, content_length: 0, ahead };
     let content_length = match head.header("content-length").map(str::parse::<u64>) {
         None => 0,
         Some(Ok(n)) => n,
         Some(Err(_)) => return Err(json_error(400, "Content-Length is not a number")),
     };
     if head.header("transfer-encoding").is_some() {
-        return Err(json_error(413, "these routes take no request body"));
+        return Err(json_error(411, "send the body with a Content-Length"));
     }
     Ok(Head { content_length, ..head })
 }
@@ -429,10 +607,14 @@ fn json_error(status: u16, message: &str) -> Reply {
 fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
         400 => "Bad Request",
         401 => "Unauthorized",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        409 => "Conflict",
+        411 => "Length Required",
         413 => "Content Too Large",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
