@@ -68,6 +68,7 @@ pub fn run(a: Args) -> Result<()> {
         checkpoint_secs: a.checkpoint_secs,
         rescan_secs: a.rescan_secs,
         batch: 64,
+        share: a.http.map(|_| daemon::StoreShare::default()),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -94,7 +95,8 @@ pub fn run(a: Args) -> Result<()> {
                 let d = opt.spool.join(sub);
                 std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
             }
-            let opts = http::HttpOptions { addr, token, workers: a.http_workers, spool: opt.spool.clone(), max_body: opt.max_doc_bytes };
+            let share = opt.share.clone().expect("made with --http");
+            let opts = http::HttpOptions { addr, token, workers: a.http_workers, spool: opt.spool.clone(), max_body: opt.max_doc_bytes, share };
             let server = http::start(&a.data.dir, &opts, Arc::clone(&stop))?;
             eprintln!("http inspector on http://{}/", server.addr());
             Some(server)
@@ -102,10 +104,13 @@ pub fn run(a: Args) -> Result<()> {
         None => None,
     };
     let served = daemon::serve(&a.data.dir, &overrides, &opt, Arc::clone(&stop), hup, &reopen);
-    // The HTTP server stops with the daemon, whatever ended it.
+    // The HTTP server stops with the daemon, whatever ended it, and lets go of the store.
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     if let Some(s) = server {
         s.join();
+    }
+    if let Some(share) = &opt.share {
+        share.clear();
     }
     served?;
     Ok(())

@@ -7,6 +7,11 @@ use crate::util::*;
 
 /// The DOM of a page after headless Chromium loaded it.
 fn chromium_dom(page: &Path) -> String {
+    chromium_dom_of(&format!("file://{}", page.display()))
+}
+
+/// The DOM of a URL after headless Chromium loaded it.
+pub fn chromium_dom_of(url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("chromium")
         .args([
@@ -21,7 +26,7 @@ fn chromium_dom(page: &Path) -> String {
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .output()
         .expect("headless Chromium (Debian's `chromium`, installed by scripts/test.sh)");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -194,3 +194,25 @@ fn submissions_go_through_the_spool_and_queries_store_nothing() {
     assert_eq!(json(dir, &["show", "3", "--json"])["name"], "03-weekly-roundup");
     daemon.stop();
 }
+
+/// In headless Chromium: open `/`, follow a document's link, follow one of its copied
+/// blocks' links to the origin's page, and find the copied passage there.
+#[test]
+fn a_browser_follows_a_copied_block_to_its_origin() {
+    let data = tempfile::tempdir().unwrap();
+    let (daemon, port) = daemon_with_examples(data.path(), &[]);
+    let base = format!("http://127.0.0.1:{port}");
+    // The link whose text is the document's name.
+    let index = crate::html::chromium_dom_of(&format!("{base}/"));
+    let at = index.find("\">03-weekly-roundup</a>").unwrap_or_else(|| panic!("a link to the roundup in {index}"));
+    let doc = &index[index[..at].rfind("href=\"").unwrap() + 6..at];
+    assert_eq!(doc, "/documents/3");
+    let page = crate::html::chromium_dom_of(&format!("{base}{doc}"));
+    assert!(page.contains("class=\"copied\""), "{page}");
+    let at = page.find("<a class=\"copied\" href=\"/documents/1\"").expect("a copied block linking its origin's page");
+    let block = &page[at..];
+    let passage = &block[block.find('>').unwrap() + 1..block.find("</a>").unwrap()];
+    let origin = crate::html::chromium_dom_of(&format!("{base}/documents/1"));
+    assert!(origin.contains(passage.trim()), "the origin's page holds the passage `{passage}`");
+    daemon.stop();
+}

@@ -11,10 +11,11 @@
 //! timeouts (5 s: a slow client holds one worker, never the apply thread), one
 //! request per connection (`Connection: close`).
 //!
-//! **Reads**: handlers read a read-only view of the data directory (the store is the
-//! record; a read-only RocksDB instance sees the writes made before it opened), opened
-//! again at most every [`REFRESH`], so a page is at most that old. A data directory
-//! that cannot be opened (being created) answers 503.
+//! **Reads**: handlers read the daemon's own open store, which it shares with them
+//! ([`StoreShare`]; RocksDB reads are thread-safe), so a page shows every document
+//! stored; while the daemon opens or recovers its data directory they answer 503.
+//! `/metrics` reads a read-only view of the data directory (for the table's counters),
+//! opened again at most every [`REFRESH`]; queries the newest checkpoint.
 //!
 //! **Access**: the listener takes a loopback address unless a token is configured
 //! (`--http-token FILE`); with a token every request needs `Authorization: Bearer
@@ -38,7 +39,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::daemon::StoreShare;
 use crate::storage::datadir::DataDir;
+use crate::storage::store::Store;
 use crate::view::{html, model, prometheus, ViewOptions};
 
 /// How old a read view may get before a request opens a new one.
@@ -71,6 +74,8 @@ pub struct HttpOptions {
     pub spool: PathBuf,
     /// Largest request body (the daemon's `--max-doc-bytes`).
     pub max_body: u64,
+    /// The daemon's open store, which the readers share.
+    pub share: StoreShare,
 }
 
 /// Why the server cannot start.
@@ -117,6 +122,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         token: opts.token.clone(),
         spool: opts.spool.clone(),
         max_body: opts.max_body,
+        share: opts.share.clone(),
         view: Mutex::new(None),
         query_view: Mutex::new(None),
     });
@@ -169,7 +175,8 @@ struct App {
     token: Option<String>,
     spool: PathBuf,
     max_body: u64,
-    /// The current read view and when it was opened.
+    share: StoreShare,
+    /// The read view of `/metrics` (the table's counters) and when it was opened.
     view: Mutex<Option<(Instant, Arc<DataDir>)>>,
     /// The view `POST /api/query` analyses against (the newest checkpoint, as `query`
     /// reads it), one query at a time.
@@ -211,18 +218,22 @@ impl App {
             ("GET", _) => {}
             (m, _) => return json_error(405, &format!("{m} {} is not served here", head.path)),
         }
-        let view = match self.view() {
-            Ok(v) => v,
-            Err(e) => return json_error(503, &format!("the data directory cannot be read now: {e}")),
+        if segments == ["metrics"] {
+            return match self.view() {
+                Ok(view) => metrics(&view, &self.dir).unwrap_or_else(|e| json_error(500, &e)),
+                Err(e) => json_error(503, &format!("the data directory cannot be read now: {e}")),
+            };
+        }
+        let Some(store) = self.share.get() else {
+            return json_error(503, "the daemon is opening or recovering its data directory; try again");
         };
         let result = match segments.as_slice() {
-            ["api", "documents"] => documents(&view, &head.query),
-            ["api", "documents", x] => document_json(&view, &percent_decode(x)),
-            ["metrics"] => metrics(&view, &self.dir),
-            [""] => index_page(&view, &head.query),
-            ["documents", x] => document_page(&view, &percent_decode(x)),
-            ["report"] => html::report_docs(&view.store).map(|d| (200, HTML, html::report_page(&d).into_bytes())).map_err(|e| e.to_string()),
-            ["api", "admissions", key] => admission(&view, key),
+            ["api", "documents"] => documents(&store, &head.query),
+            ["api", "documents", x] => document_json(&store, &percent_decode(x)),
+            [""] => index_page(&store, &head.query),
+            ["documents", x] => document_page(&store, &percent_decode(x)),
+            ["report"] => html::report_docs(&store).map(|d| (200, HTML, html::report_page(&d).into_bytes())).map_err(|e| e.to_string()),
+            ["api", "admissions", key] => admission(&store, key),
             _ => return json_error(404, &format!("no route {}", head.path)),
         };
         result.unwrap_or_else(|e| if e.contains("not found") { json_error(404, &e) } else { json_error(500, &e) })
@@ -289,16 +300,16 @@ impl App {
         if head.param("wait") == Some("true") {
             let until = Instant::now() + WAIT;
             while Instant::now() < until {
-                if let Ok(view) = self.view() {
-                    if let Ok((200, _, b)) = admission(&view, &key) {
+                if let Some(store) = self.share.get() {
+                    if let Ok((200, _, b)) = admission(&store, &key) {
                         let mut v: serde_json::Value = serde_json::from_slice(&b).map_err(|e| e.to_string())?;
                         if v["state"] != "pending" {
                             // The stored documents of this file: the newest of its name
                             // and spool source, as many as it held.
                             let source = format!("spool:{file}");
                             let mut ids = Vec::new();
-                            for seq in view.store.seqs_named(name).map_err(|e| e.to_string())? {
-                                if view.store.doc(seq).map_err(|e| e.to_string())?.is_some_and(|m| m.source == source) {
+                            for seq in store.seqs_named(name).map_err(|e| e.to_string())? {
+                                if store.doc(seq).map_err(|e| e.to_string())?.is_some_and(|m| m.source == source) {
                                     ids.push(seq);
                                 }
                             }
@@ -309,7 +320,7 @@ impl App {
                         }
                     }
                 }
-                std::thread::sleep(REFRESH);
+                std::thread::sleep(Duration::from_millis(50));
             }
             return Ok(json_error(503, &format!("admission {key} is durable in the spool but was not applied within {} s", WAIT.as_secs())));
         }
@@ -317,7 +328,7 @@ impl App {
         Ok((202, JSON, serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?))
     }
 
-    /// The read view, opened again when older than [`REFRESH`].
+    /// The read view of `/metrics`, opened again when older than [`REFRESH`].
     fn view(&self) -> Result<Arc<DataDir>, String> {
         let mut v = self.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((at, dd)) = v.as_ref() {
@@ -340,7 +351,7 @@ fn json(v: &impl serde::Serialize) -> Result<Reply, String> {
 
 /// `GET /api/documents`: rows after `after`, at most `limit` (default 100), names
 /// starting with `name`.
-fn documents(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String> {
+fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, String> {
     let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let after: u64 = match param("after").map(str::parse) {
         None => 0,
@@ -354,12 +365,12 @@ fn documents(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String> 
     };
     let prefix = param("name").unwrap_or("");
     let mut rows = Vec::new();
-    for meta in dd.store.docs() {
+    for meta in store.docs() {
         let meta = meta.map_err(|e| e.to_string())?;
         if meta.seq <= after || !meta.name.starts_with(prefix) {
             continue;
         }
-        rows.push(model::list_row(&dd.store, &meta).map_err(|e| e.to_string())?);
+        rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
         if rows.len() == limit {
             break;
         }
@@ -368,21 +379,21 @@ fn documents(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String> 
     json(&serde_json::json!({ "documents": rows, "next_after": next_after }))
 }
 
-fn resolve(dd: &DataDir, name_or_id: &str) -> Result<u64, String> {
-    dd.store.resolve(name_or_id).map_err(|_| format!("document `{name_or_id}` not found"))
+fn resolve(store: &Store, name_or_id: &str) -> Result<u64, String> {
+    store.resolve(name_or_id).map_err(|_| format!("document `{name_or_id}` not found"))
 }
 
 /// `GET /api/documents/{x}`: what `show --json` prints.
-fn document_json(dd: &DataDir, name_or_id: &str) -> Result<Reply, String> {
-    let seq = resolve(dd, name_or_id)?;
-    json(&model::stored_document(&dd.store, seq, ViewOptions::default()).map_err(|e| e.to_string())?)
+fn document_json(store: &Store, name_or_id: &str) -> Result<Reply, String> {
+    let seq = resolve(store, name_or_id)?;
+    json(&model::stored_document(store, seq, ViewOptions::default()).map_err(|e| e.to_string())?)
 }
 
 /// `GET /documents/{x}`: the document page, its origins linking to their own pages.
-fn document_page(dd: &DataDir, name_or_id: &str) -> Result<Reply, String> {
-    let seq = resolve(dd, name_or_id)?;
-    let v = model::stored_document(&dd.store, seq, ViewOptions::default()).map_err(|e| e.to_string())?;
-    let text = dd.store.text(seq).map_err(|e| e.to_string())?.unwrap_or_default();
+fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, String> {
+    let seq = resolve(store, name_or_id)?;
+    let v = model::stored_document(store, seq, ViewOptions::default()).map_err(|e| e.to_string())?;
+    let text = store.text(seq).map_err(|e| e.to_string())?.unwrap_or_default();
     let page = html::document_page(&v, &text).replace("href=\"#origin-", "href=\"/documents/");
     Ok((200, HTML, nav(page).into_bytes()))
 }
@@ -394,13 +405,13 @@ fn metrics(dd: &DataDir, dir: &Path) -> Result<Reply, String> {
 }
 
 /// `GET /`: the newest documents (or those whose name starts with `name`), newest first.
-fn index_page(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String> {
+fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, String> {
     let prefix = query.iter().find(|(n, _)| n == "name").map_or("", |(_, v)| v.as_str());
     let mut rows = Vec::new();
-    for meta in dd.store.docs() {
+    for meta in store.docs() {
         let meta = meta.map_err(|e| e.to_string())?;
         if meta.name.starts_with(prefix) {
-            rows.push(model::list_row(&dd.store, &meta).map_err(|e| e.to_string())?);
+            rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
         }
     }
     let mut s = String::from(
@@ -432,9 +443,9 @@ fn index_page(dd: &DataDir, query: &[(String, String)]) -> Result<Reply, String>
 
 /// `GET /api/admissions/{key}`: how far a submitted file was admitted, and the ids of
 /// the stored documents from a spool file of its name.
-fn admission(dd: &DataDir, key: &str) -> Result<Reply, String> {
+fn admission(store: &Store, key: &str) -> Result<Reply, String> {
     let Ok(k) = u128::from_str_radix(key, 16) else { return Ok(json_error(400, "an admission key is 32 hex digits")) };
-    let Some(a) = dd.store.admitted(k).map_err(|e| e.to_string())? else {
+    let Some(a) = store.admitted(k).map_err(|e| e.to_string())? else {
         return Ok((200, JSON, serde_json::to_vec_pretty(&serde_json::json!({ "admission": key, "state": "pending" })).map_err(|e| e.to_string())?));
     };
     let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) { "failed" } else if a.done >= a.total { "stored" } else { "pending" };

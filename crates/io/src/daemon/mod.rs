@@ -36,7 +36,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use textorigin_core::config::Overrides;
@@ -44,7 +44,7 @@ use textorigin_core::config::Overrides;
 use crate::error::{IoContext, IoError};
 use crate::storage::checkpoint::CheckpointError;
 use crate::storage::datadir::{DataDir, DataDirError};
-use crate::storage::store::StoreError;
+use crate::storage::store::{Store, StoreError};
 use crate::storage::table_file::TableError;
 
 mod sd_notify;
@@ -67,6 +67,36 @@ pub struct ServeOptions {
     pub rescan_secs: u64,
     /// Files per group commit.
     pub batch: usize,
+    /// Where the daemon publishes its open store for other threads (the HTTP
+    /// inspector): set once the data directory is open, replaced after a recovery,
+    /// emptied while recovering.
+    pub share: Option<StoreShare>,
+}
+
+/// The daemon's store, shared with readers in the same process.
+#[derive(Clone, Default)]
+pub struct StoreShare(Arc<Mutex<Option<Arc<Store>>>>);
+
+impl std::fmt::Debug for StoreShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.get().is_some() { "StoreShare(open)" } else { "StoreShare(none)" })
+    }
+}
+
+impl StoreShare {
+    /// The store, when the daemon has one open (None: starting or recovering).
+    pub fn get(&self) -> Option<Arc<Store>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn set(&self, store: Option<Arc<Store>>) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
+    }
+
+    /// Lets go of the store (when the daemon has stopped).
+    pub fn clear(&self) {
+        self.set(None);
+    }
 }
 
 /// Why the daemon stopped with an error.
@@ -298,6 +328,12 @@ pub fn serve(
         r => r?,
     };
     let mut dd = DataDir::open_write(dir, overrides)?;
+    let share = |dd: Option<&DataDir>| {
+        if let Some(s) = &opt.share {
+            s.set(dd.map(|d| Arc::clone(&d.store)));
+        }
+    };
+    share(Some(&dd));
     let new_dir = opt.spool.join("new");
     let (_watcher, rx) = watch(&new_dir)?;
     let status = initial_status(dir, recovery);
@@ -348,8 +384,10 @@ pub fn serve(
             // as at start-up.
             d.status.state = DaemonState::Degraded { kept: kept.len() };
             d.status_file.write(&d.status);
+            share(None);
             drop(dd);
             dd = recover_poisoned(dir, overrides, &stop)?;
+            share(Some(&dd));
             backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
             pause(backoff, &stop);
             continue;

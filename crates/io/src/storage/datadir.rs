@@ -11,6 +11,7 @@
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -32,7 +33,8 @@ use textorigin_core::config::ConfigError;
 /// An open data directory.
 pub struct DataDir {
     pub dir: PathBuf,
-    pub store: Store,
+    /// Shared: the daemon hands it to its HTTP readers (RocksDB reads are thread-safe).
+    pub store: Arc<Store>,
     pub table: TableFile,
     pub engine: Engine,
     pub nd_cfg: NearDupConfig,
@@ -304,7 +306,7 @@ impl DataDir {
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
+        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -318,7 +320,7 @@ impl DataDir {
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store, table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
+        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
