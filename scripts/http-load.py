@@ -9,7 +9,7 @@ documents per second from the first file dropped to the last document stored, an
 the loaded run the requests answered, their latency percentiles and the error count.
 
     python3 scripts/http-load.py --bin TARGET/release/textorigin CORPUS.jsonl \
-        [--rate 1000] [--per-file 200] [--readers 8]
+        [--rate 1000] [--per-file 200] [--readers 16] [--pin]
 
 Loopback only; bounded by the corpus (the readers stop when ingestion ends).
 """
@@ -56,8 +56,9 @@ def run(args, lines, loaded):
     with tempfile.TemporaryDirectory() as d:
         data = os.path.join(d, "data")
         port = free_port()
+        pin = ["taskset", "-c", "0"] if args.pin else []
         daemon = subprocess.Popen(
-            [args.bin, "serve", "--data", data, "--http", f"127.0.0.1:{port}", "--rescan-secs", "1"],
+            pin + [args.bin, "serve", "--data", data, "--http", f"127.0.0.1:{port}", "--rescan-secs", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.time() + 30
@@ -138,7 +139,11 @@ def main():
     p.add_argument("--rate", type=float, default=1000.0)
     p.add_argument("--per-file", type=int, default=200)
     p.add_argument("--readers", type=int, default=16)
+    p.add_argument("--pin", action="store_true",
+                   help="daemon on CPU 0, this load generator on CPU 1 (both runs): the slowdown is the server's own cost")
     args = p.parse_args()
+    if args.pin:
+        os.sched_setaffinity(0, {1})
     with open(args.corpus) as f:
         lines = [l for l in f if l.strip()]
     idle = run(args, lines, False)
