@@ -78,6 +78,13 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     let (status, head, body) = get(port, "/metrics", None);
     let metrics = String::from_utf8(body).unwrap();
     assert!(status == 200 && head.contains("text/plain; version=0.0.4") && metrics.contains("textorigin_documents 3"), "{metrics}");
+    for line in ["textorigin_document_apply_seconds_count 3", "textorigin_document_apply_seconds_bucket{le=\"+Inf\"} 3", "textorigin_stage_seconds_total{stage=\"align\"}", "textorigin_daemon_spool_backlog", "textorigin_daemon_files_failed_total", "textorigin_table_evictions_total"] {
+        assert!(metrics.contains(line), "{line} in {metrics}");
+    }
+    // The documents' text bytes: the files' bytes, less what parsing trims.
+    let files: u64 = ["01-harbour-bridge.txt", "02-commuter-blog.txt", "03-weekly-roundup.txt"].iter().map(|f| std::fs::metadata(examples().join(f)).unwrap().len()).sum();
+    let bytes: u64 = metrics.lines().find_map(|l| l.strip_prefix("textorigin_text_bytes_total ")).expect("text bytes").parse().unwrap();
+    assert!(bytes > files - 10 && bytes <= files, "{bytes} of {files}");
 
     // HTML: the list links each document; a document page links each copied block to
     // its origin's page; all text escaped; the report.
@@ -216,3 +223,4 @@ fn a_browser_follows_a_copied_block_to_its_origin() {
     assert!(origin.contains(passage.trim()), "the origin's page holds the passage `{passage}`");
     daemon.stop();
 }
+

@@ -220,7 +220,7 @@ impl App {
         }
         if segments == ["metrics"] {
             return match self.view() {
-                Ok(view) => metrics(&view, &self.dir).unwrap_or_else(|e| json_error(500, &e)),
+                Ok(view) => metrics(&view, &self.dir, &self.share).unwrap_or_else(|e| json_error(500, &e)),
                 Err(e) => json_error(503, &format!("the data directory cannot be read now: {e}")),
             };
         }
@@ -398,10 +398,18 @@ fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, String> {
     Ok((200, HTML, nav(page).into_bytes()))
 }
 
-/// `GET /metrics`: `stats --prometheus`.
-fn metrics(dd: &DataDir, dir: &Path) -> Result<Reply, String> {
+/// `GET /metrics`: `stats --prometheus`, then the daemon's stage seconds, apply
+/// latency histogram, text bytes and checkpoint age.
+fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, String> {
     let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), dir).map_err(|e| e.to_string())?;
-    Ok((200, "text/plain; version=0.0.4", prometheus::stats(&v).into_bytes()))
+    let (times, latency) = share.telemetry();
+    let age = (0..2)
+        .filter_map(|slot| std::fs::metadata(crate::storage::checkpoint::slot_paths(dir, slot).1).and_then(|m| m.modified()).ok())
+        .max()
+        .and_then(|t| t.elapsed().ok())
+        .map(|d| d.as_secs_f64());
+    let body = prometheus::stats(&v) + &prometheus::telemetry(&times, &latency, age);
+    Ok((200, "text/plain; version=0.0.4", body.into_bytes()))
 }
 
 /// `GET /`: the newest documents (or those whose name starts with `name`), newest first.

@@ -43,7 +43,7 @@ use textorigin_core::config::Overrides;
 
 use crate::error::{IoContext, IoError};
 use crate::storage::checkpoint::CheckpointError;
-use crate::storage::datadir::{DataDir, DataDirError};
+use crate::storage::datadir::{DataDir, DataDirError, Latency, StageTimes};
 use crate::storage::store::{Store, StoreError};
 use crate::storage::table_file::TableError;
 
@@ -73,9 +73,11 @@ pub struct ServeOptions {
     pub share: Option<StoreShare>,
 }
 
-/// The daemon's store, shared with readers in the same process.
+/// The daemon's store, shared with readers in the same process, and what it measured
+/// (stage seconds and per-document latency since it opened the data directory,
+/// published after each batch).
 #[derive(Clone, Default)]
-pub struct StoreShare(Arc<Mutex<Option<Arc<Store>>>>);
+pub struct StoreShare(Arc<Mutex<Option<Arc<Store>>>>, Arc<Mutex<(StageTimes, Latency)>>);
 
 impl std::fmt::Debug for StoreShare {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -91,6 +93,15 @@ impl StoreShare {
 
     fn set(&self, store: Option<Arc<Store>>) {
         *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
+    }
+
+    /// The stage seconds and latencies of the documents applied so far.
+    pub fn telemetry(&self) -> (StageTimes, Latency) {
+        *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set_telemetry(&self, dd: &DataDir) {
+        *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = (dd.stage_times(), dd.latency());
     }
 
     /// Lets go of the store (when the daemon has stopped).
@@ -376,6 +387,9 @@ pub fn serve(
             continue;
         }
         let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
+        if let Some(s) = &opt.share {
+            s.set_telemetry(&dd);
+        }
         if dd.poisoned() {
             // The table applied a document the store did not take (a full disk, say): go
             // back to the last checkpoint and replay, as after a crash. The fault is the

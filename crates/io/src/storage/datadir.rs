@@ -50,6 +50,8 @@ pub struct DataDir {
     times: StageTimes,
     /// Quotation index entries within the radius the per-probe cap left out.
     quote_capped: u64,
+    /// Per-document apply latency of the documents applied since opening.
+    latency: Latency,
 }
 
 /// Seconds spent per stage of ingestion (wall time of the thread doing it; preparation
@@ -78,6 +80,32 @@ impl StageTimes {
     /// The sum of all stages.
     pub fn total(&self) -> f64 {
         self.prepare + self.neardup + self.quotes + self.table + self.estimation + self.align + self.index + self.store
+    }
+}
+
+/// Upper bounds (seconds) of the buckets of [`Latency`].
+pub const LATENCY_BOUNDS: [f64; 13] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
+
+/// Seconds from the start of a document's analysis to its stored batch, per document
+/// applied: a histogram with cumulative buckets (Prometheus's convention).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Latency {
+    /// Documents at most [`LATENCY_BOUNDS`]`[i]` seconds.
+    pub buckets: [u64; LATENCY_BOUNDS.len()],
+    pub count: u64,
+    pub sum: f64,
+    /// Bytes of the documents' texts.
+    pub text_bytes: u64,
+}
+
+impl Latency {
+    fn add(&mut self, seconds: f64, text_bytes: u64) {
+        for (b, &bound) in self.buckets.iter_mut().zip(&LATENCY_BOUNDS) {
+            *b += u64::from(seconds <= bound);
+        }
+        self.count += 1;
+        self.sum += seconds;
+        self.text_bytes += text_bytes;
     }
 }
 
@@ -306,7 +334,7 @@ impl DataDir {
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
+        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default(), quote_capped: 0, latency: Latency::default() })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -320,7 +348,7 @@ impl DataDir {
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default(), quote_capped: 0 })
+        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default(), quote_capped: 0, latency: Latency::default() })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
@@ -388,6 +416,7 @@ impl DataDir {
         if prepared.tokens.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
+        let start = Instant::now();
         let seq = self.store.next_seq()?;
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let (result, nd, q) = analyse(&self.store, &mut self.engine, &mut self.table, cfgs, seq, prepared, &mut self.times)?;
@@ -413,7 +442,13 @@ impl DataDir {
             self.poisoned = true;
             return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
         }
+        self.latency.add(start.elapsed().as_secs_f64(), meta.text_bytes);
         Ok((meta, result))
+    }
+
+    /// Per-document apply latency (and text bytes) since opening.
+    pub fn latency(&self) -> Latency {
+        self.latency
     }
 
     /// Analyses a document without changing anything: its origins, its earlier

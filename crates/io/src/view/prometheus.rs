@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use super::model::StatsView;
 use crate::daemon::DaemonState;
+use crate::storage::datadir::{Latency, StageTimes, LATENCY_BOUNDS};
 
 /// One metric: name, type, help, samples as (labels, value).
 struct Metric<'a> {
@@ -83,6 +84,41 @@ pub fn stats(v: &StatsView) -> String {
         for (labels, value) in m.samples {
             let _ = writeln!(out, "{}{labels} {value}", m.name);
         }
+    }
+    out
+}
+
+/// The daemon's measurements since it opened its data directory (the HTTP inspector's
+/// `/metrics` adds them): seconds per ingestion stage, the per-document apply latency
+/// histogram, text bytes, and the age of the newest checkpoint (its meta file's time).
+pub fn telemetry(times: &StageTimes, latency: &Latency, checkpoint_age: Option<f64>) -> String {
+    let stages = [
+        ("prepare", times.prepare),
+        ("table", times.table),
+        ("estimation", times.estimation),
+        ("align", times.align),
+        ("neardup", times.neardup),
+        ("quotes", times.quotes),
+        ("index", times.index),
+        ("store", times.store),
+    ];
+    let mut out = String::new();
+    out += "# HELP textorigin_stage_seconds_total Seconds spent per ingestion stage since the daemon opened its data directory.\n# TYPE textorigin_stage_seconds_total counter\n";
+    for (stage, v) in stages {
+        let _ = writeln!(out, "textorigin_stage_seconds_total{{stage=\"{stage}\"}} {v}");
+    }
+    out += "# HELP textorigin_document_apply_seconds Seconds from a document's analysis to its stored batch.\n# TYPE textorigin_document_apply_seconds histogram\n";
+    for (bound, n) in LATENCY_BOUNDS.iter().zip(latency.buckets) {
+        let _ = writeln!(out, "textorigin_document_apply_seconds_bucket{{le=\"{bound}\"}} {n}");
+    }
+    let _ = writeln!(out, "textorigin_document_apply_seconds_bucket{{le=\"+Inf\"}} {}", latency.count);
+    let _ = writeln!(out, "textorigin_document_apply_seconds_sum {}", latency.sum);
+    let _ = writeln!(out, "textorigin_document_apply_seconds_count {}", latency.count);
+    out += "# HELP textorigin_text_bytes_total Bytes of the documents' texts applied since the daemon opened its data directory.\n# TYPE textorigin_text_bytes_total counter\n";
+    let _ = writeln!(out, "textorigin_text_bytes_total {}", latency.text_bytes);
+    if let Some(age) = checkpoint_age {
+        out += "# HELP textorigin_checkpoint_age_seconds Seconds since the newest checkpoint was written.\n# TYPE textorigin_checkpoint_age_seconds gauge\n";
+        let _ = writeln!(out, "textorigin_checkpoint_age_seconds {age}");
     }
     out
 }
