@@ -93,7 +93,7 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     assert!(status == 200 && head.contains("text/html") && index.contains("href=\"/documents/3\""));
     let (_, _, body) = get(port, "/documents/3", None);
     let page = String::from_utf8(body).unwrap();
-    assert!(page.contains("href=\"/documents/1\"") && page.contains("href=\"/documents/2\""), "copied blocks link their origins");
+    assert!(page.contains("href=\"/documents/1#:~:text=") && page.contains("href=\"/documents/2#:~:text="), "copied blocks link their origins at the passage");
     let (_, _, body) = get(port, "/documents/1", None);
     assert!(String::from_utf8(body).unwrap().contains("The old harbour bridge reopened"), "the origin's page holds the passage");
     let (status, _, body) = get(port, "/report", None);
@@ -216,10 +216,13 @@ fn a_browser_follows_a_copied_block_to_its_origin() {
     assert_eq!(doc, "/documents/3");
     let page = crate::html::chromium_dom_of(&format!("{base}{doc}"));
     assert!(page.contains("class=\"copied\""), "{page}");
-    let at = page.find("<a class=\"copied\" href=\"/documents/1\"").expect("a copied block linking its origin's page");
+    let at = page.find("<a class=\"copied\" href=\"/documents/1#:~:text=The%20old%20harbour%20bridge").expect("a copied block linking its origin's page at the passage");
     let block = &page[at..];
     let passage = &block[block.find('>').unwrap() + 1..block.find("</a>").unwrap()];
-    let origin = crate::html::chromium_dom_of(&format!("{base}/documents/1"));
+    let href = &block[block.find("href=\"").unwrap() + 6..];
+    let href = &href[..href.find('"').unwrap()].replace("&amp;", "&");
+    assert!(href.starts_with("/documents/1#:~:text="), "{href}");
+    let origin = crate::html::chromium_dom_of(&format!("{base}{href}"));
     assert!(origin.contains(passage.trim()), "the origin's page holds the passage `{passage}`");
     daemon.stop();
 }

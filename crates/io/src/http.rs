@@ -25,7 +25,8 @@
 //! paged in sequence order), `GET /api/documents/{name_or_id}` (exactly `show --json`),
 //! `GET /metrics` (`stats --prometheus`), `GET /` (the newest documents, with a search
 //! by name), `GET /documents/{name_or_id}` (the document page: copied blocks coloured
-//! by origin, each linking to its origin's page), `GET /report` (the collection
+//! by origin, each linking to its origin's page at the passage, by a text fragment),
+//! `GET /report` (the collection
 //! report), `POST /api/query` (what `query --json` prints, against the newest
 //! checkpoint), `POST /api/documents?name=NAME[&wait=true]` (a spool file, durable
 //! before the 202) and `GET /api/admissions/{key}`. Errors are JSON `{"error": ...}`
@@ -394,7 +395,7 @@ fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, String> {
     let seq = resolve(store, name_or_id)?;
     let v = model::stored_document(store, seq, ViewOptions::default()).map_err(|e| e.to_string())?;
     let text = store.text(seq).map_err(|e| e.to_string())?.unwrap_or_default();
-    let page = html::document_page(&v, &text).replace("href=\"#origin-", "href=\"/documents/");
+    let page = html::document_page_linked(&v, &text, |id, seg| format!("/documents/{id}#:~:text={}", text_fragment(seg)));
     Ok((200, HTML, nav(page).into_bytes()))
 }
 
@@ -490,6 +491,22 @@ fn parse_body(head: &Head, body: &[u8], name: &str, max: u64) -> Result<crate::i
         Some(Err(e)) => Err(json_error(400, &e.to_string())),
         None => Err(json_error(400, "the body holds no document")),
     }
+}
+
+/// A text fragment (`#:~:text=...`, the scroll-to-text URL fragment) for a passage:
+/// its first eight words, percent-encoded, so that a browser opens the origin's page at
+/// the passage.
+fn text_fragment(passage: &str) -> String {
+    let words: Vec<&str> = passage.split_whitespace().take(8).collect();
+    let mut out = String::new();
+    for b in words.join(" ").bytes() {
+        if b.is_ascii_alphanumeric() || b"._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out += &format!("%{b:02X}");
+        }
+    }
+    out
 }
 
 /// A link back to the list at the top of a page.
@@ -658,6 +675,11 @@ mod tests {
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%zz%4"), "%zz%4");
         assert_eq!(percent_decode("%E2%82%AC"), "€");
+    }
+
+    #[test]
+    fn text_fragments_take_the_first_words_encoded() {
+        assert_eq!(text_fragment("The old harbour-bridge, reopened\n on Monday at 7 a.m. today"), "The%20old%20harbour%2Dbridge%2C%20reopened%20on%20Monday%20at%207");
     }
 
     #[test]

@@ -70,8 +70,15 @@ pub fn report_docs(store: &Store) -> Result<Vec<ReportDoc>, ViewError> {
     Ok(docs)
 }
 
-/// The document page of a stored document's view (with `text`, its whole stored text).
+/// The document page of a stored document's view (with `text`, its whole stored text);
+/// each copied block links to the legend entry of its origin.
 pub fn document_page(view: &DocumentView, text: &str) -> String {
+    document_page_linked(view, text, |id, _| format!("#origin-{id}"))
+}
+
+/// [`document_page`] with each copied block's link made by `href(origin id, the
+/// block's text)` (the HTTP inspector links the origin's page at the passage).
+pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, &str) -> String) -> String {
     // Origins in order of first appearance, each with a colour.
     let mut origins: Vec<(u64, String, u64)> = Vec::new(); // (id, name, bytes)
     let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, origin index)
@@ -108,7 +115,8 @@ pub fn document_page(view: &DocumentView, text: &str) -> String {
                 origins[i].2 += (e - s) as u64;
                 let (id, name, _) = &origins[i];
                 body_text += &format!(
-                    "<a class=\"copied\" href=\"#origin-{id}\" data-origin-id=\"{id}\" data-origin-name=\"{}\" title=\"from #{id} {}\" style=\"background:{}\">{}</a>",
+                    "<a class=\"copied\" href=\"{}\" data-origin-id=\"{id}\" data-origin-name=\"{}\" title=\"from #{id} {}\" style=\"background:{}\">{}</a>",
+                    escape(&href(*id, seg)),
                     escape(name),
                     escape(name),
                     PALETTE[i % PALETTE.len()],
