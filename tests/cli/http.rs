@@ -94,6 +94,7 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     let (_, _, body) = get(port, "/documents/3", None);
     let page = String::from_utf8(body).unwrap();
     assert!(page.contains("href=\"/documents/1#:~:text=") && page.contains("href=\"/documents/2#:~:text="), "copied blocks link their origins at the passage");
+    assert!(page.contains("<ul id=\"quotations\">") && page.contains("#1 01-harbour-bridge</a> (score"), "quotations link their sources");
     let (_, _, body) = get(port, "/documents/1", None);
     assert!(String::from_utf8(body).unwrap().contains("The old harbour bridge reopened"), "the origin's page holds the passage");
     let (status, _, body) = get(port, "/report", None);

@@ -70,14 +70,17 @@ pub fn report_docs(store: &Store) -> Result<Vec<ReportDoc>, ViewError> {
     Ok(docs)
 }
 
-/// The document page of a stored document's view (with `text`, its whole stored text);
-/// each copied block links to the legend entry of its origin.
+/// The document page of a stored document's view (with `text`, its whole stored text):
+/// the text with each copied block coloured by origin and linking to the legend entry
+/// of its origin, then its near-duplicates and quotations.
 pub fn document_page(view: &DocumentView, text: &str) -> String {
     document_page_linked(view, text, |id, _| format!("#origin-{id}"))
 }
 
-/// [`document_page`] with each copied block's link made by `href(origin id, the
-/// block's text)` (the HTTP inspector links the origin's page at the passage).
+/// [`document_page`] with each link to an earlier document made by `href(its id, the
+/// passage)`: copied blocks (their text), near-duplicates (no passage) and quotation
+/// sources (the quoted sentence). The HTTP inspector links the earlier document's page
+/// at the passage.
 pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, &str) -> String) -> String {
     // Origins in order of first appearance, each with a colour.
     let mut origins: Vec<(u64, String, u64)> = Vec::new(); // (id, name, bytes)
@@ -147,13 +150,33 @@ pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, 
         Dominant::Itself => "itself (mostly new text)".to_string(),
         Dominant::Other(r) => format!("#{} {}", r.id.unwrap_or(0), escape(&r.name)),
     };
-    let body = format!(
+    let mut body = format!(
         "<h1>{}</h1>\n<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
         escape(name),
         view.tokens,
         view.old_tokens,
         view.fresh_tokens
     );
+    if !view.near_duplicates.is_empty() {
+        body += "<h2>Near-duplicates of earlier documents</h2>\n<ul id=\"near-duplicates\">\n";
+        for d in &view.near_duplicates {
+            let what = if d.exact { "exact copy".to_string() } else { format!("resemblance {:.2}", d.resemblance) };
+            body += &format!("<li><a href=\"{}\">#{} {}</a> — {what}</li>\n", escape(&href(d.id, "")), d.id, escape(&d.name));
+        }
+        body += "</ul>\n";
+    }
+    if !view.quotations.is_empty() {
+        body += "<h2>Quotations</h2>\n<ul id=\"quotations\">\n";
+        for q in &view.quotations {
+            let sources: Vec<String> = q
+                .sources
+                .iter()
+                .map(|s| format!("<a href=\"{}\">#{} {}</a> (score {:.2})", escape(&href(s.id, &s.sentence)), s.id, escape(&s.name), s.score))
+                .collect();
+            body += &format!("<li>“{}” — from {}</li>\n", escape(&q.text), sources.join(", "));
+        }
+        body += "</ul>\n";
+    }
     page(name, &body)
 }
 
