@@ -105,16 +105,7 @@ pub fn text(r: &EndToEnd) -> String {
         r.threads
     );
     out += "stage          seconds   share\n";
-    for (name, v) in [
-        ("prepare", s.prepare),
-        ("table", s.table),
-        ("estimation", s.estimation),
-        ("align", s.align),
-        ("near-dup", s.neardup),
-        ("quotes", s.quotes),
-        ("index", s.index),
-        ("store", s.store),
-    ] {
+    for (name, v) in s.named() {
         out += &format!("  {name:<11} {v:>8.2}  {:>5.1}%\n", 100.0 * v / total);
     }
     out += &format!("outside the stages: open {:.2} s, close {:.2} s\n", r.open_seconds, r.close_seconds);

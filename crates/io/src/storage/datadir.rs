@@ -77,9 +77,23 @@ pub struct StageTimes {
 }
 
 impl StageTimes {
+    /// Each stage with its name, in pipeline order.
+    pub fn named(&self) -> [(&'static str, f64); 8] {
+        [
+            ("prepare", self.prepare),
+            ("table", self.table),
+            ("estimation", self.estimation),
+            ("align", self.align),
+            ("neardup", self.neardup),
+            ("quotes", self.quotes),
+            ("index", self.index),
+            ("store", self.store),
+        ]
+    }
+
     /// The sum of all stages.
     pub fn total(&self) -> f64 {
-        self.prepare + self.neardup + self.quotes + self.table + self.estimation + self.align + self.index + self.store
+        self.named().iter().map(|x| x.1).sum()
     }
 }
 

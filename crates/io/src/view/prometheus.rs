@@ -92,19 +92,9 @@ pub fn stats(v: &StatsView) -> String {
 /// `/metrics` adds them): seconds per ingestion stage, the per-document apply latency
 /// histogram, text bytes, and the age of the newest checkpoint (its meta file's time).
 pub fn telemetry(times: &StageTimes, latency: &Latency, checkpoint_age: Option<f64>) -> String {
-    let stages = [
-        ("prepare", times.prepare),
-        ("table", times.table),
-        ("estimation", times.estimation),
-        ("align", times.align),
-        ("neardup", times.neardup),
-        ("quotes", times.quotes),
-        ("index", times.index),
-        ("store", times.store),
-    ];
     let mut out = String::new();
     out += "# HELP textorigin_stage_seconds_total Seconds spent per ingestion stage since the daemon opened its data directory.\n# TYPE textorigin_stage_seconds_total counter\n";
-    for (stage, v) in stages {
+    for (stage, v) in times.named() {
         let _ = writeln!(out, "textorigin_stage_seconds_total{{stage=\"{stage}\"}} {v}");
     }
     out += "# HELP textorigin_document_apply_seconds Seconds from a document's analysis to its stored batch.\n# TYPE textorigin_document_apply_seconds histogram\n";
