@@ -78,7 +78,7 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     let (status, head, body) = get(port, "/metrics", None);
     let metrics = String::from_utf8(body).unwrap();
     assert!(status == 200 && head.contains("text/plain; version=0.0.4") && metrics.contains("textorigin_documents 3"), "{metrics}");
-    for line in ["textorigin_document_apply_seconds_count 3", "textorigin_document_apply_seconds_bucket{le=\"+Inf\"} 3", "textorigin_stage_seconds_total{stage=\"align\"}", "textorigin_daemon_spool_backlog", "textorigin_daemon_files_failed_total", "textorigin_table_evictions_total"] {
+    for line in ["textorigin_document_apply_seconds_count 3", "textorigin_document_apply_seconds_bucket{le=\"+Inf\"} 3", "textorigin_stage_seconds_total{stage=\"align\"}", "textorigin_document_stage_seconds_count{stage=\"quotes\"} 3", "textorigin_document_stage_seconds_bucket{stage=\"table\",le=\"+Inf\"} 3", "textorigin_daemon_spool_backlog", "textorigin_daemon_files_failed_total", "textorigin_table_evictions_total"] {
         assert!(metrics.contains(line), "{line} in {metrics}");
     }
     // The documents' text bytes: the files' bytes, less what parsing trims.

@@ -100,25 +100,41 @@ impl StageTimes {
 /// Upper bounds (seconds) of the buckets of [`Latency`].
 pub const LATENCY_BOUNDS: [f64; 13] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
 
-/// Seconds from the start of a document's analysis to its stored batch, per document
-/// applied: a histogram with cumulative buckets (Prometheus's convention).
+/// A histogram of seconds with cumulative buckets (Prometheus's convention).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct Latency {
-    /// Documents at most [`LATENCY_BOUNDS`]`[i]` seconds.
+pub struct Histogram {
+    /// Observations of at most [`LATENCY_BOUNDS`]`[i]` seconds.
     pub buckets: [u64; LATENCY_BOUNDS.len()],
     pub count: u64,
     pub sum: f64,
-    /// Bytes of the documents' texts.
-    pub text_bytes: u64,
 }
 
-impl Latency {
-    fn add(&mut self, seconds: f64, text_bytes: u64) {
+impl Histogram {
+    fn add(&mut self, seconds: f64) {
         for (b, &bound) in self.buckets.iter_mut().zip(&LATENCY_BOUNDS) {
             *b += u64::from(seconds <= bound);
         }
         self.count += 1;
         self.sum += seconds;
+    }
+}
+
+/// Per document applied: seconds from the start of its analysis to its stored batch,
+/// seconds per stage of [`StageTimes`] (preparation, done elsewhere, aside), text bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Latency {
+    pub document: Histogram,
+    /// In the order of [`StageTimes::named`], preparation left out.
+    pub stages: [Histogram; 7],
+    pub text_bytes: u64,
+}
+
+impl Latency {
+    fn add(&mut self, seconds: f64, before: &StageTimes, after: &StageTimes, text_bytes: u64) {
+        self.document.add(seconds);
+        for (h, (b, a)) in self.stages.iter_mut().zip(before.named().iter().zip(after.named()).skip(1)) {
+            h.add(a.1 - b.1);
+        }
         self.text_bytes += text_bytes;
     }
 }
@@ -430,7 +446,7 @@ impl DataDir {
         if prepared.tokens.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
-        let start = Instant::now();
+        let (start, before) = (Instant::now(), self.times);
         let seq = self.store.next_seq()?;
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let (result, nd, q) = analyse(&self.store, &mut self.engine, &mut self.table, cfgs, seq, prepared, &mut self.times)?;
@@ -456,7 +472,7 @@ impl DataDir {
             self.poisoned = true;
             return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
         }
-        self.latency.add(start.elapsed().as_secs_f64(), meta.text_bytes);
+        self.latency.add(start.elapsed().as_secs_f64(), &before, &self.times, meta.text_bytes);
         Ok((meta, result))
     }
 

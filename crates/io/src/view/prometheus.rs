@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::model::StatsView;
 use crate::daemon::DaemonState;
-use crate::storage::datadir::{Latency, StageTimes, LATENCY_BOUNDS};
+use crate::storage::datadir::{Histogram, Latency, StageTimes, LATENCY_BOUNDS};
 
 /// One metric: name, type, help, samples as (labels, value).
 struct Metric<'a> {
@@ -89,21 +89,31 @@ pub fn stats(v: &StatsView) -> String {
 }
 
 /// The daemon's measurements since it opened its data directory (the HTTP inspector's
-/// `/metrics` adds them): seconds per ingestion stage, the per-document apply latency
-/// histogram, text bytes, and the age of the newest checkpoint (its meta file's time).
+/// `/metrics` adds them): seconds per ingestion stage in all, histograms of a
+/// document's apply latency and of its seconds per stage, text bytes, and the age of
+/// the newest checkpoint (its meta file's time).
 pub fn telemetry(times: &StageTimes, latency: &Latency, checkpoint_age: Option<f64>) -> String {
     let mut out = String::new();
     out += "# HELP textorigin_stage_seconds_total Seconds spent per ingestion stage since the daemon opened its data directory.\n# TYPE textorigin_stage_seconds_total counter\n";
     for (stage, v) in times.named() {
         let _ = writeln!(out, "textorigin_stage_seconds_total{{stage=\"{stage}\"}} {v}");
     }
+    let histogram = |out: &mut String, name: &str, labels: &str, h: &Histogram| {
+        let sep = if labels.is_empty() { "" } else { "," };
+        for (bound, n) in LATENCY_BOUNDS.iter().zip(h.buckets) {
+            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {n}");
+        }
+        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}", h.count);
+        let braces = if labels.is_empty() { String::new() } else { format!("{{{labels}}}") };
+        let _ = writeln!(out, "{name}_sum{braces} {}", h.sum);
+        let _ = writeln!(out, "{name}_count{braces} {}", h.count);
+    };
     out += "# HELP textorigin_document_apply_seconds Seconds from a document's analysis to its stored batch.\n# TYPE textorigin_document_apply_seconds histogram\n";
-    for (bound, n) in LATENCY_BOUNDS.iter().zip(latency.buckets) {
-        let _ = writeln!(out, "textorigin_document_apply_seconds_bucket{{le=\"{bound}\"}} {n}");
+    histogram(&mut out, "textorigin_document_apply_seconds", "", &latency.document);
+    out += "# HELP textorigin_document_stage_seconds Seconds of one document in one ingestion stage.\n# TYPE textorigin_document_stage_seconds histogram\n";
+    for ((stage, _), h) in times.named().iter().skip(1).zip(&latency.stages) {
+        histogram(&mut out, "textorigin_document_stage_seconds", &format!("stage=\"{stage}\""), h);
     }
-    let _ = writeln!(out, "textorigin_document_apply_seconds_bucket{{le=\"+Inf\"}} {}", latency.count);
-    let _ = writeln!(out, "textorigin_document_apply_seconds_sum {}", latency.sum);
-    let _ = writeln!(out, "textorigin_document_apply_seconds_count {}", latency.count);
     out += "# HELP textorigin_text_bytes_total Bytes of the documents' texts applied since the daemon opened its data directory.\n# TYPE textorigin_text_bytes_total counter\n";
     let _ = writeln!(out, "textorigin_text_bytes_total {}", latency.text_bytes);
     if let Some(age) = checkpoint_age {
