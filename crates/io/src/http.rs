@@ -317,7 +317,7 @@ impl App {
                             let n = v["documents_done"].as_u64().unwrap_or(0) as usize - v["failed"].as_u64().unwrap_or(0) as usize;
                             v["documents"] = serde_json::json!(ids[ids.len().saturating_sub(n)..]);
                             v["file"] = serde_json::json!(file);
-                            return Ok((201, JSON, serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?));
+                            return Ok((201, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?));
                         }
                     }
                 }
@@ -326,7 +326,7 @@ impl App {
             return Ok(json_error(503, &format!("admission {key} is durable in the spool but was not applied within {} s", WAIT.as_secs())));
         }
         let v = serde_json::json!({ "admission": key, "file": file, "state": "pending" });
-        Ok((202, JSON, serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?))
+        Ok((202, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?))
     }
 
     /// The read view of `/metrics`, opened again when older than [`REFRESH`].
@@ -347,7 +347,7 @@ const HTML: &str = "text/html; charset=utf-8";
 const JSON: &str = "application/json";
 
 fn json(v: &impl serde::Serialize) -> Result<Reply, String> {
-    serde_json::to_vec_pretty(v).map(|b| (200, JSON, b)).map_err(|e| e.to_string())
+    serde_json::to_vec(v).map(|b| (200, JSON, b)).map_err(|e| e.to_string())
 }
 
 /// `GET /api/documents`: rows after `after`, at most `limit` (default 100), names
@@ -455,7 +455,7 @@ fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, String
 fn admission(store: &Store, key: &str) -> Result<Reply, String> {
     let Ok(k) = u128::from_str_radix(key, 16) else { return Ok(json_error(400, "an admission key is 32 hex digits")) };
     let Some(a) = store.admitted(k).map_err(|e| e.to_string())? else {
-        return Ok((200, JSON, serde_json::to_vec_pretty(&serde_json::json!({ "admission": key, "state": "pending" })).map_err(|e| e.to_string())?));
+        return Ok((200, JSON, serde_json::to_vec(&serde_json::json!({ "admission": key, "state": "pending" })).map_err(|e| e.to_string())?));
     };
     let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) { "failed" } else if a.done >= a.total { "stored" } else { "pending" };
     json(&serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": a.total, "failed": a.failed }))
