@@ -80,9 +80,9 @@ pub struct Alignment<'a> {
     pub rabin: &'a Rabin,
 }
 
-/// Aligned copied blocks (maximal runs of tokens with one origin, in token order) and
-/// the per-token origin (0: none), for `doc`; `origin_text(o)` gives an earlier
-/// document's text when it is stored.
+/// Aligned copied blocks (maximal stretches of tokens taken from one run, in token
+/// order) and the per-token origin (0: none), for `doc`; `origin_text(o)` gives an
+/// earlier document's text and stored blocks when its text is stored.
 pub fn align(doc: &Alignment<'_>, mut origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>) -> (Vec<Block>, Vec<u64>) {
     let n = doc.tokens.len();
     let k = doc.rabin.k();
