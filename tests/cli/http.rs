@@ -199,6 +199,13 @@ fn submissions_go_through_the_spool_and_queries_store_nothing() {
     wait_drained(dir, 3);
     let key = v["admission"].as_str().unwrap().to_string();
     wait_until("the admission over HTTP", 10, || get_json(port, &format!("/api/admissions/{key}")).1["state"] == "stored");
+    // Submitted to the daemon before the kill: the state, not the ids. Submitted to this
+    // one: the ids too.
+    assert!(get_json(port, &format!("/api/admissions/{key}")).1["documents"].is_null());
+    let (_, v) = post(port, "/api/documents?name=again", "text/plain", b"a short note submitted once more to see its id come back");
+    let key = v["admission"].as_str().unwrap().to_string();
+    wait_until("the second admission's ids", 10, || get_json(port, &format!("/api/admissions/{key}")).1["documents"] == serde_json::json!([4]));
+    assert_eq!(get_json(port, "/api/admissions/xyz").0, 400);
     assert_eq!(json(dir, &["show", "3", "--json"])["name"], "03-weekly-roundup");
     daemon.stop();
 }

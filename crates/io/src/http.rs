@@ -58,6 +58,8 @@ const LINGER: Duration = Duration::from_millis(500);
 const MAX_DRAIN: u64 = 1 << 20;
 /// Connections waiting for a worker before new ones get 503.
 const QUEUE: usize = 64;
+/// Submissions remembered for `/api/admissions/{key}`'s ids (then it starts again).
+const SUBMITTED: usize = 1 << 16;
 /// How long `POST /api/documents?wait=true` waits for the daemon.
 const WAIT: Duration = Duration::from_secs(30);
 /// Most rows of one `/api/documents` page.
@@ -126,6 +128,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         share: opts.share.clone(),
         view: Mutex::new(None),
         query_view: Mutex::new(None),
+        submitted: Mutex::new(std::collections::HashMap::new()),
     });
     let mut threads = Vec::new();
     for i in 0..opts.workers.max(1) {
@@ -182,6 +185,8 @@ struct App {
     /// The view `POST /api/query` analyses against (the newest checkpoint, as `query`
     /// reads it), one query at a time.
     query_view: Mutex<Option<(Instant, DataDir)>>,
+    /// Admission key → (name, spool file) of the files submitted to this process.
+    submitted: Mutex<std::collections::HashMap<String, (String, String)>>,
 }
 
 impl App {
@@ -234,7 +239,11 @@ impl App {
             [""] => index_page(&store, &head.query),
             ["documents", x] => document_page(&store, &percent_decode(x)),
             ["report"] => html::report_docs(&store).map(|d| (200, HTML, html::report_page(&d).into_bytes())).map_err(|e| e.to_string()),
-            ["api", "admissions", key] => admission(&store, key),
+            ["api", "admissions", key] => match self.admission(&store, key) {
+                Ok(v) => json(&v),
+                Err(e) if e.contains("hex") => return json_error(400, &e),
+                Err(e) => Err(e),
+            },
             _ => return json_error(404, &format!("no route {}", head.path)),
         };
         result.unwrap_or_else(|e| if e.contains("not found") { json_error(404, &e) } else { json_error(500, &e) })
@@ -298,27 +307,20 @@ impl App {
             h.update(body);
             format!("{:032x}", h.digest128())
         };
+        {
+            let mut submitted = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if submitted.len() >= SUBMITTED {
+                submitted.clear();
+            }
+            submitted.insert(key.clone(), (name.to_string(), file.clone()));
+        }
         if head.param("wait") == Some("true") {
             let until = Instant::now() + WAIT;
             while Instant::now() < until {
                 if let Some(store) = self.share.get() {
-                    if let Ok((200, _, b)) = admission(&store, &key) {
-                        let mut v: serde_json::Value = serde_json::from_slice(&b).map_err(|e| e.to_string())?;
-                        if v["state"] != "pending" {
-                            // The stored documents of this file: the newest of its name
-                            // and spool source, as many as it held.
-                            let source = format!("spool:{file}");
-                            let mut ids = Vec::new();
-                            for seq in store.seqs_named(name).map_err(|e| e.to_string())? {
-                                if store.doc(seq).map_err(|e| e.to_string())?.is_some_and(|m| m.source == source) {
-                                    ids.push(seq);
-                                }
-                            }
-                            let n = v["documents_done"].as_u64().unwrap_or(0) as usize - v["failed"].as_u64().unwrap_or(0) as usize;
-                            v["documents"] = serde_json::json!(ids[ids.len().saturating_sub(n)..]);
-                            v["file"] = serde_json::json!(file);
-                            return Ok((201, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?));
-                        }
+                    let v = self.admission(&store, &key)?;
+                    if v["state"] != "pending" {
+                        return Ok((201, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?));
                     }
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -327,6 +329,33 @@ impl App {
         }
         let v = serde_json::json!({ "admission": key, "file": file, "state": "pending" });
         Ok((202, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?))
+    }
+
+    /// How far a submitted file was admitted; for a file submitted to this process, with
+    /// the file's name and the ids of its stored documents once applied.
+    fn admission(&self, store: &Store, key: &str) -> Result<serde_json::Value, String> {
+        let k = u128::from_str_radix(key, 16).map_err(|_| "an admission key is 32 hex digits".to_string())?;
+        let Some(a) = store.admitted(k).map_err(|e| e.to_string())? else {
+            return Ok(serde_json::json!({ "admission": key, "state": "pending" }));
+        };
+        let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) { "failed" } else if a.done >= a.total { "stored" } else { "pending" };
+        let mut v = serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": a.total, "failed": a.failed });
+        let known = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned();
+        if let (Some((name, file)), "stored" | "failed") = (known, state) {
+            // The stored documents of this file: the newest of its name and spool
+            // source, as many as it stored.
+            let source = format!("spool:{file}");
+            let mut ids = Vec::new();
+            for seq in store.seqs_named(&name).map_err(|e| e.to_string())? {
+                if store.doc(seq).map_err(|e| e.to_string())?.is_some_and(|m| m.source == source) {
+                    ids.push(seq);
+                }
+            }
+            let n = a.done.saturating_sub(a.failed) as usize;
+            v["documents"] = serde_json::json!(ids[ids.len().saturating_sub(n)..]);
+            v["file"] = serde_json::json!(file);
+        }
+        Ok(v)
     }
 
     /// The read view of `/metrics`, opened again when older than [`REFRESH`].
@@ -448,17 +477,6 @@ fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, String
     }
     s += "</table>";
     Ok((200, HTML, s.into_bytes()))
-}
-
-/// `GET /api/admissions/{key}`: how far a submitted file was admitted, and the ids of
-/// the stored documents from a spool file of its name.
-fn admission(store: &Store, key: &str) -> Result<Reply, String> {
-    let Ok(k) = u128::from_str_radix(key, 16) else { return Ok(json_error(400, "an admission key is 32 hex digits")) };
-    let Some(a) = store.admitted(k).map_err(|e| e.to_string())? else {
-        return Ok((200, JSON, serde_json::to_vec(&serde_json::json!({ "admission": key, "state": "pending" })).map_err(|e| e.to_string())?));
-    };
-    let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) { "failed" } else if a.done >= a.total { "stored" } else { "pending" };
-    json(&serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": a.total, "failed": a.failed }))
 }
 
 /// A submitted document's name: a spool file name's stem.
