@@ -253,8 +253,9 @@ impl Engine {
     /// When the configuration aligns (the default): replaces the copied blocks of
     /// `result`, the document last prepared or loaded, by blocks aligned against their
     /// origins' texts ([`crate::align`]), and derives the token labels, novel segments
-    /// and the dominant and most-copied origins from them. `origin_text(o)` gives
-    /// document `o`'s text (None: not stored; its blocks stay as estimated).
+    /// and the most-copied origin from them (the dominant origin stays the argmax of
+    /// the selected shingles' counts). `origin_text(o)` gives document `o`'s text and
+    /// stored blocks (None: not stored; its blocks stay as estimated).
     pub fn align(&self, result: &mut DocResult, origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>) {
         if !self.cfg.align || result.copied_blocks.is_empty() {
             return;

@@ -181,7 +181,7 @@ impl IndexAdd {
     /// What a searched document adds: its words and indexed sentences, from its
     /// quotation search, and its near-duplicate keys.
     pub fn found(q: &QuoteFind, nd_keys: Vec<u64>) -> IndexAdd {
-        IndexAdd { words: q.words.clone(), signatures: q.indexed.iter().map(|(i, _, sig)| (*i, *sig)).collect(), nd_keys }
+        IndexAdd { words: q.words.clone(), signatures: q.signatures.clone(), nd_keys }
     }
 }
 

@@ -386,8 +386,10 @@ pub trait SentenceIndex {
 /// A document's quotation search: what to index and what it found.
 #[derive(Debug, Clone)]
 pub struct QuoteFind {
-    /// (index, sentence, signature) of the sentences to index.
-    pub indexed: Vec<(u32, Sentence, u64)>,
+    /// (index, sentence) of the sentences to index, each once.
+    pub indexed: Vec<(u32, Sentence)>,
+    /// (sentence index, signature) of their index entries ([`signatures`]).
+    pub signatures: Vec<(u32, u64)>,
     /// The document's distinct words (for the document frequencies).
     pub words: Vec<u64>,
     /// The quoting sentences with their sources, best first.
@@ -421,8 +423,7 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
     for entries in sigs.chunk_by(|a, b| a.0 == b.0) {
         let i = entries[0].0;
         let s = &sentences[i as usize];
-        let full = signature(cfg, &s.words);
-        indexed.extend(entries.iter().map(|&(_, sig)| (i, s.clone(), sig)));
+        indexed.push((i, s.clone()));
         if n_docs == 0 {
             continue;
         }
@@ -444,6 +445,8 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
         cands.sort_unstable();
         cands.dedup();
         let mut sources = Vec::new();
+        // The sentence's full signature, for the distances of the sources it has.
+        let mut full = None;
         for (cseq, cidx) in cands {
             if cseq >= seq {
                 continue;
@@ -452,6 +455,7 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             if let Some(other) = index.sentence(cseq, cidx)? {
                 let sc = score(&s.words, &other.words, idf);
                 if sc >= cfg.threshold {
+                    let full = *full.get_or_insert_with(|| signature(cfg, &s.words));
                     let distance = (full ^ signature(cfg, &other.words)).count_ones();
                     sources.push(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc });
                 }
@@ -463,7 +467,7 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i, sources });
         }
     }
-    Ok(QuoteFind { indexed, words: words(&sentences), found, candidates, capped })
+    Ok(QuoteFind { indexed, signatures: sigs, words: words(&sentences), found, candidates, capped })
 }
 
 /// The distinct words of a document's sentences, sorted (what its document
@@ -664,7 +668,7 @@ mod tests {
     impl Memory {
         fn add(&mut self, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> QuoteFind {
             let q = find(self, cfg, seq, sentences).unwrap();
-            for (i, s, _) in &q.indexed {
+            for (i, s) in &q.indexed {
                 self.sentences.insert((seq, *i), std::sync::Arc::new(s.clone()));
             }
             self.idx.add(cfg, seq, &crate::index::IndexAdd::found(&q, Vec::new()));

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use crate::daemon::StoreShare;
 use crate::storage::datadir::DataDir;
-use crate::storage::store::Store;
+use crate::storage::store::{admission_key, Store};
 use crate::view::{html, model, prometheus, ViewOptions};
 
 /// How old a read view may get before a request opens a new one.
@@ -62,6 +62,8 @@ const QUEUE: usize = 64;
 const SUBMITTED: usize = 1 << 16;
 /// How long `POST /api/documents?wait=true` waits for the daemon.
 const WAIT: Duration = Duration::from_secs(30);
+/// Rows of the HTML list at `/`, newest first.
+const INDEX_ROWS: usize = 200;
 /// Most rows of one `/api/documents` page.
 const MAX_LIMIT: usize = 1000;
 
@@ -300,13 +302,8 @@ impl App {
             Ok(()) => {}
         }
         std::fs::File::open(self.spool.join("new")).and_then(|d| d.sync_all()).map_err(|e| format!("cannot sync the spool: {e}"))?;
-        let key = {
-            let mut h = xxhash_rust::xxh3::Xxh3::new();
-            h.update(file.as_bytes());
-            h.update(&[0]);
-            h.update(body);
-            format!("{:032x}", h.digest128())
-        };
+        // The key the daemon admits the file under.
+        let key = format!("{:032x}", admission_key(file.as_bytes(), body));
         {
             let mut submitted = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if submitted.len() >= SUBMITTED {
@@ -395,9 +392,9 @@ fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, String>
     };
     let prefix = param("name").unwrap_or("");
     let mut rows = Vec::new();
-    for meta in store.docs() {
+    for meta in store.docs_from(after.saturating_add(1)) {
         let meta = meta.map_err(|e| e.to_string())?;
-        if meta.seq <= after || !meta.name.starts_with(prefix) {
+        if !meta.name.starts_with(prefix) {
             continue;
         }
         rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
@@ -446,21 +443,20 @@ fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, String
 fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, String> {
     let prefix = query.iter().find(|(n, _)| n == "name").map_or("", |(_, v)| v.as_str());
     let mut rows = Vec::new();
-    for meta in store.docs() {
+    for meta in store.docs_newest_first() {
         let meta = meta.map_err(|e| e.to_string())?;
         if meta.name.starts_with(prefix) {
             rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
+            if rows.len() == INDEX_ROWS {
+                break;
+            }
         }
     }
-    let mut s = String::from(
-        "<!doctype html><meta charset=\"utf-8\"><title>textorigin</title>\
-         <style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px;text-align:left}</style>\
-         <h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"",
-    );
+    let mut s = String::from("<h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"");
     s += &html::escape(prefix);
     s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>\
           <table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>";
-    for r in rows.iter().rev().take(200) {
+    for r in &rows {
         let dom = match r.dominant() {
             model::Dominant::Other(d) => format!("<a href=\"/documents/{}\">#{} {}</a>", d.id.unwrap_or(0), d.id.unwrap_or(0), html::escape(&d.name)),
             model::Dominant::Itself => "itself".into(),
@@ -475,8 +471,8 @@ fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, String
             r.tokens
         );
     }
-    s += "</table>";
-    Ok((200, HTML, s.into_bytes()))
+    s += "</table>\n";
+    Ok((200, HTML, html::page("textorigin", &s).into_bytes()))
 }
 
 /// A submitted document's name: a spool file name's stem.

@@ -3,13 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use xxhash_rust::xxh3::xxh3_128;
 
 use super::{now_ms, Result};
 use crate::error::IoContext;
 use crate::input::{parse_bytes, InputDoc, InputError};
 use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
-use crate::storage::store::{Admission, Failure};
+use crate::storage::store::{admission_key, Admission, Failure};
 
 /// Entries of `dir` in name order (dot files skipped). Whatever they are (regular
 /// files, links, FIFOs, directories), [`parse_file`] decides: nothing stays unseen.
@@ -122,17 +121,11 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
             return done(0, Content::Keep);
         }
         Err(Unreadable::Never(why)) => {
-            let key = xxh3_128(&[&raw_name[..], b"\0", why.as_bytes()].concat());
+            let key = admission_key(&raw_name, why.as_bytes());
             return done(key, Content::Fails(format!("{source}: {why}")));
         }
     };
-    // xxh3-128 of name, NUL, bytes, streamed: the same value as over their
-    // concatenation, without holding the file twice.
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(&raw_name);
-    hasher.update(&[0]);
-    hasher.update(&bytes);
-    let key = hasher.digest128();
+    let key = admission_key(&raw_name, &bytes);
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     // A stored document names its spool file, not the path it had in `new/`, which is
     // gone once the file is admitted.

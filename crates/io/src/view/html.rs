@@ -37,7 +37,8 @@ a.copied{color:inherit;text-decoration:none;border-bottom:2px solid #888}\
 table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left}\
 .legend li{margin:.2em 0}.swatch{display:inline-block;width:1em;height:1em;vertical-align:middle;margin-right:.4em;border:1px solid #999}";
 
-fn page(title: &str, body: &str) -> String {
+/// A self-contained page: `body` under the shared style.
+pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
         escape(title)

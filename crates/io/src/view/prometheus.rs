@@ -78,6 +78,12 @@ pub fn stats(v: &StatsView) -> String {
             one("textorigin_daemon_documents_per_second", "gauge", "Recent ingestion rate.", d.documents_per_second),
         ]);
     }
+    render(metrics)
+}
+
+/// The exposition text of `metrics`: each one's `# HELP` and `# TYPE` lines, then its
+/// samples (a sample's key follows the name: labels, or a histogram's suffix and labels).
+fn render(metrics: Vec<Metric<'_>>) -> String {
     let mut out = String::new();
     for m in metrics {
         let _ = writeln!(out, "# HELP {} {}\n# TYPE {} {}", m.name, m.help, m.name, m.kind);
@@ -93,32 +99,46 @@ pub fn stats(v: &StatsView) -> String {
 /// document's apply latency and of its seconds per stage, text bytes, and the age of
 /// the newest checkpoint (its meta file's time).
 pub fn telemetry(times: &StageTimes, latency: &Latency, checkpoint_age: Option<f64>) -> String {
-    let mut out = String::new();
-    out += "# HELP textorigin_stage_seconds_total Seconds spent per ingestion stage since the daemon opened its data directory.\n# TYPE textorigin_stage_seconds_total counter\n";
-    for (stage, v) in times.named() {
-        let _ = writeln!(out, "textorigin_stage_seconds_total{{stage=\"{stage}\"}} {v}");
-    }
-    let histogram = |out: &mut String, name: &str, labels: &str, h: &Histogram| {
+    // A histogram's samples: cumulative buckets, sum and count, each with `labels`.
+    let histogram = |labels: &str, h: &Histogram| -> Vec<(String, f64)> {
         let sep = if labels.is_empty() { "" } else { "," };
-        for (bound, n) in LATENCY_BOUNDS.iter().zip(h.buckets) {
-            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {n}");
-        }
-        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}", h.count);
         let braces = if labels.is_empty() { String::new() } else { format!("{{{labels}}}") };
-        let _ = writeln!(out, "{name}_sum{braces} {}", h.sum);
-        let _ = writeln!(out, "{name}_count{braces} {}", h.count);
+        let bounds = LATENCY_BOUNDS.iter().map(|b| b.to_string()).chain(["+Inf".to_string()]);
+        let counts = h.buckets.iter().copied().chain([h.count]);
+        let mut samples: Vec<(String, f64)> = bounds.zip(counts).map(|(b, n)| (format!("_bucket{{{labels}{sep}le=\"{b}\"}}"), n as f64)).collect();
+        samples.push((format!("_sum{braces}"), h.sum));
+        samples.push((format!("_count{braces}"), h.count as f64));
+        samples
     };
-    out += "# HELP textorigin_document_apply_seconds Seconds from a document's analysis to its stored batch.\n# TYPE textorigin_document_apply_seconds histogram\n";
-    histogram(&mut out, "textorigin_document_apply_seconds", "", &latency.document);
-    out += "# HELP textorigin_document_stage_seconds Seconds of one document in one ingestion stage.\n# TYPE textorigin_document_stage_seconds histogram\n";
-    for ((stage, _), h) in times.named().iter().skip(1).zip(&latency.stages) {
-        histogram(&mut out, "textorigin_document_stage_seconds", &format!("stage=\"{stage}\""), h);
-    }
-    out += "# HELP textorigin_text_bytes_total Bytes of the documents' texts applied since the daemon opened its data directory.\n# TYPE textorigin_text_bytes_total counter\n";
-    let _ = writeln!(out, "textorigin_text_bytes_total {}", latency.text_bytes);
+    let stages = times.named();
+    let mut metrics = vec![
+        Metric {
+            name: "textorigin_stage_seconds_total",
+            kind: "counter",
+            help: "Seconds spent per ingestion stage since the daemon opened its data directory.",
+            samples: stages.iter().map(|(stage, v)| (format!("{{stage=\"{stage}\"}}"), *v)).collect(),
+        },
+        Metric {
+            name: "textorigin_document_apply_seconds",
+            kind: "histogram",
+            help: "Seconds from a document's analysis to its stored batch.",
+            samples: histogram("", &latency.document),
+        },
+        Metric {
+            name: "textorigin_document_stage_seconds",
+            kind: "histogram",
+            help: "Seconds of one document in one ingestion stage.",
+            samples: stages.iter().skip(1).zip(&latency.stages).flat_map(|((stage, _), h)| histogram(&format!("stage=\"{stage}\""), h)).collect(),
+        },
+        one(
+            "textorigin_text_bytes_total",
+            "counter",
+            "Bytes of the documents' texts applied since the daemon opened its data directory.",
+            latency.text_bytes as f64,
+        ),
+    ];
     if let Some(age) = checkpoint_age {
-        out += "# HELP textorigin_checkpoint_age_seconds Seconds since the newest checkpoint was written.\n# TYPE textorigin_checkpoint_age_seconds gauge\n";
-        let _ = writeln!(out, "textorigin_checkpoint_age_seconds {age}");
+        metrics.push(one("textorigin_checkpoint_age_seconds", "gauge", "Seconds since the newest checkpoint was written.", age));
     }
-    out
+    render(metrics)
 }

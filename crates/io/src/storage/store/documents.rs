@@ -113,7 +113,21 @@ impl Store {
 
     /// Every document's metadata in sequence order.
     pub fn docs(&self) -> impl Iterator<Item = Result<DocMeta>> + '_ {
-        self.db.iterator_cf(self.cf(CF_DOCS), IteratorMode::Start).map(move |item| {
+        self.docs_in(IteratorMode::Start)
+    }
+
+    /// The metadata of the documents from sequence number `first` on, in order.
+    pub fn docs_from(&self, first: u64) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.docs_in(IteratorMode::From(&seq_key(first), rocksdb::Direction::Forward))
+    }
+
+    /// Every document's metadata, newest first.
+    pub fn docs_newest_first(&self) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.docs_in(IteratorMode::End)
+    }
+
+    fn docs_in(&self, mode: IteratorMode<'_>) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.db.iterator_cf(self.cf(CF_DOCS), mode).map(move |item| {
             let (_, v) = item.map_err(self.db_err())?;
             self.decode("document metadata", &v)
         })

@@ -61,7 +61,7 @@ pub mod spool_log;
 
 pub use documents::DocMeta;
 pub use neardup_index::NearDupWrite;
-pub use spool_log::{Admission, Failure};
+pub use spool_log::{admission_key, Admission, Failure};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 
 /// Bound on the write-ahead logs kept on disk.

@@ -77,7 +77,7 @@ impl Store {
 
     /// Adds a document's indexed sentences and quotations to a batch.
     pub(super) fn add_quotes(&self, b: &mut WriteBatch, seq: u64, q: &QuoteFind) {
-        for (idx, s, _) in &q.indexed {
+        for (idx, s) in &q.indexed {
             b.put_cf(self.cf(CF_Q_SENT), sentence_key(seq, *idx), encode(s));
         }
         b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));

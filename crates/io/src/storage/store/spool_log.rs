@@ -8,8 +8,18 @@ use super::codec::encode;
 use super::meta::MetaKey;
 use super::{Result, Store, CF_ADMITTED, CF_FAILED};
 
+/// The admission key of a spool file: xxh3-128 of its name's bytes, NUL, its bytes
+/// (streamed: the same value as over their concatenation, without a copy).
+pub fn admission_key(name: &[u8], bytes: &[u8]) -> u128 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(name);
+    hasher.update(&[0]);
+    hasher.update(bytes);
+    hasher.digest128()
+}
+
 /// A spool file's admission record, written in the batch of each of its documents:
-/// the key is xxh3-128 of the file's name and bytes.
+/// the key is [`admission_key`] of the file's name and bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admission {
     pub key: u128,
