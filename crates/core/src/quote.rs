@@ -499,7 +499,9 @@ pub fn signatures(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u32, u64)> 
 /// The part signatures of a long sentence (none below `split_words` or with `splits`
 /// 0): its words split into `splits` groups by a seeded hash, each group's signature
 /// under a seed of its own, so that parts and full signatures do not meet by design.
-/// A word changed changes its group and the new word's: with three groups, one stays.
+/// A word changed changes its group and the new word's: with three groups, one stays,
+/// unless the sentence had an empty group (3·(2/3)^n of sentences of n words: 0.2% at
+/// 18, 0.002% at 30), whose edit can change both of its parts.
 pub fn part_signatures(cfg: &QuoteConfig, words: &[u64]) -> Vec<u64> {
     if cfg.splits == 0 || (words.len() as u32) < cfg.split_words {
         return Vec::new();
@@ -678,9 +680,9 @@ mod tests {
 
     proptest::proptest! {
         /// A long sentence (18-40 distinct words) with one word changed, among other
-        /// documents' sentences: always found with part signatures (one part is
-        /// unchanged); the full signature alone (radius 0) finds it only when the edit
-        /// happens to leave it unchanged.
+        /// documents' sentences: always found with part signatures when none of its
+        /// parts is empty (one part is unchanged); the full signature alone (radius 0)
+        /// finds it only when the edit happens to leave it unchanged.
         #[test]
         fn an_edited_long_sentence_is_found_through_a_part_signature(seed in proptest::prelude::any::<u64>(), n in 18usize..=40, at in 0usize..40) {
             let mut x = seed | 1;
@@ -693,6 +695,11 @@ mod tests {
                 let mut rng = next();
                 let mut word = move || { rng = mix(rng); rng };
                 let original: Vec<u64> = (0..n).map(|_| word()).collect();
+                // A sentence with an empty group has only two parts, and an edit can
+                // change both (see `part_signatures`).
+                let mut sorted = original.clone();
+                sorted.sort_unstable();
+                proptest::prop_assume!(part_signatures(&cfg, &sorted).len() == splits as usize);
                 for seq in 1..=20u64 {
                     let mut ss: Vec<Sentence> = (0..5).map(|k| sentence((0..20).map(|_| word()).collect(), k)).collect();
                     if seq == 7 {
