@@ -387,8 +387,8 @@ pub fn any_verdict(d: &NearDup) -> bool {
 
 /// The verdicts of document `seq`'s sketch against its candidates (earlier documents
 /// that share an index key with it, in ascending order): the pairs with any verdict.
-pub fn verdicts(cfg: &NearDupConfig, sketch: &Sketch, candidates: impl IntoIterator<Item = (u64, Sketch)>) -> Vec<NearDup> {
-    candidates.into_iter().map(|(c, other)| compare(cfg, c, sketch, &other)).filter(any_verdict).collect()
+pub fn verdicts<S: std::borrow::Borrow<Sketch>>(cfg: &NearDupConfig, sketch: &Sketch, candidates: impl IntoIterator<Item = (u64, S)>) -> Vec<NearDup> {
+    candidates.into_iter().map(|(c, other)| compare(cfg, c, sketch, other.borrow())).filter(any_verdict).collect()
 }
 
 #[cfg(test)]

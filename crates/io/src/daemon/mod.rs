@@ -528,15 +528,14 @@ impl Daemon<'_> {
     /// Writes a checkpoint. A slot that cannot be written (a full disk) is no reason to
     /// stop: the newest valid slot and the store still recover every document, so the
     /// failure is logged, shown in the status, and the next checkpoint is tried when due.
-    /// A failed table flush or store fsync leaves unknown state behind: those stop.
+    /// A failed store fsync leaves unknown state behind: that stops.
     fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
-        dd.table.flush()?;
         dd.store.sync().map_err(DaemonError::Fsync)?;
         let seq = dd.table.stats().last_seq;
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
         let store = dd.store.id().map_err(DataDirError::from)?;
-        match crate::storage::checkpoint::write(&dd.dir, dd.table.path(), seq, store) {
+        match crate::storage::checkpoint::write(&dd.dir, dd.table.image()?, seq, store) {
             Ok(m) => {
                 self.status.last_checkpoint_generation = m.generation;
                 self.status.last_checkpoint_seq = m.seq;

@@ -2,10 +2,11 @@
 //! small meta file, so that a crash at any instant leaves at least one valid slot.
 //!
 //! Protocol (`docs/table-format.md`, "Checkpoints"), at a document boundary C (the table's last applied sequence number):
-//! 1. the table's counters are written and the mapping is flushed (msync);
-//! 2. the store's log is fsynced: every result up to C is durable;
-//! 3. the table file is copied into slot `g mod 2` (g = the new generation), which is
-//!    preallocated, and the slot is fdatasynced;
+//! 1. the store's log is fsynced: every result up to C is durable;
+//! 2. the table's counters are written into its header, and the writer's copy of the
+//!    table (its memory, `crate::sys::Map`) is written into slot `g mod 2` (g = the
+//!    new generation), which is preallocated, and the slot is fdatasynced (the table
+//!    file itself is written only when the writer closes);
 //! 4. the slot's meta file (at most 64 bytes: magic, version, generation, C, the
 //!    slot's length and xxh3-64 of its bytes, a checksum of the meta) is written in
 //!    place and fdatasynced. Only now is C a recovery point; the other slot still holds
@@ -45,8 +46,9 @@ pub trait Storage {
         let b = self.read(path)?;
         Ok((b.len() as u64, xxh3_64(&b)))
     }
-    /// Copies `from` over `to` (in place, same length); returns xxh3-64 of the bytes.
-    fn copy(&self, from: &Path, to: &Path) -> std::io::Result<(u64, u64)>;
+    /// Writes `bytes` over `to` (in place, preallocated); returns their length and
+    /// xxh3-64.
+    fn put(&self, to: &Path, bytes: &[u8]) -> std::io::Result<(u64, u64)>;
     /// Overwrites the start of a file with `bytes`.
     fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
     /// fdatasync.
@@ -80,26 +82,11 @@ impl Storage for RealFs {
         Ok((len, h.digest()))
     }
 
-    fn copy(&self, from: &Path, to: &Path) -> std::io::Result<(u64, u64)> {
-        let len = std::fs::metadata(from)?.len();
-        let mut src = File::open(from)?;
-        let mut dst = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(to)?;
-        if dst.metadata()?.len() != len {
-            // Reserve the blocks: a full disk shows up here, not as a torn slot later.
-            crate::sys::preallocate(&dst, len)?;
-        }
-        dst.seek(SeekFrom::Start(0))?;
-        let mut h = Xxh3::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = src.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            h.update(&buf[..n]);
-            dst.write_all(&buf[..n])?;
-        }
-        Ok((len, h.digest()))
+    fn put(&self, to: &Path, bytes: &[u8]) -> std::io::Result<(u64, u64)> {
+        use std::os::unix::fs::FileExt;
+        let dst = reserved(to, bytes.len() as u64)?;
+        dst.write_all_at(bytes, 0)?;
+        Ok((bytes.len() as u64, xxh3_64(bytes)))
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -113,6 +100,33 @@ impl Storage for RealFs {
 
     fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
         File::open(dir)?.sync_all()
+    }
+}
+
+/// `to` opened for writing, created if absent, with `len` bytes reserved: a full disk
+/// shows up here, not as a torn slot later.
+fn reserved(to: &Path, len: u64) -> std::io::Result<File> {
+    let dst = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(to)?;
+    if dst.metadata()?.len() != len {
+        crate::sys::preallocate(&dst, len)?;
+        dst.set_len(len)?;
+    }
+    Ok(dst)
+}
+
+/// Copies file `from` over `to` (in place when of the same length).
+fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
+    let len = std::fs::metadata(from)?.len();
+    let mut src = File::open(from)?;
+    let mut dst = reserved(to, len)?;
+    dst.seek(SeekFrom::Start(0))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = src.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        dst.write_all(&buf[..n])?;
     }
 }
 
@@ -223,19 +237,19 @@ fn sync_dir(dir: &Path) -> Result<()> {
     Ok(RealFs.sync_dir(dir).io(|| format!("cannot fsync {}", dir.display()))?)
 }
 
-/// Writes a checkpoint of the table file `table` (already flushed, its results durable)
-/// holding documents up to `seq`. Returns the new meta.
-pub fn write(dir: &Path, table: &Path, seq: u64, store: u64) -> Result<SlotMeta> {
+/// Writes a checkpoint of `table`, the bytes of a table file (the writer's copy, its
+/// results durable), holding documents up to `seq`. Returns the new meta.
+pub fn write(dir: &Path, table: &[u8], seq: u64, store: u64) -> Result<SlotMeta> {
     write_in(&RealFs, dir, table, seq, store)
 }
 
 /// [`write`] through a [`Storage`].
-pub fn write_in(fs: &dyn Storage, dir: &Path, table: &Path, seq: u64, store: u64) -> Result<SlotMeta> {
+pub fn write_in(fs: &dyn Storage, dir: &Path, table: &[u8], seq: u64, store: u64) -> Result<SlotMeta> {
     let last = (0..2).filter_map(|s| read_meta_in(fs, dir, s)).map(|m| m.generation).max().unwrap_or(0);
     let generation = last + 1;
     let slot = (generation % 2) as usize;
     let (data, meta) = slot_paths(dir, slot);
-    let (length, hash) = fs.copy(table, &data).io(|| format!("cannot copy the table into {}", data.display()))?;
+    let (length, hash) = fs.put(&data, table).io(|| format!("cannot write the table into {}", data.display()))?;
     fs.sync(&data).io(|| format!("fdatasync of {} failed", data.display()))?;
     crate::failpoint::hit("checkpoint.after-copy").io(|| "checkpoint")?;
     let m = SlotMeta { generation, seq, length, hash, store };
@@ -276,7 +290,7 @@ pub fn restore(dir: &Path, slot: usize, table: &Path) -> Result<()> {
     let slot_len = std::fs::metadata(&data).io(|| format!("cannot read {}", data.display()))?.len();
     let in_place = std::fs::metadata(table).is_ok_and(|m| m.len() == slot_len);
     let to = if in_place { table.to_path_buf() } else { table.with_extension("restore") };
-    RealFs.copy(&data, &to).io(|| format!("cannot copy {} to {}", data.display(), to.display()))?;
+    copy_file(&data, &to).io(|| format!("cannot copy {} to {}", data.display(), to.display()))?;
     RealFs.sync(&to).io(|| format!("cannot fsync {}", to.display()))?;
     if in_place {
         return Ok(());
@@ -372,11 +386,10 @@ mod tests {
         fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
             self.current(path)
         }
-        fn copy(&self, from: &Path, to: &Path) -> std::io::Result<(u64, u64)> {
+        fn put(&self, to: &Path, bytes: &[u8]) -> std::io::Result<(u64, u64)> {
             self.spend()?;
-            let bytes = self.current(from)?;
-            let h = (bytes.len() as u64, xxh3_64(&bytes));
-            self.files.borrow_mut().entry(to.to_path_buf()).or_insert_with(|| (Vec::new(), None)).1 = Some(bytes);
+            let h = (bytes.len() as u64, xxh3_64(bytes));
+            self.files.borrow_mut().entry(to.to_path_buf()).or_insert_with(|| (Vec::new(), None)).1 = Some(bytes.to_vec());
             Ok(h)
         }
         fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -410,11 +423,8 @@ mod tests {
     #[test]
     fn the_older_slot_is_used_when_the_newer_is_ahead_of_the_store() {
         let dir = tempfile::tempdir().unwrap();
-        let table = dir.path().join("table");
-        std::fs::write(&table, vec![1u8; 5000]).unwrap();
-        let m10 = write(dir.path(), &table, 10, 1).unwrap();
-        std::fs::write(&table, vec![2u8; 5000]).unwrap();
-        let m20 = write(dir.path(), &table, 20, 1).unwrap();
+        let m10 = write(dir.path(), &[1u8; 5000], 10, 1).unwrap();
+        let m20 = write(dir.path(), &[2u8; 5000], 20, 1).unwrap();
         assert_eq!(newest_usable(dir.path(), 25, 1).map(|x| x.1), Some(m20));
         assert_eq!(newest_usable(dir.path(), 15, 1).map(|x| x.1), Some(m10));
         assert_eq!(newest_usable(dir.path(), 5, 1), None);
@@ -431,7 +441,6 @@ mod tests {
             x
         };
         let dir = Path::new("/sim");
-        let table = dir.join("table");
         for trial in 0..400u64 {
             let fs = SimFs::new();
             let mut contents: Vec<Vec<u8>> = vec![Vec::new()]; // contents[seq]
@@ -441,12 +450,7 @@ mod tests {
             for seq in 1..=6u64 {
                 let bytes: Vec<u8> = (0..3000).map(|i| (i as u64 * 31 + seq * 7 + trial) as u8).collect();
                 contents.push(bytes.clone());
-                // The table is written and synced (the engine's msync) before a checkpoint.
-                if fs.write(&table, &bytes).and_then(|()| fs.sync(&table)).is_err() {
-                    cut = true;
-                    break;
-                }
-                match write_in(&fs, dir, &table, seq, 1) {
+                match write_in(&fs, dir, &bytes, seq, 1) {
                     Ok(_) => completed = seq,
                     Err(_) => {
                         cut = true;
@@ -472,12 +476,10 @@ mod tests {
     fn newest_valid_slot_wins_and_torn_slots_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let table = dir.path().join("table");
-        std::fs::write(&table, vec![1u8; 5000]).unwrap();
         assert_eq!(newest_valid(dir.path()), None);
-        let m1 = write(dir.path(), &table, 10, 1).unwrap();
+        let m1 = write(dir.path(), &[1u8; 5000], 10, 1).unwrap();
         assert_eq!((m1.generation, m1.seq), (1, 10));
-        std::fs::write(&table, vec![2u8; 5000]).unwrap();
-        let m2 = write(dir.path(), &table, 20, 1).unwrap();
+        let m2 = write(dir.path(), &[2u8; 5000], 20, 1).unwrap();
         assert_eq!(newest_valid(dir.path()).unwrap().1, m2);
         // Tear the newest slot's bytes: the older one is taken.
         let (data, _) = slot_paths(dir.path(), 0);
@@ -490,7 +492,7 @@ mod tests {
         std::fs::write(&meta, b"garbage").unwrap();
         assert_eq!(newest_valid(dir.path()), None);
         // Restore copies a slot over the table.
-        let m3 = write(dir.path(), &table, 30, 1).unwrap();
+        let m3 = write(dir.path(), &[2u8; 5000], 30, 1).unwrap();
         let (slot, m) = newest_valid(dir.path()).unwrap();
         assert_eq!(m, m3);
         std::fs::write(&table, vec![9u8; 5000]).unwrap();

@@ -13,6 +13,7 @@ use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 
 use crate::sys::{preallocate, Map};
+use textorigin_core::index::INDEX_HEADER_BYTES;
 use textorigin_core::table::{
     bucket_count, BucketMemory, Eviction, ParamsError, Shape, Table, TableParams, TableStats, ENTRY_BYTES, HEADER_BYTES,
     PARAMS_MAX,
@@ -85,7 +86,7 @@ impl Mapped {
 
     fn header_mut(&mut self) -> Result<&mut [u8]> {
         let path = &self.path;
-        Ok(&mut self.map.bytes_mut().ok_or_else(|| TableError::ReadOnly(path.clone()))?[..HEADER_BYTES])
+        self.map.header_mut(HEADER_BYTES).ok_or_else(|| TableError::ReadOnly(path.clone()))
     }
 }
 
@@ -199,7 +200,9 @@ impl TableFile {
         if len < HEADER_BYTES as u64 {
             return Err(TableError::BadMagic(path.to_path_buf()));
         }
-        let map = if writable { Map::read_write(&file) } else { Map::read_only(&file) }
+        // A table that never applied a document, left closed, is zero behind its header.
+        let empty = |h: &[u8]| h.len() == HEADER_BYTES && h[..8] == MAGIC[..] && h[52] == 0 && get_u64(h, 64) == 0 && get_u64(h, 104) == 0;
+        let map = if writable { Map::read_write(&file, HEADER_BYTES, empty) } else { Map::read_only(&file) }
             .map_err(io(path))?;
         let (shape, stats, index_bytes) = read_header(path, map.bytes(), len)?;
         let mem = Mapped { map, path: path.to_path_buf() };
@@ -232,16 +235,27 @@ impl TableFile {
         Ok(())
     }
 
-    /// Writes the counters into the mapped header, where readers see them, without
-    /// flushing anything to disk.
+    /// Writes the table's and the derived indexes' counters into the file, where
+    /// readers see them, without syncing anything.
     pub fn publish_counters(&mut self) -> Result<()> {
-        self.write_header()
+        self.write_header()?;
+        let map = &self.table.memory().map;
+        let index = map.bytes().len() - self.index_bytes as usize;
+        map.publish(&[0..HEADER_BYTES, index..index + INDEX_HEADER_BYTES]).map_err(io(&self.path))
     }
 
-    /// Writes the counters and flushes the mapping to disk (msync).
+    /// The table file's bytes as the writer has them, counters included (what a
+    /// checkpoint slot holds).
+    pub fn image(&mut self) -> Result<&[u8]> {
+        self.write_header()?;
+        Ok(self.table.memory().map.bytes())
+    }
+
+    /// Writes the counters and the table back to the file and syncs it (the buckets and
+    /// indexes only when they changed since the last flush).
     pub fn flush(&mut self) -> Result<()> {
         self.write_header()?;
-        self.table.memory().map.flush().map_err(io(&self.path))
+        self.table.memory_mut().map.flush(HEADER_BYTES).map_err(io(&self.path))
     }
 
     /// Flushes and marks the table cleanly closed, in two steps: the buckets and
@@ -360,6 +374,8 @@ mod tests {
         let p = params(1 << 20, 64, Eviction::Lucky);
         let mut t = TableFile::create(&path, &p).unwrap();
         t.process(12345, hit(1), 0);
+        t.flush().unwrap();
+        t.process(999, hit(2), 0);
         drop(t); // not closed
         assert!(matches!(TableFile::open(&path, &p, true), Err(TableError::NotClean(_))));
         assert!(TableFile::open(&path, &p, false).is_ok(), "readers may look at a table in use");
@@ -367,7 +383,8 @@ mod tests {
         TableFile::mark_closed(&path).unwrap();
         let t = TableFile::open(&path, &p, true).unwrap();
         assert_eq!(t.stats().documents, 0);
-        assert_eq!(t.lookup(12345).map(|x| x.1), Some(hit(1)), "the mapping is the table's memory");
+        assert_eq!(t.lookup(12345).map(|x| x.1), Some(hit(1)), "a flush writes the table to the file");
+        assert_eq!(t.lookup(999), None, "the writer's copy reaches the file only when it flushes");
         t.close().unwrap();
         let mut other = p.clone();
         other.fingerprint_text = "k=6".into();

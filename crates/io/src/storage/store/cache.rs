@@ -1,6 +1,7 @@
 //! Bounded read caches in front of RocksDB for what is read again and again and never
 //! changes once written: the indexed sentences quotation search reads for its
-//! candidates, and the texts alignment reads for its origins (tokenized). They hold
+//! candidates, the sketches near-duplicate search reads for its candidates, and the
+//! texts alignment reads for its origins (tokenized). They hold
 //! exactly what the store holds for their keys, so they change speed, never results;
 //! at its bound a cache starts again empty.
 
@@ -9,10 +10,13 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use textorigin_core::align::OriginText;
+use textorigin_core::neardup::Sketch;
 use textorigin_core::quote::Sentence;
 
 /// Most sentences held (about 40 MB for sentences of a dozen words).
 const SENTENCE_ENTRIES: usize = 1 << 18;
+/// Most sketches held (about 30 MB: 84 min-values and 384 SimHash bits each).
+const SKETCH_ENTRIES: usize = 1 << 15;
 /// Most bytes of origins' texts held for alignment (a document of 10,000 words takes
 /// about 240 KB).
 const ORIGIN_TEXT_BYTES: usize = 48 << 20;
@@ -84,12 +88,14 @@ impl<K: Eq + Hash, V: Clone> Bounded<K, V> {
 pub(super) struct Caches {
     /// (seq, sentence index) → the indexed sentence (`q_sent`).
     pub(super) sentences: Bounded<(u64, u32), Arc<Sentence>>,
+    /// seq → the document's near-duplicate sketch (`nd_sketch`).
+    pub(super) sketches: Bounded<u64, Arc<Sketch>>,
     /// seq → the document's text as alignment reads it (tokens and shingles).
     pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { sentences: Bounded::new(SENTENCE_ENTRIES), origin_texts: Bounded::new(ORIGIN_TEXT_BYTES) }
+        Caches { sentences: Bounded::new(SENTENCE_ENTRIES), sketches: Bounded::new(SKETCH_ENTRIES), origin_texts: Bounded::new(ORIGIN_TEXT_BYTES) }
     }
 }

@@ -3,6 +3,8 @@
 //! the derived key index in the table file (`textorigin_core::index`); the verdicts
 //! are computed by `textorigin_core::neardup`.
 
+use std::sync::Arc;
+
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::index::{self, Indexes};
 use textorigin_core::neardup::{self, NearDup, NearDupConfig, Sketch};
@@ -22,8 +24,15 @@ pub struct NearDupWrite {
 
 impl Store {
     /// The sketch of document `seq`.
-    pub fn sketch(&self, seq: u64) -> Result<Option<Sketch>> {
-        self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v)).transpose()
+    pub fn sketch(&self, seq: u64) -> Result<Option<Arc<Sketch>>> {
+        if let Some(s) = self.caches.sketches.get(&seq) {
+            return Ok(Some(s));
+        }
+        let s: Option<Arc<Sketch>> = self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v).map(Arc::new)).transpose()?;
+        if let Some(s) = &s {
+            self.caches.sketches.put(seq, Arc::clone(s), 1);
+        }
+        Ok(s)
     }
 
     /// Compares a new document's sketch with every earlier document that shares an
