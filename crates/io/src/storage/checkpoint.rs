@@ -7,7 +7,7 @@
 //!    table (its memory, `crate::sys::Map`) is written into slot `g mod 2` (g = the
 //!    new generation), which is preallocated, and the slot is fdatasynced (the table
 //!    file itself is written only when the writer closes);
-//! 4. the slot's meta file (at most 64 bytes: magic, version, generation, C, the
+//! 3. the slot's meta file (at most 64 bytes: magic, version, generation, C, the
 //!    slot's length and xxh3-64 of its bytes, a checksum of the meta) is written in
 //!    place and fdatasynced. Only now is C a recovery point; the other slot still holds
 //!    generation g − 1.
