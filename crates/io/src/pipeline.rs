@@ -5,7 +5,8 @@
 //!
 //! Batch `ingest` prepares documents this way (tokens, fingerprints, selection, sketch,
 //! sentences on the workers; the table and the store on the calling thread), so
-//! preparation overlaps with applying and both cores work.
+//! preparation overlaps with applying and both cores work; recovery prepares the
+//! documents it replays the same way (stored text, tokens, selection, index additions).
 
 use std::collections::BTreeMap;
 

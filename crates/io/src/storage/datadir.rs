@@ -305,15 +305,43 @@ fn align(store: &Store, engine: &Engine, result: &mut DocResult) -> Result<()> {
 /// words, sentence signatures and stored sketch's keys go into the derived indexes,
 /// exactly as when it was ingested. Returns the recomputed result.
 fn replay(store: &Store, engine: &mut Engine, table: &mut TableFile, cfgs: (&NearDupConfig, &QuoteConfig, IndexShape), seq: u64) -> Result<DocResult> {
-    let (nd_cfg, q_cfg, shape) = cfgs;
+    let prepared = prepare_replay(store, engine, cfgs, seq)?;
+    apply_replay(store, engine, table, cfgs, seq, prepared)
+}
+
+/// What [`replay`] reads and computes before the table: the stored text's tokens and
+/// selected shingles, and what the document adds to the derived indexes. Depends on
+/// the store only, so recovery prepares documents on several threads.
+struct ReplayPrepared {
+    tokens: Vec<textorigin_core::text::Token>,
+    items: Vec<textorigin_core::select::Item>,
+    add: IndexAdd,
+}
+
+fn prepare_replay(store: &Store, engine: &mut Engine, cfgs: (&NearDupConfig, &QuoteConfig, IndexShape), seq: u64) -> Result<ReplayPrepared> {
+    let (nd_cfg, q_cfg, _) = cfgs;
     let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
-    let (tokens, _) = engine.prepare(&text);
+    let (tokens, items) = engine.prepare(&text);
     let sentences = quote::sentences(&text, tokens);
-    let mut result = engine.apply_prepared(&mut **table, seq);
-    align(store, engine, &mut result)?;
+    let (tokens, items) = (tokens.to_vec(), items.to_vec());
     let nd_keys = store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default();
     let add = IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys };
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
+    Ok(ReplayPrepared { tokens, items, add })
+}
+
+fn apply_replay(
+    store: &Store,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+    prepared: ReplayPrepared,
+) -> Result<DocResult> {
+    let (_, q_cfg, shape) = cfgs;
+    engine.load_prepared(prepared.tokens, prepared.items);
+    let mut result = engine.apply_prepared(&mut **table, seq);
+    align(store, engine, &mut result)?;
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
     Ok(result)
 }
 
@@ -577,18 +605,32 @@ impl DataDir {
         let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let mut engine = Engine::new(cfg);
+        let cfgs = (&nd_cfg, &q_cfg, shape);
         let mut mismatches = 0;
-        for seq in from + 1..=last {
-            crate::failpoint::hit("recover.replay").io(|| "recovery")?;
-            let result = replay(&store, &mut engine, &mut table, (&nd_cfg, &q_cfg, shape), seq)?;
-            if store.result(seq)?.as_ref() != Some(&result) {
-                mismatches += 1;
-                tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
-            }
-            if progress(seq - from, last - from).is_break() {
-                return Err(DataDirError::Interrupted);
-            }
-        }
+        // Texts are read and prepared on worker threads, applied here in order.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+        let work = |engine: &mut Engine, seq: u64| {
+            let prepared = prepare_replay(&store, engine, cfgs, seq);
+            (seq, prepared, store.result(seq))
+        };
+        let mut outcome = Ok(());
+        crate::pipeline::ordered_map(threads, &engine.clone(), from + 1..=last, work, |(seq, prepared, stored)| {
+            outcome = (|| {
+                crate::failpoint::hit("recover.replay").io(|| "recovery")?;
+                let result = apply_replay(&store, &mut engine, &mut table, cfgs, seq, prepared?)?;
+                if stored?.as_ref() != Some(&result) {
+                    mismatches += 1;
+                    tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
+                }
+                if progress(seq - from, last - from).is_break() {
+                    return Err(DataDirError::Interrupted);
+                }
+                Ok(())
+            })();
+            outcome.is_ok()
+        })
+        .map_err(|e| IoError { what: "recovery".into(), source: std::io::Error::other(e) })?;
+        outcome?;
         table.close()?;
         Ok(Some((from, last - from, mismatches)))
     }
