@@ -16,13 +16,27 @@ use textorigin_core::align::OriginText;
 use textorigin_core::neardup::Sketch;
 use textorigin_core::quote::Sentence;
 
-/// Most sentences held (about 40 MB for sentences of a dozen words).
-const SENTENCE_ENTRIES: usize = 1 << 18;
-/// Most sketches held (about 30 MB: 84 min-values and 384 SimHash bits each).
-const SKETCH_ENTRIES: usize = 1 << 15;
-/// Most bytes of origins' texts held for alignment (a document of 10,000 words takes
+/// Bytes of sentences held (each weighs its words and a fixed overhead).
+const SENTENCE_BYTES: usize = 32 << 20;
+/// Bytes of sketches held (min-values and SimHash words, and a fixed overhead; a
+/// default sketch weighs about 900 bytes).
+const SKETCH_BYTES: usize = 16 << 20;
+/// Bytes of origins' texts held for alignment (a document of 10,000 words takes
 /// about 240 KB).
-const ORIGIN_TEXT_BYTES: usize = 48 << 20;
+const ORIGIN_TEXT_BYTES: usize = 32 << 20;
+/// What an entry costs beside its own vectors: the map's slot, the `Arc`, the vectors'
+/// headers and the allocator's.
+const ENTRY_OVERHEAD: usize = 96;
+
+/// The weight of a sentence in its cache.
+pub(super) fn sentence_bytes(s: &Sentence) -> usize {
+    ENTRY_OVERHEAD + s.words.len() * 8
+}
+
+/// The weight of a sketch in its cache.
+pub(super) fn sketch_bytes(s: &Sketch) -> usize {
+    ENTRY_OVERHEAD + (s.mins.len() + s.simhash.len() + s.coarse.len()) * 8
+}
 
 /// A fast hasher for the cache's small integer keys: SplitMix64's finalizer over the
 /// written words. Never persisted, and the keys are sequence numbers, not input an
@@ -63,8 +77,8 @@ impl<K, V> Default for Generation<K, V> {
 /// The young and the old generation.
 type Entries<K, V> = (Generation<K, V>, Generation<K, V>);
 
-/// A map whose entries weigh at most `cap` in all (each entry its own weight: 1 for a
-/// sentence, its bytes for an origin's text), in two generations of at most `cap / 2`:
+/// A map whose entries weigh at most `cap` in all (each entry its own weight, an
+/// estimate of its bytes), in two generations of at most `cap / 2`:
 /// entries go into the young one; when it is full it becomes the old one (the old one is
 /// dropped) and a new young one starts. An entry found in the old generation moves to
 /// the young one, so what is read again and again stays, whatever the order of reads.
@@ -126,7 +140,7 @@ pub(super) struct Caches {
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { sentences: Bounded::new(SENTENCE_ENTRIES), sketches: Bounded::new(SKETCH_ENTRIES), origin_texts: Bounded::new(ORIGIN_TEXT_BYTES) }
+        Caches { sentences: Bounded::new(SENTENCE_BYTES), sketches: Bounded::new(SKETCH_BYTES), origin_texts: Bounded::new(ORIGIN_TEXT_BYTES) }
     }
 }
 

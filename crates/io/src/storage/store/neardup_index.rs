@@ -30,7 +30,7 @@ impl Store {
         }
         let s: Option<Arc<Sketch>> = self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v).map(Arc::new)).transpose()?;
         if let Some(s) = &s {
-            self.caches.sketches.put(seq, Arc::clone(s), 1);
+            self.caches.sketches.put(seq, Arc::clone(s), super::cache::sketch_bytes(s));
         }
         Ok(s)
     }

@@ -54,7 +54,7 @@ impl Store {
         let s: Option<Arc<Sentence>> =
             self.get(CF_Q_SENT, &sentence_key(seq, idx))?.map(|v| self.decode("sentence", &v).map(Arc::new)).transpose()?;
         if let Some(s) = &s {
-            self.caches.sentences.put((seq, idx), Arc::clone(s), 1);
+            self.caches.sentences.put((seq, idx), Arc::clone(s), super::cache::sentence_bytes(s));
         }
         Ok(s)
     }
