@@ -18,4 +18,10 @@ if cargo tree --locked -p textorigin-core -e normal --prefix none | grep -E '^(r
   echo "textorigin-core depends on an I/O crate" >&2
   exit 1
 fi
+# Property tests draw from a fixed seed here, so that the suite's verdict depends on the
+# code alone (a random rare case once failed an unrelated change). Exploration with
+# fresh seeds: `PROPTEST_RNG_SEED=random bash scripts/test.sh`, `scripts/fuzz.sh`, or
+# plain `cargo test`; a case found that way is saved under proptest-regressions/ and
+# replayed first on every run, this one included.
+if [ "${PROPTEST_RNG_SEED:-}" = random ]; then unset PROPTEST_RNG_SEED; else export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261126}"; fi
 cargo test --release --locked --workspace "${features[@]}" "$@"
