@@ -6,7 +6,8 @@
 //! generations ([`Bounded`]): starting again empty at the bound, as they did, lost the
 //! sentences quotation search reads again and again once a stream outgrew the cache
 //! (about 50,000 GCC entries); the quotation stage of 100,000 entries went from 21.1-21.9
-//! to 19.5 s.
+//! to 19.5 s (with bounds counted in entries; they are weighed in bytes since, for the
+//! memory bound, `docs/PERFORMANCE.md`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
