@@ -69,7 +69,7 @@ impl Store {
     }
 
     /// Stores a postcard value under `key` (synced).
-    fn put_meta_value<T: Serialize>(&self, key: MetaKey, v: &T) -> Result<()> {
+    pub(super) fn put_meta_value<T: Serialize>(&self, key: MetaKey, v: &T) -> Result<()> {
         let mut b = WriteBatch::default();
         b.put_cf(self.cf(CF_META), key.bytes(), encode(v));
         self.write(b, true)

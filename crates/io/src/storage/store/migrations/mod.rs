@@ -11,8 +11,12 @@ mod v6_derived_indexes;
 mod v7_origin_options;
 
 use rocksdb::WriteBatch;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
-use super::{Result, Store, StoreError, SCHEMA_VERSION};
+use super::codec::decode;
+use super::meta::MetaKey;
+use super::{Result, Store, StoreError, CF_META, SCHEMA_VERSION};
 
 /// An upgrade step from `from` to `from + 1`.
 pub struct Migration {
@@ -36,6 +40,18 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { from: 5, what: "derived indexes move to the table file (index_bytes in the config; nd_index, q_index, q_df dropped)", run: v6_derived_indexes::run },
     Migration { from: 6, what: "origin propagation and alignment in the config (off for an existing data directory)", run: v7_origin_options::run },
 ];
+
+/// Rewrites the meta value under `key` from an older encoding `Old` to `New` with
+/// `convert` (a synced write). An absent value, and one that already reads as `New`
+/// (a re-run after a crash), are left as they are; one that reads as neither is corrupt.
+fn rewrite_meta<Old: DeserializeOwned, New: Serialize + DeserializeOwned>(store: &Store, key: MetaKey, what: &str, convert: impl FnOnce(Old) -> New) -> Result<()> {
+    let Some(bytes) = store.get(CF_META, key.bytes())? else { return Ok(()) };
+    if decode::<New>(&bytes).is_ok() {
+        return Ok(());
+    }
+    let old: Old = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: what.into(), reason })?;
+    store.put_meta_value(key, &convert(old))
+}
 
 /// A scratch index in memory for the steps that recompute results in sequence order
 /// (schemas 2 and 3): large enough that the stores these steps meet evict nothing.

@@ -14,9 +14,9 @@ use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 
 use super::v7_origin_options::ConfigV6;
-use super::super::codec::{decode, encode};
 use super::super::meta::MetaKey;
-use super::super::{Result, Store, StoreError, CF_META, LEGACY_CFS};
+use super::rewrite_meta;
+use super::super::{Result, Store, CF_META, LEGACY_CFS};
 
 /// The configuration as schemas 1-5 stored it (postcard: field order matters).
 #[derive(Deserialize)]
@@ -34,28 +34,19 @@ struct ConfigV5 {
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    if let Some(bytes) = store.get(CF_META, MetaKey::Config.bytes())? {
-        // A re-run after a crash finds the new encoding already written.
-        if decode::<ConfigV6>(&bytes).is_err() {
-            let old: ConfigV5 = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: "config".into(), reason })?;
-            let cfg = ConfigV6 {
-                k: old.k,
-                selection: old.selection,
-                eviction: old.eviction,
-                estimation: old.estimation,
-                bridge_limit: old.bridge_limit,
-                table_bytes: old.table_bytes,
-                bucket_entries: old.bucket_entries,
-                seed: old.seed,
-                lucky_y: old.lucky_y,
-                lucky_limit: old.lucky_limit,
-                index_bytes: default_index_bytes(old.table_bytes),
-            };
-            let mut b = WriteBatch::default();
-            b.put_cf(store.cf(CF_META), MetaKey::Config.bytes(), encode(&cfg));
-            store.write(b, true)?;
-        }
-    }
+    rewrite_meta(store, MetaKey::Config, "config", |old: ConfigV5| ConfigV6 {
+        k: old.k,
+        selection: old.selection,
+        eviction: old.eviction,
+        estimation: old.estimation,
+        bridge_limit: old.bridge_limit,
+        table_bytes: old.table_bytes,
+        bucket_entries: old.bucket_entries,
+        seed: old.seed,
+        lucky_y: old.lucky_y,
+        lucky_limit: old.lucky_limit,
+        index_bytes: default_index_bytes(old.table_bytes),
+    })?;
     let mut b = WriteBatch::default();
     b.delete_cf(store.cf(CF_META), MetaKey::QuoteDocs.bytes());
     store.write(b, true)?;

@@ -19,7 +19,8 @@ use textorigin_core::table::Eviction;
 
 use super::super::codec::{decode, encode, seq_key};
 use super::super::meta::MetaKey;
-use super::super::{DocMeta, Result, Store, StoreError, CF_META, CF_ND_SKETCH, CF_RESULTS};
+use super::rewrite_meta;
+use super::super::{DocMeta, Result, Store, StoreError, CF_ND_SKETCH, CF_RESULTS};
 
 /// The configuration as schema 6 stored it (postcard: field order matters).
 #[derive(Serialize, Deserialize)]
@@ -65,12 +66,7 @@ struct QuoteConfigV6 {
 /// Rewrites schema 6's quotation parameters with part signatures off (the index of
 /// the stored sentences has none).
 fn quote_config(store: &Store) -> Result<()> {
-    let Some(bytes) = store.get(CF_META, MetaKey::QuoteConfig.bytes())? else { return Ok(()) };
-    if decode::<QuoteConfig>(&bytes).is_ok() {
-        return Ok(());
-    }
-    let o: QuoteConfigV6 = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: "quote config".into(), reason })?;
-    let cfg = QuoteConfig {
+    rewrite_meta(store, MetaKey::QuoteConfig, "quote config", |o: QuoteConfigV6| QuoteConfig {
         m: o.m,
         l: o.l,
         k_flex: o.k_flex,
@@ -85,8 +81,7 @@ fn quote_config(store: &Store) -> Result<()> {
         seed: o.seed,
         split_words: QuoteConfig::default().split_words,
         splits: 0,
-    };
-    store.put_quote_config(&cfg)
+    })
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
@@ -111,13 +106,7 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         store.write(b, false)?;
     }
     store.sync()?;
-    let Some(bytes) = store.get(CF_META, MetaKey::Config.bytes())? else { return Ok(()) };
-    // A re-run after a crash finds the new encoding already written.
-    if decode::<Config>(&bytes).is_ok() {
-        return Ok(());
-    }
-    let old: ConfigV6 = decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: "config".into(), reason })?;
-    let cfg = Config {
+    rewrite_meta(store, MetaKey::Config, "config", |old: ConfigV6| Config {
         k: old.k,
         selection: old.selection,
         eviction: old.eviction,
@@ -131,8 +120,5 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         index_bytes: old.index_bytes,
         propagate: false,
         align: false,
-    };
-    let mut b = WriteBatch::default();
-    b.put_cf(store.cf(CF_META), MetaKey::Config.bytes(), encode(&cfg));
-    store.write(b, true)
+    })
 }
