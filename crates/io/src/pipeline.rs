@@ -13,6 +13,11 @@ use std::collections::BTreeMap;
 /// Inputs in flight per worker.
 const PER_WORKER: usize = 8;
 
+/// Worker threads for the daemon's preparation and recovery: one a core, 1 to 8.
+pub fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8)
+}
+
 /// A worker panicked: the results after its input are missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("a preparation thread died")]

@@ -348,8 +348,7 @@ pub fn serve(
     let new_dir = opt.spool.join("new");
     let (_watcher, rx) = watch(&new_dir)?;
     let status = initial_status(dir, recovery);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-    let parsers = Parsers { threads, max: opt.max_doc_bytes, preparer: dd.preparer() };
+    let parsers = Parsers { threads: crate::pipeline::worker_threads(), max: opt.max_doc_bytes, preparer: dd.preparer() };
     let status_file = StatusFile::new(dir);
     let mut d = Daemon { opt, status, status_file, started: Instant::now(), since_checkpoint: 0, last_checkpoint: Instant::now() };
     let mut backoff = Duration::ZERO;

@@ -608,13 +608,12 @@ impl DataDir {
         let cfgs = (&nd_cfg, &q_cfg, shape);
         let mut mismatches = 0;
         // Texts are read and prepared on worker threads, applied here in order.
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
         let work = |engine: &mut Engine, seq: u64| {
             let prepared = prepare_replay(&store, engine, cfgs, seq);
             (seq, prepared, store.result(seq))
         };
         let mut outcome = Ok(());
-        crate::pipeline::ordered_map(threads, &engine.clone(), from + 1..=last, work, |(seq, prepared, stored)| {
+        crate::pipeline::ordered_map(crate::pipeline::worker_threads(), &engine.clone(), from + 1..=last, work, |(seq, prepared, stored)| {
             outcome = (|| {
                 crate::failpoint::hit("recover.replay").io(|| "recovery")?;
                 let result = apply_replay(&store, &mut engine, &mut table, cfgs, seq, prepared?)?;
