@@ -333,20 +333,28 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         let mut capped = 0u64;
         let len = self.shape.sig_entries * ENTRY;
         let mut probe = Vec::new();
-        for (p, v) in quote::probes(cfg, sig, d) {
+        let probes = quote::probes(cfg, sig, d);
+        // Every probe's home bucket is a likely cache miss: load a byte of each first, as
+        // independent loads the CPU has in flight together, before scanning them one by one.
+        let touched = probes.iter().filter_map(|&(p, v)| self.sig_chain(p, v).next()).fold(0u8, |x, at| x ^ self.bytes()[at]);
+        std::hint::black_box(touched);
+        for (p, v) in probes {
             let (lo, hi) = cfg.piece_range(p);
             let mask = (1u64 << (hi - lo)) - 1;
             probe.clear();
             for at in self.sig_chain(p, v) {
                 let bucket = &self.bytes()[at..at + len];
-                for (s, packed) in entries(bucket).filter(|&(s, _)| (s >> lo) & mask == u64::from(v)) {
+                let mut occupied = 0;
+                for (s, packed) in entries(bucket) {
+                    occupied += 1;
                     let dist = (s ^ sig).count_ones();
-                    if dist <= d {
+                    if (s >> lo) & mask == u64::from(v) && dist <= d {
                         probe.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
                     }
                 }
-                // A value spills into the next bucket only when this one is full.
-                if !full(bucket) {
+                // A value spills into the next bucket only when this one is full (known
+                // from the scan: reading the last entry would cost another cache miss).
+                if occupied < self.shape.sig_entries {
                     break;
                 }
             }

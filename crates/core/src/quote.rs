@@ -279,7 +279,7 @@ pub struct QuoteFind {
     pub words: Vec<u64>,
     /// The quoting sentences with their sources, best first.
     pub found: Vec<Quotation>,
-    /// Candidates examined (for evaluation).
+    /// Candidates scored (for evaluation).
     pub candidates: u64,
     /// Index entries within the radius the per-probe cap left out (for evaluation).
     pub capped: u64,
@@ -318,7 +318,7 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             let f = df(w)?.max(1);
             idfs.push((n_docs as f64 / f as f64).ln().max(0.0));
         }
-        let idf = |w: u64| s.words.binary_search(&w).map_or(0.0, |i| idfs[i]);
+        let scorer = Scorer::new(&s.words, idfs);
         // Each signature within the sentence's radius.
         let d = radius(cfg, s.words.len() as u32);
         let mut cands = Vec::new();
@@ -332,17 +332,23 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
         let mut sources = Vec::new();
         // The sentence's full signature, for the distances of the sources it has.
         let mut full = None;
+        // Sources with the highest possible score (1): once there are `max_sources` of
+        // them, no later candidate (in ascending order, so older ones win ties) can
+        // make the cut; a boilerplate sentence stops after its first copies instead of
+        // reading hundreds.
+        let mut perfect = 0;
         for (cseq, cidx) in cands {
-            if cseq >= seq {
-                continue;
+            if cseq >= seq || (perfect > 0 && perfect >= cfg.max_sources) {
+                break;
             }
             candidates += 1;
             if let Some(other) = index.sentence(cseq, cidx)? {
-                let sc = score(&s.words, &other.words, idf);
+                let sc = scorer.score(&other.words);
                 if sc >= cfg.threshold {
                     let full = *full.get_or_insert_with(|| signature(cfg, &s.words));
                     let distance = (full ^ signature(cfg, &other.words)).count_ones();
                     sources.push(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc });
+                    perfect += u32::from(sc >= 1.0);
                 }
             }
         }
@@ -408,28 +414,54 @@ const PART_SEED: u64 = 0x7061_7274_7369_6773;
 /// Normalised word-overlap score of query words `q` against `r` (both sorted, distinct);
 /// `idf(w)` gives `log(N/df_w)`.
 pub fn score(q: &[u64], r: &[u64], idf: impl Fn(u64) -> f64) -> f64 {
-    if q.is_empty() {
-        return 0.0;
+    Scorer::with_idf(q, idf).score(r)
+}
+
+/// [`score`] of one query sentence against many: its words' idfs and their sum computed
+/// once (the same values summed in the same order, so the same scores to the bit).
+pub struct Scorer<'a> {
+    q: &'a [u64],
+    idfs: Vec<f64>,
+    full: f64,
+}
+
+impl<'a> Scorer<'a> {
+    /// `idfs[i]` is the idf of `q[i]`.
+    pub fn new(q: &'a [u64], idfs: Vec<f64>) -> Self {
+        let full = idfs.iter().sum();
+        Scorer { q, idfs, full }
     }
-    let (mut i, mut j) = (0, 0);
-    let (mut shared, mut sum) = (0usize, 0.0);
-    while i < q.len() && j < r.len() {
-        match q[i].cmp(&r[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                sum += idf(q[i]);
-                i += 1;
-                j += 1;
+
+    /// A scorer with `idf(w)` giving the idf of each word.
+    pub fn with_idf(q: &'a [u64], idf: impl Fn(u64) -> f64) -> Self {
+        Self::new(q, q.iter().map(|&w| idf(w)).collect())
+    }
+
+    /// The score of the query words against `r` (sorted, distinct).
+    pub fn score(&self, r: &[u64]) -> f64 {
+        let q = self.q;
+        if q.is_empty() {
+            return 0.0;
+        }
+        let (mut i, mut j) = (0, 0);
+        let (mut shared, mut sum) = (0usize, 0.0);
+        while i < q.len() && j < r.len() {
+            match q[i].cmp(&r[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared += 1;
+                    sum += self.idfs[i];
+                    i += 1;
+                    j += 1;
+                }
             }
         }
+        if self.full <= 0.0 {
+            return if shared == q.len() { 1.0 } else { 0.0 };
+        }
+        (shared as f64 / q.len() as f64) * sum / self.full
     }
-    let full: f64 = q.iter().map(|&w| idf(w)).sum();
-    if full <= 0.0 {
-        return if shared == q.len() { 1.0 } else { 0.0 };
-    }
-    (shared as f64 / q.len() as f64) * sum / full
 }
 
 #[cfg(test)]
@@ -470,7 +502,73 @@ mod tests {
         }
     }
 
+    /// What [`find`] must give for one sentence: every candidate scored, those at the
+    /// threshold sorted best first and cut at `max_sources`.
+    fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence) -> Vec<QuoteSource> {
+        let n_docs = mem.idx.documents();
+        let idf = |w: u64| (n_docs as f64 / mem.idx.df(w).max(1) as f64).ln().max(0.0);
+        let d = radius(cfg, s.words.len() as u32);
+        let mut cands: Vec<(u64, u32)> = signatures(cfg, std::slice::from_ref(s))
+            .into_iter()
+            .flat_map(|(_, sig)| mem.idx.quote_candidates(cfg, sig, d).0)
+            .map(|(cseq, cidx, _)| (cseq, cidx))
+            .filter(|&(cseq, _)| cseq < seq)
+            .collect();
+        cands.sort_unstable();
+        cands.dedup();
+        let full = signature(cfg, &s.words);
+        let mut out: Vec<QuoteSource> = cands
+            .into_iter()
+            .filter_map(|(cseq, cidx)| {
+                let other = &mem.sentences[&(cseq, cidx)];
+                let sc = score(&s.words, &other.words, idf);
+                let distance = (full ^ signature(cfg, &other.words)).count_ones();
+                (sc >= cfg.threshold).then_some(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc })
+            })
+            .collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
+        out.truncate(cfg.max_sources as usize);
+        out
+    }
+
     proptest::proptest! {
+        /// Documents of sentences drawn from a few, so that many repeat exactly (more
+        /// often than `max_sources`) and others overlap: what `find` reports for each
+        /// sentence equals scoring every candidate (it stops early once it holds
+        /// `max_sources` perfect scores).
+        #[test]
+        fn find_equals_scoring_every_candidate(seed in proptest::prelude::any::<u64>(), docs in 2u64..40, max_sources in 1u32..6) {
+            let cfg = QuoteConfig { max_sources, ..QuoteConfig::default() };
+            let mut mem = Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
+            let mut rng = seed;
+            let mut next = move |n: u64| { rng = mix(rng.wrapping_add(1)); rng % n };
+            // Eight base sentences of 5-12 words from a vocabulary of 40.
+            let base: Vec<Vec<u64>> = (0..8).map(|_| (0..5 + next(8)).map(|_| next(40)).collect()).collect();
+            for seq in 1..=docs {
+                let ss: Vec<Sentence> = (0..1 + next(4))
+                    .map(|k| {
+                        let mut w = base[next(8) as usize].clone();
+                        if next(3) == 0 {
+                            w[0] = next(40); // an edited copy
+                        }
+                        w.sort_unstable();
+                        w.dedup();
+                        Sentence { start: k as u32, end: k as u32 + 1, words: w }
+                    })
+                    .collect();
+                let want: Vec<(u32, Vec<QuoteSource>)> = ss
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.words.len() as u32 >= cfg.min_words && mem.idx.documents() > 0)
+                    .map(|(i, s)| (i as u32, found_by_scoring_all(&mem, &cfg, seq, s)))
+                    .filter(|(_, f)| !f.is_empty())
+                    .collect();
+                let q = mem.add(&cfg, seq, ss);
+                let got: Vec<(u32, Vec<QuoteSource>)> = q.found.into_iter().map(|f| (f.sentence, f.sources)).collect();
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
+
         /// A long sentence (18-40 distinct words) with one word changed, among other
         /// documents' sentences: always found with part signatures when none of its
         /// parts is empty (one part is unchanged); the full signature alone (radius 0)

@@ -167,8 +167,9 @@ fn naive_scan(
     let mut truth: Truth = Vec::with_capacity(qs.len());
     for (i, q) in qs.iter().enumerate() {
         let mut t = HashMap::new();
+        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
         for (key, s) in sentences {
-            let sc = quote::score(&q.words, &s.words, idf_of);
+            let sc = scorer.score(&s.words);
             if let Some(level) = level_of(sc) {
                 t.insert(*key, level);
             }
@@ -203,9 +204,10 @@ fn inverted_scan(qs: &[Sentence], sentences: &[((u64, u32), Sentence)], idf_of: 
             }
         }
         inv_candidates += cands.len() as u64;
+        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
         for c in cands {
             seen[c as usize] = false;
-            std::hint::black_box(quote::score(&q.words, &sentences[c as usize].1.words, idf_of));
+            std::hint::black_box(scorer.score(&sentences[c as usize].1.words));
         }
     }
     (start.elapsed().as_secs_f64() / qs.len() as f64, inv_candidates)
@@ -228,10 +230,11 @@ fn qsign_at(
     for (i, q) in qs.iter().enumerate() {
         let sig = quote::signature(qcfg, &q.words);
         let d = radius.unwrap_or_else(|| quote::radius(&QuoteConfig::default(), q.words.len() as u32));
+        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
         for (seq, idx, _) in indexes.quote_candidates(qcfg, sig, d).0 {
             candidates += 1;
             if let Some(s) = by_key.get(&(seq, idx)) {
-                let sc = quote::score(&q.words, &s.words, idf_of);
+                let sc = scorer.score(&s.words);
                 if sc >= 0.5 {
                     if let Some(&l) = truth[i].get(&(seq, idx)) {
                         found[l] += 1;
