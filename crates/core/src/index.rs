@@ -399,21 +399,36 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
     /// sentences' signatures and its near-duplicate keys.
     pub fn add(&mut self, cfg: &QuoteConfig, seq: u64, add: &IndexAdd) {
         let (mut df_new, mut df_evicted) = (0, 0);
+        // The words' buckets are mostly cache misses: load a byte of each first, as
+        // independent loads the CPU has in flight together.
+        let touched = add.words.iter().fold(0u8, |x, &w| x ^ self.bytes()[self.df_bucket(w)]);
+        std::hint::black_box(touched);
         for &w in &add.words {
             let at = self.df_bucket(w);
             let bucket = &mut self.bytes_mut()[at..at + DF_BUCKET * ENTRY];
-            let occupied: Vec<(u64, u64)> = entries(bucket).collect();
-            let slot = match occupied.iter().position(|&(x, _)| x == w) {
-                Some(i) => {
-                    put(bucket, i * ENTRY + 8, occupied[i].1 + 1);
-                    continue;
+            // One pass: the word's entry, else how many are occupied and the first of the
+            // lowest count (the one a full bucket evicts).
+            let (mut occupied, mut lowest) = (0, (u64::MAX, 0));
+            let mut found = None;
+            for (i, (x, n)) in entries(bucket).enumerate() {
+                occupied += 1;
+                if x == w {
+                    found = Some((i, n));
+                    break;
                 }
-                None if occupied.len() < DF_BUCKET => occupied.len(),
-                None => {
-                    df_evicted += 1;
-                    let min = occupied.iter().map(|e| e.1).min().expect("a full bucket");
-                    occupied.iter().position(|e| e.1 == min).expect("the minimum is in the bucket")
+                if n < lowest.0 {
+                    lowest = (n, i);
                 }
+            }
+            if let Some((i, n)) = found {
+                put(bucket, i * ENTRY + 8, n + 1);
+                continue;
+            }
+            let slot = if occupied < DF_BUCKET {
+                occupied
+            } else {
+                df_evicted += 1;
+                lowest.1
             };
             df_new += 1;
             put(bucket, slot * ENTRY, w);
@@ -428,9 +443,11 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
                 }
                 let packed = seq << SENTENCE_BITS | u64::from(idx);
                 for p in 0..cfg.pieces {
-                    let chain: Vec<usize> = self.sig_chain(p, quote::piece(cfg, sig, p)).collect();
+                    let v = quote::piece(cfg, sig, p);
                     // The first bucket of the chain with room, else the home bucket evicts.
-                    let at = chain.iter().copied().find(|&at| !full(&self.bytes()[at..at + len])).unwrap_or(chain[0]);
+                    let mut chain = self.sig_chain(p, v);
+                    let home = chain.next().expect("a chain has its home bucket");
+                    let at = std::iter::once(home).chain(chain).find(|&at| !full(&self.bytes()[at..at + len])).unwrap_or(home);
                     sig_new += 1;
                     sig_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + len], sig, packed));
                 }
