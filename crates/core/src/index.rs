@@ -263,6 +263,14 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         &self.mem.as_ref()[..self.shape.bytes]
     }
 
+    /// Loads a byte at each of `offsets` (buckets about to be read, mostly cache
+    /// misses) as independent loads the CPU has in flight together, before they are
+    /// read one by one.
+    fn touch(&self, offsets: impl Iterator<Item = usize>) {
+        let bytes = self.bytes();
+        std::hint::black_box(offsets.fold(0u8, |x, at| x ^ bytes[at]));
+    }
+
     fn counter(&self, at: usize) -> u64 {
         get(self.bytes(), at)
     }
@@ -334,10 +342,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         let len = self.shape.sig_entries * ENTRY;
         let mut probe = Vec::new();
         let probes = quote::probes(cfg, sig, d);
-        // Every probe's home bucket is a likely cache miss: load a byte of each first, as
-        // independent loads the CPU has in flight together, before scanning them one by one.
-        let touched = probes.iter().filter_map(|&(p, v)| self.sig_chain(p, v).next()).fold(0u8, |x, at| x ^ self.bytes()[at]);
-        std::hint::black_box(touched);
+        self.touch(probes.iter().filter_map(|&(p, v)| self.sig_chain(p, v).next()));
         for (p, v) in probes {
             let (lo, hi) = cfg.piece_range(p);
             let mask = (1u64 << (hi - lo)) - 1;
@@ -375,6 +380,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     /// most `max_per_key` (the oldest) a key.
     pub fn nd_candidates(&self, cfg: &NearDupConfig, seq: u64, keys: &[u64]) -> BTreeSet<u64> {
         let mut out = BTreeSet::new();
+        self.touch(keys.iter().map(|&k| self.nd_bucket(k)));
         for &k in keys {
             let at = self.nd_bucket(k);
             let bucket = &self.bytes()[at..at + ND_BUCKET * ENTRY];
@@ -399,10 +405,7 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
     /// sentences' signatures and its near-duplicate keys.
     pub fn add(&mut self, cfg: &QuoteConfig, seq: u64, add: &IndexAdd) {
         let (mut df_new, mut df_evicted) = (0, 0);
-        // The words' buckets are mostly cache misses: load a byte of each first, as
-        // independent loads the CPU has in flight together.
-        let touched = add.words.iter().fold(0u8, |x, &w| x ^ self.bytes()[self.df_bucket(w)]);
-        std::hint::black_box(touched);
+        self.touch(add.words.iter().map(|&w| self.df_bucket(w)));
         for &w in &add.words {
             let at = self.df_bucket(w);
             let bucket = &mut self.bytes_mut()[at..at + DF_BUCKET * ENTRY];
@@ -454,6 +457,7 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
             }
         }
         let (mut nd_new, mut nd_evicted) = (0, 0);
+        self.touch(add.nd_keys.iter().map(|&k| self.nd_bucket(k)));
         for &k in &add.nd_keys {
             let at = self.nd_bucket(k);
             nd_new += 1;
