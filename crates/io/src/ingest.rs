@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::input::{expand_paths, read_file, InputDoc, InputError};
+use crate::input::{expand_paths, read_docs, InputDoc, InputError};
 use crate::pipeline::{ordered_map, WorkerDied};
 use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
 
@@ -53,12 +53,13 @@ enum Ready {
     Doc(Result<Box<(InputDoc, Prepared, f64)>, InputError>),
 }
 
+/// The inputs' files and documents in order, read as they are taken (a JSONL file a
+/// line at a time: the memory bound holds for a file of any size).
 fn read(paths: &[PathBuf], max: u64) -> impl Iterator<Item = Item> + Send + '_ {
-    expand_paths(paths).into_iter().flat_map(move |f| {
-        let docs = f.and_then(|path| read_file(&path, max));
-        match docs {
-            Ok(docs) => std::iter::once(Item::File(None)).chain(docs.into_iter().map(Item::Doc)).collect::<Vec<_>>(),
-            Err(e) => vec![Item::File(Some(e))],
+    expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Item> + Send> {
+        match f.and_then(|path| read_docs(&path, max)) {
+            Ok(docs) => Box::new(std::iter::once(Item::File(None)).chain(docs.map(Item::Doc))),
+            Err(e) => Box::new(std::iter::once(Item::File(Some(e)))),
         }
     })
 }

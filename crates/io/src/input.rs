@@ -14,6 +14,7 @@
 //! one bad JSONL line does not stop the others.
 
 use std::cell::RefCell;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use html5ever::tokenizer::{
@@ -97,15 +98,106 @@ pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
 /// Reads one file into its documents (several for JSONL). The outer error is for the
 /// whole file; inner ones for single documents.
 pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
+    Ok(read_docs(path, max_bytes)?.collect())
+}
+
+/// [`read_file`] as documents are taken: a JSONL file is read a line at a time
+/// ([`jsonl_docs`]); other formats are one document, read whole (up to `max_bytes`).
+pub fn read_docs(path: &Path, max_bytes: u64) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
     let source = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| InputError::Unreadable { file: source.clone(), reason: e.to_string() })?;
+    let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.clone(), reason: e.to_string() };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    if ext != "jsonl" && meta.len() > max_bytes {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
+    if ext == "jsonl" || ext == "ndjson" {
+        let file = std::fs::File::open(path).map_err(unreadable)?;
+        return jsonl_docs(file, &stem, &source, max_bytes);
+    }
+    if meta.len() > max_bytes {
         return Err(InputError::TooLarge { file: source, bytes: meta.len(), limit: max_bytes });
     }
-    let bytes = std::fs::read(path).map_err(|e| InputError::Unreadable { file: source.clone(), reason: e.to_string() })?;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
-    parse_bytes(bytes, &ext, &stem, &source, max_bytes)
+    let bytes = std::fs::read(path).map_err(unreadable)?;
+    Ok(Box::new(parse_bytes(bytes, &ext, &stem, &source, max_bytes)?.into_iter()))
+}
+
+/// The documents of a JSONL stream, read a line at a time as they are taken: a file of
+/// any size is never held whole (`ingest`'s memory bound). Its first 8 KiB decide
+/// whether it is text; a line over `max_bytes` is skipped without being held (an error
+/// naming it); a read error ends the stream with an error.
+pub fn jsonl_docs<R: Read + Send + 'static>(
+    mut reader: R,
+    stem: &str,
+    source: &str,
+    max_bytes: u64,
+) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+    let mut head = Vec::with_capacity(8192);
+    (&mut reader)
+        .take(8192)
+        .read_to_end(&mut head)
+        .map_err(|e| InputError::Unreadable { file: source.to_string(), reason: e.to_string() })?;
+    if looks_binary(&head) {
+        return Err(InputError::Binary(source.to_string()));
+    }
+    let mut lines = std::io::BufReader::with_capacity(1 << 16, std::io::Cursor::new(head).chain(reader));
+    let (stem, source) = (stem.to_string(), source.to_string());
+    let (mut number, mut done, mut line) = (0usize, false, Vec::new());
+    Ok(Box::new(std::iter::from_fn(move || {
+        while !done {
+            number += 1;
+            let src = format!("{source}:{number}");
+            line.clear();
+            match read_line(&mut lines, max_bytes, &mut line) {
+                Ok(None) => done = true,
+                Ok(Some(len)) if len > max_bytes => return Some(Err(InputError::TooLarge { file: src, bytes: len, limit: max_bytes })),
+                Ok(Some(_)) => {
+                    let text = String::from_utf8_lossy(&line);
+                    if !text.trim().is_empty() {
+                        return Some(from_json(&text, &format!("{stem}:{number}"), &src));
+                    }
+                }
+                Err(e) => {
+                    done = true;
+                    return Some(Err(InputError::Unreadable { file: src, reason: e.to_string() }));
+                }
+            }
+        }
+        None
+    })))
+}
+
+/// Reads one line into `out` without its `\n` or `\r\n` (as `str::lines` splits), and
+/// holds at most `max + 2` bytes of it; returns the line's length, or None at the end
+/// of the stream.
+fn read_line(r: &mut impl BufRead, max: u64, out: &mut Vec<u8>) -> std::io::Result<Option<u64>> {
+    let (mut len, mut any, mut ended, mut last) = (0u64, false, false, 0u8);
+    while !ended {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        let room = usize::try_from(max.saturating_add(2).saturating_sub(len)).unwrap_or(usize::MAX);
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        last = chunk.last().copied().unwrap_or(last);
+        len += chunk.len() as u64;
+        let used = chunk.len() + usize::from(found);
+        r.consume(used);
+        ended = found;
+    }
+    if !any {
+        return Ok(None);
+    }
+    if ended && len > 0 && last == b'\r' {
+        len -= 1;
+        if out.len() as u64 > len {
+            out.truncate(len as usize);
+        }
+    }
+    Ok(Some(len))
 }
 
 /// Parses file content of a given extension (see the module docs).
@@ -123,22 +215,7 @@ pub fn parse_bytes(
     // The bytes become the text without a copy when they are UTF-8 (a large file must
     // not be held twice).
     match ext {
-        "jsonl" | "ndjson" => {
-            let (text, _) = decode(bytes);
-            let docs = text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-                .map(|(i, line)| {
-                    let src = format!("{source}:{}", i + 1);
-                    if line.len() as u64 > max_bytes {
-                        return Err(InputError::TooLarge { file: src, bytes: line.len() as u64, limit: max_bytes });
-                    }
-                    from_json(line, &format!("{stem}:{}", i + 1), &src)
-                })
-                .collect();
-            Ok(docs)
-        }
+        "jsonl" | "ndjson" => Ok(jsonl_docs(std::io::Cursor::new(bytes), stem, source, max_bytes)?.collect()),
         "json" => {
             let (text, _) = decode(bytes);
             Ok(vec![from_json(&text, stem, source)])
@@ -326,6 +403,46 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// An endless JSONL stream that fails when read past 1 MiB.
+    struct Endless(usize);
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0 > 1 << 20 {
+                return Err(std::io::Error::other("read past the documents asked for"));
+            }
+            let line = format!("{{\"id\": \"d{}\", \"text\": \"words of a document\"}}\n", self.0);
+            let n = line.len().min(buf.len());
+            buf[..n].copy_from_slice(&line.as_bytes()[..n]);
+            self.0 += 1;
+            // Whole lines only (a short buffer gets a line's start, which is enough to fail JSON).
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_jsonl_line_over_the_limit_is_measured_in_the_files_bytes() {
+        let bytes = b"{\"text\": \"ab\"}\r\n{\"text\": \"a\xff\"}\n".to_vec();
+        let docs: Vec<_> = jsonl_docs(std::io::Cursor::new(bytes), "s", "src", 15).unwrap().collect();
+        assert!(docs[0].is_ok(), "14 bytes without the \\r\\n: {:?}", docs[0]);
+        // 14 bytes in the file (the invalid byte is one), 16 once replaced by U+FFFD.
+        assert_eq!(docs[1].as_ref().unwrap().text, "a\u{fffd}");
+        let docs: Vec<_> = jsonl_docs(std::io::Cursor::new(b"{\"text\": \"abcd\"}\n".to_vec()), "s", "src", 15).unwrap().collect();
+        assert_eq!(docs, [Err(InputError::TooLarge { file: "src:1".into(), bytes: 16, limit: 15 })]);
+        // No limit (the evaluation commands read with u64::MAX).
+        let docs: Vec<_> = jsonl_docs(std::io::Cursor::new(b"{\"text\": \"abcd\"}\n".to_vec()), "s", "src", u64::MAX).unwrap().collect();
+        assert_eq!(docs[0].as_ref().map(|d| d.text.as_str()), Ok("abcd"));
+    }
+
+    #[test]
+    fn jsonl_is_read_as_its_documents_are_taken() {
+        // The whole file was read before its first document (a 110 MB JSONL held in
+        // memory for the whole ingestion, past the memory bound).
+        let docs: Vec<InputDoc> = jsonl_docs(Endless(0), "s", "src", 1 << 20).unwrap().take(3).map(Result::unwrap).collect();
+        assert_eq!(docs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["d0", "d1", "d2"]);
+        assert_eq!(docs[2].source, "src:3");
+    }
+
     /// Fragments that steer random input toward what the parsers branch on.
     fn fragments() -> impl Strategy<Value = Vec<u8>> {
         let piece = prop_oneof![
@@ -340,7 +457,40 @@ mod tests {
         prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
     }
 
+    /// JSONL as it was parsed from a whole file in memory, before it was streamed.
+    fn jsonl_whole(bytes: Vec<u8>, max: u64) -> Vec<Result<InputDoc, InputError>> {
+        let (text, _) = decode(bytes);
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, line)| {
+                let src = format!("src:{}", i + 1);
+                if line.len() as u64 > max {
+                    return Err(InputError::TooLarge { file: src, bytes: line.len() as u64, limit: max });
+                }
+                from_json(line, &format!("s:{}", i + 1), &src)
+            })
+            .collect()
+    }
+
     proptest! {
+        /// Streamed JSONL gives what parsing the whole file gave: the same documents,
+        /// line numbers and errors (`\r\n`, blank lines, lines over the limit).
+        #[test]
+        fn streamed_jsonl_equals_parsing_the_whole_file(
+            lines in prop::collection::vec(("[a-z \"{}:,\\\\\r\u{e9}\u{feff}]{0,30}", prop::sample::select(vec!["", "\"text\"", "{\"text\": \"a b\"}", "{\"id\": 7, \"html\": \"<p>x</p>\"}"]), prop::bool::ANY), 0..12),
+            max in 1u64..64,
+        ) {
+            let mut text = String::new();
+            for (noise, json, crlf) in lines {
+                text.push_str(json);
+                text.push_str(&noise);
+                text.push_str(if crlf { "\r\n" } else { "\n" });
+            }
+            let docs = jsonl_docs(std::io::Cursor::new(text.clone().into_bytes()), "s", "src", max).unwrap();
+            prop_assert_eq!(docs.collect::<Vec<_>>(), jsonl_whole(text.into_bytes(), max));
+        }
+
         /// Fuzzing (issue 11): any bytes in any input format give documents or clean
         /// errors, never a panic; `scripts/fuzz.sh` runs a million cases.
         #[test]
