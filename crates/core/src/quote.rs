@@ -335,7 +335,8 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
         // Sources with the highest possible score (1): once there are `max_sources` of
         // them, no later candidate (in ascending order, so older ones win ties) can
         // make the cut; a boilerplate sentence stops after its first copies instead of
-        // reading hundreds.
+        // reading hundreds. (With `max_sources` 0 nothing stops early: every source found
+        // still makes the sentence a quotation, with its sources cut to none.)
         let mut perfect = 0;
         for (cseq, cidx) in cands {
             if cseq >= seq || (perfect > 0 && perfect >= cfg.max_sources) {
