@@ -44,6 +44,7 @@
 //! computed in `textorigin_core`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, WriteOptions, DB};
 use serde::de::DeserializeOwned;
@@ -244,6 +245,25 @@ impl Store {
 
     fn decode<T: DeserializeOwned>(&self, what: &str, bytes: &[u8]) -> Result<T> {
         codec::decode(bytes).map_err(|reason| StoreError::Corrupt { path: self.path.clone(), what: what.to_string(), reason })
+    }
+
+    /// A stored value read through `cache` under `k`: the cached copy, else the value
+    /// under `key()` in column family `cf`, decoded and cached with its `weight`.
+    fn get_cached<K: Eq + std::hash::Hash + Clone, V: DeserializeOwned, B: AsRef<[u8]>>(
+        &self,
+        cache: &cache::Bounded<K, Arc<V>>,
+        k: K,
+        (cf, key): (&str, impl FnOnce() -> B),
+        what: &str,
+        weight: fn(&V) -> usize,
+    ) -> Result<Option<Arc<V>>> {
+        if let Some(v) = cache.get(&k) {
+            return Ok(Some(v));
+        }
+        let Some(bytes) = self.get(cf, key().as_ref())? else { return Ok(None) };
+        let v = Arc::new(self.decode::<V>(what, &bytes)?);
+        cache.put(k, Arc::clone(&v), weight(&v));
+        Ok(Some(v))
     }
 
     fn write(&self, b: WriteBatch, sync: bool) -> Result<()> {

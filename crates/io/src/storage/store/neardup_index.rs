@@ -25,14 +25,7 @@ pub struct NearDupWrite {
 impl Store {
     /// The sketch of document `seq`.
     pub fn sketch(&self, seq: u64) -> Result<Option<Arc<Sketch>>> {
-        if let Some(s) = self.caches.sketches.get(&seq) {
-            return Ok(Some(s));
-        }
-        let s: Option<Arc<Sketch>> = self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v).map(Arc::new)).transpose()?;
-        if let Some(s) = &s {
-            self.caches.sketches.put(seq, Arc::clone(s), super::cache::sketch_bytes(s));
-        }
-        Ok(s)
+        self.get_cached(&self.caches.sketches, seq, (CF_ND_SKETCH, || seq_key(seq)), "sketch", super::cache::sketch_bytes)
     }
 
     /// Compares a new document's sketch with every earlier document that shares an

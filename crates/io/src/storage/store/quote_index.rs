@@ -48,15 +48,7 @@ impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
 impl Store {
     /// A stored sentence.
     pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Arc<Sentence>>> {
-        if let Some(s) = self.caches.sentences.get(&(seq, idx)) {
-            return Ok(Some(s));
-        }
-        let s: Option<Arc<Sentence>> =
-            self.get(CF_Q_SENT, &sentence_key(seq, idx))?.map(|v| self.decode("sentence", &v).map(Arc::new)).transpose()?;
-        if let Some(s) = &s {
-            self.caches.sentences.put((seq, idx), Arc::clone(s), super::cache::sentence_bytes(s));
-        }
-        Ok(s)
+        self.get_cached(&self.caches.sentences, (seq, idx), (CF_Q_SENT, || sentence_key(seq, idx)), "sentence", super::cache::sentence_bytes)
     }
 
     /// Every indexed sentence: ((seq, sentence index), sentence).
