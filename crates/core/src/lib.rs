@@ -10,7 +10,8 @@
 //! Near-duplicate sketches and verdicts are in [`neardup`], qSign quotation signatures,
 //! probes and scoring in [`quote`], the bounded derived indexes both search (document
 //! frequencies, signatures, near-duplicate keys) in [`index`]; [`reference`] is the
-//! brute-force oracle; [`config`] the typed configuration.
+//! brute-force oracle; [`config`] the typed configuration; [`shard`] splits the table
+//! into bucket ranges whose union is the single-node table (scale-out).
 //!
 //! **Architecture Invariant: the core is pure.** It depends on no file system, clock,
 //! RocksDB or memory map (Cargo enforces it: see `Cargo.toml`), uses only seeded
@@ -29,5 +30,6 @@ pub mod quote;
 pub mod rabin;
 pub mod reference;
 pub mod select;
+pub mod shard;
 pub mod table;
 pub mod text;

@@ -367,6 +367,18 @@ impl<M: BucketMemory> Table<M> {
         xxh3_64(&self.mem.bytes()[..self.buckets as usize * self.bucket_bytes()])
     }
 
+    /// The bytes of the buckets in `r` (a shard's range, [`crate::shard`]).
+    pub fn range_bytes(&self, r: std::ops::Range<u64>) -> &[u8] {
+        let len = self.bucket_bytes();
+        &self.mem.bytes()[r.start as usize * len..r.end as usize * len]
+    }
+
+    /// The bytes of the buckets in `r`, for writing.
+    pub fn range_bytes_mut(&mut self, r: std::ops::Range<u64>) -> &mut [u8] {
+        let len = self.bucket_bytes();
+        &mut self.mem.bytes_mut()[r.start as usize * len..r.end as usize * len]
+    }
+
     fn bucket_bytes(&self) -> usize {
         self.entries * ENTRY_BYTES
     }

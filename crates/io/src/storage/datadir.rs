@@ -773,9 +773,9 @@ fn analyse(
     engine.load_prepared(tokens, items);
     let probe = engine.probe(&mut **table, seq);
     times.table += lap(&mut t);
-    let estimate = engine.estimate(seq, &probe);
+    let estimate = engine.estimate(seq, &probe.hits);
     times.estimation += lap(&mut t);
-    engine.score(&mut **table, seq, &probe, &estimate);
+    engine.score(&mut **table, &probe, &engine.feedback(&estimate));
     times.table += lap(&mut t);
     let mut result = estimate.result;
     align(store, engine, &mut result)?;

@@ -122,13 +122,32 @@ pub struct Estimate {
     offsets: Vec<u8>,
 }
 
-/// What the table answered for a document's selected shingles (phase 1 of apply).
-#[derive(Debug, Clone, Default)]
+/// What a table answered for the selected shingles of a document it holds (phase 1 of
+/// apply): all of them on one node, those of its bucket range on a shard
+/// ([`crate::shard`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Probe {
-    /// What each selected shingle found (None: it was inserted).
+    /// Indexes of the probed selected shingles among the document's, ascending.
+    pub items: Vec<u32>,
+    /// Their fingerprints.
+    pub fps: Vec<u64>,
+    /// What each found (None: it was inserted).
     pub hits: Vec<Option<Hit>>,
-    /// Where each selected shingle's entry is now.
+    /// Where each one's entry is now.
     pub positions: Vec<Position>,
+}
+
+/// Phase 3's input, the same for every shard: what estimation decided about document
+/// `seq`, per selected shingle, for origin propagation and Lucky's bonuses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Feedback {
+    pub seq: u64,
+    /// k-shingles of the document (the table's ssr counter).
+    pub shingles: u32,
+    /// Estimated origin and offset of every selected shingle (empty without propagation).
+    pub origins: Vec<(u64, u8)>,
+    /// Lucky rules (b)-(d) of every selected shingle (empty without Lucky eviction).
+    pub bonus: Vec<u32>,
 }
 
 /// Engine state: configuration, fingerprint tables, reusable buffers.
@@ -178,57 +197,82 @@ impl Engine {
     /// phases [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn.
     pub fn apply_prepared<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64) -> DocResult {
         let probe = self.probe(table, seq);
-        let estimate = self.estimate(seq, &probe);
-        self.score(table, seq, &probe, &estimate);
+        let estimate = self.estimate(seq, &probe.hits);
+        self.score(table, &probe, &self.feedback(&estimate));
         estimate.result
     }
 
     /// Phase 1 (Section 2.2): every selected fingerprint of the prepared document looked
     /// up in its bucket and inserted when absent, in order, with prefetching.
     pub fn probe<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64) -> Probe {
+        self.probe_where(table, seq, |_| true)
+    }
+
+    /// [`Engine::probe`] for the selected shingles whose bucket `owns` accepts (a shard's
+    /// range), each entry made exactly as on one node.
+    pub fn probe_where<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, owns: impl Fn(u64) -> bool) -> Probe {
         let items = &self.items;
         let n = items.len();
-        let mut hits = Vec::with_capacity(n);
-        let mut positions = Vec::with_capacity(n);
-        for item in items.iter().take(PREFETCH_AHEAD) {
-            table.prefetch(item.fp);
+        let mine: Vec<u32> = (0..n as u32).filter(|&i| owns(table.bucket_of(items[i as usize].fp))).collect();
+        let mut probe = Probe {
+            fps: mine.iter().map(|&i| items[i as usize].fp).collect(),
+            hits: Vec::with_capacity(mine.len()),
+            positions: Vec::with_capacity(mine.len()),
+            items: mine,
+        };
+        for &fp in probe.fps.iter().take(PREFETCH_AHEAD) {
+            table.prefetch(fp);
         }
-        for (i, item) in items.iter().enumerate() {
-            if i + PREFETCH_AHEAD < n {
-                table.prefetch(items[i + PREFETCH_AHEAD].fp);
+        for (k, &i) in probe.items.iter().enumerate() {
+            if let Some(&fp) = probe.fps.get(k + PREFETCH_AHEAD) {
+                table.prefetch(fp);
             }
+            let i = i as usize;
             let new = Hit {
                 origin: seq,
                 offset: i as u8,
                 prev: if i > 0 { top_byte(items[i - 1].fp) } else { 0 },
                 next: if i + 1 < n { top_byte(items[i + 1].fp) } else { 0 },
             };
-            let (hit, pos) = table.process(item.fp, new, seq << 24 ^ i as u64);
-            hits.push(hit);
-            positions.push(pos);
+            let (hit, pos) = table.process(items[i].fp, new, seq << 24 ^ i as u64);
+            probe.hits.push(hit);
+            probe.positions.push(pos);
         }
-        Probe { hits, positions }
+        probe
     }
 
-    /// Phase 2 (Section 2.3): estimation and the document's result from the probe.
-    pub fn estimate(&self, seq: u64, probe: &Probe) -> Estimate {
-        self.finish(seq, &probe.hits)
+    /// Phase 2 (Section 2.3): estimation and the document's result from what all its
+    /// selected shingles found, in order.
+    pub fn estimate(&self, seq: u64, hits: &[Option<Hit>]) -> Estimate {
+        self.finish(seq, hits)
+    }
+
+    /// What phase 3 needs of an estimate of the prepared document.
+    pub fn feedback(&self, estimate: &Estimate) -> Feedback {
+        let result = &estimate.result;
+        let origins = if self.cfg.propagate {
+            result.selected_origins.iter().zip(&estimate.offsets).map(|(s, &o)| (s.origin, o)).collect()
+        } else {
+            Vec::new()
+        };
+        let bonus =
+            if self.cfg.eviction == Eviction::Lucky { lucky_bonus(&self.items, &result.copied_blocks, self.cfg.lucky_y) } else { Vec::new() };
+        Feedback { seq: result.seq, shingles: result.shingles, origins, bonus }
     }
 
     /// Phase 3: origin propagation (when configured), Lucky scoring (rules a-e) and the
-    /// table's per-document counters.
-    pub fn score<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, probe: &Probe, estimate: &Estimate) {
-        let result = &estimate.result;
+    /// table's per-document counters, for the entries `probe` made or found.
+    pub fn score<M: BucketMemory>(&self, table: &mut Table<M>, probe: &Probe, fb: &Feedback) {
         if self.cfg.propagate {
-            propagate(table, seq, &self.items, probe, estimate);
+            propagate(table, probe, fb);
         }
         if table.eviction() == Eviction::Lucky {
-            lucky_scores(table, &self.cfg, seq, &self.items, &probe.hits, &probe.positions, result);
+            lucky_scores(table, probe, fb);
         }
         let stats = table.stats_mut();
         stats.documents += 1;
-        stats.last_seq = seq;
-        stats.shingles += u64::from(result.shingles);
+        stats.last_seq = fb.seq;
+        stats.shingles += u64::from(fb.shingles);
     }
 
     /// Analyses `text` as document `seq` against the table without changing anything.
@@ -413,31 +457,27 @@ fn origin_counts(origins: &[(u64, How)]) -> Vec<(u64, u32)> {
 /// Origin propagation: every entry the document inserted for a shingle estimation
 /// labelled copied, if the document has not evicted it since, gets the estimated origin
 /// and offset (its neighbour bytes, the document's, are the copy's too).
-fn propagate<M: BucketMemory>(table: &mut Table<M>, seq: u64, items: &[Item], probe: &Probe, estimate: &Estimate) {
-    for (i, (item, s)) in items.iter().zip(&estimate.result.selected_origins).enumerate() {
-        if probe.hits[i].is_none() && s.origin != seq && table.holds(probe.positions[i], item.fp) {
-            table.relabel(probe.positions[i], item.fp, s.origin, estimate.offsets[i]);
+fn propagate<M: BucketMemory>(table: &mut Table<M>, probe: &Probe, fb: &Feedback) {
+    for (k, &i) in probe.items.iter().enumerate() {
+        let (origin, offset) = fb.origins[i as usize];
+        let (pos, fp) = (probe.positions[k], probe.fps[k]);
+        if probe.hits[k].is_none() && origin != fb.seq && table.holds(pos, fp) {
+            table.relabel(pos, fp, origin, offset);
         }
     }
 }
 
-/// Lucky rules (a)-(d) for one document, then (e) through [`Table::add_scores`].
-fn lucky_scores<M: BucketMemory>(
-    table: &mut Table<M>,
-    cfg: &Config,
-    seq: u64,
-    items: &[Item],
-    hits: &[Option<Hit>],
-    positions: &[Position],
-    result: &DocResult,
-) {
+/// Lucky rules (b)-(d) for the selected shingles of a document: ⌊√(b−2)⌋ for the first
+/// and last of each copied block of b shingles, 3 for the first and last, 1 for every
+/// y-th.
+fn lucky_bonus(items: &[Item], blocks: &[Block], y: u32) -> Vec<u32> {
     let n = items.len();
-    if n == 0 {
-        return;
-    }
     let mut bonus = vec![0u32; n];
+    if n == 0 {
+        return bonus;
+    }
     let mut at = 0usize;
-    for b in &result.copied_blocks {
+    for b in blocks {
         // Blocks are in item order; find the block's first item.
         while items[at].start != b.span.start_token {
             at += 1;
@@ -450,21 +490,27 @@ fn lucky_scores<M: BucketMemory>(
     }
     bonus[0] += 3;
     bonus[n - 1] += 3;
-    let y = cfg.lucky_y as usize;
+    let y = y as usize;
     for (i, b) in bonus.iter_mut().enumerate() {
         if (i + 1) % y == 0 {
             *b += 1;
         }
     }
-    // (position, base, bonus), merged per entry.
-    let mut per_entry: Vec<(Position, u32, u32, u64)> = (0..n)
-        .map(|i| {
-            let base = u32::from(hits[i].is_some_and(|h| h.origin != seq));
-            (positions[i], base, bonus[i], items[i].fp)
+    bonus
+}
+
+/// Lucky rule (a) and the bonuses for the entries `probe` holds, merged per entry, then
+/// (e) through [`Table::add_scores`].
+fn lucky_scores<M: BucketMemory>(table: &mut Table<M>, probe: &Probe, fb: &Feedback) {
+    // (position, base, bonus, fingerprint), merged per entry.
+    let mut per_entry: Vec<(Position, u32, u32, u64)> = (0..probe.items.len())
+        .map(|k| {
+            let base = u32::from(probe.hits[k].is_some_and(|h| h.origin != fb.seq));
+            (probe.positions[k], base, fb.bonus[probe.items[k] as usize], probe.fps[k])
         })
         .collect();
     per_entry.sort_by_key(|e| e.0);
-    let mut updates: Vec<(Position, u32)> = Vec::with_capacity(n);
+    let mut updates: Vec<(Position, u32)> = Vec::with_capacity(per_entry.len());
     for (pos, base, add, fp) in per_entry {
         if !table.holds(pos, fp) {
             continue; // evicted later in the same document
@@ -478,254 +524,4 @@ fn lucky_scores<M: BucketMemory>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::reference::Reference;
-    use crate::text::tokenize;
-    use proptest::prelude::*;
-
-    fn table(cfg: &Config) -> Table<Vec<u8>> {
-        Table::in_memory(&cfg.table_params()).unwrap()
-    }
-
-    fn exact_config() -> Config {
-        Config {
-            selection: crate::select::Selection::All,
-            estimation: crate::estimate::Estimation::Nb,
-            table_bytes: 64 << 20,
-            ..Config::default()
-        }
-    }
-
-    /// Generated corpus: documents that copy runs of words from earlier ones.
-    fn corpus(seed: u64, docs: usize) -> Vec<String> {
-        let mut x = seed | 1;
-        let mut next = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
-        let mut out: Vec<Vec<String>> = Vec::new();
-        for _ in 0..docs {
-            let mut words = Vec::new();
-            let parts = 1 + next(4);
-            for _ in 0..parts {
-                if !out.is_empty() && next(2) == 0 {
-                    let src = &out[next(out.len() as u64) as usize];
-                    let a = next(src.len() as u64) as usize;
-                    let len = (5 + next(30) as usize).min(src.len() - a);
-                    words.extend_from_slice(&src[a..a + len]);
-                } else {
-                    for _ in 0..(3 + next(40)) {
-                        words.push(format!("w{}", next(500)));
-                    }
-                }
-            }
-            out.push(words);
-        }
-        out.into_iter().map(|w| w.join(" ")).collect()
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
-        #[test]
-        fn all_nb_large_table_equals_brute_force(seed in any::<u64>(), docs in 1usize..25) {
-            let cfg = exact_config();
-            let mut t = table(&cfg);
-            let mut e = Engine::new(cfg.clone());
-            let mut reference = Reference::new(cfg.k as usize);
-            for (i, text) in corpus(seed, docs).iter().enumerate() {
-                let seq = i as u64 + 1;
-                let got = e.apply(&mut t, seq, text);
-                let want = reference.apply(seq, text);
-                let got_origins: Vec<u64> = got.selected_origins.iter().map(|s| s.origin).collect();
-                prop_assert_eq!(&got_origins, &want.origins, "doc {}", seq);
-                prop_assert_eq!(got.fresh_tokens, want.fresh_tokens);
-                prop_assert_eq!(got.dominant_by_rule(), want.dominant_origin);
-            }
-            prop_assert_eq!(t.stats().evictions, 0);
-        }
-
-        /// Alignment with the default sampled selection and a table that evicts nothing:
-        /// every aligned block is a run of its origin's text, every token it labels old
-        /// is old for the oracle, and every token a found shingle covers stays old. The
-        /// argmax agrees with the 10% rule wherever the rule answers. (Without origin
-        /// propagation: a propagated entry carries an estimated origin, which may not
-        /// hold the shingle; its block then does not align and is dropped.)
-        #[test]
-        fn aligned_blocks_are_common_runs_and_only_label_old_tokens(seed in any::<u64>(), docs in 2usize..25) {
-            let cfg = Config { table_bytes: 64 << 20, propagate: false, ..Config::default() };
-            let texts = corpus(seed, docs);
-            let mut t = table(&cfg);
-            let mut e = Engine::new(cfg.clone());
-            let mut reference = Reference::new(cfg.k as usize);
-            let rabin = Rabin::new(cfg.k as usize);
-            let tokens_of = |s: &str| { let mut v = Vec::new(); tokenize(s, &rabin, &mut v); v.iter().map(|t| t.fp).collect::<Vec<u64>>() };
-            let mut blocks: Vec<Vec<Block>> = Vec::new();
-            for (i, text) in texts.iter().enumerate() {
-                let seq = i as u64 + 1;
-                let mut got = e.apply(&mut t, seq, text);
-                let want = reference.apply(seq, text);
-                if let Some(o) = got.dominant_by_rule() {
-                    prop_assert_eq!(got.dominant_origin, Some(o));
-                }
-                let found: Vec<(u32, u32)> = got.selected_origins.iter().filter(|s| s.how == How::Found && s.origin != seq).map(|s| (s.start_token, s.end_token)).collect();
-                e.align(&mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))));
-                blocks.push(got.copied_blocks.clone());
-                let doc = tokens_of(text);
-                let mut old = vec![false; doc.len()];
-                for b in &got.copied_blocks {
-                    let run = &doc[b.span.start_token as usize..b.span.end_token as usize];
-                    let origin = tokens_of(&texts[b.origin as usize - 1]);
-                    prop_assert!(b.origin < seq && origin.windows(run.len()).any(|w| w == run), "doc {} block {:?}", seq, b);
-                    old[b.span.start_token as usize..b.span.end_token as usize].iter_mut().for_each(|x| *x = true);
-                }
-                for (tok, &o) in old.iter().enumerate() {
-                    prop_assert!(!o || !want.fresh[tok], "doc {} token {} labelled old, fresh for the oracle", seq, tok);
-                }
-                for &(a, b) in &found {
-                    prop_assert!(old[a as usize..b as usize].iter().all(|&x| x), "doc {}: a found shingle's tokens lost", seq);
-                }
-                prop_assert_eq!(got.old_tokens as usize, old.iter().filter(|&&x| x).count());
-            }
-        }
-
-        /// Origin propagation: after a document, every entry it inserted for a shingle
-        /// estimation labelled copied carries the estimated origin (and without
-        /// propagation, the document itself).
-        #[test]
-        fn propagation_stores_the_estimated_origin(seed in any::<u64>(), docs in 2usize..30, propagate in any::<bool>()) {
-            propagated(seed, docs, propagate)?;
-        }
-    }
-
-    /// Applies a generated corpus and checks, after each document, the entries it
-    /// inserted for shingles estimation labelled copied; returns how many there were.
-    fn propagated(seed: u64, docs: usize, propagate: bool) -> Result<usize, TestCaseError> {
-        let cfg = Config { table_bytes: 64 << 20, propagate, ..Config::default() };
-        let mut t = table(&cfg);
-        let mut e = Engine::new(cfg);
-        let mut checked = 0;
-        for (i, text) in corpus(seed, docs).iter().enumerate() {
-            let seq = i as u64 + 1;
-            e.prepare(text);
-            let probe = e.probe(&mut t, seq);
-            let estimate = e.estimate(seq, &probe);
-            e.score(&mut t, seq, &probe, &estimate);
-            for (j, s) in estimate.result.selected_origins.iter().enumerate() {
-                if probe.hits[j].is_none() && matches!(s.how, How::Bridged | How::Expanded) {
-                    let (_, hit) = t.lookup(e.items[j].fp).expect("nothing is evicted");
-                    let want = if propagate { (s.origin, estimate.offsets[j]) } else { (seq, j as u8) };
-                    prop_assert_eq!((hit.origin, hit.offset), want);
-                    checked += 1;
-                }
-            }
-        }
-        Ok(checked)
-    }
-
-    #[test]
-    fn propagation_is_exercised() {
-        assert!(propagated(42, 60, true).unwrap() > 0, "the generated corpus has estimated shingles that were inserted");
-    }
-
-    #[test]
-    fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
-        let cfg = Config::default();
-        let mut t = table(&cfg);
-        let mut e = Engine::new(cfg.clone());
-        let rabin = Rabin::new(cfg.k as usize);
-        let a = "the storm closed every road north of the river and the county asked residents to stay home during winter storms until the plows could reach them";
-        e.apply(&mut t, 1, a);
-        let b = "officials said on monday that the storm closed every road north of the river and the county asked residents to stay home during winter storms until the plows could reach them, a spokesman added";
-        let plain = e.apply(&mut t, 2, b);
-        assert!(!plain.copied_blocks.is_empty());
-        let mut aligned = plain.clone();
-        e.align(&mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
-        assert_eq!(aligned.copied_blocks.len(), 1);
-        let blk = aligned.copied_blocks[0];
-        assert_eq!(&b[blk.span.start_byte as usize..blk.span.end_byte as usize], a, "the whole copied sentence, to its edges");
-        let novel: Vec<&str> = aligned.novel_segments.iter().map(|s| &b[s.start_byte as usize..s.end_byte as usize]).collect();
-        assert_eq!(novel, ["officials said on monday that", "a spokesman added"]);
-        // An origin whose text does not hold the seeds: the block was never copied.
-        let mut wrong = plain.clone();
-        e.align(&mut wrong, |_| Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin, &[]))));
-        assert!(wrong.copied_blocks.is_empty() && wrong.old_tokens == 0);
-        // No stored text: the block stays as estimation made it.
-        let mut unknown = plain.clone();
-        e.align(&mut unknown, |_| None);
-        assert_eq!(unknown.copied_blocks, plain.copied_blocks);
-        // Alignment off: the paper's blocks.
-        let off = Engine::new(Config { align: false, ..cfg });
-        let mut same = plain.clone();
-        off.align(&mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
-        assert_eq!(same, plain);
-    }
-
-    #[test]
-    fn a_tie_for_the_top_makes_the_document_its_own_dominant_origin() {
-        let mut t = table(&exact_config());
-        let mut e = Engine::new(exact_config());
-        let a: Vec<String> = (0..20).map(|i| format!("a{i}")).collect();
-        let b: Vec<String> = (0..20).map(|i| format!("b{i}")).collect();
-        e.apply(&mut t, 1, &a.join(" "));
-        e.apply(&mut t, 2, &b.join(" "));
-        // 13 shingles from each (and 7 of its own): a tie; the rule has no answer, the
-        // argmax the document.
-        let r = e.apply(&mut t, 3, &format!("{} {}", a.join(" "), b.join(" ")));
-        assert_eq!(r.origin_counts, [(1, 13), (2, 13), (3, 7)]);
-        assert_eq!(r.dominant_by_rule(), None);
-        assert_eq!(r.dominant_origin, Some(3));
-    }
-
-    #[test]
-    fn apply_is_deterministic_across_tables() {
-        let texts = corpus(42, 60);
-        let mut digests = Vec::new();
-        for _ in 0..2 {
-            let cfg = Config { table_bytes: 4096 + 16 * 64 * 4, ..Config::default() }; // tiny: evictions
-            let mut t = table(&cfg);
-            let mut e = Engine::new(cfg);
-            let results: Vec<DocResult> =
-                texts.iter().enumerate().map(|(i, s)| e.apply(&mut t, i as u64 + 1, s)).collect();
-            assert!(t.stats().evictions > 0);
-            digests.push((t.digest(), results, t.stats(), t.memory().clone()));
-        }
-        assert!(digests[0] == digests[1]);
-    }
-
-    #[test]
-    fn query_changes_nothing() {
-        let cfg = Config { table_bytes: 1 << 20, ..Config::default() };
-        let mut t = table(&cfg);
-        let mut e = Engine::new(cfg);
-        let texts = corpus(5, 10);
-        for (i, s) in texts.iter().enumerate() {
-            e.apply(&mut t, i as u64 + 1, s);
-        }
-        let before = (t.digest(), t.stats());
-        let q = e.query(&t, 11, &texts[3]);
-        assert_eq!((t.digest(), t.stats()), before);
-        assert_eq!(q.dominant_origin, Some(4), "a copy of doc 4 is dominated by it");
-    }
-
-    #[test]
-    fn blocks_and_labels() {
-        let mut t = table(&exact_config());
-        let mut e = Engine::new(exact_config());
-        let a = "one two three four five six seven eight nine ten eleven twelve";
-        e.apply(&mut t, 1, a);
-        let b = "fresh words here then one two three four five six seven eight nine and more";
-        let r = e.apply(&mut t, 2, b);
-        assert_eq!(r.copied_blocks.len(), 1);
-        let blk = r.copied_blocks[0];
-        assert_eq!(blk.origin, 1);
-        assert_eq!(&b[blk.span.start_byte as usize..blk.span.end_byte as usize], "one two three four five six seven eight nine");
-        assert_eq!(r.old_tokens, 9);
-        assert_eq!(r.fresh_tokens, 6);
-        let novel: Vec<&str> = r.novel_segments.iter().map(|s| &b[s.start_byte as usize..s.end_byte as usize]).collect();
-        assert_eq!(novel, ["fresh words here then", "and more"]);
-        assert_eq!(r.most_copied_origin, Some(1));
-    }
-}
+pub(crate) mod tests;

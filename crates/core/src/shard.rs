@@ -1,0 +1,250 @@
+//! Shards of the table: S processes that together hold exactly the single-node table
+//! (`docs/SCALE-OUT.md`).
+//!
+//! The table of Section 2.2 of the origin-detection paper is a fixed array of buckets,
+//! and every operation on it — lookup, insert, eviction (Random, LRU, Copy-Count,
+//! Lucky), origin propagation, Lucky's scores and its halving rule (e) — reads and
+//! writes one bucket only. A bucket's content is therefore a function of the sequence
+//! of operations on that bucket alone, and splitting the table by whole buckets keeps
+//! every bucket's sequence as it is. Shard `s` of `S` holds the buckets `b` with
+//! `⌊b·S/N⌋ = s`: a contiguous range, so that the shards' ranges laid side by side are
+//! the table (the bucket of a fingerprint is a multiply-shift of its top 32 bits, so a
+//! range of buckets is a range of fingerprints). Splitting by fingerprint bits the
+//! bucket index does not use would put entries of one bucket on several shards, and
+//! eviction (which compares the entries of a bucket) would no longer be the
+//! single-node one.
+//!
+//! Per document: each shard probes its selected shingles ([`Engine::probe_where`]),
+//! the answers are merged in item order ([`merge_hits`]) for estimation (Section 2.3),
+//! whose [`Feedback`] goes back to every shard for phase 3 ([`Engine::score`]).
+//! [`union`] lays the shards' bucket ranges side by side and sums their counters:
+//! equal to the single-node table, byte for byte (the property test below).
+//!
+//! [`Engine::probe_where`]: crate::engine::Engine::probe_where
+//! [`Engine::score`]: crate::engine::Engine::score
+//! [`Feedback`]: crate::engine::Feedback
+
+use std::ops::Range;
+
+use crate::engine::Probe;
+use crate::table::{BucketMemory, Hit, Table, TableStats};
+
+/// Errors of shard arithmetic and merging.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("shard {index} of {count}: the index must be below the count, and the count at least 1")]
+    Bad { index: u32, count: u32 },
+    #[error("selected shingle {item} of {n} was answered by {answers} shards, not one: the shards disagree on their ranges")]
+    Coverage { item: usize, n: usize, answers: usize },
+    #[error("the shard tables disagree on {what}: {a} and {b}")]
+    Disagree { what: &'static str, a: u64, b: u64 },
+    #[error("the shards of a union must be 0..{count} of {count}, each once, over tables of one shape")]
+    Set { count: usize },
+}
+
+/// Shard `index` of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    index: u32,
+    count: u32,
+}
+
+impl Shard {
+    /// Shard `index` of `count` (`index < count`).
+    pub fn new(index: u32, count: u32) -> Result<Shard, ShardError> {
+        if count == 0 || index >= count {
+            return Err(ShardError::Bad { index, count });
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The shard's index.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The number of shards.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Whether bucket `b` of a table of `buckets` buckets is this shard's.
+    #[inline]
+    pub fn owns(&self, b: u64, buckets: u64) -> bool {
+        (u128::from(b) * u128::from(self.count) / u128::from(buckets)) as u32 == self.index
+    }
+
+    /// The shard's buckets: `⌈s·N/S⌉ .. ⌈(s+1)·N/S⌉`.
+    pub fn buckets(&self, buckets: u64) -> Range<u64> {
+        let first = |s: u32| (u128::from(s) * u128::from(buckets)).div_ceil(u128::from(self.count)) as u64;
+        first(self.index)..first(self.index + 1)
+    }
+}
+
+/// The hits of a document's `n` selected shingles, in order, from the probes of all
+/// shards; an error unless every shingle was answered by exactly one.
+pub fn merge_hits(n: usize, probes: &[Probe]) -> Result<Vec<Option<Hit>>, ShardError> {
+    let mut hits = vec![None; n];
+    let mut answers = vec![0usize; n];
+    for p in probes {
+        for (&i, &hit) in p.items.iter().zip(&p.hits) {
+            let i = i as usize;
+            if i >= n {
+                return Err(ShardError::Coverage { item: i, n, answers: 1 });
+            }
+            hits[i] = hit;
+            answers[i] += 1;
+        }
+    }
+    match answers.iter().position(|&a| a != 1) {
+        Some(item) => Err(ShardError::Coverage { item, n, answers: answers[item] }),
+        None => Ok(hits),
+    }
+}
+
+/// Lays the shards' bucket ranges side by side into `into` (a table of their shape) and
+/// gives it their counters: per-operation counters summed, per-document ones (equal in
+/// every shard) kept.
+pub fn union<M: BucketMemory, N: BucketMemory>(shards: &[(Shard, &Table<M>)], into: &mut Table<N>) -> Result<(), ShardError> {
+    let count = shards.len();
+    let n = into.buckets();
+    let valid = shards.iter().enumerate().all(|(i, (s, t))| {
+        s.index as usize == i && s.count as usize == count && t.buckets() == n && t.bucket_entries() == into.bucket_entries()
+    });
+    if count == 0 || !valid {
+        return Err(ShardError::Set { count });
+    }
+    let first = shards[0].1.stats();
+    let mut stats = TableStats { lookups: 0, hits: 0, inserts: 0, evictions: 0, occupied: 0, ..first };
+    for (s, t) in shards {
+        let st = t.stats();
+        for (what, a, b) in [
+            ("documents", first.documents, st.documents),
+            ("the last document", first.last_seq, st.last_seq),
+            ("shingles", first.shingles, st.shingles),
+        ] {
+            if a != b {
+                return Err(ShardError::Disagree { what, a, b });
+            }
+        }
+        stats.lookups += st.lookups;
+        stats.hits += st.hits;
+        stats.inserts += st.inserts;
+        stats.evictions += st.evictions;
+        stats.occupied += st.occupied;
+        let r = s.buckets(n);
+        into.range_bytes_mut(r.clone()).copy_from_slice(t.range_bytes(r));
+    }
+    *into.stats_mut() = stats;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::engine::tests::corpus;
+    use crate::engine::{DocResult, Engine};
+    use crate::table::Eviction;
+    use proptest::prelude::*;
+
+    #[test]
+    fn ranges_partition_the_buckets_and_agree_with_owns() {
+        for buckets in [1u64, 2, 3, 7, 64, 1000, 262_143] {
+            for count in 1..=9u32 {
+                let mut next = 0;
+                for index in 0..count {
+                    let s = Shard::new(index, count).unwrap();
+                    let r = s.buckets(buckets);
+                    assert_eq!(r.start, next, "{buckets} buckets, shard {index} of {count}");
+                    next = r.end;
+                    for b in [r.start, r.end.saturating_sub(1)].into_iter().filter(|b| r.contains(b)) {
+                        assert!(s.owns(b, buckets));
+                    }
+                    if r.end < buckets {
+                        assert!(!s.owns(r.end, buckets));
+                    }
+                }
+                assert_eq!(next, buckets);
+            }
+        }
+        assert!(Shard::new(2, 2).is_err() && Shard::new(0, 0).is_err());
+    }
+
+    #[test]
+    fn merging_refuses_a_gap_or_an_overlap() {
+        let p = |items: Vec<u32>| Probe { hits: vec![None; items.len()], items, ..Probe::default() };
+        assert_eq!(merge_hits(3, &[p(vec![0, 2]), p(vec![1])]).unwrap().len(), 3);
+        assert_eq!(merge_hits(3, &[p(vec![0, 2])]), Err(ShardError::Coverage { item: 1, n: 3, answers: 0 }));
+        assert_eq!(merge_hits(3, &[p(vec![0, 1, 2]), p(vec![1])]), Err(ShardError::Coverage { item: 1, n: 3, answers: 2 }));
+    }
+
+    /// The single-node results and table of a generated corpus.
+    fn single(cfg: &Config, texts: &[String]) -> (Vec<DocResult>, Table<Vec<u8>>) {
+        let mut t = Table::in_memory(&cfg.table_params()).unwrap();
+        let mut e = Engine::new(cfg.clone());
+        let results = texts.iter().enumerate().map(|(i, s)| e.apply(&mut t, i as u64 + 1, s)).collect();
+        (results, t)
+    }
+
+    /// The same corpus through `count` shard tables, probe, merge, estimate and feedback
+    /// per document as the scale-out deployment does; returns the results and the union.
+    fn sharded(cfg: &Config, texts: &[String], count: u32) -> (Vec<DocResult>, Table<Vec<u8>>) {
+        let shards: Vec<Shard> = (0..count).map(|i| Shard::new(i, count).unwrap()).collect();
+        let mut tables: Vec<Table<Vec<u8>>> = shards.iter().map(|_| Table::in_memory(&cfg.table_params()).unwrap()).collect();
+        let n = tables[0].buckets();
+        let mut e = Engine::new(cfg.clone());
+        let mut results = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let selected = e.prepare(text).1.len();
+            let probes: Vec<Probe> = shards.iter().zip(&mut tables).map(|(s, t)| e.probe_where(t, seq, |b| s.owns(b, n))).collect();
+            let estimate = e.estimate(seq, &merge_hits(selected, &probes).unwrap());
+            let fb = e.feedback(&estimate);
+            for (t, p) in tables.iter_mut().zip(&probes) {
+                e.score(t, p, &fb);
+            }
+            results.push(estimate.result);
+        }
+        let mut all = Table::in_memory(&cfg.table_params()).unwrap();
+        let parts: Vec<(Shard, &Table<Vec<u8>>)> = shards.iter().copied().zip(&tables).collect();
+        union(&parts, &mut all).unwrap();
+        (results, all)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// The scale-out issue's equality gate on the engine: for every eviction, with and
+        /// without propagation, on tables small enough to evict, S shards give the
+        /// single-node results and their union the single-node table, counters included.
+        #[test]
+        fn shards_equal_one_node(
+            seed in any::<u64>(),
+            docs in 1usize..40,
+            count in 1u32..6,
+            eviction in prop_oneof![Just(Eviction::Random), Just(Eviction::Lru), Just(Eviction::CopyCount), Just(Eviction::Lucky)],
+            propagate in any::<bool>(),
+            buckets in 1u64..40,
+        ) {
+            let entries = 8;
+            let cfg = Config { eviction, propagate, bucket_entries: entries, table_bytes: 4096 + 16 * u64::from(entries) * buckets, ..Config::default() };
+            let texts = corpus(seed, docs);
+            let (want, one) = single(&cfg, &texts);
+            let (got, all) = sharded(&cfg, &texts, count);
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(all.stats(), one.stats());
+            prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+        }
+    }
+
+    #[test]
+    fn the_equality_test_runs_with_evictions_and_several_shards() {
+        let cfg = Config { bucket_entries: 8, table_bytes: 4096 + 16 * 8 * 13, ..Config::default() };
+        let texts = corpus(7, 40);
+        let (want, one) = single(&cfg, &texts);
+        let (got, all) = sharded(&cfg, &texts, 3);
+        assert!(one.stats().evictions > 100, "the small table evicts");
+        assert!(want.iter().any(|r| !r.copied_blocks.is_empty()), "the corpus has copies");
+        assert_eq!((got, all.memory()), (want, one.memory()));
+    }
+}
