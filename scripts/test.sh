@@ -5,11 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-# The HTML pages are tested in headless Chromium.
-if ! command -v chromium >/dev/null 2>&1; then
+# The HTML pages are tested in headless Chromium; the sharded deployment against real
+# NATS JetStream servers.
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
+if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
 features=(--features textorigin/failpoints)
 cargo clippy --release --locked --workspace --all-targets "${features[@]}" -- -D warnings

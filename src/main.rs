@@ -50,6 +50,7 @@ enum Command {
     Upgrade(cmd::upgrade::Args),
     Rebuild(cmd::rebuild::Args),
     Bench(cmd::bench::Args),
+    Cluster(cmd::cluster::Args),
 }
 
 fn run(command: Command) -> Result<ExitCode> {
@@ -74,6 +75,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Upgrade(a) => ok(cmd::upgrade::run(a)),
         Command::Rebuild(a) => cmd::rebuild::run(a),
         Command::Bench(a) => ok(cmd::bench::run(a)),
+        Command::Cluster(a) => cmd::cluster::run(a),
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod bench_daemon;
 pub mod check;
+pub mod cluster;
 pub mod eval;
 pub mod export;
 pub mod failed;

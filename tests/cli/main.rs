@@ -4,6 +4,7 @@
 
 mod util;
 
+mod cluster;
 mod daemon;
 mod engine;
 mod faults;

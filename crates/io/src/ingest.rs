@@ -41,8 +41,8 @@ pub struct Summary {
     pub text_bytes: u64,
 }
 
-/// An input of the pipeline: a file boundary, or a document (or why it is not one).
-enum Item {
+/// An input: a file boundary, or a document (or why it is not one).
+pub enum Input {
     File(Option<InputError>),
     Doc(Result<InputDoc, InputError>),
 }
@@ -55,19 +55,19 @@ enum Ready {
 
 /// The inputs' files and documents in order, read as they are taken (a JSONL file a
 /// line at a time: the memory bound holds for a file of any size).
-fn read(paths: &[PathBuf], max: u64) -> impl Iterator<Item = Item> + Send + '_ {
-    expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Item> + Send> {
+pub fn inputs(paths: &[PathBuf], max: u64) -> impl Iterator<Item = Input> + Send + '_ {
+    expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Input> + Send> {
         match f.and_then(|path| read_docs(&path, max)) {
-            Ok(docs) => Box::new(std::iter::once(Item::File(None)).chain(docs.map(Item::Doc))),
-            Err(e) => Box::new(std::iter::once(Item::File(Some(e)))),
+            Ok(docs) => Box::new(std::iter::once(Input::File(None)).chain(docs.map(Input::Doc))),
+            Err(e) => Box::new(std::iter::once(Input::File(Some(e)))),
         }
     })
 }
 
-fn prepare(preparer: &mut Preparer, item: Item) -> Ready {
+fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
     match item {
-        Item::File(e) => Ready::File(e),
-        Item::Doc(d) => Ready::Doc(d.map(|doc| {
+        Input::File(e) => Ready::File(e),
+        Input::Doc(d) => Ready::Doc(d.map(|doc| {
             let t = std::time::Instant::now();
             let p = preparer.prepare(&doc.text);
             Box::new((doc, p, t.elapsed().as_secs_f64()))
@@ -89,7 +89,7 @@ pub fn ingest(
     let mut summary = Summary::default();
     let mut fatal = None;
     let preparer = dd.preparer();
-    let run = ordered_map(threads, &preparer, read(paths, max_doc_bytes), prepare, |ready| {
+    let run = ordered_map(threads, &preparer, inputs(paths, max_doc_bytes), prepare, |ready| {
         match ready {
             Ready::File(None) => event(Event::File),
             Ready::File(Some(e)) => {

@@ -139,7 +139,7 @@ pub struct Probe {
 
 /// Phase 3's input, the same for every shard: what estimation decided about document
 /// `seq`, per selected shingle, for origin propagation and Lucky's bonuses.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Feedback {
     pub seq: u64,
     /// k-shingles of the document (the table's ssr counter).
@@ -177,6 +177,11 @@ impl Engine {
         tokenize(text, &self.rabin, &mut self.tokens);
         select(self.cfg.selection, &self.tokens, &self.rabin, &mut self.scratch, &mut self.items);
         (&self.tokens, &self.items)
+    }
+
+    /// Selected shingles of the document last prepared or loaded.
+    pub fn selected(&self) -> usize {
+        self.items.len()
     }
 
     /// Takes tokens and selected items prepared elsewhere (by another engine with the

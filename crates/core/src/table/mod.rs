@@ -183,7 +183,7 @@ impl TableParams {
 }
 
 /// What a hit returns (Section 2.2, parts 2-4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hit {
     /// Sequence number of the origin document.
     pub origin: u64,

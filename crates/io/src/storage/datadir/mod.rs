@@ -27,8 +27,12 @@ use crate::storage::store::{DocMeta, DocumentWrite, NearDupWrite, Quotation, Sto
 use crate::error::{IoContext, IoError};
 use crate::storage::checkpoint::CheckpointError;
 use crate::storage::store::StoreError;
+use crate::storage::stage::{Local, StageError, TableStage};
 use crate::storage::table_file::{TableError, TableFile};
 use textorigin_core::config::ConfigError;
+
+mod rebuild;
+pub use rebuild::{RebuildOptions, Rebuilt};
 
 /// An open data directory.
 pub struct DataDir {
@@ -52,6 +56,8 @@ pub struct DataDir {
     quote_capped: u64,
     /// Per-document apply latency of the documents applied since opening.
     latency: Latency,
+    /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
+    stage: Box<dyn TableStage>,
 }
 
 /// Seconds spent per stage of ingestion (wall time of the thread doing it; preparation
@@ -227,6 +233,8 @@ pub enum DataDirError {
     Interrupted,
     #[error("not closing the table cleanly: a store write failed after it applied a document (the next start recovers it)")]
     PoisonedClose,
+    #[error("the table's phases failed: {0}")]
+    Stage(StageError),
     #[error("{doc}: cannot store document #{seq}")]
     StoreWrite {
         doc: String,
@@ -306,7 +314,7 @@ fn align(store: &Store, engine: &Engine, result: &mut DocResult) -> Result<()> {
 /// exactly as when it was ingested. Returns the recomputed result.
 fn replay(store: &Store, engine: &mut Engine, table: &mut TableFile, cfgs: (&NearDupConfig, &QuoteConfig, IndexShape), seq: u64) -> Result<DocResult> {
     let prepared = prepare_replay(store, engine, cfgs, seq)?;
-    apply_replay(store, engine, table, cfgs, seq, prepared)
+    apply_replay(store, engine, table, &mut Local::default(), cfgs, seq, prepared)
 }
 
 /// What [`replay`] reads and computes before the table: the stored text's tokens and
@@ -333,13 +341,14 @@ fn apply_replay(
     store: &Store,
     engine: &mut Engine,
     table: &mut TableFile,
+    stage: &mut dyn TableStage,
     cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
     seq: u64,
     prepared: ReplayPrepared,
 ) -> Result<DocResult> {
     let (_, q_cfg, shape) = cfgs;
     engine.load_prepared(prepared.tokens, prepared.items);
-    let mut result = engine.apply_prepared(&mut **table, seq);
+    let mut result = table_phases(stage, engine, table, seq, &mut StageTimes::default(), &mut Instant::now())?;
     align(store, engine, &mut result)?;
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
     Ok(result)
@@ -392,7 +401,7 @@ impl DataDir {
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default(), quote_capped: 0, latency: Latency::default() })
+        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: true, poisoned: false, times: StageTimes::default(), quote_capped: 0, latency: Latency::default(), stage: Box::new(Local::default()) })
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -406,7 +415,7 @@ impl DataDir {
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
         let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
-        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default(), quote_capped: 0, latency: Latency::default() })
+        Ok(DataDir { dir: dir.to_path_buf(), store: Arc::new(store), table, engine, nd_cfg, q_cfg, shape, preparer, writable: false, poisoned: false, times: StageTimes::default(), quote_capped: 0, latency: Latency::default(), stage: Box::new(Local::default()) })
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
@@ -451,6 +460,12 @@ impl DataDir {
         self.ingest_prepared(doc, prepared, admission)
     }
 
+    /// Runs the table's phases with `stage` from now on (a sharded deployment's
+    /// aggregator; [`Local`] by default).
+    pub fn set_stage(&mut self, stage: Box<dyn TableStage>) {
+        self.stage = stage;
+    }
+
     /// A [`Preparer`] for this data directory's configuration (for another thread).
     pub fn preparer(&self) -> Preparer {
         self.preparer.clone()
@@ -477,7 +492,7 @@ impl DataDir {
         let (start, before) = (Instant::now(), self.times);
         let seq = self.store.next_seq()?;
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
-        let (result, nd, q) = analyse(&self.store, &mut self.engine, &mut self.table, cfgs, seq, prepared, &mut self.times)?;
+        let (result, nd, q) = analyse(&self.store, &mut self.engine, &mut self.table, &mut *self.stage, cfgs, seq, prepared, &mut self.times)?;
         self.quote_capped += q.capped;
         let mut t = Instant::now();
         let meta = DocMeta {
@@ -565,7 +580,17 @@ impl DataDir {
     /// None when the table was in step.
     /// `progress` may stop the replay (a SIGTERM during start-up): the table is then
     /// left marked in use, and the next start recovers it again.
-    pub fn recover(dir: &Path, mut progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<(u64, u64, u64)>> {
+    pub fn recover(dir: &Path, progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<(u64, u64, u64)>> {
+        Self::recover_with(dir, &mut Local::default(), progress)
+    }
+
+    /// [`DataDir::recover`] with the table's phases run by `stage` (a sharded
+    /// deployment's aggregator).
+    pub fn recover_with(
+        dir: &Path,
+        stage: &mut dyn TableStage,
+        mut progress: impl FnMut(u64, u64) -> ControlFlow<()>,
+    ) -> Result<Option<(u64, u64, u64)>> {
         let dbp = db_path(dir);
         if !dbp.join("CURRENT").exists() {
             return Ok(None);
@@ -616,7 +641,7 @@ impl DataDir {
         crate::pipeline::ordered_map(crate::pipeline::worker_threads(), &engine.clone(), from + 1..=last, work, |(seq, prepared, stored)| {
             outcome = (|| {
                 crate::failpoint::hit("recover.replay").io(|| "recovery")?;
-                let result = apply_replay(&store, &mut engine, &mut table, cfgs, seq, prepared?)?;
+                let result = apply_replay(&store, &mut engine, &mut table, stage, cfgs, seq, prepared?)?;
                 if stored?.as_ref() != Some(&result) {
                     mismatches += 1;
                     tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
@@ -633,130 +658,18 @@ impl DataDir {
         table.close()?;
         Ok(Some((from, last - from, mismatches)))
     }
-
-    /// Replays every stored document, in sequence order, into a fresh table (with its
-    /// derived indexes), and checks each recomputed result against the stored one.
-    /// With new sizes in `opts` the new table has them (and the stored configuration
-    /// says so); with `reanalyse` the stored results are replaced by the recomputed
-    /// ones, near-duplicates and quotations included.
-    pub fn rebuild(dir: &Path, opts: RebuildOptions, mut progress: impl FnMut(u64, u64)) -> Result<Rebuilt> {
-        let store = Store::open(&db_path(dir))?;
-        let stored = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
-        let cfg = Overrides {
-            table_bytes: opts.table_bytes,
-            index_bytes: opts.index_bytes,
-            propagate: opts.propagate,
-            align: opts.align,
-            ..Overrides::default()
-        }
-        .apply(&stored)?;
-        if !opts.reanalyse && (cfg.propagate != stored.propagate || cfg.align != stored.align) {
-            return Err(DataDirError::NeedsReanalysis);
-        }
-        let (documents, differing) = Self::rebuild_into(dir, &store, &cfg, opts.reanalyse, &mut progress)?;
-        Ok(Rebuilt { documents, differing, resized: cfg != stored, config: cfg.canonical() })
-    }
-
-    /// [`DataDir::rebuild`] with the store open and the stored configuration.
-    fn rebuild_with(dir: &Path, store: &Store, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
-        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
-        Self::rebuild_into(dir, store, &cfg, false, progress)
-    }
-
-    /// Replays into `table.rebuild` made with `cfg`, then (a new configuration stored
-    /// first, old checkpoint slots removed, as they copy the table being replaced)
-    /// renames it over the table. A crash before the rename leaves the old table, in
-    /// step with the store unless the configuration was already stored, in which case
-    /// opening names the difference and `rebuild` runs again.
-    fn rebuild_into(dir: &Path, store: &Store, cfg: &Config, reanalyse: bool, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
-        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
-        let tpath = table_path(dir);
-        let tmp = dir.join("table.rebuild");
-        let _ = std::fs::remove_file(&tmp);
-        let mut table = TableFile::create(&tmp, &cfg.table_params())?;
-        let mut engine = Engine::new(cfg.clone());
-        let mut preparer = Preparer { engine: engine.clone(), nd_rabin: Rabin::new(nd_cfg.k as usize), nd_cfg: nd_cfg.clone() };
-        if reanalyse {
-            store.clear_later_near_dups()?;
-        }
-        let total = store.next_seq()? - 1;
-        let same_config = store.config()?.as_ref() == Some(cfg);
-        let mut differing = 0;
-        let mut applied = 0;
-        for meta in store.docs() {
-            let meta = meta?;
-            let cfgs = (&nd_cfg, &q_cfg, shape);
-            let analysed = if reanalyse {
-                let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
-                let prepared = preparer.prepare(&text);
-                Some(analyse(store, &mut engine, &mut table, cfgs, meta.seq, prepared, &mut StageTimes::default())?)
-            } else {
-                None
-            };
-            let result = match &analysed {
-                Some((result, _, _)) => result.clone(),
-                None => replay(store, &mut engine, &mut table, cfgs, meta.seq)?,
-            };
-            if store.result(meta.seq)?.as_ref() != Some(&result) {
-                differing += 1;
-                if !reanalyse && same_config {
-                    tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
-                }
-            }
-            if let Some((result, nd, q)) = &analysed {
-                store.put_reanalysis(meta.seq, result, nd, q)?;
-            }
-            applied += 1;
-            progress(applied, total);
-        }
-        table.close()?;
-        store.sync()?;
-        if !same_config {
-            store.put_config(cfg)?;
-        }
-        crate::storage::checkpoint::remove_slots(dir)?;
-        std::fs::rename(&tmp, &tpath).io(|| format!("cannot replace {}", tpath.display()))?;
-        std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
-        Ok((applied, differing))
-    }
-}
-
-/// What `rebuild` changes besides replaying.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RebuildOptions {
-    /// A new table size (the index size follows unless given).
-    pub table_bytes: Option<u64>,
-    /// A new index size.
-    pub index_bytes: Option<u64>,
-    /// Replace the stored results by the recomputed ones.
-    pub reanalyse: bool,
-    /// Turn origin propagation on or off (only with `reanalyse`).
-    pub propagate: Option<bool>,
-    /// Turn alignment on or off (only with `reanalyse`).
-    pub align: Option<bool>,
-}
-
-/// What `rebuild` did.
-#[derive(Debug, Clone)]
-pub struct Rebuilt {
-    pub documents: u64,
-    /// Recomputed origin results that differ from the stored ones.
-    pub differing: u64,
-    /// Whether the table or index size changed.
-    pub resized: bool,
-    /// The configuration now stored.
-    pub config: String,
 }
 
 /// Analyses document `seq` as ingestion does, against `table` and its derived indexes
 /// (filled by the documents before it), and adds it to both: near-duplicates,
 /// quotations, origins, then the index entries. Times each stage into `times`. The one
 /// path of live ingestion and of `rebuild --reanalyse`.
+#[allow(clippy::too_many_arguments)] // the parts of one data directory, borrowed apart; three call sites
 fn analyse(
     store: &Store,
     engine: &mut Engine,
     table: &mut TableFile,
+    stage: &mut dyn TableStage,
     cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
     seq: u64,
     prepared: Prepared,
@@ -771,16 +684,22 @@ fn analyse(
     let q = store.quote_write(q_cfg, seq, sentences, &indexes)?;
     times.quotes += lap(&mut t);
     engine.load_prepared(tokens, items);
-    let probe = engine.probe(&mut **table, seq);
-    times.table += lap(&mut t);
-    let estimate = engine.estimate(seq, &probe.hits);
-    times.estimation += lap(&mut t);
-    engine.score(&mut **table, &probe, &engine.feedback(&estimate));
-    times.table += lap(&mut t);
-    let mut result = estimate.result;
+    let mut result = table_phases(stage, engine, table, seq, times, &mut t)?;
     align(store, engine, &mut result)?;
     times.align += lap(&mut t);
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(&q, nd.keys.clone()));
     times.index += lap(&mut t);
     Ok((result, nd, q))
+}
+
+/// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
+/// estimation here. Times them into `times` from `t`.
+fn table_phases(stage: &mut dyn TableStage, engine: &Engine, table: &mut TableFile, seq: u64, times: &mut StageTimes, t: &mut Instant) -> Result<DocResult> {
+    let hits = stage.probe(engine, table, seq).map_err(DataDirError::Stage)?;
+    times.table += lap(t);
+    let estimate = engine.estimate(seq, &hits);
+    times.estimation += lap(t);
+    stage.score(engine, table, &engine.feedback(&estimate)).map_err(DataDirError::Stage)?;
+    times.table += lap(t);
+    Ok(estimate.result)
 }

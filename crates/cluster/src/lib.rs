@@ -1,0 +1,132 @@
+//! textorigin's sharded deployment (`docs/SCALE-OUT.md`): S shard workers hold the
+//! table's bucket ranges ([`textorigin_core::shard`]), an aggregator runs estimation and
+//! everything after it into the result store the inspector reads, and an existing log,
+//! NATS JetStream, orders and keeps everything they exchange. Every process is a client
+//! of the log and can be killed at any moment: it restarts from the log.
+//!
+//! - [`log`]: the log, a blocking facade over `async-nats` with exactly-once appends.
+//! - [`wire`]: the streams and their messages.
+//! - [`init`] and [`submit`]: a deployment's description, and admitting documents.
+//! - [`worker`]: a shard worker, [`aggregate`]: the aggregator.
+
+pub mod aggregate;
+pub mod log;
+pub mod wire;
+pub mod worker;
+
+use std::path::PathBuf;
+
+use textorigin_core::config::Config;
+use textorigin_core::engine::Engine;
+use textorigin_io::ingest::{inputs, Input};
+use textorigin_io::storage::datadir::DocError;
+
+use crate::log::{Log, LogError};
+use crate::wire::{decode, encode, hits_stream, subject, Doc, Meta, WireError, DOCS, FEEDBACK, META};
+
+/// Errors of the deployment's processes.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    #[error(transparent)]
+    Shard(#[from] textorigin_core::shard::ShardError),
+    #[error(transparent)]
+    DataDir(#[from] textorigin_io::storage::datadir::DataDirError),
+    #[error(transparent)]
+    Params(#[from] textorigin_core::table::ParamsError),
+    #[error("the log has no deployment yet: run `textorigin cluster init` first")]
+    NoMeta,
+    #[error("the log's deployment differs from the one asked for.\n  in the log: {stored}\n  asked for:  {requested}")]
+    MetaDiffers { stored: String, requested: String },
+    #[error("{what} is out of step: expected document #{want}, got #{got}")]
+    OutOfStep { what: &'static str, want: u64, got: u64 },
+    #[error("shard {shard}: {source}")]
+    File { shard: u32, source: std::io::Error },
+}
+
+type Result<T> = std::result::Result<T, ClusterError>;
+
+fn describe(m: &Meta) -> String {
+    format!("shards={} {}", m.shards, m.config.canonical())
+}
+
+/// Makes the deployment's streams (the description, the documents, one answer stream
+/// per shard, the feedback) and writes its description, or checks that the log holds
+/// the same one.
+pub fn init(log: &Log, meta: &Meta) -> Result<()> {
+    log.create_stream(META, &subject(META))?;
+    match log.get(META, 1)? {
+        Some(bytes) => {
+            let stored: Meta = decode(&bytes, "deployment description")?;
+            if stored != *meta {
+                return Err(ClusterError::MetaDiffers { stored: describe(&stored), requested: describe(meta) });
+            }
+        }
+        None => log.append(META, &subject(META), 1, &encode(meta))?,
+    }
+    let streams = [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream));
+    for s in streams {
+        log.create_stream(&s, &subject(&s))?;
+    }
+    Ok(())
+}
+
+/// The deployment's description.
+pub fn read_meta(log: &Log) -> Result<Meta> {
+    log.create_stream(META, &subject(META))?;
+    let bytes = log.get(META, 1)?.ok_or(ClusterError::NoMeta)?;
+    Ok(decode(&bytes, "deployment description")?)
+}
+
+/// What happened to an input of [`submit`], in input order.
+#[derive(Debug)]
+pub enum Submitted {
+    /// A file was read (or could not be).
+    File,
+    /// Document `id` was admitted.
+    Doc(u64),
+    /// A document's warning (e.g. invalid UTF-8 replaced).
+    Warning(String),
+    /// A file or document was not admitted, and why.
+    Failed(String),
+}
+
+/// Admits the documents of `paths` into the log after those already there, in order,
+/// as `ingest` reads them; the ones `ingest` would refuse (no words) are reported and
+/// left out, so that document ids are the ones `ingest` gives.
+pub fn submit(log: &Log, config: &Config, paths: &[PathBuf], max_doc_bytes: u64, mut event: impl FnMut(Submitted)) -> Result<u64> {
+    let mut engine = Engine::new(config.clone());
+    let mut last = log.last_seq(DOCS)?;
+    let docs_subject = subject(DOCS);
+    for input in inputs(paths, max_doc_bytes) {
+        let doc = match input {
+            Input::File(e) => {
+                event(Submitted::File);
+                if let Some(e) = e {
+                    event(Submitted::Failed(e.to_string()));
+                }
+                continue;
+            }
+            Input::Doc(Err(e)) => {
+                event(Submitted::Failed(e.to_string()));
+                continue;
+            }
+            Input::Doc(Ok(doc)) => doc,
+        };
+        for w in &doc.warnings {
+            event(Submitted::Warning(w.clone()));
+        }
+        if engine.prepare(&doc.text).0.is_empty() {
+            event(Submitted::Failed(DocError::NoTokens(doc.source.clone()).to_string()));
+            continue;
+        }
+        let msg = Doc { name: doc.name, source: doc.source, url: doc.url, published_at: doc.published_at, text: doc.text };
+        log.append(DOCS, &docs_subject, last + 1, &encode(&msg))?;
+        last += 1;
+        event(Submitted::Doc(last));
+    }
+    Ok(last)
+}

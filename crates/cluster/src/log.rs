@@ -1,0 +1,256 @@
+//! The log: NATS JetStream streams as an ordered, durable, replicated sequence of
+//! messages whose sequence numbers are ours (`docs/SCALE-OUT.md`, "The log").
+//!
+//! A blocking facade over `async-nats` on a runtime of one thread, because the rest of
+//! textorigin is threads and channels: [`Log::append`] puts message `seq` into a stream
+//! exactly once, [`Reader`] reads a stream in order from any sequence number, waiting
+//! for messages that are not there yet.
+//!
+//! Exactly once: every append says which sequence number it must get
+//! (`Nats-Expected-Last-Sequence: seq − 1`), so a second append of the same message —
+//! a retry after a lost acknowledgement, or a process that restarted and replays — is
+//! refused by the server, and the message already there is compared with ours: equal is
+//! success, different is a [`LogError::Conflict`] (two writers, or a determinism bug).
+//! Each stream has a single writer by design. Errors of the connection (a server being
+//! killed, a leader election) are retried until [`RETRY_FOR`] has passed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::{self, consumer, context::PublishErrorKind, stream};
+use async_nats::ServerAddr;
+use futures_util::StreamExt;
+
+/// How long transient failures (no server, no leader, a timeout) are retried before an
+/// operation fails.
+pub const RETRY_FOR: Duration = Duration::from_secs(120);
+const BACKOFF: Duration = Duration::from_millis(200);
+
+/// Errors of the log.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("bad NATS server address {url:?}: {source}")]
+    Address { url: String, source: std::io::Error },
+    #[error("log: cannot start the client runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("log: {what}: {source}")]
+    Nats { what: String, source: async_nats::Error },
+    #[error("log: stream {stream} already holds a different message #{seq}: another writer, or a determinism bug")]
+    Conflict { stream: String, seq: u64 },
+    #[error("log: stream {stream} cannot take message #{seq}: its last message is #{last}")]
+    Gap { stream: String, seq: u64, last: u64 },
+    #[error("log: stream {stream} gave message #{got} where #{want} was due")]
+    Order { stream: String, want: u64, got: u64 },
+}
+
+type Result<T> = std::result::Result<T, LogError>;
+
+fn nats(what: impl Into<String>) -> impl FnOnce(async_nats::Error) -> LogError {
+    let what = what.into();
+    move |source| LogError::Nats { what, source }
+}
+
+/// A connection to the log (cheap to clone).
+#[derive(Clone)]
+pub struct Log {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    rt: tokio::runtime::Runtime,
+    js: jetstream::Context,
+    replicas: usize,
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Log").field("replicas", &self.inner.replicas).finish_non_exhaustive()
+    }
+}
+
+/// Retries `op` while it fails with an error `transient` accepts, until [`RETRY_FOR`].
+async fn retry<T, E, F, Fut>(mut op: F, transient: impl Fn(&E) -> bool) -> std::result::Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, E>>,
+{
+    let start = Instant::now();
+    loop {
+        match op().await {
+            Err(e) if transient(&e) && start.elapsed() < RETRY_FOR => tokio::time::sleep(BACKOFF).await,
+            r => return r,
+        }
+    }
+}
+
+impl Log {
+    /// Connects to the servers in `urls` (comma-separated, e.g.
+    /// `nats://127.0.0.1:4222,nats://127.0.0.1:4223`); streams made through this
+    /// connection get `replicas` copies (1, or 3 on a 3-server cluster).
+    pub fn connect(urls: &str, replicas: usize) -> Result<Log> {
+        let addrs = urls
+            .split(',')
+            .map(|u| u.trim().parse::<ServerAddr>().map_err(|source| LogError::Address { url: u.to_string(), source }))
+            .collect::<Result<Vec<_>>>()?;
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(LogError::Runtime)?;
+        let client = rt
+            .block_on(async_nats::ConnectOptions::new().retry_on_initial_connect().connect(addrs))
+            .map_err(|e| nats(format!("cannot connect to {urls}"))(e.into()))?;
+        let js = {
+            let _in_runtime = rt.enter(); // the context spawns its acknowledgement task
+            jetstream::new(client)
+        };
+        Ok(Log { inner: Arc::new(Inner { rt, js, replicas: replicas.max(1) }) })
+    }
+
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.inner.rt.block_on(f)
+    }
+
+    /// Makes stream `name` holding `subject` (file storage, the connection's replicas),
+    /// or checks that it exists.
+    pub fn create_stream(&self, name: &str, subject: &str) -> Result<()> {
+        let config = stream::Config {
+            name: name.to_string(),
+            subjects: vec![subject.to_string()],
+            storage: stream::StorageType::File,
+            num_replicas: self.inner.replicas,
+            ..Default::default()
+        };
+        let js = &self.inner.js;
+        self.block_on(retry(|| js.get_or_create_stream(config.clone()), |_| true))
+            .map(drop)
+            .map_err(|e| nats(format!("cannot create stream {name}"))(e.into()))
+    }
+
+    /// The sequence number of the last message of `stream` (0: empty).
+    pub fn last_seq(&self, stream: &str) -> Result<u64> {
+        let js = &self.inner.js;
+        let info = self.block_on(retry(
+            || async move {
+                let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+                s.get_info().await.map_err(async_nats::Error::from)
+            },
+            |_| true,
+        ));
+        Ok(info.map_err(nats(format!("cannot read the state of stream {stream}")))?.state.last_sequence)
+    }
+
+    /// Message `seq` of `stream`, or None when the stream has no such message.
+    pub fn get(&self, stream: &str, seq: u64) -> Result<Option<Vec<u8>>> {
+        if self.last_seq(stream)? < seq {
+            return Ok(None);
+        }
+        let js = &self.inner.js;
+        let msg = self.block_on(retry(
+            || async move {
+                let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+                s.get_raw_message(seq).await.map_err(async_nats::Error::from)
+            },
+            |_| true,
+        ));
+        Ok(Some(msg.map_err(nats(format!("cannot read message #{seq} of stream {stream}")))?.payload.to_vec()))
+    }
+
+    /// Appends `payload` to `stream` (through `subject`) as message `seq`, exactly once:
+    /// when the stream already holds message `seq`, it must be `payload`.
+    pub fn append(&self, stream: &str, subject: &str, seq: u64, payload: &[u8]) -> Result<()> {
+        let js = &self.inner.js;
+        let start = Instant::now();
+        loop {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Nats-Expected-Last-Sequence", (seq - 1).to_string().as_str());
+            let sent = self.block_on(async {
+                js.publish_with_headers(subject.to_string(), headers, payload.to_vec().into()).await?.await
+            });
+            match sent {
+                Ok(ack) if ack.sequence == seq => return Ok(()),
+                Ok(ack) => return Err(LogError::Order { stream: stream.to_string(), want: seq, got: ack.sequence }),
+                Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                    return match self.get(stream, seq)? {
+                        Some(there) if there == payload => Ok(()),
+                        Some(_) => Err(LogError::Conflict { stream: stream.to_string(), seq }),
+                        None => Err(LogError::Gap { stream: stream.to_string(), seq, last: self.last_seq(stream)? }),
+                    };
+                }
+                Err(e) if start.elapsed() < RETRY_FOR => {
+                    tracing::warn!(stream, seq, error = %e, "append failed, retrying");
+                    std::thread::sleep(BACKOFF);
+                }
+                Err(e) => return Err(nats(format!("cannot append message #{seq} to stream {stream}"))(e.into())),
+            }
+        }
+    }
+
+    /// A reader of `stream` from message `start` on.
+    pub fn reader(&self, stream: &str, start: u64) -> Result<Reader> {
+        let mut r = Reader { log: self.clone(), stream: stream.to_string(), next: start.max(1), messages: None };
+        r.open()?;
+        Ok(r)
+    }
+}
+
+/// Reads one stream in order, waiting for messages not yet appended.
+pub struct Reader {
+    log: Log,
+    stream: String,
+    next: u64,
+    messages: Option<consumer::pull::Ordered>,
+}
+
+impl Reader {
+    /// (Re)creates the ordered consumer at the next message.
+    fn open(&mut self) -> Result<()> {
+        let (js, stream, start) = (&self.log.inner.js, self.stream.as_str(), self.next);
+        let messages = self.log.block_on(retry(
+            || async move {
+                let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+                let c = s
+                    .create_consumer(consumer::pull::OrderedConfig {
+                        deliver_policy: consumer::DeliverPolicy::ByStartSequence { start_sequence: start },
+                        ..Default::default()
+                    })
+                    .await
+                    .map_err(async_nats::Error::from)?;
+                c.messages().await.map_err(async_nats::Error::from)
+            },
+            |_| true,
+        ));
+        self.messages = Some(messages.map_err(nats(format!("cannot read stream {stream} from #{start}")))?);
+        Ok(())
+    }
+
+    /// The sequence number of the message [`Reader::read`] returns.
+    pub fn position(&self) -> u64 {
+        self.next
+    }
+
+    /// The next message: (its sequence number, its payload). Waits for it; a broken
+    /// consumer (a server gone) is made again at the same position.
+    pub fn read(&mut self) -> Result<(u64, Vec<u8>)> {
+        let start = Instant::now();
+        loop {
+            let messages = self.messages.as_mut().expect("opened");
+            let got = self.log.block_on(messages.next());
+            match got {
+                Some(Ok(m)) => {
+                    let seq = m.info().map_err(nats(format!("a message of stream {} without its position", self.stream)))?.stream_sequence;
+                    if seq != self.next {
+                        return Err(LogError::Order { stream: self.stream.clone(), want: self.next, got: seq });
+                    }
+                    self.next += 1;
+                    return Ok((seq, m.payload.to_vec()));
+                }
+                failed => {
+                    let error = failed.and_then(|r| r.err()).map_or_else(|| "the consumer ended".to_string(), |e| e.to_string());
+                    if start.elapsed() > RETRY_FOR {
+                        return Err(LogError::Nats { what: format!("reading stream {} at #{}", self.stream, self.next), source: error.into() });
+                    }
+                    tracing::warn!(stream = %self.stream, at = self.next, %error, "reader failed, reopening");
+                    std::thread::sleep(BACKOFF);
+                    self.open()?;
+                }
+            }
+        }
+    }
+}

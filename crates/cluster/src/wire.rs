@@ -1,0 +1,99 @@
+//! The messages of the log, each a version byte and a `postcard` body
+//! (`docs/SCALE-OUT.md`, "Streams and messages").
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use textorigin_core::config::Config;
+use textorigin_core::table::Hit;
+
+/// The message format version this build writes and reads.
+pub const VERSION: u8 = 1;
+
+/// The deployment's description: message 1 of [`META`].
+pub const META: &str = "TXO_META";
+/// The documents, in admission order: message `n` is document `n`.
+pub const DOCS: &str = "TXO_DOCS";
+/// The estimates' feedback to the shards: message `n` is document `n`'s.
+pub const FEEDBACK: &str = "TXO_FEEDBACK";
+
+/// The subject of a stream (`TXO_HITS_2` → `txo.hits.2`).
+pub fn subject(stream: &str) -> String {
+    stream.to_ascii_lowercase().replace('_', ".")
+}
+
+/// Shard `s`'s answers: message `n` is its answer for document `n`.
+pub fn hits_stream(s: u32) -> String {
+    format!("TXO_HITS_{s}")
+}
+
+/// Errors of decoding a message.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("{what}: an empty message")]
+    Empty { what: &'static str },
+    #[error("{what}: message format {found}, this build reads {VERSION}: run the same textorigin version everywhere")]
+    Version { what: &'static str, found: u8 },
+    #[error("{what}: undecodable message: {source}")]
+    Decode { what: &'static str, source: postcard::Error },
+}
+
+/// A message body behind the version byte.
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut out = vec![VERSION];
+    out.extend(postcard::to_allocvec(value).expect("postcard writes every value of ours"));
+    out
+}
+
+/// Decodes a message written by [`encode`].
+pub fn decode<T: DeserializeOwned>(bytes: &[u8], what: &'static str) -> Result<T, WireError> {
+    match bytes.split_first() {
+        None => Err(WireError::Empty { what }),
+        Some((&VERSION, body)) => postcard::from_bytes(body).map_err(|source| WireError::Decode { what, source }),
+        Some((&found, _)) => Err(WireError::Version { what, found }),
+    }
+}
+
+/// What every process of a deployment must agree on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    /// Shards of the table.
+    pub shards: u32,
+    /// The engine's configuration (the aggregator's data directory has the same).
+    pub config: Config,
+}
+
+/// A document as admitted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Doc {
+    pub name: String,
+    pub source: String,
+    pub url: Option<String>,
+    pub published_at: Option<String>,
+    pub text: String,
+}
+
+/// A shard's answer for a document: what its selected shingles in the shard's buckets
+/// found (indexes among the document's selected shingles, ascending).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    pub items: Vec<u32>,
+    pub hits: Vec<Option<Hit>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_and_other_versions_are_refused() {
+        let a = Answer { items: vec![0, 3], hits: vec![None, Some(Hit { origin: 7, offset: 1, prev: 2, next: 3 })] };
+        let bytes = encode(&a);
+        assert_eq!(decode::<Answer>(&bytes, "answer").unwrap(), a);
+        let mut newer = bytes.clone();
+        newer[0] = VERSION + 1;
+        assert!(matches!(decode::<Answer>(&newer, "answer"), Err(WireError::Version { found, .. }) if found == VERSION + 1));
+        assert!(matches!(decode::<Answer>(&[], "answer"), Err(WireError::Empty { .. })));
+        assert!(matches!(decode::<Answer>(&bytes[..3], "answer"), Err(WireError::Decode { .. })));
+        assert_eq!(subject(&hits_stream(2)), "txo.hits.2");
+    }
+}

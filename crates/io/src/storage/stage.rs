@@ -1,0 +1,44 @@
+//! Where phases 1 and 3 of the engine (the table's lookups, inserts, evictions,
+//! propagation and Lucky scores) run for a data directory: on its own table
+//! ([`Local`], every command but the cluster's), or on the shard workers of a sharded
+//! deployment, whose answers reach the aggregator through a log (`textorigin-cluster`,
+//! `docs/SCALE-OUT.md`). Estimation (phase 2) and everything after it run in the data
+//! directory's process either way.
+
+use textorigin_core::engine::{Engine, Feedback, Probe};
+use textorigin_core::table::{Hit, Table};
+
+use crate::storage::table_file::Mapped;
+
+/// A failure of a stage that is not this process's own (a log unreachable, a shard's
+/// answer that does not fit).
+pub type StageError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Phases 1 and 3 of the engine for the data directory's documents, in order.
+pub trait TableStage: Send + Sync {
+    /// Phase 1 for the document `seq` the engine has prepared: what each of its
+    /// selected shingles found, in order.
+    fn probe(&mut self, engine: &Engine, table: &mut Table<Mapped>, seq: u64) -> Result<Vec<Option<Hit>>, StageError>;
+
+    /// Phase 3 for the same document, given its estimate's feedback; `table`'s counters
+    /// of applied documents move on either way.
+    fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> Result<(), StageError>;
+}
+
+/// The single node: phases 1 and 3 on the data directory's own table.
+#[derive(Debug, Default)]
+pub struct Local {
+    probe: Probe,
+}
+
+impl TableStage for Local {
+    fn probe(&mut self, engine: &Engine, table: &mut Table<Mapped>, seq: u64) -> Result<Vec<Option<Hit>>, StageError> {
+        self.probe = engine.probe(table, seq);
+        Ok(self.probe.hits.clone())
+    }
+
+    fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> Result<(), StageError> {
+        engine.score(table, &self.probe, feedback);
+        Ok(())
+    }
+}

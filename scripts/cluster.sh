@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# A sharded deployment on one machine (docs/SCALE-OUT.md):
+#   bash scripts/cluster.sh --shards S [--config FILE] [--chaos SECONDS] [--servers 1|3]
+#                           [--union FILE] --out EXPORT.jsonl CORPUS...
+# starts NATS JetStream servers on loopback (a 3-server cluster with replicated streams
+# by default), describes the deployment (`textorigin cluster init`), admits the corpus
+# in order (`cluster submit`), runs S shard workers and the aggregator as separate
+# processes until every document is stored, writes the `export` of the aggregator's
+# data directory to EXPORT and, with --union, the union of the shard tables (digest and
+# counters, to compare with `textorigin stats --json` of a single node). With --chaos,
+# every SECONDS a process is killed with SIGKILL and started again: in turn a random
+# process, a log server (with 3), the aggregator, a random process. Exits 0 when all
+# went well.
+# Needs nats-server (Debian: apt-get install nats-server) and the textorigin binary
+# ($TEXTORIGIN_BIN, else the release build of scripts/setup.sh's target directory,
+# built when missing).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+shards="" config="" chaos="" out="" union="" servers=3
+corpus=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --shards) shards="$2"; shift 2 ;;
+    --config) config="$2"; shift 2 ;;
+    --chaos) chaos="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --union) union="$2"; shift 2 ;;
+    --servers) servers="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
+    *) corpus+=("$1"); shift ;;
+  esac
+done
+if [ -z "$shards" ] || [ -z "$out" ] || [ ${#corpus[@]} -eq 0 ]; then
+  echo "usage: cluster.sh --shards S [--config FILE] [--chaos SECONDS] [--servers 1|3] [--union FILE] --out EXPORT.jsonl CORPUS..." >&2
+  exit 2
+fi
+case "$servers" in 1|3) ;; *) echo "cluster.sh: --servers is 1 or 3" >&2; exit 2 ;; esac
+command -v nats-server >/dev/null || { echo "cluster.sh: nats-server not found (apt-get install nats-server)" >&2; exit 1; }
+
+bin="${TEXTORIGIN_BIN:-}"
+if [ -z "$bin" ]; then
+  source "$root/scripts/setup.sh"
+  bin="$CARGO_TARGET_DIR/release/textorigin"
+  [ -x "$bin" ] || (cd "$root" && cargo build --release --locked)
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/textorigin-cluster.XXXXXX")"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "${keep:-0}" = 1 ]; then echo "cluster.sh: logs kept in $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+keep=1
+
+# Free loopback ports: a client and a route port per server.
+ports=($(python3 -c '
+import socket
+ss=[socket.socket() for _ in range(6)]
+for s in ss: s.bind(("127.0.0.1",0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))'))
+routes=""
+for i in $(seq 0 $((servers - 1))); do routes+="${routes:+, }nats-route://127.0.0.1:${ports[$((3 + i))]}"; done
+urls=""
+declare -A server_pid
+start_server() {
+  local i=$1
+  if [ ! -f "$work/n$i.conf" ]; then
+    {
+      echo "server_name: n$i"
+      echo "listen: 127.0.0.1:${ports[$i]}"
+      echo "jetstream { store_dir: \"$work/n$i\" }"
+      [ "$servers" = 3 ] && echo "cluster { name: txo, listen: 127.0.0.1:${ports[$((3 + i))]}, routes: [$routes] }"
+    } > "$work/n$i.conf"
+  fi
+  nats-server -c "$work/n$i.conf" >> "$work/n$i.log" 2>&1 &
+  server_pid[$i]=$!
+  pids+=($!)
+}
+for i in $(seq 0 $((servers - 1))); do
+  start_server "$i"
+  urls+="${urls:+,}nats://127.0.0.1:${ports[$i]}"
+done
+export TEXTORIGIN_NATS="$urls"
+
+cfg=()
+[ -n "$config" ] && cfg=(--config "$config")
+"$bin" cluster init --data "$work/agg" --shards "$shards" --replicas "$servers" "${cfg[@]}" 2>> "$work/init.log"
+last=$("$bin" cluster submit --json "${corpus[@]}" 2> "$work/submit.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last"])')
+echo "cluster.sh: $last documents admitted; $shards shard(s), $servers log server(s)" >&2
+
+declare -A cmd
+declare -A running
+for s in $(seq 0 $((shards - 1))); do
+  cmd[w$s]="\"$bin\" cluster worker --shard $s --until $last --image \"$work/shard-$s.img\""
+done
+cmd[agg]="\"$bin\" cluster aggregate --data \"$work/agg\" --until $last"
+launch() {
+  local name=$1
+  bash -c "exec ${cmd[$name]}" >> "$work/$name.log" 2>&1 &
+  running[$name]=$!
+  pids+=($!)
+}
+for name in "${!cmd[@]}"; do launch "$name"; done
+
+kills=0
+SECONDS=0
+while :; do
+  alive=0
+  for name in "${!running[@]}"; do
+    p=${running[$name]}
+    if kill -0 "$p" 2>/dev/null; then
+      alive=1
+    else
+      if wait "$p"; then unset "running[$name]"; else
+        echo "cluster.sh: $name failed; see $work/$name.log" >&2
+        tail -5 "$work/$name.log" >&2
+        exit 1
+      fi
+    fi
+  done
+  [ $alive = 1 ] || break
+  if [ "$SECONDS" -gt 900 ]; then echo "cluster.sh: no end after 900 s; logs in $work" >&2; exit 1; fi
+  if [ -n "$chaos" ]; then
+    sleep "$chaos"
+    kills=$((kills + 1))
+    names=("${!running[@]}")
+    if [ $((kills % 4)) = 2 ] && [ "$servers" = 3 ]; then
+      i=$((RANDOM % servers))
+      kill -9 "${server_pid[$i]}" 2>/dev/null || true
+      wait "${server_pid[$i]}" 2>/dev/null || true
+      echo "cluster.sh: chaos: killed log server n$i" >&2
+      start_server "$i"
+    elif [ ${#names[@]} -gt 0 ]; then
+      if [ $((kills % 4)) = 3 ] && [ -n "${running[agg]:-}" ]; then name=agg; else name=${names[$((RANDOM % ${#names[@]}))]}; fi
+      kill -9 "${running[$name]}" 2>/dev/null || true
+      wait "${running[$name]}" 2>/dev/null || true
+      echo "cluster.sh: chaos: killed $name" >&2
+      launch "$name"
+    fi
+  else
+    sleep 0.2
+  fi
+done
+
+"$bin" export --data "$work/agg" -o "$out"
+if [ -n "$union" ]; then
+  images=()
+  for s in $(seq 0 $((shards - 1))); do images+=("$work/shard-$s.img"); done
+  "$bin" cluster union --json "${images[@]}" > "$union"
+fi
+echo "cluster.sh: $last documents stored in ${SECONDS}s; $kills chaos kill(s)" >&2
+keep=0

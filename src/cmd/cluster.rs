@@ -1,0 +1,181 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use textorigin_cluster::log::Log;
+use textorigin_cluster::wire::Meta;
+use textorigin_cluster::{aggregate, init, read_meta, submit, worker, Submitted};
+use textorigin_io::storage::datadir::DataDir;
+
+use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
+use crate::cmd::Format;
+
+/// A sharded deployment on a NATS JetStream log (docs/SCALE-OUT.md): S shard workers
+/// hold the table's bucket ranges, an aggregator stores the results in a data directory
+/// the other commands read. Each piece is a process of its own, restartable at any
+/// moment; `scripts/cluster.sh` runs them all on one machine.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    Init(Box<InitArgs>),
+    Submit(SubmitArgs),
+    Worker(WorkerArgs),
+    Aggregate(AggregateArgs),
+    Union(UnionArgs),
+}
+
+/// The NATS servers.
+#[derive(clap::Args)]
+struct Nats {
+    /// NATS server URLs, comma-separated (a JetStream cluster: list them all).
+    #[arg(long, env = "TEXTORIGIN_NATS", value_name = "URLS", default_value = "nats://127.0.0.1:4222")]
+    nats: String,
+}
+
+/// Describe a deployment in the log (shards and configuration), make its streams, and
+/// create the aggregator's data directory with the same configuration. Running it again
+/// with the same description changes nothing; a different one is an error.
+#[derive(clap::Args)]
+struct InitArgs {
+    #[command(flatten)]
+    nats: Nats,
+    /// The aggregator's data directory (created).
+    #[command(flatten)]
+    data: DataArg,
+    /// Shards of the table (each a worker process).
+    #[arg(long, value_name = "S")]
+    shards: u32,
+    /// Copies of every stream (3 on a 3-server cluster).
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    replicas: usize,
+    /// TOML file with algorithm options (as for `ingest`); flags override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    flags: ConfigArgs,
+}
+
+/// Admit documents into the deployment's log, in the order given, after those already
+/// there. Reads every format `ingest` reads; documents `ingest` would refuse (no words,
+/// over the size cap) are reported and left out, so the ids are `ingest`'s.
+#[derive(clap::Args)]
+struct SubmitArgs {
+    #[command(flatten)]
+    nats: Nats,
+    /// Skip documents larger than this (bytes, or with a unit such as MiB).
+    #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
+    max_doc_bytes: String,
+    #[command(flatten)]
+    format: Format,
+    /// Files and directories, in order.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+/// Run one shard worker: its bucket range of the table, fed by the log. Restarted, it
+/// replays the log into its table and goes on.
+#[derive(clap::Args)]
+struct WorkerArgs {
+    #[command(flatten)]
+    nats: Nats,
+    /// Which shard (0 to S-1).
+    #[arg(long, value_name = "I")]
+    shard: u32,
+    /// Stop after applying this document (default: run until killed).
+    #[arg(long, value_name = "ID")]
+    until: Option<u64>,
+    /// At the stop, write the shard's buckets and counters here (for `cluster union`).
+    #[arg(long, value_name = "FILE", requires = "until")]
+    image: Option<PathBuf>,
+}
+
+/// Run the aggregator: estimation, near-duplicates, quotations and the store, in a data
+/// directory made by `cluster init`. Restarted, it recovers from the log.
+#[derive(clap::Args)]
+struct AggregateArgs {
+    #[command(flatten)]
+    nats: Nats,
+    #[command(flatten)]
+    data: DataArg,
+    /// Stop after storing this document (default: run until killed).
+    #[arg(long, value_name = "ID")]
+    until: Option<u64>,
+}
+
+/// Lay shard images side by side: the table a single node would have, with its digest
+/// and counters (compare with `textorigin stats --json`).
+#[derive(clap::Args)]
+struct UnionArgs {
+    #[command(flatten)]
+    format: Format,
+    /// The images of all S shards.
+    #[arg(required = true, value_name = "FILE")]
+    images: Vec<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    match a.command {
+        Command::Init(a) => {
+            let log = Log::connect(&a.nats.nats, a.replicas)?;
+            anyhow::ensure!(a.shards >= 1, "--shards must be at least 1");
+            let dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
+            let meta = Meta { shards: a.shards, config: dd.config().clone() };
+            dd.close()?;
+            init(&log, &meta)?;
+            eprintln!("deployment: {} shard(s), {}", meta.shards, meta.config.canonical());
+        }
+        Command::Submit(a) => {
+            let log = Log::connect(&a.nats.nats, 1)?;
+            let meta = read_meta(&log)?;
+            let (mut admitted, mut failed) = (0u64, 0u64);
+            let last = submit(&log, &meta.config, &a.paths, size(&a.max_doc_bytes)?, |e| match e {
+                Submitted::Doc(_) => admitted += 1,
+                Submitted::Failed(e) => {
+                    failed += 1;
+                    eprintln!("error: {e}");
+                }
+                Submitted::Warning(w) => eprintln!("warning: {w}"),
+                Submitted::File => {}
+            })?;
+            #[derive(Serialize)]
+            struct Out {
+                admitted: u64,
+                failed: u64,
+                last: u64,
+            }
+            a.format.print(&Out { admitted, failed, last }, |o| format!("admitted {} document(s), {} failed; last id {}\n", o.admitted, o.failed, o.last))?;
+            if admitted == 0 && failed > 0 {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Worker(a) => {
+            let log = Log::connect(&a.nats.nats, 1)?;
+            let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), |seq| tracing::debug!(seq, "applied"))?;
+            eprintln!("shard {}: applied {} document(s), {} of them replayed", a.shard, s.documents, s.replayed);
+        }
+        Command::Aggregate(a) => {
+            let log = Log::connect(&a.nats.nats, 1)?;
+            let last = aggregate::run(&log, &a.data.dir, a.until, |seq| tracing::debug!(seq, "stored"))?;
+            eprintln!("aggregator: documents stored up to #{last}");
+        }
+        Command::Union(a) => {
+            let paths: Vec<&std::path::Path> = a.images.iter().map(PathBuf::as_path).collect();
+            let table = worker::union(&paths).context("cannot lay the shard images side by side")?;
+            #[derive(Serialize)]
+            struct Out {
+                table_digest: String,
+                #[serde(flatten)]
+                stats: textorigin_core::table::TableStats,
+            }
+            let out = Out { table_digest: format!("{:016x}", table.digest()), stats: table.stats() };
+            a.format.print(&out, |o| format!("table digest {} over {} document(s)\n", o.table_digest, o.stats.documents))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

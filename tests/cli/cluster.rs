@@ -1,0 +1,103 @@
+//! The scale-out equality gate: `scripts/cluster.sh` (real `nats-server` processes,
+//! shard workers and an aggregator as separate processes, SIGKILLs with `--chaos`)
+//! against `ingest` + `export` of the same corpus and configuration on one node.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::{bin, fixture, json, ok};
+
+/// A table small enough that the sample corpus evicts.
+const CONFIG: &str = "table_size = \"64KiB\"\n";
+
+fn corpus(times: usize) -> Vec<PathBuf> {
+    (0..times).flat_map(|_| [fixture("gcc-sample.jsonl"), fixture("mail-sample.jsonl")]).collect()
+}
+
+/// Export lines as JSON values without the `source` (a path, which differs).
+fn export_values(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("source");
+            v
+        })
+        .collect()
+}
+
+/// One node: the export and `stats --json`.
+fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
+    let dir = tmp.join("single");
+    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(config).args(corpus(times)).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (export_values(&ok(&dir, &["export"])), json(&dir, &["stats", "--json"]))
+}
+
+/// `scripts/cluster.sh` with `args`: the export, the union of the shard tables and the
+/// script's report on standard error.
+fn cluster(tmp: &Path, config: &Path, times: usize, args: &[&str]) -> (Vec<Value>, Value, String) {
+    let (export, union) = (tmp.join("cluster.jsonl"), tmp.join("union.json"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .arg("--out")
+        .arg(&export)
+        .arg("--union")
+        .arg(&union)
+        .args(corpus(times))
+        .env("TEXTORIGIN_BIN", assert_cmd::cargo::cargo_bin("textorigin"))
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "cluster.sh {args:?} failed:\n{report}");
+    let union = serde_json::from_str(&std::fs::read_to_string(union).unwrap()).unwrap();
+    (export_values(&std::fs::read_to_string(export).unwrap()), union, report)
+}
+
+fn assert_equal(single: &(Vec<Value>, Value), cluster: &(Vec<Value>, Value, String), what: &str) {
+    let ((want, stats), (got, union, _)) = (single, cluster);
+    assert_eq!(got.len(), want.len(), "{what}: documents");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g, w, "{what}: document {}", w["id"]);
+    }
+    assert_eq!(union["table_digest"], stats["table_digest"], "{what}: the union of the shards is the single-node table");
+    for counter in ["lookups", "hits", "inserts", "evictions", "occupied"] {
+        assert_eq!(union[counter], stats["table"][counter], "{what}: {counter}");
+    }
+    assert_eq!(union["documents"], stats["documents"], "{what}: documents");
+}
+
+#[test]
+fn one_two_and_four_shards_equal_one_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let one = single(tmp.path(), &config, 1);
+    assert!(one.1["table"]["evictions"].as_u64().unwrap() > 0, "the gate runs with evictions");
+    assert!(one.0.iter().any(|d| d["quotations"].as_array().is_some_and(|q| !q.is_empty())), "and with quotations");
+    for shards in ["1", "2", "4"] {
+        let c = cluster(tmp.path(), &config, 1, &["--shards", shards, "--servers", "1"]);
+        assert_equal(&one, &c, &format!("{shards} shard(s)"));
+    }
+}
+
+#[test]
+fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    // The corpus twice over (every document of the second round a copy), so that the
+    // run outlasts several kills.
+    let one = single(tmp.path(), &config, 2);
+    let c = cluster(tmp.path(), &config, 2, &["--shards", "2", "--servers", "3", "--chaos", "1"]);
+    for killed in ["killed w", "killed log server", "killed agg"] {
+        assert!(c.2.contains(killed), "the run saw a kill of each kind ({killed}):\n{}", c.2);
+    }
+    assert_equal(&one, &c, "2 shards, 3 log servers, chaos");
+}
