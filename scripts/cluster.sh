@@ -8,9 +8,9 @@
 # processes until every document is stored, writes the `export` of the aggregator's
 # data directory to EXPORT and, with --union, the union of the shard tables (digest and
 # counters, to compare with `textorigin stats --json` of a single node). With --chaos,
-# every SECONDS a process is killed with SIGKILL and started again: in turn a random
-# process, a log server (with 3), the aggregator, a random process. Exits 0 when all
-# went well.
+# every SECONDS a process is killed with SIGKILL and started again: in turn a log
+# server (with 3), the aggregator, a random process, a random process. Exits 0 when
+# all went well.
 # Needs nats-server (Debian: apt-get install nats-server) and the textorigin binary
 # ($TEXTORIGIN_BIN, else the release build of scripts/setup.sh's target directory,
 # built when missing).
@@ -95,9 +95,9 @@ echo "cluster.sh: $last documents admitted; $shards shard(s), $servers log serve
 declare -A cmd
 declare -A running
 for s in $(seq 0 $((shards - 1))); do
-  cmd[w$s]="\"$bin\" cluster worker --shard $s --until $last --image \"$work/shard-$s.img\""
+  cmd[w$s]="\"$bin\" cluster worker --shard $s --until $last --image \"$work/shard-$s.img\" --state \"$work/w$s\" --checkpoint-secs ${chaos:-30}"
 done
-cmd[agg]="\"$bin\" cluster aggregate --data \"$work/agg\" --until $last"
+cmd[agg]="\"$bin\" cluster aggregate --data \"$work/agg\" --until $last --checkpoint-secs ${chaos:-30}"
 launch() {
   local name=$1
   bash -c "exec ${cmd[$name]}" >> "$work/$name.log" 2>&1 &
@@ -106,43 +106,46 @@ launch() {
 }
 for name in "${!cmd[@]}"; do launch "$name"; done
 
+# Reaps the processes that ended: a success is done, a failure ends the run.
+reap() {
+  local name p
+  for name in "${!running[@]}"; do
+    p=${running[$name]}
+    kill -0 "$p" 2>/dev/null && continue
+    if wait "$p"; then unset "running[$name]"; else
+      echo "cluster.sh: $name failed; see $work/$name.log" >&2
+      tail -n 5 "$work/$name.log" >&2
+      exit 1
+    fi
+  done
+}
 kills=0
 SECONDS=0
 while :; do
-  alive=0
-  for name in "${!running[@]}"; do
-    p=${running[$name]}
-    if kill -0 "$p" 2>/dev/null; then
-      alive=1
-    else
-      if wait "$p"; then unset "running[$name]"; else
-        echo "cluster.sh: $name failed; see $work/$name.log" >&2
-        tail -5 "$work/$name.log" >&2
-        exit 1
-      fi
-    fi
-  done
-  [ $alive = 1 ] || break
-  if [ "$SECONDS" -gt 900 ]; then echo "cluster.sh: no end after 900 s; logs in $work" >&2; exit 1; fi
-  if [ -n "$chaos" ]; then
-    sleep "$chaos"
-    kills=$((kills + 1))
-    names=("${!running[@]}")
-    if [ $((kills % 4)) = 2 ] && [ "$servers" = 3 ]; then
-      i=$((RANDOM % servers))
-      kill -9 "${server_pid[$i]}" 2>/dev/null || true
-      wait "${server_pid[$i]}" 2>/dev/null || true
-      echo "cluster.sh: chaos: killed log server n$i" >&2
-      start_server "$i"
-    elif [ ${#names[@]} -gt 0 ]; then
-      if [ $((kills % 4)) = 3 ] && [ -n "${running[agg]:-}" ]; then name=agg; else name=${names[$((RANDOM % ${#names[@]}))]}; fi
-      kill -9 "${running[$name]}" 2>/dev/null || true
-      wait "${running[$name]}" 2>/dev/null || true
-      echo "cluster.sh: chaos: killed $name" >&2
-      launch "$name"
-    fi
+  reap
+  [ ${#running[@]} -gt 0 ] || break
+  if [ "$SECONDS" -gt 900 ]; then echo "cluster.sh: no end after 900 s" >&2; exit 1; fi
+  if [ -z "$chaos" ]; then sleep 0.2; continue; fi
+  sleep "$chaos"
+  reap
+  names=("${!running[@]}")
+  [ ${#names[@]} -gt 0 ] || break
+  kills=$((kills + 1))
+  if [ $((kills % 4)) = 1 ] && [ "$servers" = 3 ]; then
+    i=$((RANDOM % servers))
+    kill -9 "${server_pid[$i]}" 2>/dev/null || true
+    { wait "${server_pid[$i]}"; } 2>/dev/null || true
+    echo "cluster.sh: chaos: killed log server n$i" >&2
+    start_server "$i"
+    continue
+  fi
+  if [ $((kills % 4)) = 2 ] && [ -n "${running[agg]:-}" ]; then name=agg; else name=${names[$((RANDOM % ${#names[@]}))]}; fi
+  kill -9 "${running[$name]}" 2>/dev/null || true
+  if { wait "${running[$name]}"; } 2>/dev/null; then
+    unset "running[$name]" # it had finished before the signal
   else
-    sleep 0.2
+    echo "cluster.sh: chaos: killed $name" >&2
+    launch "$name"
   fi
 done
 
@@ -152,5 +155,6 @@ if [ -n "$union" ]; then
   for s in $(seq 0 $((shards - 1))); do images+=("$work/shard-$s.img"); done
   "$bin" cluster union --json "${images[@]}" > "$union"
 fi
+for name in $(printf '%s\n' "${!cmd[@]}" | sort); do echo "cluster.sh: $name: $(tail -1 "$work/$name.log")" >&2; done
 echo "cluster.sh: $last documents stored in ${SECONDS}s; $kills chaos kill(s)" >&2
 keep=0

@@ -93,6 +93,13 @@ struct WorkerArgs {
     /// At the stop, write the shard's buckets and counters here (for `cluster union`).
     #[arg(long, value_name = "FILE", requires = "until")]
     image: Option<PathBuf>,
+    /// Directory of the shard's two checkpoint slots: a restart starts from the newest
+    /// and replays only the log after it (without one, from the first document).
+    #[arg(long, value_name = "DIR")]
+    state: Option<PathBuf>,
+    /// Seconds between checkpoints (at the first document boundary after them).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    checkpoint_secs: f64,
 }
 
 /// Run the aggregator: estimation, near-duplicates, quotations and the store, in a data
@@ -106,6 +113,10 @@ struct AggregateArgs {
     /// Stop after storing this document (default: run until killed).
     #[arg(long, value_name = "ID")]
     until: Option<u64>,
+    /// Seconds between checkpoints of the data directory (a restart replays only the
+    /// documents stored after the newest).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    checkpoint_secs: f64,
 }
 
 /// Lay shard images side by side: the table a single node would have, with its digest
@@ -156,12 +167,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Command::Worker(a) => {
             let log = Log::connect(&a.nats.nats, 1)?;
-            let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), |seq| tracing::debug!(seq, "applied"))?;
-            eprintln!("shard {}: applied {} document(s), {} of them replayed", a.shard, s.documents, s.replayed);
+            let every = seconds(a.checkpoint_secs)?;
+            let checkpoints = a.state.map(|dir| worker::Checkpoints { dir, every });
+            let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| tracing::debug!(seq, "applied"))?;
+            eprintln!(
+                "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed; {} answer bytes appended; {} checkpoint(s)",
+                a.shard, s.restored, s.documents, s.replayed, s.answer_bytes, s.checkpoints
+            );
         }
         Command::Aggregate(a) => {
             let log = Log::connect(&a.nats.nats, 1)?;
-            let last = aggregate::run(&log, &a.data.dir, a.until, |seq| tracing::debug!(seq, "stored"))?;
+            let last = aggregate::run(&log, &a.data.dir, a.until, seconds(a.checkpoint_secs)?, |seq| tracing::debug!(seq, "stored"))?;
             eprintln!("aggregator: documents stored up to #{last}");
         }
         Command::Union(a) => {
@@ -178,4 +194,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--checkpoint-secs` as a duration.
+fn seconds(s: f64) -> Result<std::time::Duration> {
+    anyhow::ensure!(s.is_finite() && s >= 0.0, "--checkpoint-secs must be a number of seconds, not {s}");
+    Ok(std::time::Duration::from_secs_f64(s))
 }

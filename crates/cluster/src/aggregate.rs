@@ -6,19 +6,21 @@
 //! `ingest` does after the table: near-duplicates, quotations, alignment, the derived
 //! indexes, the store.
 //!
-//! Restart: the data directory recovers as `serve`'s does, from a checkpoint slot or an
-//! empty table, replaying the stored documents with their answers read again from the
-//! log; feedback already in the log is not appended again.
+//! Restart: the data directory recovers as `serve`'s does, from its newest checkpoint
+//! slot (written now and then, as `serve` writes them) or an empty table, replaying the
+//! stored documents after it with their answers read again from the log; feedback
+//! already in the log is not appended again.
 
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use textorigin_core::config::Overrides;
 use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_io::input::InputDoc;
-use textorigin_io::storage::datadir::DataDir;
+use textorigin_io::storage::datadir::{DataDir, DataDirError};
 use textorigin_io::storage::stage::{StageError, TableStage};
 use textorigin_io::storage::table_file::Mapped;
 
@@ -86,9 +88,10 @@ impl TableStage for Remote {
 }
 
 /// Runs the aggregator of the deployment in the log into the data directory `dir`
-/// (made by `cluster init`) until document `until` is stored (forever without one).
-/// Returns the last document stored.
-pub fn run(log: &Log, dir: &Path, until: Option<u64>, mut progress: impl FnMut(u64)) -> Result<u64> {
+/// (made by `cluster init`) until document `until` is stored (forever without one),
+/// writing a checkpoint slot (as `serve` does) at the first document boundary `every`
+/// after the last. Returns the last document stored.
+pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progress: impl FnMut(u64)) -> Result<u64> {
     let meta = read_meta(log)?;
     let mut stage = Remote::new(log, meta.shards)?;
     if let Some((from, replayed, mismatches)) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
@@ -100,8 +103,9 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, mut progress: impl FnMut(u
     }
     dd.set_stage(Box::new(stage));
     let mut preparer = dd.preparer();
-    let mut last = dd.store.next_seq().map_err(textorigin_io::storage::datadir::DataDirError::from)? - 1;
+    let mut last = dd.store.next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;
+    let mut checkpointed = Instant::now();
     while until.is_none_or(|u| last < u) {
         let (seq, bytes) = docs.read()?;
         let doc: Doc = decode(&bytes, "document")?;
@@ -122,6 +126,14 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, mut progress: impl FnMut(u
         }
         last = seq;
         progress(seq);
+        if checkpointed.elapsed() >= every {
+            checkpointed = Instant::now();
+            match dd.checkpoint() {
+                // A slot that cannot be written (a full disk) costs recovery time only.
+                Err(DataDirError::Checkpoint(e)) => tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid"),
+                r => drop(r?),
+            }
+        }
     }
     dd.close()?;
     Ok(last)

@@ -37,6 +37,8 @@ pub enum ClusterError {
     DataDir(#[from] textorigin_io::storage::datadir::DataDirError),
     #[error(transparent)]
     Params(#[from] textorigin_core::table::ParamsError),
+    #[error(transparent)]
+    Checkpoint(#[from] textorigin_io::storage::checkpoint::CheckpointError),
     #[error("the log has no deployment yet: run `textorigin cluster init` first")]
     NoMeta,
     #[error("the log's deployment differs from the one asked for.\n  in the log: {stored}\n  asked for:  {requested}")]

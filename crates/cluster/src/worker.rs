@@ -5,20 +5,25 @@
 //! next document (phase 3: propagation, Lucky scores). Its table is the single-node
 //! table's bucket range, byte for byte.
 //!
-//! Restart: the table is held in memory and rebuilt by replaying the log from the first
-//! document: its answers are already in its stream (each is compared with the one
-//! recomputed: a difference is a determinism bug, or another worker on the same shard)
-//! and the feedback in the feedback stream, so a replay changes nothing and needs
-//! nobody else.
+//! Restart: the table is held in memory, restored from the newest checkpoint slot
+//! (the daemon's A/B slots, `textorigin_io::storage::checkpoint`, holding the range,
+//! its counters and the document it reflects) and brought up to date by replaying the
+//! log from the next document: its answers are already in its stream (each is
+//! compared with the one recomputed: a difference is a determinism bug, or another
+//! worker on the same shard) and the feedback in the feedback stream, so a replay
+//! changes nothing and needs nobody else.
 
-use std::io::{Read, Write};
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::engine::{Engine, Feedback};
 use textorigin_core::shard::Shard;
 use textorigin_core::table::{Table, TableStats};
+use textorigin_io::storage::checkpoint;
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::Log;
 use crate::wire::{decode, encode, hits_stream, subject, Answer, Doc, DOCS, FEEDBACK};
@@ -27,28 +32,53 @@ use crate::{read_meta, ClusterError, Result};
 /// What a worker did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WorkerSummary {
+    /// The checkpoint it started from (0: none, the first document).
+    pub restored: u64,
     /// Documents applied (replayed ones included).
     pub documents: u64,
     /// Of them, replayed from the log (their answers were already in it).
     pub replayed: u64,
+    /// Bytes of the answers it appended.
+    pub answer_bytes: u64,
+    /// Checkpoints written.
+    pub checkpoints: u64,
+}
+
+/// Where and how often a worker checkpoints its range.
+#[derive(Debug, Clone)]
+pub struct Checkpoints {
+    /// The directory of its two slots.
+    pub dir: PathBuf,
+    /// At the first document boundary this long after the last checkpoint.
+    pub every: Duration,
 }
 
 /// Runs shard `index` of the deployment in the log until it has applied document
 /// `until` (forever without one); writes its bucket range and counters to `out` then.
-pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, mut progress: impl FnMut(u64)) -> Result<WorkerSummary> {
+/// With `checkpoints`, it starts from its newest valid slot of this deployment and
+/// writes one now and then (`docs/SCALE-OUT.md`, "Checkpoints").
+pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkpoints: Option<&Checkpoints>, mut progress: impl FnMut(u64)) -> Result<WorkerSummary> {
     let meta = read_meta(log)?;
+    let deployment = xxh3_64(&encode(&meta));
     let shard = Shard::new(index, meta.shards)?;
+    let file_error = |source| ClusterError::File { shard: index, source };
     let mut table = Table::in_memory(&meta.config.table_params())?;
     let buckets = table.buckets();
+    let mut summary = WorkerSummary::default();
+    if let Some(c) = checkpoints {
+        std::fs::create_dir_all(&c.dir).map_err(file_error)?;
+        summary.restored = restore(&c.dir, deployment, shard, &meta.config, &mut table)?;
+    }
     let mut engine = Engine::new(meta.config.clone());
     let (answers, answers_subject) = (hits_stream(index), subject(&hits_stream(index)));
     let answered = log.last_seq(&answers)?;
+    let mut last = summary.restored;
     // The answers this shard gave before it restarted, to compare with the replay's.
-    let mut given = if answered > 0 { Some(log.reader(&answers, 1)?) } else { None };
-    let mut docs = log.reader(DOCS, 1)?;
-    let mut feedback = log.reader(FEEDBACK, 1)?;
-    let mut summary = WorkerSummary::default();
-    while until.is_none_or(|u| summary.documents < u) {
+    let mut given = if answered > last { Some(log.reader(&answers, last + 1)?) } else { None };
+    let mut docs = log.reader(DOCS, last + 1)?;
+    let mut feedback = log.reader(FEEDBACK, last + 1)?;
+    let mut checkpointed = Instant::now();
+    while until.is_none_or(|u| last < u) {
         let (seq, bytes) = docs.read()?;
         let doc: Doc = decode(&bytes, "document")?;
         engine.prepare(&doc.text);
@@ -59,8 +89,12 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, mut pr
                 if given.read()?.1 != answer {
                     return Err(crate::log::LogError::Conflict { stream: answers, seq }.into());
                 }
+                summary.replayed += 1;
             }
-            None => log.append(&answers, &answers_subject, seq, &answer)?,
+            None => {
+                log.append(&answers, &answers_subject, seq, &answer)?;
+                summary.answer_bytes += answer.len() as u64;
+            }
         }
         let (f, bytes) = feedback.read()?;
         let fb: Feedback = decode(&bytes, "feedback")?;
@@ -69,13 +103,38 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, mut pr
         }
         engine.score(&mut table, &probe, &fb);
         summary.documents += 1;
-        summary.replayed += u64::from(seq <= answered);
+        last = seq;
         progress(seq);
+        if let Some(c) = checkpoints.filter(|c| checkpointed.elapsed() >= c.every) {
+            let (head, range) = image(shard, &meta.config, &table);
+            checkpoint::write_parts(&c.dir, &[&head, range], seq, deployment)?;
+            summary.checkpoints += 1;
+            checkpointed = Instant::now();
+        }
     }
     if let Some(out) = out {
-        write_image(out, shard, &meta.config, &table).map_err(|source| ClusterError::File { shard: index, source })?;
+        write_image(out, shard, &meta.config, &table).map_err(file_error)?;
     }
     Ok(summary)
+}
+
+/// Restores the newest valid checkpoint slot of this deployment and shard into `table`:
+/// the document it holds, or 0 without one.
+fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &mut Table<Vec<u8>>) -> Result<u64> {
+    let slot = (0..2)
+        .filter_map(|s| checkpoint::verify(dir, s).ok().map(|m| (s, m)))
+        .filter(|(_, m)| m.store == deployment)
+        .max_by_key(|(_, m)| m.generation);
+    let Some((slot, m)) = slot else { return Ok(0) };
+    let bytes = std::fs::read(checkpoint::slot_paths(dir, slot).0).map_err(|source| ClusterError::File { shard: shard.index(), source })?;
+    let (header, range) = parse_image(&bytes)?;
+    let dst = table.range_bytes_mut(shard.buckets(table.buckets()));
+    if header.index != shard.index() || header.count != shard.count() || header.config != *config || dst.len() != range.len() || header.stats.last_seq != m.seq {
+        return Err(ClusterError::File { shard: shard.index(), source: std::io::Error::other(format!("checkpoint slot {} in {} is not this shard's", checkpoint::slot_name(slot), dir.display())) });
+    }
+    dst.copy_from_slice(range);
+    *table.stats_mut() = header.stats;
+    Ok(m.seq)
 }
 
 /// What a shard image file holds before its buckets.
@@ -87,29 +146,37 @@ pub struct ImageHeader {
     pub stats: TableStats,
 }
 
-/// A shard's bucket range and counters: a header ([`ImageHeader`] as a message, behind
-/// its length as u32 little-endian), then the range's bytes.
-fn write_image(path: &Path, shard: Shard, config: &Config, table: &Table<Vec<u8>>) -> std::io::Result<()> {
+/// A shard's bucket range and counters as one image in two parts: a header
+/// ([`ImageHeader`] as a message, behind its length as u32 little-endian), then the
+/// range's bytes. The file of `--image` and a worker's checkpoint slot hold it.
+fn image<'t>(shard: Shard, config: &Config, table: &'t Table<Vec<u8>>) -> (Vec<u8>, &'t [u8]) {
     let header = encode(&ImageHeader { index: shard.index(), count: shard.count(), config: config.clone(), stats: table.stats() });
+    let mut head = (header.len() as u32).to_le_bytes().to_vec();
+    head.extend(header);
+    (head, table.range_bytes(shard.buckets(table.buckets())))
+}
+
+fn write_image(path: &Path, shard: Shard, config: &Config, table: &Table<Vec<u8>>) -> std::io::Result<()> {
+    let (head, range) = image(shard, config, table);
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    f.write_all(&(header.len() as u32).to_le_bytes())?;
-    f.write_all(&header)?;
-    f.write_all(table.range_bytes(shard.buckets(table.buckets())))?;
+    f.write_all(&head)?;
+    f.write_all(range)?;
     f.into_inner().map_err(|e| e.into_error())?.sync_all()
+}
+
+/// The header and the range of an image.
+fn parse_image(bytes: &[u8]) -> Result<(ImageHeader, &[u8])> {
+    let bad = || ClusterError::File { shard: u32::MAX, source: std::io::Error::other("a truncated shard image") };
+    let len = u32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
+    let header = bytes.get(4..4 + len).ok_or_else(bad)?;
+    Ok((decode(header, "shard image")?, &bytes[4 + len..]))
 }
 
 /// Reads a shard image written at a worker's end.
 pub fn read_image(path: &Path) -> Result<(ImageHeader, Vec<u8>)> {
-    let io = |source| ClusterError::File { shard: u32::MAX, source };
-    let mut f = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
-    let mut len = [0u8; 4];
-    f.read_exact(&mut len).map_err(io)?;
-    let mut header = vec![0u8; u32::from_le_bytes(len) as usize];
-    f.read_exact(&mut header).map_err(io)?;
-    let header: ImageHeader = decode(&header, "shard image")?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).map_err(io)?;
-    Ok((header, bytes))
+    let bytes = std::fs::read(path).map_err(|source| ClusterError::File { shard: u32::MAX, source })?;
+    let (header, range) = parse_image(&bytes)?;
+    Ok((header, range.to_vec()))
 }
 
 /// The union of shard images (all S of one deployment): the single-node table.

@@ -529,12 +529,11 @@ impl Daemon<'_> {
     /// failure is logged, shown in the status, and the next checkpoint is tried when due.
     /// A failed store fsync leaves unknown state behind: that stops.
     fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
-        dd.store.sync().map_err(DaemonError::Fsync)?;
         let seq = dd.table.stats().last_seq;
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
-        let store = dd.store.id().map_err(DataDirError::from)?;
-        match crate::storage::checkpoint::write(&dd.dir, dd.table.image()?, seq, store) {
+        match dd.checkpoint() {
+            Err(DataDirError::Store(e)) => return Err(DaemonError::Fsync(e)),
             Ok(m) => {
                 self.status.last_checkpoint_generation = m.generation;
                 self.status.last_checkpoint_seq = m.seq;

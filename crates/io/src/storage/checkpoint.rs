@@ -46,9 +46,9 @@ pub trait Storage {
         let b = self.read(path)?;
         Ok((b.len() as u64, xxh3_64(&b)))
     }
-    /// Writes `bytes` over `to` (in place, preallocated); returns their length and
-    /// xxh3-64.
-    fn put(&self, to: &Path, bytes: &[u8]) -> std::io::Result<(u64, u64)>;
+    /// Writes `parts`, one after the other, over `to` (in place, preallocated); returns
+    /// their length and xxh3-64.
+    fn put(&self, to: &Path, parts: &[&[u8]]) -> std::io::Result<(u64, u64)>;
     /// Overwrites the start of a file with `bytes`.
     fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
     /// fdatasync.
@@ -82,11 +82,17 @@ impl Storage for RealFs {
         Ok((len, h.digest()))
     }
 
-    fn put(&self, to: &Path, bytes: &[u8]) -> std::io::Result<(u64, u64)> {
+    fn put(&self, to: &Path, parts: &[&[u8]]) -> std::io::Result<(u64, u64)> {
         use std::os::unix::fs::FileExt;
-        let dst = reserved(to, bytes.len() as u64)?;
-        dst.write_all_at(bytes, 0)?;
-        Ok((bytes.len() as u64, xxh3_64(bytes)))
+        let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let dst = reserved(to, len)?;
+        let (mut at, mut h) = (0u64, Xxh3::new());
+        for p in parts {
+            dst.write_all_at(p, at)?;
+            h.update(p);
+            at += p.len() as u64;
+        }
+        Ok((len, h.digest()))
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -240,11 +246,17 @@ fn sync_dir(dir: &Path) -> Result<()> {
 /// Writes a checkpoint of `table`, the bytes of a table file (the writer's copy, its
 /// results durable), holding documents up to `seq`. Returns the new meta.
 pub fn write(dir: &Path, table: &[u8], seq: u64, store: u64) -> Result<SlotMeta> {
-    write_in(&RealFs, dir, table, seq, store)
+    write_in(&RealFs, dir, &[table], seq, store)
+}
+
+/// [`write`] of an image in parts (a shard worker's bucket range and its counters),
+/// for `store`, the identity of whatever the image was made from.
+pub fn write_parts(dir: &Path, parts: &[&[u8]], seq: u64, store: u64) -> Result<SlotMeta> {
+    write_in(&RealFs, dir, parts, seq, store)
 }
 
 /// [`write`] through a [`Storage`].
-pub fn write_in(fs: &dyn Storage, dir: &Path, table: &[u8], seq: u64, store: u64) -> Result<SlotMeta> {
+pub fn write_in(fs: &dyn Storage, dir: &Path, table: &[&[u8]], seq: u64, store: u64) -> Result<SlotMeta> {
     let last = (0..2).filter_map(|s| read_meta_in(fs, dir, s)).map(|m| m.generation).max().unwrap_or(0);
     let generation = last + 1;
     let slot = (generation % 2) as usize;
@@ -386,10 +398,11 @@ mod tests {
         fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
             self.current(path)
         }
-        fn put(&self, to: &Path, bytes: &[u8]) -> std::io::Result<(u64, u64)> {
+        fn put(&self, to: &Path, parts: &[&[u8]]) -> std::io::Result<(u64, u64)> {
             self.spend()?;
-            let h = (bytes.len() as u64, xxh3_64(bytes));
-            self.files.borrow_mut().entry(to.to_path_buf()).or_insert_with(|| (Vec::new(), None)).1 = Some(bytes.to_vec());
+            let bytes = parts.concat();
+            let h = (bytes.len() as u64, xxh3_64(&bytes));
+            self.files.borrow_mut().entry(to.to_path_buf()).or_insert_with(|| (Vec::new(), None)).1 = Some(bytes);
             Ok(h)
         }
         fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -450,7 +463,7 @@ mod tests {
             for seq in 1..=6u64 {
                 let bytes: Vec<u8> = (0..3000).map(|i| (i as u64 * 31 + seq * 7 + trial) as u8).collect();
                 contents.push(bytes.clone());
-                match write_in(&fs, dir, &bytes, seq, 1) {
+                match write_in(&fs, dir, &[&bytes], seq, 1) {
                     Ok(_) => completed = seq,
                     Err(_) => {
                         cut = true;

@@ -466,6 +466,17 @@ impl DataDir {
         self.stage = stage;
     }
 
+    /// Writes a checkpoint slot of the table at its last applied document, the store's
+    /// log fsynced first (`docs/table-format.md`, "Checkpoints"). A failed fsync is a
+    /// [`DataDirError::Store`]; a slot that cannot be written, a
+    /// [`DataDirError::Checkpoint`] (the previous slot stays valid).
+    pub fn checkpoint(&mut self) -> Result<crate::storage::checkpoint::SlotMeta> {
+        self.store.sync()?;
+        let seq = self.table.stats().last_seq;
+        let store = self.store.id()?;
+        Ok(crate::storage::checkpoint::write(&self.dir, self.table.image()?, seq, store)?)
+    }
+
     /// A [`Preparer`] for this data directory's configuration (for another thread).
     pub fn preparer(&self) -> Preparer {
         self.preparer.clone()
