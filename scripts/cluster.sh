@@ -121,6 +121,7 @@ reap() {
 }
 kills=0
 SECONDS=0
+started=$(date +%s.%N)
 while :; do
   reap
   [ ${#running[@]} -gt 0 ] || break
@@ -156,5 +157,6 @@ if [ -n "$union" ]; then
   "$bin" cluster union --json "${images[@]}" > "$union"
 fi
 for name in $(printf '%s\n' "${!cmd[@]}" | sort); do echo "cluster.sh: $name: $(tail -1 "$work/$name.log")" >&2; done
-echo "cluster.sh: $last documents stored in ${SECONDS}s; $kills chaos kill(s)" >&2
+elapsed=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
+echo "cluster.sh: $last documents stored in ${elapsed} s (workers and aggregator started to all done); $kills chaos kill(s)" >&2
 keep=0
