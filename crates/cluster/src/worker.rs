@@ -30,7 +30,7 @@ use crate::wire::{decode, encode, hits_stream, subject, Answer, Doc, DOCS, FEEDB
 use crate::{read_meta, ClusterError, Result};
 
 /// What a worker did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct WorkerSummary {
     /// The checkpoint it started from (0: none, the first document).
     pub restored: u64,
@@ -42,6 +42,14 @@ pub struct WorkerSummary {
     pub answer_bytes: u64,
     /// Checkpoints written.
     pub checkpoints: u64,
+    /// Selected shingles of the documents (all shards'), and of them this shard's.
+    pub selected: u64,
+    pub probed: u64,
+    /// Seconds preparing documents (tokens, fingerprints, selection), in the table
+    /// (phases 1 and 3), and waiting for or writing the log.
+    pub prepare_secs: f64,
+    pub table_secs: f64,
+    pub log_secs: f64,
 }
 
 /// Where and how often a worker checkpoints its range.
@@ -78,11 +86,20 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
     let mut docs = log.reader(DOCS, last + 1)?;
     let mut feedback = log.reader(FEEDBACK, last + 1)?;
     let mut checkpointed = Instant::now();
+    let mut t = Instant::now();
+    let mut lap = move || {
+        let now = Instant::now();
+        (now - std::mem::replace(&mut t, now)).as_secs_f64()
+    };
     while until.is_none_or(|u| last < u) {
         let (seq, bytes) = docs.read()?;
         let doc: Doc = decode(&bytes, "document")?;
-        engine.prepare(&doc.text);
+        summary.log_secs += lap();
+        summary.selected += engine.prepare(&doc.text).1.len() as u64;
+        summary.prepare_secs += lap();
         let probe = engine.probe_where(&mut table, seq, |b| shard.owns(b, buckets));
+        summary.probed += probe.items.len() as u64;
+        summary.table_secs += lap();
         let answer = encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone() });
         match given.as_mut().filter(|_| seq <= answered) {
             Some(given) => {
@@ -101,7 +118,9 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
         if f != seq || fb.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the feedback stream", want: seq, got: fb.seq });
         }
+        summary.log_secs += lap();
         engine.score(&mut table, &probe, &fb);
+        summary.table_secs += lap();
         summary.documents += 1;
         last = seq;
         progress(seq);
