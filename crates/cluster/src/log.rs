@@ -68,16 +68,26 @@ impl std::fmt::Debug for Log {
     }
 }
 
-/// Retries `op` while it fails with an error `transient` accepts, until [`RETRY_FOR`].
+/// Retries `op` while it fails with an error `transient` accepts, until [`RETRY_FOR`],
+/// saying why every ten seconds (a cluster still electing its leaders, or an error
+/// that will not pass, such as more replicas than servers).
 async fn retry<T, E, F, Fut>(mut op: F, transient: impl Fn(&E) -> bool) -> std::result::Result<T, E>
 where
+    E: std::fmt::Display,
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = std::result::Result<T, E>>,
 {
     let start = Instant::now();
+    let mut told = None::<Instant>;
     loop {
         match op().await {
-            Err(e) if transient(&e) && start.elapsed() < RETRY_FOR => tokio::time::sleep(BACKOFF).await,
+            Err(e) if transient(&e) && start.elapsed() < RETRY_FOR => {
+                if told.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+                    tracing::warn!(error = %e, "the log does not answer yet; retrying for up to {} s", RETRY_FOR.as_secs());
+                    told = Some(Instant::now());
+                }
+                tokio::time::sleep(BACKOFF).await
+            }
             r => return r,
         }
     }
