@@ -340,3 +340,39 @@ fn non_utf8_names_stay_apart_and_sources_name_the_spool_file() {
     let blog = json(dir, &["show", "blog", "--json"]);
     assert_eq!(blog["source"], "spool:blog.txt");
 }
+
+/// Regression: a reading command beside a working daemon failed about once in a
+/// hundred ("IO error: No such file or directory ... .log"): RocksDB's read-only open
+/// lists the write-ahead logs and then reads them, and the daemon deletes an obsolete
+/// one in between.
+#[test]
+fn reading_commands_beside_a_working_daemon_do_not_fail() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let _daemon = Daemon::small(dir, 5, None);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let feeder = {
+        let (dir, stop) = (dir.to_path_buf(), stop.clone());
+        std::thread::spawn(move || {
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let f = dir.join(format!("spool/tmp/in-{i}.jsonl"));
+                std::fs::copy(fixture("mail-sample.jsonl"), &f).unwrap();
+                std::fs::rename(&f, dir.join(format!("spool/new/in-{i}.jsonl"))).unwrap();
+                i += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        })
+    };
+    wait_until("the first documents", 30, || documents(dir) > 0);
+    let mut failures = Vec::new();
+    for _ in 0..150 {
+        let out = run(dir, &["stats", "--json"]);
+        if !out.status.success() {
+            failures.push(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    feeder.join().unwrap();
+    assert!(failures.is_empty(), "{} of 150 failed, e.g. {}", failures.len(), failures[0]);
+}

@@ -204,14 +204,28 @@ impl Store {
         if !path.join("CURRENT").exists() {
             return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
         }
-        let existing = DB::list_cf(&Self::options(), path).map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
-        if !existing.iter().any(|c| c == CF_META) {
-            // A store being created right now (or not a textorigin store).
-            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
-        }
-        let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
-        let db = DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false)
-            .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+        // A writer may delete an obsolete file (a write-ahead log, a table file after a
+        // compaction) between the moment the read-only open lists the files and the
+        // moment it reads them (RocksDB then says "No such file or directory", as an I/O
+        // error or a corruption): that open is tried again, a few times, before its error
+        // stands.
+        let mut attempt = 0;
+        let db = loop {
+            let existing = DB::list_cf(&Self::options(), path).map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+            if !existing.iter().any(|c| c == CF_META) {
+                // A store being created right now (or not a textorigin store).
+                return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+            }
+            let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
+            match DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false) {
+                Ok(db) => break db,
+                Err(e) if attempt < 20 && e.as_ref().contains("No such file or directory") => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(source) => return Err(StoreError::Db { path: path.to_path_buf(), source }),
+            }
+        };
         let store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
         let v = store.schema_version()?;
         if v > SCHEMA_VERSION {
