@@ -135,11 +135,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Command::Init(a) => {
             let log = Log::connect(&a.nats.nats, a.replicas)?;
             anyhow::ensure!(a.shards >= 1, "--shards must be at least 1");
-            let dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
+            let dd = DataDir::open_write_aggregator(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
             let meta = Meta { shards: a.shards, config: dd.config().clone() };
             dd.close()?;
             init(&log, &meta)?;
-            eprintln!("deployment: {} shard(s), {}", meta.shards, meta.config.canonical());
+            DataDir::mark_aggregator(&a.data.dir, &meta.describe())?;
+            eprintln!("deployment: {}", meta.describe());
         }
         Command::Submit(a) => {
             let log = Log::connect(&a.nats.nats, 1)?;

@@ -101,3 +101,22 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     }
     assert_equal(&one, &c, "2 shards, 3 log servers, chaos");
 }
+
+#[test]
+fn the_aggregators_data_directory_refuses_commands_that_would_run_the_table_on_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("agg");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cluster"), "shards=2 k=8\n").unwrap();
+    for args in [vec!["ingest", "--table-size", "1MiB"], vec!["rebuild"]] {
+        let mut c = bin();
+        c.args(&args).arg("--data").arg(&dir);
+        if args[0] == "ingest" {
+            c.arg(fixture("gcc-sample.jsonl"));
+        }
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("sharded deployment's aggregator"), "{args:?}: {err}");
+    }
+    assert!(!dir.join("db").exists(), "nothing was created");
+}

@@ -97,7 +97,7 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
     if let Some((from, replayed, mismatches)) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
         tracing::info!(from, replayed, mismatches, "recovered the data directory from the log");
     }
-    let mut dd = DataDir::open_write(dir, &Overrides::default())?;
+    let mut dd = DataDir::open_write_aggregator(dir, &Overrides::default())?;
     if *dd.config() != meta.config {
         return Err(ClusterError::MetaDiffers { stored: meta.config.canonical(), requested: dd.config().canonical() });
     }

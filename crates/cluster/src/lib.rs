@@ -51,10 +51,6 @@ pub enum ClusterError {
 
 type Result<T> = std::result::Result<T, ClusterError>;
 
-fn describe(m: &Meta) -> String {
-    format!("shards={} {}", m.shards, m.config.canonical())
-}
-
 /// Makes the deployment's streams (the description, the documents, one answer stream
 /// per shard, the feedback) and writes its description, or checks that the log holds
 /// the same one.
@@ -64,7 +60,7 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         Some(bytes) => {
             let stored: Meta = decode(&bytes, "deployment description")?;
             if stored != *meta {
-                return Err(ClusterError::MetaDiffers { stored: describe(&stored), requested: describe(meta) });
+                return Err(ClusterError::MetaDiffers { stored: stored.describe(), requested: meta.describe() });
             }
         }
         None => log.append(META, &subject(META), 1, &encode(meta))?,

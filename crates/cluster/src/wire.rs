@@ -62,6 +62,13 @@ pub struct Meta {
     pub config: Config,
 }
 
+impl Meta {
+    /// One line: the shard count and the canonical configuration.
+    pub fn describe(&self) -> String {
+        format!("shards={} {}", self.shards, self.config.canonical())
+    }
+}
+
 /// A document as admitted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Doc {

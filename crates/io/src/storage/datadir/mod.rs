@@ -233,6 +233,8 @@ pub enum DataDirError {
     Interrupted,
     #[error("not closing the table cleanly: a store write failed after it applied a document (the next start recovers it)")]
     PoisonedClose,
+    #[error("data directory {} is a sharded deployment's aggregator (see its file `cluster`): only `textorigin cluster aggregate` writes to it; the reading commands work as usual", .0.display())]
+    Aggregator(PathBuf),
     #[error("the table's phases failed: {0}")]
     Stage(StageError),
     #[error("{doc}: cannot store document #{seq}")]
@@ -245,6 +247,18 @@ pub enum DataDirError {
 }
 
 type Result<T> = std::result::Result<T, DataDirError>;
+
+/// The file that marks a sharded deployment's aggregator.
+const AGGREGATOR_MARK: &str = "cluster";
+
+/// An error when `dir` is a sharded deployment's aggregator, whose table phases must
+/// not run on its own (empty) table.
+fn refuse_aggregator(dir: &Path) -> Result<()> {
+    if dir.join(AGGREGATOR_MARK).exists() {
+        return Err(DataDirError::Aggregator(dir.to_path_buf()));
+    }
+    Ok(())
+}
 
 fn table_path(dir: &Path) -> PathBuf {
     dir.join("table")
@@ -358,6 +372,27 @@ impl DataDir {
     /// Opens (or creates) `dir` for writing with the stored configuration plus
     /// `overrides`; an override that differs from a stored value is an error.
     pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+        refuse_aggregator(dir)?;
+        Self::open_write_any(dir, overrides)
+    }
+
+    /// [`DataDir::open_write`] of a sharded deployment's aggregator (marked by
+    /// [`DataDir::mark_aggregator`]), or of a directory about to become one.
+    pub fn open_write_aggregator(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+        Self::open_write_any(dir, overrides)
+    }
+
+    /// Marks `dir` as a sharded deployment's aggregator, described by `deployment`:
+    /// its table phases run elsewhere, so the commands that would run them here
+    /// (`ingest`, `serve`, `rebuild`) refuse it.
+    pub fn mark_aggregator(dir: &Path, deployment: &str) -> Result<()> {
+        let path = dir.join(AGGREGATOR_MARK);
+        std::fs::write(&path, format!("{deployment}\n")).io(|| format!("cannot write {}", path.display()))?;
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
+        Ok(())
+    }
+
+    fn open_write_any(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
         std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
         let store = Store::open(&db_path(dir))?;
         let stored = store.config()?;
@@ -592,6 +627,7 @@ impl DataDir {
     /// `progress` may stop the replay (a SIGTERM during start-up): the table is then
     /// left marked in use, and the next start recovers it again.
     pub fn recover(dir: &Path, progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<(u64, u64, u64)>> {
+        refuse_aggregator(dir)?;
         Self::recover_with(dir, &mut Local::default(), progress)
     }
 

@@ -21,6 +21,7 @@ impl DataDir {
     /// says so); with `reanalyse` the stored results are replaced by the recomputed
     /// ones, near-duplicates and quotations included.
     pub fn rebuild(dir: &Path, opts: RebuildOptions, mut progress: impl FnMut(u64, u64)) -> Result<Rebuilt> {
+        super::refuse_aggregator(dir)?;
         let store = Store::open(&db_path(dir))?;
         let stored = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
         let cfg = Overrides {
