@@ -47,6 +47,8 @@ pub enum ClusterError {
     OutOfStep { what: &'static str, want: u64, got: u64 },
     #[error("shard {shard}: {source}")]
     File { shard: u32, source: std::io::Error },
+    #[error("shard image {path}: {source}")]
+    Image { path: PathBuf, source: std::io::Error },
 }
 
 type Result<T> = std::result::Result<T, ClusterError>;

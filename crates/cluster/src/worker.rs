@@ -145,8 +145,9 @@ fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &m
         .filter(|(_, m)| m.store == deployment)
         .max_by_key(|(_, m)| m.generation);
     let Some((slot, m)) = slot else { return Ok(0) };
-    let bytes = std::fs::read(checkpoint::slot_paths(dir, slot).0).map_err(|source| ClusterError::File { shard: shard.index(), source })?;
-    let (header, range) = parse_image(&bytes)?;
+    let path = checkpoint::slot_paths(dir, slot).0;
+    let bytes = std::fs::read(&path).map_err(|source| ClusterError::Image { path: path.clone(), source })?;
+    let (header, range) = parse_image(&bytes, &path)?;
     let dst = table.range_bytes_mut(shard.buckets(table.buckets()));
     if header.index != shard.index() || header.count != shard.count() || header.config != *config || dst.len() != range.len() || header.stats.last_seq != m.seq {
         return Err(ClusterError::File { shard: shard.index(), source: std::io::Error::other(format!("checkpoint slot {} in {} is not this shard's", checkpoint::slot_name(slot), dir.display())) });
@@ -183,9 +184,9 @@ fn write_image(path: &Path, shard: Shard, config: &Config, table: &Table<Vec<u8>
     f.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
-/// The header and the range of an image.
-fn parse_image(bytes: &[u8]) -> Result<(ImageHeader, &[u8])> {
-    let bad = || ClusterError::File { shard: u32::MAX, source: std::io::Error::other("a truncated shard image") };
+/// The header and the range of an image (read from `path`).
+fn parse_image<'b>(bytes: &'b [u8], path: &Path) -> Result<(ImageHeader, &'b [u8])> {
+    let bad = || ClusterError::Image { path: path.to_path_buf(), source: std::io::Error::other("truncated") };
     let len = u32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
     let header = bytes.get(4..4 + len).ok_or_else(bad)?;
     Ok((decode(header, "shard image")?, &bytes[4 + len..]))
@@ -193,8 +194,8 @@ fn parse_image(bytes: &[u8]) -> Result<(ImageHeader, &[u8])> {
 
 /// Reads a shard image written at a worker's end.
 pub fn read_image(path: &Path) -> Result<(ImageHeader, Vec<u8>)> {
-    let bytes = std::fs::read(path).map_err(|source| ClusterError::File { shard: u32::MAX, source })?;
-    let (header, range) = parse_image(&bytes)?;
+    let bytes = std::fs::read(path).map_err(|source| ClusterError::Image { path: path.to_path_buf(), source })?;
+    let (header, range) = parse_image(&bytes, path)?;
     Ok((header, range.to_vec()))
 }
 
