@@ -36,7 +36,8 @@ pub struct Remote {
 }
 
 struct State {
-    /// One reader per shard's answer stream, all at the same position.
+    /// One reader per shard's answer stream, all at the same position (made at the
+    /// first document asked for, and again when another one is).
     readers: Vec<Reader>,
     /// Documents whose feedback is in the log.
     published: u64,
@@ -46,13 +47,12 @@ impl Remote {
     /// The stage of a deployment of `shards` shards.
     pub fn new(log: &Log, shards: u32) -> Result<Remote> {
         let published = log.last_seq(FEEDBACK)?;
-        let readers = (0..shards).map(|s| log.reader(&hits_stream(s), 1)).collect::<std::result::Result<_, _>>()?;
-        Ok(Remote { log: log.clone(), shards, state: Mutex::new(State { readers, published }) })
+        Ok(Remote { log: log.clone(), shards, state: Mutex::new(State { readers: Vec::new(), published }) })
     }
 
     fn answers(&self, seq: u64, n: usize) -> Result<Vec<Option<Hit>>> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.readers.first().is_some_and(|r| r.position() != seq) {
+        if state.readers.first().is_none_or(|r| r.position() != seq) {
             state.readers = (0..self.shards).map(|s| self.log.reader(&hits_stream(s), seq)).collect::<std::result::Result<_, _>>()?;
         }
         let mut probes = Vec::with_capacity(state.readers.len());

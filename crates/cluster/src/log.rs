@@ -68,10 +68,10 @@ impl std::fmt::Debug for Log {
     }
 }
 
-/// Retries `op` while it fails with an error `transient` accepts, until [`RETRY_FOR`],
-/// saying why every ten seconds (a cluster still electing its leaders, or an error
-/// that will not pass, such as more replicas than servers).
-async fn retry<T, E, F, Fut>(mut op: F, transient: impl Fn(&E) -> bool) -> std::result::Result<T, E>
+/// Retries `op` while it fails, until [`RETRY_FOR`], saying why every ten seconds (a
+/// cluster still electing its leaders, or an error that will not pass, such as more
+/// replicas than servers).
+async fn retry<T, E, F, Fut>(mut op: F) -> std::result::Result<T, E>
 where
     E: std::fmt::Display,
     F: FnMut() -> Fut,
@@ -81,7 +81,7 @@ where
     let mut told = None::<Instant>;
     loop {
         match op().await {
-            Err(e) if transient(&e) && start.elapsed() < RETRY_FOR => {
+            Err(e) if start.elapsed() < RETRY_FOR => {
                 if told.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
                     tracing::warn!(error = %e, "the log does not answer yet; retrying for up to {} s", RETRY_FOR.as_secs());
                     told = Some(Instant::now());
@@ -128,7 +128,7 @@ impl Log {
             ..Default::default()
         };
         let js = &self.inner.js;
-        self.block_on(retry(|| js.get_or_create_stream(config.clone()), |_| true))
+        self.block_on(retry(|| js.get_or_create_stream(config.clone())))
             .map(drop)
             .map_err(|e| nats(format!("cannot create stream {name}"))(e.into()))
     }
@@ -136,13 +136,10 @@ impl Log {
     /// The sequence number of the last message of `stream` (0: empty).
     pub fn last_seq(&self, stream: &str) -> Result<u64> {
         let js = &self.inner.js;
-        let info = self.block_on(retry(
-            || async move {
-                let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
-                s.get_info().await.map_err(async_nats::Error::from)
-            },
-            |_| true,
-        ));
+        let info = self.block_on(retry(|| async move {
+            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+            s.get_info().await.map_err(async_nats::Error::from)
+        }));
         Ok(info.map_err(nats(format!("cannot read the state of stream {stream}")))?.state.last_sequence)
     }
 
@@ -152,13 +149,10 @@ impl Log {
             return Ok(None);
         }
         let js = &self.inner.js;
-        let msg = self.block_on(retry(
-            || async move {
-                let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
-                s.get_raw_message(seq).await.map_err(async_nats::Error::from)
-            },
-            |_| true,
-        ));
+        let msg = self.block_on(retry(|| async move {
+            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+            s.get_raw_message(seq).await.map_err(async_nats::Error::from)
+        }));
         Ok(Some(msg.map_err(nats(format!("cannot read message #{seq} of stream {stream}")))?.payload.to_vec()))
     }
 
@@ -212,20 +206,17 @@ impl Reader {
     /// (Re)creates the ordered consumer at the next message.
     fn open(&mut self) -> Result<()> {
         let (js, stream, start) = (&self.log.inner.js, self.stream.as_str(), self.next);
-        let messages = self.log.block_on(retry(
-            || async move {
-                let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
-                let c = s
-                    .create_consumer(consumer::pull::OrderedConfig {
-                        deliver_policy: consumer::DeliverPolicy::ByStartSequence { start_sequence: start },
-                        ..Default::default()
-                    })
-                    .await
-                    .map_err(async_nats::Error::from)?;
-                c.messages().await.map_err(async_nats::Error::from)
-            },
-            |_| true,
-        ));
+        let messages = self.log.block_on(retry(|| async move {
+            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+            let c = s
+                .create_consumer(consumer::pull::OrderedConfig {
+                    deliver_policy: consumer::DeliverPolicy::ByStartSequence { start_sequence: start },
+                    ..Default::default()
+                })
+                .await
+                .map_err(async_nats::Error::from)?;
+            c.messages().await.map_err(async_nats::Error::from)
+        }));
         self.messages = Some(messages.map_err(nats(format!("cannot read stream {stream} from #{start}")))?);
         Ok(())
     }

@@ -140,11 +140,8 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
 /// Restores the newest valid checkpoint slot of this deployment and shard into `table`:
 /// the document it holds, or 0 without one.
 fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &mut Table<Vec<u8>>) -> Result<u64> {
-    let slot = (0..2)
-        .filter_map(|s| checkpoint::verify(dir, s).ok().map(|m| (s, m)))
-        .filter(|(_, m)| m.store == deployment)
-        .max_by_key(|(_, m)| m.generation);
-    let Some((slot, m)) = slot else { return Ok(0) };
+    // Any document of the log may be the slot's: the log keeps them all.
+    let Some((slot, m)) = checkpoint::newest_usable(dir, u64::MAX, deployment) else { return Ok(0) };
     let path = checkpoint::slot_paths(dir, slot).0;
     let bytes = std::fs::read(&path).map_err(|source| ClusterError::Image { path: path.clone(), source })?;
     let (header, range) = parse_image(&bytes, &path)?;
