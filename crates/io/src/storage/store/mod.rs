@@ -123,6 +123,8 @@ pub enum StoreError {
     InUse(PathBuf),
     #[error("no document named or numbered `{0}`")]
     NotFound(String),
+    #[error("store {0}: its files kept changing while it was being opened read-only (a writer flushing all the time?); try again")]
+    Unsteady(PathBuf),
     #[error("store {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
 }
@@ -204,11 +206,14 @@ impl Store {
         if !path.join("CURRENT").exists() {
             return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
         }
-        // A writer may delete an obsolete file (a write-ahead log, a table file after a
-        // compaction) between the moment the read-only open lists the files and the
-        // moment it reads them (RocksDB then says "No such file or directory", as an I/O
-        // error or a corruption): that open is tried again, a few times, before its error
-        // stands.
+        // A read-only open reads the manifest (the table files, and from which
+        // write-ahead log on the state continues), then lists and replays the logs. A
+        // writer that flushes meanwhile (a memtable filled up, or its own open recovered
+        // the logs) records that in the manifest and deletes the logs it made obsolete:
+        // the open then fails ("No such file or directory") or, worse, silently misses
+        // the flushed writes. Logs and table files are deleted only after a manifest
+        // edit, so an open during which the manifest did not change saw a consistent
+        // state; any other is tried again, a while, before its error stands.
         let mut attempt = 0;
         let db = loop {
             let existing = DB::list_cf(&Self::options(), path).map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
@@ -216,14 +221,20 @@ impl Store {
                 // A store being created right now (or not a textorigin store).
                 return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
             }
+            let before = manifest_state(path);
             let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
-            match DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false) {
-                Ok(db) => break db,
-                Err(e) if attempt < 20 && e.as_ref().contains("No such file or directory") => {
+            let opened = DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false);
+            let steady = before.is_some() && manifest_state(path) == before;
+            match opened {
+                Ok(db) if steady => break db,
+                Err(source) if steady && !source.as_ref().contains("No such file or directory") => {
+                    return Err(StoreError::Db { path: path.to_path_buf(), source })
+                }
+                _ if attempt >= READ_ONLY_ATTEMPTS => return Err(StoreError::Unsteady(path.to_path_buf())),
+                _ => {
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
-                Err(source) => return Err(StoreError::Db { path: path.to_path_buf(), source }),
             }
         };
         let store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
@@ -333,6 +344,17 @@ pub struct DocumentWrite<'a> {
     pub q: &'a QuoteFind,
 }
 
+/// How often a read-only open is tried while a writer keeps changing the manifest.
+const READ_ONLY_ATTEMPTS: u32 = 100;
+
+/// The manifest a store's `CURRENT` names and its length: RocksDB appends every change
+/// of the set of files (a flush, a compaction) to it, or starts a new one.
+fn manifest_state(path: &Path) -> Option<(String, u64)> {
+    let name = std::fs::read_to_string(path.join("CURRENT")).ok()?;
+    let len = std::fs::metadata(path.join(name.trim_end())).ok()?.len();
+    Some((name, len))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,5 +416,42 @@ mod tests {
         let err = Store::open(dir.path()).err().unwrap().to_string();
         assert!(err.contains("newer") && err.contains("99"), "{err}");
         assert!(Store::open_read_only(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_read_only_open_beside_a_reopening_writer_sees_every_committed_write() {
+        // Each reopen of the writer recovers its log into a table file, rewrites the
+        // manifest and deletes the log: a reader that read the manifest before and lists
+        // the logs after would miss the writes in between without an error.
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path()).unwrap());
+        let committed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (path, committed, done) = (dir.path().to_path_buf(), committed.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    let s = Store::open(&path).unwrap();
+                    n += 1;
+                    let mut b = WriteBatch::default();
+                    b.put_cf(s.cf(CF_META), b"counter", n.to_le_bytes());
+                    s.write(b, true).unwrap();
+                    committed.store(n, std::sync::atomic::Ordering::SeqCst);
+                }
+            })
+        };
+        let started = std::time::Instant::now();
+        let mut opens = 0;
+        while started.elapsed() < std::time::Duration::from_secs(4) {
+            let before = committed.load(std::sync::atomic::Ordering::SeqCst);
+            let s = Store::open_read_only(dir.path()).unwrap_or_else(|e| panic!("open {opens}: {e}"));
+            let seen = s.get(CF_META, b"counter").unwrap().map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()));
+            assert!(seen >= before, "open {opens}: saw write {seen}, {before} were committed before the open");
+            opens += 1;
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        writer.join().unwrap();
+        assert!(opens > 20, "{opens} opens");
     }
 }
