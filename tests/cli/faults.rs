@@ -121,6 +121,28 @@ fn a_full_disk_keeps_files_in_the_spool_and_the_daemon_resumes() {
 
 #[test]
 #[cfg(feature = "failpoints")]
+fn a_failed_read_after_the_table_applied_a_document_leaves_no_trace_in_the_table() {
+    let (_corpus, files, reference) = with_reference(30);
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::small(dir, 7, Some(&control));
+    drop_into_spool(dir, &files[..10]);
+    wait_drained(dir, 10);
+    // The store cannot be read after the table took a document: it must not count twice.
+    std::fs::write(&control, "analyse.after-table=error\n").unwrap();
+    drop_into_spool(dir, &files[10..]);
+    wait_until("the degraded state", 30, || std::fs::read_to_string(dir.join("daemon.json")).is_ok_and(|s| s.contains("degraded")));
+    std::fs::write(&control, "").unwrap();
+    wait_drained(dir, 30);
+    daemon.stop();
+    assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
+    assert_eq!(digest(dir), digest(reference.path()));
+}
+
+#[test]
+#[cfg(feature = "failpoints")]
 fn a_dead_parser_thread_stops_the_daemon_with_an_error() {
     let data = tempfile::tempdir().unwrap();
     let control = data.path().join("failpoints");

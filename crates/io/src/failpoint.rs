@@ -18,7 +18,8 @@
 //! thread, before it reads a file; use `panic`), `read:NAME` (reading the spool file
 //! NAME; `error` makes it unreadable), `table.close.after-flush` (a table's buckets
 //! flushed, its clean flag not yet written), `recover.replay` (before each document
-//! recovery replays).
+//! recovery replays), `analyse.after-table` (a document applied to the table, the
+//! reads of its origins' texts for alignment to come; `error` simulates a failed read).
 //!
 //! Compiled in only with the `failpoints` feature (the test suite's builds); without
 //! it [`hit`] is an empty inline function and the variable is ignored.

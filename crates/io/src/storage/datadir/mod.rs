@@ -47,8 +47,8 @@ pub struct DataDir {
     shape: IndexShape,
     preparer: Preparer,
     writable: bool,
-    /// A store write failed after the table had applied the document: the table is
-    /// ahead of the store, so nothing more may be applied until it is recovered.
+    /// A store write (or read) failed after the table had applied the document: the
+    /// table is ahead of the store, so nothing more may be applied until it is recovered.
     poisoned: bool,
     /// Where the time of the applied documents went.
     times: StageTimes,
@@ -227,11 +227,11 @@ pub enum DataDirError {
     MissingText(u64),
     #[error("checkpoint table holds #{found} but its meta says #{meta}")]
     CheckpointSeq { found: u64, meta: u64 },
-    #[error("a store write failed after the table applied a document; the table must be recovered first")]
+    #[error("a store write or read failed after the table applied a document; the table must be recovered first")]
     Poisoned,
     #[error("recovery stopped before its end (a stop was asked for); the next start resumes it")]
     Interrupted,
-    #[error("not closing the table cleanly: a store write failed after it applied a document (the next start recovers it)")]
+    #[error("not closing the table cleanly: a store write or read failed after it applied a document (the next start recovers it)")]
     PoisonedClose,
     #[error("data directory {} is a sharded deployment's aggregator (see its file `cluster`): only `textorigin cluster aggregate` writes to it; the reading commands work as usual", .0.display())]
     Aggregator(PathBuf),
@@ -538,7 +538,10 @@ impl DataDir {
         let (start, before) = (Instant::now(), self.times);
         let seq = self.store.next_seq()?;
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
-        let (result, nd, q) = analyse(&self.store, &mut self.engine, &mut self.table, &mut *self.stage, cfgs, seq, prepared, &mut self.times)?;
+        let analysed = analyse(&self.store, &mut self.engine, &mut self.table, &mut *self.stage, cfgs, seq, prepared, &mut self.times);
+        // Any failure may come after the table applied the document, which the store
+        // then does not hold: the table is recovered before it takes another.
+        let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
         self.quote_capped += q.capped;
         let mut t = Instant::now();
         let meta = DocMeta {
@@ -732,6 +735,7 @@ fn analyse(
     times.quotes += lap(&mut t);
     engine.load_prepared(tokens, items);
     let mut result = table_phases(stage, engine, table, seq, times, &mut t)?;
+    crate::failpoint::hit("analyse.after-table").map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
     align(store, engine, &mut result)?;
     times.align += lap(&mut t);
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(&q, nd.keys.clone()));
