@@ -179,8 +179,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Command::Aggregate(a) => {
             let log = Log::connect(&a.nats.nats, 1)?;
-            let last = aggregate::run(&log, &a.data.dir, a.until, seconds(a.checkpoint_secs)?, |seq| tracing::debug!(seq, "stored"))?;
-            eprintln!("aggregator: documents stored up to #{last}");
+            let s = aggregate::run(&log, &a.data.dir, a.until, seconds(a.checkpoint_secs)?, |seq| tracing::debug!(seq, "stored"))?;
+            let stages: Vec<String> = s.times.named().iter().filter(|x| x.0 != "table").map(|(name, secs)| format!("{name} {secs:.2}")).collect();
+            eprintln!(
+                "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}",
+                s.last,
+                s.docs_secs,
+                s.answers_secs,
+                s.feedback_secs,
+                stages.join(", ")
+            );
         }
         Command::Union(a) => {
             let paths: Vec<&std::path::Path> = a.images.iter().map(PathBuf::as_path).collect();

@@ -12,7 +12,7 @@
 //! already in the log is not appended again.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use textorigin_core::config::Overrides;
@@ -20,7 +20,7 @@ use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_io::input::InputDoc;
-use textorigin_io::storage::datadir::{DataDir, DataDirError};
+use textorigin_io::storage::datadir::{DataDir, DataDirError, StageTimes};
 use textorigin_io::storage::stage::{StageError, TableStage};
 use textorigin_io::storage::table_file::Mapped;
 
@@ -32,7 +32,7 @@ use crate::{read_meta, ClusterError, Result};
 pub struct Remote {
     log: Log,
     shards: u32,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
 }
 
 struct State {
@@ -41,16 +41,36 @@ struct State {
     readers: Vec<Reader>,
     /// Documents whose feedback is in the log.
     published: u64,
+    /// Seconds waiting for the shards' answers, and appending the feedback.
+    answers_secs: f64,
+    feedback_secs: f64,
+}
+
+/// What the aggregator did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AggregatorSummary {
+    /// The last document stored.
+    pub last: u64,
+    /// Where the time of the documents it stored went (its `table` stage is the two
+    /// waits below).
+    pub times: StageTimes,
+    /// Seconds reading the documents, waiting for the shards' answers, and appending
+    /// the feedback (waiting for the log's acknowledgement).
+    pub docs_secs: f64,
+    pub answers_secs: f64,
+    pub feedback_secs: f64,
 }
 
 impl Remote {
     /// The stage of a deployment of `shards` shards.
     pub fn new(log: &Log, shards: u32) -> Result<Remote> {
         let published = log.last_seq(FEEDBACK)?;
-        Ok(Remote { log: log.clone(), shards, state: Mutex::new(State { readers: Vec::new(), published }) })
+        let state = State { readers: Vec::new(), published, answers_secs: 0.0, feedback_secs: 0.0 };
+        Ok(Remote { log: log.clone(), shards, state: Arc::new(Mutex::new(state)) })
     }
 
     fn answers(&self, seq: u64, n: usize) -> Result<Vec<Option<Hit>>> {
+        let started = Instant::now();
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.readers.first().is_none_or(|r| r.position() != seq) {
             state.readers = (0..self.shards).map(|s| self.log.reader(&hits_stream(s), seq)).collect::<std::result::Result<_, _>>()?;
@@ -61,14 +81,17 @@ impl Remote {
             let a: Answer = decode(&bytes, "shard answer")?;
             probes.push(Probe { items: a.items, hits: a.hits, ..Probe::default() });
         }
+        state.answers_secs += started.elapsed().as_secs_f64();
         Ok(merge_hits(n, &probes)?)
     }
 
     fn publish(&self, fb: &Feedback) -> Result<()> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if fb.seq > state.published {
+            let started = Instant::now();
             self.log.append(FEEDBACK, &subject(FEEDBACK), fb.seq, &encode(fb))?;
             state.published = fb.seq;
+            state.feedback_secs += started.elapsed().as_secs_f64();
         }
         Ok(())
     }
@@ -90,10 +113,11 @@ impl TableStage for Remote {
 /// Runs the aggregator of the deployment in the log into the data directory `dir`
 /// (made by `cluster init`) until document `until` is stored (forever without one),
 /// writing a checkpoint slot (as `serve` does) at the first document boundary `every`
-/// after the last. Returns the last document stored.
-pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progress: impl FnMut(u64)) -> Result<u64> {
+/// after the last.
+pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progress: impl FnMut(u64)) -> Result<AggregatorSummary> {
     let meta = read_meta(log)?;
     let mut stage = Remote::new(log, meta.shards)?;
+    let waits = stage.state.clone();
     if let Some((from, replayed, mismatches)) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
         tracing::info!(from, replayed, mismatches, "recovered the data directory from the log");
     }
@@ -106,8 +130,11 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
     let mut last = dd.store.next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;
     let mut checkpointed = Instant::now();
+    let mut docs_secs = 0.0;
     while until.is_none_or(|u| last < u) {
+        let started = Instant::now();
         let (seq, bytes) = docs.read()?;
+        docs_secs += started.elapsed().as_secs_f64();
         let doc: Doc = decode(&bytes, "document")?;
         let input = InputDoc {
             name: doc.name,
@@ -119,7 +146,9 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
             message_id: None,
             in_reply_to: Vec::new(),
         };
+        let started = Instant::now();
         let prepared = preparer.prepare(&input.text);
+        dd.add_prepare_time(started.elapsed().as_secs_f64());
         let (stored, _) = dd.ingest_prepared(&input, prepared, None)?;
         if stored.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the aggregator's store", want: seq, got: stored.seq });
@@ -135,6 +164,8 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
             }
         }
     }
+    let times = dd.stage_times();
     dd.close()?;
-    Ok(last)
+    let waits = waits.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(AggregatorSummary { last, times, docs_secs, answers_secs: waits.answers_secs, feedback_secs: waits.feedback_secs })
 }
