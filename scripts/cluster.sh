@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A sharded deployment on one machine (docs/SCALE-OUT.md):
 #   bash scripts/cluster.sh --shards S [--config FILE] [--chaos SECONDS] [--servers 1|3]
-#                           [--union FILE] --out EXPORT.jsonl CORPUS...
+#                           [--prepared] [--union FILE] --out EXPORT.jsonl CORPUS...
 # starts NATS JetStream servers on loopback (a 3-server cluster with replicated streams
 # by default), describes the deployment (`textorigin cluster init`), admits the corpus
 # in order (`cluster submit`), runs S shard workers and the aggregator as separate
@@ -10,14 +10,15 @@
 # counters, to compare with `textorigin stats --json` of a single node). With --chaos,
 # every SECONDS a process is killed with SIGKILL and started again: in turn a log
 # server (with 3), the aggregator, a random process, a random process. Exits 0 when
-# all went well.
+# all went well. With --prepared, documents are prepared once, at submission, and each
+# worker reads only its shard's selected shingles (`cluster init --prepared`).
 # Needs nats-server (Debian: apt-get install nats-server) and the textorigin binary
 # ($TEXTORIGIN_BIN, else the release build of scripts/setup.sh's target directory,
 # built when missing).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-shards="" config="" chaos="" out="" union="" servers=3
+shards="" config="" chaos="" out="" union="" servers=3 prepared=()
 corpus=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,13 +28,14 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --union) union="$2"; shift 2 ;;
     --servers) servers="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --prepared) prepared=(--prepared); shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
     *) corpus+=("$1"); shift ;;
   esac
 done
 if [ -z "$shards" ] || [ -z "$out" ] || [ ${#corpus[@]} -eq 0 ]; then
-  echo "usage: cluster.sh --shards S [--config FILE] [--chaos SECONDS] [--servers 1|3] [--union FILE] --out EXPORT.jsonl CORPUS..." >&2
+  echo "usage: cluster.sh --shards S [--config FILE] [--chaos SECONDS] [--servers 1|3] [--prepared] [--union FILE] --out EXPORT.jsonl CORPUS..." >&2
   exit 2
 fi
 case "$servers" in 1|3) ;; *) echo "cluster.sh: --servers is 1 or 3" >&2; exit 2 ;; esac
@@ -88,7 +90,7 @@ export TEXTORIGIN_NATS="$urls"
 
 cfg=()
 [ -n "$config" ] && cfg=(--config "$config")
-"$bin" cluster init --data "$work/agg" --shards "$shards" --replicas "$servers" "${cfg[@]}" 2>> "$work/init.log"
+"$bin" cluster init --data "$work/agg" --shards "$shards" --replicas "$servers" "${cfg[@]}" "${prepared[@]}" 2>> "$work/init.log"
 last=$("$bin" cluster submit --json "${corpus[@]}" 2> "$work/submit.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last"])')
 echo "cluster.sh: $last documents admitted; $shards shard(s), $servers log server(s)" >&2
 

@@ -57,6 +57,11 @@ struct InitArgs {
     /// TOML file with algorithm options (as for `ingest`); flags override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Prepare each document once, at submission, and send each worker only its
+    /// shard's selected shingles (index, fingerprint, neighbour bytes) instead of the
+    /// document (docs/SCALE-OUT.md, "Preparing in the workers or at submission").
+    #[arg(long)]
+    prepared: bool,
     #[command(flatten)]
     flags: ConfigArgs,
 }
@@ -136,7 +141,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let log = Log::connect(&a.nats.nats, a.replicas)?;
             anyhow::ensure!(a.shards >= 1, "--shards must be at least 1");
             let dd = DataDir::open_write_aggregator(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
-            let meta = Meta { shards: a.shards, config: dd.config().clone() };
+            let meta = Meta { shards: a.shards, config: dd.config().clone(), prepared: a.prepared };
             dd.close()?;
             init(&log, &meta)?;
             DataDir::mark_aggregator(&a.data.dir, &meta.describe())?;
@@ -146,7 +151,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let log = Log::connect(&a.nats.nats, 1)?;
             let meta = read_meta(&log)?;
             let (mut admitted, mut failed) = (0u64, 0u64);
-            let last = submit(&log, &meta.config, &a.paths, size(&a.max_doc_bytes)?, |e| match e {
+            let last = submit(&log, &meta, &a.paths, size(&a.max_doc_bytes)?, |e| match e {
                 Submitted::Doc(_) => admitted += 1,
                 Submitted::Failed(e) => {
                     failed += 1;
@@ -172,9 +177,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let checkpoints = a.state.map(|dir| worker::Checkpoints { dir, every });
             let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| tracing::debug!(seq, "applied"))?;
             eprintln!(
-                "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed; {} answer bytes appended; {} checkpoint(s); \
+                "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed; {} bytes read, {} answer bytes appended; {} checkpoint(s); \
                  {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, log {:.2}",
-                a.shard, s.restored, s.documents, s.replayed, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.log_secs
+                a.shard, s.restored, s.documents, s.replayed, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.log_secs
             );
         }
         Command::Aggregate(a) => {

@@ -74,7 +74,7 @@ fn assert_equal(single: &(Vec<Value>, Value), cluster: &(Vec<Value>, Value, Stri
 }
 
 #[test]
-fn one_two_and_four_shards_equal_one_node() {
+fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submission() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config.toml");
     std::fs::write(&config, CONFIG).unwrap();
@@ -84,6 +84,11 @@ fn one_two_and_four_shards_equal_one_node() {
     for shards in ["1", "2", "4"] {
         let c = cluster(tmp.path(), &config, 1, &["--shards", shards, "--servers", "1"]);
         assert_equal(&one, &c, &format!("{shards} shard(s)"));
+    }
+    // Documents prepared once, at submission: the workers read only their shingles.
+    for shards in ["2", "4"] {
+        let c = cluster(tmp.path(), &config, 1, &["--shards", shards, "--servers", "1", "--prepared"]);
+        assert_equal(&one, &c, &format!("{shards} shards, prepared at submission"));
     }
 }
 
@@ -119,4 +124,87 @@ fn the_aggregators_data_directory_refuses_commands_that_would_run_the_table_on_i
         assert!(!out.status.success() && err.contains("sharded deployment's aggregator"), "{args:?}: {err}");
     }
     assert!(!dir.join("db").exists(), "nothing was created");
+}
+
+/// A `nats-server` with JetStream on a free loopback port, killed when dropped.
+struct NatsServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl NatsServer {
+    fn start(dir: &Path) -> NatsServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(dir.join("nats"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nats-server (scripts/test.sh installs it)");
+        NatsServer { child, url: format!("nats://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_next() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let whole = std::fs::read_to_string(fixture("gcc-sample.jsonl")).unwrap();
+    let (first, rest) = whole.split_once('\n').unwrap();
+    let (a, b) = (tmp.path().join("a.jsonl"), tmp.path().join("b.jsonl"));
+    std::fs::write(&a, format!("{first}\n")).unwrap();
+    std::fs::write(&b, rest).unwrap();
+    let nats = NatsServer::start(tmp.path());
+    let agg = tmp.path().join("agg");
+    let cluster = |args: &[&str]| {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
+        c.arg("cluster").args(args).env("TEXTORIGIN_NATS", &nats.url).env_remove("TEXTORIGIN_FAILPOINTS");
+        c
+    };
+    let out = cluster(&["init", "--shards", "2", "--prepared", "--config"]).arg(&config).arg("--data").arg(&agg).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The first submission dies after its document, before the document's shingles.
+    let control = tmp.path().join("failpoints");
+    std::fs::write(&control, "submit.after-doc=abort\n").unwrap();
+    let out = cluster(&["submit"]).arg(&a).env("TEXTORIGIN_FAILPOINTS", &control).output().unwrap();
+    assert!(!out.status.success(), "the submission should have aborted");
+    let out = cluster(&["submit", "--json"]).arg(&b).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let last = serde_json::from_slice::<Value>(&out.stdout).unwrap()["last"].as_u64().unwrap().to_string();
+    // Every process must finish: a shard whose stream misses document 1 would wait.
+    let images: Vec<PathBuf> = (0..2).map(|s| tmp.path().join(format!("shard-{s}.img"))).collect();
+    let mut children: Vec<std::process::Child> = (0..2)
+        .map(|s| cluster(&["worker", "--shard", &s.to_string(), "--until", &last, "--image"]).arg(&images[s]).spawn().unwrap())
+        .collect();
+    children.push(cluster(&["aggregate", "--until", &last, "--data"]).arg(&agg).spawn().unwrap());
+    let started = std::time::Instant::now();
+    for child in &mut children {
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success());
+                break;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(120) {
+                children.iter_mut().for_each(|c| drop(c.kill()));
+                panic!("the deployment did not finish: a shard is missing shingles");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    let dir = tmp.path().join("single");
+    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&a).arg(&b).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(export_values(&ok(&agg, &["export"])), export_values(&ok(&dir, &["export"])));
+    let union: Value = serde_json::from_slice(&cluster(&["union", "--json"]).args(&images).output().unwrap().stdout).unwrap();
+    assert_eq!(union["table_digest"], json(&dir, &["stats", "--json"])["table_digest"]);
 }

@@ -16,13 +16,13 @@ pub mod worker;
 
 use std::path::PathBuf;
 
-use textorigin_core::config::Config;
 use textorigin_core::engine::Engine;
+use textorigin_core::shard::split;
 use textorigin_io::ingest::{inputs, Input};
 use textorigin_io::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
-use crate::wire::{decode, encode, hits_stream, subject, Doc, Meta, WireError, DOCS, FEEDBACK, META};
+use crate::wire::{decode, encode, hits_stream, items_stream, subject, Doc, Items, Meta, WireError, DOCS, FEEDBACK, META};
 
 /// Errors of the deployment's processes.
 #[derive(Debug, thiserror::Error)]
@@ -49,13 +49,16 @@ pub enum ClusterError {
     File { shard: u32, source: std::io::Error },
     #[error("shard image {path}: {source}")]
     Image { path: PathBuf, source: std::io::Error },
+    #[error("{what}: {source}")]
+    Io { what: &'static str, source: std::io::Error },
 }
 
 type Result<T> = std::result::Result<T, ClusterError>;
 
 /// Makes the deployment's streams (the description, the documents, one answer stream
-/// per shard, the feedback) and writes its description, or checks that the log holds
-/// the same one.
+/// per shard, the feedback, and one stream of selected shingles per shard when
+/// documents are prepared at submission) and writes its description, or checks that
+/// the log holds the same one.
 pub fn init(log: &Log, meta: &Meta) -> Result<()> {
     log.create_stream(META, &subject(META))?;
     match log.get(META, 1)? {
@@ -67,7 +70,8 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         }
         None => log.append(META, &subject(META), 1, &encode(meta))?,
     }
-    let streams = [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream));
+    let items = if meta.prepared { meta.shards } else { 0 };
+    let streams = [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream)).chain((0..items).map(items_stream));
     for s in streams {
         log.create_stream(&s, &subject(&s))?;
     }
@@ -96,11 +100,18 @@ pub enum Submitted {
 
 /// Admits the documents of `paths` into the log after those already there, in order,
 /// as `ingest` reads them; the ones `ingest` would refuse (no words) are reported and
-/// left out, so that document ids are the ones `ingest` gives.
-pub fn submit(log: &Log, config: &Config, paths: &[PathBuf], max_doc_bytes: u64, mut event: impl FnMut(Submitted)) -> Result<u64> {
-    let mut engine = Engine::new(config.clone());
+/// left out, so that document ids are the ones `ingest` gives. Where documents are
+/// prepared at submission ([`Meta::prepared`]) each document's selected shingles go to
+/// their shards' streams after it, and a submission that was cut off between the two
+/// is completed first (every append is exactly once).
+pub fn submit(log: &Log, meta: &Meta, paths: &[PathBuf], max_doc_bytes: u64, mut event: impl FnMut(Submitted)) -> Result<u64> {
+    let mut engine = Engine::new(meta.config.clone());
     let mut last = log.last_seq(DOCS)?;
     let docs_subject = subject(DOCS);
+    let mut shards = meta.prepared.then(|| Splitter::new(meta)).transpose()?;
+    if let Some(s) = &mut shards {
+        s.catch_up(log, &mut engine, last)?;
+    }
     for input in inputs(paths, max_doc_bytes) {
         let doc = match input {
             Input::File(e) => {
@@ -126,7 +137,57 @@ pub fn submit(log: &Log, config: &Config, paths: &[PathBuf], max_doc_bytes: u64,
         let msg = Doc { name: doc.name, source: doc.source, url: doc.url, published_at: doc.published_at, text: doc.text };
         log.append(DOCS, &docs_subject, last + 1, &encode(&msg))?;
         last += 1;
+        textorigin_io::failpoint::hit("submit.after-doc").map_err(|source| ClusterError::Io { what: "submission", source })?;
+        if let Some(s) = &shards {
+            s.append(log, &engine, last)?;
+        }
         event(Submitted::Doc(last));
     }
     Ok(last)
+}
+
+/// Submission's side of a deployment whose documents it prepares: each document's
+/// selected shingles, split among the shards.
+struct Splitter {
+    shards: u32,
+    buckets: u64,
+}
+
+impl Splitter {
+    fn new(meta: &Meta) -> Result<Splitter> {
+        let params = meta.config.table_params();
+        params.check()?;
+        Ok(Splitter { shards: meta.shards, buckets: params.buckets() })
+    }
+
+    /// Appends message `seq` of every shard's stream: the selected shingles of the
+    /// document `engine` prepared last.
+    fn append(&self, log: &Log, engine: &Engine, seq: u64) -> Result<()> {
+        let selected = engine.selected() as u32;
+        for (s, items) in split(engine.items(), self.buckets, self.shards).into_iter().enumerate() {
+            let stream = items_stream(s as u32);
+            log.append(&stream, &subject(&stream), seq, &encode(&Items { selected, items }))?;
+        }
+        Ok(())
+    }
+
+    /// Completes the shards' streams up to document `last` (a submission cut off after
+    /// a document and before its shingles), preparing those documents again.
+    fn catch_up(&mut self, log: &Log, engine: &mut Engine, last: u64) -> Result<()> {
+        let mut behind = last;
+        for s in 0..self.shards {
+            behind = behind.min(log.last_seq(&items_stream(s))?);
+        }
+        if behind == last {
+            return Ok(());
+        }
+        let mut docs = log.reader(DOCS, behind + 1)?;
+        for _ in behind..last {
+            let (seq, bytes) = docs.read()?;
+            let doc: Doc = decode(&bytes, "document")?;
+            engine.prepare(&doc.text);
+            self.append(log, engine, seq)?;
+        }
+        Ok(())
+    }
 }

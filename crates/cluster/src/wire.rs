@@ -4,6 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
+use textorigin_core::engine::ShardItem;
 use textorigin_core::table::Hit;
 
 /// The message format version this build writes and reads.
@@ -24,6 +25,12 @@ pub fn subject(stream: &str) -> String {
 /// Shard `s`'s answers: message `n` is its answer for document `n`.
 pub fn hits_stream(s: u32) -> String {
     format!("TXO_HITS_{s}")
+}
+
+/// Shard `s`'s selected shingles of the documents (a deployment whose documents are
+/// prepared at submission, [`Meta::prepared`]): message `n` is document `n`'s.
+pub fn items_stream(s: u32) -> String {
+    format!("TXO_ITEMS_{s}")
 }
 
 /// Errors of decoding a message.
@@ -60,12 +67,17 @@ pub struct Meta {
     pub shards: u32,
     /// The engine's configuration (the aggregator's data directory has the same).
     pub config: Config,
+    /// Documents are prepared once, by `cluster submit`, and each worker reads only its
+    /// shard's selected shingles ([`items_stream`]), not the documents.
+    pub prepared: bool,
 }
 
 impl Meta {
-    /// One line: the shard count and the canonical configuration.
+    /// One line: the shard count, where documents are prepared and the canonical
+    /// configuration.
     pub fn describe(&self) -> String {
-        format!("shards={} {}", self.shards, self.config.canonical())
+        let at = if self.prepared { "submission" } else { "workers" };
+        format!("shards={} prepared-by={at} {}", self.shards, self.config.canonical())
     }
 }
 
@@ -85,6 +97,14 @@ pub struct Doc {
 pub struct Answer {
     pub items: Vec<u32>,
     pub hits: Vec<Option<Hit>>,
+}
+
+/// A shard's selected shingles of a document, as [`textorigin_core::shard::split`]
+/// gives them, and how many the document has in all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Items {
+    pub selected: u32,
+    pub items: Vec<ShardItem>,
 }
 
 #[cfg(test)]

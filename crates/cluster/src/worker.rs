@@ -1,6 +1,8 @@
 //! A shard worker (`docs/SCALE-OUT.md`, "Per document"): consumes the documents in
 //! order, prepares each itself (tokens, fingerprints, selection: context-free and
-//! cheap), probes the selected shingles whose buckets are its own, appends its answer
+//! cheap) — or, in a deployment whose documents are prepared at submission, consumes
+//! its shard's selected shingles instead — probes the selected shingles whose buckets
+//! are its own, appends its answer
 //! to its stream, and applies the estimate's feedback from the aggregator before the
 //! next document (phase 3: propagation, Lucky scores). Its table is the single-node
 //! table's bucket range, byte for byte.
@@ -19,14 +21,14 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
-use textorigin_core::engine::{Engine, Feedback};
+use textorigin_core::engine::{probe_items, Engine, Feedback};
 use textorigin_core::shard::Shard;
 use textorigin_core::table::{Table, TableStats};
 use textorigin_io::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::Log;
-use crate::wire::{decode, encode, hits_stream, subject, Answer, Doc, DOCS, FEEDBACK};
+use crate::wire::{decode, encode, hits_stream, items_stream, subject, Answer, Doc, Items, DOCS, FEEDBACK};
 use crate::{read_meta, ClusterError, Result};
 
 /// What a worker did.
@@ -38,7 +40,10 @@ pub struct WorkerSummary {
     pub documents: u64,
     /// Of them, replayed from the log (their answers were already in it).
     pub replayed: u64,
-    /// Bytes of the answers it appended.
+    /// Bytes of the messages it read (documents, or its shingles when documents are
+    /// prepared at submission; the feedback not included), and of the answers it
+    /// appended.
+    pub read_bytes: u64,
     pub answer_bytes: u64,
     /// Checkpoints written.
     pub checkpoints: u64,
@@ -83,7 +88,9 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
     let mut last = summary.restored;
     // The answers this shard gave before it restarted, to compare with the replay's.
     let mut given = if answered > last { Some(log.reader(&answers, last + 1)?) } else { None };
-    let mut docs = log.reader(DOCS, last + 1)?;
+    // The documents to prepare, or (prepared at submission) this shard's shingles.
+    let input = if meta.prepared { items_stream(index) } else { DOCS.to_string() };
+    let mut docs = log.reader(&input, last + 1)?;
     let mut feedback = log.reader(FEEDBACK, last + 1)?;
     let mut checkpointed = Instant::now();
     let mut t = Instant::now();
@@ -93,11 +100,19 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
     };
     while until.is_none_or(|u| last < u) {
         let (seq, bytes) = docs.read()?;
-        let doc: Doc = decode(&bytes, "document")?;
-        summary.log_secs += lap();
-        summary.selected += engine.prepare(&doc.text).1.len() as u64;
-        summary.prepare_secs += lap();
-        let probe = engine.probe_where(&mut table, seq, |b| shard.owns(b, buckets));
+        summary.read_bytes += bytes.len() as u64;
+        let probe = if meta.prepared {
+            let items: Items = decode(&bytes, "selected shingles")?;
+            summary.log_secs += lap();
+            summary.selected += u64::from(items.selected);
+            probe_items(&mut table, seq, &items.items)
+        } else {
+            let doc: Doc = decode(&bytes, "document")?;
+            summary.log_secs += lap();
+            summary.selected += engine.prepare(&doc.text).1.len() as u64;
+            summary.prepare_secs += lap();
+            engine.probe_where(&mut table, seq, |b| shard.owns(b, buckets))
+        };
         summary.probed += probe.items.len() as u64;
         summary.table_secs += lap();
         let answer = encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone() });

@@ -14,7 +14,8 @@
 //! eviction (which compares the entries of a bucket) would no longer be the
 //! single-node one.
 //!
-//! Per document: each shard probes its selected shingles ([`Engine::probe_where`]),
+//! Per document: each shard probes its selected shingles ([`Engine::probe_where`] on
+//! the prepared document, or [`probe_items`] on the shingles [`split`] gave it),
 //! the answers are merged in item order ([`merge_hits`]) for estimation (Section 2.3),
 //! whose [`Feedback`] goes back to every shard for phase 3 ([`Engine::score`]).
 //! [`union`] lays the shards' bucket ranges side by side and sums their counters:
@@ -22,12 +23,14 @@
 //!
 //! [`Engine::probe_where`]: crate::engine::Engine::probe_where
 //! [`Engine::score`]: crate::engine::Engine::score
+//! [`probe_items`]: crate::engine::probe_items
 //! [`Feedback`]: crate::engine::Feedback
 
 use std::ops::Range;
 
-use crate::engine::Probe;
-use crate::table::{BucketMemory, Hit, Table, TableStats};
+use crate::engine::{Probe, ShardItem};
+use crate::select::Item;
+use crate::table::{bucket_of, BucketMemory, Hit, Table, TableStats};
 
 /// Errors of shard arithmetic and merging.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,6 +82,21 @@ impl Shard {
         let first = |s: u32| (u128::from(s) * u128::from(buckets)).div_ceil(u128::from(self.count)) as u64;
         first(self.index)..first(self.index + 1)
     }
+}
+
+/// A document's selected shingles `items` split among `count` shards of a table of
+/// `buckets` buckets: shard `s`'s, in order, as [`probe_items`] takes them (what a
+/// worker that does not prepare documents receives). [`Engine::probe_where`] on shard
+/// `s`'s range probes the same shingles.
+///
+/// [`Engine::probe_where`]: crate::engine::Engine::probe_where
+pub fn split(items: &[Item], buckets: u64, count: u32) -> Vec<Vec<ShardItem>> {
+    let mut out = vec![Vec::new(); count as usize];
+    for i in 0..items.len() {
+        let b = bucket_of(items[i].fp, buckets);
+        out[(u128::from(b) * u128::from(count) / u128::from(buckets)) as usize].push(ShardItem::of(items, i));
+    }
+    out
 }
 
 /// The hits of a document's `n` selected shingles, in order, from the probes of all
@@ -144,7 +162,7 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::engine::tests::corpus;
-    use crate::engine::{DocResult, Engine};
+    use crate::engine::{probe_items, DocResult, Engine};
     use crate::table::Eviction;
     use proptest::prelude::*;
 
@@ -188,8 +206,9 @@ mod tests {
     }
 
     /// The same corpus through `count` shard tables, probe, merge, estimate and feedback
-    /// per document as the scale-out deployment does; returns the results and the union.
-    fn sharded(cfg: &Config, texts: &[String], count: u32) -> (Vec<DocResult>, Table<Vec<u8>>) {
+    /// per document as the scale-out deployment does (each shard preparing the document,
+    /// or probing the shingles `split` gave it); returns the results and the union.
+    fn sharded(cfg: &Config, texts: &[String], count: u32, prepared: bool) -> (Vec<DocResult>, Table<Vec<u8>>) {
         let shards: Vec<Shard> = (0..count).map(|i| Shard::new(i, count).unwrap()).collect();
         let mut tables: Vec<Table<Vec<u8>>> = shards.iter().map(|_| Table::in_memory(&cfg.table_params()).unwrap()).collect();
         let n = tables[0].buckets();
@@ -197,8 +216,13 @@ mod tests {
         let mut results = Vec::new();
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            let selected = e.prepare(text).1.len();
-            let probes: Vec<Probe> = shards.iter().zip(&mut tables).map(|(s, t)| e.probe_where(t, seq, |b| s.owns(b, n))).collect();
+            let parts = split(e.prepare(text).1, n, count);
+            let selected = e.selected();
+            let probes: Vec<Probe> = if prepared {
+                tables.iter_mut().zip(&parts).map(|(t, items)| probe_items(t, seq, items)).collect()
+            } else {
+                shards.iter().zip(&mut tables).map(|(s, t)| e.probe_where(t, seq, |b| s.owns(b, n))).collect()
+            };
             let estimate = e.estimate(seq, &merge_hits(selected, &probes).unwrap());
             let fb = e.feedback(&estimate);
             for (t, p) in tables.iter_mut().zip(&probes) {
@@ -225,12 +249,13 @@ mod tests {
             eviction in prop_oneof![Just(Eviction::Random), Just(Eviction::Lru), Just(Eviction::CopyCount), Just(Eviction::Lucky)],
             propagate in any::<bool>(),
             buckets in 1u64..40,
+            prepared in any::<bool>(),
         ) {
             let entries = 8;
             let cfg = Config { eviction, propagate, bucket_entries: entries, table_bytes: 4096 + 16 * u64::from(entries) * buckets, ..Config::default() };
             let texts = corpus(seed, docs);
             let (want, one) = single(&cfg, &texts);
-            let (got, all) = sharded(&cfg, &texts, count);
+            let (got, all) = sharded(&cfg, &texts, count, prepared);
             prop_assert_eq!(got, want);
             prop_assert_eq!(all.stats(), one.stats());
             prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
@@ -242,9 +267,11 @@ mod tests {
         let cfg = Config { bucket_entries: 8, table_bytes: 4096 + 16 * 8 * 13, ..Config::default() };
         let texts = corpus(7, 40);
         let (want, one) = single(&cfg, &texts);
-        let (got, all) = sharded(&cfg, &texts, 3);
         assert!(one.stats().evictions > 100, "the small table evicts");
         assert!(want.iter().any(|r| !r.copied_blocks.is_empty()), "the corpus has copies");
-        assert_eq!((got, all.memory()), (want, one.memory()));
+        for prepared in [false, true] {
+            let (got, all) = sharded(&cfg, &texts, 3, prepared);
+            assert_eq!((got, all.memory()), (want.clone(), one.memory()), "prepared: {prepared}");
+        }
     }
 }

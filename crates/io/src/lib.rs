@@ -19,7 +19,7 @@ pub mod daemon;
 pub mod error;
 pub mod eval;
 pub mod http;
-pub(crate) mod failpoint;
+pub mod failpoint;
 pub mod ingest;
 pub mod input;
 pub mod pipeline;

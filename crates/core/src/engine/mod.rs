@@ -137,6 +137,29 @@ pub struct Probe {
     pub positions: Vec<Position>,
 }
 
+/// A selected shingle as phase 1 needs it, without the document: its index among the
+/// document's selected shingles, its fingerprint and its neighbours' top bytes (what
+/// a shard worker that does not prepare documents receives, [`crate::shard::split`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardItem {
+    pub index: u32,
+    pub fp: u64,
+    pub prev: u8,
+    pub next: u8,
+}
+
+impl ShardItem {
+    /// Selected shingle `i` of `items`.
+    pub fn of(items: &[Item], i: usize) -> ShardItem {
+        ShardItem {
+            index: i as u32,
+            fp: items[i].fp,
+            prev: if i > 0 { top_byte(items[i - 1].fp) } else { 0 },
+            next: items.get(i + 1).map_or(0, |it| top_byte(it.fp)),
+        }
+    }
+}
+
 /// Phase 3's input, the same for every shard: what estimation decided about document
 /// `seq`, per selected shingle, for origin propagation and Lucky's bonuses.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +207,11 @@ impl Engine {
         self.items.len()
     }
 
+    /// The selected shingles of the document last prepared or loaded.
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
     /// Takes tokens and selected items prepared elsewhere (by another engine with the
     /// same configuration, on another thread) as the current document.
     pub fn load_prepared(&mut self, tokens: Vec<Token>, items: Vec<Item>) {
@@ -217,33 +245,8 @@ impl Engine {
     /// range), each entry made exactly as on one node.
     pub fn probe_where<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, owns: impl Fn(u64) -> bool) -> Probe {
         let items = &self.items;
-        let n = items.len();
-        let mine: Vec<u32> = (0..n as u32).filter(|&i| owns(table.bucket_of(items[i as usize].fp))).collect();
-        let mut probe = Probe {
-            fps: mine.iter().map(|&i| items[i as usize].fp).collect(),
-            hits: Vec::with_capacity(mine.len()),
-            positions: Vec::with_capacity(mine.len()),
-            items: mine,
-        };
-        for &fp in probe.fps.iter().take(PREFETCH_AHEAD) {
-            table.prefetch(fp);
-        }
-        for (k, &i) in probe.items.iter().enumerate() {
-            if let Some(&fp) = probe.fps.get(k + PREFETCH_AHEAD) {
-                table.prefetch(fp);
-            }
-            let i = i as usize;
-            let new = Hit {
-                origin: seq,
-                offset: i as u8,
-                prev: if i > 0 { top_byte(items[i - 1].fp) } else { 0 },
-                next: if i + 1 < n { top_byte(items[i + 1].fp) } else { 0 },
-            };
-            let (hit, pos) = table.process(items[i].fp, new, seq << 24 ^ i as u64);
-            probe.hits.push(hit);
-            probe.positions.push(pos);
-        }
-        probe
+        let mine: Vec<ShardItem> = (0..items.len()).filter(|&i| owns(table.bucket_of(items[i].fp))).map(|i| ShardItem::of(items, i)).collect();
+        probe_items(table, seq, &mine)
     }
 
     /// Phase 2 (Section 2.3): estimation and the document's result from what all its
@@ -320,6 +323,31 @@ impl Engine {
     pub fn origin_text(&self, text: &str, blocks: &[Block]) -> OriginText {
         OriginText::new(text, &self.rabin, blocks)
     }
+}
+
+/// Phase 1 for the selected shingles `items` of document `seq` (ascending indexes; all
+/// of them, or a shard's), each looked up in its bucket and inserted when absent, in
+/// order, with prefetching.
+pub fn probe_items<M: BucketMemory>(table: &mut Table<M>, seq: u64, items: &[ShardItem]) -> Probe {
+    let mut probe = Probe {
+        items: items.iter().map(|it| it.index).collect(),
+        fps: items.iter().map(|it| it.fp).collect(),
+        hits: Vec::with_capacity(items.len()),
+        positions: Vec::with_capacity(items.len()),
+    };
+    for &fp in probe.fps.iter().take(PREFETCH_AHEAD) {
+        table.prefetch(fp);
+    }
+    for (k, it) in items.iter().enumerate() {
+        if let Some(&fp) = probe.fps.get(k + PREFETCH_AHEAD) {
+            table.prefetch(fp);
+        }
+        let new = Hit { origin: seq, offset: it.index as u8, prev: it.prev, next: it.next };
+        let (hit, pos) = table.process(it.fp, new, seq << 24 ^ u64::from(it.index));
+        probe.hits.push(hit);
+        probe.positions.push(pos);
+    }
+    probe
 }
 
 /// Derives blocks, labels and origins from the estimated origins.

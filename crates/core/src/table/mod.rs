@@ -223,6 +223,13 @@ pub struct TableStats {
     pub shingles: u64,
 }
 
+/// The bucket of fingerprint `fp` in a table of `buckets` buckets: a multiply-shift of
+/// its top 32 bits.
+#[inline]
+pub fn bucket_of(fp: u64, buckets: u64) -> u64 {
+    ((fp >> 30 & 0xffff_ffff) * buckets) >> 32
+}
+
 /// Top byte of a 62-bit fingerprint (the neighbour bytes of Section 2.2, part 4).
 #[inline]
 pub fn top_byte(fp: u64) -> u8 {
@@ -386,7 +393,7 @@ impl<M: BucketMemory> Table<M> {
     /// The bucket of a fingerprint.
     #[inline]
     pub fn bucket_of(&self, fp: u64) -> u64 {
-        ((fp >> 30 & 0xffff_ffff) * self.buckets) >> 32
+        bucket_of(fp, self.buckets)
     }
 
     #[inline]
