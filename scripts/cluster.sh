@@ -91,8 +91,10 @@ export TEXTORIGIN_NATS="$urls"
 cfg=()
 [ -n "$config" ] && cfg=(--config "$config")
 "$bin" cluster init --data "$work/agg" --shards "$shards" --replicas "$servers" "${cfg[@]}" "${prepared[@]}" 2>> "$work/init.log"
+submitted=$(date +%s.%N)
 last=$("$bin" cluster submit --json "${corpus[@]}" 2> "$work/submit.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last"])')
-echo "cluster.sh: $last documents admitted; $shards shard(s), $servers log server(s)" >&2
+submit_secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$submitted" "$(date +%s.%N)")
+echo "cluster.sh: $last documents admitted in $submit_secs s; $shards shard(s), $servers log server(s)" >&2
 
 declare -A cmd
 declare -A running
