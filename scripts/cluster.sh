@@ -10,8 +10,10 @@
 # counters, to compare with `textorigin stats --json` of a single node). With --chaos,
 # every SECONDS a process is killed with SIGKILL and started again: in turn a log
 # server (with 3), the aggregator, a random process, a random process. Exits 0 when
-# all went well. With --prepared, documents are prepared once, at submission, and each
-# worker reads only its shard's selected shingles (`cluster init --prepared`).
+# all went well. With --chaos, the log is also trimmed (`cluster trim`) after every
+# kill, below every process's oldest checkpoint. With --prepared, documents are
+# prepared once, at submission, and each worker reads only its shard's selected
+# shingles (`cluster init --prepared`).
 # Needs nats-server (Debian: apt-get install nats-server) and the textorigin binary
 # ($TEXTORIGIN_BIN, else the release build of scripts/setup.sh's target directory,
 # built when missing).
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --union) union="$2"; shift 2 ;;
     --servers) servers="$2"; shift 2 ;;
     --prepared) prepared=(--prepared); shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
     *) corpus+=("$1"); shift ;;
   esac
@@ -152,7 +154,12 @@ while :; do
     echo "cluster.sh: chaos: killed $name" >&2
     launch "$name"
   fi
+  # Trim the log below every process's oldest checkpoint, as a timer would.
+  "$bin" cluster trim >> "$work/trim.log" 2>&1 || { echo "cluster.sh: cluster trim failed; see $work/trim.log" >&2; exit 1; }
 done
+if [ -n "$chaos" ]; then
+  echo "cluster.sh: $(grep -c 'keeps documents' "$work/trim.log" || true) trim(s); last: $(tail -1 "$work/trim.log")" >&2
+fi
 
 "$bin" export --data "$work/agg" -o "$out"
 if [ -n "$union" ]; then

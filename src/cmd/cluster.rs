@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use textorigin_cluster::log::Log;
 use textorigin_cluster::wire::Meta;
-use textorigin_cluster::{aggregate, init, read_meta, submit, worker, Submitted};
+use textorigin_cluster::{aggregate, init, read_meta, submit, trim, worker, Submitted, Trimmed};
 use textorigin_io::storage::datadir::DataDir;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
@@ -27,6 +27,7 @@ enum Command {
     Submit(SubmitArgs),
     Worker(WorkerArgs),
     Aggregate(AggregateArgs),
+    Trim(TrimArgs),
     Union(UnionArgs),
 }
 
@@ -124,6 +125,19 @@ struct AggregateArgs {
     checkpoint_secs: f64,
 }
 
+/// Drop from the log what no process can need again: the messages before the oldest
+/// checkpoint any worker or the aggregator holds (each says where its oldest valid
+/// checkpoint slot is after writing one). Does nothing until every process has said
+/// it; a process that lost its checkpoint directory cannot rejoin after a trim. Safe to
+/// run at any time, e.g. from a timer.
+#[derive(clap::Args)]
+struct TrimArgs {
+    #[command(flatten)]
+    nats: Nats,
+    #[command(flatten)]
+    format: Format,
+}
+
 /// Lay shard images side by side: the table a single node would have, with its digest
 /// and counters (compare with `textorigin stats --json`).
 #[derive(clap::Args)]
@@ -194,6 +208,24 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 s.feedback_secs,
                 stages.join(", ")
             );
+        }
+        Command::Trim(a) => {
+            let log = Log::connect(&a.nats.nats, 1)?;
+            #[derive(Serialize)]
+            struct Out {
+                /// The first document the streams still hold (0: nothing trimmed).
+                kept_from: u64,
+                dropped: u64,
+                waiting_for: Option<String>,
+            }
+            let out = match trim(&log)? {
+                Trimmed::Below { from, dropped } => Out { kept_from: from, dropped, waiting_for: None },
+                Trimmed::Waiting(who) => Out { kept_from: 0, dropped: 0, waiting_for: Some(who) },
+            };
+            a.format.print(&out, |o| match &o.waiting_for {
+                Some(who) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
+                None => format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped),
+            })?;
         }
         Command::Union(a) => {
             let paths: Vec<&std::path::Path> = a.images.iter().map(PathBuf::as_path).collect();

@@ -104,7 +104,11 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     for killed in ["killed w", "killed log server", "killed agg"] {
         assert!(c.2.contains(killed), "the run saw a kill of each kind ({killed}):\n{}", c.2);
     }
-    assert_equal(&one, &c, "2 shards, 3 log servers, chaos");
+    // The log was trimmed meanwhile (`cluster trim` after every kill), and restarts
+    // after a trim still ended where one node ends.
+    let kept_from = c.2.split("the log keeps documents from #").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse::<u64>().ok());
+    assert!(kept_from.is_some_and(|n| n > 1), "the log was trimmed:\n{}", c.2);
+    assert_equal(&one, &c, "2 shards, 3 log servers, chaos, trims");
 }
 
 #[test]

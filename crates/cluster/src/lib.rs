@@ -22,7 +22,7 @@ use textorigin_io::ingest::{inputs, Input};
 use textorigin_io::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
-use crate::wire::{decode, encode, hits_stream, items_stream, subject, Doc, Items, Meta, WireError, DOCS, FEEDBACK, META};
+use crate::wire::{decode, encode, hits_stream, items_stream, position_subject, subject, Doc, Items, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS};
 
 /// Errors of the deployment's processes.
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +75,48 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
     for s in streams {
         log.create_stream(&s, &subject(&s))?;
     }
+    log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     Ok(())
+}
+
+/// Says where a process (worker `Some(s)` or the aggregator) can restart from: the
+/// oldest of its valid checkpoint slots (`checkpoint::oldest_valid_seq`).
+pub fn publish_position(log: &Log, worker: Option<u32>, seq: u64) -> Result<()> {
+    Ok(log.put_latest(&position_subject(worker), &encode(&seq))?)
+}
+
+/// What [`trim`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trimmed {
+    /// The streams hold no message before `from` any more (`dropped` went now).
+    Below { from: u64, dropped: u64 },
+    /// Nothing: this process has said no position yet (it has no checkpoint, so it
+    /// would replay from the first document).
+    Waiting(String),
+}
+
+/// Drops from the log what no process can need again: the messages before the oldest
+/// position any process has said (where the oldest of its checkpoint slots is), in
+/// every stream but the description. Needs a position from every worker and the
+/// aggregator; a process that lost its checkpoints cannot rejoin after a trim.
+pub fn trim(log: &Log) -> Result<Trimmed> {
+    let meta = read_meta(log)?;
+    log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
+    let mut from = u64::MAX;
+    for who in (0..meta.shards).map(Some).chain([None]) {
+        let subject = position_subject(who);
+        match log.latest(POSITIONS, &subject)? {
+            Some(bytes) => from = from.min(decode::<u64>(&bytes, "position")?),
+            None => return Ok(Trimmed::Waiting(subject.rsplit('.').next().unwrap_or_default().to_string())),
+        }
+    }
+    let items = if meta.prepared { meta.shards } else { 0 };
+    let streams = [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream)).chain((0..items).map(items_stream));
+    let mut dropped = 0;
+    for s in streams {
+        dropped += log.purge_before(&s, from + 1)?;
+    }
+    Ok(Trimmed::Below { from: from + 1, dropped })
 }
 
 /// The deployment's description.

@@ -133,6 +133,59 @@ impl Log {
             .map_err(|e| nats(format!("cannot create stream {name}"))(e.into()))
     }
 
+    /// Makes stream `name` keeping only the latest message of each subject under
+    /// `prefix` (`prefix.*`: a small table of named values), or checks that it exists.
+    pub fn create_latest_stream(&self, name: &str, prefix: &str) -> Result<()> {
+        let config = stream::Config {
+            name: name.to_string(),
+            subjects: vec![format!("{prefix}.*")],
+            max_messages_per_subject: 1,
+            storage: stream::StorageType::File,
+            num_replicas: self.inner.replicas,
+            ..Default::default()
+        };
+        let js = &self.inner.js;
+        self.block_on(retry(|| js.get_or_create_stream(config.clone())))
+            .map(drop)
+            .map_err(|e| nats(format!("cannot create stream {name}"))(e.into()))
+    }
+
+    /// Makes `payload` the latest message of `subject` (a stream made by
+    /// [`Log::create_latest_stream`]), acknowledged.
+    pub fn put_latest(&self, subject: &str, payload: &[u8]) -> Result<()> {
+        let js = &self.inner.js;
+        let sent = self.block_on(retry(|| async move {
+            js.publish(subject.to_string(), payload.to_vec().into()).await?.await.map_err(async_nats::Error::from)
+        }));
+        sent.map(drop).map_err(nats(format!("cannot put {subject}")))
+    }
+
+    /// The latest message of `subject` in `stream`, None without one.
+    pub fn latest(&self, stream: &str, subject: &str) -> Result<Option<Vec<u8>>> {
+        use async_nats::jetstream::stream::LastRawMessageErrorKind;
+        let js = &self.inner.js;
+        let got = self.block_on(retry(|| async move {
+            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+            match s.get_last_raw_message_by_subject(subject).await {
+                Ok(m) => Ok(Some(m.payload.to_vec())),
+                Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(None),
+                Err(e) => Err(async_nats::Error::from(e)),
+            }
+        }));
+        got.map_err(nats(format!("cannot read the latest {subject} of stream {stream}")))
+    }
+
+    /// Drops the messages of `stream` before message `seq`; the stream's sequence
+    /// numbers, its last one included, stay. Returns how many were dropped.
+    pub fn purge_before(&self, stream: &str, seq: u64) -> Result<u64> {
+        let js = &self.inner.js;
+        let purged = self.block_on(retry(|| async move {
+            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
+            s.purge().sequence(seq).await.map_err(async_nats::Error::from)
+        }));
+        Ok(purged.map_err(nats(format!("cannot trim stream {stream} before #{seq}")))?.purged)
+    }
+
     /// The sequence number of the last message of `stream` (0: empty).
     pub fn last_seq(&self, stream: &str) -> Result<u64> {
         let js = &self.inner.js;

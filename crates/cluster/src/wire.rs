@@ -22,6 +22,18 @@ pub fn subject(stream: &str) -> String {
     stream.to_ascii_lowercase().replace('_', ".")
 }
 
+/// Where each process can restart from (the oldest of its valid checkpoint slots): the
+/// latest message of subject [`position_subject`] per process, a document id.
+pub const POSITIONS: &str = "TXO_POSITIONS";
+
+/// The subject of a process's position: worker `Some(s)`, or the aggregator.
+pub fn position_subject(worker: Option<u32>) -> String {
+    match worker {
+        Some(s) => format!("txo.positions.w{s}"),
+        None => "txo.positions.agg".to_string(),
+    }
+}
+
 /// Shard `s`'s answers: message `n` is its answer for document `n`.
 pub fn hits_stream(s: u32) -> String {
     format!("TXO_HITS_{s}")

@@ -142,6 +142,9 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
         if let Some(c) = checkpoints.filter(|c| checkpointed.elapsed() >= c.every) {
             let (head, range) = image(shard, &meta.config, &table);
             checkpoint::write_parts(&c.dir, &[&head, range], seq, deployment)?;
+            if let Some(oldest) = checkpoint::oldest_valid_seq(&c.dir, deployment) {
+                crate::publish_position(log, Some(index), oldest)?;
+            }
             summary.checkpoints += 1;
             checkpointed = Instant::now();
         }

@@ -239,6 +239,13 @@ pub fn newest_usable(dir: &Path, last: u64, store: u64) -> Option<(usize, SlotMe
         .max_by_key(|(_, m)| m.generation)
 }
 
+/// The document of the older of the valid slots of store `store` (the newer when only
+/// one is valid): whatever happens to the next checkpoint, a restart can begin at or
+/// after it, so a log it replays from may drop what comes before.
+pub fn oldest_valid_seq(dir: &Path, store: u64) -> Option<u64> {
+    (0..2).filter_map(|s| verify(dir, s).ok()).filter(|m| m.store == store).map(|m| m.seq).min()
+}
+
 fn sync_dir(dir: &Path) -> Result<()> {
     Ok(RealFs.sync_dir(dir).io(|| format!("cannot fsync {}", dir.display()))?)
 }
@@ -442,6 +449,23 @@ mod tests {
         assert_eq!(newest_usable(dir.path(), 15, 1).map(|x| x.1), Some(m10));
         assert_eq!(newest_usable(dir.path(), 5, 1), None);
         assert_eq!(newest_usable(dir.path(), 25, 2), None, "slots of another store are never used");
+    }
+
+    #[test]
+    fn the_oldest_valid_slot_bounds_where_a_restart_can_begin() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(oldest_valid_seq(dir.path(), 1), None);
+        write(dir.path(), &[1u8; 5000], 10, 1).unwrap();
+        assert_eq!(oldest_valid_seq(dir.path(), 1), Some(10), "one slot: its document");
+        write(dir.path(), &[2u8; 5000], 20, 1).unwrap();
+        assert_eq!(oldest_valid_seq(dir.path(), 1), Some(10), "two: the older");
+        write(dir.path(), &[3u8; 5000], 30, 1).unwrap();
+        assert_eq!(oldest_valid_seq(dir.path(), 1), Some(20), "the third replaced the oldest");
+        // The newer slot torn (a crash while writing it): the other alone counts.
+        let newest = (0..2).max_by_key(|&s| read_meta(dir.path(), s).unwrap().generation).unwrap();
+        std::fs::write(slot_paths(dir.path(), newest).0, [9u8; 10]).unwrap();
+        assert_eq!(oldest_valid_seq(dir.path(), 1), Some(20));
+        assert_eq!(oldest_valid_seq(dir.path(), 2), None, "slots of another store do not count");
     }
 
     #[test]
