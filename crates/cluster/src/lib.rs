@@ -22,7 +22,7 @@ use textorigin_io::ingest::{inputs, Input};
 use textorigin_io::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
-use crate::wire::{decode, encode, hits_stream, items_stream, position_subject, subject, Doc, Items, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS};
+use crate::wire::{decode, encode, hits_stream, items_stream, position_subject, process_name, subject, Doc, Items, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS};
 
 /// Errors of the deployment's processes.
 #[derive(Debug, thiserror::Error)]
@@ -70,13 +70,18 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         }
         None => log.append(META, &subject(META), 1, &encode(meta))?,
     }
-    let items = if meta.prepared { meta.shards } else { 0 };
-    let streams = [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream)).chain((0..items).map(items_stream));
-    for s in streams {
+    for s in document_streams(meta) {
         log.create_stream(&s, &subject(&s))?;
     }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     Ok(())
+}
+
+/// The streams whose message `n` is about document `n`: the documents, the feedback,
+/// the shards' answers and (prepared at submission) their shingles.
+fn document_streams(meta: &Meta) -> Vec<String> {
+    let items = if meta.prepared { meta.shards } else { 0 };
+    [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream)).chain((0..items).map(items_stream)).collect()
 }
 
 /// Says where a process (worker `Some(s)` or the aggregator) can restart from: the
@@ -104,16 +109,13 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     let mut from = u64::MAX;
     for who in (0..meta.shards).map(Some).chain([None]) {
-        let subject = position_subject(who);
-        match log.latest(POSITIONS, &subject)? {
+        match log.latest(POSITIONS, &position_subject(who))? {
             Some(bytes) => from = from.min(decode::<u64>(&bytes, "position")?),
-            None => return Ok(Trimmed::Waiting(subject.rsplit('.').next().unwrap_or_default().to_string())),
+            None => return Ok(Trimmed::Waiting(process_name(who))),
         }
     }
-    let items = if meta.prepared { meta.shards } else { 0 };
-    let streams = [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream)).chain((0..items).map(items_stream));
     let mut dropped = 0;
-    for s in streams {
+    for s in document_streams(&meta) {
         dropped += log.purge_before(&s, from + 1)?;
     }
     Ok(Trimmed::Below { from: from + 1, dropped })
@@ -149,8 +151,8 @@ pub fn submit(log: &Log, meta: &Meta, paths: &[PathBuf], max_doc_bytes: u64, mut
     let mut engine = Engine::new(meta.config.clone());
     let mut last = log.last_seq(DOCS)?;
     let docs_subject = subject(DOCS);
-    let mut shards = meta.prepared.then(|| Splitter::new(meta)).transpose()?;
-    if let Some(s) = &mut shards {
+    let shards = meta.prepared.then(|| Splitter::new(meta)).transpose()?;
+    if let Some(s) = &shards {
         s.catch_up(log, &mut engine, last)?;
     }
     for input in inputs(paths, max_doc_bytes) {
@@ -214,7 +216,7 @@ impl Splitter {
 
     /// Completes the shards' streams up to document `last` (a submission cut off after
     /// a document and before its shingles), preparing those documents again.
-    fn catch_up(&mut self, log: &Log, engine: &mut Engine, last: u64) -> Result<()> {
+    fn catch_up(&self, log: &Log, engine: &mut Engine, last: u64) -> Result<()> {
         let mut behind = last;
         for s in 0..self.shards {
             behind = behind.min(log.last_seq(&items_stream(s))?);

@@ -120,31 +120,20 @@ impl Log {
     /// Makes stream `name` holding `subject` (file storage, the connection's replicas),
     /// or checks that it exists.
     pub fn create_stream(&self, name: &str, subject: &str) -> Result<()> {
-        let config = stream::Config {
-            name: name.to_string(),
-            subjects: vec![subject.to_string()],
-            storage: stream::StorageType::File,
-            num_replicas: self.inner.replicas,
-            ..Default::default()
-        };
-        let js = &self.inner.js;
-        self.block_on(retry(|| js.get_or_create_stream(config.clone())))
-            .map(drop)
-            .map_err(|e| nats(format!("cannot create stream {name}"))(e.into()))
+        self.make_stream(stream::Config { name: name.to_string(), subjects: vec![subject.to_string()], ..Default::default() })
     }
 
     /// Makes stream `name` keeping only the latest message of each subject under
     /// `prefix` (`prefix.*`: a small table of named values), or checks that it exists.
     pub fn create_latest_stream(&self, name: &str, prefix: &str) -> Result<()> {
-        let config = stream::Config {
-            name: name.to_string(),
-            subjects: vec![format!("{prefix}.*")],
-            max_messages_per_subject: 1,
-            storage: stream::StorageType::File,
-            num_replicas: self.inner.replicas,
-            ..Default::default()
-        };
-        let js = &self.inner.js;
+        let subjects = vec![format!("{prefix}.*")];
+        self.make_stream(stream::Config { name: name.to_string(), subjects, max_messages_per_subject: 1, ..Default::default() })
+    }
+
+    /// Makes the stream of `config` with file storage and the connection's replicas.
+    fn make_stream(&self, config: stream::Config) -> Result<()> {
+        let config = stream::Config { storage: stream::StorageType::File, num_replicas: self.inner.replicas, ..config };
+        let (js, name) = (&self.inner.js, config.name.clone());
         self.block_on(retry(|| js.get_or_create_stream(config.clone())))
             .map(drop)
             .map_err(|e| nats(format!("cannot create stream {name}"))(e.into()))

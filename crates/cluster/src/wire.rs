@@ -26,12 +26,15 @@ pub fn subject(stream: &str) -> String {
 /// latest message of subject [`position_subject`] per process, a document id.
 pub const POSITIONS: &str = "TXO_POSITIONS";
 
-/// The subject of a process's position: worker `Some(s)`, or the aggregator.
+/// A process of the deployment by name: worker `Some(s)` is `w<s>`, the aggregator
+/// `agg`.
+pub fn process_name(worker: Option<u32>) -> String {
+    worker.map_or_else(|| "agg".to_string(), |s| format!("w{s}"))
+}
+
+/// The subject of a process's position (`txo.positions.w0`, `txo.positions.agg`).
 pub fn position_subject(worker: Option<u32>) -> String {
-    match worker {
-        Some(s) => format!("txo.positions.w{s}"),
-        None => "txo.positions.agg".to_string(),
-    }
+    format!("{}.{}", subject(POSITIONS), process_name(worker))
 }
 
 /// Shard `s`'s answers: message `n` is its answer for document `n`.
@@ -134,5 +137,6 @@ mod tests {
         assert!(matches!(decode::<Answer>(&[], "answer"), Err(WireError::Empty { .. })));
         assert!(matches!(decode::<Answer>(&bytes[..3], "answer"), Err(WireError::Decode { .. })));
         assert_eq!(subject(&hits_stream(2)), "txo.hits.2");
+        assert_eq!((position_subject(Some(3)), position_subject(None)), ("txo.positions.w3".to_string(), "txo.positions.agg".to_string()));
     }
 }

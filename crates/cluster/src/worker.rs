@@ -2,9 +2,8 @@
 //! order, prepares each itself (tokens, fingerprints, selection: context-free and
 //! cheap) — or, in a deployment whose documents are prepared at submission, consumes
 //! its shard's selected shingles instead — probes the selected shingles whose buckets
-//! are its own, appends its answer
-//! to its stream, and applies the estimate's feedback from the aggregator before the
-//! next document (phase 3: propagation, Lucky scores). Its table is the single-node
+//! are its own, appends its answer to its stream, and applies the estimate's feedback
+//! from the aggregator before the next document (phase 3: propagation, Lucky scores). Its table is the single-node
 //! table's bucket range, byte for byte.
 //!
 //! Restart: the table is held in memory, restored from the newest checkpoint slot
