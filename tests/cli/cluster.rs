@@ -212,3 +212,22 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
     let union: Value = serde_json::from_slice(&cluster(&["union", "--json"]).args(&images).output().unwrap().stdout).unwrap();
     assert_eq!(union["table_digest"], json(&dir, &["stats", "--json"])["table_digest"]);
 }
+
+#[test]
+fn the_aggregators_table_file_holds_no_buckets_and_init_refuses_a_directory_with_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = NatsServer::start(tmp.path());
+    let init = |dir: &Path| bin().args(["cluster", "init", "--shards", "2", "--data"]).arg(dir).env("TEXTORIGIN_NATS", &nats.url).output().unwrap();
+    let agg = tmp.path().join("agg");
+    let out = init(&agg);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The default configuration: a 256 MiB table, all of it the workers'.
+    let stats = json(&agg, &["stats", "--json"]);
+    let index = stats["indexes"]["bytes"].as_u64().unwrap();
+    let len = std::fs::metadata(agg.join("table")).unwrap().len();
+    assert!(len < index + (1 << 20), "the aggregator's table file is {len} bytes, its index {index}");
+    let single = tmp.path().join("single");
+    ok(&single, &["ingest", &fixture("gcc-sample.jsonl").to_string_lossy()]);
+    let out = init(&single);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("holds documents"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -180,6 +180,13 @@ impl TableParams {
     pub fn buckets(&self) -> u64 {
         bucket_count(self.bytes, self.bucket_entries)
     }
+
+    /// The same table with a single bucket: the file of a process whose buckets are
+    /// held elsewhere (a sharded deployment's aggregator), keeping the header, the
+    /// configuration text and the derived-index region.
+    pub fn with_one_bucket(&self) -> TableParams {
+        TableParams { bytes: HEADER_BYTES as u64 + ENTRY_BYTES as u64 * u64::from(self.bucket_entries), ..self.clone() }
+    }
 }
 
 /// What a hit returns (Section 2.2, parts 2-4).

@@ -23,6 +23,7 @@ use crate::input::InputDoc;
 use textorigin_core::neardup::{self, NearDup, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
+use textorigin_core::table::TableParams;
 use crate::storage::store::{DocMeta, DocumentWrite, NearDupWrite, Quotation, Store};
 use crate::error::{IoContext, IoError};
 use crate::storage::checkpoint::CheckpointError;
@@ -221,6 +222,8 @@ pub enum DataDirError {
     NoConfig(PathBuf),
     #[error("table file {} is missing but the store holds documents; run `textorigin rebuild`", .0.display())]
     TableMissing(PathBuf),
+    #[error("data directory {} holds documents: a sharded deployment's aggregator starts from an empty one", .0.display())]
+    NotEmpty(PathBuf),
     #[error("table {} has applied documents up to #{table_last} but the store has them up to #{store_last}; run `textorigin rebuild --data {}`", table.display(), dir.display())]
     OutOfStep { table: PathBuf, table_last: u64, store_last: u64, dir: PathBuf },
     #[error("text of document #{0} is missing")]
@@ -258,6 +261,13 @@ fn refuse_aggregator(dir: &Path) -> Result<()> {
         return Err(DataDirError::Aggregator(dir.to_path_buf()));
     }
     Ok(())
+}
+
+/// The table file's parameters for `store`'s configuration: one bucket for a sharded
+/// deployment's aggregator (its buckets are the workers'), else the configured table.
+fn table_params(store: &Store, cfg: &Config) -> Result<TableParams> {
+    let params = cfg.table_params();
+    Ok(if store.is_aggregator()? { params.with_one_bucket() } else { params })
 }
 
 fn table_path(dir: &Path) -> PathBuf {
@@ -373,13 +383,13 @@ impl DataDir {
     /// `overrides`; an override that differs from a stored value is an error.
     pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
         refuse_aggregator(dir)?;
-        Self::open_write_any(dir, overrides)
+        Self::open_write_any(dir, overrides, false)
     }
 
     /// [`DataDir::open_write`] of a sharded deployment's aggregator (marked by
     /// [`DataDir::mark_aggregator`]), or of a directory about to become one.
     pub fn open_write_aggregator(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
-        Self::open_write_any(dir, overrides)
+        Self::open_write_any(dir, overrides, true)
     }
 
     /// Marks `dir` as a sharded deployment's aggregator, described by `deployment`:
@@ -392,9 +402,16 @@ impl DataDir {
         Ok(())
     }
 
-    fn open_write_any(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+    fn open_write_any(dir: &Path, overrides: &Overrides, aggregator: bool) -> Result<DataDir> {
         std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
         let store = Store::open(&db_path(dir))?;
+        if aggregator && !store.is_aggregator()? {
+            if store.next_seq()? > 1 {
+                return Err(DataDirError::NotEmpty(dir.to_path_buf()));
+            }
+            store.put_aggregator()?;
+            let _ = std::fs::remove_file(table_path(dir)); // a table of the configured size, with no document
+        }
         let stored = store.config()?;
         let base = stored.clone().unwrap_or_default();
         let cfg = overrides.apply(&base)?;
@@ -410,12 +427,13 @@ impl DataDir {
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let tpath = table_path(dir);
         let next = store.next_seq()?;
+        let params = table_params(&store, &cfg)?;
         let table = if tpath.exists() {
-            match TableFile::open(&tpath, &cfg.table_params(), true) {
+            match TableFile::open(&tpath, &params, true) {
                 Err(TableError::OlderFormat { found, .. }) => {
                     tracing::warn!(format = found, "the table file predates the derived indexes: rebuilding it from the stored documents");
                     Self::rebuild_with(dir, &store, &mut |_, _| {})?;
-                    TableFile::open(&tpath, &cfg.table_params(), true)?
+                    TableFile::open(&tpath, &params, true)?
                 }
                 t => t?,
             }
@@ -423,7 +441,7 @@ impl DataDir {
             if next > 1 {
                 return Err(DataDirError::TableMissing(tpath));
             }
-            TableFile::create(&tpath, &cfg.table_params())?
+            TableFile::create(&tpath, &params)?
         };
         if table.stats().last_seq != next - 1 {
             return Err(DataDirError::OutOfStep {
@@ -443,7 +461,7 @@ impl DataDir {
     pub fn open_read(dir: &Path) -> Result<DataDir> {
         let store = Store::open_read_only(&db_path(dir))?;
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
-        let table = TableFile::open(&table_path(dir), &cfg.table_params(), false)?;
+        let table = TableFile::open(&table_path(dir), &table_params(&store, &cfg)?, false)?;
         let nd_cfg = store.neardup_config()?;
         let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let q_cfg = store.quote_config()?;
@@ -461,7 +479,7 @@ impl DataDir {
         let store = dd.store.id()?;
         if let Some((slot, _)) = crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.store == store) {
             let path = crate::storage::checkpoint::slot_paths(dir, slot).0;
-            dd.table = TableFile::open(&path, &dd.config().table_params(), false)?;
+            dd.table = TableFile::open(&path, &table_params(&dd.store, dd.config())?, false)?;
         }
         Ok(dd)
     }
@@ -656,8 +674,8 @@ impl DataDir {
             })?;
             return Ok(Some((0, n, mismatches)));
         }
-        let in_step = tpath.exists()
-            && TableFile::open(&tpath, &cfg.table_params(), false).is_ok_and(|t| !t.in_use() && t.stats().last_seq == last);
+        let params = table_params(&store, &cfg)?;
+        let in_step = tpath.exists() && TableFile::open(&tpath, &params, false).is_ok_and(|t| !t.in_use() && t.stats().last_seq == last);
         if in_step {
             return Ok(None);
         }
@@ -669,11 +687,11 @@ impl DataDir {
             }
             None => {
                 let _ = std::fs::remove_file(&tpath);
-                TableFile::create(&tpath, &cfg.table_params())?.close()?;
+                TableFile::create(&tpath, &params)?.close()?;
                 0
             }
         };
-        let mut table = TableFile::open(&tpath, &cfg.table_params(), true)?;
+        let mut table = TableFile::open(&tpath, &params, true)?;
         if table.stats().last_seq != from {
             return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
         }

@@ -31,6 +31,9 @@ pub enum MetaKey {
     /// u64 LE: the store's identity, made when it is first opened for writing; checkpoint
     /// slots carry it, so that a slot of another store is never restored.
     StoreId,
+    /// postcard bool: the data directory is a sharded deployment's aggregator, whose
+    /// table file holds no buckets (absent: false).
+    Aggregator,
 }
 
 impl MetaKey {
@@ -45,6 +48,7 @@ impl MetaKey {
             MetaKey::QuoteDocs => b"q_docs",
             MetaKey::FailedNext => b"failed_next",
             MetaKey::StoreId => b"store_id",
+            MetaKey::Aggregator => b"aggregator",
         }
     }
 
@@ -58,6 +62,7 @@ impl MetaKey {
             MetaKey::QuoteDocs => "quotation document count",
             MetaKey::FailedNext => "failure counter",
             MetaKey::StoreId => "store identity",
+            MetaKey::Aggregator => "aggregator flag",
         }
     }
 }
@@ -93,6 +98,16 @@ impl Store {
     /// Records the configuration (synced).
     pub fn put_config(&self, c: &Config) -> Result<()> {
         self.put_meta_value(MetaKey::Config, c)
+    }
+
+    /// Whether the data directory is a sharded deployment's aggregator.
+    pub fn is_aggregator(&self) -> Result<bool> {
+        Ok(self.meta_value(MetaKey::Aggregator)?.unwrap_or(false))
+    }
+
+    /// Records that the data directory is a sharded deployment's aggregator (synced).
+    pub fn put_aggregator(&self) -> Result<()> {
+        self.put_meta_value(MetaKey::Aggregator, &true)
     }
 
     /// The stored near-duplicate parameters, if any.
