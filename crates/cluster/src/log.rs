@@ -39,6 +39,8 @@ pub enum LogError {
     Conflict { stream: String, seq: u64 },
     #[error("log: stream {stream} cannot take message #{seq}: its last message is #{last}")]
     Gap { stream: String, seq: u64, last: u64 },
+    #[error("log: stream {stream} no longer holds message #{want} (trimmed: it starts at #{first}); this process needs a checkpoint at #{} or later", first - 1)]
+    Trimmed { stream: String, want: u64, first: u64 },
     #[error("log: stream {stream} gave message #{got} where #{want} was due")]
     Order { stream: String, want: u64, got: u64 },
 }
@@ -177,12 +179,21 @@ impl Log {
 
     /// The sequence number of the last message of `stream` (0: empty).
     pub fn last_seq(&self, stream: &str) -> Result<u64> {
+        Ok(self.state(stream)?.last_sequence)
+    }
+
+    /// The sequence number of the first message `stream` still holds (after a trim).
+    pub fn first_seq(&self, stream: &str) -> Result<u64> {
+        Ok(self.state(stream)?.first_sequence)
+    }
+
+    fn state(&self, stream: &str) -> Result<stream::State> {
         let js = &self.inner.js;
         let info = self.block_on(retry(|| async move {
             let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
             s.get_info().await.map_err(async_nats::Error::from)
         }));
-        Ok(info.map_err(nats(format!("cannot read the state of stream {stream}")))?.state.last_sequence)
+        Ok(info.map_err(nats(format!("cannot read the state of stream {stream}")))?.state)
     }
 
     /// Message `seq` of `stream`, or None when the stream has no such message.
@@ -278,7 +289,19 @@ impl Reader {
             match got {
                 Some(Ok(m)) => {
                     let seq = m.info().map_err(nats(format!("a message of stream {} without its position", self.stream)))?.stream_sequence;
+                    if seq > self.next && self.log.first_seq(&self.stream)? <= self.next && start.elapsed() < RETRY_FOR {
+                        // The consumer skipped messages the stream holds (it was made
+                        // again after a server was lost, past what it had fetched but not
+                        // handed out): made again at the message due.
+                        tracing::warn!(stream = %self.stream, due = self.next, got = seq, "reader skipped ahead; reopening");
+                        self.open()?;
+                        continue;
+                    }
                     if seq != self.next {
+                        let first = self.log.first_seq(&self.stream)?;
+                        if first > self.next {
+                            return Err(LogError::Trimmed { stream: self.stream.clone(), want: self.next, first });
+                        }
                         return Err(LogError::Order { stream: self.stream.clone(), want: self.next, got: seq });
                     }
                     self.next += 1;
