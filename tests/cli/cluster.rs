@@ -226,6 +226,10 @@ fn the_aggregators_table_file_holds_no_buckets_and_init_refuses_a_directory_with
     let index = stats["indexes"]["bytes"].as_u64().unwrap();
     let len = std::fs::metadata(agg.join("table")).unwrap().len();
     assert!(len < index + (1 << 20), "the aggregator's table file is {len} bytes, its index {index}");
+    // An init cut off before it wrote the file `cluster`: the store still says so.
+    std::fs::remove_file(agg.join("cluster")).unwrap();
+    let out = bin().arg("ingest").arg("--data").arg(&agg).arg(fixture("gcc-sample.jsonl")).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("sharded deployment's aggregator"), "{}", String::from_utf8_lossy(&out.stderr));
     let single = tmp.path().join("single");
     ok(&single, &["ingest", &fixture("gcc-sample.jsonl").to_string_lossy()]);
     let out = init(&single);

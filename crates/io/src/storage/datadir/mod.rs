@@ -405,12 +405,18 @@ impl DataDir {
     fn open_write_any(dir: &Path, overrides: &Overrides, aggregator: bool) -> Result<DataDir> {
         std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
         let store = Store::open(&db_path(dir))?;
-        if aggregator && !store.is_aggregator()? {
-            if store.next_seq()? > 1 {
-                return Err(DataDirError::NotEmpty(dir.to_path_buf()));
+        // The store's flag is written before `cluster init` writes the file `cluster`:
+        // a directory whose init was cut off between the two is still an aggregator's.
+        match (aggregator, store.is_aggregator()?) {
+            (false, true) => return Err(DataDirError::Aggregator(dir.to_path_buf())),
+            (true, false) => {
+                if store.next_seq()? > 1 {
+                    return Err(DataDirError::NotEmpty(dir.to_path_buf()));
+                }
+                store.put_aggregator()?;
+                let _ = std::fs::remove_file(table_path(dir)); // a table of the configured size, with no document
             }
-            store.put_aggregator()?;
-            let _ = std::fs::remove_file(table_path(dir)); // a table of the configured size, with no document
+            _ => {}
         }
         let stored = store.config()?;
         let base = stored.clone().unwrap_or_default();
