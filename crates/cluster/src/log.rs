@@ -280,43 +280,43 @@ impl Reader {
     }
 
     /// The next message: (its sequence number, its payload). Waits for it; a broken
-    /// consumer (a server gone) is made again at the same position.
+    /// consumer (a server gone), or one that skipped messages the stream holds, is made
+    /// again at the same position.
     pub fn read(&mut self) -> Result<(u64, Vec<u8>)> {
         let start = Instant::now();
         loop {
             let messages = self.messages.as_mut().expect("opened");
             let got = self.log.block_on(messages.next());
-            match got {
+            let error = match got {
                 Some(Ok(m)) => {
                     let seq = m.info().map_err(nats(format!("a message of stream {} without its position", self.stream)))?.stream_sequence;
-                    if seq > self.next && self.log.first_seq(&self.stream)? <= self.next && start.elapsed() < RETRY_FOR {
-                        // The consumer skipped messages the stream holds (it was made
-                        // again after a server was lost, past what it had fetched but not
-                        // handed out): made again at the message due.
-                        tracing::warn!(stream = %self.stream, due = self.next, got = seq, "reader skipped ahead; reopening");
-                        self.open()?;
-                        continue;
+                    if seq == self.next {
+                        self.next += 1;
+                        return Ok((seq, m.payload.to_vec()));
                     }
-                    if seq != self.next {
-                        let first = self.log.first_seq(&self.stream)?;
-                        if first > self.next {
-                            return Err(LogError::Trimmed { stream: self.stream.clone(), want: self.next, first });
-                        }
+                    let first = self.log.first_seq(&self.stream)?;
+                    if first > self.next {
+                        return Err(LogError::Trimmed { stream: self.stream.clone(), want: self.next, first });
+                    }
+                    if seq < self.next || start.elapsed() > RETRY_FOR {
                         return Err(LogError::Order { stream: self.stream.clone(), want: self.next, got: seq });
                     }
-                    self.next += 1;
-                    return Ok((seq, m.payload.to_vec()));
+                    // The stream holds the message due, but the consumer (on a server
+                    // still catching up) handed out a later one: made again, as a
+                    // broken one is.
+                    format!("the consumer skipped to #{seq}")
                 }
                 failed => {
                     let error = failed.and_then(|r| r.err()).map_or_else(|| "the consumer ended".to_string(), |e| e.to_string());
                     if start.elapsed() > RETRY_FOR {
                         return Err(LogError::Nats { what: format!("reading stream {} at #{}", self.stream, self.next), source: error.into() });
                     }
-                    tracing::warn!(stream = %self.stream, at = self.next, %error, "reader failed, reopening");
-                    std::thread::sleep(BACKOFF);
-                    self.open()?;
+                    error
                 }
-            }
+            };
+            tracing::warn!(stream = %self.stream, at = self.next, %error, "reader failed, reopening");
+            std::thread::sleep(BACKOFF);
+            self.open()?;
         }
     }
 }

@@ -74,7 +74,7 @@ impl Shard {
     /// Whether bucket `b` of a table of `buckets` buckets is this shard's.
     #[inline]
     pub fn owns(&self, b: u64, buckets: u64) -> bool {
-        (u128::from(b) * u128::from(self.count) / u128::from(buckets)) as u32 == self.index
+        shard_of(b, buckets, self.count) == self.index
     }
 
     /// The shard's buckets: `⌈s·N/S⌉ .. ⌈(s+1)·N/S⌉`.
@@ -82,6 +82,12 @@ impl Shard {
         let first = |s: u32| (u128::from(s) * u128::from(buckets)).div_ceil(u128::from(self.count)) as u64;
         first(self.index)..first(self.index + 1)
     }
+}
+
+/// The shard of `count` holding bucket `b` of a table of `buckets` buckets: `⌊b·S/N⌋`.
+#[inline]
+fn shard_of(b: u64, buckets: u64, count: u32) -> u32 {
+    (u128::from(b) * u128::from(count) / u128::from(buckets)) as u32
 }
 
 /// A document's selected shingles `items` split among `count` shards of a table of
@@ -94,7 +100,7 @@ pub fn split(items: &[Item], buckets: u64, count: u32) -> Vec<Vec<ShardItem>> {
     let mut out = vec![Vec::new(); count as usize];
     for i in 0..items.len() {
         let b = bucket_of(items[i].fp, buckets);
-        out[(u128::from(b) * u128::from(count) / u128::from(buckets)) as usize].push(ShardItem::of(items, i));
+        out[shard_of(b, buckets, count) as usize].push(ShardItem::of(items, i));
     }
     out
 }
