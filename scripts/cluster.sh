@@ -9,8 +9,8 @@
 # data directory to EXPORT and, with --union, the union of the shard tables (digest and
 # counters, to compare with `textorigin stats --json` of a single node). With --chaos,
 # every SECONDS a process is killed with SIGKILL and started again: in turn a log
-# server (with 3; at most one every 10 s), the aggregator, a random process, a random
-# process. Exits 0 when
+# server (with 3; at most one every 10 s, else a random process), the aggregator, a
+# random worker, a random process. Exits 0 when
 # all went well. With --chaos, the log is also trimmed (`cluster trim`) after every
 # kill, below every process's oldest checkpoint. With --prepared, documents are
 # prepared once, at submission, and each worker reads only its shard's selected
@@ -152,7 +152,11 @@ while :; do
     start_server "$i"
     continue
   fi
-  if [ $((kills % 4)) = 2 ] && [ -n "${running[agg]:-}" ]; then name=agg; else name=${names[$((RANDOM % ${#names[@]}))]}; fi
+  workers=()
+  for n in "${names[@]}"; do [ "$n" = agg ] || workers+=("$n"); done
+  if [ $((kills % 4)) = 2 ] && [ -n "${running[agg]:-}" ]; then name=agg
+  elif [ $((kills % 4)) = 3 ] && [ ${#workers[@]} -gt 0 ]; then name=${workers[$((RANDOM % ${#workers[@]}))]}
+  else name=${names[$((RANDOM % ${#names[@]}))]}; fi
   kill -9 "${running[$name]}" 2>/dev/null || true
   if { wait "${running[$name]}"; } 2>/dev/null; then
     unset "running[$name]" # it had finished before the signal

@@ -168,13 +168,23 @@ impl Log {
 
     /// Drops the messages of `stream` before message `seq`; the stream's sequence
     /// numbers, its last one included, stay. Returns how many were dropped.
+    ///
+    /// A replicated stream on servers older than 2.10 is trimmed message by message:
+    /// those servers, restarted, replay a purge of the stream's head as a purge of all
+    /// it held then (nats-server#4196; seen here as documents a checkpoint still needed
+    /// gone after a log server restarted), while a replayed deletion deletes one message.
     pub fn purge_before(&self, stream: &str, seq: u64) -> Result<u64> {
         let js = &self.inner.js;
-        let purged = self.block_on(retry(|| async move {
-            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
-            s.purge().sequence(seq).await.map_err(async_nats::Error::from)
-        }));
-        Ok(purged.map_err(nats(format!("cannot trim stream {stream} before #{seq}")))?.purged)
+        let version = js.client().server_info().version;
+        let purged = self.block_on(async move {
+            let s = retry(|| async { js.get_stream(stream).await.map_err(async_nats::Error::from) }).await?;
+            let info = s.cached_info();
+            if info.config.num_replicas > 1 && replays_purges_wrongly(&version) {
+                return delete_each(js, stream, info.state.first_sequence.max(1), seq).await;
+            }
+            retry(|| async { s.purge().sequence(seq).await.map(|p| p.purged).map_err(async_nats::Error::from) }).await
+        });
+        purged.map_err(nats(format!("cannot trim stream {stream} before #{seq}")))
     }
 
     /// The sequence number of the last message of `stream` (0: empty).
@@ -247,6 +257,45 @@ impl Log {
     }
 }
 
+/// Whether a server of `version` replays a purge of part of a replicated stream as a
+/// purge of the whole (nats-server#4196, fixed before 2.10.0); an unreadable version
+/// counts as one that does.
+fn replays_purges_wrongly(version: &str) -> bool {
+    let parts: Vec<u64> = version.trim_start_matches('v').split(['.', '-']).take(2).map_while(|p| p.parse().ok()).collect();
+    parts.len() < 2 || (parts[0], parts[1]) < (2, 10)
+}
+
+/// Deletes messages `from..to` of `stream` one by one (many under way at once), the
+/// ones already gone (an earlier trim cut off) counting as done. Returns how many it
+/// deleted.
+async fn delete_each(js: &jetstream::Context, stream: &str, from: u64, to: u64) -> std::result::Result<u64, async_nats::Error> {
+    use futures_util::TryStreamExt;
+    #[derive(serde::Serialize)]
+    struct Delete {
+        seq: u64,
+        no_erase: bool,
+    }
+    #[derive(serde::Deserialize)]
+    struct Deleted {
+        success: bool,
+    }
+    let subject = format!("STREAM.MSG.DELETE.{stream}");
+    let one = |seq: u64| {
+        let subject = subject.clone();
+        retry(move || {
+            let subject = subject.clone();
+            async move {
+                match js.request(subject, &Delete { seq, no_erase: true }).await? {
+                    jetstream::response::Response::Ok(Deleted { success }) => Ok(u64::from(success)),
+                    jetstream::response::Response::Err { error } if error.error_code() == jetstream::ErrorCode::NO_MESSAGE_FOUND => Ok(0),
+                    jetstream::response::Response::Err { error } => Err(async_nats::Error::from(error)),
+                }
+            }
+        })
+    };
+    futures_util::stream::iter(from..to).map(one).buffer_unordered(64).try_fold(0, |n, d| async move { Ok(n + d) }).await
+}
+
 /// Reads one stream in order, waiting for messages not yet appended.
 pub struct Reader {
     log: Log,
@@ -302,8 +351,8 @@ impl Reader {
                         return Err(LogError::Order { stream: self.stream.clone(), want: self.next, got: seq });
                     }
                     // The stream holds the message due, but the consumer (on a server
-                    // still catching up) handed out a later one: made again, as a
-                    // broken one is.
+                    // that lost it, as `purge_before` explains) handed out a later one:
+                    // made again, as a broken one is.
                     format!("the consumer skipped to #{seq}")
                 }
                 failed => {
@@ -317,6 +366,16 @@ impl Reader {
             tracing::warn!(stream = %self.stream, at = self.next, %error, "reader failed, reopening");
             std::thread::sleep(BACKOFF);
             self.open()?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn servers_before_2_10_replay_purges_wrongly() {
+        for (version, wrong) in [("2.9.10", true), ("2.9.25", true), ("v2.9.10", true), ("2.10.0", false), ("2.10.22-RC.1", false), ("2.11.3", false), ("3.0.0", false), ("", true), ("x", true)] {
+            assert_eq!(super::replays_purges_wrongly(version), wrong, "{version}");
         }
     }
 }
