@@ -191,9 +191,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let checkpoints = a.state.map(|dir| worker::Checkpoints { dir, every });
             let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| tracing::debug!(seq, "applied"))?;
             eprintln!(
-                "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed; {} bytes read, {} answer bytes appended; {} checkpoint(s); \
-                 {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, log {:.2}",
-                a.shard, s.restored, s.documents, s.replayed, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.log_secs
+                "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed, {} probed ahead of an earlier one's feedback; {} bytes read, \
+                 {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, log {:.2}",
+                a.shard, s.restored, s.documents, s.replayed, s.ahead, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.log_secs
             );
         }
         Command::Aggregate(a) => {

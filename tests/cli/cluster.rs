@@ -84,6 +84,9 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
     for shards in ["1", "2", "4"] {
         let c = cluster(tmp.path(), &config, 1, &["--shards", shards, "--servers", "1"]);
         assert_equal(&one, &c, &format!("{shards} shard(s)"));
+        // The workers probed documents ahead of earlier ones' feedback (`shard::Ahead`).
+        let ahead: u64 = c.2.lines().filter_map(|l| l.split(" replayed, ").nth(1)?.split(' ').next()?.parse::<u64>().ok()).sum();
+        assert!(ahead > 0, "no document probed ahead:\n{}", c.2);
     }
     // Documents prepared once, at submission: the workers read only their shingles.
     for shards in ["2", "4"] {
@@ -97,10 +100,10 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config.toml");
     std::fs::write(&config, CONFIG).unwrap();
-    // The corpus twice over (every document of the second round a copy), so that the
-    // run outlasts several kills.
-    let one = single(tmp.path(), &config, 2);
-    let c = cluster(tmp.path(), &config, 2, &["--shards", "2", "--servers", "3", "--chaos", "1"]);
+    // The corpus four times over (every document after the first round a copy), so
+    // that the run outlasts several kills.
+    let one = single(tmp.path(), &config, 4);
+    let c = cluster(tmp.path(), &config, 4, &["--shards", "2", "--servers", "3", "--chaos", "1"]);
     for killed in ["killed w", "killed log server", "killed agg"] {
         assert!(c.2.contains(killed), "the run saw a kill of each kind ({killed}):\n{}", c.2);
     }

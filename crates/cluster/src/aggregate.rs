@@ -1,10 +1,10 @@
 //! The aggregator (`docs/SCALE-OUT.md`, "Per document"): a data directory like any
 //! other — the inspector reads it, `export` writes it — whose table phases run on the
 //! shard workers. For document `n` it takes the documents stream's message `n`, gathers
-//! the S answers for it, runs estimation and appends the feedback (before it stores the
-//! result: a result in the store always has its feedback in the log), then does what
-//! `ingest` does after the table: near-duplicates, quotations, alignment, the derived
-//! indexes, the store.
+//! the S answers for it, runs estimation and sends the feedback (acknowledged later:
+//! at the latest before a checkpoint slot or the close, so a stored result whose
+//! feedback the log lacks is replayed by a restart), then does what `ingest` does after
+//! the table: near-duplicates, quotations, alignment, the derived indexes, the store.
 //!
 //! Restart: the data directory recovers as `serve`'s does, from its newest checkpoint
 //! slot (written now and then, as `serve` writes them) or an empty table, replaying the
@@ -24,7 +24,7 @@ use textorigin_io::storage::datadir::{DataDir, DataDirError, StageTimes};
 use textorigin_io::storage::stage::{StageError, TableStage};
 use textorigin_io::storage::table_file::Mapped;
 
-use crate::log::{Log, Reader};
+use crate::log::{Appends, Log, Reader};
 use crate::wire::{decode, encode, hits_stream, subject, Answer, Doc, DOCS, FEEDBACK};
 use crate::{read_meta, ClusterError, Result};
 
@@ -39,8 +39,10 @@ struct State {
     /// One reader per shard's answer stream, all at the same position (made at the
     /// first document asked for, and again when another one is).
     readers: Vec<Reader>,
-    /// Documents whose feedback is in the log.
+    /// Documents whose feedback is sent to the log (acknowledged at the latest when
+    /// the data directory flushes the stage: before a checkpoint or its close).
     published: u64,
+    feedback: Appends,
     /// Seconds waiting for the shards' answers, and appending the feedback.
     answers_secs: f64,
     feedback_secs: f64,
@@ -65,7 +67,8 @@ impl Remote {
     /// The stage of a deployment of `shards` shards.
     pub fn new(log: &Log, shards: u32) -> Result<Remote> {
         let published = log.last_seq(FEEDBACK)?;
-        let state = State { readers: Vec::new(), published, answers_secs: 0.0, feedback_secs: 0.0 };
+        let feedback = log.appends(FEEDBACK, &subject(FEEDBACK));
+        let state = State { readers: Vec::new(), published, feedback, answers_secs: 0.0, feedback_secs: 0.0 };
         Ok(Remote { log: log.clone(), shards, state: Arc::new(Mutex::new(state)) })
     }
 
@@ -76,8 +79,9 @@ impl Remote {
             state.readers = (0..self.shards).map(|s| self.log.reader(&hits_stream(s), seq)).collect::<std::result::Result<_, _>>()?;
         }
         let mut probes = Vec::with_capacity(state.readers.len());
-        for r in &mut state.readers {
-            let (_, bytes) = r.read()?;
+        let State { readers, feedback, .. } = &mut *state;
+        for r in readers {
+            let (_, bytes) = r.read_after(feedback)?;
             let a: Answer = decode(&bytes, "shard answer")?;
             probes.push(Probe { items: a.items, hits: a.hits, ..Probe::default() });
         }
@@ -89,7 +93,7 @@ impl Remote {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if fb.seq > state.published {
             let started = Instant::now();
-            self.log.append(FEEDBACK, &subject(FEEDBACK), fb.seq, &encode(fb))?;
+            state.feedback.push(fb.seq, encode(fb))?;
             state.published = fb.seq;
             state.feedback_secs += started.elapsed().as_secs_f64();
         }
@@ -106,6 +110,14 @@ impl TableStage for Remote {
         self.publish(feedback)?;
         // The aggregator's own table holds no buckets: only its document counters move.
         engine.score(table, &Probe::default(), feedback);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::result::Result<(), StageError> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let started = Instant::now();
+        state.feedback.flush()?;
+        state.feedback_secs += started.elapsed().as_secs_f64();
         Ok(())
     }
 }
@@ -133,7 +145,7 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
     let mut docs_secs = 0.0;
     while until.is_none_or(|u| last < u) {
         let started = Instant::now();
-        let (seq, bytes) = docs.read()?;
+        let (seq, bytes) = docs.read_after(&mut waits.lock().unwrap_or_else(|p| p.into_inner()).feedback)?;
         docs_secs += started.elapsed().as_secs_f64();
         let doc: Doc = decode(&bytes, "document")?;
         let input = InputDoc {

@@ -14,6 +14,7 @@
 //! Each stream has a single writer by design. Errors of the connection (a server being
 //! killed, a leader election) are retried until [`RETRY_FOR`] has passed.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -249,11 +250,68 @@ impl Log {
         }
     }
 
+    /// [`Log::append`]s to `stream` (through `subject`) whose acknowledgements are
+    /// waited for later ([`Appends`]).
+    pub fn appends(&self, stream: &str, subject: &str) -> Appends {
+        Appends { log: self.clone(), stream: stream.to_string(), subject: subject.to_string(), sent: VecDeque::new() }
+    }
+
     /// A reader of `stream` from message `start` on.
     pub fn reader(&self, stream: &str, start: u64) -> Result<Reader> {
         let mut r = Reader { log: self.clone(), stream: stream.to_string(), next: start.max(1), messages: None };
         r.open()?;
         Ok(r)
+    }
+}
+
+/// Appends to one stream sent at once and acknowledged later, in order, so that the
+/// writer goes on meanwhile: each is message `seq` exactly once, as with
+/// [`Log::append`], which does again any whose acknowledgement is not the one due (a
+/// leader election meanwhile; the ones after it are then refused, or were stored after
+/// it, and are checked the same way).
+pub struct Appends {
+    log: Log,
+    stream: String,
+    subject: String,
+    sent: VecDeque<(u64, Vec<u8>, Option<jetstream::context::PublishAckFuture>)>,
+}
+
+/// How many appends [`Appends`] has under way at most.
+const UNDER_WAY: usize = 256;
+
+impl Appends {
+    /// Sends message `seq` (the one after the last pushed).
+    pub fn push(&mut self, seq: u64, payload: Vec<u8>) -> Result<()> {
+        let js = &self.log.inner.js;
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Expected-Last-Sequence", (seq - 1).to_string().as_str());
+        let sent = self.log.block_on(js.publish_with_headers(self.subject.clone(), headers, payload.clone().into()));
+        let failed = sent.is_err();
+        self.sent.push_back((seq, payload, sent.ok()));
+        if failed {
+            return self.flush();
+        }
+        while self.sent.len() > UNDER_WAY {
+            self.settle_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits until every message pushed is in the stream.
+    pub fn flush(&mut self) -> Result<()> {
+        while !self.sent.is_empty() {
+            self.settle_oldest()?;
+        }
+        Ok(())
+    }
+
+    fn settle_oldest(&mut self) -> Result<()> {
+        let Some((seq, payload, ack)) = self.sent.pop_front() else { return Ok(()) };
+        let acked = ack.map(|ack| self.log.block_on(std::future::IntoFuture::into_future(ack)));
+        match acked {
+            Some(Ok(a)) if a.sequence == seq => Ok(()),
+            _ => self.log.append(&self.stream, &self.subject, seq, &payload),
+        }
     }
 }
 
@@ -332,16 +390,43 @@ impl Reader {
     /// consumer (a server gone), or one that skipped messages the stream holds, is made
     /// again at the same position.
     pub fn read(&mut self) -> Result<(u64, Vec<u8>)> {
+        Ok(self.read_or_not(true)?.expect("waited for"))
+    }
+
+    /// [`Reader::read`], making sure first, when the message is not here yet, that
+    /// `appends` are all in the log: another process may be waiting for them before
+    /// it sends the message (a worker's answer before the feedback, the feedback before
+    /// the next answer).
+    pub fn read_after(&mut self, appends: &mut Appends) -> Result<(u64, Vec<u8>)> {
+        if let Some(message) = self.try_read()? {
+            return Ok(message);
+        }
+        appends.flush()?;
+        self.read()
+    }
+
+    /// [`Reader::read`] when the next message is already here, else None at once.
+    pub fn try_read(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+        self.read_or_not(false)
+    }
+
+    fn read_or_not(&mut self, wait: bool) -> Result<Option<(u64, Vec<u8>)>> {
         let start = Instant::now();
         loop {
             let messages = self.messages.as_mut().expect("opened");
-            let got = self.log.block_on(messages.next());
+            let got = match wait {
+                true => self.log.block_on(messages.next()),
+                false => match self.log.block_on(async { futures_util::FutureExt::now_or_never(messages.next()) }) {
+                    Some(got) => got,
+                    None => return Ok(None),
+                },
+            };
             let error = match got {
                 Some(Ok(m)) => {
                     let seq = m.info().map_err(nats(format!("a message of stream {} without its position", self.stream)))?.stream_sequence;
                     if seq == self.next {
                         self.next += 1;
-                        return Ok((seq, m.payload.to_vec()));
+                        return Ok(Some((seq, m.payload.to_vec())));
                     }
                     let first = self.log.first_seq(&self.stream)?;
                     if first > self.next {

@@ -3,8 +3,10 @@
 //! cheap) — or, in a deployment whose documents are prepared at submission, consumes
 //! its shard's selected shingles instead — probes the selected shingles whose buckets
 //! are its own, appends its answer to its stream, and applies the estimate's feedback
-//! from the aggregator before the next document (phase 3: propagation, Lucky scores). Its table is the single-node
-//! table's bucket range, byte for byte.
+//! from the aggregator (phase 3: propagation, Lucky scores) before any later document
+//! that touches the same buckets: up to [`AHEAD`] documents are probed ahead of their
+//! feedback ([`Ahead`]). Its table is the single-node table's bucket range, byte for
+//! byte.
 //!
 //! Restart: the table is held in memory, restored from the newest checkpoint slot
 //! (the daemon's A/B slots, `textorigin_io::storage::checkpoint`, holding the range,
@@ -20,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
-use textorigin_core::engine::{probe_items, Engine, Feedback};
-use textorigin_core::shard::Shard;
+use textorigin_core::engine::{Engine, Feedback};
+use textorigin_core::shard::{Ahead, Shard};
 use textorigin_core::table::{Table, TableStats};
 use textorigin_io::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
@@ -46,6 +48,8 @@ pub struct WorkerSummary {
     pub answer_bytes: u64,
     /// Checkpoints written.
     pub checkpoints: u64,
+    /// Documents probed while an earlier one's feedback was still to come.
+    pub ahead: u64,
     /// Selected shingles of the documents (all shards'), and of them this shard's.
     pub selected: u64,
     pub probed: u64,
@@ -97,21 +101,64 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
         let now = Instant::now();
         (now - std::mem::replace(&mut t, now)).as_secs_f64()
     };
-    while until.is_none_or(|u| last < u) {
-        let (seq, bytes) = docs.read()?;
+    let mut appends = log.appends(&answers, &answers_subject);
+    let mut ahead = Ahead::default();
+    let (mut probed, mut checkpointed_at) = (last, last);
+    loop {
+        // A checkpoint is due when its time has come and a document was applied since.
+        let due = checkpoints.filter(|c| checkpointed.elapsed() >= c.every && (last > checkpointed_at || !ahead.is_empty()));
+        if let (Some(c), true) = (due, ahead.is_empty()) {
+            // A slot puts its documents beyond a replay: their answers must be in the log.
+            appends.flush()?;
+            let (head, range) = image(shard, &meta.config, &table);
+            checkpoint::write_parts(&c.dir, &[&head, range], last, deployment)?;
+            if let Some(oldest) = checkpoint::oldest_valid_seq(&c.dir, deployment) {
+                crate::publish_position(log, Some(index), oldest)?;
+            }
+            summary.checkpoints += 1;
+            (checkpointed, checkpointed_at) = (Instant::now(), last);
+            continue;
+        }
+        if until.is_some_and(|u| last >= u) {
+            break;
+        }
+        // The next document: waited for when nothing is pending, else taken only when
+        // it is there (the oldest pending feedback is waited for instead).
+        let may_probe = due.is_none() && until.is_none_or(|u| probed < u) && ahead.len() < AHEAD;
+        let next = match (may_probe, ahead.is_empty()) {
+            (false, _) => None,
+            (true, true) => Some(docs.read_after(&mut appends)?),
+            (true, false) => docs.try_read()?,
+        };
+        let Some((seq, bytes)) = next else {
+            let message = feedback.read_after(&mut appends)?;
+            summary.log_secs += lap();
+            last = score(&engine, &mut table, &mut ahead, message)?;
+            summary.table_secs += lap();
+            progress(last);
+            continue;
+        };
         summary.read_bytes += bytes.len() as u64;
-        let probe = if meta.prepared {
+        let items = if meta.prepared {
             let items: Items = decode(&bytes, "selected shingles")?;
             summary.log_secs += lap();
             summary.selected += u64::from(items.selected);
-            probe_items(&mut table, seq, &items.items)
+            items.items
         } else {
             let doc: Doc = decode(&bytes, "document")?;
             summary.log_secs += lap();
             summary.selected += engine.prepare(&doc.text).1.len() as u64;
             summary.prepare_secs += lap();
-            engine.probe_where(&mut table, seq, |b| shard.owns(b, buckets))
+            engine.items_where(table.buckets(), |b| shard.owns(b, buckets))
         };
+        while ahead.conflicts(&table, &items) {
+            let message = feedback.read_after(&mut appends)?;
+            summary.log_secs += lap();
+            last = score(&engine, &mut table, &mut ahead, message)?;
+            progress(last);
+        }
+        summary.ahead += u64::from(!ahead.is_empty());
+        let probe = ahead.probe(&mut table, seq, &items);
         summary.probed += probe.items.len() as u64;
         summary.table_secs += lap();
         let answer = encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone() });
@@ -123,35 +170,38 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
                 summary.replayed += 1;
             }
             None => {
-                log.append(&answers, &answers_subject, seq, &answer)?;
                 summary.answer_bytes += answer.len() as u64;
+                appends.push(seq, answer)?;
             }
         }
-        let (f, bytes) = feedback.read()?;
-        let fb: Feedback = decode(&bytes, "feedback")?;
-        if f != seq || fb.seq != seq {
-            return Err(ClusterError::OutOfStep { what: "the feedback stream", want: seq, got: fb.seq });
+        summary.documents += 1;
+        probed = seq;
+        // Feedback already there is applied now: fewer pending, fewer waits later.
+        while !ahead.is_empty() {
+            let Some(message) = feedback.try_read()? else { break };
+            last = score(&engine, &mut table, &mut ahead, message)?;
+            progress(last);
         }
         summary.log_secs += lap();
-        engine.score(&mut table, &probe, &fb);
-        summary.table_secs += lap();
-        summary.documents += 1;
-        last = seq;
-        progress(seq);
-        if let Some(c) = checkpoints.filter(|c| checkpointed.elapsed() >= c.every) {
-            let (head, range) = image(shard, &meta.config, &table);
-            checkpoint::write_parts(&c.dir, &[&head, range], seq, deployment)?;
-            if let Some(oldest) = checkpoint::oldest_valid_seq(&c.dir, deployment) {
-                crate::publish_position(log, Some(index), oldest)?;
-            }
-            summary.checkpoints += 1;
-            checkpointed = Instant::now();
-        }
     }
+    appends.flush()?;
     if let Some(out) = out {
         write_image(out, shard, &meta.config, &table).map_err(file_error)?;
     }
     Ok(summary)
+}
+
+/// How many documents a worker probes ahead of their feedback, at most.
+pub const AHEAD: usize = 32;
+
+/// Phase 3 for the oldest document pending in `ahead`, from `message`, the feedback
+/// stream's next; returns that document.
+fn score(engine: &Engine, table: &mut Table<Vec<u8>>, ahead: &mut Ahead, (f, bytes): (u64, Vec<u8>)) -> Result<u64> {
+    let fb: Feedback = decode(&bytes, "feedback")?;
+    if f != fb.seq {
+        return Err(ClusterError::OutOfStep { what: "the feedback stream", want: f, got: fb.seq });
+    }
+    Ok(ahead.score(engine, table, &fb)?)
 }
 
 /// Restores the newest valid checkpoint slot of this deployment and shard into `table`:

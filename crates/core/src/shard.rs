@@ -21,14 +21,21 @@
 //! [`union`] lays the shards' bucket ranges side by side and sums their counters:
 //! equal to the single-node table, byte for byte (the property test below).
 //!
+//! For the same reason a shard may probe the next documents before the feedback of an
+//! earlier one arrives ([`Ahead`]): when the later document touches none of the buckets
+//! the earlier ones touched, its phase 1 and their phase 3 change disjoint buckets (and
+//! counters that add up), and every bucket still sees its operations in the
+//! single-node order.
+//!
 //! [`Engine::probe_where`]: crate::engine::Engine::probe_where
 //! [`Engine::score`]: crate::engine::Engine::score
 //! [`probe_items`]: crate::engine::probe_items
 //! [`Feedback`]: crate::engine::Feedback
 
+use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
-use crate::engine::{Probe, ShardItem};
+use crate::engine::{probe_items, Engine, Feedback, Probe, ShardItem};
 use crate::select::Item;
 use crate::table::{bucket_of, BucketMemory, Hit, Table, TableStats};
 
@@ -37,6 +44,8 @@ use crate::table::{bucket_of, BucketMemory, Hit, Table, TableStats};
 pub enum ShardError {
     #[error("shard {index} of {count}: the index must be below the count, and the count at least 1")]
     Bad { index: u32, count: u32 },
+    #[error("feedback of document #{got} where #{want}'s was due")]
+    Feedback { want: u64, got: u64 },
     #[error("selected shingle {item} of {n} was answered by {answers} shards, not one: the shards disagree on their ranges")]
     Coverage { item: usize, n: usize, answers: usize },
     #[error("the shard tables disagree on {what}: {a} and {b}")]
@@ -163,12 +172,69 @@ pub fn union<M: BucketMemory, N: BucketMemory>(shards: &[(Shard, &Table<M>)], in
     Ok(())
 }
 
+/// The documents a shard probed whose feedback it has not applied yet, oldest first,
+/// and how many of them touched each bucket: a document may be probed ahead of an
+/// earlier one's feedback only when [`Ahead::conflicts`] says it touches none of those
+/// buckets (module documentation). The table is then the one of the single-node order
+/// at every point where nothing is pending.
+#[derive(Debug, Default)]
+pub struct Ahead {
+    probes: VecDeque<(u64, Probe, Vec<u64>)>,
+    touched: HashMap<u64, u32>,
+}
+
+impl Ahead {
+    /// Documents pending.
+    pub fn len(&self) -> usize {
+        self.probes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.probes.is_empty()
+    }
+
+    /// Whether probing `items` now would touch a bucket a pending document touched.
+    pub fn conflicts<M: BucketMemory>(&self, table: &Table<M>, items: &[ShardItem]) -> bool {
+        !self.touched.is_empty() && items.iter().any(|it| self.touched.contains_key(&table.bucket_of(it.fp)))
+    }
+
+    /// Phase 1 for document `seq`'s `items` ([`probe_items`]), pending until its
+    /// feedback: the probe, whose hits are the shard's answer.
+    pub fn probe<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64, items: &[ShardItem]) -> &Probe {
+        debug_assert!(!self.conflicts(table, items));
+        let buckets: Vec<u64> = items.iter().map(|it| table.bucket_of(it.fp)).collect();
+        for &b in &buckets {
+            *self.touched.entry(b).or_default() += 1;
+        }
+        self.probes.push_back((seq, probe_items(table, seq, items), buckets));
+        &self.probes.back().expect("just pushed").1
+    }
+
+    /// Phase 3 ([`Engine::score`]) for the oldest pending document, whose feedback `fb`
+    /// must be; returns that document.
+    pub fn score<M: BucketMemory>(&mut self, engine: &Engine, table: &mut Table<M>, fb: &Feedback) -> Result<u64, ShardError> {
+        match self.probes.front() {
+            Some((seq, _, _)) if *seq == fb.seq => {}
+            front => return Err(ShardError::Feedback { want: front.map_or(0, |f| f.0), got: fb.seq }),
+        }
+        let (seq, probe, buckets) = self.probes.pop_front().expect("checked");
+        engine.score(table, &probe, fb);
+        for b in buckets {
+            match self.touched.get_mut(&b) {
+                Some(n) if *n > 1 => *n -= 1,
+                _ => drop(self.touched.remove(&b)),
+            }
+        }
+        Ok(seq)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Config;
     use crate::engine::tests::corpus;
-    use crate::engine::{probe_items, DocResult, Engine};
+    use crate::engine::{DocResult, Engine};
     use crate::table::Eviction;
     use proptest::prelude::*;
 
@@ -242,8 +308,87 @@ mod tests {
         (results, all)
     }
 
+    /// [`sharded`] (shingles split at submission) with every shard probing ahead of
+    /// the feedback, at most `cap` documents, as a worker does: each shard gets the
+    /// feedback of its pending documents after a random number of later ones (`seed`),
+    /// or when a document conflicts. Also returns how many documents some shard probed
+    /// while an earlier one was pending.
+    fn sharded_ahead(cfg: &Config, texts: &[String], count: u32, seed: u64, cap: usize) -> (Vec<DocResult>, Table<Vec<u8>>, usize) {
+        let shards: Vec<Shard> = (0..count).map(|i| Shard::new(i, count).unwrap()).collect();
+        let mut tables: Vec<Table<Vec<u8>>> = shards.iter().map(|_| Table::in_memory(&cfg.table_params()).unwrap()).collect();
+        let mut aheads: Vec<Ahead> = shards.iter().map(|_| Ahead::default()).collect();
+        let mut delivered = vec![0usize; shards.len()];
+        let n = tables[0].buckets();
+        let mut e = Engine::new(cfg.clone());
+        let (mut results, mut feedback, mut ahead) = (Vec::new(), Vec::<Feedback>::new(), 0);
+        let mut x = seed | 1;
+        let mut rng = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (i, text) in texts.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let parts = split(e.prepare(text).1, n, count);
+            let selected = e.selected();
+            let mut probes = Vec::new();
+            for s in 0..shards.len() {
+                while aheads[s].len() >= cap || aheads[s].conflicts(&tables[s], &parts[s]) {
+                    aheads[s].score(&e, &mut tables[s], &feedback[delivered[s]]).unwrap();
+                    delivered[s] += 1;
+                }
+                ahead += usize::from(!aheads[s].is_empty());
+                probes.push(aheads[s].probe(&mut tables[s], seq, &parts[s]).clone());
+            }
+            let estimate = e.estimate(seq, &merge_hits(selected, &probes).unwrap());
+            feedback.push(e.feedback(&estimate));
+            results.push(estimate.result);
+            for s in 0..shards.len() {
+                for _ in 0..rng() % 3 {
+                    if delivered[s] < feedback.len() {
+                        aheads[s].score(&e, &mut tables[s], &feedback[delivered[s]]).unwrap();
+                        delivered[s] += 1;
+                    }
+                }
+            }
+        }
+        for s in 0..shards.len() {
+            for fb in &feedback[delivered[s]..] {
+                aheads[s].score(&e, &mut tables[s], fb).unwrap();
+            }
+            assert!(aheads[s].is_empty());
+        }
+        let mut all = Table::in_memory(&cfg.table_params()).unwrap();
+        let parts: Vec<(Shard, &Table<Vec<u8>>)> = shards.iter().copied().zip(&tables).collect();
+        union(&parts, &mut all).unwrap();
+        (results, all, ahead)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Probing ahead of the feedback, wherever the feedback arrives, changes nothing:
+        /// the single-node results and table, for every eviction.
+        #[test]
+        fn probing_ahead_equals_one_node(
+            seed in any::<u64>(),
+            docs in 1usize..40,
+            count in 1u32..4,
+            eviction in prop_oneof![Just(Eviction::Random), Just(Eviction::Lru), Just(Eviction::CopyCount), Just(Eviction::Lucky)],
+            propagate in any::<bool>(),
+            buckets in 1u64..40,
+            cap in 1usize..8,
+        ) {
+            let entries = 8;
+            let cfg = Config { eviction, propagate, bucket_entries: entries, table_bytes: 4096 + 16 * u64::from(entries) * buckets, ..Config::default() };
+            let texts = corpus(seed, docs);
+            let (want, one) = single(&cfg, &texts);
+            let (got, all, _) = sharded_ahead(&cfg, &texts, count, seed, cap);
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(all.stats(), one.stats());
+            prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+        }
+
         /// The scale-out issue's equality gate on the engine: for every eviction, with and
         /// without propagation, on tables small enough to evict, S shards give the
         /// single-node results and their union the single-node table, counters included.
@@ -279,5 +424,11 @@ mod tests {
             let (got, all) = sharded(&cfg, &texts, 3, prepared);
             assert_eq!((got, all.memory()), (want.clone(), one.memory()), "prepared: {prepared}");
         }
+        // A larger table, where documents rarely share buckets: shards probe ahead.
+        let cfg = Config { bucket_entries: 8, table_bytes: 4096 + 16 * 8 * 4096, ..Config::default() };
+        let (want, one) = single(&cfg, &texts);
+        let (got, all, ahead) = sharded_ahead(&cfg, &texts, 2, 11, 4);
+        assert!(ahead > 20, "the shards probed ahead ({ahead} times)");
+        assert_eq!((got, all.memory()), (want, one.memory()));
     }
 }

@@ -244,9 +244,15 @@ impl Engine {
     /// [`Engine::probe`] for the selected shingles whose bucket `owns` accepts (a shard's
     /// range), each entry made exactly as on one node.
     pub fn probe_where<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, owns: impl Fn(u64) -> bool) -> Probe {
-        let items = &self.items;
-        let mine: Vec<ShardItem> = (0..items.len()).filter(|&i| owns(table.bucket_of(items[i].fp))).map(|i| ShardItem::of(items, i)).collect();
+        let mine = self.items_where(table.buckets(), owns);
         probe_items(table, seq, &mine)
+    }
+
+    /// The selected shingles of the prepared document whose bucket, in a table of
+    /// `buckets` buckets, `owns` accepts: what [`Engine::probe_where`] probes.
+    pub fn items_where(&self, buckets: u64, owns: impl Fn(u64) -> bool) -> Vec<ShardItem> {
+        let items = &self.items;
+        (0..items.len()).filter(|&i| owns(crate::table::bucket_of(items[i].fp, buckets))).map(|i| ShardItem::of(items, i)).collect()
     }
 
     /// Phase 2 (Section 2.3): estimation and the document's result from what all its

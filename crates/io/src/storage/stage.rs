@@ -23,6 +23,13 @@ pub trait TableStage: Send + Sync {
     /// Phase 3 for the same document, given its estimate's feedback; `table`'s counters
     /// of applied documents move on either way.
     fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> Result<(), StageError>;
+
+    /// Waits until what [`TableStage::score`] sent is durable where it went (a sharded
+    /// deployment's feedback, acknowledged by its log). The data directory calls it
+    /// before a checkpoint slot or a clean close puts its documents beyond a replay.
+    fn flush(&mut self) -> Result<(), StageError> {
+        Ok(())
+    }
 }
 
 /// The single node: phases 1 and 3 on the data directory's own table.

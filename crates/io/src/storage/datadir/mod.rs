@@ -530,6 +530,7 @@ impl DataDir {
     /// [`DataDirError::Store`]; a slot that cannot be written, a
     /// [`DataDirError::Checkpoint`] (the previous slot stays valid).
     pub fn checkpoint(&mut self) -> Result<crate::storage::checkpoint::SlotMeta> {
+        self.stage.flush().map_err(DataDirError::Stage)?;
         self.store.sync()?;
         let seq = self.table.stats().last_seq;
         let store = self.store.id()?;
@@ -638,7 +639,8 @@ impl DataDir {
             return Err(DataDirError::PoisonedClose);
         }
         if self.writable {
-            let mut table = self.table;
+            let (mut stage, mut table) = (self.stage, self.table);
+            stage.flush().map_err(DataDirError::Stage)?;
             table.flush()?;
             self.store.sync()?;
             table.close()?;
@@ -729,6 +731,7 @@ impl DataDir {
         })
         .map_err(|e| IoError { what: "recovery".into(), source: std::io::Error::other(e) })?;
         outcome?;
+        stage.flush().map_err(DataDirError::Stage)?;
         table.close()?;
         Ok(Some((from, last - from, mismatches)))
     }
