@@ -308,10 +308,13 @@ impl Appends {
     fn settle_oldest(&mut self) -> Result<()> {
         let Some((seq, payload, ack)) = self.sent.pop_front() else { return Ok(()) };
         let acked = ack.map(|ack| self.log.block_on(std::future::IntoFuture::into_future(ack)));
-        match acked {
-            Some(Ok(a)) if a.sequence == seq => Ok(()),
-            _ => self.log.append(&self.stream, &self.subject, seq, &payload),
+        if matches!(acked, Some(Ok(ref a)) if a.sequence == seq) {
+            return Ok(());
         }
+        // The ones after it were refused or will time out one by one (a server lost):
+        // all are appended again without waiting for their acknowledgements.
+        self.sent.iter_mut().for_each(|(_, _, ack)| *ack = None);
+        self.log.append(&self.stream, &self.subject, seq, &payload)
     }
 }
 
