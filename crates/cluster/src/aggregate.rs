@@ -174,10 +174,7 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
                 Err(DataDirError::Checkpoint(e)) => tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid"),
                 r => drop(r?),
             }
-            let store = dd.store.id().map_err(DataDirError::from)?;
-            if let Some(oldest) = textorigin_io::storage::checkpoint::oldest_valid_seq(dir, store) {
-                crate::publish_position(log, None, oldest)?;
-            }
+            crate::publish_position(log, None, dir, dd.store.id().map_err(DataDirError::from)?)?;
         }
     }
     let times = dd.stage_times();

@@ -84,10 +84,14 @@ fn document_streams(meta: &Meta) -> Vec<String> {
     [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream)).chain((0..items).map(items_stream)).collect()
 }
 
-/// Says where a process (worker `Some(s)` or the aggregator) can restart from: the
-/// oldest of its valid checkpoint slots (`checkpoint::oldest_valid_seq`).
-pub fn publish_position(log: &Log, worker: Option<u32>, seq: u64) -> Result<()> {
-    Ok(log.put_latest(&position_subject(worker), &encode(&seq))?)
+/// Says where a process (worker `Some(s)` or the aggregator) can restart from, after it
+/// wrote a checkpoint slot in `dir`: the oldest of its valid slots for `identity` (the
+/// deployment's, or the aggregator's store's; `checkpoint::oldest_valid_seq`).
+pub fn publish_position(log: &Log, worker: Option<u32>, dir: &std::path::Path, identity: u64) -> Result<()> {
+    match textorigin_io::storage::checkpoint::oldest_valid_seq(dir, identity) {
+        Some(seq) => Ok(log.put_latest(&position_subject(worker), &encode(&seq))?),
+        None => Ok(()),
+    }
 }
 
 /// What [`trim`] did.

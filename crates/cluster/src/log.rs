@@ -223,14 +223,9 @@ impl Log {
     /// Appends `payload` to `stream` (through `subject`) as message `seq`, exactly once:
     /// when the stream already holds message `seq`, it must be `payload`.
     pub fn append(&self, stream: &str, subject: &str, seq: u64, payload: &[u8]) -> Result<()> {
-        let js = &self.inner.js;
         let start = Instant::now();
         loop {
-            let mut headers = async_nats::HeaderMap::new();
-            headers.insert("Nats-Expected-Last-Sequence", (seq - 1).to_string().as_str());
-            let sent = self.block_on(async {
-                js.publish_with_headers(subject.to_string(), headers, payload.to_vec().into()).await?.await
-            });
+            let sent = self.block_on(async { self.send(subject, seq, payload.to_vec()).await?.await });
             match sent {
                 Ok(ack) if ack.sequence == seq => return Ok(()),
                 Ok(ack) => return Err(LogError::Order { stream: stream.to_string(), want: seq, got: ack.sequence }),
@@ -248,6 +243,15 @@ impl Log {
                 Err(e) => return Err(nats(format!("cannot append message #{seq} to stream {stream}"))(e.into())),
             }
         }
+    }
+
+    /// Sends `payload` through `subject` to be message `seq` of its stream, refused by
+    /// the server unless the stream's last message is `seq − 1`; the acknowledgement
+    /// is to be awaited.
+    async fn send(&self, subject: &str, seq: u64, payload: Vec<u8>) -> std::result::Result<jetstream::context::PublishAckFuture, jetstream::context::PublishError> {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Expected-Last-Sequence", (seq - 1).to_string().as_str());
+        self.inner.js.publish_with_headers(subject.to_string(), headers, payload.into()).await
     }
 
     /// [`Log::append`]s to `stream` (through `subject`) whose acknowledgements are
@@ -282,10 +286,7 @@ const UNDER_WAY: usize = 256;
 impl Appends {
     /// Sends message `seq` (the one after the last pushed).
     pub fn push(&mut self, seq: u64, payload: Vec<u8>) -> Result<()> {
-        let js = &self.log.inner.js;
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert("Nats-Expected-Last-Sequence", (seq - 1).to_string().as_str());
-        let sent = self.log.block_on(js.publish_with_headers(self.subject.clone(), headers, payload.clone().into()));
+        let sent = self.log.block_on(self.log.send(&self.subject, seq, payload.clone()));
         let failed = sent.is_err();
         self.sent.push_back((seq, payload, sent.ok()));
         if failed {

@@ -112,9 +112,7 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
             appends.flush()?;
             let (head, range) = image(shard, &meta.config, &table);
             checkpoint::write_parts(&c.dir, &[&head, range], last, deployment)?;
-            if let Some(oldest) = checkpoint::oldest_valid_seq(&c.dir, deployment) {
-                crate::publish_position(log, Some(index), oldest)?;
-            }
+            crate::publish_position(log, Some(index), &c.dir, deployment)?;
             summary.checkpoints += 1;
             (checkpointed, checkpointed_at) = (Instant::now(), last);
             continue;
