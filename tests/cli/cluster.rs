@@ -16,6 +16,22 @@ fn corpus(times: usize) -> Vec<PathBuf> {
     (0..times).flat_map(|_| [fixture("gcc-sample.jsonl"), fixture("mail-sample.jsonl")]).collect()
 }
 
+/// A temporary directory holding a configuration file of [`CONFIG`]: (the directory,
+/// the file).
+fn with_config() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    (tmp, config)
+}
+
+/// `textorigin cluster ARGS` against the log servers `url`, without failpoints.
+fn cluster_command(url: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
+    c.arg("cluster").args(args).env("TEXTORIGIN_NATS", url).env_remove("TEXTORIGIN_FAILPOINTS");
+    c
+}
+
 /// Export lines as JSON values without the `source` (a path, which differs).
 fn export_values(text: &str) -> Vec<Value> {
     text.lines()
@@ -75,9 +91,7 @@ fn assert_equal(single: &(Vec<Value>, Value), cluster: &(Vec<Value>, Value, Stri
 
 #[test]
 fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submission() {
-    let tmp = tempfile::tempdir().unwrap();
-    let config = tmp.path().join("config.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    let (tmp, config) = with_config();
     let one = single(tmp.path(), &config, 1);
     assert!(one.1["table"]["evictions"].as_u64().unwrap() > 0, "the gate runs with evictions");
     assert!(one.0.iter().any(|d| d["quotations"].as_array().is_some_and(|q| !q.is_empty())), "and with quotations");
@@ -97,9 +111,7 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
 
 #[test]
 fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let config = tmp.path().join("config.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    let (tmp, config) = with_config();
     // The corpus four times over (every document after the first round a copy), so
     // that the run outlasts several kills.
     let one = single(tmp.path(), &config, 4);
@@ -222,17 +234,11 @@ fn finish(children: &mut [Child], secs: u64, what: &str) {
 
 #[test]
 fn a_trim_outlives_a_restart_of_every_log_server() {
-    let tmp = tempfile::tempdir().unwrap();
-    let config = tmp.path().join("config.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    let (tmp, config) = with_config();
     let one = single(tmp.path(), &config, 1);
     let mut nats = Nats::start(tmp.path(), 3);
     let url = nats.url.clone();
-    let cluster = |args: &[&str]| {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-        c.arg("cluster").args(args).env("TEXTORIGIN_NATS", &url);
-        c
-    };
+    let cluster = |args: &[&str]| cluster_command(&url, args);
     let (agg, state, image) = (tmp.path().join("agg"), tmp.path().join("w0"), tmp.path().join("shard-0.img"));
     let out = cluster(&["init", "--shards", "1", "--replicas", "3", "--config"]).arg(&config).arg("--data").arg(&agg).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -266,9 +272,7 @@ fn a_trim_outlives_a_restart_of_every_log_server() {
 #[test]
 #[cfg(feature = "failpoints")]
 fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_next() {
-    let tmp = tempfile::tempdir().unwrap();
-    let config = tmp.path().join("config.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    let (tmp, config) = with_config();
     let whole = std::fs::read_to_string(fixture("gcc-sample.jsonl")).unwrap();
     let (first, rest) = whole.split_once('\n').unwrap();
     let (a, b) = (tmp.path().join("a.jsonl"), tmp.path().join("b.jsonl"));
@@ -276,11 +280,7 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
     std::fs::write(&b, rest).unwrap();
     let nats = Nats::start(tmp.path(), 1);
     let agg = tmp.path().join("agg");
-    let cluster = |args: &[&str]| {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-        c.arg("cluster").args(args).env("TEXTORIGIN_NATS", &nats.url).env_remove("TEXTORIGIN_FAILPOINTS");
-        c
-    };
+    let cluster = |args: &[&str]| cluster_command(&nats.url, args);
     let out = cluster(&["init", "--shards", "2", "--prepared", "--config"]).arg(&config).arg("--data").arg(&agg).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // The first submission dies after its document, before the document's shingles.

@@ -269,6 +269,27 @@ mod tests {
         assert_eq!(merge_hits(3, &[p(vec![0, 1, 2]), p(vec![1])]), Err(ShardError::Coverage { item: 1, n: 3, answers: 2 }));
     }
 
+    /// The S empty shard tables of `cfg`.
+    fn shard_tables(cfg: &Config, count: u32) -> (Vec<Shard>, Vec<Table<Vec<u8>>>) {
+        let shards: Vec<Shard> = (0..count).map(|i| Shard::new(i, count).unwrap()).collect();
+        let tables = shards.iter().map(|_| Table::in_memory(&cfg.table_params()).unwrap()).collect();
+        (shards, tables)
+    }
+
+    /// The union of the shard tables.
+    fn union_of(cfg: &Config, shards: &[Shard], tables: &[Table<Vec<u8>>]) -> Table<Vec<u8>> {
+        let mut all = Table::in_memory(&cfg.table_params()).unwrap();
+        let parts: Vec<(Shard, &Table<Vec<u8>>)> = shards.iter().copied().zip(tables).collect();
+        union(&parts, &mut all).unwrap();
+        all
+    }
+
+    /// A table of `buckets` buckets of 8 entries: small enough to evict.
+    fn small_table(eviction: Eviction, propagate: bool, buckets: u64) -> Config {
+        let entries = 8;
+        Config { eviction, propagate, bucket_entries: entries, table_bytes: 4096 + 16 * u64::from(entries) * buckets, ..Config::default() }
+    }
+
     /// The single-node results and table of a generated corpus.
     fn single(cfg: &Config, texts: &[String]) -> (Vec<DocResult>, Table<Vec<u8>>) {
         let mut t = Table::in_memory(&cfg.table_params()).unwrap();
@@ -281,8 +302,7 @@ mod tests {
     /// per document as the scale-out deployment does (each shard preparing the document,
     /// or probing the shingles `split` gave it); returns the results and the union.
     fn sharded(cfg: &Config, texts: &[String], count: u32, prepared: bool) -> (Vec<DocResult>, Table<Vec<u8>>) {
-        let shards: Vec<Shard> = (0..count).map(|i| Shard::new(i, count).unwrap()).collect();
-        let mut tables: Vec<Table<Vec<u8>>> = shards.iter().map(|_| Table::in_memory(&cfg.table_params()).unwrap()).collect();
+        let (shards, mut tables) = shard_tables(cfg, count);
         let n = tables[0].buckets();
         let mut e = Engine::new(cfg.clone());
         let mut results = Vec::new();
@@ -302,9 +322,7 @@ mod tests {
             }
             results.push(estimate.result);
         }
-        let mut all = Table::in_memory(&cfg.table_params()).unwrap();
-        let parts: Vec<(Shard, &Table<Vec<u8>>)> = shards.iter().copied().zip(&tables).collect();
-        union(&parts, &mut all).unwrap();
+        let all = union_of(cfg, &shards, &tables);
         (results, all)
     }
 
@@ -314,8 +332,7 @@ mod tests {
     /// or when a document conflicts. Also returns how many documents some shard probed
     /// while an earlier one was pending.
     fn sharded_ahead(cfg: &Config, texts: &[String], count: u32, seed: u64, cap: usize) -> (Vec<DocResult>, Table<Vec<u8>>, usize) {
-        let shards: Vec<Shard> = (0..count).map(|i| Shard::new(i, count).unwrap()).collect();
-        let mut tables: Vec<Table<Vec<u8>>> = shards.iter().map(|_| Table::in_memory(&cfg.table_params()).unwrap()).collect();
+        let (shards, mut tables) = shard_tables(cfg, count);
         let mut aheads: Vec<Ahead> = shards.iter().map(|_| Ahead::default()).collect();
         let mut delivered = vec![0usize; shards.len()];
         let n = tables[0].buckets();
@@ -359,9 +376,7 @@ mod tests {
             }
             assert!(aheads[s].is_empty());
         }
-        let mut all = Table::in_memory(&cfg.table_params()).unwrap();
-        let parts: Vec<(Shard, &Table<Vec<u8>>)> = shards.iter().copied().zip(&tables).collect();
-        union(&parts, &mut all).unwrap();
+        let all = union_of(cfg, &shards, &tables);
         (results, all, ahead)
     }
 
@@ -379,8 +394,7 @@ mod tests {
             buckets in 1u64..40,
             cap in 1usize..8,
         ) {
-            let entries = 8;
-            let cfg = Config { eviction, propagate, bucket_entries: entries, table_bytes: 4096 + 16 * u64::from(entries) * buckets, ..Config::default() };
+            let cfg = small_table(eviction, propagate, buckets);
             let texts = corpus(seed, docs);
             let (want, one) = single(&cfg, &texts);
             let (got, all, _) = sharded_ahead(&cfg, &texts, count, seed, cap);
@@ -402,8 +416,7 @@ mod tests {
             buckets in 1u64..40,
             prepared in any::<bool>(),
         ) {
-            let entries = 8;
-            let cfg = Config { eviction, propagate, bucket_entries: entries, table_bytes: 4096 + 16 * u64::from(entries) * buckets, ..Config::default() };
+            let cfg = small_table(eviction, propagate, buckets);
             let texts = corpus(seed, docs);
             let (want, one) = single(&cfg, &texts);
             let (got, all) = sharded(&cfg, &texts, count, prepared);
