@@ -127,6 +127,7 @@ reap() {
   done
 }
 kills=0
+killed_w="" killed_agg="" killed_server=""
 last_server_kill=-100
 SECONDS=0
 started=$(date +%s.%N)
@@ -143,7 +144,14 @@ while :; do
   # A log server at most every 10 s: a 3-server JetStream cluster needs seconds to
   # elect leaders and catch a restarted server up, and killing servers faster than that
   # kept it electing for minutes (seen at --chaos 1 on a loaded machine, and at 2).
-  if [ $((kills % 4)) = 1 ] && [ "$servers" = 3 ] && [ $((SECONDS - last_server_kill)) -ge 10 ]; then
+  # Until each kind of process has been killed once, the next kind in line (a log
+  # server, a worker, the aggregator): a short run still sees every kind of kill.
+  first=""
+  if [ -z "$killed_server" ] && [ "$servers" = 3 ]; then first=server
+  elif [ -z "$killed_w" ]; then first=w
+  elif [ -z "$killed_agg" ] && [ -n "${running[agg]:-}" ]; then first=agg; fi
+  if [ "$first" = server ] || { [ -z "$first" ] && [ $((kills % 4)) = 1 ] && [ "$servers" = 3 ] && [ $((SECONDS - last_server_kill)) -ge 10 ]; }; then
+    killed_server=1
     last_server_kill=$SECONDS
     i=$((RANDOM % servers))
     kill -9 "${server_pid[$i]}" 2>/dev/null || true
@@ -154,14 +162,15 @@ while :; do
   fi
   workers=()
   for n in "${names[@]}"; do [ "$n" = agg ] || workers+=("$n"); done
-  if [ $((kills % 4)) = 2 ] && [ -n "${running[agg]:-}" ]; then name=agg
-  elif [ $((kills % 4)) = 3 ] && [ ${#workers[@]} -gt 0 ]; then name=${workers[$((RANDOM % ${#workers[@]}))]}
+  if [ "$first" = agg ] || { [ -z "$first" ] && [ $((kills % 4)) = 2 ] && [ -n "${running[agg]:-}" ]; }; then name=agg
+  elif { [ "$first" = w ] || [ $((kills % 4)) = 3 ]; } && [ ${#workers[@]} -gt 0 ]; then name=${workers[$((RANDOM % ${#workers[@]}))]}
   else name=${names[$((RANDOM % ${#names[@]}))]}; fi
   kill -9 "${running[$name]}" 2>/dev/null || true
   if { wait "${running[$name]}"; } 2>/dev/null; then
     unset "running[$name]" # it had finished before the signal
   else
     echo "cluster.sh: chaos: killed $name" >&2
+    case "$name" in agg) killed_agg=1 ;; w*) killed_w=1 ;; esac
     launch "$name"
   fi
   # Trim the log below every process's oldest checkpoint, as a timer would.

@@ -1,5 +1,8 @@
 //! Logging: `tracing` to standard error, or for the daemon to a file that SIGHUP
-//! reopens (log rotation). The level comes from `TEXTORIGIN_LOG` (default warn).
+//! reopens (log rotation). The filter comes from `TEXTORIGIN_LOG`, else `RUST_LOG`
+//! (tracing's `EnvFilter` syntax: `info`, `warn,textorigin_io=debug`); by default the
+//! daemon logs its own crates at info (start, checkpoints, stop) and everything else at
+//! warn, and the other commands log warnings only.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -50,10 +53,16 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
 
 static LOG_FILE: OnceLock<Arc<LogFile>> = OnceLock::new();
 
-/// Installs the subscriber: to `file` when given, else to standard error.
-pub fn init(file: Option<&Path>) -> std::io::Result<()> {
+/// The daemon's default filter: its own crates at info.
+pub const DAEMON_DEFAULT: &str = "warn,textorigin=info,textorigin_io=info,textorigin_core=info";
+
+/// Installs the subscriber: to `file` when given, else to standard error; `default`
+/// is the filter when neither variable is set.
+pub fn init(file: Option<&Path>, default: &str) -> std::io::Result<()> {
     let filter = || {
-        tracing_subscriber::EnvFilter::try_from_env("TEXTORIGIN_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+        tracing_subscriber::EnvFilter::try_from_env("TEXTORIGIN_LOG")
+            .or_else(|_| tracing_subscriber::EnvFilter::try_from_env("RUST_LOG"))
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
     };
     match file {
         Some(path) => {

@@ -87,11 +87,11 @@ fn main() -> ExitCode {
         // Die quietly when the reader of our output goes away (`textorigin list | head`).
         _ => textorigin_io::sys::default_sigpipe(),
     }
-    let log_file = match &cli.command {
-        Command::Serve(a) => a.log.as_deref(),
-        _ => None,
+    let (log_file, default_filter) = match &cli.command {
+        Command::Serve(a) => (a.log.as_deref(), log::DAEMON_DEFAULT),
+        _ => (None, "warn"),
     };
-    if let Err(e) = log::init(log_file) {
+    if let Err(e) = log::init(log_file, default_filter) {
         eprintln!("error: cannot open log file {}: {e}", log_file.map(|p| p.display().to_string()).unwrap_or_default());
         return ExitCode::FAILURE;
     }

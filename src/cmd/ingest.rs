@@ -10,10 +10,16 @@ use textorigin_io::storage::datadir::DataDir;
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
 
 /// Process files in order and store their results. Directories are walked in
-/// sorted order. Formats: .txt (and any other extension: UTF-8 text), .html/.htm,
+/// sorted order; `-` reads standard input (JSON lines when it starts with `{`, else one
+/// text document). Formats: .txt (and any other extension: UTF-8 text), .html/.htm,
 /// .json (one object with id, text or html, url, published_at), .jsonl (one object
-/// per line). A bad file is reported and skipped; the exit status is non-zero only
-/// when nothing could be processed.
+/// per line). A bad file or document is reported and skipped. A document stored
+/// before (the same file name and content) is skipped unless --force, so running
+/// ingest twice stores nothing twice.
+///
+/// Exit status: 0 when every document was stored (or had been before); 3 when some
+/// input failed (the others were stored: see the errors printed); 1 when the command
+/// could not run (no data directory, a store failure); 2 for bad arguments.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -27,10 +33,16 @@ pub struct Args {
     /// Skip documents larger than this (bytes, or with a unit such as MiB).
     #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
     max_doc_bytes: String,
-    /// Files and directories, processed in the order given.
+    /// Store documents again that were stored before (by file name and content).
+    #[arg(long)]
+    force: bool,
+    /// Files and directories, processed in the order given (`-`: standard input).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }
+
+/// The exit status when some inputs failed and the others were stored.
+pub const SOME_FAILED: u8 = 3;
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let max = size(&a.max_doc_bytes)?;
@@ -39,9 +51,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let pb = super::progress(files as u64, "ingest");
     let report = |msg: String| pb.suspend(|| eprintln!("{msg}"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = ingest::ingest(&mut dd, &a.paths, max, threads, |e| match e {
+    let run = ingest::ingest(&mut dd, &a.paths, max, threads, a.force, |e| match e {
         Event::File => pb.inc(1),
-        Event::Stored => {}
+        Event::Stored | Event::Skipped => {}
         Event::Warning(w) => report(format!("warning: {w}")),
         Event::Failed(e) => report(format!("error: {e}")),
     });
@@ -57,9 +69,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let stats = dd.table.stats();
     let capacity = dd.table.capacity();
     dd.close()?;
+    let skipped = match summary.skipped {
+        0 => String::new(),
+        n => format!(", {n} stored before (skipped; --force stores them again)"),
+    };
     eprintln!(
-        "ingested {} document(s), {} failed; table: {} of {} entries used, {} evictions",
+        "ingested {} document(s), {} failed{skipped}; table: {} of {} entries used, {} evictions",
         summary.stored, summary.failed, stats.occupied, capacity, stats.evictions
     );
-    Ok(if summary.stored == 0 && summary.failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if summary.failed > 0 { ExitCode::from(SOME_FAILED) } else { ExitCode::SUCCESS })
 }

@@ -12,7 +12,8 @@ use crate::args::DataArg;
 pub struct Args {
     #[command(flatten)]
     data: DataArg,
-    /// The document (any input format; the first document of a .jsonl file).
+    /// The document (any input format; the first document of a .jsonl file; `-` reads
+    /// standard input).
     file: PathBuf,
     #[command(flatten)]
     format: super::Format,

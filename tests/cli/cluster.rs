@@ -43,10 +43,11 @@ fn export_values(text: &str) -> Vec<Value> {
         .collect()
 }
 
-/// One node: the export and `stats --json`.
+/// One node: the export and `stats --json` (`--force`: a corpus given `times` over is
+/// stored `times` over, as `cluster submit` admits it).
 fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
     let dir = tmp.join("single");
-    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(config).args(corpus(times)).output().unwrap();
+    let out = bin().arg("ingest").arg("--force").arg("--data").arg(&dir).arg("--config").arg(config).args(corpus(times)).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     (export_values(&ok(&dir, &["export"])), json(&dir, &["stats", "--json"]))
 }
@@ -112,14 +113,14 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
 #[test]
 fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     let (tmp, config) = with_config();
-    // The corpus four times over (every document after the first round a copy), so
-    // that the run outlasts several kills.
-    let one = single(tmp.path(), &config, 4);
+    // The corpus eight times over (every document after the first round a copy), so
+    // that the run outlasts several kills (four times over once took 2 s, one kill).
+    let one = single(tmp.path(), &config, 8);
     // Two shards on three log servers (each kind of process killed), one and four
     // shards on one (workers and the aggregator killed, more often: one server makes
     // the run shorter).
     for (shards, servers, chaos) in [("2", "3", "1"), ("1", "1", "0.3"), ("4", "1", "0.3")] {
-        let c = cluster(tmp.path(), &config, 4, &["--shards", shards, "--servers", servers, "--chaos", chaos]);
+        let c = cluster(tmp.path(), &config, 8, &["--shards", shards, "--servers", servers, "--chaos", chaos]);
         let kinds: &[&str] = if servers == "3" { &["killed w", "killed log server", "killed agg"] } else { &["killed w", "killed agg"] };
         for killed in kinds {
             assert!(c.2.contains(killed), "{shards} shard(s): the run saw a kill of each kind ({killed}):\n{}", c.2);

@@ -376,3 +376,91 @@ fn reading_commands_beside_a_working_daemon_do_not_fail() {
     feeder.join().unwrap();
     assert!(failures.is_empty(), "{} of 150 failed, e.g. {}", failures.len(), failures[0]);
 }
+
+/// Issue 21, item 8: a partly failed spool file, fixed and given again, stores only
+/// the documents that were not stored; its reason names the failed line and says how
+/// many were stored.
+#[test]
+fn a_partly_failed_file_given_again_stores_only_what_was_not_stored() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let file = inputs.path().join("mixed.jsonl");
+    let line = |id: &str, words: &str| format!("{{\"id\":\"{id}\",\"text\":\"{words} with enough words to count\"}}\n");
+    std::fs::write(&file, line("m1", "the first document") + "not json\n" + &line("m3", "the third document")).unwrap();
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB", "--rescan-secs", "1"], None);
+    drop_into_spool(dir, std::slice::from_ref(&file));
+    wait_until("the file in failed/", 30, || dir.join("spool/failed/mixed.jsonl.reason").exists());
+    let reason = std::fs::read_to_string(dir.join("spool/failed/mixed.jsonl.reason")).unwrap();
+    assert!(reason.contains("mixed.jsonl:2: malformed JSON") && reason.contains("2 of 3 document(s) were stored"), "{reason}");
+    assert_eq!(documents(dir), 2);
+    std::fs::write(&file, line("m1", "the first document") + &line("m2", "the second document, fixed") + &line("m3", "the third document")).unwrap();
+    drop_into_spool(dir, std::slice::from_ref(&file));
+    wait_drained(dir, 3);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    daemon.stop();
+    let names: Vec<String> = json(dir, &["list", "--json"]).as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["m1", "m3", "m2"], "m1 and m3 not stored twice");
+}
+
+/// Issue 21, item 4: removing the spool does not stop the daemon: it stays up,
+/// serving HTTP, recreates the spool and takes documents again.
+#[test]
+fn losing_the_spool_directory_does_not_stop_the_daemon() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut daemon = Daemon::start(dir, &["--table-size", "32KiB", "--rescan-secs", "1", "--http", &addr], None);
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    // As `rm -rf` does, at once (the daemon may recreate it while it is being removed).
+    std::fs::rename(dir.join("spool"), dir.join("spool.gone")).unwrap();
+    std::fs::remove_dir_all(dir.join("spool.gone")).unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(daemon.is_running(), "the daemon stopped when its spool went away");
+    wait_until("the spool recreated", 20, || dir.join("spool/new").is_dir() && dir.join("spool/tmp").is_dir());
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(), "HTTP still served");
+    drop_into_spool(dir, &[examples().join("02-commuter-blog.txt")]);
+    wait_drained(dir, 2);
+    daemon.stop();
+}
+
+/// Issue 21, item 13: after kill -9, `stats` does not say the daemon is running.
+#[test]
+fn stats_after_kill_9_says_the_daemon_is_not_running() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::start(dir, &["--table-size", "32KiB"], None);
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    let pid = daemon.id();
+    assert!(ok(dir, &["stats"]).contains(&format!("pid {pid}, running")));
+    daemon.kill();
+    let out = ok(dir, &["stats"]);
+    assert!(out.contains(&format!("pid {pid}, not running: the process ended without stopping")), "{out}");
+}
+
+/// Issue 21, item 6: a file written straight into `new/` (not through `tmp/`) and
+/// caught empty gets a second look; invalid UTF-8 in a spooled document is logged.
+#[test]
+fn a_file_caught_empty_gets_a_second_look_and_replaced_bytes_are_logged() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let log = dir.join("serve.log");
+    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
+    c.args(["serve", "--table-size", "32KiB", "--rescan-secs", "1", "--data"]).arg(dir).arg("--log").arg(&log).env_remove("TEXTORIGIN_DATA");
+    let daemon = Daemon::spawn(c);
+    wait_until("the daemon's status", 60, || dir.join("daemon.json").exists());
+    let direct = dir.join("spool/new/direct.txt");
+    let mut f = std::fs::File::create(&direct).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::io::Write::write_all(&mut f, b"written straight into new, slowly, with invalid \xff bytes inside").unwrap();
+    drop(f);
+    wait_drained(dir, 1);
+    daemon.stop();
+    assert_eq!(spool_count(dir, "failed"), 0, "not failed as empty");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("invalid UTF-8 sequence(s) replaced"), "{logged}");
+}

@@ -108,8 +108,8 @@ fn differing_parameters_are_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let a = examples().join("01-harbour-bridge.txt");
     assert!(ingest(dir.path(), &["--selection", "nw8"], &[&a]).status.success());
-    // Same stored parameters: no options needed.
-    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(&a).output().unwrap();
+    // Same stored parameters: no options needed (`--force`: the document again).
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg("--force").arg(&a).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = bin().arg("ingest").arg("--data").arg(dir.path()).args(["--k", "6"]).arg(&a).output().unwrap();
     assert!(!out.status.success());
@@ -189,4 +189,19 @@ fn rebuild_switches_propagation_and_alignment_only_with_a_reanalysis() {
     let out = run(paper.path(), &["rebuild"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"));
+}
+
+/// Issue 21, item 11: a document mostly copied, but from several origins none of which
+/// holds more of it than its own new words, is not "itself (mostly new text)".
+#[test]
+fn a_mostly_copied_document_without_a_dominant_origin_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(ingest(dir.path(), &[], &[&examples()]).status.success());
+    let show = ok(dir.path(), &["show", "03-weekly-roundup"]);
+    assert!(show.contains("dominant origin: none (58% copied from 2 origins, none more than its own new text)"), "{show}");
+    let blog = ok(dir.path(), &["show", "02-commuter-blog"]);
+    assert!(blog.contains("dominant origin: itself (mostly new text)"), "{blog}");
+    let list = ok(dir.path(), &["list"]);
+    assert!(list.lines().any(|l| l.contains("03-weekly-roundup") && l.ends_with("none (mixed)")), "{list}");
+    assert!(list.lines().any(|l| l.contains("02-commuter-blog") && l.ends_with("itself")), "{list}");
 }

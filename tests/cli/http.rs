@@ -36,6 +36,17 @@ fn get_json(port: u16, path: &str) -> (u16, Value) {
     (status, serde_json::from_slice(&body).unwrap())
 }
 
+/// A daemon with `args` serving HTTP on a free port, once it answers.
+fn serving(dir: &std::path::Path, args: &[&str]) -> (Daemon, u16) {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut all = args.to_vec();
+    all.extend(["--http", &addr]);
+    let daemon = Daemon::start(dir, &all, None);
+    wait_until("the HTTP listener", 10, || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    (daemon, port)
+}
+
 /// A daemon serving HTTP on a free port, with the three examples applied.
 fn daemon_with_examples(dir: &std::path::Path, extra: &[&str]) -> (Daemon, u16) {
     let port = free_port();
@@ -47,6 +58,13 @@ fn daemon_with_examples(dir: &std::path::Path, extra: &[&str]) -> (Daemon, u16) 
     drop_into_spool(dir, &files);
     wait_drained(dir, 3);
     (daemon, port)
+}
+
+/// [`daemon_with_examples`] with the token `s3cret` (`--http-token`).
+fn daemon_with_examples_and_token(dir: &std::path::Path) -> (Daemon, u16) {
+    let token = dir.join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    daemon_with_examples(dir, &["--http-token", token.to_str().unwrap()])
 }
 
 #[test]
@@ -90,10 +108,11 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     // its origin's page; all text escaped; the report.
     let (status, head, body) = get(port, "/", None);
     let index = String::from_utf8(body).unwrap();
-    assert!(status == 200 && head.contains("text/html") && index.contains("href=\"/documents/3\""));
-    let (_, _, body) = get(port, "/documents/3", None);
+    assert!(status == 200 && head.contains("text/html") && index.contains("href=\"/documents/%233\""));
+    let (_, _, body) = get(port, "/documents/%233", None);
     let page = String::from_utf8(body).unwrap();
-    assert!(page.contains("href=\"/documents/1#:~:text=") && page.contains("href=\"/documents/2#:~:text="), "copied blocks link their origins at the passage");
+    assert!(page.contains("href=\"/documents/%231#:~:text=") && page.contains("href=\"/documents/%232#:~:text="), "copied blocks link their origins at the passage");
+    assert!(!page.contains("#:~:text=\""), "no empty text fragment");
     assert!(page.contains("<ul id=\"quotations\">") && page.contains("#1 01-harbour-bridge</a> (score"), "quotations link their sources");
     let (_, _, body) = get(port, "/documents/1", None);
     assert!(String::from_utf8(body).unwrap().contains("The old harbour bridge reopened"), "the origin's page holds the passage");
@@ -106,10 +125,7 @@ fn every_route_answers_and_the_api_equals_the_cli() {
 fn bad_requests_get_json_errors_and_the_token_is_required() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
-    let token = dir.join("token");
-    std::fs::write(&token, "s3cret\n").unwrap();
-    let token_arg = token.to_str().unwrap().to_string();
-    let (daemon, port) = daemon_with_examples(dir, &["--http-token", &token_arg]);
+    let (daemon, port) = daemon_with_examples_and_token(dir);
     let t = Some("s3cret");
     let status = |r: (u16, String, Vec<u8>)| {
         let v: Value = serde_json::from_slice(&r.2).unwrap_or_else(|_| panic!("a JSON error: {}", String::from_utf8_lossy(&r.2)));
@@ -221,17 +237,206 @@ fn a_browser_follows_a_copied_block_to_its_origin() {
     let index = crate::html::chromium_dom_of(&format!("{base}/"));
     let at = index.find("\">03-weekly-roundup</a>").unwrap_or_else(|| panic!("a link to the roundup in {index}"));
     let doc = &index[index[..at].rfind("href=\"").unwrap() + 6..at];
-    assert_eq!(doc, "/documents/3");
+    assert_eq!(doc, "/documents/%233");
     let page = crate::html::chromium_dom_of(&format!("{base}{doc}"));
     assert!(page.contains("class=\"copied\""), "{page}");
-    let at = page.find("<a class=\"copied\" href=\"/documents/1#:~:text=The%20old%20harbour%20bridge").expect("a copied block linking its origin's page at the passage");
+    let at = page.find("<a class=\"copied\" href=\"/documents/%231#:~:text=The%20old%20harbour%20bridge").expect("a copied block linking its origin's page at the passage");
     let block = &page[at..];
     let passage = &block[block.find('>').unwrap() + 1..block.find("</a>").unwrap()];
     let href = &block[block.find("href=\"").unwrap() + 6..];
     let href = &href[..href.find('"').unwrap()].replace("&amp;", "&");
-    assert!(href.starts_with("/documents/1#:~:text="), "{href}");
+    assert!(href.starts_with("/documents/%231#:~:text="), "{href}");
     let origin = crate::html::chromium_dom_of(&format!("{base}{href}"));
     assert!(origin.contains(passage.trim()), "the origin's page holds the passage `{passage}`");
     daemon.stop();
 }
 
+
+/// Issue 21, item 1: slow clients lock nobody out. Connections that send their head a
+/// byte at a time, or stall, or trickle bytes after their reply, cost the others
+/// nothing; a head that is not complete within the deadline (10 s) is cut with 408; a
+/// client without the token is refused before its body is read. Loopback only,
+/// bounded in time.
+#[test]
+fn slow_clients_lock_nobody_out() {
+    use std::time::{Duration, Instant};
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let (daemon, port) = daemon_with_examples_and_token(dir);
+    let t = Some("s3cret");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // 80 connections sending their head a byte every 2 s, 20 of them without a token.
+    let mut tricklers = Vec::new();
+    for i in 0..80 {
+        let stop = std::sync::Arc::clone(&stop);
+        tricklers.push(std::thread::spawn(move || {
+            let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return };
+            let head = if i < 20 { "GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_string() } else { "GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n".to_string() };
+            for b in head.bytes() {
+                if stop.load(std::sync::atomic::Ordering::SeqCst) || s.write_all(&[b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_secs(2));
+            }
+        }));
+    }
+    // Four connections that trickle bytes after their reply (the drain).
+    let mut drainers = Vec::new();
+    for _ in 0..4 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.write_all(b"GET /api/documents HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n").unwrap();
+        drainers.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    for s in &mut drainers {
+        let _ = s.write_all(b"x");
+    }
+    // Normal clients, with the token, are answered at once, again and again.
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(6) {
+        let asked = Instant::now();
+        assert_eq!(get(port, "/api/documents/1", t).0, 200);
+        assert!(asked.elapsed() < Duration::from_secs(2), "a normal request took {:?}", asked.elapsed());
+        for s in &mut drainers {
+            let _ = s.write_all(b"x");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The slow head is cut at its deadline.
+    let mut slow = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let opened = Instant::now();
+    slow.write_all(b"GET / HT").unwrap();
+    let mut reply = Vec::new();
+    let _ = slow.read_to_end(&mut reply);
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(opened.elapsed() < Duration::from_secs(13), "cut after {:?}", opened.elapsed());
+    // More stalled connections than the server keeps open: the oldest are cut, and a
+    // normal client still gets in.
+    let stalled: Vec<TcpStream> = (0..300)
+        .filter_map(|_| {
+            let s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+            (&s).write_all(b"GET / HTTP/1.1\r\n").ok()?;
+            Some(s)
+        })
+        .collect();
+    assert!(stalled.len() > 256, "{} connections", stalled.len());
+    let asked = Instant::now();
+    assert_eq!(get(port, "/api/documents/1", t).0, 200);
+    assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
+    // Without the token, a body is refused before it is read, and its size not told.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"POST /api/documents?name=x HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 401") && reply.contains("WWW-Authenticate: Bearer") && !reply.contains("max-doc-bytes"), "{reply}");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    drop(stalled);
+    drop(drainers);
+    for t in tricklers {
+        t.join().unwrap();
+    }
+    daemon.stop();
+}
+
+/// Issue 21, items 2 and 3: concurrent POSTs with the same name never lose an
+/// acknowledged document (each body gets a file of its own), and a producer's
+/// unfinished `tmp/NAME` is never touched.
+#[test]
+fn same_name_posts_keep_every_acknowledged_body_and_producers_files_alone() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let (daemon, port) = serving(dir, &["--table-size", "1MiB", "--rescan-secs", "1", "--max-doc-bytes", "4MiB"]);
+    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
+    std::fs::write(dir.join("spool/tmp/same.txt"), "a producer's unfinished file").unwrap();
+    for round in 0..4 {
+        let bodies: Vec<String> = (0..2).map(|c| (0..30_000).map(|i| format!("r{round}c{c}w{i} ")).collect()).collect();
+        let answers: Vec<(u16, Value, String)> = std::thread::scope(|s| {
+            let handles: Vec<_> = bodies.iter().map(|b| s.spawn(move || {
+                let (status, v) = post(port, "/api/documents?name=same&wait=true", "text/plain", b.as_bytes());
+                (status, v, b.clone())
+            })).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut stored = 0;
+        for (status, v, body) in answers {
+            match status {
+                201 => {
+                    stored += 1;
+                    let id = v["documents"][0].as_u64().unwrap_or_else(|| panic!("{v}"));
+                    let doc = json(dir, &["show", &format!("#{id}"), "--json"]);
+                    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(body.as_bytes()));
+                    assert_eq!(doc["content_hash"], hash.as_str(), "round {round}: the acknowledged body is the stored one");
+                }
+                409 => {}
+                other => panic!("round {round}: {other} {v}"),
+            }
+        }
+        assert!(stored >= 1, "round {round}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("spool/tmp/same.txt")).unwrap(), "a producer's unfinished file");
+    daemon.stop();
+}
+
+/// Issue 21, items 5 and 6: `wait=true` with JSON lines answers the ids; a malformed
+/// body is refused with its reason; `Expect: 100-continue`; control characters in
+/// names; unknown admissions; conflicting lengths; HTTP/1.9 (the bearer scheme in any
+/// case: `wire`'s unit tests).
+#[test]
+fn json_submissions_answer_their_ids_and_bad_ones_their_reasons() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let (daemon, port) = serving(dir, &["--table-size", "1MiB", "--rescan-secs", "1"]);
+    let jsonl = b"{\"id\":\"j1\",\"text\":\"the first of two documents sent as json lines\"}\n{\"id\":\"j2\",\"text\":\"the second of two documents sent as json lines\"}\n";
+    let (status, v) = post(port, "/api/documents?name=batch&wait=true", "application/x-ndjson", jsonl);
+    assert_eq!((status, &v["state"], &v["documents"]), (201, &"stored".into(), &serde_json::json!([1, 2])), "{v}");
+    let (status, v) = post(port, "/api/documents?name=one&wait=true", "application/json", br#"{"id":"j3","text":"a single json document with its words"}"#);
+    assert_eq!((status, &v["documents"]), (201, &serde_json::json!([3])), "{v}");
+    let (status, v) = post(port, "/api/documents?name=bad&wait=true", "application/json", br#"{"id":"j4","text": "#);
+    assert!(status == 400 && v["error"].as_str().unwrap().contains("malformed JSON"), "{status} {v}");
+    assert_eq!(post(port, "/api/documents?name=a%1Bb", "text/plain", b"some words here").0, 400, "control characters in a name");
+    assert_eq!(get_json(port, &format!("/api/admissions/{}", "0".repeat(32))).0, 404, "never submitted");
+    assert_eq!(raw(port, b"GET / HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 3\r\n\r\nabc").0, 400);
+    assert_eq!(raw(port, b"GET / HTTP/1.9\r\n\r\n").0, 505);
+    // Expect: 100-continue: the server says so before the body is sent.
+    let body = b"a body sent only after the server asked for it";
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(format!("POST /api/query HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n", body.len()).as_bytes()).unwrap();
+    let mut first = [0u8; 25];
+    s.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.write_all(body).unwrap();
+    let mut rest = String::new();
+    s.read_to_string(&mut rest).unwrap();
+    assert!(rest.starts_with("HTTP/1.1 200"), "{rest}");
+    daemon.stop();
+}
+
+/// Issue 21, item 7: numeric names are not confused with ids. Links go by `#ID`; a
+/// bare argument that is a name and another document's id is an error that says so.
+#[test]
+fn numeric_names_are_never_taken_for_ids() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let file = inputs.path().join("news.jsonl");
+    let words = "the harbour bridge reopened to traffic on monday morning after months of repairs";
+    std::fs::write(&file, format!("{{\"id\":\"3\",\"text\":\"{words}\"}}\n{{\"id\":\"1\",\"text\":\"an unrelated story about the tides\"}}\n{{\"id\":\"77\",\"text\":\"as reported, {words}\"}}\n")).unwrap();
+    assert!(ingest(dir, &[], &[&file]).status.success());
+    // #1 is named "3", #2 is named "1", #3 is named "77".
+    let out = run(dir, &["show", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("ambiguous") && err.contains("#1") && err.contains("#2"), "{err}");
+    assert!(ok(dir, &["show", "#1"]).starts_with("#1 3\n"));
+    assert!(ok(dir, &["show", "77"]).starts_with("#3 77\n"), "a name that is no id");
+    let (daemon, port) = serving(dir, &["--table-size", "4MiB"]);
+    wait_until("the open store", 20, || get(port, "/api/documents", None).0 == 200);
+    let (_, _, body) = get(port, "/documents/77", None);
+    let page = String::from_utf8(body).unwrap();
+    assert!(page.contains("href=\"/documents/%231#:~:text="), "the origin #1 (named \"3\") linked by id: {page}");
+    let (_, _, body) = get(port, "/documents/%231", None);
+    assert!(String::from_utf8(body).unwrap().contains("<h1>3</h1>"));
+    assert_eq!(get_json(port, "/api/documents/1").0, 400, "ambiguous over HTTP too");
+    daemon.stop();
+}

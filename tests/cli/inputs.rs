@@ -18,7 +18,7 @@ fn bad_inputs_are_reported_skipped_and_leave_no_state() {
     let missing = p("missing.txt");
     let out = ingest(dir.path(), &[], &[inputs.path(), &missing]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "some documents were processed: {err}");
+    assert_eq!(out.status.code(), Some(3), "some inputs failed, the others stored: exit 3 ({err})");
     for needle in [
         "empty.txt: empty document",
         "punct.txt: no words",
@@ -38,10 +38,63 @@ fn bad_inputs_are_reported_skipped_and_leave_no_state() {
     assert_eq!(page["tokens"], 3, "script dropped, entities decoded: {page}");
     let good = json(dir.path(), &["show", "good-one", "--json"]);
     assert_eq!(good["url"], "https://example.org/a");
-    // Nothing processable at all: non-zero exit.
+    // Nothing processable at all: exit 3 as well.
     let out = ingest(dir.path(), &[], &[&p("empty.txt")]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(3));
     assert_eq!(json(dir.path(), &["stats", "--json"])["documents"], 4);
+}
+
+/// Issue 21, items 9 and 10: ingest is idempotent (documents stored before are skipped,
+/// `--force` stores them again), an empty input is a warning, exit 0 when all is well.
+#[test]
+fn ingesting_twice_stores_nothing_twice_and_an_empty_input_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&examples()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ingest(dir.path(), &[], &[&examples()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("ingested 0 document(s), 0 failed, 3 stored before (skipped"), "{err}");
+    assert_eq!(documents(dir.path()), 3);
+    let out = ingest(dir.path(), &["--force"], &[&examples().join("01-harbour-bridge.txt")]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stderr).contains("ingested 1 document(s)"));
+    assert_eq!(documents(dir.path()), 4);
+
+    let inputs = tempfile::tempdir().unwrap();
+    let empty = inputs.path().join("none.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = ingest(dir.path(), &[], &[&empty]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("warning: ") && err.contains("none.jsonl: no documents"), "{err}");
+
+    // A JSONL file fixed after one line failed: only the fixed line is new.
+    let file = inputs.path().join("batch.jsonl");
+    std::fs::write(&file, "{\"id\":\"b1\",\"text\":\"the first line of a batch with words\"}\nnot json\n{\"id\":\"b3\",\"text\":\"the third line of a batch with words\"}\n").unwrap();
+    assert_eq!(ingest(dir.path(), &[], &[&file]).status.code(), Some(3));
+    std::fs::write(&file, "{\"id\":\"b1\",\"text\":\"the first line of a batch with words\"}\n{\"id\":\"b2\",\"text\":\"the second line, fixed now, with words\"}\n{\"id\":\"b3\",\"text\":\"the third line of a batch with words\"}\n").unwrap();
+    let out = ingest(dir.path(), &[], &[&file]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("ingested 1 document(s), 0 failed, 2 stored before"), "{err}");
+    assert_eq!(documents(dir.path()), 7);
+}
+
+/// Issue 21, item 14: `-` reads standard input, JSON lines or one text document.
+#[test]
+fn ingest_and_query_read_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = "{\"id\":\"s1\",\"text\":\"the old harbour bridge reopened to traffic on monday morning after repairs\"}\n{\"id\":\"s2\",\"text\":\"an unrelated note about the weather and the tides of the week\"}\n";
+    let out = bin().args(["ingest", "--table-size", "4MiB", "--data"]).arg(dir.path()).arg("-").write_stdin(jsonl).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let list = json(dir.path(), &["list", "--json"]);
+    let names: Vec<&str> = list.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["s1", "s2"]);
+    let text = "Yesterday the old harbour bridge reopened to traffic on monday morning after repairs, they said.";
+    let out = bin().args(["query", "--json", "--data"]).arg(dir.path()).arg("-").write_stdin(text).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["name"], "stdin");
+    assert_eq!(v["copied_blocks"][0]["origin"]["name"], "s1", "{v}");
 }
 
 

@@ -161,7 +161,7 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);
         dd.add_prepare_time(started.elapsed().as_secs_f64());
-        let (stored, _) = dd.ingest_prepared(&input, prepared, None)?;
+        let (stored, _) = dd.ingest_prepared(&input, prepared, textorigin_io::storage::store::Admit::default())?;
         if stored.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the aggregator's store", want: seq, got: stored.seq });
         }

@@ -161,9 +161,9 @@ pub fn submit(log: &Log, meta: &Meta, paths: &[PathBuf], max_doc_bytes: u64, mut
     }
     for input in inputs(paths, max_doc_bytes) {
         let doc = match input {
-            Input::File(e) => {
+            Input::File(f) => {
                 event(Submitted::File);
-                if let Some(e) = e {
+                if let Err(e) = f {
                     event(Submitted::Failed(e.to_string()));
                 }
                 continue;

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use crate::input::{expand_paths, read_docs, InputDoc, InputError};
 use crate::pipeline::{ordered_map, WorkerDied};
+use std::os::unix::ffi::OsStrExt;
+
 use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
+use crate::storage::store::{Admit, DocumentKeys};
 
 /// What happened to one input, in input order.
 #[derive(Debug)]
@@ -15,6 +18,8 @@ pub enum Event {
     File,
     /// A document was stored.
     Stored,
+    /// A document was stored before (its admission key, `--force` to store it again).
+    Skipped,
     /// A document's warning (e.g. invalid UTF-8 replaced).
     Warning(String),
     /// A file or document failed and was skipped.
@@ -37,19 +42,22 @@ pub enum IngestError {
 pub struct Summary {
     pub stored: u64,
     pub failed: u64,
+    /// Documents stored before, not stored again.
+    pub skipped: u64,
     /// Bytes of text of the stored documents.
     pub text_bytes: u64,
 }
 
-/// An input: a file boundary, or a document (or why it is not one).
+/// An input: a file boundary (its path, or why it cannot be read), or a document (or
+/// why it is not one).
 pub enum Input {
-    File(Option<InputError>),
+    File(Result<PathBuf, InputError>),
     Doc(Result<InputDoc, InputError>),
 }
 
 /// A prepared input: the document with its preparation and the seconds it took.
 enum Ready {
-    File(Option<InputError>),
+    File(Result<PathBuf, InputError>),
     Doc(Result<Box<(InputDoc, Prepared, f64)>, InputError>),
 }
 
@@ -57,16 +65,16 @@ enum Ready {
 /// line at a time: the memory bound holds for a file of any size).
 pub fn inputs(paths: &[PathBuf], max: u64) -> impl Iterator<Item = Input> + Send + '_ {
     expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Input> + Send> {
-        match f.and_then(|path| read_docs(&path, max)) {
-            Ok(docs) => Box::new(std::iter::once(Input::File(None)).chain(docs.map(Input::Doc))),
-            Err(e) => Box::new(std::iter::once(Input::File(Some(e)))),
+        match f.and_then(|path| Ok((read_docs(&path, max)?, path))) {
+            Ok((docs, path)) => Box::new(std::iter::once(Input::File(Ok(path))).chain(docs.map(Input::Doc))),
+            Err(e) => Box::new(std::iter::once(Input::File(Err(e)))),
         }
     })
 }
 
 fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
     match item {
-        Input::File(e) => Ready::File(e),
+        Input::File(f) => Ready::File(f),
         Input::Doc(d) => Ready::Doc(d.map(|doc| {
             let t = std::time::Instant::now();
             let p = preparer.prepare(&doc.text);
@@ -76,38 +84,76 @@ fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
 }
 
 /// Ingests `paths` into `dd` with `threads` preparation threads, telling `event` about
-/// every file and document in order. Stops at the first store failure that leaves the
-/// table ahead of the store (the data directory is then poisoned: the error says so);
-/// other failures are reported and skipped.
+/// every file and document in order. A document stored before (by its admission key,
+/// [`crate::storage::store::document_key`]: the same file name and content) is skipped unless `force`. Stops
+/// at the first store failure that leaves the table ahead of the store (the data
+/// directory is then poisoned: the error says so); other failures are reported and
+/// skipped. A file that holds no document is a warning.
 pub fn ingest(
     dd: &mut DataDir,
     paths: &[PathBuf],
     max_doc_bytes: u64,
     threads: usize,
+    force: bool,
     mut event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
     let mut summary = Summary::default();
     let mut fatal = None;
     let preparer = dd.preparer();
+    // The file being read: its name, its documents' keys, and whether it held any.
+    let mut file: Option<(PathBuf, DocumentKeys, bool)> = None;
+    let empty_warning = |file: &Option<(PathBuf, DocumentKeys, bool)>, event: &mut dyn FnMut(Event)| {
+        if let Some((path, _, false)) = file {
+            event(Event::Warning(format!("{}: no documents", path.display())));
+        }
+    };
     let run = ordered_map(threads, &preparer, inputs(paths, max_doc_bytes), prepare, |ready| {
         match ready {
-            Ready::File(None) => event(Event::File),
-            Ready::File(Some(e)) => {
-                summary.failed += 1;
+            Ready::File(f) => {
+                empty_warning(&file, &mut event);
                 event(Event::File);
-                event(Event::Failed(e.to_string()));
+                file = match f {
+                    Ok(path) => {
+                        let name = path.file_name().map_or_else(|| path.as_os_str().as_bytes().to_vec(), |n| n.as_bytes().to_vec());
+                        Some((path, DocumentKeys::new(&name), false))
+                    }
+                    Err(e) => {
+                        summary.failed += 1;
+                        event(Event::Failed(e.to_string()));
+                        None
+                    }
+                };
             }
             Ready::Doc(Err(e)) => {
+                if let Some(f) = &mut file {
+                    f.2 = true;
+                }
                 summary.failed += 1;
                 event(Event::Failed(e.to_string()));
             }
             Ready::Doc(Ok(ready)) => {
                 let (doc, prepared, seconds) = *ready;
+                let key = file.as_mut().map(|f| {
+                    f.2 = true;
+                    f.1.next(&doc)
+                });
+                match key.map(|k| dd.store.admitted_document(k)).transpose() {
+                    Ok(Some(Some(_))) if !force => {
+                        summary.skipped += 1;
+                        event(Event::Skipped);
+                        return true;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        fatal = Some(e.into());
+                        return false;
+                    }
+                }
                 for w in &doc.warnings {
                     event(Event::Warning(w.clone()));
                 }
                 dd.add_prepare_time(seconds);
-                match dd.ingest_prepared(&doc, prepared, None) {
+                match dd.ingest_prepared(&doc, prepared, Admit { file: None, doc: key }) {
                     Ok(_) => {
                         summary.stored += 1;
                         summary.text_bytes += doc.text.len() as u64;
@@ -126,6 +172,9 @@ pub fn ingest(
         }
         true
     });
+    if fatal.is_none() && run.is_ok() {
+        empty_warning(&file, &mut event);
+    }
     match fatal {
         Some(e) => Err(e.into()),
         None => Ok(run.map(|()| summary)?),

@@ -84,7 +84,9 @@ pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
     }
     let mut out = Vec::new();
     for p in paths {
-        if p.is_dir() {
+        if is_stdin(p) {
+            out.push(Ok(p.clone()));
+        } else if p.is_dir() {
             walk(p, &mut out);
         } else if p.exists() {
             out.push(Ok(p.clone()));
@@ -104,6 +106,9 @@ pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<Result<InputDoc, Inp
 /// [`read_file`] as documents are taken: a JSONL file is read a line at a time
 /// ([`jsonl_docs`]); other formats are one document, read whole (up to `max_bytes`).
 pub fn read_docs(path: &Path, max_bytes: u64) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+    if is_stdin(path) {
+        return stdin_docs(max_bytes);
+    }
     let source = path.display().to_string();
     let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.clone(), reason: e.to_string() };
     let meta = std::fs::metadata(path).map_err(unreadable)?;
@@ -118,6 +123,39 @@ pub fn read_docs(path: &Path, max_bytes: u64) -> Result<Box<dyn Iterator<Item = 
     }
     let bytes = std::fs::read(path).map_err(unreadable)?;
     Ok(Box::new(parse_bytes(bytes, &ext, &stem, &source, max_bytes)?.into_iter()))
+}
+
+/// Whether a path argument means standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// The documents on standard input: JSON lines when its first byte that is not white
+/// space is `{` (read a line at a time), else one text document named `stdin`.
+fn stdin_docs(max_bytes: u64) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+    const SOURCE: &str = "<stdin>";
+    let unreadable = |e: std::io::Error| InputError::Unreadable { file: SOURCE.into(), reason: e.to_string() };
+    let mut stdin = std::io::stdin();
+    let mut head = Vec::new();
+    // Enough to see the first byte that is not white space.
+    loop {
+        let mut buf = [0u8; 8192];
+        let n = stdin.read(&mut buf).map_err(unreadable)?;
+        head.extend_from_slice(&buf[..n]);
+        if n == 0 || head.iter().any(|b| !b.is_ascii_whitespace()) {
+            break;
+        }
+    }
+    let reader = std::io::Cursor::new(head.clone()).chain(stdin);
+    if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        return jsonl_docs(reader, "stdin", SOURCE, max_bytes);
+    }
+    let mut bytes = Vec::new();
+    reader.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(unreadable)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(InputError::TooLarge { file: SOURCE.into(), bytes: bytes.len() as u64, limit: max_bytes });
+    }
+    Ok(Box::new(parse_bytes(bytes, "txt", "stdin", SOURCE, max_bytes)?.into_iter()))
 }
 
 /// The documents of a JSONL stream, read a line at a time as they are taken: a file of

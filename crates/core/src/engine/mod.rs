@@ -112,6 +112,29 @@ impl DocResult {
         let second = self.origin_counts.get(1).map_or(0, |x| x.1);
         (10 * u64::from(top) >= 11 * u64::from(second)).then_some(o)
     }
+
+    /// The copied blocks as a reader wants them: adjacent blocks of one origin (two
+    /// runs of the same origin's text that meet, as alignment leaves them: each stored
+    /// block is one run) joined into one, their shingles added up. The stored result
+    /// keeps the runs, so that results replay exactly.
+    ///
+    /// A block can still be shorter than k tokens: where a later origin's run goes a
+    /// few tokens past the end (or starts a few before the start) of the earliest
+    /// origin's run, those tokens are copied from the later origin alone.
+    pub fn joined_blocks(&self) -> Vec<Block> {
+        let mut out: Vec<Block> = Vec::with_capacity(self.copied_blocks.len());
+        for b in &self.copied_blocks {
+            match out.last_mut() {
+                Some(last) if last.origin == b.origin && last.span.end_token == b.span.start_token => {
+                    last.span.end_token = b.span.end_token;
+                    last.span.end_byte = b.span.end_byte;
+                    last.shingles += b.shingles;
+                }
+                _ => out.push(*b),
+            }
+        }
+        out
+    }
 }
 
 /// Phase 2's answer: the result, and the offsets estimation placed each selected

@@ -247,3 +247,17 @@ fn blocks_and_labels() {
     assert_eq!(novel, ["fresh words here then", "and more"]);
     assert_eq!(r.most_copied_origin, Some(1));
 }
+
+/// Issue 21, item 12: adjacent blocks of one origin read as one.
+#[test]
+fn adjacent_blocks_of_one_origin_are_joined_for_readers() {
+    let span = |s: u32, e: u32| Span { start_token: s, end_token: e, start_byte: s * 10, end_byte: e * 10 - 1 };
+    let block = |s, e, origin, shingles| Block { span: span(s, e), origin, shingles };
+    let r = DocResult {
+        copied_blocks: vec![block(0, 10, 1, 2), block(10, 20, 1, 3), block(20, 21, 2, 0), block(25, 30, 2, 1), block(30, 40, 1, 1)],
+        ..DocResult::default()
+    };
+    let joined = r.joined_blocks();
+    assert_eq!(joined, [block(0, 20, 1, 5), block(20, 21, 2, 0), block(25, 30, 2, 1), block(30, 40, 1, 1)]);
+    assert_eq!(joined[0].span.end_byte, 199);
+}

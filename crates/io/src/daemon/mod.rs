@@ -169,6 +169,15 @@ fn free_name(dir: &Path, name: &std::ffi::OsStr) -> std::ffi::OsString {
         .expect("a free name")
 }
 
+/// Creates the spool's directories that are missing.
+fn make_spool(spool: &Path) -> Result<()> {
+    for sub in ["tmp", "new", "failed", "done"] {
+        let path = spool.join(sub);
+        std::fs::create_dir_all(&path).io(|| format!("cannot create {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Longest pause before files that could not be processed are tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
@@ -326,10 +335,7 @@ pub fn serve(
     hup: Arc<AtomicBool>,
     on_hup: &dyn Fn(),
 ) -> Result<()> {
-    for sub in ["tmp", "new", "failed", "done"] {
-        let path = opt.spool.join(sub);
-        std::fs::create_dir_all(&path).io(|| format!("cannot create {}", path.display()))?;
-    }
+    make_spool(&opt.spool)?;
     std::fs::create_dir_all(dir).io(|| format!("cannot create {}", dir.display()))?;
     let recovery = match recover(dir, &stop) {
         Err(DaemonError::DataDir(DataDirError::Interrupted)) => {
@@ -346,7 +352,7 @@ pub fn serve(
     };
     share(Some(&dd));
     let new_dir = opt.spool.join("new");
-    let (_watcher, rx) = watch(&new_dir)?;
+    let (mut watcher, mut rx) = watch(&new_dir)?;
     let status = initial_status(dir, recovery);
     let parsers = Parsers { threads: crate::pipeline::worker_threads(), max: opt.max_doc_bytes, preparer: dd.preparer() };
     let status_file = StatusFile::new(dir);
@@ -357,7 +363,7 @@ pub fn serve(
         // The replayed table is a new recovery point: a second crash need not replay again.
         d.checkpoint(&mut dd)?;
     }
-    tracing::info!(spool = %opt.spool.display(), "serving");
+    tracing::info!(data = %dir.display(), spool = %opt.spool.display(), "serving");
     let mut notifier = sd_notify::Notifier::from_env();
     notifier.ready(&format!("serving {}", opt.spool.display()));
     loop {
@@ -368,7 +374,31 @@ pub fn serve(
         if hup.swap(false, Ordering::SeqCst) {
             on_hup();
         }
-        let files = spool::list(&new_dir)?;
+        let files = match spool::list(&new_dir) {
+            Ok(files) => files,
+            Err(e) => {
+                // The spool was removed or its permissions changed: not a reason to stop
+                // serving. Recreate what may be recreated, watch it anew, try again.
+                if d.status.state != DaemonState::NoSpool {
+                    tracing::error!(error = %crate::error::chain(&e), "the spool cannot be read; recreating it and retrying");
+                }
+                d.status.state = DaemonState::NoSpool;
+                d.status_file.write(&d.status);
+                if let Err(e) = make_spool(&opt.spool) {
+                    tracing::debug!(error = %crate::error::chain(&e), "cannot recreate the spool yet");
+                }
+                if let Ok(w) = watch(&new_dir) {
+                    (watcher, rx) = w;
+                }
+                backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+                pause(backoff, &stop);
+                continue;
+            }
+        };
+        if d.status.state == DaemonState::NoSpool {
+            tracing::info!(spool = %opt.spool.display(), "the spool can be read again");
+            backoff = Duration::ZERO;
+        }
         d.status.spool_backlog = files.len();
         // Files that could not be processed wait their turn; the others go ahead, so
         // unreadable files that sort first never starve the spool.
@@ -385,6 +415,7 @@ pub fn serve(
             let _ = rx.recv_timeout(notifier.max_wait().map_or(wait, |w| wait.min(w)));
             continue;
         }
+        let _ = &watcher; // kept alive: dropping it ends the watch
         let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
         if let Some(s) = &opt.share {
             s.set_telemetry(&dd);
@@ -483,6 +514,7 @@ impl Daemon<'_> {
                 Outcome::Done => {
                     self.status.files_admitted += 1;
                     if self.opt.keep {
+                        let _ = std::fs::create_dir_all(spool.join("done")); // removed meanwhile?
                         let to = spool.join("done").join(free_name(&spool.join("done"), &name));
                         std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))
                     } else {
@@ -493,6 +525,7 @@ impl Daemon<'_> {
                     self.status.files_failed += 1;
                     touched_failed = true;
                     let failed = spool.join("failed");
+                    let _ = std::fs::create_dir_all(&failed); // removed meanwhile?
                     let target = failed.join(free_name(&failed, &name));
                     let mut reason_path = target.clone().into_os_string();
                     reason_path.push(".reason");
@@ -505,20 +538,26 @@ impl Daemon<'_> {
                 }
                 Outcome::Keep => Ok(()),
             };
+            // The documents are durable and admitted: a file that could not be moved (the
+            // spool removed, its permissions changed) is seen again and recognised as
+            // admitted, so this is logged, never a reason to stop.
             match moved {
                 Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => {
                     tracing::warn!(file = %path.display(), error = %crate::error::chain(&e), "spool file vanished");
                 }
-                other => other?,
+                Err(e) => tracing::error!(file = %path.display(), error = %crate::error::chain(&e), "cannot move an admitted file out of new/; trying again"),
+                Ok(()) => {}
             }
         }
         crate::failpoint::hit("spool.after-unlink").io(|| "spool")?;
-        sync_dir(&spool.join("new"))?;
-        if touched_failed {
-            sync_dir(&spool.join("failed"))?;
-        }
-        if self.opt.keep {
-            sync_dir(&spool.join("done"))?;
+        let mut dirs = vec![spool.join("new")];
+        dirs.extend(touched_failed.then(|| spool.join("failed")));
+        dirs.extend(self.opt.keep.then(|| spool.join("done")));
+        for dir in dirs {
+            // Not needed for exactly-once (a file seen again is recognised as admitted).
+            if let Err(e) = sync_dir(&dir) {
+                tracing::warn!(error = %crate::error::chain(&e), "spool directory not synced");
+            }
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use super::{now_ms, Result};
 use crate::error::IoContext;
 use crate::input::{parse_bytes, InputDoc, InputError};
 use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
-use crate::storage::store::{admission_key, Admission, Failure};
+use crate::storage::store::{admission_key, Admission, Admit, DocumentKeys, Failure};
 
 /// Entries of `dir` in name order (dot files skipped). Whatever they are (regular
 /// files, links, FIFOs, directories), [`parse_file`] decides: nothing stays unseen.
@@ -70,6 +70,11 @@ fn read_entry(path: &Path, cap: u64, jsonl: bool) -> std::result::Result<Vec<u8>
     Ok(bytes)
 }
 
+/// Whether a spool entry was modified within the last second.
+fn just_written(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|e| e < std::time::Duration::from_secs(1)))
+}
+
 /// The largest `.jsonl` spool file read (its documents are each held to the document cap).
 const JSONL_CAP: u64 = 1 << 30;
 
@@ -87,6 +92,9 @@ pub(super) enum Outcome {
 pub(super) struct Parsed {
     pub(super) path: PathBuf,
     name: String,
+    /// The file name's bytes (two names that differ only in bytes that are not UTF-8
+    /// have one lossy `name`).
+    raw_name: Vec<u8>,
     source: String,
     key: u128,
     content: Content,
@@ -110,7 +118,14 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
     // UTF-8 map to one lossy string, and must not be taken for one file.
     let raw_name = path.file_name().map(|n| std::os::unix::ffi::OsStrExt::as_bytes(n).to_vec()).unwrap_or_default();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let done = |key: u128, content: Content| Parsed { path: path.to_path_buf(), name: name.clone(), source: source.clone(), key, content };
+    let done = |key: u128, content: Content| Parsed {
+        path: path.to_path_buf(),
+        name: name.clone(),
+        raw_name: raw_name.clone(),
+        source: source.clone(),
+        key,
+        content,
+    };
     let read = crate::failpoint::hit(&format!("read:{name}")).map_err(Unreadable::Later).and_then(|()| read_entry(path, max, ext == "jsonl"));
     let bytes = match read {
         Ok(b) => b,
@@ -125,6 +140,12 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
             return done(key, Content::Fails(format!("{source}: {why}")));
         }
     };
+    if bytes.is_empty() && just_written(path) {
+        // Written straight into `new/` (not through `tmp/`, as the contract asks) and
+        // caught before its first bytes: one more look after the retry pause.
+        tracing::debug!(file = %source, "empty and just written: looking again shortly");
+        return done(0, Content::Keep);
+    }
     let key = admission_key(&raw_name, &bytes);
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     // A stored document names its spool file, not the path it had in `new/`, which is
@@ -151,7 +172,7 @@ pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Pars
 /// Admits one parsed spool file on the apply thread: stores its documents not stored
 /// yet, records failures.
 pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
-    let Parsed { name, source, key, content, .. } = p;
+    let Parsed { name, raw_name, source, key, content, .. } = p;
     let docs = match content {
         Content::Keep => return Ok(Outcome::Keep),
         Content::Fails(reason) => {
@@ -181,23 +202,41 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
     }
     let total = docs.len() as u32;
     let mut reasons = Vec::new();
+    let mut keys = DocumentKeys::new(&raw_name);
     for (i, d) in docs.into_iter().enumerate() {
         let i = i as u32;
+        // Every document's key is counted, those admitted before included, so that a
+        // repeated document gets the same occurrence number every time.
+        let doc_key = d.as_ref().ok().map(|(doc, _)| keys.next(doc));
         if i < done {
             continue;
         }
         let admission = Admission { key, done: i + 1, total, failed };
         crate::failpoint::hit("admit.before-commit").io(|| "admission")?;
         let failure = match d {
-            Ok((doc, prepared)) => match dd.ingest_prepared(&doc, prepared, Some(admission)) {
-                Ok(_) => None,
-                Err(DataDirError::Doc(e)) => Some(e.to_string()),
-                Err(e) => {
-                    // A write error: leave the file; the next scan continues after what is stored.
-                    tracing::error!(file = %source, error = %crate::error::chain(&e), "store write failed; file left in the spool");
-                    return Ok(Outcome::Keep);
+            Ok((doc, prepared)) => {
+                for w in &doc.warnings {
+                    tracing::warn!(file = %source, warning = %w, "document stored with a warning");
                 }
-            },
+                let doc_key = doc_key.expect("a key for every document");
+                let before = dd.store.admitted_document(doc_key).map_err(DataDirError::from)?;
+                let stored = match before {
+                    Some(seq) => {
+                        tracing::info!(file = %source, document = %doc.name, id = seq, "stored before from a file of this name: skipped");
+                        dd.store.put_admission(admission).map_err(DataDirError::from)
+                    }
+                    None => dd.ingest_prepared(&doc, prepared, Admit { file: Some(admission), doc: Some(doc_key) }).map(|_| ()),
+                };
+                match stored {
+                    Ok(()) => None,
+                    Err(DataDirError::Doc(e)) => Some(e.to_string()),
+                    Err(e) => {
+                        // A write error: leave the file; the next scan continues after what is stored.
+                        tracing::error!(file = %source, error = %crate::error::chain(&e), "store write failed; file left in the spool");
+                        return Ok(Outcome::Keep);
+                    }
+                }
+            }
             Err(e) => Some(e.to_string()),
         };
         crate::failpoint::hit("admit.after-commit").io(|| "admission")?;
@@ -209,6 +248,12 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
                 .map_err(DataDirError::from)?;
             reasons.push(reason);
         }
+    }
+    if !reasons.is_empty() && failed < total {
+        reasons.push(format!(
+            "{source}: {} of {total} document(s) were stored; given again (fixed), the file stores only the others",
+            total - failed
+        ));
     }
     Ok(if reasons.is_empty() { Outcome::Done } else { Outcome::Failed(reasons) })
 }

@@ -13,16 +13,27 @@ pub enum DaemonState {
         /// Files kept in the spool.
         kept: usize,
     },
+    /// The spool directory cannot be read (removed, or its permissions changed): the
+    /// daemon recreates what it may and tries again, serving HTTP meanwhile.
+    NoSpool,
     /// Stopped cleanly.
     Stopped,
+    /// Not written by a daemon: what a reader concludes when the process named in the
+    /// file no longer holds the data directory (it was killed or crashed).
+    Gone,
 }
+
+const NO_SPOOL: &str = "degraded: the spool directory cannot be read; recreating it and retrying";
+const GONE: &str = "not running: the process ended without stopping (killed or crashed); the next start recovers";
 
 impl std::fmt::Display for DaemonState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DaemonState::Running => f.write_str("running"),
             DaemonState::Degraded { kept } => write!(f, "degraded: {kept} file(s) could not be processed; retrying"),
+            DaemonState::NoSpool => f.write_str(NO_SPOOL),
             DaemonState::Stopped => f.write_str("stopped"),
+            DaemonState::Gone => f.write_str(GONE),
         }
     }
 }
@@ -33,6 +44,8 @@ impl std::str::FromStr for DaemonState {
         match s {
             "running" => Ok(DaemonState::Running),
             "stopped" => Ok(DaemonState::Stopped),
+            NO_SPOOL => Ok(DaemonState::NoSpool),
+            GONE => Ok(DaemonState::Gone),
             _ => s
                 .strip_prefix("degraded: ")
                 .and_then(|r| r.split(' ').next())
@@ -79,10 +92,37 @@ pub struct DaemonStatus {
 }
 
 impl DaemonStatus {
-    /// The status in `dir/daemon.json`, if there is a readable one.
+    /// The status in `dir/daemon.json`, if there is a readable one. A status that says
+    /// the daemon works while its process does not hold the store's lock (killed, say)
+    /// reads [`DaemonState::Gone`].
     pub fn read(dir: &Path) -> Option<DaemonStatus> {
-        std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok())
+        let mut s: DaemonStatus = std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok())?;
+        if !matches!(s.state, DaemonState::Stopped | DaemonState::Gone) {
+            if let Some(holder) = lock_holder(&crate::storage::datadir::db_path(dir).join("LOCK")) {
+                if holder != Some(s.pid) {
+                    s.state = DaemonState::Gone;
+                }
+            }
+        }
+        Some(s)
     }
+}
+
+/// The process holding a POSIX lock on `path` (RocksDB locks its `LOCK` file with
+/// `fcntl`), as the kernel lists it in `/proc/locks`: None inside when nobody does,
+/// None outside when that cannot be told (no `/proc`). The file itself is never
+/// opened: closing any descriptor of a file drops the POSIX locks this process holds
+/// on it.
+pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(path).ok()?.ino();
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    // "1: POSIX  ADVISORY  WRITE 8626 fe:01:1234567 0 EOF" (a waiter has "->" after "1:").
+    Some(locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().filter(|f| *f != "->").collect();
+        let on_file = f.get(5)?.rsplit(':').next()?.parse::<u64>().ok()? == ino;
+        (on_file && f.get(1) == Some(&"POSIX")).then(|| f.get(4)?.parse().ok()).flatten()
+    }))
 }
 
 
@@ -116,9 +156,25 @@ impl StatusFile {
 mod tests {
     use super::*;
 
+    /// Issue 21, item 13: `stats` said "running" for a daemon killed with -9.
+    #[test]
+    fn a_status_whose_process_holds_no_lock_reads_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = DaemonStatus { pid: std::process::id(), state: DaemonState::Running, ..DaemonStatus::default() };
+        StatusFile::new(dir.path()).write(&running);
+        let db = crate::storage::datadir::db_path(dir.path());
+        std::fs::create_dir_all(&db).unwrap();
+        std::fs::write(db.join("LOCK"), b"").unwrap();
+        assert_eq!(DaemonStatus::read(dir.path()).unwrap().state, DaemonState::Gone, "nobody holds the lock");
+        let store = crate::storage::store::Store::open(&db).unwrap(); // locks LOCK, in this process
+        assert_eq!(lock_holder(&db.join("LOCK")), Some(Some(std::process::id())));
+        assert_eq!(DaemonStatus::read(dir.path()).unwrap().state, DaemonState::Running, "this process holds it");
+        drop(store);
+    }
+
     #[test]
     fn states_round_trip_through_their_text() {
-        for s in [DaemonState::Running, DaemonState::Stopped, DaemonState::Degraded { kept: 3 }] {
+        for s in [DaemonState::Running, DaemonState::Stopped, DaemonState::Degraded { kept: 3 }, DaemonState::NoSpool, DaemonState::Gone] {
             assert_eq!(s.to_string().parse::<DaemonState>(), Ok(s));
         }
         assert_eq!(DaemonState::Degraded { kept: 3 }.to_string(), "degraded: 3 file(s) could not be processed; retrying");

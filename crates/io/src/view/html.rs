@@ -148,7 +148,7 @@ pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, 
     let name = &view.name;
     let dominant = match view.dominant() {
         Dominant::None => "none (no tokens)".to_string(),
-        Dominant::Itself => "itself (mostly new text)".to_string(),
+        Dominant::Itself => view.itself_text(),
         Dominant::Other(r) => format!("#{} {}", r.id.unwrap_or(0), escape(&r.name)),
     };
     let mut body = format!(

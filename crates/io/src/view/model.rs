@@ -180,6 +180,25 @@ impl DocumentView {
     pub fn dominant_by_rule(&self) -> Dominant<'_> {
         dominant_of(self.id, self.dominant_origin_rule.as_ref())
     }
+
+    /// The words for a document that is its own dominant origin: mostly new text, or
+    /// copied for the most part but from several origins none of which holds more of
+    /// it than its own new words (issue 21, item 11: "itself (mostly new text)" was
+    /// shown for documents 58-68% copied from three origins).
+    pub fn itself_text(&self) -> String {
+        if self.old_tokens <= self.fresh_tokens {
+            return "itself (mostly new text)".into();
+        }
+        let mut origins: Vec<Option<u64>> = self.copied_blocks.iter().map(|b| b.origin.id).collect();
+        origins.sort_unstable();
+        origins.dedup();
+        let pct = 100.0 * f64::from(self.old_tokens) / f64::from(self.tokens.max(1));
+        let from = match origins.len() {
+            1 => "1 origin".to_string(),
+            n => format!("{n} origins"),
+        };
+        format!("none ({pct:.0}% copied from {from}, none more than its own new text)")
+    }
 }
 
 /// Options of the document view.
@@ -287,7 +306,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         most_copied_origin: r.most_copied_origin.map(origin).transpose()?,
         origins: r.origin_counts.iter().map(|&(o, n)| Ok(OriginCount { origin: origin(o)?, shingles: n })).collect::<Result<_>>()?,
         copied_blocks: r
-            .copied_blocks
+            .joined_blocks()
             .iter()
             .map(|b| {
                 let (start_token, end_token, start_byte, end_byte) = span(&b.span);
@@ -354,6 +373,17 @@ impl ListRow {
     pub fn dominant(&self) -> Dominant<'_> {
         dominant_of(Some(self.id), self.dominant_origin.as_ref())
     }
+
+    /// The short words for a document that is its own dominant origin: `itself` when
+    /// most of it is new, else `none (mixed)` (mostly copied, from several origins; the
+    /// document view says more: [`DocumentView::itself_text`]).
+    pub fn itself_text(&self) -> &'static str {
+        if 2 * self.old_tokens <= self.tokens {
+            "itself"
+        } else {
+            "none (mixed)"
+        }
+    }
 }
 
 /// The row of a stored document.
@@ -365,7 +395,7 @@ pub fn list_row(store: &Store, meta: &DocMeta) -> Result<ListRow> {
         source: meta.source.clone(),
         tokens: r.tokens,
         old_tokens: r.old_tokens,
-        copied_blocks: r.copied_blocks.len(),
+        copied_blocks: r.joined_blocks().len(),
         dominant_origin: r.dominant_origin.map(|o| DocRef::stored(store, o)).transpose()?,
     })
 }

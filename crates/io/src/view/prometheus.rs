@@ -61,14 +61,16 @@ pub fn stats(v: &StatsView) -> String {
         ),
     ];
     if let Some(d) = &v.daemon {
-        let (running, kept) = match d.state {
-            DaemonState::Running => (1.0, 0.0),
-            DaemonState::Degraded { kept } => (1.0, kept as f64),
-            DaemonState::Stopped => (0.0, 0.0),
+        let (running, kept, no_spool) = match d.state {
+            DaemonState::Running => (1.0, 0.0, 0.0),
+            DaemonState::Degraded { kept } => (1.0, kept as f64, 0.0),
+            DaemonState::NoSpool => (1.0, 0.0, 1.0),
+            DaemonState::Stopped | DaemonState::Gone => (0.0, 0.0, 0.0),
         };
         metrics.extend([
             one("textorigin_daemon_running", "gauge", "1 while the daemon's last status says it runs.", running),
             one("textorigin_daemon_files_kept", "gauge", "Spool files that could not be processed and wait (degraded when > 0).", kept),
+            one("textorigin_daemon_spool_unreadable", "gauge", "1 while the spool directory cannot be read (degraded).", no_spool),
             one("textorigin_daemon_started_at_seconds", "gauge", "Start of the daemon, Unix time.", d.started_at_ms as f64 / 1e3),
             one("textorigin_daemon_files_admitted_total", "counter", "Spool files admitted in this run.", d.files_admitted as f64),
             one("textorigin_daemon_files_failed_total", "counter", "Spool files moved to failed/ in this run.", d.files_failed as f64),

@@ -48,7 +48,7 @@ pub fn document(v: &DocumentView) -> String {
     }
     let mut dom_text = match v.dominant() {
         Dominant::None => "none (no tokens)".to_string(),
-        Dominant::Itself => "itself (mostly new text)".to_string(),
+        Dominant::Itself => v.itself_text(),
         Dominant::Other(r) => ref_text(r),
     };
     if v.dominant_by_rule() != v.dominant() {
@@ -144,7 +144,7 @@ pub fn list(rows: &[ListRow]) -> String {
     for r in rows {
         let dom = match r.dominant() {
             Dominant::None => "-".to_string(),
-            Dominant::Itself => "itself".to_string(),
+            Dominant::Itself => r.itself_text().to_string(),
             Dominant::Other(d) => ref_text(d),
         };
         out += &format!("{:>6}  {:<32} {:>7} {:>5.1}%  {}\n", r.id, safe(&r.name), r.tokens, pct(r.old_tokens, r.tokens), dom);

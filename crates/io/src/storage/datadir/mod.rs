@@ -24,7 +24,7 @@ use textorigin_core::neardup::{self, NearDup, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::table::TableParams;
-use crate::storage::store::{DocMeta, DocumentWrite, NearDupWrite, Quotation, Store};
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, NearDupWrite, Quotation, Store};
 use crate::error::{IoContext, IoError};
 use crate::storage::checkpoint::CheckpointError;
 use crate::storage::store::StoreError;
@@ -274,7 +274,7 @@ fn table_path(dir: &Path) -> PathBuf {
     dir.join("table")
 }
 
-fn db_path(dir: &Path) -> PathBuf {
+pub(crate) fn db_path(dir: &Path) -> PathBuf {
     dir.join("db")
 }
 
@@ -503,20 +503,16 @@ impl DataDir {
     /// Applies and stores one document; returns its result. A token-less document
     /// changes nothing.
     pub fn ingest(&mut self, doc: &InputDoc) -> Result<(DocMeta, DocResult)> {
-        self.ingest_admitted(doc, None)
+        self.ingest_admitted(doc, Admit::default())
     }
 
     /// [`DataDir::ingest`] recording, in the document's batch, how far its spool file is
-    /// admitted.
-    pub fn ingest_admitted(
-        &mut self,
-        doc: &InputDoc,
-        admission: Option<crate::storage::store::Admission>,
-    ) -> Result<(DocMeta, DocResult)> {
+    /// admitted and the document's admission key.
+    pub fn ingest_admitted(&mut self, doc: &InputDoc, admit: Admit) -> Result<(DocMeta, DocResult)> {
         let t = Instant::now();
         let prepared = self.preparer.prepare(&doc.text);
         self.times.prepare += t.elapsed().as_secs_f64();
-        self.ingest_prepared(doc, prepared, admission)
+        self.ingest_prepared(doc, prepared, admit)
     }
 
     /// Runs the table's phases with `stage` from now on (a sharded deployment's
@@ -544,12 +540,7 @@ impl DataDir {
 
     /// [`DataDir::ingest_admitted`] for a document prepared by a [`Preparer`] of this
     /// data directory.
-    pub fn ingest_prepared(
-        &mut self,
-        doc: &InputDoc,
-        prepared: Prepared,
-        admission: Option<crate::storage::store::Admission>,
-    ) -> Result<(DocMeta, DocResult)> {
+    pub fn ingest_prepared(&mut self, doc: &InputDoc, prepared: Prepared, admit: Admit) -> Result<(DocMeta, DocResult)> {
         debug_assert!(self.writable);
         if self.poisoned {
             return Err(DataDirError::Poisoned);
@@ -582,7 +573,7 @@ impl DataDir {
         };
         let written = crate::failpoint::hit("store.write").map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e }).and_then(|()| {
             let write = DocumentWrite { meta: &meta, text: &doc.text, result: &result, nd: &nd, q: &q };
-            self.store.put_admitted_document(&write, admission)
+            self.store.put_admitted_document(&write, admit)
         });
         self.times.store += lap(&mut t);
         if let Err(source) = written {

@@ -97,18 +97,22 @@ impl Store {
         Ok(out)
     }
 
-    /// Resolves a name (the latest document of that name) or a numeric id.
+    /// Resolves `#N` (always the id N), or a name (the latest document of that name) or
+    /// a bare id: one that is both the name of one document and the id of another is
+    /// [`StoreError::Ambiguous`], never silently one of them.
     pub fn resolve(&self, name_or_id: &str) -> Result<u64> {
-        if let Some(&seq) = self.seqs_named(name_or_id)?.last() {
-            return Ok(seq);
+        let not_found = || StoreError::NotFound(name_or_id.to_string());
+        let exists = |seq: u64| -> Result<Option<u64>> { Ok(self.doc(seq)?.map(|_| seq)) };
+        if let Some(id) = name_or_id.strip_prefix('#') {
+            return id.parse::<u64>().ok().map_or(Ok(None), exists)?.ok_or_else(not_found);
         }
-        let id = name_or_id.strip_prefix('#').unwrap_or(name_or_id);
-        if let Ok(seq) = id.parse::<u64>() {
-            if self.doc(seq)?.is_some() {
-                return Ok(seq);
-            }
+        let named = self.seqs_named(name_or_id)?.last().copied();
+        let id = name_or_id.parse::<u64>().ok().map_or(Ok(None), exists)?;
+        match (named, id) {
+            (Some(named), Some(id)) if named != id => Err(StoreError::Ambiguous { given: name_or_id.to_string(), named, id }),
+            (Some(seq), _) | (None, Some(seq)) => Ok(seq),
+            (None, None) => Err(not_found()),
         }
-        Err(StoreError::NotFound(name_or_id.to_string()))
     }
 
     /// Every document's metadata in sequence order.

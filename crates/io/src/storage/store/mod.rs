@@ -22,6 +22,7 @@
 //! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (schema 3) |
 //!
 //! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (schema 4), u32 LE documents failed (schema 5; absent in older records) |
+//! | `admitted` | `d` + a document's [`document_key`], BE (17 bytes; written since schema 7 by this build, absent for documents stored before: older builds ignore them) | u64 BE: the document's id |
 //! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (schema 4) |
 //! | `meta` | `failed_next` | u64 LE: the next failure number (schema 4) |
 //!
@@ -33,8 +34,7 @@
 //! with a version byte so that a later build can tell old values from new ones
 //! ([`codec`]). A document is written in one `WriteBatch` (metadata, name, text,
 //! result, its near-duplicate sketch and verdicts, its sentences and quotations, its
-//! spool admission
-//! and `next_seq` together): a crash never leaves it half-stored or half-indexed.
+//! spool admission, its document admission and `next_seq` together): a crash never leaves it half-stored or half-indexed.
 //! Opening refuses a store whose schema is newer than this build and upgrades an older
 //! one through the ordered steps of [`migrations::MIGRATIONS`].
 //!
@@ -62,7 +62,7 @@ pub mod spool_log;
 
 pub use documents::DocMeta;
 pub use neardup_index::NearDupWrite;
-pub use spool_log::{admission_key, Admission, Failure};
+pub use spool_log::{admission_key, document_key, Admission, Admit, DocumentKeys, Failure};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 
 /// Bound on the write-ahead logs kept on disk.
@@ -123,6 +123,8 @@ pub enum StoreError {
     InUse(PathBuf),
     #[error("no document named or numbered `{0}`")]
     NotFound(String),
+    #[error("`{given}` is ambiguous: the name of #{named} and the id of another document; write #{named} or #{id}")]
+    Ambiguous { given: String, named: u64, id: u64 },
     #[error("store {0}: its files kept changing while it was being opened read-only (a writer flushing all the time?); try again")]
     Unsteady(PathBuf),
     #[error("store {path}: {source}")]
@@ -300,16 +302,20 @@ impl Store {
     /// Stores one document with its text, result, near-duplicate and quotation data in
     /// one batch (not synced: call [`Store::sync`] at the end of a run).
     pub fn put_document(&self, doc: &DocumentWrite<'_>) -> Result<()> {
-        self.put_admitted_document(doc, None)
+        self.put_admitted_document(doc, Admit::default())
     }
 
-    /// [`Store::put_document`] that also records how far its spool file is admitted.
-    pub fn put_admitted_document(&self, doc: &DocumentWrite<'_>, admission: Option<Admission>) -> Result<()> {
+    /// [`Store::put_document`] that also records how far its spool file is admitted
+    /// and the document's own admission key.
+    pub fn put_admitted_document(&self, doc: &DocumentWrite<'_>, admit: Admit) -> Result<()> {
         let mut b = WriteBatch::default();
-        if let Some(a) = admission {
+        let seq = doc.meta.seq;
+        if let Some(a) = admit.file {
             self.add_admission(&mut b, a);
         }
-        let seq = doc.meta.seq;
+        if let Some(key) = admit.doc {
+            self.add_document_admission(&mut b, key, seq);
+        }
         self.add_near_dups(&mut b, seq, doc.nd);
         self.add_quotes(&mut b, seq, doc.q);
         self.add_document(&mut b, doc.meta, doc.text, doc.result);
@@ -397,11 +403,22 @@ mod tests {
         assert_eq!(s.next_seq().unwrap(), 4);
         assert_eq!(s.resolve("a").unwrap(), 2, "latest of a name");
         assert_eq!(s.resolve("1").unwrap(), 1, "by id");
-        assert_eq!(s.resolve("17").unwrap(), 3, "a name wins over an id");
+        assert_eq!(s.resolve("17").unwrap(), 3, "a name that is no id");
+        assert_eq!(s.resolve("#1").unwrap(), 1, "#N is always an id");
+        assert!(matches!(s.resolve("#17"), Err(StoreError::NotFound(_))), "#N is never a name");
         assert!(matches!(s.resolve("nope"), Err(StoreError::NotFound(_))));
+        // Issue 21, item 7: a name that is also another document's id is ambiguous.
+        put(&s, &meta(4, "2"), "named by the digits of another id", &DocResult { seq: 4, ..Default::default() }, &nd(4), &q(4)).unwrap();
+        match s.resolve("2") {
+            Err(e @ StoreError::Ambiguous { named: 4, id: 2, .. }) => assert!(e.to_string().contains("#2") && e.to_string().contains("#4"), "{e}"),
+            other => panic!("ambiguous, not {other:?}"),
+        }
+        assert_eq!(s.resolve("#2").unwrap(), 2);
+        put(&s, &meta(5, "5"), "named by its own id", &DocResult { seq: 5, ..Default::default() }, &nd(5), &q(5)).unwrap();
+        assert_eq!(s.resolve("5").unwrap(), 5, "a name and an id of the same document");
         assert_eq!(s.text(2).unwrap().unwrap(), "text a again");
         assert_eq!(s.result(1).unwrap().unwrap(), r);
-        assert_eq!(s.docs().count(), 3);
+        assert_eq!(s.docs().count(), 5);
     }
 
     #[test]

@@ -18,6 +18,55 @@ pub fn admission_key(name: &[u8], bytes: &[u8]) -> u128 {
     hasher.digest128()
 }
 
+/// The admission key of one document (issue 21, items 8 and 9): xxh3-128 of `doc`,
+/// the name of the file it came from (without directories), its name, text, URL and
+/// date, and how many documents of that file with the same content came before it.
+/// Stored with the document, it lets a file given again (fixed after some of its
+/// documents failed, or ingested twice) store only what was not stored.
+pub fn document_key(file: &[u8], name: &str, text: &str, url: Option<&str>, published_at: Option<&str>, occurrence: u32) -> u128 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for part in [&b"doc"[..], file, name.as_bytes(), text.as_bytes(), url.unwrap_or("").as_bytes(), published_at.unwrap_or("").as_bytes()] {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher.update(&[u8::from(url.is_some()), u8::from(published_at.is_some())]);
+    hasher.update(&occurrence.to_le_bytes());
+    hasher.digest128()
+}
+
+/// The [`document_key`]s of one file's documents in order: counts the occurrences of
+/// each content.
+pub struct DocumentKeys {
+    file: Vec<u8>,
+    seen: std::collections::HashMap<u128, u32>,
+}
+
+impl DocumentKeys {
+    /// For the file named `file` (its name without directories).
+    pub fn new(file: &[u8]) -> DocumentKeys {
+        DocumentKeys { file: file.to_vec(), seen: std::collections::HashMap::new() }
+    }
+
+    /// The key of the file's next document.
+    pub fn next(&mut self, doc: &crate::input::InputDoc) -> u128 {
+        let key = |n| document_key(&self.file, &doc.name, &doc.text, doc.url.as_deref(), doc.published_at.as_deref(), n);
+        let first = key(0);
+        let n = self.seen.entry(first).or_insert(0);
+        let k = if *n == 0 { first } else { key(*n) };
+        *n += 1;
+        k
+    }
+}
+
+/// What a stored document records, in its own batch, about where it came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Admit {
+    /// How far its spool file is admitted (the daemon).
+    pub file: Option<Admission>,
+    /// Its [`document_key`].
+    pub doc: Option<u128>,
+}
+
 /// A spool file's admission record, written in the batch of each of its documents:
 /// the key is [`admission_key`] of the file's name and bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +89,14 @@ pub struct Failure {
     pub at_ms: u64,
 }
 
+/// A document admission's key in `admitted`: `d` and 16 bytes (a file's key is 16
+/// bytes alone).
+fn document_admission_key(key: u128) -> [u8; 17] {
+    let mut k = [b'd'; 17];
+    k[1..].copy_from_slice(&key.to_be_bytes());
+    k
+}
+
 impl Store {
     /// Adds an admission record to a batch: u32 LE documents done (stored or failed),
     /// u32 LE in the file, u32 LE failed (schema 5).
@@ -59,6 +116,24 @@ impl Store {
             12 => Some(Admission { key, done: u(&v, 0), total: u(&v, 4), failed: u(&v, 8) }),
             _ => None,
         }))
+    }
+
+    /// Adds a document's admission record (`d` + its [`document_key`] → its id, u64 BE).
+    pub(super) fn add_document_admission(&self, b: &mut WriteBatch, key: u128, seq: u64) {
+        b.put_cf(self.cf(CF_ADMITTED), document_admission_key(key), seq.to_be_bytes());
+    }
+
+    /// The id of the document stored under `key` ([`document_key`]), if any.
+    pub fn admitted_document(&self, key: u128) -> Result<Option<u64>> {
+        Ok(self.get(CF_ADMITTED, &document_admission_key(key))?.and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok()).map(u64::from_be_bytes))
+    }
+
+    /// Records how far a spool file is admitted without storing a document (its next
+    /// document was stored before, under its [`document_key`]); synced with the batch.
+    pub fn put_admission(&self, a: Admission) -> Result<()> {
+        let mut b = WriteBatch::default();
+        self.add_admission(&mut b, a);
+        self.write(b, false)
     }
 
     /// Records an admission that stored no document (a file that failed whole), synced
