@@ -16,12 +16,27 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
 features=(--features textorigin/failpoints)
+# The tree is formatted (rustfmt.toml) and its documentation builds without warnings.
+cargo fmt --all --check
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked --quiet
 cargo clippy --release --locked --workspace --all-targets "${features[@]}" -- -D warnings
-# The pure core builds without the I/O crates: its dependency tree must not reach them.
-if cargo tree --locked -p textorigin-core -e normal --prefix none | grep -E '^(rocksdb|librocksdb-sys|memmap2|notify|libc) '; then
-  echo "textorigin-core depends on an I/O crate" >&2
-  exit 1
-fi
+# The crates depend along the architecture's arrows only (docs/ARCHITECTURE.md): the
+# pure core on no I/O crate and none of ours; storage never on the server or the
+# evaluation tools ("storage never renders"); the server never on the evaluation tools
+# ("the daemon never measures").
+forbid() { # crate, pattern of dependencies it must not have
+  if cargo tree --locked -p "$1" -e normal --prefix none | grep -E "^($2) "; then
+    echo "$1 depends on a crate it must not: see the lines above" >&2
+    exit 1
+  fi
+}
+forbid textorigin-core 'rocksdb|librocksdb-sys|memmap2|notify|libc|textorigin-store|textorigin-server|textorigin-eval|textorigin-cluster'
+forbid textorigin-store 'textorigin-server|textorigin-eval|textorigin-cluster|notify|httparse'
+forbid textorigin-server 'textorigin-eval|textorigin-cluster'
+forbid textorigin-cluster 'textorigin-server|textorigin-eval'
+# No source file over 800 lines.
+long=$(git ls-files '*.rs' | xargs wc -l | awk '$2 != "total" && $1 > 800')
+if [ -n "$long" ]; then echo "source files over 800 lines:" >&2; echo "$long" >&2; exit 1; fi
 # Property tests draw from a fixed seed here, so that the suite's verdict depends on the
 # code alone (a random rare case once failed an unrelated change). Exploration with
 # fresh seeds: `PROPTEST_RNG_SEED=random bash scripts/test.sh`, `scripts/fuzz.sh`, or

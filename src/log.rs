@@ -1,6 +1,6 @@
 //! Logging: `tracing` to standard error, or for the daemon to a file that SIGHUP
 //! reopens (log rotation). The filter comes from `TEXTORIGIN_LOG`, else `RUST_LOG`
-//! (tracing's `EnvFilter` syntax: `info`, `warn,textorigin_io=debug`); by default the
+//! (tracing's `EnvFilter` syntax: `info`, `warn,textorigin_server=debug`); by default the
 //! daemon logs its own crates at info (start, checkpoints, stop) and everything else at
 //! warn, and the other commands log warnings only.
 
@@ -54,7 +54,8 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
 static LOG_FILE: OnceLock<Arc<LogFile>> = OnceLock::new();
 
 /// The daemon's default filter: its own crates at info.
-pub const DAEMON_DEFAULT: &str = "warn,textorigin=info,textorigin_io=info,textorigin_core=info";
+pub const DAEMON_DEFAULT: &str =
+    "warn,textorigin=info,textorigin_server=info,textorigin_store=info,textorigin_core=info";
 
 /// Installs the subscriber: to `file` when given, else to standard error; `default`
 /// is the filter when neither variable is set.

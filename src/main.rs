@@ -2,6 +2,9 @@
 //! converted into the library's typed options at this edge, and a call into the
 //! library. Errors become messages here (anyhow, and only here).
 
+// Flags' doc comments are clap's help text, where `<l>` is meant literally.
+#![allow(rustdoc::invalid_html_tags)]
+
 mod args;
 mod cmd;
 mod log;
@@ -83,9 +86,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         // The daemon outlives the reader of its log: a closed pipe is a failed write.
-        Command::Serve(_) => textorigin_io::sys::ignore_sigpipe(),
+        Command::Serve(_) => textorigin_store::sys::ignore_sigpipe(),
         // Die quietly when the reader of our output goes away (`textorigin list | head`).
-        _ => textorigin_io::sys::default_sigpipe(),
+        _ => textorigin_store::sys::default_sigpipe(),
     }
     let (log_file, default_filter) = match &cli.command {
         Command::Serve(a) => (a.log.as_deref(), log::DAEMON_DEFAULT),

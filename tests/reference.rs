@@ -11,7 +11,7 @@ use textorigin_core::estimate::Estimation;
 use textorigin_core::reference::Reference;
 use textorigin_core::select::Selection;
 use textorigin_core::table::Table;
-use textorigin_io::input::read_file;
+use textorigin_store::input::read_file;
 
 fn fixture_texts() -> Vec<String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spdx-sample.jsonl");
@@ -22,12 +22,8 @@ fn fixture_texts() -> Vec<String> {
 fn all_nb_equals_reference_on_real_licenses() {
     let texts = fixture_texts();
     assert!(texts.len() > 50);
-    let cfg = Config {
-        selection: Selection::All,
-        estimation: Estimation::Nb,
-        table_bytes: 32 << 20,
-        ..Config::default()
-    };
+    let cfg =
+        Config { selection: Selection::All, estimation: Estimation::Nb, table_bytes: 32 << 20, ..Config::default() };
     let mut table = Table::in_memory(&cfg.table_params()).unwrap();
     let mut engine = Engine::new(cfg.clone());
     let mut reference = Reference::new(cfg.k as usize);

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use textorigin_core::config::Config;
-use textorigin_io::eval::{bench, endtoend};
+use textorigin_eval::{bench, endtoend};
 
 use crate::args::ConfigArgs;
 

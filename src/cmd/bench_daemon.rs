@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use textorigin_io::eval::daemon;
+use textorigin_eval::daemon;
 
 use crate::args::size;
 

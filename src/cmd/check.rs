@@ -1,8 +1,8 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use textorigin_io::check;
-use textorigin_io::view::text;
+use textorigin_server::view::text;
+use textorigin_store::check;
 
 use crate::args::DataArg;
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 use textorigin_cluster::log::Log;
 use textorigin_cluster::wire::Meta;
 use textorigin_cluster::{aggregate, init, read_meta, submit, trim, worker, Submitted, Trimmed};
-use textorigin_io::storage::datadir::DataDir;
+use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
 use crate::cmd::Format;
@@ -180,7 +180,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 failed: u64,
                 last: u64,
             }
-            a.format.print(&Out { admitted, failed, last }, |o| format!("admitted {} document(s), {} failed; last id {}\n", o.admitted, o.failed, o.last))?;
+            a.format.print(&Out { admitted, failed, last }, |o| {
+                format!("admitted {} document(s), {} failed; last id {}\n", o.admitted, o.failed, o.last)
+            })?;
             if admitted == 0 && failed > 0 {
                 return Ok(ExitCode::FAILURE);
             }
@@ -189,7 +191,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let log = Log::connect(&a.nats.nats, 1)?;
             let every = seconds(a.checkpoint_secs)?;
             let checkpoints = a.state.map(|dir| worker::Checkpoints { dir, every });
-            let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| tracing::debug!(seq, "applied"))?;
+            let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| {
+                tracing::debug!(seq, "applied")
+            })?;
             eprintln!(
                 "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed, {} probed ahead of an earlier one's feedback; {} bytes read, \
                  {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, log {:.2}",
@@ -198,8 +202,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Command::Aggregate(a) => {
             let log = Log::connect(&a.nats.nats, 1)?;
-            let s = aggregate::run(&log, &a.data.dir, a.until, seconds(a.checkpoint_secs)?, |seq| tracing::debug!(seq, "stored"))?;
-            let stages: Vec<String> = s.times.named().iter().filter(|x| x.0 != "table").map(|(name, secs)| format!("{name} {secs:.2}")).collect();
+            let s = aggregate::run(&log, &a.data.dir, a.until, seconds(a.checkpoint_secs)?, |seq| {
+                tracing::debug!(seq, "stored")
+            })?;
+            let stages: Vec<String> = s
+                .times
+                .named()
+                .iter()
+                .filter(|x| x.0 != "table")
+                .map(|(name, secs)| format!("{name} {secs:.2}"))
+                .collect();
             eprintln!(
                 "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}",
                 s.last,
@@ -224,7 +236,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             };
             a.format.print(&out, |o| match &o.waiting_for {
                 Some(who) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
-                None => format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped),
+                None => {
+                    format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped)
+                }
             })?;
         }
         Command::Union(a) => {
@@ -237,7 +251,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 stats: textorigin_core::table::TableStats,
             }
             let out = Out { table_digest: format!("{:016x}", table.digest()), stats: table.stats() };
-            a.format.print(&out, |o| format!("table digest {} over {} document(s)\n", o.table_digest, o.stats.documents))?;
+            a.format
+                .print(&out, |o| format!("table digest {} over {} document(s)\n", o.table_digest, o.stats.documents))?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use textorigin_core::config::Config;
-use textorigin_io::eval::origin::{self, Setup, Size};
+use textorigin_eval::origin::{self, Setup, Size};
 
 use crate::args::on_off;
 
@@ -59,7 +59,8 @@ fn parse_all<T: std::str::FromStr<Err = String>>(v: &[String]) -> Result<Vec<T>>
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let (selections, evictions, estimations) = (parse_all(&a.selection)?, parse_all(&a.eviction)?, parse_all(&a.estimation)?);
+    let (selections, evictions, estimations) =
+        (parse_all(&a.selection)?, parse_all(&a.eviction)?, parse_all(&a.estimation)?);
     let options: Vec<(bool, bool)> = a.propagate.iter().flat_map(|&p| a.align.iter().map(move |&al| (p, al))).collect();
     let setups = Setup::product(&selections, &evictions, &estimations, &options);
     let sizes: Vec<Size> = parse_all(&a.table_size)?;
@@ -75,7 +76,8 @@ pub fn run(a: Args) -> Result<()> {
     let tmp = tempfile::tempdir()?;
     let pb = super::progress((setups.len() * sizes.len()) as u64, "runs");
     pb.enable_steady_tick(std::time::Duration::from_millis(500));
-    let r = origin::run(&texts, &replies, &base, &setups, &sizes, a.queries, tmp.path(), |i, _| pb.set_position(i as u64))?;
+    let r =
+        origin::run(&texts, &replies, &base, &setups, &sizes, a.queries, tmp.path(), |i, _| pb.set_position(i as u64))?;
     pb.finish_and_clear();
     if let Some(path) = a.svg {
         std::fs::write(&path, origin::svg(&r)).with_context(|| format!("cannot write {}", path.display()))?;

@@ -2,8 +2,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use textorigin_io::storage::datadir::DataDir;
-use textorigin_io::view::{model, ViewOptions};
+use textorigin_server::view::{model, ViewOptions};
+use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
 

@@ -2,10 +2,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use textorigin_io::error::chain;
-use textorigin_io::ingest::{self, Event};
-use textorigin_io::input::expand_paths;
-use textorigin_io::storage::datadir::DataDir;
+use textorigin_store::error::chain;
+use textorigin_store::ingest::{self, Event};
+use textorigin_store::input::expand_paths;
+use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
 

@@ -72,8 +72,8 @@ pub fn print_json<T: Serialize + ?Sized>(v: &T) -> Result<()> {
 }
 
 /// Every readable document under `paths`, in order; unreadable ones are reported.
-pub fn read_corpus(paths: &[std::path::PathBuf]) -> Result<Vec<textorigin_io::input::InputDoc>> {
-    use textorigin_io::input::{expand_paths, read_file};
+pub fn read_corpus(paths: &[std::path::PathBuf]) -> Result<Vec<textorigin_store::input::InputDoc>> {
+    use textorigin_store::input::{expand_paths, read_file};
     let mut docs = Vec::new();
     for f in expand_paths(paths) {
         for d in read_file(&f?, u64::MAX)? {

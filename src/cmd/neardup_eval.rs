@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use textorigin_io::eval::neardup;
+use textorigin_eval::neardup;
 
 /// Evaluate the near-duplicate verdicts on a corpus: ingest it into a fresh data
 /// directory, compute the exact Jaccard of every pair sharing a shingle, and print

@@ -1,9 +1,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use textorigin_io::input::read_file;
-use textorigin_io::storage::datadir::DataDir;
-use textorigin_io::view::{model, text, DocParts, ViewOptions};
+use textorigin_server::view::{model, text, DocParts, ViewOptions};
+use textorigin_store::input::read_file;
+use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
 

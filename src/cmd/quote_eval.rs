@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use textorigin_io::eval::{planted, quote};
+use textorigin_eval::{planted, quote};
 
 /// Evaluate quotation search (qSign) on a corpus: recall against a naive full scan
 /// at score levels 0.5-1.0 for radii d = 0..5 and the formula's radius, candidates

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use textorigin_io::storage::datadir::{DataDir, RebuildOptions};
+use textorigin_store::storage::datadir::{DataDir, RebuildOptions};
 
 use crate::args::{on_off, size, DataArg};
 
@@ -50,10 +50,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
     pb.finish_and_clear();
     eprintln!("configuration: {}", r.config);
     if r.resized || a.reanalyse {
-        let done = if a.reanalyse { "stored results replaced" } else { "stored results kept (--reanalyse replaces them)" };
-        eprintln!("rebuilt the table from {} document(s); {} origin result(s) differ with the new table; {done}", r.documents, r.differing);
+        let done =
+            if a.reanalyse { "stored results replaced" } else { "stored results kept (--reanalyse replaces them)" };
+        eprintln!(
+            "rebuilt the table from {} document(s); {} origin result(s) differ with the new table; {done}",
+            r.documents, r.differing
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!("rebuilt the table from {} document(s); {} recomputed result(s) differed from the stored ones", r.documents, r.differing);
+    eprintln!(
+        "rebuilt the table from {} document(s); {} recomputed result(s) differed from the stored ones",
+        r.documents, r.differing
+    );
     Ok(if r.differing > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use textorigin_io::storage::datadir::DataDir;
-use textorigin_io::view::html;
+use textorigin_server::view::html;
+use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
 

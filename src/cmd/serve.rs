@@ -3,8 +3,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use textorigin_io::daemon::{self, ServeOptions};
-use textorigin_io::http;
+use textorigin_server::daemon::{self, ServeOptions};
+use textorigin_server::http;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
 
@@ -75,7 +75,8 @@ pub fn run(a: Args) -> Result<()> {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("cannot install signal handlers")?;
     }
     let hup = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup)).context("cannot install signal handlers")?;
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))
+        .context("cannot install signal handlers")?;
     let reopen = || {
         if crate::log::reopen() {
             tracing::info!("log file reopened");
@@ -85,7 +86,10 @@ pub fn run(a: Args) -> Result<()> {
         Some(addr) => {
             let token = match &a.http_token {
                 Some(path) => {
-                    let t = std::fs::read_to_string(path).with_context(|| format!("--http-token {}", path.display()))?.trim().to_string();
+                    let t = std::fs::read_to_string(path)
+                        .with_context(|| format!("--http-token {}", path.display()))?
+                        .trim()
+                        .to_string();
                     anyhow::ensure!(!t.is_empty(), "--http-token {}: the file holds no token", path.display());
                     Some(t)
                 }
@@ -96,7 +100,14 @@ pub fn run(a: Args) -> Result<()> {
                 std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
             }
             let share = opt.share.clone().expect("made with --http");
-            let opts = http::HttpOptions { addr, token, workers: a.http_workers, spool: opt.spool.clone(), max_body: opt.max_doc_bytes, share };
+            let opts = http::HttpOptions {
+                addr,
+                token,
+                workers: a.http_workers,
+                spool: opt.spool.clone(),
+                max_body: opt.max_doc_bytes,
+                share,
+            };
             let server = http::start(&a.data.dir, &opts, Arc::clone(&stop))?;
             eprintln!("http inspector on http://{}/", server.addr());
             Some(server)

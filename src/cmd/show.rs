@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use textorigin_io::storage::datadir::DataDir;
-use textorigin_io::view::{html, model, text, ViewOptions};
+use textorigin_server::view::{html, model, text, ViewOptions};
+use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
 
@@ -36,7 +36,8 @@ pub fn run(a: Args) -> Result<()> {
     let v = model::stored_document(&dd.store, seq, ViewOptions { shingles: a.shingles, times: false })?;
     if let Some(path) = a.html {
         let stored = dd.store.text(seq)?.unwrap_or_default();
-        std::fs::write(&path, html::document_page(&v, &stored)).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(&path, html::document_page(&v, &stored))
+            .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     } else if a.json {
         super::print_json(&v)?;

@@ -1,6 +1,6 @@
 use anyhow::Result;
-use textorigin_io::storage::datadir::DataDir;
-use textorigin_io::view::{model, prometheus, text};
+use textorigin_server::view::{model, prometheus, text};
+use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
 

@@ -1,7 +1,7 @@
 use anyhow::Result;
 use textorigin_core::config::Overrides;
-use textorigin_io::storage::datadir::DataDir;
-use textorigin_io::storage::store::SCHEMA_VERSION;
+use textorigin_store::storage::datadir::DataDir;
+use textorigin_store::storage::store::SCHEMA_VERSION;
 
 use crate::args::DataArg;
 

@@ -47,7 +47,16 @@ fn export_values(text: &str) -> Vec<Value> {
 /// stored `times` over, as `cluster submit` admits it).
 fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
     let dir = tmp.join("single");
-    let out = bin().arg("ingest").arg("--force").arg("--data").arg(&dir).arg("--config").arg(config).args(corpus(times)).output().unwrap();
+    let out = bin()
+        .arg("ingest")
+        .arg("--force")
+        .arg("--data")
+        .arg(&dir)
+        .arg("--config")
+        .arg(config)
+        .args(corpus(times))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     (export_values(&ok(&dir, &["export"])), json(&dir, &["stats", "--json"]))
 }
@@ -83,7 +92,10 @@ fn assert_equal(single: &(Vec<Value>, Value), cluster: &(Vec<Value>, Value, Stri
     for (g, w) in got.iter().zip(want) {
         assert_eq!(g, w, "{what}: document {}", w["id"]);
     }
-    assert_eq!(union["table_digest"], stats["table_digest"], "{what}: the union of the shards is the single-node table");
+    assert_eq!(
+        union["table_digest"], stats["table_digest"],
+        "{what}: the union of the shards is the single-node table"
+    );
     for counter in ["lookups", "hits", "inserts", "evictions", "occupied"] {
         assert_eq!(union[counter], stats["table"][counter], "{what}: {counter}");
     }
@@ -100,7 +112,8 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
         let c = cluster(tmp.path(), &config, 1, &["--shards", shards, "--servers", "1"]);
         assert_equal(&one, &c, &format!("{shards} shard(s)"));
         // The workers probed documents ahead of earlier ones' feedback (`shard::Ahead`).
-        let ahead: u64 = c.2.lines().filter_map(|l| l.split(" replayed, ").nth(1)?.split(' ').next()?.parse::<u64>().ok()).sum();
+        let ahead: u64 =
+            c.2.lines().filter_map(|l| l.split(" replayed, ").nth(1)?.split(' ').next()?.parse::<u64>().ok()).sum();
         assert!(ahead > 0, "no document probed ahead:\n{}", c.2);
     }
     // Documents prepared once, at submission: the workers read only their shingles.
@@ -121,7 +134,8 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     // the run shorter).
     for (shards, servers, chaos) in [("2", "3", "1"), ("1", "1", "0.3"), ("4", "1", "0.3")] {
         let c = cluster(tmp.path(), &config, 8, &["--shards", shards, "--servers", servers, "--chaos", chaos]);
-        let kinds: &[&str] = if servers == "3" { &["killed w", "killed log server", "killed agg"] } else { &["killed w", "killed agg"] };
+        let kinds: &[&str] =
+            if servers == "3" { &["killed w", "killed log server", "killed agg"] } else { &["killed w", "killed agg"] };
         for killed in kinds {
             assert!(c.2.contains(killed), "{shards} shard(s): the run saw a kill of each kind ({killed}):\n{}", c.2);
         }
@@ -167,9 +181,14 @@ impl Nats {
         let confs: Vec<PathBuf> = (0..servers)
             .map(|i| {
                 let conf = dir.join(format!("n{i}.conf"));
-                let mut text = format!("server_name: n{i}\nlisten: 127.0.0.1:{}\njetstream {{ store_dir: {:?} }}\n", clients[i], dir.join(format!("n{i}")));
+                let mut text = format!(
+                    "server_name: n{i}\nlisten: 127.0.0.1:{}\njetstream {{ store_dir: {:?} }}\n",
+                    clients[i],
+                    dir.join(format!("n{i}"))
+                );
                 if servers > 1 {
-                    text += &format!("cluster {{ name: txo, listen: 127.0.0.1:{}, routes: [{route_list}] }}\n", routes[i]);
+                    text +=
+                        &format!("cluster {{ name: txo, listen: 127.0.0.1:{}, routes: [{route_list}] }}\n", routes[i]);
                 }
                 std::fs::write(&conf, text).unwrap();
                 conf
@@ -241,7 +260,12 @@ fn a_trim_outlives_a_restart_of_every_log_server() {
     let url = nats.url.clone();
     let cluster = |args: &[&str]| cluster_command(&url, args);
     let (agg, state, image) = (tmp.path().join("agg"), tmp.path().join("w0"), tmp.path().join("shard-0.img"));
-    let out = cluster(&["init", "--shards", "1", "--replicas", "3", "--config"]).arg(&config).arg("--data").arg(&agg).output().unwrap();
+    let out = cluster(&["init", "--shards", "1", "--replicas", "3", "--config"])
+        .arg(&config)
+        .arg("--data")
+        .arg(&agg)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let submit = |file: &str| {
         let out = cluster(&["submit", "--json"]).arg(fixture(file)).output().unwrap();
@@ -250,8 +274,14 @@ fn a_trim_outlives_a_restart_of_every_log_server() {
     };
     submit("gcc-sample.jsonl");
     let run = |until: &str, every: &str| {
-        let worker = cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"]).arg(&state).arg("--image").arg(&image).spawn().unwrap();
-        let aggregator = cluster(&["aggregate", "--checkpoint-secs", every, "--until", until, "--data"]).arg(&agg).spawn().unwrap();
+        let worker = cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"])
+            .arg(&state)
+            .arg("--image")
+            .arg(&image)
+            .spawn()
+            .unwrap();
+        let aggregator =
+            cluster(&["aggregate", "--checkpoint-secs", every, "--until", until, "--data"]).arg(&agg).spawn().unwrap();
         [worker, aggregator]
     };
     // Both processes stop at document 10 with a checkpoint at every document: the older
@@ -267,7 +297,15 @@ fn a_trim_outlives_a_restart_of_every_log_server() {
     nats.kill();
     nats.restart();
     finish(&mut run(&last, "30"), 300, "the rest after the restart");
-    assert_equal(&one, &(export_values(&ok(&agg, &["export"])), serde_json::from_slice(&cluster(&["union", "--json"]).arg(&image).output().unwrap().stdout).unwrap(), String::new()), "after a trim and a restart of the log");
+    assert_equal(
+        &one,
+        &(
+            export_values(&ok(&agg, &["export"])),
+            serde_json::from_slice(&cluster(&["union", "--json"]).arg(&image).output().unwrap().stdout).unwrap(),
+            String::new(),
+        ),
+        "after a trim and a restart of the log",
+    );
 }
 
 #[test]
@@ -282,7 +320,12 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
     let nats = Nats::start(tmp.path(), 1);
     let agg = tmp.path().join("agg");
     let cluster = |args: &[&str]| cluster_command(&nats.url, args);
-    let out = cluster(&["init", "--shards", "2", "--prepared", "--config"]).arg(&config).arg("--data").arg(&agg).output().unwrap();
+    let out = cluster(&["init", "--shards", "2", "--prepared", "--config"])
+        .arg(&config)
+        .arg("--data")
+        .arg(&agg)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // The first submission dies after its document, before the document's shingles.
     let control = tmp.path().join("failpoints");
@@ -295,15 +338,22 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
     // Every process must finish: a shard whose stream misses document 1 would wait.
     let images: Vec<PathBuf> = (0..2).map(|s| tmp.path().join(format!("shard-{s}.img"))).collect();
     let mut children: Vec<Child> = (0..2)
-        .map(|s| cluster(&["worker", "--shard", &s.to_string(), "--until", &last, "--image"]).arg(&images[s]).spawn().unwrap())
+        .map(|s| {
+            cluster(&["worker", "--shard", &s.to_string(), "--until", &last, "--image"])
+                .arg(&images[s])
+                .spawn()
+                .unwrap()
+        })
         .collect();
     children.push(cluster(&["aggregate", "--until", &last, "--data"]).arg(&agg).spawn().unwrap());
     finish(&mut children, 120, "the deployment (a shard missing shingles would wait)");
     let dir = tmp.path().join("single");
-    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&a).arg(&b).output().unwrap();
+    let out =
+        bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&a).arg(&b).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(export_values(&ok(&agg, &["export"])), export_values(&ok(&dir, &["export"])));
-    let union: Value = serde_json::from_slice(&cluster(&["union", "--json"]).args(&images).output().unwrap().stdout).unwrap();
+    let union: Value =
+        serde_json::from_slice(&cluster(&["union", "--json"]).args(&images).output().unwrap().stdout).unwrap();
     assert_eq!(union["table_digest"], json(&dir, &["stats", "--json"])["table_digest"]);
 }
 
@@ -311,7 +361,14 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
 fn the_aggregators_table_file_holds_no_buckets_and_init_refuses_a_directory_with_documents() {
     let tmp = tempfile::tempdir().unwrap();
     let nats = Nats::start(tmp.path(), 1);
-    let init = |dir: &Path| bin().args(["cluster", "init", "--shards", "2", "--data"]).arg(dir).env("TEXTORIGIN_NATS", &nats.url).output().unwrap();
+    let init = |dir: &Path| {
+        bin()
+            .args(["cluster", "init", "--shards", "2", "--data"])
+            .arg(dir)
+            .env("TEXTORIGIN_NATS", &nats.url)
+            .output()
+            .unwrap()
+    };
     let agg = tmp.path().join("agg");
     let out = init(&agg);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -323,9 +380,17 @@ fn the_aggregators_table_file_holds_no_buckets_and_init_refuses_a_directory_with
     // An init cut off before it wrote the file `cluster`: the store still says so.
     std::fs::remove_file(agg.join("cluster")).unwrap();
     let out = bin().arg("ingest").arg("--data").arg(&agg).arg(fixture("gcc-sample.jsonl")).output().unwrap();
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("sharded deployment's aggregator"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("sharded deployment's aggregator"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let single = tmp.path().join("single");
     ok(&single, &["ingest", &fixture("gcc-sample.jsonl").to_string_lossy()]);
     let out = init(&single);
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("holds documents"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("holds documents"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

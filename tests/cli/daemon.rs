@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use textorigin_io::storage::checkpoint;
+use textorigin_store::storage::checkpoint;
 
 use crate::util::*;
 
@@ -19,15 +19,21 @@ fn bad_spool_files_go_to_failed_with_reasons_and_the_daemon_carries_on() {
     std::fs::write(p("e-big.txt"), "word ".repeat(400)).unwrap();
     std::fs::write(p("f-mixed.jsonl"), "{\"id\":\"ok1\",\"text\":\"a fine document with words\"}\nnot json\n").unwrap();
     std::fs::write(p("g-good.txt"), "a good document that should be processed").unwrap();
-    let files: Vec<PathBuf> = ["a-binary.txt", "b-empty.txt", "c-words.txt", "d-bad.json", "e-big.txt", "f-mixed.jsonl", "g-good.txt"]
-        .iter()
-        .map(|n| p(n))
-        .collect();
+    let files: Vec<PathBuf> =
+        ["a-binary.txt", "b-empty.txt", "c-words.txt", "d-bad.json", "e-big.txt", "f-mixed.jsonl", "g-good.txt"]
+            .iter()
+            .map(|n| p(n))
+            .collect();
     let daemon = Daemon::start(dir, &["--table-size", "32KiB", "--max-doc-bytes", "1000"], None);
     drop_into_spool(dir, &files);
     wait_drained(dir, 2);
     daemon.stop();
-    let names: Vec<String> = json(dir, &["list", "--json"]).as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = json(dir, &["list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["ok1", "g-good"]);
     let failed = dir.join("spool/failed");
     for (file, reason) in [
@@ -69,7 +75,9 @@ fn sighup_reopens_the_log_file_and_query_reads_the_newest_checkpoint() {
     daemon.signal("HUP");
     drop_into_spool(dir, &[examples().join("02-commuter-blog.txt")]);
     wait_drained(dir, 2);
-    wait_until("the reopened log", 20, || std::fs::read_to_string(&log).unwrap_or_default().contains("log file reopened"));
+    wait_until("the reopened log", 20, || {
+        std::fs::read_to_string(&log).unwrap_or_default().contains("log file reopened")
+    });
     assert!(std::fs::read_to_string(&log).unwrap().contains("log file reopened"));
     assert!(std::fs::read_to_string(dir.join("serve.log.1")).unwrap().contains("serving"));
     // query uses the newest checkpoint while the daemon runs, and changes nothing (the
@@ -78,7 +86,8 @@ fn sighup_reopens_the_log_file_and_query_reads_the_newest_checkpoint() {
         checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 2)
     });
     let q = json(dir, &["query", examples().join("03-weekly-roundup.txt").to_str().unwrap(), "--json"]);
-    let origins: Vec<&str> = q["copied_blocks"].as_array().unwrap().iter().map(|b| b["origin"]["name"].as_str().unwrap()).collect();
+    let origins: Vec<&str> =
+        q["copied_blocks"].as_array().unwrap().iter().map(|b| b["origin"]["name"].as_str().unwrap()).collect();
     assert!(origins.contains(&"01-harbour-bridge") && origins.contains(&"02-commuter-blog"), "{origins:?}");
     daemon.stop();
     assert_eq!(documents(dir), 2);
@@ -92,7 +101,11 @@ fn one_daemon_per_data_directory_and_check_names_a_corrupt_slot() {
     wait_drained(data.path(), 1);
     let second = bin().args(["serve", "--data"]).arg(data.path()).output().unwrap();
     assert!(!second.status.success());
-    assert!(String::from_utf8_lossy(&second.stderr).contains("in use by another textorigin process"), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("in use by another textorigin process"),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
     first.stop();
     assert!(run(data.path(), &["check"]).status.success());
     // Flip a byte of the newest checkpoint: check names it and fails.
@@ -103,9 +116,12 @@ fn one_daemon_per_data_directory_and_check_names_a_corrupt_slot() {
     std::fs::write(&path, bytes).unwrap();
     let out = run(data.path(), &["check"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("violation: checkpoint slot"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("violation: checkpoint slot"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
-
 
 /// CPU seconds (user + system) a process has used, from `/proc/PID/stat`.
 fn cpu_seconds(pid: u32) -> f64 {
@@ -154,8 +170,10 @@ fn long_and_repeated_names_of_failed_files_neither_stop_the_daemon_nor_lose_evid
     std::fs::write(inputs.path().join(&long), "--- ???").unwrap();
     drop_into_spool(dir, &[inputs.path().join(&long)]);
     wait_until("the second failure", 30, || spool_count(dir, "new") == 0 && spool_count(dir, "failed") == 4);
-    let names: Vec<String> =
-        std::fs::read_dir(dir.join("spool/failed")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let names: Vec<String> = std::fs::read_dir(dir.join("spool/failed"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     assert_eq!(names.iter().filter(|n| n.ends_with(".reason")).count(), 2, "{names:?}");
     assert!(names.iter().all(|n| n.len() <= 255));
     let contents: std::collections::BTreeSet<String> = names
@@ -250,7 +268,8 @@ fn stats_prometheus_is_the_text_exposition_format() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
     let daemon = Daemon::small(dir, 100, None);
-    let files: Vec<PathBuf> = ["01-harbour-bridge.txt", "02-commuter-blog.txt"].iter().map(|f| examples().join(f)).collect();
+    let files: Vec<PathBuf> =
+        ["01-harbour-bridge.txt", "02-commuter-blog.txt"].iter().map(|f| examples().join(f)).collect();
     drop_into_spool(dir, &files);
     wait_drained(dir, 2);
     daemon.status(dir);
@@ -392,14 +411,28 @@ fn a_partly_failed_file_given_again_stores_only_what_was_not_stored() {
     drop_into_spool(dir, std::slice::from_ref(&file));
     wait_until("the file in failed/", 30, || dir.join("spool/failed/mixed.jsonl.reason").exists());
     let reason = std::fs::read_to_string(dir.join("spool/failed/mixed.jsonl.reason")).unwrap();
-    assert!(reason.contains("mixed.jsonl:2: malformed JSON") && reason.contains("2 of 3 document(s) were stored"), "{reason}");
+    assert!(
+        reason.contains("mixed.jsonl:2: malformed JSON") && reason.contains("2 of 3 document(s) were stored"),
+        "{reason}"
+    );
     assert_eq!(documents(dir), 2);
-    std::fs::write(&file, line("m1", "the first document") + &line("m2", "the second document, fixed") + &line("m3", "the third document")).unwrap();
+    std::fs::write(
+        &file,
+        line("m1", "the first document")
+            + &line("m2", "the second document, fixed")
+            + &line("m3", "the third document"),
+    )
+    .unwrap();
     drop_into_spool(dir, std::slice::from_ref(&file));
     wait_drained(dir, 3);
     std::thread::sleep(std::time::Duration::from_millis(300));
     daemon.stop();
-    let names: Vec<String> = json(dir, &["list", "--json"]).as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = json(dir, &["list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["m1", "m3", "m2"], "m1 and m3 not stored twice");
 }
 
@@ -441,8 +474,9 @@ fn stats_after_kill_9_says_the_daemon_is_not_running() {
     assert!(out.contains(&format!("pid {pid}, not running: the process ended without stopping")), "{out}");
 }
 
-/// Issue 21, item 6: a file written straight into `new/` (not through `tmp/`) and
-/// caught empty gets a second look; invalid UTF-8 in a spooled document is logged.
+/// Issue 21, items 6 and 16: a file written straight into `new/` (not through `tmp/`)
+/// and caught empty gets a second look; invalid UTF-8 in a spooled document is logged;
+/// the default log level shows start, checkpoints and stop.
 #[test]
 fn a_file_caught_empty_gets_a_second_look_and_replaced_bytes_are_logged() {
     let data = tempfile::tempdir().unwrap();
@@ -450,7 +484,13 @@ fn a_file_caught_empty_gets_a_second_look_and_replaced_bytes_are_logged() {
     let log = dir.join("serve.log");
     std::fs::create_dir_all(dir.join("spool/new")).unwrap();
     let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-    c.args(["serve", "--table-size", "32KiB", "--rescan-secs", "1", "--data"]).arg(dir).arg("--log").arg(&log).env_remove("TEXTORIGIN_DATA");
+    c.args(["serve", "--table-size", "32KiB", "--rescan-secs", "1", "--data"])
+        .arg(dir)
+        .arg("--log")
+        .arg(&log)
+        .env_remove("TEXTORIGIN_DATA")
+        .env_remove("TEXTORIGIN_LOG")
+        .env_remove("RUST_LOG");
     let daemon = Daemon::spawn(c);
     wait_until("the daemon's status", 60, || dir.join("daemon.json").exists());
     let direct = dir.join("spool/new/direct.txt");
@@ -463,4 +503,8 @@ fn a_file_caught_empty_gets_a_second_look_and_replaced_bytes_are_logged() {
     assert_eq!(spool_count(dir, "failed"), 0, "not failed as empty");
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("invalid UTF-8 sequence(s) replaced"), "{logged}");
+    // Item 16: at the default level the daemon says when it starts, checkpoints and stops.
+    for line in ["serving", "checkpoint", "stopping"] {
+        assert!(logged.contains(line), "`{line}` in {logged}");
+    }
 }

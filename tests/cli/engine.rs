@@ -4,7 +4,6 @@ use serde_json::Value;
 
 use crate::util::*;
 
-
 #[test]
 fn three_document_chain_is_attributed_to_earliest_sources() {
     let dir = tempfile::tempdir().unwrap();
@@ -37,7 +36,8 @@ fn three_document_chain_is_attributed_to_earliest_sources() {
         s["start_byte"].as_u64().unwrap() as usize <= at && at + fresh.len() <= s["end_byte"].as_u64().unwrap() as usize
     }));
     // The required JSON fields.
-    for key in ["id", "name", "dominant_origin", "dominant_origin_rule", "copied_blocks", "fresh_tokens", "old_tokens"] {
+    for key in ["id", "name", "dominant_origin", "dominant_origin_rule", "copied_blocks", "fresh_tokens", "old_tokens"]
+    {
         assert!(c.get(key).is_some(), "missing {key}");
     }
     let b0 = &c["copied_blocks"][0];
@@ -124,7 +124,6 @@ fn differing_parameters_are_a_clear_error() {
     assert_eq!(json(dir.path(), &["stats", "--json"])["documents"], 2);
 }
 
-
 /// A stream that outgrew its table is resized by one command: the rebuilt table and
 /// indexes are what ingesting with the new sizes gives, the stored results are kept
 /// unless re-analysed, and re-analysed they equal a fresh ingestion's.
@@ -172,7 +171,9 @@ fn rebuild_switches_propagation_and_alignment_only_with_a_reanalysis() {
     let files = generated_corpus(corpus.path(), 30);
     let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
     let paper = tempfile::tempdir().unwrap();
-    assert!(ingest(paper.path(), &["--table-size", "12KiB", "--propagate", "off", "--align", "off"], &paths).status.success());
+    assert!(ingest(paper.path(), &["--table-size", "12KiB", "--propagate", "off", "--align", "off"], &paths)
+        .status
+        .success());
     let default = tempfile::tempdir().unwrap();
     assert!(ingest(default.path(), &["--table-size", "12KiB"], &paths).status.success());
     assert_ne!(ok(paper.path(), &["export"]), ok(default.path(), &["export"]));
@@ -198,7 +199,10 @@ fn a_mostly_copied_document_without_a_dominant_origin_says_so() {
     let dir = tempfile::tempdir().unwrap();
     assert!(ingest(dir.path(), &[], &[&examples()]).status.success());
     let show = ok(dir.path(), &["show", "03-weekly-roundup"]);
-    assert!(show.contains("dominant origin: none (58% copied from 2 origins, none more than its own new text)"), "{show}");
+    assert!(
+        show.contains("dominant origin: none (58% copied from 2 origins, none more than its own new text)"),
+        "{show}"
+    );
     let blog = ok(dir.path(), &["show", "02-commuter-blog"]);
     assert!(blog.contains("dominant origin: itself (mostly new text)"), "{blog}");
     let list = ok(dir.path(), &["list"]);

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use textorigin_io::storage::checkpoint;
-use textorigin_io::storage::table_file::TableFile;
+use textorigin_store::storage::checkpoint;
+use textorigin_store::storage::table_file::TableFile;
 
 use crate::util::*;
 
@@ -55,7 +55,10 @@ fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
     assert_eq!(meta.seq, 300);
     let slot_table = TableFile::open_any(&checkpoint::slot_paths(dir, slot).0, false).unwrap();
     assert_eq!(format!("{:016x}", slot_table.digest()), stats["table_digest"].as_str().unwrap());
-    assert_eq!(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(slot_table.index_region())), stats["index_digest"].as_str().unwrap());
+    assert_eq!(
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(slot_table.index_region())),
+        stats["index_digest"].as_str().unwrap()
+    );
     let check = run(dir, &["check"]);
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 }
@@ -65,9 +68,14 @@ fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
 fn a_crash_at_every_failpoint_recovers_to_the_uncrashed_state() {
     let (_corpus, files, reference) = with_reference(40);
     let want = (export_without_sources(reference.path()), digest(reference.path()));
-    for point in
-        ["admit.before-commit", "admit.after-commit", "spool.after-sync", "spool.after-unlink", "checkpoint.after-copy", "checkpoint.after-meta"]
-    {
+    for point in [
+        "admit.before-commit",
+        "admit.after-commit",
+        "spool.after-sync",
+        "spool.after-unlink",
+        "checkpoint.after-copy",
+        "checkpoint.after-meta",
+    ] {
         let data = tempfile::tempdir().unwrap();
         let control = data.path().join("failpoints");
         std::fs::write(&control, format!("{point}=abort\n")).unwrap();
@@ -109,7 +117,10 @@ fn a_full_disk_or_a_failed_read_keeps_files_in_the_spool_and_the_daemon_resumes(
         let mut status = Value::Null;
         wait_until("the degraded state", 30, || {
             // The status file may not be written yet when the first documents are stored.
-            status = std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+            status = std::fs::read(dir.join("daemon.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
             status["state"].as_str().is_some_and(|s| s.starts_with("degraded"))
         });
         assert!(status["state"].as_str().unwrap().starts_with("degraded"), "{point}: {status}");
@@ -213,12 +224,18 @@ fn killed_ingest_is_refused_until_rebuilt_then_matches_an_uninterrupted_run() {
     let out = bin().arg("ingest").arg("--data").arg(dir.path()).args(&rest).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let clean = tempfile::tempdir().unwrap();
-    let out = bin().arg("ingest").arg("--data").arg(clean.path()).args(["--table-size", "256KiB"]).arg(corpus.path()).output().unwrap();
+    let out = bin()
+        .arg("ingest")
+        .arg("--data")
+        .arg(clean.path())
+        .args(["--table-size", "256KiB"])
+        .arg(corpus.path())
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(ok(dir.path(), &["export"]), ok(clean.path(), &["export"]));
     assert_eq!(digest(dir.path()), digest(clean.path()));
 }
-
 
 /// Regression: after a failed store write the table is ahead of the store, and `serve`
 /// checkpointed it before noticing: a slot then held a document the store never got,
@@ -230,7 +247,11 @@ fn a_poisoned_table_is_never_checkpointed() {
     let dir = data.path();
     let control = dir.join("failpoints");
     std::fs::write(&control, "").unwrap();
-    let daemon = Daemon::start(dir, &["--table-size", "32KiB", "--checkpoint-docs", "1", "--checkpoint-secs", "0"], Some(&control));
+    let daemon = Daemon::start(
+        dir,
+        &["--table-size", "32KiB", "--checkpoint-docs", "1", "--checkpoint-secs", "0"],
+        Some(&control),
+    );
     drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
     wait_drained(dir, 1);
     std::fs::write(&control, "store.write=error\n").unwrap();
@@ -290,9 +311,13 @@ fn unreadable_files_do_not_starve_the_spool() {
     drop_into_spool(dir, &files);
     // The unreadable files wait in the spool; the readable one leaves it just after its
     // group commit (the store may count it a moment before).
-    wait_until("the readable file stored, the unreadable ones waiting", 30, || documents(dir) == 1 && spool_count(dir, "new") == 70);
+    wait_until("the readable file stored, the unreadable ones waiting", 30, || {
+        documents(dir) == 1 && spool_count(dir, "new") == 70
+    });
     // Every one of them is tried (the readable file may be stored before the last are).
-    wait_until("all 70 files tried", 30, || daemon.status(dir)["state"].as_str().is_some_and(|s| s.starts_with("degraded: 70")));
+    wait_until("all 70 files tried", 30, || {
+        daemon.status(dir)["state"].as_str().is_some_and(|s| s.starts_with("degraded: 70"))
+    });
     // Readable again: they go in by themselves.
     std::fs::write(&control_file, "").unwrap();
     wait_drained(dir, 71);
@@ -320,7 +345,8 @@ fn a_partly_failed_file_admitted_before_a_crash_still_goes_to_failed() {
     wait_until("the file to leave new/", 30, || spool_count(dir, "new") == 0);
     daemon.stop();
     assert_eq!(documents(dir), 1);
-    let reason = std::fs::read_to_string(dir.join("spool/failed/f-mixed.jsonl.reason")).expect("the file is kept in failed/");
+    let reason =
+        std::fs::read_to_string(dir.join("spool/failed/f-mixed.jsonl.reason")).expect("the file is kept in failed/");
     assert!(reason.contains("1 document(s) failed"), "{reason}");
 }
 
@@ -347,7 +373,11 @@ fn the_clean_flag_is_written_only_after_the_buckets() {
     assert!(!out.status.success(), "the failpoint must abort the close");
     let dir = data.path().join("d");
     let again = run(&dir, &["ingest", files[0].to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&again.stderr).contains("not closed cleanly"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("not closed cleanly"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     ok(&dir, &["rebuild"]);
     assert_eq!(digest(&dir), digest(reference.path()));
     assert_eq!(ok(&dir, &["export"]), ok(reference.path(), &["export"]));
@@ -383,7 +413,9 @@ impl Drop for Tmpfs {
 #[test]
 fn a_real_full_disk_stops_nothing_and_the_daemon_resumes() {
     let Some(fs) = Tmpfs::mount("48m") else {
-        eprintln!("SKIPPED a_real_full_disk_stops_nothing_and_the_daemon_resumes: cannot mount a tmpfs here (needs root)");
+        eprintln!(
+            "SKIPPED a_real_full_disk_stops_nothing_and_the_daemon_resumes: cannot mount a tmpfs here (needs root)"
+        );
         return;
     };
     let (_corpus, files, reference) = with_reference(60);
@@ -413,7 +445,10 @@ fn a_real_full_disk_stops_nothing_and_the_daemon_resumes() {
     // status) and stays up.
     wait_until("the full disk to be hit", 60, || {
         assert!(daemon.is_running(), "the daemon exited");
-        let s: Value = std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+        let s: Value = std::fs::read(dir.join("daemon.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
         s["checkpoint_error"].is_string() || s["state"].as_str().is_some_and(|x| x.starts_with("degraded"))
     });
     assert!(daemon.is_running(), "the daemon must survive a full disk");
@@ -446,8 +481,8 @@ fn sigterm_during_the_startup_replay_stops_the_daemon_promptly() {
     std::thread::sleep(std::time::Duration::from_millis(600));
     let asked = std::time::Instant::now();
     daemon.stop(); // SIGTERM, and exit status 0
-    // Before the fix it waited for the whole replay (over 5 s here); a loaded CI machine
-    // may take a moment to close the store.
+                   // Before the fix it waited for the whole replay (over 5 s here); a loaded CI machine
+                   // may take a moment to close the store.
     assert!(asked.elapsed() < std::time::Duration::from_millis(3500), "the stop took {:?}", asked.elapsed());
     std::fs::write(&control, "").unwrap();
     let daemon = Daemon::start(dir, &args, Some(&control));

@@ -85,7 +85,10 @@ fn measure(inputs: &[&str], table: &str, options: &[&str]) -> Value {
 #[test]
 fn exports_and_table_digests_equal_the_recorded_build() {
     let path = fixture("golden.json");
-    let got: serde_json::Map<String, Value> = CASES.iter().map(|(name, inputs, table, options)| (name.to_string(), measure(inputs, table, options))).collect();
+    let got: serde_json::Map<String, Value> = CASES
+        .iter()
+        .map(|(name, inputs, table, options)| (name.to_string(), measure(inputs, table, options)))
+        .collect();
     if std::env::var_os("TEXTORIGIN_GOLDEN_RECORD").is_some() {
         std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
         return;

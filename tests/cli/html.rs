@@ -4,7 +4,6 @@ use std::path::Path;
 
 use crate::util::*;
 
-
 /// The DOM of a page after headless Chromium loaded it.
 fn chromium_dom(page: &Path) -> String {
     chromium_dom_of(&format!("file://{}", page.display()))
@@ -81,4 +80,3 @@ fn html_pages_highlight_copied_blocks_and_escape_document_text_in_chromium() {
     assert!(dom.contains("#1 01-harbour-bridge"));
     assert!(!dom.contains("<script"));
 }
-

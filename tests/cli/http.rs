@@ -54,7 +54,10 @@ fn daemon_with_examples(dir: &std::path::Path, extra: &[&str]) -> (Daemon, u16) 
     let mut args = vec!["--table-size", "1MiB", "--rescan-secs", "1", "--http", &addr];
     args.extend_from_slice(extra);
     let daemon = Daemon::start(dir, &args, None);
-    let files: Vec<_> = ["01-harbour-bridge.txt", "02-commuter-blog.txt", "03-weekly-roundup.txt"].iter().map(|f| examples().join(f)).collect();
+    let files: Vec<_> = ["01-harbour-bridge.txt", "02-commuter-blog.txt", "03-weekly-roundup.txt"]
+        .iter()
+        .map(|f| examples().join(f))
+        .collect();
     drop_into_spool(dir, &files);
     wait_drained(dir, 3);
     (daemon, port)
@@ -73,7 +76,9 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     let dir = data.path();
     let (daemon, port) = daemon_with_examples(dir, &[]);
     // The read view follows the store within its refresh interval.
-    wait_until("the three documents over HTTP", 10, || get_json(port, "/api/documents").1["documents"].as_array().is_some_and(|d| d.len() == 3));
+    wait_until("the three documents over HTTP", 10, || {
+        get_json(port, "/api/documents").1["documents"].as_array().is_some_and(|d| d.len() == 3)
+    });
 
     // /api/documents/{x} is exactly `show --json`, by id and by name.
     let cli: Value = json(dir, &["show", "3", "--json"]);
@@ -95,13 +100,33 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     // /metrics is `stats --prometheus`'s format.
     let (status, head, body) = get(port, "/metrics", None);
     let metrics = String::from_utf8(body).unwrap();
-    assert!(status == 200 && head.contains("text/plain; version=0.0.4") && metrics.contains("textorigin_documents 3"), "{metrics}");
-    for line in ["textorigin_document_apply_seconds_count 3", "textorigin_document_apply_seconds_bucket{le=\"+Inf\"} 3", "textorigin_stage_seconds_total{stage=\"align\"}", "textorigin_document_stage_seconds_count{stage=\"quotes\"} 3", "textorigin_document_stage_seconds_bucket{stage=\"table\",le=\"+Inf\"} 3", "textorigin_daemon_spool_backlog", "textorigin_daemon_files_failed_total", "textorigin_table_evictions_total"] {
+    assert!(
+        status == 200 && head.contains("text/plain; version=0.0.4") && metrics.contains("textorigin_documents 3"),
+        "{metrics}"
+    );
+    for line in [
+        "textorigin_document_apply_seconds_count 3",
+        "textorigin_document_apply_seconds_bucket{le=\"+Inf\"} 3",
+        "textorigin_stage_seconds_total{stage=\"align\"}",
+        "textorigin_document_stage_seconds_count{stage=\"quotes\"} 3",
+        "textorigin_document_stage_seconds_bucket{stage=\"table\",le=\"+Inf\"} 3",
+        "textorigin_daemon_spool_backlog",
+        "textorigin_daemon_files_failed_total",
+        "textorigin_table_evictions_total",
+    ] {
         assert!(metrics.contains(line), "{line} in {metrics}");
     }
     // The documents' text bytes: the files' bytes, less what parsing trims.
-    let files: u64 = ["01-harbour-bridge.txt", "02-commuter-blog.txt", "03-weekly-roundup.txt"].iter().map(|f| std::fs::metadata(examples().join(f)).unwrap().len()).sum();
-    let bytes: u64 = metrics.lines().find_map(|l| l.strip_prefix("textorigin_text_bytes_total ")).expect("text bytes").parse().unwrap();
+    let files: u64 = ["01-harbour-bridge.txt", "02-commuter-blog.txt", "03-weekly-roundup.txt"]
+        .iter()
+        .map(|f| std::fs::metadata(examples().join(f)).unwrap().len())
+        .sum();
+    let bytes: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("textorigin_text_bytes_total "))
+        .expect("text bytes")
+        .parse()
+        .unwrap();
     assert!(bytes > files - 10 && bytes <= files, "{bytes} of {files}");
 
     // HTML: the list links each document; a document page links each copied block to
@@ -111,11 +136,20 @@ fn every_route_answers_and_the_api_equals_the_cli() {
     assert!(status == 200 && head.contains("text/html") && index.contains("href=\"/documents/%233\""));
     let (_, _, body) = get(port, "/documents/%233", None);
     let page = String::from_utf8(body).unwrap();
-    assert!(page.contains("href=\"/documents/%231#:~:text=") && page.contains("href=\"/documents/%232#:~:text="), "copied blocks link their origins at the passage");
+    assert!(
+        page.contains("href=\"/documents/%231#:~:text=") && page.contains("href=\"/documents/%232#:~:text="),
+        "copied blocks link their origins at the passage"
+    );
     assert!(!page.contains("#:~:text=\""), "no empty text fragment");
-    assert!(page.contains("<ul id=\"quotations\">") && page.contains("#1 01-harbour-bridge</a> (score"), "quotations link their sources");
+    assert!(
+        page.contains("<ul id=\"quotations\">") && page.contains("#1 01-harbour-bridge</a> (score"),
+        "quotations link their sources"
+    );
     let (_, _, body) = get(port, "/documents/1", None);
-    assert!(String::from_utf8(body).unwrap().contains("The old harbour bridge reopened"), "the origin's page holds the passage");
+    assert!(
+        String::from_utf8(body).unwrap().contains("The old harbour bridge reopened"),
+        "the origin's page holds the passage"
+    );
     let (status, _, body) = get(port, "/report", None);
     assert!(status == 200 && String::from_utf8(body).unwrap().contains("01-harbour-bridge"));
     daemon.stop();
@@ -128,7 +162,8 @@ fn bad_requests_get_json_errors_and_the_token_is_required() {
     let (daemon, port) = daemon_with_examples_and_token(dir);
     let t = Some("s3cret");
     let status = |r: (u16, String, Vec<u8>)| {
-        let v: Value = serde_json::from_slice(&r.2).unwrap_or_else(|_| panic!("a JSON error: {}", String::from_utf8_lossy(&r.2)));
+        let v: Value =
+            serde_json::from_slice(&r.2).unwrap_or_else(|_| panic!("a JSON error: {}", String::from_utf8_lossy(&r.2)));
         assert!(v["error"].is_string(), "{v}");
         r.0
     };
@@ -141,7 +176,10 @@ fn bad_requests_get_json_errors_and_the_token_is_required() {
     assert_eq!(status(get(port, "/api/documents?after=x", t)), 400);
     assert_eq!(status(raw(port, b"BROKEN\r\n\r\n")), 400);
     assert_eq!(status(raw(port, b"DELETE /api/documents/1 HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n")), 405);
-    assert_eq!(status(raw(port, b"GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\nContent-Length: 5\r\n\r\nhello")), 413);
+    assert_eq!(
+        status(raw(port, b"GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\nContent-Length: 5\r\n\r\nhello")),
+        413
+    );
     let huge = format!("GET / HTTP/1.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000));
     assert_eq!(status(raw(port, huge.as_bytes())), 431);
     // A client that sends half a request and stalls holds one worker, not the daemon:
@@ -161,11 +199,19 @@ fn a_public_address_needs_a_token() {
     let data = tempfile::tempdir().unwrap();
     let out = bin().args(["serve", "--http", "0.0.0.0:0", "--data"]).arg(data.path()).output().unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --http-token"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("needs --http-token"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn post(port: u16, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
-    let mut req = format!("POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
     req.extend_from_slice(body);
     let (status, _, body) = raw(port, &req);
     (status, serde_json::from_slice(&body).unwrap_or_else(|_| panic!("JSON: {}", String::from_utf8_lossy(&body))))
@@ -180,11 +226,23 @@ fn submissions_go_through_the_spool_and_queries_store_nothing() {
     let dir = data.path();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let args = ["--table-size", "1MiB", "--rescan-secs", "1", "--checkpoint-docs", "1", "--max-doc-bytes", "4KiB", "--http", &addr];
+    let args = [
+        "--table-size",
+        "1MiB",
+        "--rescan-secs",
+        "1",
+        "--checkpoint-docs",
+        "1",
+        "--max-doc-bytes",
+        "4KiB",
+        "--http",
+        &addr,
+    ];
     let daemon = Daemon::start(dir, &args, None);
     wait_until("the HTTP listener", 10, || TcpStream::connect(("127.0.0.1", port)).is_ok());
     let text = |f: &str| std::fs::read(examples().join(f)).unwrap();
-    let (status, v) = post(port, "/api/documents?name=01-harbour-bridge&wait=true", "text/plain", &text("01-harbour-bridge.txt"));
+    let (status, v) =
+        post(port, "/api/documents?name=01-harbour-bridge&wait=true", "text/plain", &text("01-harbour-bridge.txt"));
     assert_eq!((status, &v["state"], &v["documents"]), (201, &"stored".into(), &serde_json::json!([1])), "{v}");
     let html = format!("<html><body><p>{}</p></body></html>", String::from_utf8(text("02-commuter-blog.txt")).unwrap());
     let (status, v) = post(port, "/api/documents?name=02-commuter-blog&wait=true", "text/html", html.as_bytes());
@@ -192,13 +250,16 @@ fn submissions_go_through_the_spool_and_queries_store_nothing() {
     assert_eq!(json(dir, &["show", "2", "--json"])["source"], "spool:02-commuter-blog.html");
 
     // The query equals the CLI's and stores nothing.
-    wait_until("the checkpoint the query reads", 20, || textorigin_io::storage::checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 2));
+    wait_until("the checkpoint the query reads", 20, || {
+        textorigin_store::storage::checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 2)
+    });
     let (status, q) = post(port, "/api/query", "text/plain", &text("03-weekly-roundup.txt"));
     let cli = json(dir, &["query", examples().join("03-weekly-roundup.txt").to_str().unwrap(), "--json"]);
     assert_eq!(status, 200);
     assert_eq!(q["copied_blocks"], cli["copied_blocks"]);
     assert_eq!(documents(dir), 2);
-    let (status, v) = post(port, "/api/query", "application/json", br#"{"text": "just a few new words of no origin at all here"}"#);
+    let (status, v) =
+        post(port, "/api/query", "application/json", br#"{"text": "just a few new words of no origin at all here"}"#);
     assert!(status == 200 && v["copied_blocks"].as_array().unwrap().is_empty(), "{v}");
 
     // Bad submissions.
@@ -214,13 +275,22 @@ fn submissions_go_through_the_spool_and_queries_store_nothing() {
     let daemon = Daemon::start(dir, &args, None);
     wait_drained(dir, 3);
     let key = v["admission"].as_str().unwrap().to_string();
-    wait_until("the admission over HTTP", 10, || get_json(port, &format!("/api/admissions/{key}")).1["state"] == "stored");
+    wait_until("the admission over HTTP", 10, || {
+        get_json(port, &format!("/api/admissions/{key}")).1["state"] == "stored"
+    });
     // Submitted to the daemon before the kill: the state, not the ids. Submitted to this
     // one: the ids too.
     assert!(get_json(port, &format!("/api/admissions/{key}")).1["documents"].is_null());
-    let (_, v) = post(port, "/api/documents?name=again", "text/plain", b"a short note submitted once more to see its id come back");
+    let (_, v) = post(
+        port,
+        "/api/documents?name=again",
+        "text/plain",
+        b"a short note submitted once more to see its id come back",
+    );
     let key = v["admission"].as_str().unwrap().to_string();
-    wait_until("the second admission's ids", 10, || get_json(port, &format!("/api/admissions/{key}")).1["documents"] == serde_json::json!([4]));
+    wait_until("the second admission's ids", 10, || {
+        get_json(port, &format!("/api/admissions/{key}")).1["documents"] == serde_json::json!([4])
+    });
     assert_eq!(get_json(port, "/api/admissions/xyz").0, 400);
     assert_eq!(json(dir, &["show", "3", "--json"])["name"], "03-weekly-roundup");
     daemon.stop();
@@ -240,7 +310,9 @@ fn a_browser_follows_a_copied_block_to_its_origin() {
     assert_eq!(doc, "/documents/%233");
     let page = crate::html::chromium_dom_of(&format!("{base}{doc}"));
     assert!(page.contains("class=\"copied\""), "{page}");
-    let at = page.find("<a class=\"copied\" href=\"/documents/%231#:~:text=The%20old%20harbour%20bridge").expect("a copied block linking its origin's page at the passage");
+    let at = page
+        .find("<a class=\"copied\" href=\"/documents/%231#:~:text=The%20old%20harbour%20bridge")
+        .expect("a copied block linking its origin's page at the passage");
     let block = &page[at..];
     let passage = &block[block.find('>').unwrap() + 1..block.find("</a>").unwrap()];
     let href = &block[block.find("href=\"").unwrap() + 6..];
@@ -250,7 +322,6 @@ fn a_browser_follows_a_copied_block_to_its_origin() {
     assert!(origin.contains(passage.trim()), "the origin's page holds the passage `{passage}`");
     daemon.stop();
 }
-
 
 /// Issue 21, item 1: slow clients lock nobody out. Connections that send their head a
 /// byte at a time, or stall, or trickle bytes after their reply, cost the others
@@ -271,7 +342,11 @@ fn slow_clients_lock_nobody_out() {
         let stop = std::sync::Arc::clone(&stop);
         tricklers.push(std::thread::spawn(move || {
             let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return };
-            let head = if i < 20 { "GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_string() } else { "GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n".to_string() };
+            let head = if i < 20 {
+                "GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_string()
+            } else {
+                "GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n".to_string()
+            };
             for b in head.bytes() {
                 if stop.load(std::sync::atomic::Ordering::SeqCst) || s.write_all(&[b]).is_err() {
                     return;
@@ -330,7 +405,12 @@ fn slow_clients_lock_nobody_out() {
     s.write_all(b"POST /api/documents?name=x HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n").unwrap();
     let mut reply = String::new();
     s.read_to_string(&mut reply).unwrap();
-    assert!(reply.starts_with("HTTP/1.1 401") && reply.contains("WWW-Authenticate: Bearer") && !reply.contains("max-doc-bytes"), "{reply}");
+    assert!(
+        reply.starts_with("HTTP/1.1 401")
+            && reply.contains("WWW-Authenticate: Bearer")
+            && !reply.contains("max-doc-bytes"),
+        "{reply}"
+    );
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     drop(stalled);
     drop(drainers);
@@ -353,10 +433,15 @@ fn same_name_posts_keep_every_acknowledged_body_and_producers_files_alone() {
     for round in 0..4 {
         let bodies: Vec<String> = (0..2).map(|c| (0..30_000).map(|i| format!("r{round}c{c}w{i} ")).collect()).collect();
         let answers: Vec<(u16, Value, String)> = std::thread::scope(|s| {
-            let handles: Vec<_> = bodies.iter().map(|b| s.spawn(move || {
-                let (status, v) = post(port, "/api/documents?name=same&wait=true", "text/plain", b.as_bytes());
-                (status, v, b.clone())
-            })).collect();
+            let handles: Vec<_> = bodies
+                .iter()
+                .map(|b| {
+                    s.spawn(move || {
+                        let (status, v) = post(port, "/api/documents?name=same&wait=true", "text/plain", b.as_bytes());
+                        (status, v, b.clone())
+                    })
+                })
+                .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         let mut stored = 0;
@@ -367,7 +452,11 @@ fn same_name_posts_keep_every_acknowledged_body_and_producers_files_alone() {
                     let id = v["documents"][0].as_u64().unwrap_or_else(|| panic!("{v}"));
                     let doc = json(dir, &["show", &format!("#{id}"), "--json"]);
                     let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(body.as_bytes()));
-                    assert_eq!(doc["content_hash"], hash.as_str(), "round {round}: the acknowledged body is the stored one");
+                    assert_eq!(
+                        doc["content_hash"],
+                        hash.as_str(),
+                        "round {round}: the acknowledged body is the stored one"
+                    );
                 }
                 409 => {}
                 other => panic!("round {round}: {other} {v}"),
@@ -391,11 +480,20 @@ fn json_submissions_answer_their_ids_and_bad_ones_their_reasons() {
     let jsonl = b"{\"id\":\"j1\",\"text\":\"the first of two documents sent as json lines\"}\n{\"id\":\"j2\",\"text\":\"the second of two documents sent as json lines\"}\n";
     let (status, v) = post(port, "/api/documents?name=batch&wait=true", "application/x-ndjson", jsonl);
     assert_eq!((status, &v["state"], &v["documents"]), (201, &"stored".into(), &serde_json::json!([1, 2])), "{v}");
-    let (status, v) = post(port, "/api/documents?name=one&wait=true", "application/json", br#"{"id":"j3","text":"a single json document with its words"}"#);
+    let (status, v) = post(
+        port,
+        "/api/documents?name=one&wait=true",
+        "application/json",
+        br#"{"id":"j3","text":"a single json document with its words"}"#,
+    );
     assert_eq!((status, &v["documents"]), (201, &serde_json::json!([3])), "{v}");
     let (status, v) = post(port, "/api/documents?name=bad&wait=true", "application/json", br#"{"id":"j4","text": "#);
     assert!(status == 400 && v["error"].as_str().unwrap().contains("malformed JSON"), "{status} {v}");
-    assert_eq!(post(port, "/api/documents?name=a%1Bb", "text/plain", b"some words here").0, 400, "control characters in a name");
+    assert_eq!(
+        post(port, "/api/documents?name=a%1Bb", "text/plain", b"some words here").0,
+        400,
+        "control characters in a name"
+    );
     assert_eq!(get_json(port, &format!("/api/admissions/{}", "0".repeat(32))).0, 404, "never submitted");
     assert_eq!(raw(port, b"GET / HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 3\r\n\r\nabc").0, 400);
     assert_eq!(raw(port, b"GET / HTTP/1.9\r\n\r\n").0, 505);

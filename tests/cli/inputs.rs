@@ -2,7 +2,6 @@
 
 use crate::util::*;
 
-
 #[test]
 fn bad_inputs_are_reported_skipped_and_leave_no_state() {
     let dir = tempfile::tempdir().unwrap();
@@ -14,7 +13,11 @@ fn bad_inputs_are_reported_skipped_and_leave_no_state() {
     std::fs::write(p("bad.json"), "{\"id\": \"x\", \"text\": ").unwrap();
     std::fs::write(p("good.json"), r#"{"id": "good-one", "text": "a perfectly ordinary sentence with enough words in it", "url": "https://example.org/a"}"#).unwrap();
     std::fs::write(p("mixed.jsonl"), "{\"id\":\"l1\",\"text\":\"first line document with some words\"}\nnot json\n{\"id\":\"l3\",\"html\":\"<p>third &amp; last</p>\"}\n").unwrap();
-    std::fs::write(p("page.html"), "<html><script>alert(1)</script><body><h1>Title</h1><p>Body &eacute;t&eacute;</p></body></html>").unwrap();
+    std::fs::write(
+        p("page.html"),
+        "<html><script>alert(1)</script><body><h1>Title</h1><p>Body &eacute;t&eacute;</p></body></html>",
+    )
+    .unwrap();
     let missing = p("missing.txt");
     let out = ingest(dir.path(), &[], &[inputs.path(), &missing]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -84,7 +87,13 @@ fn ingesting_twice_stores_nothing_twice_and_an_empty_input_warns() {
 fn ingest_and_query_read_standard_input() {
     let dir = tempfile::tempdir().unwrap();
     let jsonl = "{\"id\":\"s1\",\"text\":\"the old harbour bridge reopened to traffic on monday morning after repairs\"}\n{\"id\":\"s2\",\"text\":\"an unrelated note about the weather and the tides of the week\"}\n";
-    let out = bin().args(["ingest", "--table-size", "4MiB", "--data"]).arg(dir.path()).arg("-").write_stdin(jsonl).output().unwrap();
+    let out = bin()
+        .args(["ingest", "--table-size", "4MiB", "--data"])
+        .arg(dir.path())
+        .arg("-")
+        .write_stdin(jsonl)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let list = json(dir.path(), &["list", "--json"]);
     let names: Vec<&str> = list.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
@@ -97,14 +106,17 @@ fn ingest_and_query_read_standard_input() {
     assert_eq!(v["copied_blocks"][0]["origin"]["name"], "s1", "{v}");
 }
 
-
 /// Regression: terminal escape sequences in names passed through to the terminal.
 #[test]
 fn control_characters_in_names_are_shown_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let inputs = tempfile::tempdir().unwrap();
     let doc = inputs.path().join("evil.json");
-    std::fs::write(&doc, r#"{"id": "evil\u001b[2J\u001b]0;pwned\u0007name\nline", "text": "some words of an ordinary document"}"#).unwrap();
+    std::fs::write(
+        &doc,
+        r#"{"id": "evil\u001b[2J\u001b]0;pwned\u0007name\nline", "text": "some words of an ordinary document"}"#,
+    )
+    .unwrap();
     assert!(ingest(dir.path(), &[], &[&doc]).status.success());
     for args in [&["list"][..], &["show", "1"][..]] {
         let out = ok(dir.path(), args);

@@ -4,7 +4,6 @@ use serde_json::Value;
 
 use crate::util::*;
 
-
 /// The longest text of the license fixture (about 1,700 words).
 fn long_license() -> String {
     let fixture = std::fs::read_to_string(fixture("spdx-sample.jsonl")).unwrap();
@@ -100,4 +99,3 @@ fn neardup_eval_meets_the_default_verdict_targets_on_real_licenses() {
     assert!(default["recall"].as_f64().unwrap() >= 0.9, "{default}");
     assert!(default["precision_at_0_7"].as_f64().unwrap() >= 0.9, "{default}");
 }
-

@@ -2,7 +2,6 @@
 
 use crate::util::*;
 
-
 #[test]
 fn quoted_lightly_edited_and_unrelated_sentences() {
     let inputs = tempfile::tempdir().unwrap();
@@ -42,7 +41,10 @@ fn quoted_lightly_edited_and_unrelated_sentences() {
         .collect();
     assert_eq!(
         quoting,
-        ["\"Our country needs fast trains between every large city.\"", "PASSENGERS WILL SAVE FORTY MINUTES ON EACH JOURNEY TO COAST!"]
+        [
+            "\"Our country needs fast trains between every large city.\"",
+            "PASSENGERS WILL SAVE FORTY MINUTES ON EACH JOURNEY TO COAST!"
+        ]
     );
     for q in quotes {
         let s = &q["sources"][0];
@@ -64,13 +66,20 @@ fn quoted_lightly_edited_and_unrelated_sentences() {
     }
 }
 
-
 /// `quote-eval --planted` on real mail: every planted long sentence with one word
 /// changed is found with part signatures, through the real ingestion path; without
 /// them, fewer.
 #[test]
 fn planted_edited_long_sentences_are_found_with_part_signatures() {
-    let out = bin().arg("quote-eval").arg("--planted").arg("--queries").arg("20").arg("--json").arg(fixture("mail-sample.jsonl")).output().unwrap();
+    let out = bin()
+        .arg("quote-eval")
+        .arg("--planted")
+        .arg("--queries")
+        .arg("20")
+        .arg("--json")
+        .arg(fixture("mail-sample.jsonl"))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();

@@ -4,7 +4,6 @@ use serde_json::Value;
 
 use crate::util::*;
 
-
 #[test]
 fn a_schema_1_data_directory_is_upgraded_and_keeps_its_results() {
     let dir = tempfile::tempdir().unwrap();
@@ -33,19 +32,13 @@ fn a_schema_1_data_directory_is_upgraded_and_keeps_its_results() {
     assert_eq!(quoting[0], 0);
     assert!(quoting[1] >= 2 && quoting[2] >= 3, "{quoting:?}");
     // The backfilled index finds an old document.
-    let out = bin()
-        .arg("ingest")
-        .arg("--data")
-        .arg(&data)
-        .arg(examples().join("02-commuter-blog.txt"))
-        .output()
-        .unwrap();
+    let out =
+        bin().arg("ingest").arg("--data").arg(&data).arg(examples().join("02-commuter-blog.txt")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&data, &["neardups", "4", "--json"]);
     assert_eq!(v["near_duplicates"][0]["id"], 2);
     assert_eq!(v["near_duplicates"][0]["exact"], true);
 }
-
 
 #[test]
 fn a_schema_4_data_directory_is_upgraded_and_takes_new_documents() {
@@ -67,7 +60,8 @@ fn a_schema_4_data_directory_is_upgraded_and_takes_new_documents() {
     let before = json(&data, &["stats", "--json"]);
     assert_eq!(before["table_digest"], std::fs::read_to_string(fixture("v4-digest.txt")).unwrap().trim());
     let n = before["documents"].as_u64().unwrap();
-    let out = bin().arg("ingest").arg("--data").arg(&data).arg(examples().join("03-weekly-roundup.txt")).output().unwrap();
+    let out =
+        bin().arg("ingest").arg("--data").arg(&data).arg(examples().join("03-weekly-roundup.txt")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(documents(&data), n + 1);
     let v = json(&data, &["neardups", &(n + 1).to_string(), "--json"]);
@@ -75,7 +69,11 @@ fn a_schema_4_data_directory_is_upgraded_and_takes_new_documents() {
     // Schema 7 keeps the old data directory's behaviour (no propagation, no alignment):
     // replay recomputes its stored results exactly.
     let out = run(&data, &["rebuild"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(ok(&data, &["stats"]).contains("propagation off, alignment off"));
 }
 
@@ -83,7 +81,12 @@ fn a_schema_4_data_directory_is_upgraded_and_takes_new_documents() {
 fn schema_2_and_3_data_directories_are_upgraded_to_what_ingestion_writes() {
     // Written by the builds of those schemas (tests/fixtures/README.md) from the three
     // examples, which are also the first three documents of the schema-4 fixture.
-    let want: String = std::fs::read_to_string(fixture("v4-export.jsonl")).unwrap().lines().take(3).map(|l| format!("{l}\n")).collect();
+    let want: String = std::fs::read_to_string(fixture("v4-export.jsonl"))
+        .unwrap()
+        .lines()
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
     for version in [2, 3] {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
@@ -93,7 +96,11 @@ fn schema_2_and_3_data_directories_are_upgraded_to_what_ingestion_writes() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&format!("schema version {version} needs an upgrade")), "{err}");
         ok(&data, &["upgrade"]);
-        assert_eq!(without_rule(&ok(&data, &["export"])), without_rule(&want), "schema {version}: the backfilled results differ from ingestion's");
+        assert_eq!(
+            without_rule(&ok(&data, &["export"])),
+            without_rule(&want),
+            "schema {version}: the backfilled results differ from ingestion's"
+        );
         assert!(ok(&data, &["check"]).ends_with("ok\n"));
     }
 }
@@ -105,7 +112,9 @@ fn without_derived(export: &str) -> Vec<Value> {
         .lines()
         .map(|l| {
             let mut v: Value = serde_json::from_str(l).unwrap();
-            v.as_object_mut().unwrap().retain(|k, _| !matches!(k.as_str(), "dominant_origin" | "most_copied_origin" | "dominant_origin_rule"));
+            v.as_object_mut().unwrap().retain(|k, _| {
+                !matches!(k.as_str(), "dominant_origin" | "most_copied_origin" | "dominant_origin_rule")
+            });
             v
         })
         .collect()

@@ -181,7 +181,9 @@ pub fn drop_into_spool(dir: &Path, files: &[PathBuf]) {
 
 /// Waits until `n` documents are stored and the spool's new/ is empty.
 pub fn wait_drained(dir: &Path, n: u64) {
-    wait_until(&format!("{n} documents and an empty spool"), 120, || documents(dir) >= n && spool_count(dir, "new") == 0);
+    wait_until(&format!("{n} documents and an empty spool"), 120, || {
+        documents(dir) >= n && spool_count(dir, "new") == 0
+    });
 }
 
 /// A running `textorigin serve`: killed (SIGKILL) when dropped, so a failing assertion
@@ -232,7 +234,12 @@ impl Daemon {
 
     /// Sends a signal through kill(1).
     pub fn signal(&self, sig: &str) {
-        assert!(std::process::Command::new("kill").arg(format!("-{sig}")).arg(self.id().to_string()).status().unwrap().success());
+        assert!(std::process::Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.id().to_string())
+            .status()
+            .unwrap()
+            .success());
     }
 
     /// SIGTERM, and the daemon must exit with status 0.
@@ -265,7 +272,10 @@ impl Daemon {
     pub fn status(&self, dir: &Path) -> Value {
         let mut status = Value::Null;
         wait_until("the daemon's status", 60, || {
-            status = std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null);
+            status = std::fs::read(dir.join("daemon.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or(Value::Null);
             status["pid"] == self.id()
         });
         status

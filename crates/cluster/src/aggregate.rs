@@ -19,10 +19,11 @@ use textorigin_core::config::Overrides;
 use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
-use textorigin_io::input::InputDoc;
-use textorigin_io::storage::datadir::{DataDir, DataDirError, StageTimes};
-use textorigin_io::storage::stage::{StageError, TableStage};
-use textorigin_io::storage::table_file::Mapped;
+use textorigin_store::input::InputDoc;
+use textorigin_store::storage::datadir::{DataDir, DataDirError};
+use textorigin_store::storage::stage::{StageError, TableStage};
+use textorigin_store::storage::table_file::Mapped;
+use textorigin_store::telemetry::StageTimes;
 
 use crate::log::{Appends, Log, Reader};
 use crate::wire::{decode, encode, hits_stream, subject, Answer, Doc, DOCS, FEEDBACK};
@@ -76,7 +77,9 @@ impl Remote {
         let started = Instant::now();
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.readers.first().is_none_or(|r| r.position() != seq) {
-            state.readers = (0..self.shards).map(|s| self.log.reader(&hits_stream(s), seq)).collect::<std::result::Result<_, _>>()?;
+            state.readers = (0..self.shards)
+                .map(|s| self.log.reader(&hits_stream(s), seq))
+                .collect::<std::result::Result<_, _>>()?;
         }
         let mut probes = Vec::with_capacity(state.readers.len());
         let State { readers, feedback, .. } = &mut *state;
@@ -102,11 +105,21 @@ impl Remote {
 }
 
 impl TableStage for Remote {
-    fn probe(&mut self, engine: &Engine, _table: &mut Table<Mapped>, seq: u64) -> std::result::Result<Vec<Option<Hit>>, StageError> {
+    fn probe(
+        &mut self,
+        engine: &Engine,
+        _table: &mut Table<Mapped>,
+        seq: u64,
+    ) -> std::result::Result<Vec<Option<Hit>>, StageError> {
         Ok(self.answers(seq, engine.selected())?)
     }
 
-    fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> std::result::Result<(), StageError> {
+    fn score(
+        &mut self,
+        engine: &Engine,
+        table: &mut Table<Mapped>,
+        feedback: &Feedback,
+    ) -> std::result::Result<(), StageError> {
         self.publish(feedback)?;
         // The aggregator's own table holds no buckets: only its document counters move.
         engine.score(table, &Probe::default(), feedback);
@@ -126,11 +139,19 @@ impl TableStage for Remote {
 /// (made by `cluster init`) until document `until` is stored (forever without one),
 /// writing a checkpoint slot (as `serve` does) at the first document boundary `every`
 /// after the last.
-pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progress: impl FnMut(u64)) -> Result<AggregatorSummary> {
+pub fn run(
+    log: &Log,
+    dir: &Path,
+    until: Option<u64>,
+    every: Duration,
+    mut progress: impl FnMut(u64),
+) -> Result<AggregatorSummary> {
     let meta = read_meta(log)?;
     let mut stage = Remote::new(log, meta.shards)?;
     let waits = stage.state.clone();
-    if let Some((from, replayed, mismatches)) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
+    if let Some((from, replayed, mismatches)) =
+        DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))?
+    {
         tracing::info!(from, replayed, mismatches, "recovered the data directory from the log");
     }
     let mut dd = DataDir::open_write_aggregator(dir, &Overrides::default())?;
@@ -161,7 +182,7 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);
         dd.add_prepare_time(started.elapsed().as_secs_f64());
-        let (stored, _) = dd.ingest_prepared(&input, prepared, textorigin_io::storage::store::Admit::default())?;
+        let (stored, _) = dd.ingest_prepared(&input, prepared, textorigin_store::storage::store::Admit::default())?;
         if stored.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the aggregator's store", want: seq, got: stored.seq });
         }
@@ -171,7 +192,9 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
             checkpointed = Instant::now();
             match dd.checkpoint() {
                 // A slot that cannot be written (a full disk) costs recovery time only.
-                Err(DataDirError::Checkpoint(e)) => tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid"),
+                Err(DataDirError::Checkpoint(e)) => {
+                    tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid")
+                }
                 r => drop(r?),
             }
             crate::publish_position(log, None, dir, dd.store.id().map_err(DataDirError::from)?)?;
@@ -180,5 +203,11 @@ pub fn run(log: &Log, dir: &Path, until: Option<u64>, every: Duration, mut progr
     let times = dd.stage_times();
     dd.close()?;
     let waits = waits.lock().unwrap_or_else(|p| p.into_inner());
-    Ok(AggregatorSummary { last, times, docs_secs, answers_secs: waits.answers_secs, feedback_secs: waits.feedback_secs })
+    Ok(AggregatorSummary {
+        last,
+        times,
+        docs_secs,
+        answers_secs: waits.answers_secs,
+        feedback_secs: waits.feedback_secs,
+    })
 }

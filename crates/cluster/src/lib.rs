@@ -18,11 +18,14 @@ use std::path::PathBuf;
 
 use textorigin_core::engine::Engine;
 use textorigin_core::shard::split;
-use textorigin_io::ingest::{inputs, Input};
-use textorigin_io::storage::datadir::DocError;
+use textorigin_store::ingest::{inputs, Input};
+use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
-use crate::wire::{decode, encode, hits_stream, items_stream, position_subject, process_name, subject, Doc, Items, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS};
+use crate::wire::{
+    decode, encode, hits_stream, items_stream, position_subject, process_name, subject, Doc, Items, Meta, WireError,
+    DOCS, FEEDBACK, META, POSITIONS,
+};
 
 /// Errors of the deployment's processes.
 #[derive(Debug, thiserror::Error)]
@@ -34,11 +37,11 @@ pub enum ClusterError {
     #[error(transparent)]
     Shard(#[from] textorigin_core::shard::ShardError),
     #[error(transparent)]
-    DataDir(#[from] textorigin_io::storage::datadir::DataDirError),
+    DataDir(#[from] textorigin_store::storage::datadir::DataDirError),
     #[error(transparent)]
     Params(#[from] textorigin_core::table::ParamsError),
     #[error(transparent)]
-    Checkpoint(#[from] textorigin_io::storage::checkpoint::CheckpointError),
+    Checkpoint(#[from] textorigin_store::storage::checkpoint::CheckpointError),
     #[error("the log has no deployment yet: run `textorigin cluster init` first")]
     NoMeta,
     #[error("the log's deployment differs from the one asked for.\n  in the log: {stored}\n  asked for:  {requested}")]
@@ -81,14 +84,18 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
 /// the shards' answers and (prepared at submission) their shingles.
 fn document_streams(meta: &Meta) -> Vec<String> {
     let items = if meta.prepared { meta.shards } else { 0 };
-    [DOCS.to_string(), FEEDBACK.to_string()].into_iter().chain((0..meta.shards).map(hits_stream)).chain((0..items).map(items_stream)).collect()
+    [DOCS.to_string(), FEEDBACK.to_string()]
+        .into_iter()
+        .chain((0..meta.shards).map(hits_stream))
+        .chain((0..items).map(items_stream))
+        .collect()
 }
 
 /// Says where a process (worker `Some(s)` or the aggregator) can restart from, after it
 /// wrote a checkpoint slot in `dir`: the oldest of its valid slots for `identity` (the
 /// deployment's, or the aggregator's store's; `checkpoint::oldest_valid_seq`).
 pub fn publish_position(log: &Log, worker: Option<u32>, dir: &std::path::Path, identity: u64) -> Result<()> {
-    match textorigin_io::storage::checkpoint::oldest_valid_seq(dir, identity) {
+    match textorigin_store::storage::checkpoint::oldest_valid_seq(dir, identity) {
         Some(seq) => Ok(log.put_latest(&position_subject(worker), &encode(&seq))?),
         None => Ok(()),
     }
@@ -151,7 +158,13 @@ pub enum Submitted {
 /// prepared at submission ([`Meta::prepared`]) each document's selected shingles go to
 /// their shards' streams after it, and a submission that was cut off between the two
 /// is completed first (every append is exactly once).
-pub fn submit(log: &Log, meta: &Meta, paths: &[PathBuf], max_doc_bytes: u64, mut event: impl FnMut(Submitted)) -> Result<u64> {
+pub fn submit(
+    log: &Log,
+    meta: &Meta,
+    paths: &[PathBuf],
+    max_doc_bytes: u64,
+    mut event: impl FnMut(Submitted),
+) -> Result<u64> {
     let mut engine = Engine::new(meta.config.clone());
     let mut last = log.last_seq(DOCS)?;
     let docs_subject = subject(DOCS);
@@ -181,10 +194,12 @@ pub fn submit(log: &Log, meta: &Meta, paths: &[PathBuf], max_doc_bytes: u64, mut
             event(Submitted::Failed(DocError::NoTokens(doc.source.clone()).to_string()));
             continue;
         }
-        let msg = Doc { name: doc.name, source: doc.source, url: doc.url, published_at: doc.published_at, text: doc.text };
+        let msg =
+            Doc { name: doc.name, source: doc.source, url: doc.url, published_at: doc.published_at, text: doc.text };
         log.append(DOCS, &docs_subject, last + 1, &encode(&msg))?;
         last += 1;
-        textorigin_io::failpoint::hit("submit.after-doc").map_err(|source| ClusterError::Io { what: "submission", source })?;
+        textorigin_store::failpoint::hit("submit.after-doc")
+            .map_err(|source| ClusterError::Io { what: "submission", source })?;
         if let Some(s) = &shards {
             s.append(log, &engine, last)?;
         }

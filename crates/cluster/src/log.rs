@@ -105,7 +105,11 @@ impl Log {
             .split(',')
             .map(|u| u.trim().parse::<ServerAddr>().map_err(|source| LogError::Address { url: u.to_string(), source }))
             .collect::<Result<Vec<_>>>()?;
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(LogError::Runtime)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(LogError::Runtime)?;
         let client = rt
             .block_on(async_nats::ConnectOptions::new().retry_on_initial_connect().connect(addrs))
             .map_err(|e| nats(format!("cannot connect to {urls}"))(e.into()))?;
@@ -123,14 +127,23 @@ impl Log {
     /// Makes stream `name` holding `subject` (file storage, the connection's replicas),
     /// or checks that it exists.
     pub fn create_stream(&self, name: &str, subject: &str) -> Result<()> {
-        self.make_stream(stream::Config { name: name.to_string(), subjects: vec![subject.to_string()], ..Default::default() })
+        self.make_stream(stream::Config {
+            name: name.to_string(),
+            subjects: vec![subject.to_string()],
+            ..Default::default()
+        })
     }
 
     /// Makes stream `name` keeping only the latest message of each subject under
     /// `prefix` (`prefix.*`: a small table of named values), or checks that it exists.
     pub fn create_latest_stream(&self, name: &str, prefix: &str) -> Result<()> {
         let subjects = vec![format!("{prefix}.*")];
-        self.make_stream(stream::Config { name: name.to_string(), subjects, max_messages_per_subject: 1, ..Default::default() })
+        self.make_stream(stream::Config {
+            name: name.to_string(),
+            subjects,
+            max_messages_per_subject: 1,
+            ..Default::default()
+        })
     }
 
     /// Makes the stream of `config` with file storage and the connection's replicas.
@@ -248,7 +261,12 @@ impl Log {
     /// Sends `payload` through `subject` to be message `seq` of its stream, refused by
     /// the server unless the stream's last message is `seq − 1`; the acknowledgement
     /// is to be awaited.
-    async fn send(&self, subject: &str, seq: u64, payload: Vec<u8>) -> std::result::Result<jetstream::context::PublishAckFuture, jetstream::context::PublishError> {
+    async fn send(
+        &self,
+        subject: &str,
+        seq: u64,
+        payload: Vec<u8>,
+    ) -> std::result::Result<jetstream::context::PublishAckFuture, jetstream::context::PublishError> {
         let mut headers = async_nats::HeaderMap::new();
         headers.insert("Nats-Expected-Last-Sequence", (seq - 1).to_string().as_str());
         self.inner.js.publish_with_headers(subject.to_string(), headers, payload.into()).await
@@ -323,14 +341,20 @@ impl Appends {
 /// purge of the whole (nats-server#4196, fixed before 2.10.0); an unreadable version
 /// counts as one that does.
 fn replays_purges_wrongly(version: &str) -> bool {
-    let parts: Vec<u64> = version.trim_start_matches('v').split(['.', '-']).take(2).map_while(|p| p.parse().ok()).collect();
+    let parts: Vec<u64> =
+        version.trim_start_matches('v').split(['.', '-']).take(2).map_while(|p| p.parse().ok()).collect();
     parts.len() < 2 || (parts[0], parts[1]) < (2, 10)
 }
 
 /// Deletes messages `from..to` of `stream` one by one (many under way at once), the
 /// ones already gone (an earlier trim cut off) counting as done. Returns how many it
 /// deleted.
-async fn delete_each(js: &jetstream::Context, stream: &str, from: u64, to: u64) -> std::result::Result<u64, async_nats::Error> {
+async fn delete_each(
+    js: &jetstream::Context,
+    stream: &str,
+    from: u64,
+    to: u64,
+) -> std::result::Result<u64, async_nats::Error> {
     use futures_util::TryStreamExt;
     #[derive(serde::Serialize)]
     struct Delete {
@@ -349,13 +373,21 @@ async fn delete_each(js: &jetstream::Context, stream: &str, from: u64, to: u64) 
             async move {
                 match js.request(subject, &Delete { seq, no_erase: true }).await? {
                     jetstream::response::Response::Ok(Deleted { success }) => Ok(u64::from(success)),
-                    jetstream::response::Response::Err { error } if error.error_code() == jetstream::ErrorCode::NO_MESSAGE_FOUND => Ok(0),
+                    jetstream::response::Response::Err { error }
+                        if error.error_code() == jetstream::ErrorCode::NO_MESSAGE_FOUND =>
+                    {
+                        Ok(0)
+                    }
                     jetstream::response::Response::Err { error } => Err(async_nats::Error::from(error)),
                 }
             }
         })
     };
-    futures_util::stream::iter(from..to).map(one).buffer_unordered(64).try_fold(0, |n, d| async move { Ok(n + d) }).await
+    futures_util::stream::iter(from..to)
+        .map(one)
+        .buffer_unordered(64)
+        .try_fold(0, |n, d| async move { Ok(n + d) })
+        .await
 }
 
 /// Reads one stream in order, waiting for messages not yet appended.
@@ -427,7 +459,10 @@ impl Reader {
             };
             let error = match got {
                 Some(Ok(m)) => {
-                    let seq = m.info().map_err(nats(format!("a message of stream {} without its position", self.stream)))?.stream_sequence;
+                    let seq = m
+                        .info()
+                        .map_err(nats(format!("a message of stream {} without its position", self.stream)))?
+                        .stream_sequence;
                     if seq == self.next {
                         self.next += 1;
                         return Ok(Some((seq, m.payload.to_vec())));
@@ -445,9 +480,14 @@ impl Reader {
                     format!("the consumer skipped to #{seq}")
                 }
                 failed => {
-                    let error = failed.and_then(|r| r.err()).map_or_else(|| "the consumer ended".to_string(), |e| e.to_string());
+                    let error = failed
+                        .and_then(|r| r.err())
+                        .map_or_else(|| "the consumer ended".to_string(), |e| e.to_string());
                     if start.elapsed() > RETRY_FOR {
-                        return Err(LogError::Nats { what: format!("reading stream {} at #{}", self.stream, self.next), source: error.into() });
+                        return Err(LogError::Nats {
+                            what: format!("reading stream {} at #{}", self.stream, self.next),
+                            source: error.into(),
+                        });
                     }
                     error
                 }
@@ -463,7 +503,17 @@ impl Reader {
 mod tests {
     #[test]
     fn servers_before_2_10_replay_purges_wrongly() {
-        for (version, wrong) in [("2.9.10", true), ("2.9.25", true), ("v2.9.10", true), ("2.10.0", false), ("2.10.22-RC.1", false), ("2.11.3", false), ("3.0.0", false), ("", true), ("x", true)] {
+        for (version, wrong) in [
+            ("2.9.10", true),
+            ("2.9.25", true),
+            ("v2.9.10", true),
+            ("2.10.0", false),
+            ("2.10.22-RC.1", false),
+            ("2.11.3", false),
+            ("3.0.0", false),
+            ("", true),
+            ("x", true),
+        ] {
             assert_eq!(super::replays_purges_wrongly(version), wrong, "{version}");
         }
     }

@@ -133,10 +133,15 @@ mod tests {
         assert_eq!(decode::<Answer>(&bytes, "answer").unwrap(), a);
         let mut newer = bytes.clone();
         newer[0] = VERSION + 1;
-        assert!(matches!(decode::<Answer>(&newer, "answer"), Err(WireError::Version { found, .. }) if found == VERSION + 1));
+        assert!(
+            matches!(decode::<Answer>(&newer, "answer"), Err(WireError::Version { found, .. }) if found == VERSION + 1)
+        );
         assert!(matches!(decode::<Answer>(&[], "answer"), Err(WireError::Empty { .. })));
         assert!(matches!(decode::<Answer>(&bytes[..3], "answer"), Err(WireError::Decode { .. })));
         assert_eq!(subject(&hits_stream(2)), "txo.hits.2");
-        assert_eq!((position_subject(Some(3)), position_subject(None)), ("txo.positions.w3".to_string(), "txo.positions.agg".to_string()));
+        assert_eq!(
+            (position_subject(Some(3)), position_subject(None)),
+            ("txo.positions.w3".to_string(), "txo.positions.agg".to_string())
+        );
     }
 }

@@ -9,7 +9,7 @@
 //! byte.
 //!
 //! Restart: the table is held in memory, restored from the newest checkpoint slot
-//! (the daemon's A/B slots, `textorigin_io::storage::checkpoint`, holding the range,
+//! (the daemon's A/B slots, `textorigin_store::storage::checkpoint`, holding the range,
 //! its counters and the document it reflects) and brought up to date by replaying the
 //! log from the next document: its answers are already in its stream (each is
 //! compared with the one recomputed: a difference is a determinism bug, or another
@@ -25,7 +25,7 @@ use textorigin_core::config::Config;
 use textorigin_core::engine::{Engine, Feedback};
 use textorigin_core::shard::{Ahead, Shard};
 use textorigin_core::table::{Table, TableStats};
-use textorigin_io::storage::checkpoint;
+use textorigin_store::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::Log;
@@ -73,7 +73,14 @@ pub struct Checkpoints {
 /// `until` (forever without one); writes its bucket range and counters to `out` then.
 /// With `checkpoints`, it starts from its newest valid slot of this deployment and
 /// writes one now and then (`docs/SCALE-OUT.md`, "Checkpoints").
-pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkpoints: Option<&Checkpoints>, mut progress: impl FnMut(u64)) -> Result<WorkerSummary> {
+pub fn run(
+    log: &Log,
+    index: u32,
+    until: Option<u64>,
+    out: Option<&Path>,
+    checkpoints: Option<&Checkpoints>,
+    mut progress: impl FnMut(u64),
+) -> Result<WorkerSummary> {
     let meta = read_meta(log)?;
     let deployment = xxh3_64(&encode(&meta));
     let shard = Shard::new(index, meta.shards)?;
@@ -106,7 +113,8 @@ pub fn run(log: &Log, index: u32, until: Option<u64>, out: Option<&Path>, checkp
     let (mut probed, mut checkpointed_at) = (last, last);
     loop {
         // A checkpoint is due when its time has come and a document was applied since.
-        let due = checkpoints.filter(|c| checkpointed.elapsed() >= c.every && (last > checkpointed_at || !ahead.is_empty()));
+        let due =
+            checkpoints.filter(|c| checkpointed.elapsed() >= c.every && (last > checkpointed_at || !ahead.is_empty()));
         if let (Some(c), true) = (due, ahead.is_empty()) {
             // A slot puts its documents beyond a replay: their answers must be in the log.
             appends.flush()?;
@@ -211,8 +219,20 @@ fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &m
     let bytes = std::fs::read(&path).map_err(|source| ClusterError::Image { path: path.clone(), source })?;
     let (header, range) = parse_image(&bytes, &path)?;
     let dst = table.range_bytes_mut(shard.buckets(table.buckets()));
-    if header.index != shard.index() || header.count != shard.count() || header.config != *config || dst.len() != range.len() || header.stats.last_seq != m.seq {
-        return Err(ClusterError::File { shard: shard.index(), source: std::io::Error::other(format!("checkpoint slot {} in {} is not this shard's", checkpoint::slot_name(slot), dir.display())) });
+    if header.index != shard.index()
+        || header.count != shard.count()
+        || header.config != *config
+        || dst.len() != range.len()
+        || header.stats.last_seq != m.seq
+    {
+        return Err(ClusterError::File {
+            shard: shard.index(),
+            source: std::io::Error::other(format!(
+                "checkpoint slot {} in {} is not this shard's",
+                checkpoint::slot_name(slot),
+                dir.display()
+            )),
+        });
     }
     dst.copy_from_slice(range);
     *table.stats_mut() = header.stats;
@@ -232,7 +252,12 @@ pub struct ImageHeader {
 /// ([`ImageHeader`] as a message, behind its length as u32 little-endian), then the
 /// range's bytes. The file of `--image` and a worker's checkpoint slot hold it.
 fn image<'t>(shard: Shard, config: &Config, table: &'t Table<Vec<u8>>) -> (Vec<u8>, &'t [u8]) {
-    let header = encode(&ImageHeader { index: shard.index(), count: shard.count(), config: config.clone(), stats: table.stats() });
+    let header = encode(&ImageHeader {
+        index: shard.index(),
+        count: shard.count(),
+        config: config.clone(),
+        stats: table.stats(),
+    });
     let mut head = (header.len() as u32).to_le_bytes().to_vec();
     head.extend(header);
     (head, table.range_bytes(shard.buckets(table.buckets())))
@@ -269,14 +294,20 @@ pub fn union(paths: &[&Path]) -> Result<Table<Vec<u8>>> {
     let mut shards = Vec::new();
     for (h, bytes) in &images {
         if h.config != first.config {
-            return Err(ClusterError::MetaDiffers { stored: first.config.canonical(), requested: h.config.canonical() });
+            return Err(ClusterError::MetaDiffers {
+                stored: first.config.canonical(),
+                requested: h.config.canonical(),
+            });
         }
         let shard = Shard::new(h.index, h.count)?;
         let mut t = Table::in_memory(&h.config.table_params())?;
         let range = shard.buckets(t.buckets());
         let dst = t.range_bytes_mut(range);
         if dst.len() != bytes.len() {
-            return Err(ClusterError::File { shard: h.index, source: std::io::Error::other("the image's size does not fit its shard") });
+            return Err(ClusterError::File {
+                shard: h.index,
+                source: std::io::Error::other("the image's size does not fit its shard"),
+            });
         }
         dst.copy_from_slice(bytes);
         *t.stats_mut() = h.stats;

@@ -83,7 +83,10 @@ pub struct Alignment<'a> {
 /// Aligned copied blocks (maximal stretches of tokens taken from one run, in token
 /// order) and the per-token origin (0: none), for `doc`; `origin_text(o)` gives an
 /// earlier document's text and stored blocks when its text is stored.
-pub fn align(doc: &Alignment<'_>, mut origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>) -> (Vec<Block>, Vec<u64>) {
+pub fn align(
+    doc: &Alignment<'_>,
+    mut origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+) -> (Vec<Block>, Vec<u64>) {
     let n = doc.tokens.len();
     let k = doc.rabin.k();
     let fps: Vec<u64> = doc.tokens.iter().map(|t| t.fp).collect();
@@ -175,7 +178,15 @@ const MAX_ORIGINS: usize = 8;
 /// `text`, and, inside it, a run for each stretch the origin's own result attributes to
 /// an earlier document (the earliest source is the origin's origin), if it holds a
 /// k-shingle; returns the run.
-fn push_runs(runs: &mut Vec<(usize, usize, u64)>, fps: &[u64], text: &OriginText, o: u64, p: usize, q: usize, k: usize) -> (usize, usize) {
+fn push_runs(
+    runs: &mut Vec<(usize, usize, u64)>,
+    fps: &[u64],
+    text: &OriginText,
+    o: u64,
+    p: usize,
+    q: usize,
+    k: usize,
+) -> (usize, usize) {
     let (a, b) = extend(fps, &text.tokens, p, q, k);
     runs.push((a, b, o));
     // Document token t lies at origin token t - a + qa.
@@ -218,7 +229,12 @@ fn blocks_of_owners(doc: &Alignment<'_>, owner: &[usize], runs: &[(usize, usize,
             }
             let inside = doc.selected[at..].iter().take_while(|s| (s.start_token as usize) < u);
             let shingles = inside.filter(|s| s.origin == o && s.end_token as usize <= u).count() as u32;
-            let span = Span { start_token: t as u32, end_token: u as u32, start_byte: doc.tokens[t].start, end_byte: doc.tokens[u - 1].end };
+            let span = Span {
+                start_token: t as u32,
+                end_token: u as u32,
+                start_byte: doc.tokens[t].start,
+                end_byte: doc.tokens[u - 1].end,
+            };
             blocks.push(Block { span, origin: o, shingles });
         }
         t = u;
@@ -253,13 +269,17 @@ mod tests {
         // B's own result: its tokens 10..30 were copied from A (document 1).
         let b_blocks = [Block { span: span(10, 30), origin: 1, shingles: 3 }];
         let (blocks, labels) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &b_blocks))));
-        let got: Vec<(u32, u32, u64)> = blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect();
+        let got: Vec<(u32, u32, u64)> =
+            blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect();
         // C's tokens 5..37 are B's 4..36: B's 4..10 (C 5..11) from B, A's words (C 11..31)
         // from A, B's 30..36 (C 31..37) from B.
         assert_eq!(got, [(5, 11, 2), (11, 31, 1), (31, 37, 2)]);
         assert_eq!(labels.iter().filter(|&&l| l == 1).count(), 20);
         // Without B's result the whole stretch is B's.
         let (blocks, _) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &[]))));
-        assert_eq!(blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect::<Vec<_>>(), [(5, 37, 2)]);
+        assert_eq!(
+            blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect::<Vec<_>>(),
+            [(5, 37, 2)]
+        );
     }
 }

@@ -119,7 +119,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| format!("size `{s}`: expected a number with an optional unit, e.g. 64MiB"))?;
+    let value: f64 =
+        num.parse().map_err(|_| format!("size `{s}`: expected a number with an optional unit, e.g. 64MiB"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kib" => 1 << 10,
@@ -280,7 +281,12 @@ mod tests {
 
     #[test]
     fn later_overrides_win_and_results_are_validated() {
-        let file = Overrides { selection: Some("nw8".parse().unwrap()), k: Some(6), table_bytes: Some(8 << 20), ..Default::default() };
+        let file = Overrides {
+            selection: Some("nw8".parse().unwrap()),
+            k: Some(6),
+            table_bytes: Some(8 << 20),
+            ..Default::default()
+        };
         let flags = Overrides { k: Some(5), ..Default::default() };
         let c = file.or(flags).apply(&Config::default()).unwrap();
         assert_eq!(c.k, 5);

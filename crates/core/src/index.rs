@@ -107,7 +107,15 @@ impl IndexShape {
         let sig_entries = (sig_total / sig_buckets as usize).clamp(1, SIG_MAX_BUCKET);
         let used = df_buckets as usize * DF_BUCKET * ENTRY + sig_buckets as usize * sig_entries * ENTRY;
         let nd_buckets = ((rest - used) / (ND_BUCKET * ENTRY)) as u64;
-        Ok(IndexShape { bytes: bytes as usize, df_buckets, sig_width: width, sig_keys, sig_buckets, sig_entries, nd_buckets })
+        Ok(IndexShape {
+            bytes: bytes as usize,
+            df_buckets,
+            sig_width: width,
+            sig_keys,
+            sig_buckets,
+            sig_entries,
+            nd_buckets,
+        })
     }
 
     fn df_at(&self) -> usize {
@@ -124,7 +132,11 @@ impl IndexShape {
 
     /// Entries per section: (document frequencies, signatures, near-duplicate keys).
     pub fn capacity(&self) -> (u64, u64, u64) {
-        (self.df_buckets * DF_BUCKET as u64, self.sig_buckets * self.sig_entries as u64, self.nd_buckets * ND_BUCKET as u64)
+        (
+            self.df_buckets * DF_BUCKET as u64,
+            self.sig_buckets * self.sig_entries as u64,
+            self.nd_buckets * ND_BUCKET as u64,
+        )
     }
 }
 
@@ -384,7 +396,9 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         for &k in keys {
             let at = self.nd_bucket(k);
             let bucket = &self.bytes()[at..at + ND_BUCKET * ENTRY];
-            out.extend(entries(bucket).filter(|&(a, s)| a == k && s < seq).map(|(_, s)| s).take(cfg.max_per_key as usize));
+            out.extend(
+                entries(bucket).filter(|&(a, s)| a == k && s < seq).map(|(_, s)| s).take(cfg.max_per_key as usize),
+            );
         }
         out
     }
@@ -450,7 +464,10 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
                     // The first bucket of the chain with room, else the home bucket evicts.
                     let mut chain = self.sig_chain(p, v);
                     let home = chain.next().expect("a chain has its home bucket");
-                    let at = std::iter::once(home).chain(chain).find(|&at| !full(&self.bytes()[at..at + len])).unwrap_or(home);
+                    let at = std::iter::once(home)
+                        .chain(chain)
+                        .find(|&at| !full(&self.bytes()[at..at + len]))
+                        .unwrap_or(home);
                     sig_new += 1;
                     sig_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + len], sig, packed));
                 }

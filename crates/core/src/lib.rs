@@ -9,7 +9,7 @@
 //! copied blocks are aligned against their origins' texts to exact edges ([`align`]).
 //! Near-duplicate sketches and verdicts are in [`neardup`], qSign quotation signatures,
 //! probes and scoring in [`quote`], the bounded derived indexes both search (document
-//! frequencies, signatures, near-duplicate keys) in [`index`]; [`reference`] is the
+//! frequencies, signatures, near-duplicate keys) in [`index`]; [`reference`](mod@reference) is the
 //! brute-force oracle; [`config`] the typed configuration; [`shard`] splits the table
 //! into bucket ranges whose union is the single-node table (scale-out).
 //!

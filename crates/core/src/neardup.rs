@@ -44,8 +44,8 @@
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use crate::rabin::Rabin;
 use crate::hash::mix;
+use crate::rabin::Rabin;
 use crate::text::Token;
 
 /// Parameters of near-duplicate detection.
@@ -194,9 +194,8 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
             }
         }
     }
-    let simhash = (0..words)
-        .map(|j| (0..64).fold(0u64, |word, b| word | (u64::from(acc[j * 64 + b] > 0) << b)))
-        .collect();
+    let simhash =
+        (0..words).map(|j| (0..64).fold(0u64, |word, b| word | (u64::from(acc[j * 64 + b] > 0) << b))).collect();
     Sketch { exact, mins, simhash, rate, coarse }
 }
 
@@ -387,7 +386,11 @@ pub fn any_verdict(d: &NearDup) -> bool {
 
 /// The verdicts of document `seq`'s sketch against its candidates (earlier documents
 /// that share an index key with it, in ascending order): the pairs with any verdict.
-pub fn verdicts<S: std::borrow::Borrow<Sketch>>(cfg: &NearDupConfig, sketch: &Sketch, candidates: impl IntoIterator<Item = (u64, S)>) -> Vec<NearDup> {
+pub fn verdicts<S: std::borrow::Borrow<Sketch>>(
+    cfg: &NearDupConfig,
+    sketch: &Sketch,
+    candidates: impl IntoIterator<Item = (u64, S)>,
+) -> Vec<NearDup> {
     candidates.into_iter().map(|(c, other)| compare(cfg, c, sketch, other.borrow())).filter(any_verdict).collect()
 }
 
@@ -443,11 +446,19 @@ mod tests {
             let (b, sb) = sk(&cfg, &w.join(" "));
             let jaccard = sa.intersection(&sb).count() as f64 / sa.union(&sb).count() as f64;
             assert!(jaccard >= 0.9, "{below}: J = {jaccard}");
-            assert_ne!(sampling_ratio(&cfg, below), sampling_ratio(&cfg, below + extra), "{below}: the pair straddles a boundary");
+            assert_ne!(
+                sampling_ratio(&cfg, below),
+                sampling_ratio(&cfg, below + extra),
+                "{below}: the pair straddles a boundary"
+            );
             for (x, y) in [(&a, &b), (&b, &a)] {
                 let d = compare(&cfg, 1, x, y);
                 assert!(d.default && d.b, "{below}: {d:?}");
-                assert!((d.resemblance - jaccard).abs() < 0.12, "{below}: estimate {} for J = {jaccard}", d.resemblance);
+                assert!(
+                    (d.resemblance - jaccard).abs() < 0.12,
+                    "{below}: estimate {} for J = {jaccard}",
+                    d.resemblance
+                );
             }
             let keys: std::collections::HashSet<u64> = crate::index::nd_keys(&cfg, &a).into_iter().collect();
             assert!(crate::index::nd_keys(&cfg, &b).iter().any(|k| keys.contains(k)), "{below}: no shared index key");

@@ -125,7 +125,9 @@ impl QuoteConfig {
         if ok {
             Ok(())
         } else {
-            Err(format!("quotation parameters do not fit together (pieces of at most 24 bits, radius <= d_max): {self:?}"))
+            Err(format!(
+                "quotation parameters do not fit together (pieces of at most 24 bits, radius <= d_max): {self:?}"
+            ))
         }
     }
 
@@ -288,7 +290,12 @@ pub struct QuoteFind {
 /// Searches the quotations of document `seq`'s sentences among the earlier documents'
 /// in `index`: candidates by signature within each sentence's radius, scored by word
 /// overlap weighted by idf, kept at the threshold, best `max_sources` first.
-pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> Result<QuoteFind, I::Error> {
+pub fn find<I: SentenceIndex>(
+    index: &I,
+    cfg: &QuoteConfig,
+    seq: u64,
+    sentences: Vec<Sentence>,
+) -> Result<QuoteFind, I::Error> {
     let n_docs = index.documents()?;
     let mut dfs: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut df = |w: u64| -> Result<u64, I::Error> {
@@ -354,7 +361,8 @@ pub fn find<I: SentenceIndex>(index: &I, cfg: &QuoteConfig, seq: u64, sentences:
             }
         }
         if !sources.is_empty() {
-            sources.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
+            sources
+                .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
             sources.truncate(cfg.max_sources as usize);
             found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i, sources });
         }
@@ -401,7 +409,8 @@ pub fn part_signatures(cfg: &QuoteConfig, words: &[u64]) -> Vec<u64> {
     (0..cfg.splits)
         .map(|g| {
             let part = QuoteConfig { seed: mix(cfg.seed ^ PART_SEED ^ u64::from(g)), ..cfg.clone() };
-            let group = words.iter().filter(|&&w| mix(w ^ cfg.seed ^ PART_SEED) % u64::from(cfg.splits) == u64::from(g));
+            let group =
+                words.iter().filter(|&&w| mix(w ^ cfg.seed ^ PART_SEED) % u64::from(cfg.splits) == u64::from(g));
             group.fold(0, |sig, &w| sig | word_signature(&part, w))
         })
         // An empty group would meet every other empty group.

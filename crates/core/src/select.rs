@@ -115,8 +115,8 @@ impl FromStr for Selection {
             x if x.starts_with('w') => Selection::Winnowing { w: param("w")?, no_overlap: false },
             _ => {
                 return Err(format!(
-                    "unknown selection `{s}`; expected one of all, <l>th, m<l>, nm<l>, w<w>, nw<w>, hs, nhs, hb<p>, dct<p>"
-                ))
+                "unknown selection `{s}`; expected one of all, <l>th, m<l>, nm<l>, w<w>, nw<w>, hs, nhs, hb<p>, dct<p>"
+            ))
             }
         };
         Ok(sel)

@@ -46,7 +46,9 @@ pub enum ShardError {
     Bad { index: u32, count: u32 },
     #[error("feedback of document #{got} where #{want}'s was due")]
     Feedback { want: u64, got: u64 },
-    #[error("selected shingle {item} of {n} was answered by {answers} shards, not one: the shards disagree on their ranges")]
+    #[error(
+        "selected shingle {item} of {n} was answered by {answers} shards, not one: the shards disagree on their ranges"
+    )]
     Coverage { item: usize, n: usize, answers: usize },
     #[error("the shard tables disagree on {what}: {a} and {b}")]
     Disagree { what: &'static str, a: u64, b: u64 },
@@ -138,11 +140,17 @@ pub fn merge_hits(n: usize, probes: &[Probe]) -> Result<Vec<Option<Hit>>, ShardE
 /// Lays the shards' bucket ranges side by side into `into` (a table of their shape) and
 /// gives it their counters: per-operation counters summed, per-document ones (equal in
 /// every shard) kept.
-pub fn union<M: BucketMemory, N: BucketMemory>(shards: &[(Shard, &Table<M>)], into: &mut Table<N>) -> Result<(), ShardError> {
+pub fn union<M: BucketMemory, N: BucketMemory>(
+    shards: &[(Shard, &Table<M>)],
+    into: &mut Table<N>,
+) -> Result<(), ShardError> {
     let count = shards.len();
     let n = into.buckets();
     let valid = shards.iter().enumerate().all(|(i, (s, t))| {
-        s.index as usize == i && s.count as usize == count && t.buckets() == n && t.bucket_entries() == into.bucket_entries()
+        s.index as usize == i
+            && s.count as usize == count
+            && t.buckets() == n
+            && t.bucket_entries() == into.bucket_entries()
     });
     if count == 0 || !valid {
         return Err(ShardError::Set { count });
@@ -212,7 +220,12 @@ impl Ahead {
 
     /// Phase 3 ([`Engine::score`]) for the oldest pending document, whose feedback `fb`
     /// must be; returns that document.
-    pub fn score<M: BucketMemory>(&mut self, engine: &Engine, table: &mut Table<M>, fb: &Feedback) -> Result<u64, ShardError> {
+    pub fn score<M: BucketMemory>(
+        &mut self,
+        engine: &Engine,
+        table: &mut Table<M>,
+        fb: &Feedback,
+    ) -> Result<u64, ShardError> {
         match self.probes.front() {
             Some((seq, _, _)) if *seq == fb.seq => {}
             front => return Err(ShardError::Feedback { want: front.map_or(0, |f| f.0), got: fb.seq }),
@@ -266,7 +279,10 @@ mod tests {
         let p = |items: Vec<u32>| Probe { hits: vec![None; items.len()], items, ..Probe::default() };
         assert_eq!(merge_hits(3, &[p(vec![0, 2]), p(vec![1])]).unwrap().len(), 3);
         assert_eq!(merge_hits(3, &[p(vec![0, 2])]), Err(ShardError::Coverage { item: 1, n: 3, answers: 0 }));
-        assert_eq!(merge_hits(3, &[p(vec![0, 1, 2]), p(vec![1])]), Err(ShardError::Coverage { item: 1, n: 3, answers: 2 }));
+        assert_eq!(
+            merge_hits(3, &[p(vec![0, 1, 2]), p(vec![1])]),
+            Err(ShardError::Coverage { item: 1, n: 3, answers: 2 })
+        );
     }
 
     /// The S empty shard tables of `cfg`.
@@ -287,7 +303,13 @@ mod tests {
     /// A table of `buckets` buckets of 8 entries: small enough to evict.
     fn small_table(eviction: Eviction, propagate: bool, buckets: u64) -> Config {
         let entries = 8;
-        Config { eviction, propagate, bucket_entries: entries, table_bytes: 4096 + 16 * u64::from(entries) * buckets, ..Config::default() }
+        Config {
+            eviction,
+            propagate,
+            bucket_entries: entries,
+            table_bytes: 4096 + 16 * u64::from(entries) * buckets,
+            ..Config::default()
+        }
     }
 
     /// The single-node results and table of a generated corpus.
@@ -331,7 +353,13 @@ mod tests {
     /// feedback of its pending documents after a random number of later ones (`seed`),
     /// or when a document conflicts. Also returns how many documents some shard probed
     /// while an earlier one was pending.
-    fn sharded_ahead(cfg: &Config, texts: &[String], count: u32, seed: u64, cap: usize) -> (Vec<DocResult>, Table<Vec<u8>>, usize) {
+    fn sharded_ahead(
+        cfg: &Config,
+        texts: &[String],
+        count: u32,
+        seed: u64,
+        cap: usize,
+    ) -> (Vec<DocResult>, Table<Vec<u8>>, usize) {
         let (shards, mut tables) = shard_tables(cfg, count);
         let mut aheads: Vec<Ahead> = shards.iter().map(|_| Ahead::default()).collect();
         let mut delivered = vec![0usize; shards.len()];

@@ -45,8 +45,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
 use crate::align::{align, Alignment, OriginText};
+use crate::config::Config;
 use crate::estimate::{estimate_with_offsets, How};
 use crate::rabin::Rabin;
 use crate::select::{select, shingle_count, Item, Scratch};
@@ -275,7 +275,10 @@ impl Engine {
     /// `buckets` buckets, `owns` accepts: what [`Engine::probe_where`] probes.
     pub fn items_where(&self, buckets: u64, owns: impl Fn(u64) -> bool) -> Vec<ShardItem> {
         let items = &self.items;
-        (0..items.len()).filter(|&i| owns(crate::table::bucket_of(items[i].fp, buckets))).map(|i| ShardItem::of(items, i)).collect()
+        (0..items.len())
+            .filter(|&i| owns(crate::table::bucket_of(items[i].fp, buckets)))
+            .map(|i| ShardItem::of(items, i))
+            .collect()
     }
 
     /// Phase 2 (Section 2.3): estimation and the document's result from what all its
@@ -292,8 +295,11 @@ impl Engine {
         } else {
             Vec::new()
         };
-        let bonus =
-            if self.cfg.eviction == Eviction::Lucky { lucky_bonus(&self.items, &result.copied_blocks, self.cfg.lucky_y) } else { Vec::new() };
+        let bonus = if self.cfg.eviction == Eviction::Lucky {
+            lucky_bonus(&self.items, &result.copied_blocks, self.cfg.lucky_y)
+        } else {
+            Vec::new()
+        };
         Feedback { seq: result.seq, shingles: result.shingles, origins, bonus }
     }
 
@@ -327,7 +333,8 @@ impl Engine {
     /// Estimation and result building, given the hits of the prepared document.
     fn finish(&self, seq: u64, hits: &[Option<Hit>]) -> Estimate {
         let tops: Vec<u8> = self.items.iter().map(|it| top_byte(it.fp)).collect();
-        let (origins, offsets) = estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
+        let (origins, offsets) =
+            estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
         Estimate { result: build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize), offsets }
     }
 
@@ -341,7 +348,8 @@ impl Engine {
         if !self.cfg.align || result.copied_blocks.is_empty() {
             return;
         }
-        let doc = Alignment { seq: result.seq, tokens: &self.tokens, selected: &result.selected_origins, rabin: &self.rabin };
+        let doc =
+            Alignment { seq: result.seq, tokens: &self.tokens, selected: &result.selected_origins, rabin: &self.rabin };
         let (blocks, labels) = align(&doc, origin_text);
         result.copied_blocks = blocks;
         label_tokens(result, &self.tokens, &labels);
@@ -473,7 +481,12 @@ fn label_tokens(result: &mut DocResult, tokens: &[Token], labels: &[u64]) {
         if l == 0 {
             run_start.get_or_insert(t);
         } else if let Some(s) = run_start.take() {
-            novel.push(Span { start_token: s as u32, end_token: t as u32, start_byte: tokens[s].start, end_byte: tokens[t - 1].end });
+            novel.push(Span {
+                start_token: s as u32,
+                end_token: t as u32,
+                start_byte: tokens[s].start,
+                end_byte: tokens[t - 1].end,
+            });
         }
     }
     let old = labels.iter().filter(|&&l| l != 0).count() as u32;

@@ -164,12 +164,19 @@ fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
     e.align(&mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
     assert_eq!(aligned.copied_blocks.len(), 1);
     let blk = aligned.copied_blocks[0];
-    assert_eq!(&b[blk.span.start_byte as usize..blk.span.end_byte as usize], a, "the whole copied sentence, to its edges");
-    let novel: Vec<&str> = aligned.novel_segments.iter().map(|s| &b[s.start_byte as usize..s.end_byte as usize]).collect();
+    assert_eq!(
+        &b[blk.span.start_byte as usize..blk.span.end_byte as usize],
+        a,
+        "the whole copied sentence, to its edges"
+    );
+    let novel: Vec<&str> =
+        aligned.novel_segments.iter().map(|s| &b[s.start_byte as usize..s.end_byte as usize]).collect();
     assert_eq!(novel, ["officials said on monday that", "a spokesman added"]);
     // An origin whose text does not hold the seeds: the block was never copied.
     let mut wrong = plain.clone();
-    e.align(&mut wrong, |_| Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin, &[]))));
+    e.align(&mut wrong, |_| {
+        Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin, &[])))
+    });
     assert!(wrong.copied_blocks.is_empty() && wrong.old_tokens == 0);
     // No stored text: the block stays as estimation made it.
     let mut unknown = plain.clone();
@@ -206,8 +213,7 @@ fn apply_is_deterministic_across_tables() {
         let cfg = Config { table_bytes: 4096 + 16 * 64 * 4, ..Config::default() }; // tiny: evictions
         let mut t = table(&cfg);
         let mut e = Engine::new(cfg);
-        let results: Vec<DocResult> =
-            texts.iter().enumerate().map(|(i, s)| e.apply(&mut t, i as u64 + 1, s)).collect();
+        let results: Vec<DocResult> = texts.iter().enumerate().map(|(i, s)| e.apply(&mut t, i as u64 + 1, s)).collect();
         assert!(t.stats().evictions > 0);
         digests.push((t.digest(), results, t.stats(), t.memory().clone()));
     }
@@ -240,7 +246,10 @@ fn blocks_and_labels() {
     assert_eq!(r.copied_blocks.len(), 1);
     let blk = r.copied_blocks[0];
     assert_eq!(blk.origin, 1);
-    assert_eq!(&b[blk.span.start_byte as usize..blk.span.end_byte as usize], "one two three four five six seven eight nine");
+    assert_eq!(
+        &b[blk.span.start_byte as usize..blk.span.end_byte as usize],
+        "one two three four five six seven eight nine"
+    );
     assert_eq!(r.old_tokens, 9);
     assert_eq!(r.fresh_tokens, 6);
     let novel: Vec<&str> = r.novel_segments.iter().map(|s| &b[s.start_byte as usize..s.end_byte as usize]).collect();
@@ -254,7 +263,13 @@ fn adjacent_blocks_of_one_origin_are_joined_for_readers() {
     let span = |s: u32, e: u32| Span { start_token: s, end_token: e, start_byte: s * 10, end_byte: e * 10 - 1 };
     let block = |s, e, origin, shingles| Block { span: span(s, e), origin, shingles };
     let r = DocResult {
-        copied_blocks: vec![block(0, 10, 1, 2), block(10, 20, 1, 3), block(20, 21, 2, 0), block(25, 30, 2, 1), block(30, 40, 1, 1)],
+        copied_blocks: vec![
+            block(0, 10, 1, 2),
+            block(10, 20, 1, 3),
+            block(20, 21, 2, 0),
+            block(25, 30, 2, 1),
+            block(30, 40, 1, 1),
+        ],
         ..DocResult::default()
     };
     let joined = r.joined_blocks();

@@ -9,7 +9,11 @@ fn doc(words: &[u64], sigs: &[u64], keys: &[u64]) -> IndexAdd {
     let mut w = words.to_vec();
     w.sort_unstable();
     w.dedup();
-    IndexAdd { words: w, signatures: sigs.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect(), nd_keys: keys.to_vec() }
+    IndexAdd {
+        words: w,
+        signatures: sigs.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect(),
+        nd_keys: keys.to_vec(),
+    }
 }
 
 fn stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {

@@ -5,9 +5,10 @@ use crate::text::Token;
 use super::Sentence;
 
 const ABBREVIATIONS: &[&str] = &[
-    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "eg", "ie", "inc", "ltd", "co", "corp",
-    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "nos", "fig", "al", "approx",
-    "dept", "est", "gov", "gen", "col", "lt", "sgt", "rep", "sen", "rev", "u.s", "u.k", "a.m", "p.m", "vol", "pp", "ca",
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "eg", "ie", "inc", "ltd", "co",
+    "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "nos", "fig",
+    "al", "approx", "dept", "est", "gov", "gen", "col", "lt", "sgt", "rep", "sen", "rev", "u.s", "u.k", "a.m", "p.m",
+    "vol", "pp", "ca",
 ];
 
 fn is_closer(c: char) -> bool {
@@ -35,7 +36,9 @@ fn list_item_at(text: &str, i: usize) -> bool {
 
 /// The word (letters and periods) just before byte `end`, lower-cased.
 fn word_before(text: &str, end: usize) -> String {
-    let start = text[..end].rfind(|c: char| !(c.is_alphanumeric() || c == '.')).map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
+    let start = text[..end]
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
     text[start..end].trim_start_matches('.').to_lowercase()
 }
 
@@ -59,7 +62,8 @@ pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
         if c == '\n' {
             // Blank line or a list item on the next line ends the sentence.
             let next_line = i + 1;
-            let blank = text[next_line..].split('\n').next().is_some_and(|l| l.trim().is_empty()) && next_line < text.len();
+            let blank =
+                text[next_line..].split('\n').next().is_some_and(|l| l.trim().is_empty()) && next_line < text.len();
             if blank || (next_line < text.len() && list_item_at(text, next_line)) {
                 push(start, i, &mut spans);
                 start = next_line;
@@ -84,7 +88,8 @@ pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
                 n += d.len_utf8();
             }
             let next = at(n);
-            let starts_sentence = next.is_none_or(|x| x.is_uppercase() || x.is_ascii_digit() || is_opener(x) || x == '\n');
+            let starts_sentence =
+                next.is_none_or(|x| x.is_uppercase() || x.is_ascii_digit() || is_opener(x) || x == '\n');
             let abbreviation = c == '.' && j == i + 1 && {
                 let w = word_before(text, i);
                 ABBREVIATIONS.contains(&w.as_str()) || (w.chars().count() == 1 && w.chars().all(char::is_alphabetic))
@@ -148,7 +153,8 @@ mod tests {
             if c == '\n' {
                 // Blank line or a list item on the next line ends the sentence.
                 let next_line = at + 1;
-                let blank = text[next_line..].split('\n').next().is_some_and(|l| l.trim().is_empty()) && next_line < text.len();
+                let blank =
+                    text[next_line..].split('\n').next().is_some_and(|l| l.trim().is_empty()) && next_line < text.len();
                 if blank || (next_line < text.len() && list_item_at(text, next_line)) {
                     push(start, at, &mut spans);
                     start = next_line;
@@ -173,10 +179,12 @@ mod tests {
                     n += 1;
                 }
                 let next = chars.get(n).map(|x| x.1);
-                let starts_sentence = next.is_none_or(|x| x.is_uppercase() || x.is_ascii_digit() || is_opener(x) || x == '\n');
+                let starts_sentence =
+                    next.is_none_or(|x| x.is_uppercase() || x.is_ascii_digit() || is_opener(x) || x == '\n');
                 let abbreviation = c == '.' && j == i + 1 && {
                     let w = word_before(text, at);
-                    ABBREVIATIONS.contains(&w.as_str()) || (w.chars().count() == 1 && w.chars().all(char::is_alphabetic))
+                    ABBREVIATIONS.contains(&w.as_str())
+                        || (w.chars().count() == 1 && w.chars().all(char::is_alphabetic))
                 };
                 if starts_sentence && !abbreviation {
                     push(start, end, &mut spans);
@@ -200,23 +208,23 @@ mod tests {
             split("Mr. Smith paid $3.50 for it. \"Too much!\" he said. Then he left."),
             ["Mr. Smith paid $3.50 for it.", "\"Too much!\" he said.", "Then he left."]
         );
-        assert_eq!(split("See J. R. R. Tolkien, e.g. his books. Visit example.com today."), [
-            "See J. R. R. Tolkien, e.g. his books.",
-            "Visit example.com today."
-        ]);
+        assert_eq!(
+            split("See J. R. R. Tolkien, e.g. his books. Visit example.com today."),
+            ["See J. R. R. Tolkien, e.g. his books.", "Visit example.com today."]
+        );
         assert_eq!(split("He asked: \"Why?\" Nobody knew."), ["He asked: \"Why?\"", "Nobody knew."]);
-        assert_eq!(split("Shopping list:\n- eggs\n- milk and bread\n1. first\n2) second"), [
-            "Shopping list:",
-            "- eggs",
-            "- milk and bread",
-            "1. first",
-            "2) second"
-        ]);
-        assert_eq!(split("A heading\n\nThe body starts here. It ends here"), ["A heading", "The body starts here.", "It ends here"]);
-        assert_eq!(split("The U.S. economy grew. Prices rose 2.5 percent in Jan. and Feb. alone."), [
-            "The U.S. economy grew.",
-            "Prices rose 2.5 percent in Jan. and Feb. alone."
-        ]);
+        assert_eq!(
+            split("Shopping list:\n- eggs\n- milk and bread\n1. first\n2) second"),
+            ["Shopping list:", "- eggs", "- milk and bread", "1. first", "2) second"]
+        );
+        assert_eq!(
+            split("A heading\n\nThe body starts here. It ends here"),
+            ["A heading", "The body starts here.", "It ends here"]
+        );
+        assert_eq!(
+            split("The U.S. economy grew. Prices rose 2.5 percent in Jan. and Feb. alone."),
+            ["The U.S. economy grew.", "Prices rose 2.5 percent in Jan. and Feb. alone."]
+        );
     }
 
     proptest! {

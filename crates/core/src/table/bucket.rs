@@ -93,5 +93,3 @@ pub(super) fn lowest_score(data: &[u8], n: usize, h: u64) -> usize {
     let pick = (h % ties as u64) as usize;
     scores.iter().enumerate().filter(|(_, &s)| s == min).nth(pick).map(|(i, _)| i).expect("pick < ties")
 }
-
-

@@ -7,7 +7,7 @@
 //!
 //! This module is the bucket logic only: [`Table`] works over any [`BucketMemory`],
 //! a `Vec<u8>` in memory (tests, evaluation) or the memory-mapped table file of the
-//! I/O crate (`textorigin_io::storage::table_file`), which adds the header, the
+//! storage crate (`textorigin_store::storage::table_file`), which adds the header, the
 //! mapping and the files. The same bytes give the same answers either way.
 //!
 //! Each entry takes 16 bytes (the paper's 14-18): 48 bits of the fingerprint (6 bytes),
@@ -51,7 +51,10 @@ mod bucket;
 #[cfg(test)]
 mod tests;
 
-use bucket::{entry_matches, find, get_u32, halve, lowest_score, move_to_back, occupied, read_hit, record, write_entry, write_hit, COL_SCORE};
+use bucket::{
+    entry_matches, find, get_u32, halve, lowest_score, move_to_back, occupied, read_hit, record, write_entry,
+    write_hit, COL_SCORE,
+};
 
 /// Bytes of the header page in front of the buckets in a table file.
 pub const HEADER_BYTES: usize = 4096;
@@ -147,7 +150,9 @@ pub struct TableParams {
 /// Parameters that cannot make a table.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParamsError {
-    #[error("table size {bytes} bytes is too small: it needs at least {min} bytes for one bucket of {entries} entries")]
+    #[error(
+        "table size {bytes} bytes is too small: it needs at least {min} bytes for one bucket of {entries} entries"
+    )]
     TooSmall { bytes: u64, min: u64, entries: u32 },
     #[error("bucket size {0} is out of range (4-256 entries)")]
     BucketEntries(u32),
@@ -292,7 +297,13 @@ pub struct Shape {
 
 impl From<&TableParams> for Shape {
     fn from(p: &TableParams) -> Shape {
-        Shape { entries: p.bucket_entries, buckets: p.buckets(), eviction: p.eviction, seed: p.seed, lucky_limit: p.lucky_limit }
+        Shape {
+            entries: p.bucket_entries,
+            buckets: p.buckets(),
+            eviction: p.eviction,
+            seed: p.seed,
+            lucky_limit: p.lucky_limit,
+        }
     }
 }
 
@@ -333,7 +344,15 @@ impl<M: BucketMemory> Table<M> {
         assert!((4..=256).contains(&shape.entries), "bucket entries out of range");
         let entries = shape.entries as usize;
         assert!(mem.bytes().len() >= shape.buckets as usize * entries * ENTRY_BYTES, "bucket memory too short");
-        Table { mem, entries, buckets: shape.buckets, eviction: shape.eviction, seed: shape.seed, lucky_limit: shape.lucky_limit, stats }
+        Table {
+            mem,
+            entries,
+            buckets: shape.buckets,
+            eviction: shape.eviction,
+            seed: shape.seed,
+            lucky_limit: shape.lucky_limit,
+            stats,
+        }
     }
 
     /// The memory the buckets live in.
@@ -433,7 +452,8 @@ impl<M: BucketMemory> Table<M> {
     pub fn lookup(&self, fp: u64) -> Option<(Position, Hit)> {
         let b = self.bucket_of(fp);
         let data = self.bucket(b);
-        find(data, self.entries, fp).map(|slot| (Position { bucket: b, slot: slot as u32 }, read_hit(data, self.entries, slot)))
+        find(data, self.entries, fp)
+            .map(|slot| (Position { bucket: b, slot: slot as u32 }, read_hit(data, self.entries, slot)))
     }
 
     /// Looks `fp` up and, when absent, inserts it with `new` as its data (evicting if the

@@ -4,7 +4,15 @@ use super::*;
 use proptest::prelude::*;
 
 fn params(bytes: u64, entries: u32, eviction: Eviction) -> TableParams {
-    TableParams { bytes, bucket_entries: entries, eviction, seed: 7, lucky_limit: 11, index_bytes: crate::index::MIN_INDEX_BYTES, fingerprint_text: format!("test {eviction}") }
+    TableParams {
+        bytes,
+        bucket_entries: entries,
+        eviction,
+        seed: 7,
+        lucky_limit: 11,
+        index_bytes: crate::index::MIN_INDEX_BYTES,
+        fingerprint_text: format!("test {eviction}"),
+    }
 }
 
 fn hit(origin: u64) -> Hit {

@@ -1,0 +1,121 @@
+//! `textorigin bench --end-to-end`: the whole product on a corpus, as `ingest` runs it
+//! (parallel preparation, the table, near-duplicates, quotations, the store), into a
+//! fresh data directory: MB/s, documents/s, and where the time went per stage, so the
+//! next bottleneck is visible without a profiler.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+use textorigin_core::config::Overrides;
+
+use super::Result;
+use textorigin_store::ingest::ingest;
+use textorigin_store::storage::datadir::DataDir;
+use textorigin_store::telemetry::StageTimes;
+
+/// What the end-to-end run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndToEnd {
+    pub documents: u64,
+    pub failed: u64,
+    pub text_bytes: u64,
+    /// From opening the data directory to the closing fsync.
+    pub seconds: f64,
+    pub mb_per_s: f64,
+    pub documents_per_s: f64,
+    pub threads: usize,
+    /// Seconds per stage; preparation is summed over the preparation threads.
+    pub stages: StageTimes,
+    /// Seconds to open the data directory (creating and preallocating the table file).
+    pub open_seconds: f64,
+    /// Seconds to close it (msync of the table, WAL fsync).
+    pub close_seconds: f64,
+    /// Data directory size after the run (bytes): table, store and logs.
+    pub disk_bytes: u64,
+    /// Documents per second over each window of [`WINDOW`] stored documents, in order
+    /// (a cost per document that grows with the collection shows as a falling rate).
+    pub window_rates: Vec<f64>,
+}
+
+/// Documents per rate window.
+pub const WINDOW: u64 = 10_000;
+
+fn dir_size(p: &Path) -> u64 {
+    std::fs::read_dir(p).map_or(0, |d| {
+        d.filter_map(|e| e.ok())
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => dir_size(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    })
+}
+
+/// Ingests `paths` into a new data directory `dir` with `overrides`.
+pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize) -> Result<EndToEnd> {
+    let start = Instant::now();
+    let mut dd = DataDir::open_write(dir, overrides)?;
+    let open_seconds = start.elapsed().as_secs_f64();
+    let mut window_rates = Vec::new();
+    let (mut stored, mut window_start) = (0u64, Instant::now());
+    let summary = ingest(&mut dd, paths, u64::MAX, threads, false, |e| {
+        if matches!(e, textorigin_store::ingest::Event::Stored) {
+            stored += 1;
+            if stored % WINDOW == 0 {
+                window_rates.push(WINDOW as f64 / window_start.elapsed().as_secs_f64());
+                window_start = Instant::now();
+            }
+        }
+    })?;
+    let stages = dd.stage_times();
+    let closing = Instant::now();
+    dd.close()?;
+    let close_seconds = closing.elapsed().as_secs_f64();
+    let seconds = start.elapsed().as_secs_f64();
+    let text_bytes = summary.text_bytes;
+    Ok(EndToEnd {
+        documents: summary.stored,
+        failed: summary.failed,
+        text_bytes,
+        seconds,
+        mb_per_s: text_bytes as f64 / 1e6 / seconds,
+        documents_per_s: summary.stored as f64 / seconds,
+        threads,
+        stages,
+        open_seconds,
+        close_seconds,
+        disk_bytes: dir_size(dir),
+        window_rates,
+    })
+}
+
+/// The measurement for people.
+pub fn text(r: &EndToEnd) -> String {
+    let s = &r.stages;
+    let total = s.total().max(1e-9);
+    let mut out = format!(
+        "{} documents ({} failed), {:.1} MB in {:.2} s: {:.2} MB/s, {:.0} documents/s ({} preparation threads)\n",
+        r.documents,
+        r.failed,
+        r.text_bytes as f64 / 1e6,
+        r.seconds,
+        r.mb_per_s,
+        r.documents_per_s,
+        r.threads
+    );
+    out += "stage          seconds   share\n";
+    for (name, v) in s.named() {
+        out += &format!("  {name:<11} {v:>8.2}  {:>5.1}%\n", 100.0 * v / total);
+    }
+    out += &format!("outside the stages: open {:.2} s, close {:.2} s\n", r.open_seconds, r.close_seconds);
+    if let (Some(first), Some(last)) = (r.window_rates.first(), r.window_rates.last()) {
+        out += &format!(
+            "documents/s over the first {WINDOW} documents: {first:.0}; over the last full {WINDOW}: {last:.0} ({:+.1}%)\n",
+            100.0 * (last / first - 1.0)
+        );
+    }
+    out += &format!("data directory: {:.1} MB on disk\n", r.disk_bytes as f64 / 1e6);
+    out
+}

@@ -1,0 +1,635 @@
+//! `textorigin eval`: the experiments of Section 3 of the origin-detection paper.
+//!
+//! 1. **Oracle** (Section 3.2): every document of the corpus, in order, through an exact
+//!    unbounded index of all k-shingles (selection All, unlimited memory), keyed by the
+//!    62-bit Rabin fingerprint of the shingle (one pass, linear in the corpus): the true
+//!    origin of every shingle, the true fresh/old label of every token (fresh: no
+//!    shingle covering it has an earlier origin) and the true dominant origin (10% rule
+//!    over all shingles).
+//! 2. **Query set** (Section 3.2): the last Q documents that have a dominant origin;
+//!    everything before them forms S.
+//! 3. **Runs**: for each configuration (selection × eviction × estimation) and table
+//!    size, the engine processes the whole corpus in order (each document is looked up
+//!    and then inserted, as in a stream) in a fresh table; the query documents are
+//!    scored: DO = share of query documents whose dominant origin the engine gets right
+//!    (the engine's argmax; `DO rule`: the paper's 10% rule applied to the engine's
+//!    counts, which fails on ties), TF = share of their tokens labelled right, ssr =
+//!    selected shingles / all shingles, overall = (DO + TF) / 2. Beyond the paper,
+//!    **per-token origin accuracy**: of the query tokens the oracle calls copied, the
+//!    share inside a copied block whose origin is the earliest source of a shingle
+//!    covering the token (right), inside blocks of other origins only (wrong), or in no
+//!    block (unlabelled). Runs go in parallel on the available cores; each setup also
+//!    says whether origin propagation and alignment were on (alignment reads the
+//!    corpus's texts, as ingestion reads the stored ones).
+//!
+//! Table sizes are bytes or a percentage: the share of all k-shingles of the corpus
+//! (Table 2's definition) whose 16-byte entries fit in the table, plus the header page.
+//! The same table is also given as a share of the *distinct* shingles: on a corpus with
+//! much reuse a percentage of all shingles holds far more of the distinct ones than on
+//! the paper's blogs (`docs/EVALUATION.md`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::{EvalError, Result};
+use serde::Serialize;
+
+use textorigin_core::align::OriginText;
+use textorigin_core::config::Config;
+use textorigin_core::engine::{Block, Engine};
+use textorigin_core::estimate::Estimation;
+use textorigin_core::rabin::Rabin;
+use textorigin_core::select::Selection;
+use textorigin_core::table::{Eviction, ENTRY_BYTES, HEADER_BYTES};
+use textorigin_core::text::tokenize;
+use textorigin_store::storage::table_file::TableFile;
+
+/// The truth about one document.
+#[derive(Debug, Clone)]
+pub struct DocTruth {
+    pub fresh: Vec<bool>,
+    pub dominant: Option<u64>,
+    /// Origin (earliest source) of every shingle.
+    pub origins: Vec<u32>,
+}
+
+/// A reply whose earlier ancestors (parent and references) are in the corpus.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// Index of the reply in the corpus.
+    pub doc: usize,
+    /// Sequence numbers of its ancestors present earlier in the corpus.
+    pub ancestors: Vec<u64>,
+    /// Token ranges of its quoted (`>`) lines.
+    pub quoted: Vec<(u32, u32)>,
+}
+
+/// The documents with at least `min` tokens (the paper's corpora have at least 45).
+pub fn at_least_tokens(
+    docs: Vec<textorigin_store::input::InputDoc>,
+    min: usize,
+) -> Vec<textorigin_store::input::InputDoc> {
+    let rabin = Rabin::new(1);
+    let mut tokens = Vec::new();
+    docs.into_iter()
+        .filter(|d| {
+            tokenize(&d.text, &rabin, &mut tokens);
+            tokens.len() >= min
+        })
+        .collect()
+}
+
+/// Replies with known ancestors, from `message_id` / `in_reply_to` (mail corpora).
+pub fn replies(docs: &[textorigin_store::input::InputDoc]) -> Vec<Reply> {
+    let mut by_id: HashMap<&str, u64> = HashMap::new();
+    let rabin = Rabin::new(1);
+    let mut tokens = Vec::new();
+    let mut out = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        let ancestors: Vec<u64> = d.in_reply_to.iter().filter_map(|m| by_id.get(m.as_str()).copied()).collect();
+        if !ancestors.is_empty() {
+            tokenize(&d.text, &rabin, &mut tokens);
+            let mut quoted = Vec::new();
+            let mut at = 0;
+            for line in d.text.split_inclusive('\n') {
+                let (s, e) = (at, at + line.len());
+                at = e;
+                if line.trim_start().starts_with('>') {
+                    let first = tokens.partition_point(|t| (t.start as usize) < s) as u32;
+                    let last = tokens.partition_point(|t| (t.start as usize) < e) as u32;
+                    if last > first {
+                        quoted.push((first, last));
+                    }
+                }
+            }
+            if !quoted.is_empty() {
+                out.push(Reply { doc: i, ancestors, quoted });
+            }
+        }
+        if let Some(m) = &d.message_id {
+            by_id.insert(m.as_str(), i as u64 + 1);
+        }
+    }
+    out
+}
+
+/// Share of quoted tokens covered by a copied shingle or block whose origin is an
+/// ancestor: `covering(doc, token)` lists the origins covering a token.
+fn reply_accuracy(replies: &[Reply], mut origin_ok: impl FnMut(&Reply, u32) -> bool) -> (f64, u64) {
+    let (mut ok, mut n) = (0u64, 0u64);
+    for r in replies {
+        for &(a, b) in &r.quoted {
+            for t in a..b {
+                n += 1;
+                ok += u64::from(origin_ok(r, t));
+            }
+        }
+    }
+    (if n == 0 { 0.0 } else { 100.0 * ok as f64 / n as f64 }, n)
+}
+
+/// What the oracle found.
+#[derive(Debug, Clone, Serialize)]
+pub struct OracleSummary {
+    pub docs: usize,
+    /// All k-shingles of all documents.
+    pub shingles: u64,
+    /// Distinct k-shingles.
+    pub distinct_shingles: u64,
+    pub queries: usize,
+    /// Query documents that are their own dominant origin (percent).
+    pub self_dominant: f64,
+    /// Fresh tokens among the query documents' tokens (percent).
+    pub fresh_token_share: f64,
+    /// Shingles whose origin is an earlier document (percent of all).
+    pub shingle_copy_ratio: f64,
+    /// Mail corpora: replies whose parent is in the corpus, and their quoted tokens.
+    pub replies: usize,
+    pub quoted_tokens: u64,
+    /// Share of quoted tokens the oracle attributes to the parent or an ancestor.
+    pub oracle_reply_accuracy: Option<f64>,
+}
+
+/// The oracle over a corpus: truths per document (sequence number = index + 1).
+pub fn oracle(texts: &[String], k: usize) -> (Vec<DocTruth>, u64, u64, u64) {
+    let rabin = Rabin::new(k);
+    let mut first: HashMap<u64, u32> = HashMap::new();
+    let mut tokens = Vec::new();
+    let mut fps = Vec::new();
+    let mut sh = Vec::new();
+    let (mut total, mut copied) = (0u64, 0u64);
+    let mut out = Vec::with_capacity(texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let seq = i as u32 + 1;
+        tokenize(text, &rabin, &mut tokens);
+        fps.clear();
+        fps.extend(tokens.iter().map(|t| t.fp));
+        rabin.shingles(&fps, &mut sh);
+        let mut fresh = vec![true; tokens.len()];
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        for (j, &s) in sh.iter().enumerate() {
+            let o = *first.entry(s).or_insert(seq);
+            *counts.entry(o).or_default() += 1;
+            if o != seq {
+                copied += 1;
+                fresh[j..j + k].iter_mut().for_each(|f| *f = false);
+            }
+        }
+        total += sh.len() as u64;
+        let mut c: Vec<(u32, u32)> = counts.into_iter().collect();
+        c.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let dominant = c.first().and_then(|&(o, top)| {
+            let second = c.get(1).map_or(0, |x| x.1);
+            (10 * u64::from(top) >= 11 * u64::from(second)).then_some(u64::from(o))
+        });
+        let origins = sh.iter().map(|s| first[s]).collect();
+        out.push(DocTruth { fresh, dominant, origins });
+    }
+    let distinct = first.len() as u64;
+    (out, total, distinct, copied)
+}
+
+/// One measured configuration and table size.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub selection: String,
+    pub eviction: String,
+    pub estimation: String,
+    pub propagate: bool,
+    pub align: bool,
+    pub table_bytes: u64,
+    /// Entries that fit, as a percentage of all k-shingles of the corpus.
+    pub table_pct: f64,
+    /// The same entries as a percentage of the distinct k-shingles.
+    pub table_pct_distinct: f64,
+    pub ssr: f64,
+    /// Dominant origin right: the engine's argmax.
+    #[serde(rename = "do")]
+    pub do_: f64,
+    /// Dominant origin right by the paper's 10% rule over the engine's counts.
+    pub do_rule: f64,
+    pub tf: f64,
+    pub overall: f64,
+    /// Per-token origin accuracy: of the tokens the oracle calls copied, the shares
+    /// with a right origin, only wrong ones, none (percent).
+    pub origin_right: f64,
+    pub origin_wrong: f64,
+    pub origin_unlabelled: f64,
+    pub hits: u64,
+    pub evictions: u64,
+    pub seconds: f64,
+    /// Share of the replies' quoted tokens attributed to the parent or an ancestor.
+    pub reply_accuracy: Option<f64>,
+}
+
+/// A table size as asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Size {
+    Bytes(u64),
+    Percent(f64),
+}
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Size, String> {
+        match s.trim().strip_suffix('%') {
+            Some(p) => {
+                p.trim().parse::<f64>().map(Size::Percent).map_err(|_| format!("table size `{s}`: bad percentage"))
+            }
+            None => textorigin_core::config::parse_size(s).map(Size::Bytes),
+        }
+    }
+}
+
+/// One configuration (without the size).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setup {
+    pub selection: Selection,
+    pub eviction: Eviction,
+    pub estimation: Estimation,
+    /// Origin propagation.
+    pub propagate: bool,
+    /// Alignment of copied blocks against their origins' texts.
+    pub align: bool,
+}
+
+impl Setup {
+    /// The paper's algorithms with the options beyond it off.
+    pub fn paper(selection: Selection, eviction: Eviction, estimation: Estimation) -> Setup {
+        Setup { selection, eviction, estimation, propagate: false, align: false }
+    }
+
+    /// Every combination, selections outermost; `options` lists (propagate, align).
+    pub fn product(
+        selections: &[Selection],
+        evictions: &[Eviction],
+        estimations: &[Estimation],
+        options: &[(bool, bool)],
+    ) -> Vec<Setup> {
+        let mut out = Vec::new();
+        for &selection in selections {
+            for &eviction in evictions {
+                for &estimation in estimations {
+                    for &(propagate, align) in options {
+                        out.push(Setup { selection, eviction, estimation, propagate, align });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The evaluation's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub oracle: OracleSummary,
+    pub rows: Vec<Row>,
+}
+
+/// Bytes of a table whose entries hold `pct` percent of `shingles`, in whole buckets.
+pub fn bytes_for_percent(pct: f64, shingles: u64, bucket_entries: u32) -> u64 {
+    let entries = (pct / 100.0 * shingles as f64).ceil().max(1.0) as u64;
+    let per_bucket = u64::from(bucket_entries);
+    let buckets = entries.div_ceil(per_bucket).max(1);
+    HEADER_BYTES as u64 + buckets * per_bucket * ENTRY_BYTES as u64
+}
+
+/// Runs the evaluation. `base` carries k, T, bucket size, seed and Lucky parameters.
+#[allow(clippy::too_many_arguments)] // one call site, each argument a different input
+pub fn run(
+    texts: &[String],
+    replies: &[Reply],
+    base: &Config,
+    setups: &[Setup],
+    sizes: &[Size],
+    queries: usize,
+    dir: &Path,
+    progress: impl Fn(usize, usize) + Sync,
+) -> Result<EvalReport> {
+    let k = base.k as usize;
+    let (truths, shingles, distinct, copied) = oracle(texts, k);
+    let oracle_reply = (!replies.is_empty()).then(|| {
+        reply_accuracy(replies, |r, t| {
+            let o = &truths[r.doc].origins;
+            let lo = (t as usize + 1).saturating_sub(k);
+            (lo..=(t as usize).min(o.len().saturating_sub(1)))
+                .any(|j| j < o.len() && r.ancestors.contains(&u64::from(o[j])))
+        })
+        .0
+    });
+    let (summary, query_set) = summarize(texts, replies, &truths, (shingles, distinct, copied), oracle_reply, queries)?;
+    let is_query: Vec<bool> = {
+        let mut v = vec![false; texts.len()];
+        for &i in &query_set {
+            v[i] = true;
+        }
+        v
+    };
+    let jobs: Vec<(Setup, Size)> = setups.iter().flat_map(|s| sizes.iter().map(move |z| (*s, *z))).collect();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let rows: Mutex<Vec<(usize, Row)>> = Mutex::new(Vec::new());
+    let errors: Mutex<Vec<EvalError>> = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let (next, done, rows, errors, jobs, truths, is_query, progress) =
+                (&next, &done, &rows, &errors, &jobs, &truths, &is_query, &progress);
+            std::thread::Builder::new()
+                .name(format!("eval-{t}"))
+                .spawn_scoped(scope, move || loop {
+                    let j = next.fetch_add(1, Ordering::SeqCst);
+                    if j >= jobs.len() {
+                        break;
+                    }
+                    let (setup, size) = jobs[j];
+                    match run_one(
+                        texts,
+                        replies,
+                        base,
+                        setup,
+                        size,
+                        (shingles, distinct),
+                        truths,
+                        is_query,
+                        &dir.join(format!("table-{j}")),
+                    ) {
+                        Ok(row) => rows.lock().expect("no panics hold this lock").push((j, row)),
+                        Err(e) => errors.lock().expect("no panics hold this lock").push(e),
+                    }
+                    progress(done.fetch_add(1, Ordering::SeqCst) + 1, jobs.len());
+                })
+                .expect("spawn an evaluation thread");
+        }
+    });
+    if let Some(e) = errors.into_inner().expect("threads finished").into_iter().next() {
+        return Err(e);
+    }
+    let mut rows = rows.into_inner().expect("threads finished");
+    rows.sort_by_key(|r| r.0);
+    Ok(EvalReport { oracle: summary, rows: rows.into_iter().map(|r| r.1).collect() })
+}
+
+/// The oracle's summary and the query set: the last `queries` documents with a
+/// dominant origin.
+fn summarize(
+    texts: &[String],
+    replies: &[Reply],
+    truths: &[DocTruth],
+    (shingles, distinct, copied): (u64, u64, u64),
+    oracle_reply: Option<f64>,
+    queries: usize,
+) -> Result<(OracleSummary, Vec<usize>)> {
+    let with_dominant: Vec<usize> = (0..texts.len()).filter(|&i| truths[i].dominant.is_some()).collect();
+    let query_set: Vec<usize> = with_dominant[with_dominant.len().saturating_sub(queries)..].to_vec();
+    if query_set.is_empty() {
+        return Err(EvalError::Corpus("no document of the corpus has a dominant origin".into()));
+    }
+    let q_tokens: usize = query_set.iter().map(|&i| truths[i].fresh.len()).sum();
+    let q_fresh: usize = query_set.iter().map(|&i| truths[i].fresh.iter().filter(|f| **f).count()).sum();
+    let self_dom = query_set.iter().filter(|&&i| truths[i].dominant == Some(i as u64 + 1)).count();
+    let summary = OracleSummary {
+        docs: texts.len(),
+        shingles,
+        distinct_shingles: distinct,
+        queries: query_set.len(),
+        self_dominant: 100.0 * self_dom as f64 / query_set.len() as f64,
+        fresh_token_share: 100.0 * q_fresh as f64 / q_tokens.max(1) as f64,
+        shingle_copy_ratio: 100.0 * copied as f64 / shingles.max(1) as f64,
+        replies: replies.len(),
+        quoted_tokens: reply_accuracy(replies, |_, _| true).1,
+        oracle_reply_accuracy: oracle_reply,
+    };
+    Ok((summary, query_set))
+}
+
+/// What one run counts, document by document.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Shingle length.
+    k: usize,
+    do_ok: u64,
+    do_rule_ok: u64,
+    do_n: u64,
+    /// Copied query tokens: with a right origin, with wrong ones only, in no block.
+    origin: [u64; 3],
+    tf_ok: u64,
+    tf_n: u64,
+    selected: u64,
+    all: u64,
+    reply_ok: u64,
+    reply_n: u64,
+}
+
+impl Tally {
+    /// Counts one document's result: its quoted tokens when it is a reply, its
+    /// dominant origin and token labels when it is a query.
+    fn add(&mut self, r: &textorigin_core::engine::DocResult, reply: Option<&Reply>, truth: Option<&DocTruth>) {
+        if let Some(reply) = reply {
+            for &(a, b) in &reply.quoted {
+                for t in a..b {
+                    self.reply_n += 1;
+                    self.reply_ok += u64::from(r.copied_blocks.iter().any(|blk| {
+                        blk.span.start_token <= t && t < blk.span.end_token && reply.ancestors.contains(&blk.origin)
+                    }));
+                }
+            }
+        }
+        self.selected += u64::from(r.selected);
+        self.all += u64::from(r.shingles);
+        if let Some(truth) = truth {
+            self.do_n += 1;
+            self.do_ok += u64::from(r.dominant_origin == truth.dominant);
+            self.do_rule_ok += u64::from(r.dominant_by_rule() == truth.dominant);
+            self.add_origins(r, truth);
+            let mut fresh = vec![false; r.tokens as usize];
+            for s in &r.novel_segments {
+                fresh[s.start_token as usize..s.end_token as usize].iter_mut().for_each(|f| *f = true);
+            }
+            self.tf_n += fresh.len() as u64;
+            self.tf_ok += fresh.iter().zip(&truth.fresh).filter(|(a, b)| a == b).count() as u64;
+        }
+    }
+}
+
+impl Tally {
+    /// Per-token origin accuracy of one query document: a copied token is right when a
+    /// block covering it has the earliest source of one of the k-shingles covering it.
+    fn add_origins(&mut self, r: &textorigin_core::engine::DocResult, truth: &DocTruth) {
+        let (k, n, seq) = (self.k, truth.fresh.len(), r.seq);
+        // 0: in no block; 1: only in blocks of other origins; 2: in a block of a right origin.
+        let mut got = vec![0u8; n];
+        for b in &r.copied_blocks {
+            let (a, z) = (b.span.start_token as usize, (b.span.end_token as usize).min(n));
+            for (t, g) in got.iter_mut().enumerate().take(z).skip(a) {
+                let covering = &truth.origins
+                    [(t + 1).saturating_sub(k).min(truth.origins.len())..(t + 1).min(truth.origins.len())];
+                let right = covering.iter().any(|&o| u64::from(o) != seq && u64::from(o) == b.origin);
+                *g = (*g).max(if right { 2 } else { 1 });
+            }
+        }
+        for (t, &g) in got.iter().enumerate() {
+            if !truth.fresh[t] {
+                self.origin[2 - usize::from(g)] += 1;
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // the inputs of one run, each different; one call site
+fn run_one(
+    texts: &[String],
+    replies: &[Reply],
+    base: &Config,
+    setup: Setup,
+    size: Size,
+    (shingles, distinct): (u64, u64),
+    truths: &[DocTruth],
+    is_query: &[bool],
+    path: &Path,
+) -> Result<Row> {
+    let table_bytes = match size {
+        Size::Bytes(b) => b,
+        Size::Percent(p) => bytes_for_percent(p, shingles, base.bucket_entries),
+    };
+    let cfg = Config {
+        selection: setup.selection,
+        eviction: setup.eviction,
+        estimation: setup.estimation,
+        propagate: setup.propagate,
+        align: setup.align,
+        table_bytes,
+        ..base.clone()
+    };
+    cfg.validate()?;
+    let _ = std::fs::remove_file(path);
+    let mut table = TableFile::create(path, &cfg.table_params())?;
+    let mut engine = Engine::new(cfg.clone());
+    let start = Instant::now();
+    let mut tally = Tally { k: cfg.k as usize, ..Tally::default() };
+    let reply_of: HashMap<usize, usize> = replies.iter().enumerate().map(|(n, r)| (r.doc, n)).collect();
+    // Origins' texts for alignment, as the store's cache holds them: bounded, refilled.
+    let mut origin_texts: HashMap<u64, Arc<OriginText>> = HashMap::new();
+    // Each document's copied blocks, as the store keeps its result.
+    let mut blocks: Vec<Vec<Block>> = Vec::with_capacity(texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let mut r = engine.apply(&mut *table, i as u64 + 1, text);
+        if origin_texts.len() > 4096 {
+            origin_texts.clear();
+        }
+        engine.align(&mut r, |o| {
+            let t = texts.get(o as usize - 1)?;
+            Some(Arc::clone(
+                origin_texts.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1]))),
+            ))
+        });
+        blocks.push(r.copied_blocks.clone());
+        tally.add(&r, reply_of.get(&i).map(|&n| &replies[n]), is_query[i].then(|| &truths[i]));
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let stats = table.stats();
+    let capacity = table.capacity();
+    drop(table);
+    let _ = std::fs::remove_file(path);
+    let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    let Tally { k: _, do_ok, do_rule_ok, do_n, origin, tf_ok, tf_n, selected, all, reply_ok, reply_n } = tally;
+    let (do_, tf) = (pct(do_ok, do_n), pct(tf_ok, tf_n));
+    let copied: u64 = origin.iter().sum();
+    Ok(Row {
+        selection: setup.selection.to_string(),
+        eviction: setup.eviction.to_string(),
+        estimation: setup.estimation.to_string(),
+        propagate: setup.propagate,
+        align: setup.align,
+        table_bytes,
+        table_pct: pct(capacity, shingles),
+        table_pct_distinct: pct(capacity, distinct),
+        ssr: pct(selected, all),
+        do_,
+        do_rule: pct(do_rule_ok, do_n),
+        tf,
+        overall: (do_ + tf) / 2.0,
+        origin_right: pct(origin[0], copied),
+        origin_wrong: pct(origin[1], copied),
+        origin_unlabelled: pct(origin[2], copied),
+        hits: stats.hits,
+        evictions: stats.evictions,
+        seconds,
+        reply_accuracy: (!replies.is_empty()).then(|| pct(reply_ok, reply_n)),
+    })
+}
+
+pub use super::report::{markdown, svg};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus() -> Vec<String> {
+        let mut x = 7u64;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut docs: Vec<Vec<String>> = Vec::new();
+        for _ in 0..80 {
+            let mut w = Vec::new();
+            for _ in 0..(1 + next(3)) {
+                if !docs.is_empty() && next(2) == 0 {
+                    let src = &docs[next(docs.len() as u64) as usize];
+                    let a = next(src.len() as u64) as usize;
+                    w.extend_from_slice(&src[a..(a + 40).min(src.len())]);
+                } else {
+                    w.extend((0..30 + next(40)).map(|_| format!("w{}", next(3000))));
+                }
+            }
+            docs.push(w);
+        }
+        docs.into_iter().map(|w| w.join(" ")).collect()
+    }
+
+    #[test]
+    fn all_nb_with_room_for_every_shingle_reproduces_the_oracle() {
+        let texts = corpus();
+        let dir = tempfile::tempdir().unwrap();
+        let setup = Setup::paper(Selection::All, Eviction::Lucky, Estimation::Nb);
+        let r =
+            run(&texts, &[], &Config::default(), &[setup], &[Size::Percent(200.0)], 30, dir.path(), |_, _| {}).unwrap();
+        let row = &r.rows[0];
+        assert_eq!(row.evictions, 0);
+        assert_eq!((row.do_, row.do_rule, row.tf), (100.0, 100.0, 100.0), "{row:?}");
+        assert_eq!((row.origin_right, row.origin_wrong, row.origin_unlabelled), (100.0, 0.0, 0.0), "{row:?}");
+        assert!((row.ssr - 100.0).abs() < 1e-9);
+        assert!(r.oracle.self_dominant < 100.0, "the corpus has copying");
+    }
+
+    #[test]
+    fn small_tables_degrade_and_sizes_follow_the_percentage() {
+        let texts = corpus();
+        let dir = tempfile::tempdir().unwrap();
+        let setup = Setup::paper(Selection::default(), Eviction::Lucky, Estimation::Be);
+        let r = run(
+            &texts,
+            &[],
+            &Config { bucket_entries: 8, ..Config::default() },
+            &[setup],
+            &[Size::Percent(1.0), Size::Percent(100.0)],
+            30,
+            dir.path(),
+            |_, _| {},
+        )
+        .unwrap();
+        assert!(r.rows[0].evictions > 0 && r.rows[1].evictions == 0);
+        assert!(r.rows[0].table_pct >= 1.0 && r.rows[0].table_pct < 1.5, "{}", r.rows[0].table_pct);
+        assert!(r.rows[0].do_ <= r.rows[1].do_);
+        let svg = svg(&r);
+        assert!(svg.starts_with("<svg") && svg.contains("NHs + LS + BE") && svg.matches("<polyline").count() == 2);
+    }
+}

@@ -1,0 +1,297 @@
+//! `textorigin quote-eval`: recall and speed of qSign against a naive full scan and an
+//! inverted-index baseline, as in Table 2 and Figures 8-10 of the qSign paper.
+//!
+//! The corpus (in order) is split into a collection (all but the last Q documents) and
+//! the query documents (the last Q). The collection is ingested through the real path
+//! into a fresh data directory whose index is built for radii up to 5 (3 pieces of
+//! 11/11/10 bits, each probed within 1 bit), with no cap per probe, so every radius
+//! d = 0..5 is searched exactly. For every query sentence (at least `min_words`
+//! distinct words):
+//! - **naive**: the score against every collection sentence (in memory); the pairs
+//!   scoring at least 0.5 are the ground truth, grouped by score level as in Table 2;
+//! - **inverted index**: every collection sentence sharing a word with the query (from
+//!   in-memory postings) is scored; no prefix filtering, so this is a simple stand-in
+//!   for the all-pairs method of Bayardo et al.;
+//! - **qSign** at d = 0..5 and at the formula's radius: candidates from the RocksDB
+//!   index, then scored.
+//!
+//! Reported: recall per level and radius, candidates per sentence, time per sentence
+//! and the speed-up over the two baselines. qSign reads RocksDB; the baselines run in
+//! memory, so the speed-ups are conservative.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use super::{EvalError, Result};
+use serde::Serialize;
+
+use textorigin_core::config::Overrides;
+use textorigin_core::index::Indexes;
+use textorigin_core::quote::{self, QuoteConfig, Sentence};
+use textorigin_core::rabin::Rabin;
+use textorigin_core::text::tokenize;
+use textorigin_store::input::InputDoc;
+use textorigin_store::storage::datadir::DataDir;
+
+/// Score levels of Table 2 (lower bound inclusive for the last, exclusive otherwise).
+pub const LEVELS: [(f64, f64); 5] = [(0.9, 1.0), (0.8, 0.9), (0.7, 0.8), (0.6, 0.7), (0.5, 0.6)];
+
+/// One radius (or the formula) of the qSign run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RadiusRow {
+    /// "0".."5" or "formula".
+    pub radius: String,
+    /// Recall per level of [`LEVELS`].
+    pub recall: Vec<f64>,
+    /// Recall over all pairs scoring ≥ 0.5.
+    pub recall_all: f64,
+    pub candidates_per_sentence: f64,
+    pub micros_per_sentence: f64,
+    pub speedup_vs_naive: f64,
+    pub speedup_vs_inverted: f64,
+}
+
+/// The evaluation's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuoteEval {
+    pub collection_documents: usize,
+    pub collection_sentences: usize,
+    pub query_documents: usize,
+    pub query_sentences: usize,
+    /// Ground-truth pairs per level of [`LEVELS`].
+    pub pairs_per_level: Vec<u64>,
+    pub naive_micros_per_sentence: f64,
+    pub inverted_micros_per_sentence: f64,
+    pub inverted_candidates_per_sentence: f64,
+    pub rows: Vec<RadiusRow>,
+}
+
+fn level_of(score: f64) -> Option<usize> {
+    LEVELS.iter().position(|&(lo, hi)| if lo == 0.5 { score >= lo && score <= hi } else { score > lo && score <= hi })
+}
+
+/// Runs the evaluation with `queries` query documents; `dir` receives the data directory.
+pub fn run(
+    docs: &[InputDoc],
+    queries: usize,
+    dir: &Path,
+    mut progress: impl FnMut(&str, usize, usize),
+) -> Result<QuoteEval> {
+    if docs.len() <= queries {
+        return Err(EvalError::Corpus(format!("the corpus needs more than {queries} documents")));
+    }
+    // The paper's qSign: full signatures only (part signatures are measured by
+    // `--planted`, [`super::planted`]).
+    let qcfg = QuoteConfig { d_max: 5, pieces: 3, max_per_probe: u32::MAX, splits: 0, ..QuoteConfig::default() };
+    // An index large enough that few signatures are evicted: this measures the search.
+    let overrides = Overrides {
+        table_bytes: Some(16 << 20),
+        index_bytes: Some(64 << 20),
+        quotes: Some(qcfg.clone()),
+        ..Default::default()
+    };
+    let (collection, query_docs) = docs.split_at(docs.len() - queries);
+    let mut dd = DataDir::open_write(dir, &overrides)?;
+    for (i, d) in collection.iter().enumerate() {
+        let _ = dd.ingest(d); // token-less documents are skipped as in ingestion
+        progress("ingest", i + 1, collection.len());
+    }
+    let store = &dd.store;
+    let indexes = dd.indexes();
+    let sentences: Vec<((u64, u32), Sentence)> = store.all_sentences()?;
+    let qs = query_sentences(query_docs, &qcfg)?;
+    // Precompute idf for all query words (so timings measure the search, not df reads).
+    let n_docs = indexes.documents();
+    let mut idf_cache: HashMap<u64, f64> = HashMap::new();
+    for &w in qs.iter().flat_map(|s| &s.words) {
+        if let std::collections::hash_map::Entry::Vacant(e) = idf_cache.entry(w) {
+            e.insert((n_docs as f64 / indexes.df(w).max(1) as f64).ln().max(0.0));
+        }
+    }
+    let idf_of = |w: u64| idf_cache.get(&w).copied().unwrap_or(0.0);
+    let (truth, naive) = naive_scan(&qs, &sentences, idf_of, &mut progress);
+    let mut pairs_per_level = vec![0u64; LEVELS.len()];
+    for &l in truth.iter().flat_map(HashMap::values) {
+        pairs_per_level[l] += 1;
+    }
+    let (inverted, inv_candidates) = inverted_scan(&qs, &sentences, idf_of);
+    let by_key: HashMap<(u64, u32), &Sentence> = sentences.iter().map(|(k, s)| (*k, s)).collect();
+    let mut rows = Vec::new();
+    for radius in (0..=5u32).map(Some).chain([None]) {
+        let (found, candidates, secs) = qsign_at(&indexes, &qcfg, radius, &qs, &by_key, &truth, idf_of)?;
+        let share = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+        rows.push(RadiusRow {
+            radius: radius.map_or("formula".to_string(), |d| d.to_string()),
+            recall: found.iter().zip(&pairs_per_level).map(|(&f, &t)| share(f, t)).collect(),
+            recall_all: share(found.iter().sum(), pairs_per_level.iter().sum()),
+            candidates_per_sentence: candidates as f64 / qs.len() as f64,
+            micros_per_sentence: secs * 1e6,
+            speedup_vs_naive: naive / secs,
+            speedup_vs_inverted: inverted / secs,
+        });
+        progress("qSign radii", rows.len(), 7);
+    }
+    let result = QuoteEval {
+        collection_documents: collection.len(),
+        collection_sentences: sentences.len(),
+        query_documents: query_docs.len(),
+        query_sentences: qs.len(),
+        pairs_per_level,
+        naive_micros_per_sentence: naive * 1e6,
+        inverted_micros_per_sentence: inverted * 1e6,
+        inverted_candidates_per_sentence: inv_candidates as f64 / qs.len() as f64,
+        rows,
+    };
+    dd.close()?;
+    Ok(result)
+}
+
+/// The query documents' sentences of at least `min_words` words.
+fn query_sentences(query_docs: &[InputDoc], qcfg: &QuoteConfig) -> Result<Vec<Sentence>> {
+    let rabin = Rabin::new(1);
+    let mut tokens = Vec::new();
+    let mut qs: Vec<Sentence> = Vec::new();
+    for d in query_docs {
+        tokenize(&d.text, &rabin, &mut tokens);
+        qs.extend(quote::sentences(&d.text, &tokens).into_iter().filter(|s| s.words.len() as u32 >= qcfg.min_words));
+    }
+    if qs.is_empty() {
+        return Err(EvalError::Corpus(format!(
+            "the query documents have no sentence of {} words or more",
+            qcfg.min_words
+        )));
+    }
+    Ok(qs)
+}
+
+/// For each query sentence: the stored sentences scoring 0.5 or more, with their level.
+type Truth = Vec<HashMap<(u64, u32), usize>>;
+
+/// The ground truth by a naive full scan: for each query sentence, the level of every
+/// stored sentence scoring 0.5 or more; and the seconds per query sentence.
+fn naive_scan(
+    qs: &[Sentence],
+    sentences: &[((u64, u32), Sentence)],
+    idf_of: impl Fn(u64) -> f64 + Copy,
+    progress: &mut impl FnMut(&str, usize, usize),
+) -> (Truth, f64) {
+    let start = Instant::now();
+    let mut truth: Truth = Vec::with_capacity(qs.len());
+    for (i, q) in qs.iter().enumerate() {
+        let mut t = HashMap::new();
+        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
+        for (key, s) in sentences {
+            let sc = scorer.score(&s.words);
+            if let Some(level) = level_of(sc) {
+                t.insert(*key, level);
+            }
+        }
+        truth.push(t);
+        if i % 16 == 0 {
+            progress("naive scan", i + 1, qs.len());
+        }
+    }
+    (truth, start.elapsed().as_secs_f64() / qs.len() as f64)
+}
+
+/// An inverted index over words: seconds and candidates per query sentence.
+fn inverted_scan(
+    qs: &[Sentence],
+    sentences: &[((u64, u32), Sentence)],
+    idf_of: impl Fn(u64) -> f64 + Copy,
+) -> (f64, u64) {
+    let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (i, (_, s)) in sentences.iter().enumerate() {
+        for &w in &s.words {
+            postings.entry(w).or_default().push(i as u32);
+        }
+    }
+    let start = Instant::now();
+    let mut inv_candidates = 0u64;
+    let mut seen = vec![false; sentences.len()];
+    for q in qs {
+        let mut cands = Vec::new();
+        for w in &q.words {
+            for &c in postings.get(w).map(Vec::as_slice).unwrap_or(&[]) {
+                if !seen[c as usize] {
+                    seen[c as usize] = true;
+                    cands.push(c);
+                }
+            }
+        }
+        inv_candidates += cands.len() as u64;
+        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
+        for c in cands {
+            seen[c as usize] = false;
+            std::hint::black_box(scorer.score(&sentences[c as usize].1.words));
+        }
+    }
+    (start.elapsed().as_secs_f64() / qs.len() as f64, inv_candidates)
+}
+
+/// qSign at `radius` (None: the formula's): true pairs found per level, candidates,
+/// seconds per query sentence.
+fn qsign_at(
+    indexes: &Indexes<&[u8]>,
+    qcfg: &QuoteConfig,
+    radius: Option<u32>,
+    qs: &[Sentence],
+    by_key: &HashMap<(u64, u32), &Sentence>,
+    truth: &[HashMap<(u64, u32), usize>],
+    idf_of: impl Fn(u64) -> f64 + Copy,
+) -> Result<(Vec<u64>, u64, f64)> {
+    let start = Instant::now();
+    let mut found = vec![0u64; LEVELS.len()];
+    let mut candidates = 0u64;
+    for (i, q) in qs.iter().enumerate() {
+        let sig = quote::signature(qcfg, &q.words);
+        let d = radius.unwrap_or_else(|| quote::radius(&QuoteConfig::default(), q.words.len() as u32));
+        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
+        for (seq, idx, _) in indexes.quote_candidates(qcfg, sig, d).0 {
+            candidates += 1;
+            if let Some(s) = by_key.get(&(seq, idx)) {
+                let sc = scorer.score(&s.words);
+                if sc >= 0.5 {
+                    if let Some(&l) = truth[i].get(&(seq, idx)) {
+                        found[l] += 1;
+                    }
+                }
+            }
+        }
+    }
+    Ok((found, candidates, start.elapsed().as_secs_f64() / qs.len() as f64))
+}
+
+/// The evaluation for people: a markdown table by radius.
+pub fn markdown(r: &QuoteEval) -> String {
+    let mut out = format!(
+        "collection: {} documents, {} sentences; queries: {} documents, {} sentences\n",
+        r.collection_documents, r.collection_sentences, r.query_documents, r.query_sentences
+    );
+    out += &format!(
+        "naive scan: {:.0} µs/sentence; inverted index: {:.0} µs/sentence ({:.0} candidates/sentence)\n",
+        r.naive_micros_per_sentence, r.inverted_micros_per_sentence, r.inverted_candidates_per_sentence
+    );
+    let levels: Vec<String> =
+        LEVELS.iter().zip(&r.pairs_per_level).map(|((lo, hi), n)| format!("{lo}-{hi} ({n})")).collect();
+    out += &format!(
+        "| d | recall {} | all | candidates/sentence | µs/sentence | × naive | × inverted |\n",
+        levels.join(" | ")
+    );
+    out += &format!("|{}\n", " --- |".repeat(levels.len() + 6));
+    for row in &r.rows {
+        let rec: Vec<String> = row.recall.iter().map(|x| format!("{:.3}", x)).collect();
+        out += &format!(
+            "| {} | {} | {:.3} | {:.1} | {:.0} | {:.0} | {:.1} |\n",
+            row.radius,
+            rec.join(" | "),
+            row.recall_all,
+            row.candidates_per_sentence,
+            row.micros_per_sentence,
+            row.speedup_vs_naive,
+            row.speedup_vs_inverted
+        );
+    }
+    out
+}

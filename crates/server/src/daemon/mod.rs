@@ -1,0 +1,661 @@
+//! `textorigin serve`: the long-running process that takes documents from a spool.
+//!
+//! **Spool contract** (Maildir-style): producers write a file into `SPOOL/tmp/` and
+//! rename it into `SPOOL/new/` (same filesystem, so the rename is atomic). The daemon
+//! watches `new/` (inotify through `notify`), and also scans it at start, every
+//! `rescan` seconds and after each batch, so no file is missed even when the watcher
+//! overflows. Files found together are taken in file-name order.
+//!
+//! **Admission, exactly once**: a file is read whole and keyed by xxh3-128 of its name
+//! and bytes. Each of its documents is stored (with its results) in one RocksDB batch
+//! that also records "k of n documents of this file are stored". After a batch of files
+//! the RocksDB log is fsynced (group commit); only then are the files removed from
+//! `new/` (or moved to `done/` with `--keep`) and the directory fsynced. A file seen
+//! again (crash between commit and unlink) continues after its stored documents, so no
+//! document is stored twice or lost.
+//!
+//! **Bad input** (unreadable, binary, empty, token-less, malformed JSON, over
+//! `--max-doc-bytes`) goes to `SPOOL/failed/` with a `.reason` file beside it and a
+//! record in RocksDB (`textorigin failed`); the good documents of a partly bad JSONL file
+//! are still processed. A write error keeps the files in the spool and is retried; a
+//! failed fsync stops the daemon (its state is then unknown) and the restart recovers.
+//!
+//! **Checkpoints and recovery** ([`textorigin_store::storage::checkpoint`]): every `--checkpoint-docs`
+//! documents or `--checkpoint-secs` seconds, and at shutdown. At start, a table that is
+//! not in step with the store (a crash) is restored from the newest valid checkpoint
+//! and the stored documents after it are replayed ([`DataDir::recover`]).
+//!
+//! **Pipeline**: parser threads (`prep-N`, one a core, [`textorigin_store::pipeline`]) read and
+//! parse the files of a batch in parallel from a bounded queue and prepare their documents (tokens, Rabin
+//! fingerprints, selection, near-duplicate sketch, sentences); the calling thread
+//! applies them strictly in file-name order (index lookups, the table, estimation, the
+//! store), then group-commits. A parser that dies stops the daemon with an error, never a hang.
+//!
+//! **Signals**: SIGTERM and SIGINT stop intake, finish the current batch, checkpoint and
+//! exit 0; SIGHUP reopens the log file. One daemon per data directory (RocksDB's lock).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use textorigin_core::config::Overrides;
+
+use textorigin_store::error::{IoContext, IoError};
+use textorigin_store::storage::checkpoint::CheckpointError;
+use textorigin_store::storage::datadir::{DataDir, DataDirError};
+use textorigin_store::storage::store::{Store, StoreError};
+use textorigin_store::storage::table_file::TableError;
+use textorigin_store::telemetry::{Latency, StageTimes};
+
+mod sd_notify;
+mod spool;
+mod status;
+
+pub use status::{DaemonState, DaemonStatus};
+
+use spool::Outcome;
+use status::StatusFile;
+
+/// Options of `serve`.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub spool: PathBuf,
+    pub keep: bool,
+    pub max_doc_bytes: u64,
+    pub checkpoint_docs: u64,
+    pub checkpoint_secs: u64,
+    pub rescan_secs: u64,
+    /// Files per group commit.
+    pub batch: usize,
+    /// Where the daemon publishes its open store for other threads (the HTTP
+    /// inspector): set once the data directory is open, replaced after a recovery,
+    /// emptied while recovering.
+    pub share: Option<StoreShare>,
+}
+
+/// The daemon's store, shared with readers in the same process, and what it measured
+/// (stage seconds and per-document latency since it opened the data directory,
+/// published after each batch).
+#[derive(Clone, Default)]
+pub struct StoreShare(Arc<Mutex<Option<Arc<Store>>>>, Arc<Mutex<(StageTimes, Latency)>>);
+
+impl std::fmt::Debug for StoreShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.get().is_some() { "StoreShare(open)" } else { "StoreShare(none)" })
+    }
+}
+
+impl StoreShare {
+    /// The store, when the daemon has one open (None: starting or recovering).
+    pub fn get(&self) -> Option<Arc<Store>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn set(&self, store: Option<Arc<Store>>) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
+    }
+
+    /// The stage seconds and latencies of the documents applied so far.
+    pub fn telemetry(&self) -> (StageTimes, Latency) {
+        *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set_telemetry(&self, dd: &DataDir) {
+        *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = (dd.stage_times(), dd.latency());
+    }
+
+    /// Lets go of the store (when the daemon has stopped).
+    pub fn clear(&self) {
+        self.set(None);
+    }
+}
+
+/// Why the daemon stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error("{0}")]
+    Watcher(String, #[source] notify::Error),
+    #[error("{0} replayed result(s) differ from the stored ones: refusing to continue")]
+    ReplayMismatch(u64),
+    #[error("fsync of the store log failed: stopping (the restart recovers)")]
+    Fsync(#[source] StoreError),
+    #[error("a parser thread died: stopping the daemon")]
+    ParserDied,
+}
+
+type Result<T> = std::result::Result<T, DaemonError>;
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Longest file name kept in `failed/` and `done/`: room for `.reason` and a
+/// counter within NAME_MAX (255 bytes).
+const MAX_KEPT_NAME: usize = 200;
+
+/// A name for `name` in `dir` that is short enough for its `.reason` beside it and not
+/// taken: long names are cut (at a character boundary), taken ones get `.1`, `.2`, ...
+fn free_name(dir: &Path, name: &std::ffi::OsStr) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = name.as_bytes();
+    let mut cut = bytes.len().min(MAX_KEPT_NAME);
+    while cut < bytes.len() && (bytes[cut] & 0xC0) == 0x80 {
+        cut -= 1; // not inside a UTF-8 sequence
+    }
+    let base = std::ffi::OsString::from_vec(bytes[..cut].to_vec());
+    let taken = |n: &std::ffi::OsStr| {
+        let mut reason = n.to_os_string();
+        reason.push(".reason");
+        dir.join(n).symlink_metadata().is_ok() || dir.join(reason).symlink_metadata().is_ok()
+    };
+    if !taken(&base) {
+        return base;
+    }
+    (1u64..)
+        .map(|i| {
+            let mut n = base.clone();
+            n.push(format!(".{i}"));
+            n
+        })
+        .find(|n| !taken(n))
+        .expect("a free name")
+}
+
+/// Creates the spool's directories that are missing.
+fn make_spool(spool: &Path) -> Result<()> {
+    for sub in ["tmp", "new", "failed", "done"] {
+        let path = spool.join(sub);
+        std::fs::create_dir_all(&path).io(|| format!("cannot create {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Longest pause before files that could not be processed are tried again.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    Ok(std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .io(|| format!("fsync of directory {} failed", dir.display()))?)
+}
+
+/// The spool watcher: any event (or an overflow error) means "scan"; the channel holds
+/// one wake-up, so bursts coalesce.
+fn watch(new_dir: &Path) -> Result<(notify::RecommendedWatcher, crossbeam_channel::Receiver<()>)> {
+    use notify::Watcher;
+    let (tx, rx) = crossbeam_channel::bounded::<()>(1);
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        // Arrivals (create, rename into) and errors (an overflow) wake the loop; reads
+        // do not: listing `new/` and reading its files would wake it again and again.
+        if !matches!(res, Ok(notify::Event { kind: notify::EventKind::Access(_), .. })) {
+            let _ = tx.try_send(());
+        }
+    })
+    .map_err(|e| DaemonError::Watcher("cannot start the spool watcher".into(), e))?;
+    watcher
+        .watch(new_dir, notify::RecursiveMode::NonRecursive)
+        .map_err(|e| DaemonError::Watcher("cannot watch the spool".into(), e))?;
+    Ok((watcher, rx))
+}
+
+/// Recovers the table if a crash left it out of step with the store; refuses to go on
+/// when a replayed result differs from the stored one.
+fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<(u64, u64, u64)>> {
+    let recovery = DataDir::recover(dir, |i, n| {
+        if i == n || i % 1000 == 0 {
+            tracing::warn!(replayed = i, of = n, "replaying documents after the last checkpoint");
+        }
+        if stop.load(Ordering::SeqCst) {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    })?;
+    if let Some((from, n, bad)) = recovery {
+        tracing::warn!(
+            from_checkpoint = from,
+            replayed = n,
+            mismatches = bad,
+            "recovered the table after an unclean stop"
+        );
+        if bad > 0 {
+            return Err(DaemonError::ReplayMismatch(bad));
+        }
+    }
+    Ok(recovery)
+}
+
+/// Bytes of spool files one batch holds at most (one larger file is a batch of its
+/// own): a batch's memory is bounded in bytes, not in files.
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// The next batch: up to `max` of `files`, in order, within [`BATCH_BYTES`] (sizes from
+/// `lstat`; a file that is not regular counts 0 and is quarantined when read).
+fn next_batch(files: impl Iterator<Item = PathBuf>, max: usize) -> Vec<PathBuf> {
+    let mut batch = Vec::new();
+    let mut bytes = 0u64;
+    for f in files.take(max) {
+        let len = std::fs::symlink_metadata(&f).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
+        if !batch.is_empty() && bytes + len > BATCH_BYTES {
+            break;
+        }
+        bytes += len;
+        batch.push(f);
+    }
+    batch
+}
+
+/// Sleeps for `d`, or less when a stop is asked for.
+fn pause(d: Duration, stop: &AtomicBool) {
+    let until = Instant::now() + d;
+    while !stop.load(Ordering::SeqCst) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Recovers a poisoned table and reopens the data directory. A full disk can make this
+/// fail too (RocksDB reopening its log, say): it is tried again after a pause that
+/// doubles up to [`MAX_BACKOFF`], until it works or a stop is asked for. A replay
+/// mismatch (a determinism bug) stops the daemon at once.
+fn recover_poisoned(dir: &Path, overrides: &Overrides, stop: &AtomicBool) -> Result<DataDir> {
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let attempt = recover(dir, stop).and_then(|r| {
+            tracing::warn!(?r, "recovered the table after a failed store write");
+            Ok(DataDir::open_write(dir, overrides)?)
+        });
+        match attempt {
+            Ok(dd) => return Ok(dd),
+            Err(e @ DaemonError::ReplayMismatch(_)) => return Err(e),
+            Err(e) if stop.load(Ordering::SeqCst) => return Err(e),
+            Err(e) => {
+                tracing::warn!(error = %textorigin_store::error::chain(&e), retry_in_s = backoff.as_secs(), "cannot recover the table yet (a full disk?)");
+                pause(backoff, stop);
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// The running daemon's bookkeeping: its status, and when it last checkpointed. (The
+/// data directory is kept apart: recovery must close it and open it again.)
+struct Daemon<'a> {
+    opt: &'a ServeOptions,
+    status: DaemonStatus,
+    status_file: StatusFile,
+    started: Instant,
+    since_checkpoint: u64,
+    last_checkpoint: Instant,
+}
+
+/// The parser threads' work: each file of a batch read, parsed and its documents
+/// prepared on `threads` threads ([`textorigin_store::pipeline`]), handed over in file-name order.
+struct Parsers {
+    threads: usize,
+    max: u64,
+    preparer: textorigin_store::storage::datadir::Preparer,
+}
+
+impl Parsers {
+    /// The files of `batch`, parsed and prepared, in order. A parser that dies (a bug)
+    /// stops the daemon with an error, never a hang; nothing of the batch is applied.
+    fn parse(&self, batch: Vec<PathBuf>) -> Result<Vec<spool::Parsed>> {
+        let mut out = Vec::with_capacity(batch.len());
+        textorigin_store::pipeline::ordered_map(
+            self.threads,
+            &self.preparer,
+            batch.into_iter(),
+            |p, path| spool::parse_file(&path, self.max, p),
+            |x| {
+                out.push(x);
+                true
+            },
+        )
+        .map_err(|_| DaemonError::ParserDied)?;
+        Ok(out)
+    }
+}
+
+/// The status at start: this process, what recovery did, the newest checkpoint.
+fn initial_status(dir: &Path, recovery: Option<(u64, u64, u64)>) -> DaemonStatus {
+    let mut status = DaemonStatus {
+        pid: std::process::id(),
+        state: DaemonState::Running,
+        started_at_ms: now_ms(),
+        recovered_from_checkpoint: recovery.map(|r| r.0),
+        replayed: recovery.map_or(0, |r| r.1),
+        ..DaemonStatus::default()
+    };
+    if let Some((_, m)) = textorigin_store::storage::checkpoint::newest_valid(dir) {
+        status.last_checkpoint_generation = m.generation;
+        status.last_checkpoint_seq = m.seq;
+    }
+    status
+}
+
+/// Runs the daemon until SIGTERM/SIGINT (or `stop` is set).
+pub fn serve(
+    dir: &Path,
+    overrides: &Overrides,
+    opt: &ServeOptions,
+    stop: Arc<AtomicBool>,
+    hup: Arc<AtomicBool>,
+    on_hup: &dyn Fn(),
+) -> Result<()> {
+    make_spool(&opt.spool)?;
+    std::fs::create_dir_all(dir).io(|| format!("cannot create {}", dir.display()))?;
+    let recovery = match recover(dir, &stop) {
+        Err(DaemonError::DataDir(DataDirError::Interrupted)) => {
+            tracing::warn!("stopped during recovery; the next start resumes it");
+            return Ok(());
+        }
+        r => r?,
+    };
+    let mut dd = DataDir::open_write(dir, overrides)?;
+    let share = |dd: Option<&DataDir>| {
+        if let Some(s) = &opt.share {
+            s.set(dd.map(|d| Arc::clone(&d.store)));
+        }
+    };
+    share(Some(&dd));
+    let new_dir = opt.spool.join("new");
+    let (mut watcher, mut rx) = watch(&new_dir)?;
+    let status = initial_status(dir, recovery);
+    let parsers = Parsers {
+        threads: textorigin_store::pipeline::worker_threads(),
+        max: opt.max_doc_bytes,
+        preparer: dd.preparer(),
+    };
+    let status_file = StatusFile::new(dir);
+    let mut d = Daemon {
+        opt,
+        status,
+        status_file,
+        started: Instant::now(),
+        since_checkpoint: 0,
+        last_checkpoint: Instant::now(),
+    };
+    let mut backoff = Duration::ZERO;
+    let mut retry: std::collections::HashMap<PathBuf, Instant> = std::collections::HashMap::new();
+    if recovery.is_some() {
+        // The replayed table is a new recovery point: a second crash need not replay again.
+        d.checkpoint(&mut dd)?;
+    }
+    tracing::info!(data = %dir.display(), spool = %opt.spool.display(), "serving");
+    let mut notifier = sd_notify::Notifier::from_env();
+    notifier.ready(&format!("serving {}", opt.spool.display()));
+    loop {
+        notifier.tick();
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        if hup.swap(false, Ordering::SeqCst) {
+            on_hup();
+        }
+        let files = match spool::list(&new_dir) {
+            Ok(files) => files,
+            Err(e) => {
+                // The spool was removed or its permissions changed: not a reason to stop
+                // serving. Recreate what may be recreated, watch it anew, try again.
+                if d.status.state != DaemonState::NoSpool {
+                    tracing::error!(error = %textorigin_store::error::chain(&e), "the spool cannot be read; recreating it and retrying");
+                }
+                d.status.state = DaemonState::NoSpool;
+                d.status_file.write(&d.status);
+                if let Err(e) = make_spool(&opt.spool) {
+                    tracing::debug!(error = %textorigin_store::error::chain(&e), "cannot recreate the spool yet");
+                }
+                if let Ok(w) = watch(&new_dir) {
+                    (watcher, rx) = w;
+                }
+                backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+                pause(backoff, &stop);
+                continue;
+            }
+        };
+        if d.status.state == DaemonState::NoSpool {
+            tracing::info!(spool = %opt.spool.display(), "the spool can be read again");
+            backoff = Duration::ZERO;
+        }
+        d.status.spool_backlog = files.len();
+        // Files that could not be processed wait their turn; the others go ahead, so
+        // unreadable files that sort first never starve the spool.
+        let now = Instant::now();
+        retry.retain(|p, _| files.binary_search(p).is_ok()); // `list` sorts
+        let batch = next_batch(files.into_iter().filter(|f| retry.get(f).is_none_or(|t| now >= *t)), opt.batch);
+        if batch.is_empty() {
+            d.status.state =
+                if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };
+            d.status_file.write(&d.status);
+            if d.since_checkpoint > 0 && d.last_checkpoint.elapsed().as_secs() >= opt.checkpoint_secs {
+                d.checkpoint(&mut dd)?;
+            }
+            let wait = Duration::from_secs(opt.rescan_secs.max(1)).min(Duration::from_millis(500));
+            let _ = rx.recv_timeout(notifier.max_wait().map_or(wait, |w| wait.min(w)));
+            continue;
+        }
+        let _ = &watcher; // kept alive: dropping it ends the watch
+        let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
+        if let Some(s) = &opt.share {
+            s.set_telemetry(&dd);
+        }
+        if dd.poisoned() {
+            // The table applied a document the store did not take (a full disk, say): go
+            // back to the last checkpoint and replay, as after a crash. The fault is the
+            // data directory's, not the files': they all wait, in order, for a pause that
+            // doubles up to MAX_BACKOFF. A replayed result that differs stops the daemon,
+            // as at start-up.
+            d.status.state = DaemonState::Degraded { kept: kept.len() };
+            d.status_file.write(&d.status);
+            share(None);
+            drop(dd);
+            dd = recover_poisoned(dir, overrides, &stop)?;
+            share(Some(&dd));
+            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+            pause(backoff, &stop);
+            continue;
+        }
+        if kept.is_empty() {
+            backoff = Duration::ZERO;
+        } else {
+            // A read or write error (a full disk, say): the files stay in the spool and
+            // are tried again after a pause that doubles up to MAX_BACKOFF.
+            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+            let at = Instant::now() + backoff;
+            retry.extend(kept.into_iter().map(|p| (p, at)));
+        }
+        d.status.state =
+            if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };
+        d.status_file.write(&d.status);
+    }
+    tracing::info!("stopping: final checkpoint");
+    notifier.stopping();
+    d.checkpoint(&mut dd)?;
+    d.status.state = DaemonState::Stopped;
+    d.status_file.write(&d.status);
+    Ok(dd.close()?)
+}
+
+impl Daemon<'_> {
+    /// Parses, applies and group-commits one batch of spool files, moves them out of
+    /// `new/` and checkpoints when due. Returns the files kept in the spool.
+    fn batch(
+        &mut self,
+        dd: &mut DataDir,
+        parsers: &Parsers,
+        batch: Vec<PathBuf>,
+        stop: &AtomicBool,
+    ) -> Result<Vec<PathBuf>> {
+        let mut outcomes = Vec::new();
+        for parsed in parsers.parse(batch)? {
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let path = parsed.path.clone();
+            let before = dd.store.next_seq().map_err(DataDirError::from)?;
+            let outcome = spool::apply_file(dd, parsed)?;
+            let applied = dd.store.next_seq().map_err(DataDirError::from)? - before;
+            self.status.documents_applied_this_run += applied;
+            self.since_checkpoint += applied;
+            outcomes.push((path, outcome));
+        }
+        if dd.poisoned() {
+            // A store write failed (a real full disk leaves RocksDB's writer in error, so
+            // no fsync can follow): no group commit, and every file of the batch stays in
+            // the spool. After recovery, the documents stored before the failure are
+            // recognised by their admission records and not stored twice.
+            return Ok(outcomes.into_iter().map(|(path, _)| path).collect());
+        }
+        // Group commit: the documents are durable before their files leave the spool. A
+        // failed fsync leaves unknown state behind: stop; the restart recovers.
+        textorigin_store::failpoint::hit("store.sync")
+            .map_err(|e| StoreError::Io { path: dd.store.path().to_path_buf(), source: e })
+            .and_then(|()| dd.store.sync())
+            .map_err(DaemonError::Fsync)?;
+        textorigin_store::failpoint::hit("spool.after-sync").io(|| "group commit")?;
+        let kept: Vec<PathBuf> =
+            outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).map(|o| o.0.clone()).collect();
+        self.finish_files(outcomes)?;
+        self.status.last_applied = dd.table.stats().last_seq;
+        dd.table.publish_counters()?; // live `stats` readers see the table's counters
+        self.status.documents_per_second =
+            self.status.documents_applied_this_run as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+        // A poisoned table (a store write failed after it applied a document) holds a
+        // document the store does not: it is never checkpointed, only recovered.
+        let due = self.since_checkpoint >= self.opt.checkpoint_docs
+            || self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs;
+        if due && !dd.poisoned() {
+            self.checkpoint(dd)?;
+        }
+        Ok(kept)
+    }
+
+    /// Moves the committed files out of `new/` (removed, or to `done/`; failed ones to
+    /// `failed/` with their reasons) and fsyncs the directories. A file that vanished
+    /// meanwhile is no reason to stop: it is logged and passed over.
+    fn finish_files(&mut self, outcomes: Vec<(PathBuf, Outcome)>) -> Result<()> {
+        let spool = &self.opt.spool;
+        let mut touched_failed = false;
+        for (path, outcome) in outcomes {
+            let name = path.file_name().expect("spool files have names").to_owned();
+            let moved = match outcome {
+                Outcome::Done => {
+                    self.status.files_admitted += 1;
+                    if self.opt.keep {
+                        let _ = std::fs::create_dir_all(spool.join("done")); // removed meanwhile?
+                        let to = spool.join("done").join(free_name(&spool.join("done"), &name));
+                        std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))
+                    } else {
+                        std::fs::remove_file(&path).io(|| format!("cannot remove {}", path.display()))
+                    }
+                }
+                Outcome::Failed(reasons) => {
+                    self.status.files_failed += 1;
+                    touched_failed = true;
+                    let failed = spool.join("failed");
+                    let _ = std::fs::create_dir_all(&failed); // removed meanwhile?
+                    let target = failed.join(free_name(&failed, &name));
+                    let mut reason_path = target.clone().into_os_string();
+                    reason_path.push(".reason");
+                    let reason_path = PathBuf::from(reason_path);
+                    std::fs::write(&reason_path, reasons.join("\n") + "\n")
+                        .io(|| format!("cannot write {}", reason_path.display()))
+                        .and_then(|()| {
+                            std::fs::rename(&path, &target)
+                                .io(|| format!("cannot move {} to {}", path.display(), target.display()))
+                        })
+                }
+                Outcome::Keep => Ok(()),
+            };
+            // The documents are durable and admitted: a file that could not be moved (the
+            // spool removed, its permissions changed) is seen again and recognised as
+            // admitted, so this is logged, never a reason to stop.
+            match moved {
+                Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => {
+                    tracing::warn!(file = %path.display(), error = %textorigin_store::error::chain(&e), "spool file vanished");
+                }
+                Err(e) => {
+                    tracing::error!(file = %path.display(), error = %textorigin_store::error::chain(&e), "cannot move an admitted file out of new/; trying again")
+                }
+                Ok(()) => {}
+            }
+        }
+        textorigin_store::failpoint::hit("spool.after-unlink").io(|| "spool")?;
+        let mut dirs = vec![spool.join("new")];
+        dirs.extend(touched_failed.then(|| spool.join("failed")));
+        dirs.extend(self.opt.keep.then(|| spool.join("done")));
+        for dir in dirs {
+            // Not needed for exactly-once (a file seen again is recognised as admitted).
+            if let Err(e) = sync_dir(&dir) {
+                tracing::warn!(error = %textorigin_store::error::chain(&e), "spool directory not synced");
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a checkpoint of the table (its results made durable first).
+    /// Writes a checkpoint. A slot that cannot be written (a full disk) is no reason to
+    /// stop: the newest valid slot and the store still recover every document, so the
+    /// failure is logged, shown in the status, and the next checkpoint is tried when due.
+    /// A failed store fsync leaves unknown state behind: that stops.
+    fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
+        let seq = dd.table.stats().last_seq;
+        self.since_checkpoint = 0;
+        self.last_checkpoint = Instant::now();
+        match dd.checkpoint() {
+            Err(DataDirError::Store(e)) => return Err(DaemonError::Fsync(e)),
+            Ok(m) => {
+                self.status.last_checkpoint_generation = m.generation;
+                self.status.last_checkpoint_seq = m.seq;
+                self.status.checkpoint_error = None;
+                tracing::info!(generation = m.generation, seq, "checkpoint");
+            }
+            Err(e) => {
+                let e = textorigin_store::error::chain(&e);
+                tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid, trying again when due");
+                self.status.checkpoint_error = Some(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue 11, item 7): a batch held up to 64 files whatever their size.
+    #[test]
+    fn batches_are_bounded_in_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let sizes = [40 << 20, 30 << 20, 1 << 10, 100 << 20, 5];
+        let files: Vec<PathBuf> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let p = dir.path().join(format!("{i}"));
+                std::fs::File::create(&p).unwrap().set_len(len).unwrap(); // sparse
+                p
+            })
+            .collect();
+        // As the daemon does: each round lists what is left and takes the next batch.
+        let mut rest = files.clone();
+        let mut batches = Vec::new();
+        while !rest.is_empty() {
+            let b = next_batch(rest.clone().into_iter(), 64);
+            rest.retain(|p| !b.contains(p));
+            batches.push(b.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect::<Vec<_>>());
+        }
+        assert_eq!(batches, [vec!["0"], vec!["1", "2"], vec!["3"], vec!["4"]]);
+        assert_eq!(next_batch(files.into_iter().rev(), 2).len(), 1, "at most `max` files, then the bytes");
+    }
+}

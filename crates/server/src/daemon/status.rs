@@ -1,0 +1,194 @@
+//! The daemon's status file `DATA/daemon.json` (replaced atomically), read by `stats`.
+
+use std::path::Path;
+
+/// What the daemon is doing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DaemonState {
+    /// Taking files from the spool.
+    #[default]
+    Running,
+    /// Some files could not be processed (an I/O error); they stay and are retried.
+    Degraded {
+        /// Files kept in the spool.
+        kept: usize,
+    },
+    /// The spool directory cannot be read (removed, or its permissions changed): the
+    /// daemon recreates what it may and tries again, serving HTTP meanwhile.
+    NoSpool,
+    /// Stopped cleanly.
+    Stopped,
+    /// Not written by a daemon: what a reader concludes when the process named in the
+    /// file no longer holds the data directory (it was killed or crashed).
+    Gone,
+}
+
+const NO_SPOOL: &str = "degraded: the spool directory cannot be read; recreating it and retrying";
+const GONE: &str = "not running: the process ended without stopping (killed or crashed); the next start recovers";
+
+impl std::fmt::Display for DaemonState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DaemonState::Running => f.write_str("running"),
+            DaemonState::Degraded { kept } => write!(f, "degraded: {kept} file(s) could not be processed; retrying"),
+            DaemonState::NoSpool => f.write_str(NO_SPOOL),
+            DaemonState::Stopped => f.write_str("stopped"),
+            DaemonState::Gone => f.write_str(GONE),
+        }
+    }
+}
+
+impl std::str::FromStr for DaemonState {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<DaemonState, String> {
+        match s {
+            "running" => Ok(DaemonState::Running),
+            "stopped" => Ok(DaemonState::Stopped),
+            NO_SPOOL => Ok(DaemonState::NoSpool),
+            GONE => Ok(DaemonState::Gone),
+            _ => s
+                .strip_prefix("degraded: ")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .map(|kept| DaemonState::Degraded { kept })
+                .ok_or_else(|| format!("unknown daemon state `{s}`")),
+        }
+    }
+}
+
+impl serde::Serialize for DaemonState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DaemonState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<DaemonState, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Daemon counters, written to `DATA/daemon.json` for `stats` (the JSON interface).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct DaemonStatus {
+    pub pid: u32,
+    pub state: DaemonState,
+    pub started_at_ms: u64,
+    pub files_admitted: u64,
+    pub files_failed: u64,
+    pub documents_applied_this_run: u64,
+    pub last_applied: u64,
+    pub last_checkpoint_generation: u64,
+    pub last_checkpoint_seq: u64,
+    pub spool_backlog: usize,
+    pub documents_per_second: f64,
+    /// At start: the checkpoint the table was restored from and the documents replayed.
+    pub recovered_from_checkpoint: Option<u64>,
+    pub replayed: u64,
+    /// Why the last checkpoint could not be written (None: it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_error: Option<String>,
+}
+
+impl DaemonStatus {
+    /// The status in `dir/daemon.json`, if there is a readable one. A status that says
+    /// the daemon works while its process does not hold the store's lock (killed, say)
+    /// reads [`DaemonState::Gone`].
+    pub fn read(dir: &Path) -> Option<DaemonStatus> {
+        let mut s: DaemonStatus =
+            std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok())?;
+        if !matches!(s.state, DaemonState::Stopped | DaemonState::Gone) {
+            if let Some(holder) = lock_holder(&textorigin_store::storage::datadir::db_path(dir).join("LOCK")) {
+                if holder != Some(s.pid) {
+                    s.state = DaemonState::Gone;
+                }
+            }
+        }
+        Some(s)
+    }
+}
+
+/// The process holding a POSIX lock on `path` (RocksDB locks its `LOCK` file with
+/// `fcntl`), as the kernel lists it in `/proc/locks`: None inside when nobody does,
+/// None outside when that cannot be told (no `/proc`). The file itself is never
+/// opened: closing any descriptor of a file drops the POSIX locks this process holds
+/// on it.
+pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(path).ok()?.ino();
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    // "1: POSIX  ADVISORY  WRITE 8626 fe:01:1234567 0 EOF" (a waiter has "->" after "1:").
+    Some(locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().filter(|f| *f != "->").collect();
+        let on_file = f.get(5)?.rsplit(':').next()?.parse::<u64>().ok()? == ino;
+        (on_file && f.get(1) == Some(&"POSIX")).then(|| f.get(4)?.parse().ok()).flatten()
+    }))
+}
+
+/// `dir/daemon.json`, replaced atomically when the status changed (best effort: a
+/// status is advisory). An idle daemon writes nothing.
+#[derive(Debug)]
+pub(super) struct StatusFile {
+    dir: std::path::PathBuf,
+    last: Vec<u8>,
+}
+
+impl StatusFile {
+    pub(super) fn new(dir: &Path) -> StatusFile {
+        StatusFile { dir: dir.to_path_buf(), last: Vec::new() }
+    }
+
+    pub(super) fn write(&mut self, s: &DaemonStatus) {
+        let Ok(json) = serde_json::to_vec_pretty(s) else { return };
+        if json == self.last {
+            return;
+        }
+        let tmp = self.dir.join(".daemon.json.tmp");
+        if std::fs::write(&tmp, &json).is_ok() && std::fs::rename(&tmp, self.dir.join("daemon.json")).is_ok() {
+            self.last = json;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 21, item 13: `stats` said "running" for a daemon killed with -9.
+    #[test]
+    fn a_status_whose_process_holds_no_lock_reads_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = DaemonStatus { pid: std::process::id(), state: DaemonState::Running, ..DaemonStatus::default() };
+        StatusFile::new(dir.path()).write(&running);
+        let db = textorigin_store::storage::datadir::db_path(dir.path());
+        std::fs::create_dir_all(&db).unwrap();
+        std::fs::write(db.join("LOCK"), b"").unwrap();
+        assert_eq!(DaemonStatus::read(dir.path()).unwrap().state, DaemonState::Gone, "nobody holds the lock");
+        let store = textorigin_store::storage::store::Store::open(&db).unwrap(); // locks LOCK, in this process
+        assert_eq!(lock_holder(&db.join("LOCK")), Some(Some(std::process::id())));
+        assert_eq!(DaemonStatus::read(dir.path()).unwrap().state, DaemonState::Running, "this process holds it");
+        drop(store);
+    }
+
+    #[test]
+    fn states_round_trip_through_their_text() {
+        for s in [
+            DaemonState::Running,
+            DaemonState::Stopped,
+            DaemonState::Degraded { kept: 3 },
+            DaemonState::NoSpool,
+            DaemonState::Gone,
+        ] {
+            assert_eq!(s.to_string().parse::<DaemonState>(), Ok(s));
+        }
+        assert_eq!(
+            DaemonState::Degraded { kept: 3 }.to_string(),
+            "degraded: 3 file(s) could not be processed; retrying"
+        );
+        assert!("sleeping".parse::<DaemonState>().is_err());
+        let json =
+            serde_json::to_string(&DaemonStatus { state: DaemonState::Stopped, ..DaemonStatus::default() }).unwrap();
+        assert!(json.contains(r#""state":"stopped""#), "{json}");
+    }
+}

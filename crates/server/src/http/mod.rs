@@ -1,0 +1,622 @@
+//! The daemon's HTTP inspector (`serve --http ADDR`): the inspector's views over HTTP
+//! from the same data directory, text queries, and submissions through the spool.
+//!
+//! **Why a small threaded server of our own**: the daemon's hot path is one apply
+//! thread; an async runtime (axum on tokio) would add a scheduler, dozens of crates and
+//! a second way of stopping, for a handful of routes. Heads are parsed by `httparse`
+//! (hyper's parser), query strings by `form_urlencoded`. Every bound is explicit and
+//! every phase of a connection has a deadline in all, not per read (`wire`: a slow
+//! client costs a thread for seconds, never a handler and never the apply thread): the
+//! request head (16 KiB, 64 headers, 10 s), the body (`--max-doc-bytes`, with a
+//! Content-Length; none on GET), the requests handled at once (`--http-workers`), the
+//! open connections (256, the oldest slow one cut past that), one request per
+//! connection (`Connection: close`).
+//!
+//! **Reads**: handlers read the daemon's own open store, which it shares with them
+//! ([`StoreShare`]; RocksDB reads are thread-safe), so a page shows every document
+//! stored; while the daemon opens or recovers its data directory they answer 503.
+//! `/metrics` reads a read-only view of the data directory (for the table's counters),
+//! opened again at most every [`REFRESH`]; queries the newest checkpoint.
+//!
+//! **Access**: the listener takes a loopback address unless a token is configured
+//! (`--http-token FILE`); with a token every request needs `Authorization: Bearer
+//! TOKEN` (the scheme in any case; 401 with `WWW-Authenticate` otherwise, before any
+//! byte of the body is read; compared in constant time).
+//!
+//! Routes: `GET /api/documents?after=ID&limit=N&name=PREFIX` (the `list --json` rows,
+//! paged in sequence order), `GET /api/documents/{name_or_id}` (exactly `show --json`),
+//! `GET /metrics` (`stats --prometheus`), `GET /` (the newest documents, with a search
+//! by name), `GET /documents/{name_or_id}` (the document page: copied blocks coloured
+//! by origin, each linking to its origin's page at the passage, by a text fragment),
+//! `GET /report` (the collection
+//! report), `POST /api/query` (what `query --json` prints, against the newest
+//! checkpoint), `POST /api/documents?name=NAME[&wait=true]` (a spool file, durable
+//! before the 202) and `GET /api/admissions/{key}`. Errors are JSON `{"error": ...}`
+//! with their status code.
+//!
+//! **Submissions never touch a producer's files**: the body is written to a file of
+//! this request's own, created with `O_EXCL` in the server's directory
+//! `SPOOL/tmp/.textorigin-http/` (producers own the rest of `tmp/`), synced, and
+//! hard-linked into `new/` under `NAME.EXT` (409 when a file of that name is waiting
+//! there), so that a 202 means that this body is durable in the spool.
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::daemon::StoreShare;
+use crate::view::{html, model, prometheus, ViewOptions};
+use textorigin_store::storage::datadir::DataDir;
+use textorigin_store::storage::store::{admission_key, Store, StoreError};
+
+mod wire;
+
+use wire::{json_error, Reply, Request, JSON};
+
+/// How old a read view may get before a request opens a new one.
+pub const REFRESH: Duration = Duration::from_millis(250);
+/// Submissions remembered for `/api/admissions/{key}`'s ids (then it starts again).
+const SUBMITTED: usize = 1 << 16;
+/// How long `POST /api/documents?wait=true` waits for the daemon.
+const WAIT: Duration = Duration::from_secs(30);
+/// Rows of the HTML list at `/`, newest first.
+const INDEX_ROWS: usize = 200;
+/// Most rows of one `/api/documents` page.
+const MAX_LIMIT: usize = 1000;
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// Required of every request when set (`Authorization: Bearer TOKEN`).
+    pub token: Option<String>,
+    /// Requests handled at once.
+    pub workers: usize,
+    /// The daemon's spool (submitted documents go into `new/` through `tmp/`).
+    pub spool: PathBuf,
+    /// Largest request body (the daemon's `--max-doc-bytes`).
+    pub max_body: u64,
+    /// The daemon's open store, which the readers share.
+    pub share: StoreShare,
+}
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("--http {0}: a non-loopback address needs --http-token FILE (anyone who can reach it could read every document)")]
+    NeedsToken(SocketAddr),
+    #[error("--http {addr}: cannot listen: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// A running server: stops with the daemon's stop flag.
+pub struct HttpServer {
+    addr: SocketAddr,
+    listener: wire::Listener,
+}
+
+impl HttpServer {
+    /// The address it listens on (the port chosen when 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Waits for the listener (after `stop` was set) and for the open connections,
+    /// which are answered (each within its deadlines).
+    pub fn join(self) {
+        self.listener.join();
+    }
+}
+
+/// The server's own directory in the spool's `tmp/`, where submissions are written
+/// before they are linked into `new/`.
+pub const SUBMIT_DIR: &str = ".textorigin-http";
+
+/// Starts serving `dir` until `stop` is set.
+pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<HttpServer, HttpError> {
+    if !opts.addr.ip().is_loopback() && opts.token.is_none() {
+        return Err(HttpError::NeedsToken(opts.addr));
+    }
+    let listener = TcpListener::bind(opts.addr).map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
+    let addr = listener.local_addr().map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
+    listener.set_nonblocking(true).map_err(|source| HttpError::Bind { addr, source })?;
+    remove_stale_submissions(&opts.spool.join("tmp").join(SUBMIT_DIR));
+    let app = Arc::new(App {
+        dir: dir.to_path_buf(),
+        spool: opts.spool.clone(),
+        max_body: opts.max_body,
+        share: opts.share.clone(),
+        view: Mutex::new(None),
+        query_view: Mutex::new(None),
+        submitted: Mutex::new(std::collections::HashMap::new()),
+        next_file: AtomicU64::new(0),
+    });
+    let limits = wire::Limits { token: opts.token.clone(), max_body: opts.max_body, workers: opts.workers };
+    let listener = wire::listen(listener, limits, Arc::new(move |r: &Request| app.handle(r)), stop)
+        .map_err(|source| HttpError::Bind { addr, source })?;
+    tracing::info!(%addr, "http inspector listening");
+    Ok(HttpServer { addr, listener })
+}
+
+/// Removes the submissions a crashed server left half written (files of processes that
+/// are gone; their clients never got a 202).
+fn remove_stale_submissions(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if pid.is_none_or(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+struct App {
+    dir: PathBuf,
+    spool: PathBuf,
+    max_body: u64,
+    share: StoreShare,
+    /// The read view of `/metrics` (the table's counters) and when it was opened.
+    view: Mutex<Option<(Instant, Arc<DataDir>)>>,
+    /// The view `POST /api/query` analyses against (the newest checkpoint, as `query`
+    /// reads it), one query at a time.
+    query_view: Mutex<Option<(Instant, DataDir)>>,
+    /// Admission key → the file submitted to this process under that key.
+    submitted: Mutex<std::collections::HashMap<String, Submitted>>,
+    /// Numbers this process's files in [`SUBMIT_DIR`].
+    next_file: AtomicU64,
+}
+
+/// A file submitted to this process.
+#[derive(Debug, Clone)]
+struct Submitted {
+    /// Its name in the spool (`NAME.EXT`).
+    file: String,
+    /// When it was submitted (ms since the Unix epoch): failures recorded since are its.
+    at_ms: u64,
+    /// Its documents' admission keys ([`textorigin_store::storage::store::document_key`]), which
+    /// name their ids once stored (another file of the same name may be stored
+    /// meanwhile: its name and source tell nothing).
+    keys: Vec<u128>,
+}
+
+impl App {
+    fn handle(&self, request: &Request) -> Reply {
+        let segments: Vec<String> = request
+            .path
+            .trim_start_matches('/')
+            .split('/')
+            .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
+            .collect();
+        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+        match (request.method.as_str(), segments.as_slice()) {
+            ("POST", ["api", "query"]) => return self.query(request).unwrap_or_else(|e| json_error(500, &e)),
+            ("POST", ["api", "documents"]) => return self.submit(request).unwrap_or_else(|e| json_error(500, &e)),
+            ("GET", _) if !request.body.is_empty() => return json_error(413, "GET takes no request body"),
+            ("GET", _) => {}
+            (m, _) => return json_error(405, &format!("{m} {} is not served here", request.path)),
+        }
+        if segments == ["metrics"] {
+            return match self.view() {
+                Ok(view) => metrics(&view, &self.dir, &self.share).unwrap_or_else(|e| json_error(500, &e)),
+                Err(e) => json_error(503, &format!("the data directory cannot be read now: {e}")),
+            };
+        }
+        let Some(store) = self.share.get() else {
+            return json_error(503, "the daemon is opening or recovering its data directory; try again");
+        };
+        let result = match segments.as_slice() {
+            ["api", "documents"] => documents(&store, &request.query),
+            ["api", "documents", x] => document_json(&store, x),
+            [""] => index_page(&store, &request.query),
+            ["documents", x] => document_page(&store, x),
+            ["report"] => html::report_docs(&store).map(|d| (200, HTML, html::report_page(&d).into_bytes())).map_err(|e| e.to_string()),
+            ["api", "admissions", key] => match self.admission(&store, key) {
+                Ok(Some(v)) => json(&v),
+                Ok(None) => return json_error(404, &format!("admission {key} is not known here: not submitted to this server since it started, and not applied")),
+                Err(e) if e.contains("hex") => return json_error(400, &e),
+                Err(e) => Err(e),
+            },
+            _ => return json_error(404, &format!("no route {}", request.path)),
+        };
+        result.unwrap_or_else(|e| if e.contains("not found") { json_error(404, &e) } else { json_error(500, &e) })
+    }
+
+    /// `POST /api/query`: the body (any input format, by its content type; JSON
+    /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
+    fn query(&self, request: &Request) -> Result<Reply, String> {
+        let doc = match parse_body(request, "query", self.max_body) {
+            Ok(doc) => doc,
+            Err(reply) => return Ok(reply),
+        };
+        let mut slot = self.query_view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_none_or(|(at, _)| at.elapsed() >= REFRESH) {
+            match DataDir::open_read_for_query(&self.dir) {
+                Ok(dd) => *slot = Some((Instant::now(), dd)),
+                Err(e) => return Ok(json_error(503, &format!("the data directory cannot be read now: {e}"))),
+            }
+        }
+        let (_, dd) = slot.as_mut().expect("opened above");
+        let (r, near, quotes) = dd.query(&doc).map_err(|e| e.to_string())?;
+        let parts =
+            model::DocParts { meta: None, name: &doc.name, text: &doc.text, result: &r, near: &near, quotes: &quotes };
+        json(&model::document(&dd.store, parts, ViewOptions::default()).map_err(|e| e.to_string())?)
+    }
+
+    /// `POST /api/documents?name=NAME[&wait=true]`: the body becomes spool file
+    /// `NAME.EXT` (the extension from the content type; see the module docs for how it
+    /// gets there): 202 with the admission key once it is durable in the spool; with
+    /// `wait=true`, 201 with the stored documents' ids (`documents`) once the daemon
+    /// has applied it, or 422 with the reasons when its documents failed. A body that
+    /// does not parse is refused at once (400, with the reason): nothing is spooled.
+    fn submit(&self, request: &Request) -> Result<Reply, String> {
+        let Some(name) = request.param("name").filter(|n| valid_name(n)) else {
+            return Ok(json_error(
+                400,
+                "`name` must be 1-200 bytes without `/`, NUL, control characters or a leading `.`",
+            ));
+        };
+        if request.body.is_empty() {
+            return Ok(json_error(400, "the request body (the document) is empty"));
+        }
+        let ext = extension(request);
+        let file = format!("{name}.{ext}");
+        let keys = match document_keys(&request.body, ext, name, &file, self.max_body) {
+            Ok(keys) => keys,
+            Err(reasons) => {
+                let v = serde_json::json!({ "error": format!("the body cannot be stored: {}", reasons.join("; ")), "reasons": reasons });
+                return Ok((400, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?));
+            }
+        };
+        let new = self.spool.join("new").join(&file);
+        let tmp = self.write_submission(&request.body)?;
+        let linked = std::fs::hard_link(&tmp, &new);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Ok(json_error(
+                    409,
+                    &format!("a file `{file}` is waiting in the spool; try again when it is applied"),
+                ))
+            }
+            Err(e) => {
+                return Ok(json_error(
+                    503,
+                    &format!("the spool cannot take the file now ({}: {e}); try again", new.display()),
+                ))
+            }
+            Ok(()) => {}
+        }
+        std::fs::File::open(self.spool.join("new"))
+            .and_then(|d| d.sync_all())
+            .map_err(|e| format!("cannot sync the spool: {e}"))?;
+        // The key the daemon admits the file under.
+        let key = format!("{:032x}", admission_key(file.as_bytes(), &request.body));
+        let at_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        {
+            let mut submitted = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if submitted.len() >= SUBMITTED {
+                submitted.clear();
+            }
+            submitted.insert(key.clone(), Submitted { file: file.clone(), at_ms, keys });
+        }
+        if request.param("wait") == Some("true") {
+            let until = Instant::now() + WAIT;
+            while Instant::now() < until {
+                if let Some(store) = self.share.get() {
+                    let v = self.admission(&store, &key)?.expect("submitted above");
+                    match v["state"].as_str() {
+                        Some("pending") => {}
+                        Some("stored") => return Ok((201, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?)),
+                        _ => return Ok((422, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?)),
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            return Ok(json_error(
+                503,
+                &format!("admission {key} is durable in the spool but was not applied within {} s", WAIT.as_secs()),
+            ));
+        }
+        let v = serde_json::json!({ "admission": key, "file": file, "state": "pending" });
+        Ok((202, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?))
+    }
+
+    /// Writes a submitted body to a new file of its own in [`SUBMIT_DIR`] (created with
+    /// `O_EXCL`, so no other request or producer can share it) and syncs it: its path.
+    fn write_submission(&self, body: &[u8]) -> Result<PathBuf, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = self.spool.join("tmp").join(SUBMIT_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        loop {
+            let n = self.next_file.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("{}-{n}", std::process::id()));
+            let created = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path);
+            let mut f = match created {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                other => other.map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+            };
+            let written = f.write_all(body).and_then(|()| f.sync_all());
+            if let Err(e) = written {
+                let _ = std::fs::remove_file(&path);
+                return Err(format!("cannot write {}: {e}", path.display()));
+            }
+            return Ok(path);
+        }
+    }
+
+    /// How far a submitted file was admitted (None: neither submitted to this process
+    /// nor applied); for a file submitted to this process, with the file's name, the
+    /// ids of its stored documents once applied and the reasons of its failures.
+    fn admission(&self, store: &Store, key: &str) -> Result<Option<serde_json::Value>, String> {
+        let k = u128::from_str_radix(key, 16).map_err(|_| "an admission key is 32 hex digits".to_string())?;
+        let known = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned();
+        let Some(a) = store.admitted(k).map_err(|e| e.to_string())? else {
+            return Ok(known.map(|_| serde_json::json!({ "admission": key, "state": "pending" })));
+        };
+        let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) {
+            "failed"
+        } else if a.done >= a.total {
+            "stored"
+        } else {
+            "pending"
+        };
+        let mut v = serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": a.total, "failed": a.failed });
+        if let (Some(sub), "stored" | "failed") = (known, state) {
+            let mut ids = Vec::with_capacity(sub.keys.len());
+            for &k in &sub.keys {
+                ids.extend(store.admitted_document(k).map_err(|e| e.to_string())?);
+            }
+            v["documents"] = serde_json::json!(ids);
+            v["file"] = serde_json::json!(sub.file);
+            if a.failed > 0 {
+                let reasons: Vec<String> = store
+                    .failures()
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .filter(|f| f.file == sub.file && f.at_ms >= sub.at_ms)
+                    .map(|f| f.reason)
+                    .collect();
+                v["reasons"] = serde_json::json!(reasons);
+            }
+        }
+        Ok(Some(v))
+    }
+
+    /// The read view of `/metrics`, opened again when older than [`REFRESH`].
+    fn view(&self) -> Result<Arc<DataDir>, String> {
+        let mut v = self.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, dd)) = v.as_ref() {
+            if at.elapsed() < REFRESH {
+                return Ok(Arc::clone(dd));
+            }
+        }
+        let dd = Arc::new(DataDir::open_read(&self.dir).map_err(|e| e.to_string())?);
+        *v = Some((Instant::now(), Arc::clone(&dd)));
+        Ok(dd)
+    }
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+
+fn json(v: &impl serde::Serialize) -> Result<Reply, String> {
+    serde_json::to_vec(v).map(|b| (200, JSON, b)).map_err(|e| e.to_string())
+}
+
+/// `GET /api/documents`: rows after `after`, at most `limit` (default 100), names
+/// starting with `name`.
+fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, String> {
+    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let after: u64 = match param("after").map(str::parse) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => return Ok(json_error(400, "`after` must be a document id")),
+    };
+    let limit: usize = match param("limit").map(str::parse) {
+        None => 100,
+        Some(Ok(n)) if (1..=MAX_LIMIT).contains(&n) => n,
+        _ => return Ok(json_error(400, &format!("`limit` must be 1-{MAX_LIMIT}"))),
+    };
+    let prefix = param("name").unwrap_or("");
+    let mut rows = Vec::new();
+    for meta in store.docs_from(after.saturating_add(1)) {
+        let meta = meta.map_err(|e| e.to_string())?;
+        if !meta.name.starts_with(prefix) {
+            continue;
+        }
+        rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
+        if rows.len() == limit {
+            break;
+        }
+    }
+    let next_after = (rows.len() == limit).then(|| rows.last().map(|r| r.id)).flatten();
+    json(&serde_json::json!({ "documents": rows, "next_after": next_after }))
+}
+
+/// A document by `#ID` (always an id), name, or bare id: the error reply when there is
+/// none (404) or the argument names two documents (400, saying how to pick one).
+fn resolve(store: &Store, name_or_id: &str) -> Result<u64, Reply> {
+    store.resolve(name_or_id).map_err(|e| match e {
+        StoreError::NotFound(_) => json_error(404, &format!("document `{name_or_id}` not found")),
+        e @ StoreError::Ambiguous { .. } => json_error(400, &e.to_string()),
+        e => json_error(500, &e.to_string()),
+    })
+}
+
+/// The path of a document's page: by id, in the `#ID` form no name can take.
+fn page_of(id: u64) -> String {
+    format!("/documents/%23{id}")
+}
+
+/// `GET /api/documents/{x}`: what `show --json` prints.
+fn document_json(store: &Store, name_or_id: &str) -> Result<Reply, String> {
+    let seq = match resolve(store, name_or_id) {
+        Ok(seq) => seq,
+        Err(reply) => return Ok(reply),
+    };
+    json(&model::stored_document(store, seq, ViewOptions::default()).map_err(|e| e.to_string())?)
+}
+
+/// `GET /documents/{x}`: the document page, its origins linking to their own pages.
+fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, String> {
+    let seq = match resolve(store, name_or_id) {
+        Ok(seq) => seq,
+        Err(reply) => return Ok(reply),
+    };
+    let v = model::stored_document(store, seq, ViewOptions::default()).map_err(|e| e.to_string())?;
+    let text = store.text(seq).map_err(|e| e.to_string())?.unwrap_or_default();
+    let page = html::document_page_linked(&v, &text, |id, seg| match text_fragment(seg) {
+        f if f.is_empty() => page_of(id),
+        f => format!("{}#:~:text={f}", page_of(id)),
+    });
+    Ok((200, HTML, nav(page).into_bytes()))
+}
+
+/// `GET /metrics`: `stats --prometheus`, then the daemon's stage seconds, apply
+/// latency histogram, text bytes and checkpoint age.
+fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, String> {
+    let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), dir).map_err(|e| e.to_string())?;
+    let (times, latency) = share.telemetry();
+    let age = (0..2)
+        .filter_map(|slot| {
+            std::fs::metadata(textorigin_store::storage::checkpoint::slot_paths(dir, slot).1)
+                .and_then(|m| m.modified())
+                .ok()
+        })
+        .max()
+        .and_then(|t| t.elapsed().ok())
+        .map(|d| d.as_secs_f64());
+    let body = prometheus::stats(&v) + &prometheus::telemetry(&times, &latency, age);
+    Ok((200, "text/plain; version=0.0.4", body.into_bytes()))
+}
+
+/// `GET /`: the newest documents (or those whose name starts with `name`), newest first.
+fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, String> {
+    let prefix = query.iter().find(|(n, _)| n == "name").map_or("", |(_, v)| v.as_str());
+    let mut rows = Vec::new();
+    for meta in store.docs_newest_first() {
+        let meta = meta.map_err(|e| e.to_string())?;
+        if meta.name.starts_with(prefix) {
+            rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
+            if rows.len() == INDEX_ROWS {
+                break;
+            }
+        }
+    }
+    let mut s = String::from(
+        "<h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"",
+    );
+    s += &html::escape(prefix);
+    s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>\
+          <table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>";
+    for r in &rows {
+        let dom = match r.dominant() {
+            model::Dominant::Other(d) => format!(
+                "<a href=\"{}\">#{} {}</a>",
+                page_of(d.id.unwrap_or(0)),
+                d.id.unwrap_or(0),
+                html::escape(&d.name)
+            ),
+            model::Dominant::Itself => r.itself_text().into(),
+            model::Dominant::None => "-".into(),
+        };
+        let old = if r.tokens == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(r.tokens) };
+        s += &format!(
+            "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{old:.1}%</td><td>{dom}</td></tr>",
+            r.id,
+            page_of(r.id),
+            html::escape(&r.name),
+            r.tokens
+        );
+    }
+    s += "</table>\n";
+    Ok((200, HTML, html::page("textorigin", &s).into_bytes()))
+}
+
+/// A submitted document's name: a spool file name's stem, with no control characters
+/// (they would reach logs and terminals).
+fn valid_name(n: &str) -> bool {
+    (1..=200).contains(&n.len()) && !n.starts_with('.') && !n.contains('/') && !n.chars().any(char::is_control)
+}
+
+/// The admission keys of a submitted body's documents as the daemon will find them
+/// (parsed as the spool parses file `file`), or why it cannot be stored.
+fn document_keys(body: &[u8], ext: &str, name: &str, file: &str, max: u64) -> Result<Vec<u128>, Vec<String>> {
+    let docs = match textorigin_store::input::parse_bytes(body.to_vec(), ext, name, "http", max) {
+        Err(e) => return Err(vec![e.to_string()]),
+        Ok(docs) if docs.is_empty() => return Err(vec!["the body holds no document".into()]),
+        Ok(docs) => docs,
+    };
+    let reasons: Vec<String> = docs.iter().filter_map(|d| d.as_ref().err().map(|e| e.to_string())).collect();
+    if !reasons.is_empty() {
+        return Err(reasons);
+    }
+    let mut keys = textorigin_store::storage::store::DocumentKeys::new(file.as_bytes());
+    Ok(docs.iter().flatten().map(|d| keys.next(d)).collect())
+}
+
+/// The input format of a body, as a file extension, from its content type.
+fn extension(request: &Request) -> &'static str {
+    let ct = request.header("content-type").unwrap_or("").to_ascii_lowercase();
+    if ct.starts_with("text/html") {
+        "html"
+    } else if ct.starts_with("application/json") {
+        "json"
+    } else if ct.starts_with("application/x-ndjson") || ct.starts_with("application/jsonl") {
+        "jsonl"
+    } else {
+        "txt"
+    }
+}
+
+/// The first document of a request body in its format.
+fn parse_body(request: &Request, name: &str, max: u64) -> Result<textorigin_store::input::InputDoc, Reply> {
+    if request.body.is_empty() {
+        return Err(json_error(400, "the request body (the document) is empty"));
+    }
+    let docs = textorigin_store::input::parse_bytes(request.body.clone(), extension(request), name, "http", max)
+        .map_err(|e| json_error(400, &e.to_string()))?;
+    match docs.into_iter().next() {
+        Some(Ok(doc)) => Ok(doc),
+        Some(Err(e)) => Err(json_error(400, &e.to_string())),
+        None => Err(json_error(400, "the body holds no document")),
+    }
+}
+
+/// A text fragment (`#:~:text=...`, the scroll-to-text URL fragment) for a passage:
+/// its first eight words, percent-encoded, so that a browser opens the origin's page at
+/// the passage.
+fn text_fragment(passage: &str) -> String {
+    let words: Vec<&str> = passage.split_whitespace().take(8).collect();
+    let mut out = String::new();
+    for b in words.join(" ").bytes() {
+        if b.is_ascii_alphanumeric() || b"._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out += &format!("%{b:02X}");
+        }
+    }
+    out
+}
+
+/// A link back to the list at the top of a page.
+fn nav(page: String) -> String {
+    page.replacen("<body>", "<body><p><a href=\"/\">← documents</a></p>", 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_fragments_take_the_first_words_encoded() {
+        assert_eq!(
+            text_fragment("The old harbour-bridge, reopened\n on Monday at 7 a.m. today"),
+            "The%20old%20harbour%2Dbridge%2C%20reopened%20on%20Monday%20at%207"
+        );
+    }
+}

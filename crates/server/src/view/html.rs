@@ -1,0 +1,305 @@
+//! Pages for people: a document with its copied blocks highlighted (`show --html`) and
+//! an overview of a collection (`report --html`).
+//!
+//! Pages are self-contained (inline CSS, inline SVG, no scripts, no external fonts) and
+//! every piece of document text is escaped, so a document containing markup or a
+//! `<script>` renders as text. A copied block is an `<a class="copied">` with
+//! `data-origin-id`, `data-origin-name` and a link to the origin's entry in the legend;
+//! novel text is not marked.
+
+use super::model::{DocumentView, Dominant, ViewError};
+use textorigin_store::storage::store::Store;
+
+/// Escapes text for HTML and SVG.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const PALETTE: [&str; 10] =
+    ["#fdd49e", "#c6dbef", "#c7e9c0", "#dadaeb", "#fcbba1", "#d9d9d9", "#f2e2a0", "#bfd3e6", "#fde0dd", "#ccece6"];
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.5;color:#222}\
+pre.doc{white-space:pre-wrap;font-family:inherit;font-size:1em}\
+a.copied{color:inherit;text-decoration:none;border-bottom:2px solid #888}\
+.bar{display:flex;height:1.4em;border:1px solid #999;margin:.5em 0}\
+.bar span{display:block;height:100%}\
+table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left}\
+.legend li{margin:.2em 0}.swatch{display:inline-block;width:1em;height:1em;vertical-align:middle;margin-right:.4em;border:1px solid #999}";
+
+/// A self-contained page: `body` under the shared style.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
+        escape(title)
+    )
+}
+
+/// The rows of the report: every stored document with what it copied.
+pub fn report_docs(store: &Store) -> Result<Vec<ReportDoc>, ViewError> {
+    let mut docs = Vec::new();
+    for meta in store.docs() {
+        let meta = meta?;
+        let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
+        let mut copied: Vec<(u64, String, u64)> = Vec::new();
+        for b in &r.copied_blocks {
+            let n = u64::from(b.span.end_token - b.span.start_token);
+            match copied.iter_mut().find(|c| c.0 == b.origin) {
+                Some(c) => c.2 += n,
+                None => copied.push((b.origin, store.name_of(b.origin)?, n)),
+            }
+        }
+        docs.push(ReportDoc {
+            id: meta.seq,
+            name: meta.name.clone(),
+            tokens: u64::from(r.tokens),
+            old_tokens: u64::from(r.old_tokens),
+            dominant: r.dominant_origin.map(|o| Ok::<_, ViewError>((o, store.name_of(o)?))).transpose()?,
+            copied_from: copied,
+        });
+    }
+    Ok(docs)
+}
+
+/// The document page of a stored document's view (with `text`, its whole stored text):
+/// the text with each copied block coloured by origin and linking to the legend entry
+/// of its origin, then its near-duplicates and quotations.
+pub fn document_page(view: &DocumentView, text: &str) -> String {
+    document_page_linked(view, text, |id, _| format!("#origin-{id}"))
+}
+
+/// [`document_page`] with each link to an earlier document made by `href(its id, the
+/// passage)`: copied blocks (their text), near-duplicates (no passage) and quotation
+/// sources (the quoted sentence). The HTTP inspector links the earlier document's page
+/// at the passage.
+pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, &str) -> String) -> String {
+    // Origins in order of first appearance, each with a colour.
+    let mut origins: Vec<(u64, String, u64)> = Vec::new(); // (id, name, bytes)
+    let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, origin index)
+    for b in &view.copied_blocks {
+        let id = b.origin.id.unwrap_or(0);
+        let name = b.origin.name.clone();
+        let idx = match origins.iter().position(|o| o.0 == id) {
+            Some(i) => i,
+            None => {
+                origins.push((id, name, 0));
+                origins.len() - 1
+            }
+        };
+        let (s, e) = (b.start_byte as usize, b.end_byte as usize);
+        if s < e && e <= text.len() {
+            spans.push((s, e, idx));
+        }
+    }
+    spans.sort();
+    // Cut the text into segments, each marked with the first block that covers it.
+    let mut cuts: Vec<usize> = vec![0, text.len()];
+    for &(s, e, _) in &spans {
+        cuts.push(s);
+        cuts.push(e);
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut body_text = String::new();
+    for w in cuts.windows(2) {
+        let (s, e) = (w[0], w[1]);
+        let Some(seg) = text.get(s..e) else { continue };
+        match spans.iter().find(|&&(bs, be, _)| bs <= s && e <= be) {
+            Some(&(_, _, i)) => {
+                origins[i].2 += (e - s) as u64;
+                let (id, name, _) = &origins[i];
+                body_text += &format!(
+                    "<a class=\"copied\" href=\"{}\" data-origin-id=\"{id}\" data-origin-name=\"{}\" title=\"from #{id} {}\" style=\"background:{}\">{}</a>",
+                    escape(&href(*id, seg)),
+                    escape(name),
+                    escape(name),
+                    PALETTE[i % PALETTE.len()],
+                    escape(seg)
+                );
+            }
+            None => body_text += &escape(seg),
+        }
+    }
+    let total = text.len().max(1) as f64;
+    let copied: u64 = origins.iter().map(|o| o.2).sum();
+    let mut bar = String::new();
+    let mut legend = String::new();
+    for (i, (id, name, bytes)) in origins.iter().enumerate() {
+        let pct = 100.0 * *bytes as f64 / total;
+        let c = PALETTE[i % PALETTE.len()];
+        bar += &format!(
+            "<span title=\"#{id} {}: {pct:.1}%\" style=\"width:{pct:.3}%;background:{c}\"></span>",
+            escape(name)
+        );
+        legend += &format!(
+            "<li id=\"origin-{id}\"><span class=\"swatch\" style=\"background:{c}\"></span>#{id} {} — {pct:.1}% of the text</li>\n",
+            escape(name)
+        );
+    }
+    let novel = 100.0 - 100.0 * copied as f64 / total;
+    bar += &format!("<span title=\"new text: {novel:.1}%\" style=\"width:{novel:.3}%;background:#fff\"></span>");
+    let name = &view.name;
+    let dominant = match view.dominant() {
+        Dominant::None => "none (no tokens)".to_string(),
+        Dominant::Itself => view.itself_text(),
+        Dominant::Other(r) => format!("#{} {}", r.id.unwrap_or(0), escape(&r.name)),
+    };
+    let mut body = format!(
+        "<h1>{}</h1>\n<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
+        escape(name),
+        view.tokens,
+        view.old_tokens,
+        view.fresh_tokens
+    );
+    if !view.near_duplicates.is_empty() {
+        body += "<h2>Near-duplicates of earlier documents</h2>\n<ul id=\"near-duplicates\">\n";
+        for d in &view.near_duplicates {
+            let what = if d.exact { "exact copy".to_string() } else { format!("resemblance {:.2}", d.resemblance) };
+            body += &format!(
+                "<li><a href=\"{}\">#{} {}</a> — {what}</li>\n",
+                escape(&href(d.id, "")),
+                d.id,
+                escape(&d.name)
+            );
+        }
+        body += "</ul>\n";
+    }
+    if !view.quotations.is_empty() {
+        body += "<h2>Quotations</h2>\n<ul id=\"quotations\">\n";
+        for q in &view.quotations {
+            let sources: Vec<String> = q
+                .sources
+                .iter()
+                .map(|s| {
+                    format!(
+                        "<a href=\"{}\">#{} {}</a> (score {:.2})",
+                        escape(&href(s.id, &s.sentence)),
+                        s.id,
+                        escape(&s.name),
+                        s.score
+                    )
+                })
+                .collect();
+            body += &format!("<li>“{}” — from {}</li>\n", escape(&q.text), sources.join(", "));
+        }
+        body += "</ul>\n";
+    }
+    page(name, &body)
+}
+
+/// One document of the collection overview.
+#[derive(Debug, Clone)]
+pub struct ReportDoc {
+    pub id: u64,
+    pub name: String,
+    pub tokens: u64,
+    pub old_tokens: u64,
+    pub dominant: Option<(u64, String)>,
+    /// (origin id, origin name, copied tokens).
+    pub copied_from: Vec<(u64, String, u64)>,
+}
+
+/// The collection overview: documents, most-copied sources, and the copy graph.
+pub fn report_page(docs: &[ReportDoc]) -> String {
+    let mut sources: std::collections::BTreeMap<u64, (String, u64, u64)> = std::collections::BTreeMap::new();
+    let mut edges: Vec<(u64, u64, u64)> = Vec::new();
+    for d in docs {
+        for (o, name, n) in &d.copied_from {
+            let e = sources.entry(*o).or_insert((name.clone(), 0, 0));
+            e.1 += 1;
+            e.2 += n;
+            edges.push((d.id, *o, *n));
+        }
+    }
+    let mut ranked: Vec<(u64, String, u64, u64)> = sources.into_iter().map(|(id, (n, d, t))| (id, n, d, t)).collect();
+    ranked.sort_by(|a, b| b.3.cmp(&a.3).then(a.0.cmp(&b.0)));
+    let total_tokens: u64 = docs.iter().map(|d| d.tokens).sum();
+    let old: u64 = docs.iter().map(|d| d.old_tokens).sum();
+    let mut s = format!(
+        "<h1>Collection report</h1>\n<p>{} documents, {} tokens, {:.1}% of them copied from earlier documents.</p>\n",
+        docs.len(),
+        total_tokens,
+        100.0 * old as f64 / total_tokens.max(1) as f64
+    );
+    s += "<h2>Most-copied sources</h2>\n<table id=\"sources\"><tr><th>source</th><th>documents copying</th><th>tokens copied</th></tr>\n";
+    for (id, name, ndocs, toks) in ranked.iter().take(50) {
+        s += &format!(
+            "<tr><td><a href=\"#doc-{id}\">#{id} {}</a></td><td>{ndocs}</td><td>{toks}</td></tr>\n",
+            escape(name)
+        );
+    }
+    s += "</table>\n<h2>Copy graph</h2>\n";
+    s += &graph_svg(docs, &edges);
+    s += "<h2>Documents</h2>\n<table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>\n";
+    for d in docs {
+        let dom = match &d.dominant {
+            None => "-".to_string(),
+            Some((o, _)) if *o == d.id => "itself".to_string(),
+            Some((o, n)) => format!("<a href=\"#doc-{o}\">#{o} {}</a>", escape(n)),
+        };
+        s += &format!(
+            "<tr id=\"doc-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{dom}</td></tr>\n",
+            d.id,
+            d.id,
+            escape(&d.name),
+            d.tokens,
+            100.0 * d.old_tokens as f64 / d.tokens.max(1) as f64
+        );
+    }
+    s += "</table>\n";
+    page("Collection report", &s)
+}
+
+/// Documents on a circle (the 60 most involved), an arrow from each copier to its source.
+fn graph_svg(docs: &[ReportDoc], edges: &[(u64, u64, u64)]) -> String {
+    let mut degree: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    for &(a, b, n) in edges {
+        *degree.entry(a).or_default() += n;
+        *degree.entry(b).or_default() += n;
+    }
+    let mut nodes: Vec<u64> = degree.keys().copied().collect();
+    nodes.sort_by(|a, b| degree[b].cmp(&degree[a]).then(a.cmp(b)));
+    nodes.truncate(60);
+    nodes.sort_unstable();
+    let (w, h, r) = (640.0, 640.0, 250.0);
+    let pos = |i: usize| {
+        let a = std::f64::consts::TAU * i as f64 / nodes.len().max(1) as f64;
+        (w / 2.0 + r * a.cos(), h / 2.0 + r * a.sin())
+    };
+    let name = |id: u64| docs.iter().find(|d| d.id == id).map_or(String::new(), |d| d.name.clone());
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"graph\" width=\"{w}\" height=\"{h}\" font-size=\"10\" font-family=\"sans-serif\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#555\"/></marker></defs>\n"
+    );
+    let max = edges.iter().map(|e| e.2).max().unwrap_or(1).max(1) as f64;
+    for &(a, b, n) in edges {
+        let (Some(ia), Some(ib)) = (nodes.iter().position(|&x| x == a), nodes.iter().position(|&x| x == b)) else {
+            continue;
+        };
+        let ((x1, y1), (x2, y2)) = (pos(ia), pos(ib));
+        s += &format!(
+            "<line class=\"edge\" x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#555\" stroke-opacity=\"0.6\" stroke-width=\"{:.1}\" marker-end=\"url(#arrow)\"><title>#{a} copied {n} tokens from #{b}</title></line>\n",
+            0.5 + 3.0 * n as f64 / max
+        );
+    }
+    for (i, &id) in nodes.iter().enumerate() {
+        let (x, y) = pos(i);
+        s += &format!(
+            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#1f77b4\"><title>#{id} {}</title></circle><text x=\"{:.1}\" y=\"{:.1}\">#{id}</text>\n",
+            escape(&name(id)),
+            x + 7.0,
+            y + 3.0
+        );
+    }
+    s += "</svg>\n";
+    s
+}

@@ -1,0 +1,565 @@
+//! The view model: `Serialize` structs that are the JSON interface of `show`, `query`,
+//! `list`, `stats`, `export`, `neardups` and `quotes` (field names are part of the
+//! interface: `docs/ARCHITECTURE.md` lists them), built from the store. Text
+//! ([`super::text`]) and HTML ([`super::html`]) render from the same structs.
+//!
+//! JSON is printed with sorted keys (through `serde_json::Value`), as it always was.
+
+use std::collections::HashMap;
+use std::path::Path;
+use textorigin_core::index::{IndexStats, Indexes};
+
+use serde::Serialize;
+use textorigin_core::config::Config;
+use textorigin_core::engine::{DocResult, Span};
+use textorigin_core::estimate::How;
+use textorigin_core::neardup::{Mode, NearDup};
+
+use crate::daemon::DaemonStatus;
+use textorigin_store::storage::store::{DocMeta, Quotation, Store, StoreError};
+use textorigin_store::storage::table_file::TableFile;
+
+type Result<T> = std::result::Result<T, ViewError>;
+
+/// Why a view could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("document #{seq} has no {what} (the store is damaged: run `textorigin check`)")]
+    Missing { seq: u64, what: &'static str },
+}
+
+/// `{id, name}` of a document; `id` is null for a query's own text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DocRef {
+    pub id: Option<u64>,
+    pub name: String,
+}
+
+impl DocRef {
+    /// The stored document `seq`.
+    pub fn stored(store: &Store, seq: u64) -> Result<DocRef> {
+        Ok(DocRef { id: Some(seq), name: store.name_of(seq)? })
+    }
+}
+
+/// An origin with its count of selected shingles.
+#[derive(Debug, Clone, Serialize)]
+pub struct OriginCount {
+    #[serde(flatten)]
+    pub origin: DocRef,
+    pub shingles: u32,
+}
+
+/// A copied block.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockView {
+    pub start_token: u32,
+    pub end_token: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub shingles: u32,
+    pub origin: DocRef,
+    pub text: String,
+}
+
+/// A novel segment.
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentView {
+    pub start_token: u32,
+    pub end_token: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub text: String,
+}
+
+/// A selected shingle and how its origin was found.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShingleView {
+    pub start_token: u32,
+    pub end_token: u32,
+    pub origin: u64,
+    pub how: &'static str,
+}
+
+/// An earlier (or later) near-duplicate.
+#[derive(Debug, Clone, Serialize)]
+pub struct NearDupView {
+    pub id: u64,
+    pub name: String,
+    pub exact: bool,
+    pub b_similarity: u32,
+    pub c_similarity: u32,
+    /// Rounded to 4 decimals.
+    pub resemblance: f64,
+    /// The verdicts that hold: default, B, C, combined.
+    pub verdicts: Vec<&'static str>,
+}
+
+/// An earlier sentence a quoting sentence reuses.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuoteSourceView {
+    pub id: u64,
+    pub name: String,
+    pub sentence: String,
+    pub distance: u32,
+    /// Rounded to 4 decimals.
+    pub score: f64,
+}
+
+/// A quoting sentence with its sources, best first.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuotationView {
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub text: String,
+    pub sources: Vec<QuoteSourceView>,
+}
+
+/// What a document's dominant origin is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dominant<'a> {
+    /// A document without tokens.
+    None,
+    /// The document itself: mostly new text.
+    Itself,
+    /// Another document.
+    Other(&'a DocRef),
+}
+
+fn dominant_of<'a>(id: Option<u64>, dominant: Option<&'a DocRef>) -> Dominant<'a> {
+    match dominant {
+        None => Dominant::None,
+        Some(d) if d.id == id => Dominant::Itself,
+        Some(d) => Dominant::Other(d),
+    }
+}
+
+/// The document view of `show`, `query` and each line of `export`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DocumentView {
+    /// None for a query (not stored).
+    pub id: Option<u64>,
+    pub name: String,
+    pub source: Option<String>,
+    pub url: Option<String>,
+    pub published_at: Option<String>,
+    pub content_hash: Option<String>,
+    pub tokens: u32,
+    pub shingles: u32,
+    pub selected: u32,
+    pub hits: u32,
+    pub fresh_tokens: u32,
+    pub old_tokens: u32,
+    /// The argmax of the origin counts (a tie: the document itself).
+    pub dominant_origin: Option<DocRef>,
+    /// The paper's 10% rule over the same counts: null when no origin leads by 10%.
+    pub dominant_origin_rule: Option<DocRef>,
+    pub most_copied_origin: Option<DocRef>,
+    pub origins: Vec<OriginCount>,
+    pub copied_blocks: Vec<BlockView>,
+    pub novel_segments: Vec<SegmentView>,
+    pub near_duplicates: Vec<NearDupView>,
+    pub quotations: Vec<QuotationView>,
+    /// With `--shingles`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected_shingles: Option<Vec<ShingleView>>,
+    /// With `--times`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingested_at_ms: Option<u64>,
+}
+
+impl DocumentView {
+    /// What the dominant origin is.
+    pub fn dominant(&self) -> Dominant<'_> {
+        dominant_of(self.id, self.dominant_origin.as_ref())
+    }
+
+    /// What the paper's 10% rule says.
+    pub fn dominant_by_rule(&self) -> Dominant<'_> {
+        dominant_of(self.id, self.dominant_origin_rule.as_ref())
+    }
+
+    /// The words for a document that is its own dominant origin: mostly new text, or
+    /// copied for the most part but from several origins none of which holds more of
+    /// it than its own new words (issue 21, item 11: "itself (mostly new text)" was
+    /// shown for documents 58-68% copied from three origins).
+    pub fn itself_text(&self) -> String {
+        if self.old_tokens <= self.fresh_tokens {
+            return "itself (mostly new text)".into();
+        }
+        let mut origins: Vec<Option<u64>> = self.copied_blocks.iter().map(|b| b.origin.id).collect();
+        origins.sort_unstable();
+        origins.dedup();
+        let pct = 100.0 * f64::from(self.old_tokens) / f64::from(self.tokens.max(1));
+        let from = match origins.len() {
+            1 => "1 origin".to_string(),
+            n => format!("{n} origins"),
+        };
+        format!("none ({pct:.0}% copied from {from}, none more than its own new text)")
+    }
+}
+
+/// Options of the document view.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ViewOptions {
+    /// Include every selected shingle's origin.
+    pub shingles: bool,
+    /// Include the wall-clock ingestion time.
+    pub times: bool,
+}
+
+/// Everything the document view is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct DocParts<'a> {
+    /// None for a query (not stored).
+    pub meta: Option<&'a DocMeta>,
+    pub name: &'a str,
+    pub text: &'a str,
+    pub result: &'a DocResult,
+    pub near: &'a [NearDup],
+    pub quotes: &'a [Quotation],
+}
+
+fn slice(text: &str, s: &Span) -> String {
+    text.get(s.start_byte as usize..s.end_byte as usize).unwrap_or("").to_string()
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+/// The near-duplicates that `mode` accepts.
+pub fn near_dups(store: &Store, found: &[NearDup], mode: Mode) -> Result<Vec<NearDupView>> {
+    found
+        .iter()
+        .filter(|d| d.says(mode))
+        .map(|d| {
+            let verdicts = [("default", d.default), ("B", d.b), ("C", d.c), ("combined", d.combined)]
+                .iter()
+                .filter(|x| x.1)
+                .map(|x| x.0)
+                .collect();
+            Ok(NearDupView {
+                id: d.seq,
+                name: store.name_of(d.seq)?,
+                exact: d.exact,
+                b_similarity: d.b_similarity,
+                c_similarity: d.c_similarity,
+                resemblance: round4(d.resemblance),
+                verdicts,
+            })
+        })
+        .collect()
+}
+
+/// The quotations of a document with `text`: each quoting sentence's span and text, and
+/// its sources with their sentences' text.
+pub fn quotations(store: &Store, text: &str, quotes: &[Quotation]) -> Result<Vec<QuotationView>> {
+    let mut texts: HashMap<u64, String> = HashMap::new();
+    let mut out = Vec::with_capacity(quotes.len());
+    for q in quotes {
+        let mut sources = Vec::with_capacity(q.sources.len());
+        for s in &q.sources {
+            let source = match texts.entry(s.seq) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(store.text(s.seq)?.ok_or(ViewError::Missing { seq: s.seq, what: "text" })?)
+                }
+            };
+            let sentence = store
+                .sentence(s.seq, s.sentence)?
+                .and_then(|x| source.get(x.start as usize..x.end as usize).map(str::to_string))
+                .unwrap_or_default();
+            sources.push(QuoteSourceView {
+                id: s.seq,
+                name: store.name_of(s.seq)?,
+                sentence,
+                distance: s.distance,
+                score: round4(s.score),
+            });
+        }
+        let quoting = text.get(q.start_byte as usize..q.end_byte as usize).unwrap_or("").to_string();
+        out.push(QuotationView { start_byte: q.start_byte, end_byte: q.end_byte, text: quoting, sources });
+    }
+    Ok(out)
+}
+
+/// The document view of `parts`.
+pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<DocumentView> {
+    let DocParts { meta, name, text, result: r, near, quotes } = parts;
+    let origin = |seq: u64| -> Result<DocRef> {
+        if meta.is_none() && seq == r.seq {
+            Ok(DocRef { id: None, name: name.to_string() })
+        } else {
+            DocRef::stored(store, seq)
+        }
+    };
+    let span = |s: &Span| (s.start_token, s.end_token, s.start_byte, s.end_byte);
+    Ok(DocumentView {
+        id: meta.map(|m| m.seq),
+        name: name.to_string(),
+        source: meta.map(|m| m.source.clone()),
+        url: meta.and_then(|m| m.url.clone()),
+        published_at: meta.and_then(|m| m.published_at.clone()),
+        content_hash: meta.map(|m| m.content_hash.clone()),
+        tokens: r.tokens,
+        shingles: r.shingles,
+        selected: r.selected,
+        hits: r.hits,
+        fresh_tokens: r.fresh_tokens,
+        old_tokens: r.old_tokens,
+        dominant_origin: r.dominant_origin.map(origin).transpose()?,
+        dominant_origin_rule: r.dominant_by_rule().map(origin).transpose()?,
+        most_copied_origin: r.most_copied_origin.map(origin).transpose()?,
+        origins: r
+            .origin_counts
+            .iter()
+            .map(|&(o, n)| Ok(OriginCount { origin: origin(o)?, shingles: n }))
+            .collect::<Result<_>>()?,
+        copied_blocks: r
+            .joined_blocks()
+            .iter()
+            .map(|b| {
+                let (start_token, end_token, start_byte, end_byte) = span(&b.span);
+                let text = slice(text, &b.span);
+                Ok(BlockView {
+                    start_token,
+                    end_token,
+                    start_byte,
+                    end_byte,
+                    shingles: b.shingles,
+                    origin: origin(b.origin)?,
+                    text,
+                })
+            })
+            .collect::<Result<_>>()?,
+        novel_segments: r
+            .novel_segments
+            .iter()
+            .map(|s| {
+                let (start_token, end_token, start_byte, end_byte) = span(s);
+                SegmentView { start_token, end_token, start_byte, end_byte, text: slice(text, s) }
+            })
+            .collect(),
+        near_duplicates: near_dups(store, near, Mode::Default)?,
+        quotations: quotations(store, text, quotes)?,
+        selected_shingles: opt.shingles.then(|| {
+            r.selected_origins
+                .iter()
+                .map(|s| ShingleView {
+                    start_token: s.start_token,
+                    end_token: s.end_token,
+                    origin: s.origin,
+                    how: match s.how {
+                        How::Own => "own",
+                        How::Found => "found",
+                        How::Bridged => "bridged",
+                        How::Expanded => "expanded",
+                    },
+                })
+                .collect()
+        }),
+        ingested_at_ms: if opt.times { meta.map(|m| m.ingested_at_ms) } else { None },
+    })
+}
+
+/// A stored document's view.
+pub fn stored_document(store: &Store, seq: u64, opt: ViewOptions) -> Result<DocumentView> {
+    let missing = |what| ViewError::Missing { seq, what };
+    let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
+    let text = store.text(seq)?.ok_or(missing("text"))?;
+    let result = store.result(seq)?.ok_or(missing("result"))?;
+    let near = store.near_dups(seq)?;
+    let quotes = store.quotations(seq)?;
+    let parts =
+        DocParts { meta: Some(&meta), name: &meta.name, text: &text, result: &result, near: &near, quotes: &quotes };
+    document(store, parts, opt)
+}
+
+/// One row of `list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListRow {
+    pub id: u64,
+    pub name: String,
+    pub source: String,
+    pub tokens: u32,
+    pub old_tokens: u32,
+    pub copied_blocks: usize,
+    pub dominant_origin: Option<DocRef>,
+}
+
+impl ListRow {
+    /// What the dominant origin is.
+    pub fn dominant(&self) -> Dominant<'_> {
+        dominant_of(Some(self.id), self.dominant_origin.as_ref())
+    }
+
+    /// The short words for a document that is its own dominant origin: `itself` when
+    /// most of it is new, else `none (mixed)` (mostly copied, from several origins; the
+    /// document view says more: [`DocumentView::itself_text`]).
+    pub fn itself_text(&self) -> &'static str {
+        if 2 * self.old_tokens <= self.tokens {
+            "itself"
+        } else {
+            "none (mixed)"
+        }
+    }
+}
+
+/// The row of a stored document.
+pub fn list_row(store: &Store, meta: &DocMeta) -> Result<ListRow> {
+    let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
+    Ok(ListRow {
+        id: meta.seq,
+        name: meta.name.clone(),
+        source: meta.source.clone(),
+        tokens: r.tokens,
+        old_tokens: r.old_tokens,
+        copied_blocks: r.joined_blocks().len(),
+        dominant_origin: r.dominant_origin.map(|o| DocRef::stored(store, o)).transpose()?,
+    })
+}
+
+/// Every stored document's row, in sequence order.
+pub fn list(store: &Store) -> Result<Vec<ListRow>> {
+    store.docs().map(|m| list_row(store, &m?)).collect()
+}
+
+/// The table part of `stats`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableView {
+    pub path: String,
+    pub bytes: u64,
+    pub buckets: u64,
+    pub bucket_entries: usize,
+    pub capacity: u64,
+    pub occupied: u64,
+    pub fill_pct: f64,
+    pub inserts: u64,
+    pub evictions: u64,
+    pub lookups: u64,
+    pub hits: u64,
+    pub hit_pct: f64,
+    pub last_applied: u64,
+    pub in_use: bool,
+}
+
+/// `stats`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatsView {
+    pub documents: u64,
+    pub table: TableView,
+    pub shingles: u64,
+    pub ssr_pct: f64,
+    pub table_digest: String,
+    /// The derived indexes behind the table.
+    pub indexes: IndexesView,
+    pub index_digest: String,
+    pub config: String,
+    /// Origin propagation (table entries carry estimated origins).
+    pub propagate: bool,
+    /// Copied blocks aligned against their origins' texts.
+    pub align: bool,
+    /// The running (or last) daemon's status, when `daemon.json` is there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<DaemonStatus>,
+}
+
+/// The derived indexes in `stats`: their size, entries per section and counters.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexesView {
+    pub bytes: u64,
+    pub df_capacity: u64,
+    pub signature_capacity: u64,
+    pub neardup_capacity: u64,
+    #[serde(flatten)]
+    pub counters: IndexStats,
+}
+
+/// The statistics of the data directory `dir`.
+pub fn stats(
+    store: &Store,
+    table: &TableFile,
+    indexes: &Indexes<&[u8]>,
+    config: &Config,
+    dir: &Path,
+) -> Result<StatsView> {
+    let s = table.stats();
+    let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    Ok(StatsView {
+        documents: store.next_seq()? - 1,
+        table: TableView {
+            path: table.path().display().to_string(),
+            bytes: config.table_bytes,
+            buckets: table.buckets(),
+            bucket_entries: table.bucket_entries(),
+            capacity: table.capacity(),
+            occupied: s.occupied,
+            fill_pct: pct(s.occupied, table.capacity()),
+            inserts: s.inserts,
+            evictions: s.evictions,
+            lookups: s.lookups,
+            hits: s.hits,
+            hit_pct: pct(s.hits, s.lookups),
+            last_applied: s.last_seq,
+            in_use: table.in_use(),
+        },
+        shingles: s.shingles,
+        ssr_pct: pct(s.lookups, s.shingles),
+        table_digest: format!("{:016x}", table.digest()),
+        indexes: {
+            let (df, sig, nd) = indexes.shape().capacity();
+            IndexesView {
+                bytes: table.index_bytes(),
+                df_capacity: df,
+                signature_capacity: sig,
+                neardup_capacity: nd,
+                counters: indexes.stats(),
+            }
+        },
+        index_digest: format!("{:016x}", indexes.digest()),
+        config: config.canonical(),
+        propagate: config.propagate,
+        align: config.align,
+        daemon: DaemonStatus::read(dir),
+    })
+}
+
+/// `neardups`: a document's near-duplicates under a mode, and the later ones if asked.
+#[derive(Debug, Clone, Serialize)]
+pub struct NearDupsView {
+    pub id: u64,
+    pub name: String,
+    pub near_duplicates: Vec<NearDupView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub later: Option<Vec<NearDupView>>,
+}
+
+/// The `neardups` view of document `seq`.
+pub fn neardups(store: &Store, seq: u64, mode: Mode, later: bool) -> Result<NearDupsView> {
+    Ok(NearDupsView {
+        id: seq,
+        name: store.name_of(seq)?,
+        near_duplicates: near_dups(store, &store.near_dups(seq)?, mode)?,
+        later: if later { Some(near_dups(store, &store.near_dups_later(seq)?, mode)?) } else { None },
+    })
+}
+
+/// `quotes`: a document's quoting sentences.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuotesView {
+    pub id: u64,
+    pub name: String,
+    pub quotations: Vec<QuotationView>,
+}
+
+/// The `quotes` view of document `seq`.
+pub fn quotes(store: &Store, seq: u64) -> Result<QuotesView> {
+    let missing = |what| ViewError::Missing { seq, what };
+    let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
+    let text = store.text(seq)?.ok_or(missing("text"))?;
+    let quotations = quotations(store, &text, &store.quotations(seq)?)?;
+    Ok(QuotesView { id: seq, name: meta.name, quotations })
+}

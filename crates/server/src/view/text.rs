@@ -1,0 +1,242 @@
+//! The views for people: plain text rendered from the view model.
+
+use super::model::{
+    DocRef, DocumentView, Dominant, ListRow, NearDupView, NearDupsView, QuotationView, QuotesView, StatsView,
+};
+use textorigin_store::check::CheckReport;
+
+/// A name, path or reason as it may be shown on a terminal: control characters (escape
+/// sequences, bells, line breaks) written as `\u{1b}` and the like, never sent.
+pub fn safe(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let one_line: String = safe(&s.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned();
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+fn ref_text(r: &DocRef) -> String {
+    match r.id {
+        None => format!("{} (itself)", safe(&r.name)),
+        Some(id) => format!("#{id} {}", safe(&r.name)),
+    }
+}
+
+fn pct(part: u32, whole: u32) -> f64 {
+    if whole > 0 {
+        100.0 * f64::from(part) / f64::from(whole)
+    } else {
+        0.0
+    }
+}
+
+/// The document view.
+pub fn document(v: &DocumentView) -> String {
+    let mut out = String::new();
+    let id = v.id.map_or_else(|| "query".to_string(), |id| format!("#{id}"));
+    out += &format!("{id} {}\n", safe(&v.name));
+    if let Some(s) = &v.source {
+        out += &format!("  source: {}\n", safe(s));
+    }
+    let mut dom_text = match v.dominant() {
+        Dominant::None => "none (no tokens)".to_string(),
+        Dominant::Itself => v.itself_text(),
+        Dominant::Other(r) => ref_text(r),
+    };
+    if v.dominant_by_rule() != v.dominant() {
+        dom_text += &match v.dominant_by_rule() {
+            Dominant::Other(r) => format!(" (the paper's 10% rule: {})", ref_text(r)),
+            Dominant::Itself => " (the paper's 10% rule: itself)".to_string(),
+            Dominant::None => " (the paper's 10% rule: none, no origin leads by 10%)".to_string(),
+        };
+    }
+    out += &format!("  dominant origin: {dom_text}\n");
+    out += &format!(
+        "  {} tokens: {} old ({:.1}%), {} fresh; {} shingles, {} selected, {} found in the table\n",
+        v.tokens,
+        v.old_tokens,
+        pct(v.old_tokens, v.tokens),
+        v.fresh_tokens,
+        v.shingles,
+        v.selected,
+        v.hits
+    );
+    out += &format!("copied blocks ({}):\n", v.copied_blocks.len());
+    for b in &v.copied_blocks {
+        out += &format!(
+            "  tokens {}-{} from {}: \"{}\"\n",
+            b.start_token,
+            b.end_token,
+            ref_text(&b.origin),
+            clip(&b.text, 100)
+        );
+    }
+    out += &format!("novel segments ({}):\n", v.novel_segments.len());
+    for s in &v.novel_segments {
+        out += &format!("  tokens {}-{}: \"{}\"\n", s.start_token, s.end_token, clip(&s.text, 100));
+    }
+    out += &format!("near-duplicates of earlier documents ({}):\n", v.near_duplicates.len());
+    out += &near_dups(&v.near_duplicates);
+    out += &format!("quotations ({} sentences):\n", v.quotations.len());
+    out += &quotations(&v.quotations);
+    out
+}
+
+/// Lines for quotations.
+pub fn quotations(quotes: &[QuotationView]) -> String {
+    let mut out = String::new();
+    for q in quotes {
+        out += &format!("  \"{}\"\n", clip(&q.text, 110));
+        for s in &q.sources {
+            out += &format!(
+                "    from #{} {} (score {:.2}, {} bits apart): \"{}\"\n",
+                s.id,
+                safe(&s.name),
+                s.score,
+                s.distance,
+                clip(&s.sentence, 90)
+            );
+        }
+    }
+    out
+}
+
+/// Lines for near-duplicates.
+pub fn near_dups(near: &[NearDupView]) -> String {
+    near.iter()
+        .map(|d| {
+            format!(
+                "  #{} {}: {}resemblance {:.2}, {} of 6 supershingles, {} of 384 SimHash bits ({})\n",
+                d.id,
+                safe(&d.name),
+                if d.exact { "exact duplicate, " } else { "" },
+                d.resemblance,
+                d.b_similarity,
+                d.c_similarity,
+                d.verdicts.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The `neardups` view.
+pub fn neardups(v: &NearDupsView) -> String {
+    let mut out = format!("#{} {}\n", v.id, safe(&v.name));
+    out += &format!("earlier near-duplicates ({}):\n", v.near_duplicates.len());
+    out += &near_dups(&v.near_duplicates);
+    if let Some(later) = &v.later {
+        out += &format!("later near-duplicates ({}):\n", later.len());
+        out += &near_dups(later);
+    }
+    out
+}
+
+/// The `quotes` view.
+pub fn quotes(v: &QuotesView) -> String {
+    format!("#{} {}: {} quoting sentence(s)\n", v.id, safe(&v.name), v.quotations.len()) + &quotations(&v.quotations)
+}
+
+/// The list.
+pub fn list(rows: &[ListRow]) -> String {
+    let mut out = format!("{:>6}  {:<32} {:>7} {:>6}  dominant origin\n", "id", "name", "tokens", "old%");
+    for r in rows {
+        let dom = match r.dominant() {
+            Dominant::None => "-".to_string(),
+            Dominant::Itself => r.itself_text().to_string(),
+            Dominant::Other(d) => ref_text(d),
+        };
+        out += &format!(
+            "{:>6}  {:<32} {:>7} {:>5.1}%  {}\n",
+            r.id,
+            safe(&r.name),
+            r.tokens,
+            pct(r.old_tokens, r.tokens),
+            dom
+        );
+    }
+    out
+}
+
+/// The statistics.
+pub fn stats(v: &StatsView) -> String {
+    let t = &v.table;
+    let mut out = format!(
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\n",
+        v.documents,
+        t.path,
+        t.bytes,
+        t.buckets,
+        t.bucket_entries,
+        t.occupied,
+        t.capacity,
+        t.fill_pct,
+        t.inserts,
+        t.evictions,
+        t.lookups,
+        t.hits,
+        t.hit_pct,
+        v.ssr_pct,
+        v.shingles,
+        v.table_digest,
+        v.indexes.bytes,
+        v.indexes.counters.documents,
+        v.indexes.counters.df_inserts - v.indexes.counters.df_evictions,
+        v.indexes.df_capacity,
+        v.indexes.counters.df_evictions,
+        v.indexes.counters.sig_inserts - v.indexes.counters.sig_evictions,
+        v.indexes.signature_capacity,
+        v.indexes.counters.sig_evictions,
+        v.indexes.counters.nd_inserts - v.indexes.counters.nd_evictions,
+        v.indexes.neardup_capacity,
+        v.indexes.counters.nd_evictions,
+        v.index_digest,
+        v.config,
+        if v.propagate { "on" } else { "off" },
+        if v.align { "on" } else { "off" },
+    );
+    if let Some(d) = &v.daemon {
+        out += &format!(
+            "daemon:      pid {}, {}; {} files admitted, {} failed; last applied #{}; checkpoint generation {} at #{}; backlog {}; {:.1} documents/s\n",
+            d.pid,
+            d.state,
+            d.files_admitted,
+            d.files_failed,
+            d.last_applied,
+            d.last_checkpoint_generation,
+            d.last_checkpoint_seq,
+            d.spool_backlog,
+            d.documents_per_second
+        );
+    }
+    out
+}
+
+/// The `check` report (without the verdict line).
+pub fn check(v: &CheckReport) -> String {
+    let mut out = String::new();
+    for s in &v.slots {
+        out += s;
+        out.push('\n');
+    }
+    out += &format!(
+        "documents: {}; table: documents up to #{}{}\n",
+        v.documents,
+        v.table_last,
+        if v.table_in_use { " (in use by a writer)" } else { "" }
+    );
+    out += &format!("table_digest: {}\n", v.table_digest);
+    out
+}

@@ -1,0 +1,184 @@
+//! Batch ingestion: files and directories in the order given, read by a reader thread,
+//! their documents prepared on parser threads and applied and stored in order on the
+//! calling thread ([`crate::pipeline`]). The result equals applying them one by one.
+
+use std::path::PathBuf;
+
+use crate::input::{expand_paths, read_docs, InputDoc, InputError};
+use crate::pipeline::{ordered_map, WorkerDied};
+use std::os::unix::ffi::OsStrExt;
+
+use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
+use crate::storage::store::{Admit, DocumentKeys};
+
+/// What happened to one input, in input order.
+#[derive(Debug)]
+pub enum Event {
+    /// A file was read (or could not be); its documents follow.
+    File,
+    /// A document was stored.
+    Stored,
+    /// A document was stored before (its admission key, `--force` to store it again).
+    Skipped,
+    /// A document's warning (e.g. invalid UTF-8 replaced).
+    Warning(String),
+    /// A file or document failed and was skipped.
+    Failed(String),
+}
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The data directory failed (a store write: the table is then ahead of the store).
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    /// A preparation thread panicked (a bug): the documents after it were not stored.
+    #[error(transparent)]
+    Worker(#[from] WorkerDied),
+}
+
+/// Counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub stored: u64,
+    pub failed: u64,
+    /// Documents stored before, not stored again.
+    pub skipped: u64,
+    /// Bytes of text of the stored documents.
+    pub text_bytes: u64,
+}
+
+/// An input: a file boundary (its path, or why it cannot be read), or a document (or
+/// why it is not one).
+pub enum Input {
+    File(Result<PathBuf, InputError>),
+    Doc(Result<InputDoc, InputError>),
+}
+
+/// A prepared input: the document with its preparation and the seconds it took.
+enum Ready {
+    File(Result<PathBuf, InputError>),
+    Doc(Result<Box<(InputDoc, Prepared, f64)>, InputError>),
+}
+
+/// The inputs' files and documents in order, read as they are taken (a JSONL file a
+/// line at a time: the memory bound holds for a file of any size).
+pub fn inputs(paths: &[PathBuf], max: u64) -> impl Iterator<Item = Input> + Send + '_ {
+    expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Input> + Send> {
+        match f.and_then(|path| Ok((read_docs(&path, max)?, path))) {
+            Ok((docs, path)) => Box::new(std::iter::once(Input::File(Ok(path))).chain(docs.map(Input::Doc))),
+            Err(e) => Box::new(std::iter::once(Input::File(Err(e)))),
+        }
+    })
+}
+
+fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
+    match item {
+        Input::File(f) => Ready::File(f),
+        Input::Doc(d) => Ready::Doc(d.map(|doc| {
+            let t = std::time::Instant::now();
+            let p = preparer.prepare(&doc.text);
+            Box::new((doc, p, t.elapsed().as_secs_f64()))
+        })),
+    }
+}
+
+/// Ingests `paths` into `dd` with `threads` preparation threads, telling `event` about
+/// every file and document in order. A document stored before (by its admission key,
+/// [`crate::storage::store::document_key`]: the same file name and content) is skipped unless `force`. Stops
+/// at the first store failure that leaves the table ahead of the store (the data
+/// directory is then poisoned: the error says so); other failures are reported and
+/// skipped. A file that holds no document is a warning.
+pub fn ingest(
+    dd: &mut DataDir,
+    paths: &[PathBuf],
+    max_doc_bytes: u64,
+    threads: usize,
+    force: bool,
+    mut event: impl FnMut(Event),
+) -> Result<Summary, IngestError> {
+    let mut summary = Summary::default();
+    let mut fatal = None;
+    let preparer = dd.preparer();
+    // The file being read: its name, its documents' keys, and whether it held any.
+    let mut file: Option<(PathBuf, DocumentKeys, bool)> = None;
+    let empty_warning = |file: &Option<(PathBuf, DocumentKeys, bool)>, event: &mut dyn FnMut(Event)| {
+        if let Some((path, _, false)) = file {
+            event(Event::Warning(format!("{}: no documents", path.display())));
+        }
+    };
+    let run = ordered_map(threads, &preparer, inputs(paths, max_doc_bytes), prepare, |ready| {
+        match ready {
+            Ready::File(f) => {
+                empty_warning(&file, &mut event);
+                event(Event::File);
+                file = match f {
+                    Ok(path) => {
+                        let name = path
+                            .file_name()
+                            .map_or_else(|| path.as_os_str().as_bytes().to_vec(), |n| n.as_bytes().to_vec());
+                        Some((path, DocumentKeys::new(&name), false))
+                    }
+                    Err(e) => {
+                        summary.failed += 1;
+                        event(Event::Failed(e.to_string()));
+                        None
+                    }
+                };
+            }
+            Ready::Doc(Err(e)) => {
+                if let Some(f) = &mut file {
+                    f.2 = true;
+                }
+                summary.failed += 1;
+                event(Event::Failed(e.to_string()));
+            }
+            Ready::Doc(Ok(ready)) => {
+                let (doc, prepared, seconds) = *ready;
+                let key = file.as_mut().map(|f| {
+                    f.2 = true;
+                    f.1.next(&doc)
+                });
+                match key.map(|k| dd.store.admitted_document(k)).transpose() {
+                    Ok(Some(Some(_))) if !force => {
+                        summary.skipped += 1;
+                        event(Event::Skipped);
+                        return true;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        fatal = Some(e.into());
+                        return false;
+                    }
+                }
+                for w in &doc.warnings {
+                    event(Event::Warning(w.clone()));
+                }
+                dd.add_prepare_time(seconds);
+                match dd.ingest_prepared(&doc, prepared, Admit { file: None, doc: key }) {
+                    Ok(_) => {
+                        summary.stored += 1;
+                        summary.text_bytes += doc.text.len() as u64;
+                        event(Event::Stored);
+                    }
+                    Err(e) if dd.poisoned() => {
+                        fatal = Some(e);
+                        return false;
+                    }
+                    Err(e) => {
+                        summary.failed += 1;
+                        event(Event::Failed(crate::error::chain(&e)));
+                    }
+                }
+            }
+        }
+        true
+    });
+    if fatal.is_none() && run.is_ok() {
+        empty_warning(&file, &mut event);
+    }
+    match fatal {
+        Some(e) => Err(e.into()),
+        None => Ok(run.map(|()| summary)?),
+    }
+}

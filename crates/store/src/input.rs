@@ -1,0 +1,668 @@
+//! Input formats: files into documents (name, text, url, published_at).
+//!
+//! - `.txt` and any unknown extension: UTF-8 text; invalid bytes are replaced by
+//!   U+FFFD with a warning (the repaired text is what is stored and what spans refer to).
+//! - `.html` / `.htm`: markup, scripts, styles and comments dropped, entities decoded,
+//!   block elements separated by line breaks (html5ever's spec-compliant tokenizer).
+//!   The extracted text is stored and spans refer to it.
+//! - `.json`: one object `{"id", "text" | "html", "url"?, "published_at"?}`;
+//!   `.jsonl`: one such object per line (blank lines skipped). `date` is accepted for
+//!   `published_at`. Other fields are ignored.
+//!
+//! A document's name is its `id` (a string or a number), else the file name without
+//! extension (for JSONL, `stem:LINE`). Errors name the file (and line) and the reason;
+//! one bad JSONL line does not stop the others.
+
+use std::cell::RefCell;
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::{
+    BufferQueue, CharacterTokens, EndTag, StartTag, TagToken, Token as HtmlToken, TokenSink, TokenSinkResult,
+    Tokenizer, TokenizerOpts,
+};
+
+/// A document read from a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputDoc {
+    pub name: String,
+    /// Where it came from: the path, with `:LINE` for JSONL.
+    pub source: String,
+    pub text: String,
+    pub url: Option<String>,
+    pub published_at: Option<String>,
+    /// Non-fatal problems (e.g. invalid UTF-8 replaced).
+    pub warnings: Vec<String>,
+    /// For JSON input: `message_id` and `in_reply_to` (mail threads), used by the
+    /// evaluation's reply ground truth; empty otherwise.
+    pub message_id: Option<String>,
+    pub in_reply_to: Vec<String>,
+}
+
+/// Why a document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    #[error("{file}: cannot read: {reason}")]
+    Unreadable { file: String, reason: String },
+    #[error("{0}: binary file (not text)")]
+    Binary(String),
+    #[error("{0}: empty document")]
+    Empty(String),
+    #[error("{file}: malformed JSON: {reason}")]
+    Json { file: String, reason: String },
+    #[error("{0}: JSON object has neither `text` nor `html`")]
+    NoText(String),
+    #[error("{file}: {bytes} bytes is over the limit of {limit} bytes")]
+    TooLarge { file: String, bytes: u64, limit: u64 },
+}
+
+/// Lists the files under `paths` in processing order: files as given, directories
+/// walked recursively in sorted name order (hidden entries skipped).
+pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
+    fn walk(dir: &Path, out: &mut Vec<Result<PathBuf, InputError>>) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(Err(InputError::Unreadable { file: dir.display().to_string(), reason: e.to_string() }));
+                return;
+            }
+        };
+        let mut names: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect();
+        names.sort();
+        for p in names {
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(Ok(p));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if is_stdin(p) {
+            out.push(Ok(p.clone()));
+        } else if p.is_dir() {
+            walk(p, &mut out);
+        } else if p.exists() {
+            out.push(Ok(p.clone()));
+        } else {
+            out.push(Err(InputError::Unreadable {
+                file: p.display().to_string(),
+                reason: "no such file or directory".into(),
+            }));
+        }
+    }
+    out
+}
+
+/// Reads one file into its documents (several for JSONL). The outer error is for the
+/// whole file; inner ones for single documents.
+pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
+    Ok(read_docs(path, max_bytes)?.collect())
+}
+
+/// [`read_file`] as documents are taken: a JSONL file is read a line at a time
+/// ([`jsonl_docs`]); other formats are one document, read whole (up to `max_bytes`).
+pub fn read_docs(
+    path: &Path,
+    max_bytes: u64,
+) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+    if is_stdin(path) {
+        return stdin_docs(max_bytes);
+    }
+    let source = path.display().to_string();
+    let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.clone(), reason: e.to_string() };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
+    if ext == "jsonl" || ext == "ndjson" {
+        let file = std::fs::File::open(path).map_err(unreadable)?;
+        return jsonl_docs(file, &stem, &source, max_bytes);
+    }
+    if meta.len() > max_bytes {
+        return Err(InputError::TooLarge { file: source, bytes: meta.len(), limit: max_bytes });
+    }
+    let bytes = std::fs::read(path).map_err(unreadable)?;
+    Ok(Box::new(parse_bytes(bytes, &ext, &stem, &source, max_bytes)?.into_iter()))
+}
+
+/// Whether a path argument means standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// The documents on standard input: JSON lines when its first byte that is not white
+/// space is `{` (read a line at a time), else one text document named `stdin`.
+fn stdin_docs(max_bytes: u64) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+    const SOURCE: &str = "<stdin>";
+    let unreadable = |e: std::io::Error| InputError::Unreadable { file: SOURCE.into(), reason: e.to_string() };
+    let mut stdin = std::io::stdin();
+    let mut head = Vec::new();
+    // Enough to see the first byte that is not white space.
+    loop {
+        let mut buf = [0u8; 8192];
+        let n = stdin.read(&mut buf).map_err(unreadable)?;
+        head.extend_from_slice(&buf[..n]);
+        if n == 0 || head.iter().any(|b| !b.is_ascii_whitespace()) {
+            break;
+        }
+    }
+    let reader = std::io::Cursor::new(head.clone()).chain(stdin);
+    if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        return jsonl_docs(reader, "stdin", SOURCE, max_bytes);
+    }
+    let mut bytes = Vec::new();
+    reader.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(unreadable)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(InputError::TooLarge { file: SOURCE.into(), bytes: bytes.len() as u64, limit: max_bytes });
+    }
+    Ok(Box::new(parse_bytes(bytes, "txt", "stdin", SOURCE, max_bytes)?.into_iter()))
+}
+
+/// The documents of a JSONL stream, read a line at a time as they are taken: a file of
+/// any size is never held whole (`ingest`'s memory bound). Its first 8 KiB decide
+/// whether it is text; a line over `max_bytes` is skipped without being held (an error
+/// naming it); a read error ends the stream with an error.
+pub fn jsonl_docs<R: Read + Send + 'static>(
+    mut reader: R,
+    stem: &str,
+    source: &str,
+    max_bytes: u64,
+) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+    let mut head = Vec::with_capacity(8192);
+    (&mut reader)
+        .take(8192)
+        .read_to_end(&mut head)
+        .map_err(|e| InputError::Unreadable { file: source.to_string(), reason: e.to_string() })?;
+    if looks_binary(&head) {
+        return Err(InputError::Binary(source.to_string()));
+    }
+    let mut lines = std::io::BufReader::with_capacity(1 << 16, std::io::Cursor::new(head).chain(reader));
+    let (stem, source) = (stem.to_string(), source.to_string());
+    let (mut number, mut done, mut line) = (0usize, false, Vec::new());
+    Ok(Box::new(std::iter::from_fn(move || {
+        while !done {
+            number += 1;
+            let src = format!("{source}:{number}");
+            line.clear();
+            match read_line(&mut lines, max_bytes, &mut line) {
+                Ok(None) => done = true,
+                Ok(Some(len)) if len > max_bytes => {
+                    return Some(Err(InputError::TooLarge { file: src, bytes: len, limit: max_bytes }))
+                }
+                Ok(Some(_)) => {
+                    let text = String::from_utf8_lossy(&line);
+                    if !text.trim().is_empty() {
+                        return Some(from_json(&text, &format!("{stem}:{number}"), &src));
+                    }
+                }
+                Err(e) => {
+                    done = true;
+                    return Some(Err(InputError::Unreadable { file: src, reason: e.to_string() }));
+                }
+            }
+        }
+        None
+    })))
+}
+
+/// Reads one line into `out` without its `\n` or `\r\n` (as `str::lines` splits), and
+/// holds at most `max + 2` bytes of it; returns the line's length, or None at the end
+/// of the stream.
+fn read_line(r: &mut impl BufRead, max: u64, out: &mut Vec<u8>) -> std::io::Result<Option<u64>> {
+    let (mut len, mut any, mut ended, mut last) = (0u64, false, false, 0u8);
+    while !ended {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        let room = usize::try_from(max.saturating_add(2).saturating_sub(len)).unwrap_or(usize::MAX);
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        last = chunk.last().copied().unwrap_or(last);
+        len += chunk.len() as u64;
+        let used = chunk.len() + usize::from(found);
+        r.consume(used);
+        ended = found;
+    }
+    if !any {
+        return Ok(None);
+    }
+    if ended && len > 0 && last == b'\r' {
+        len -= 1;
+        if out.len() as u64 > len {
+            out.truncate(len as usize);
+        }
+    }
+    Ok(Some(len))
+}
+
+/// Parses file content of a given extension (see the module docs).
+pub fn parse_bytes(
+    bytes: impl Into<Vec<u8>>,
+    ext: &str,
+    stem: &str,
+    source: &str,
+    max_bytes: u64,
+) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
+    let bytes = bytes.into();
+    if looks_binary(&bytes) {
+        return Err(InputError::Binary(source.to_string()));
+    }
+    // The bytes become the text without a copy when they are UTF-8 (a large file must
+    // not be held twice).
+    match ext {
+        "jsonl" | "ndjson" => Ok(jsonl_docs(std::io::Cursor::new(bytes), stem, source, max_bytes)?.collect()),
+        "json" => {
+            let (text, _) = decode(bytes);
+            Ok(vec![from_json(&text, stem, source)])
+        }
+        _ => {
+            let (text, replaced) = decode(bytes);
+            let mut warnings = Vec::new();
+            if replaced > 0 {
+                warnings.push(format!("{source}: {replaced} invalid UTF-8 sequence(s) replaced by U+FFFD"));
+            }
+            let text = if ext == "html" || ext == "htm" { html_to_text(&text) } else { text };
+            Ok(vec![finish(stem.to_string(), source.to_string(), text, None, None, warnings)])
+        }
+    }
+}
+
+fn finish(
+    name: String,
+    source: String,
+    text: String,
+    url: Option<String>,
+    published_at: Option<String>,
+    warnings: Vec<String>,
+) -> Result<InputDoc, InputError> {
+    if text.trim().is_empty() {
+        return Err(InputError::Empty(source));
+    }
+    Ok(InputDoc { name, source, text, url, published_at, warnings, message_id: None, in_reply_to: Vec::new() })
+}
+
+/// A NUL byte, or mostly undecodable bytes, in the first 8 KiB.
+fn looks_binary(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(8192)];
+    if head.contains(&0) {
+        return true;
+    }
+    let replaced = String::from_utf8_lossy(head).matches('\u{FFFD}').count();
+    // A cut multi-byte character at the end of the window is not evidence.
+    replaced > 2 && replaced * 10 > head.len() / 4
+}
+
+/// UTF-8 decoding with replacement (in place when the bytes are UTF-8); returns the
+/// number of replaced sequences.
+fn decode(bytes: Vec<u8>) -> (String, usize) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, 0),
+        Err(e) => {
+            let s = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let replaced = s.matches('\u{FFFD}').count();
+            (s, replaced)
+        }
+    }
+}
+
+fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, InputError> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| InputError::Json { file: source.to_string(), reason: e.to_string() })?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| InputError::Json { file: source.to_string(), reason: "expected an object".into() })?;
+    let string = |key: &str| -> Option<String> {
+        match obj.get(key)? {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    };
+    let name = string("id").unwrap_or_else(|| default_name.to_string());
+    let body = if let Some(t) = obj.get("text").and_then(|t| t.as_str()) {
+        t.to_string()
+    } else if let Some(h) = obj.get("html").and_then(|t| t.as_str()) {
+        html_to_text(h)
+    } else {
+        return Err(InputError::NoText(source.to_string()));
+    };
+    let mut doc = finish(
+        name,
+        source.to_string(),
+        body,
+        string("url"),
+        string("published_at").or_else(|| string("date")),
+        Vec::new(),
+    )?;
+    doc.message_id = string("message_id");
+    doc.in_reply_to = match obj.get("in_reply_to") {
+        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+        Some(serde_json::Value::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    Ok(doc)
+}
+
+/// Elements whose content is not text.
+const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "svg", "math", "iframe", "object"];
+/// Elements that break lines.
+const BLOCKS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "br",
+    "dd",
+    "div",
+    "dl",
+    "dt",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "table",
+    "td",
+    "th",
+    "title",
+    "tr",
+    "ul",
+];
+
+struct TextSink {
+    out: RefCell<String>,
+    skip_depth: RefCell<u32>,
+}
+
+impl TextSink {
+    fn newline(&self) {
+        let mut out = self.out.borrow_mut();
+        while out.ends_with(' ') {
+            out.pop();
+        }
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+
+    fn text(&self, t: &StrTendril) {
+        let mut out = self.out.borrow_mut();
+        for c in t.chars() {
+            if c.is_whitespace() {
+                if !out.is_empty() && !out.ends_with(' ') && !out.ends_with('\n') {
+                    out.push(' ');
+                }
+            } else {
+                out.push(c);
+            }
+        }
+    }
+}
+
+impl TokenSink for TextSink {
+    type Handle = ();
+
+    fn process_token(&self, token: HtmlToken, _line: u64) -> TokenSinkResult<()> {
+        use html5ever::tokenizer::states::RawKind;
+        match token {
+            TagToken(tag) => {
+                let name: &str = &tag.name;
+                let skipped = SKIPPED.contains(&name);
+                match tag.kind {
+                    StartTag => {
+                        if BLOCKS.contains(&name) {
+                            self.newline();
+                        }
+                        if skipped && !tag.self_closing {
+                            *self.skip_depth.borrow_mut() += 1;
+                            return match name {
+                                "script" => TokenSinkResult::RawData(RawKind::ScriptData),
+                                "style" | "noscript" | "iframe" => TokenSinkResult::RawData(RawKind::Rawtext),
+                                _ => TokenSinkResult::Continue,
+                            };
+                        }
+                        if name == "textarea" || name == "title" {
+                            return TokenSinkResult::RawData(RawKind::Rcdata);
+                        }
+                    }
+                    EndTag => {
+                        if skipped {
+                            let mut d = self.skip_depth.borrow_mut();
+                            *d = d.saturating_sub(1);
+                        }
+                        if BLOCKS.contains(&name) {
+                            self.newline();
+                        }
+                    }
+                }
+            }
+            CharacterTokens(t) if *self.skip_depth.borrow() == 0 => {
+                self.text(&t);
+            }
+            _ => {}
+        }
+        TokenSinkResult::Continue
+    }
+}
+
+/// Extracts the visible text of an HTML document.
+pub fn html_to_text(html: &str) -> String {
+    let sink = TextSink { out: RefCell::new(String::new()), skip_depth: RefCell::new(0) };
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    let tok = Tokenizer::new(sink, TokenizerOpts::default());
+    let _ = tok.feed(&input);
+    tok.end();
+    let out = tok.sink.out.take();
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An endless JSONL stream that fails when read past 1 MiB.
+    struct Endless(usize);
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0 > 1 << 20 {
+                return Err(std::io::Error::other("read past the documents asked for"));
+            }
+            let line = format!("{{\"id\": \"d{}\", \"text\": \"words of a document\"}}\n", self.0);
+            let n = line.len().min(buf.len());
+            buf[..n].copy_from_slice(&line.as_bytes()[..n]);
+            self.0 += 1;
+            // Whole lines only (a short buffer gets a line's start, which is enough to fail JSON).
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_jsonl_line_over_the_limit_is_measured_in_the_files_bytes() {
+        let bytes = b"{\"text\": \"ab\"}\r\n{\"text\": \"a\xff\"}\n".to_vec();
+        let docs: Vec<_> = jsonl_docs(std::io::Cursor::new(bytes), "s", "src", 15).unwrap().collect();
+        assert!(docs[0].is_ok(), "14 bytes without the \\r\\n: {:?}", docs[0]);
+        // 14 bytes in the file (the invalid byte is one), 16 once replaced by U+FFFD.
+        assert_eq!(docs[1].as_ref().unwrap().text, "a\u{fffd}");
+        let docs: Vec<_> =
+            jsonl_docs(std::io::Cursor::new(b"{\"text\": \"abcd\"}\n".to_vec()), "s", "src", 15).unwrap().collect();
+        assert_eq!(docs, [Err(InputError::TooLarge { file: "src:1".into(), bytes: 16, limit: 15 })]);
+        // No limit (the evaluation commands read with u64::MAX).
+        let docs: Vec<_> = jsonl_docs(std::io::Cursor::new(b"{\"text\": \"abcd\"}\n".to_vec()), "s", "src", u64::MAX)
+            .unwrap()
+            .collect();
+        assert_eq!(docs[0].as_ref().map(|d| d.text.as_str()), Ok("abcd"));
+    }
+
+    #[test]
+    fn jsonl_is_read_as_its_documents_are_taken() {
+        // The whole file was read before its first document (a 110 MB JSONL held in
+        // memory for the whole ingestion, past the memory bound).
+        let docs: Vec<InputDoc> =
+            jsonl_docs(Endless(0), "s", "src", 1 << 20).unwrap().take(3).map(Result::unwrap).collect();
+        assert_eq!(docs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["d0", "d1", "d2"]);
+        assert_eq!(docs[2].source, "src:3");
+    }
+
+    /// Fragments that steer random input toward what the parsers branch on.
+    fn fragments() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            any::<Vec<u8>>(),
+            "[a-zA-Z .!?\n]{0,40}".prop_map(String::into_bytes),
+            prop::sample::select(vec![
+                "{",
+                "}",
+                "[",
+                "]",
+                "\"",
+                ":",
+                ",",
+                "\\u00e9",
+                "\\ud800",
+                "\"text\"",
+                "\"html\"",
+                "\"id\"",
+                "null",
+                "1e999",
+                "<p>",
+                "</p>",
+                "<script>",
+                "<!--",
+                "-->",
+                "&amp;",
+                "&#xFFFFFF;",
+                "<![CDATA[",
+                "\n",
+                "\r\n",
+                "\u{feff}",
+                "\0",
+            ])
+            .prop_map(|s: &str| s.as_bytes().to_vec()),
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    /// JSONL as it was parsed from a whole file in memory, before it was streamed.
+    fn jsonl_whole(bytes: Vec<u8>, max: u64) -> Vec<Result<InputDoc, InputError>> {
+        let (text, _) = decode(bytes);
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, line)| {
+                let src = format!("src:{}", i + 1);
+                if line.len() as u64 > max {
+                    return Err(InputError::TooLarge { file: src, bytes: line.len() as u64, limit: max });
+                }
+                from_json(line, &format!("s:{}", i + 1), &src)
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Streamed JSONL gives what parsing the whole file gave: the same documents,
+        /// line numbers and errors (`\r\n`, blank lines, lines over the limit).
+        #[test]
+        fn streamed_jsonl_equals_parsing_the_whole_file(
+            lines in prop::collection::vec(("[a-z \"{}:,\\\\\r\u{e9}\u{feff}]{0,30}", prop::sample::select(vec!["", "\"text\"", "{\"text\": \"a b\"}", "{\"id\": 7, \"html\": \"<p>x</p>\"}"]), prop::bool::ANY), 0..12),
+            max in 1u64..64,
+        ) {
+            let mut text = String::new();
+            for (noise, json, crlf) in lines {
+                text.push_str(json);
+                text.push_str(&noise);
+                text.push_str(if crlf { "\r\n" } else { "\n" });
+            }
+            let docs = jsonl_docs(std::io::Cursor::new(text.clone().into_bytes()), "s", "src", max).unwrap();
+            prop_assert_eq!(docs.collect::<Vec<_>>(), jsonl_whole(text.into_bytes(), max));
+        }
+
+        /// Fuzzing (issue 11): any bytes in any input format give documents or clean
+        /// errors, never a panic; `scripts/fuzz.sh` runs a million cases.
+        #[test]
+        fn fuzz_any_bytes_parse_to_documents_or_errors(bytes in fragments(), ext in prop::sample::select(vec!["txt", "html", "json", "jsonl", "xyz"])) {
+            let limit = 1 << 12;
+            if let Ok(docs) = parse_bytes(bytes.clone(), ext, "stem", "src", limit) {
+                for d in docs.into_iter().flatten() {
+                    prop_assert!(d.text.len() as u64 <= 4 * bytes.len() as u64 + 64, "output bounded by the input");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn html_drops_markup_scripts_and_decodes_entities() {
+        let html = r#"<html><head><title>T&amp;C</title><style>p{color:red}</style>
+            <script>var x = "<p>not text</p>";</script></head>
+            <body><p>Caf&eacute; <b>bo</b>ld &lt;tag&gt;</p><!-- hidden --><div>next&nbsp;line</div></body></html>"#;
+        let text = html_to_text(html);
+        assert_eq!(text, "T&C\nCafé bold <tag>\nnext line", "nbsp is whitespace");
+    }
+
+    #[test]
+    fn json_and_jsonl() {
+        let docs = parse_bytes(
+            &br#"{"id": 7, "text": "hello world", "url": "http://x", "date": "2020"}"#[..],
+            "json",
+            "f",
+            "f.json",
+            1000,
+        )
+        .unwrap();
+        let d = docs[0].as_ref().unwrap();
+        assert_eq!(
+            (d.name.as_str(), d.url.as_deref(), d.published_at.as_deref()),
+            ("7", Some("http://x"), Some("2020"))
+        );
+        let docs = parse_bytes(
+            &b"{\"text\":\"a b\"}\n\n{bad\n{\"html\":\"<p>x</p>\"}\n{\"id\":\"q\"}\n"[..],
+            "jsonl",
+            "f",
+            "f.jsonl",
+            1000,
+        )
+        .unwrap();
+        assert_eq!(docs.len(), 4);
+        assert_eq!(docs[0].as_ref().unwrap().name, "f:1");
+        assert!(matches!(&docs[1], Err(InputError::Json { file, .. }) if file == "f.jsonl:3"));
+        assert_eq!(docs[2].as_ref().unwrap().text, "x");
+        assert!(matches!(&docs[3], Err(InputError::NoText(_))));
+    }
+
+    #[test]
+    fn text_binary_empty_and_invalid_utf8() {
+        assert!(matches!(parse_bytes(&b"\x89PNG\r\n\x1a\n\0\0"[..], "txt", "f", "f", 100), Err(InputError::Binary(_))));
+        let docs = parse_bytes(&b"  \n "[..], "txt", "f", "f", 100).unwrap();
+        assert!(matches!(docs[0], Err(InputError::Empty(_))));
+        let docs = parse_bytes(&b"caf\xe9 ol\xe9 and much more text here"[..], "txt", "f", "f", 100).unwrap();
+        let d = docs[0].as_ref().unwrap();
+        assert_eq!(d.text, "caf\u{FFFD} ol\u{FFFD} and much more text here");
+        assert_eq!(d.warnings.len(), 1);
+    }
+}

@@ -1,0 +1,778 @@
+//! A data directory: the table file and the RocksDB store, kept consistent.
+//!
+//! Layout: `DIR/table` (the fixed-size shingle table) and `DIR/db/` (RocksDB). The
+//! store remembers the configuration; the table header carries its canonical text.
+//!
+//! Invariant: after a clean close, the table's last applied sequence number equals the
+//! store's last document, and the table holds exactly the effect of the stored
+//! documents applied in sequence order. A writer opens the table "in use"; a table left
+//! in use (a crash) or out of step with the store is refused until `rebuild` replays
+//! the stored documents into a fresh table.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::error::{IoContext, IoError};
+use crate::input::InputDoc;
+use crate::storage::checkpoint::CheckpointError;
+use crate::storage::stage::{Local, StageError, TableStage};
+use crate::storage::store::StoreError;
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, NearDupWrite, Quotation, Store};
+use crate::storage::table_file::{TableError, TableFile};
+use crate::telemetry::{Latency, StageTimes};
+use textorigin_core::config::ConfigError;
+use textorigin_core::config::{Config, Overrides};
+use textorigin_core::engine::{DocResult, Engine};
+use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
+use textorigin_core::neardup::{self, NearDup, NearDupConfig};
+use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
+use textorigin_core::rabin::Rabin;
+use textorigin_core::table::TableParams;
+
+mod rebuild;
+pub use rebuild::{RebuildOptions, Rebuilt};
+
+/// An open data directory.
+pub struct DataDir {
+    pub dir: PathBuf,
+    /// Shared: the daemon hands it to its HTTP readers (RocksDB reads are thread-safe).
+    pub store: Arc<Store>,
+    pub table: TableFile,
+    pub engine: Engine,
+    pub nd_cfg: NearDupConfig,
+    pub q_cfg: QuoteConfig,
+    /// Where the derived indexes lie in the table file's index region.
+    shape: IndexShape,
+    preparer: Preparer,
+    writable: bool,
+    /// A store write (or read) failed after the table had applied the document: the
+    /// table is ahead of the store, so nothing more may be applied until it is recovered.
+    poisoned: bool,
+    /// Where the time of the applied documents went.
+    times: StageTimes,
+    /// Quotation index entries within the radius the per-probe cap left out.
+    quote_capped: u64,
+    /// Per-document apply latency of the documents applied since opening.
+    latency: Latency,
+    /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
+    stage: Box<dyn TableStage>,
+}
+
+/// Seconds since `t`, restarting it.
+fn lap(t: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let s = now.duration_since(*t).as_secs_f64();
+    *t = now;
+    s
+}
+
+/// A document's table-independent work, done before it is applied: tokens with their
+/// fingerprints, the selected shingles, the near-duplicate sketch and the sentences.
+/// Any thread can do it; the result is the same as on the applying thread.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    tokens: Vec<textorigin_core::text::Token>,
+    items: Vec<textorigin_core::select::Item>,
+    sketch: textorigin_core::neardup::Sketch,
+    sentences: Vec<textorigin_core::quote::Sentence>,
+}
+
+/// Prepares documents for one data directory's configuration (one per thread).
+#[derive(Clone)]
+pub struct Preparer {
+    engine: Engine,
+    nd_cfg: NearDupConfig,
+    nd_rabin: Rabin,
+}
+
+impl Preparer {
+    /// Tokenizes, fingerprints, selects, sketches and splits `text` into sentences.
+    pub fn prepare(&mut self, text: &str) -> Prepared {
+        let (tokens, items) = self.engine.prepare(text);
+        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
+        let sentences = quote::sentences(text, tokens);
+        let (tokens, items) = (tokens.to_vec(), items.to_vec());
+        Prepared { tokens, items, sketch, sentences }
+    }
+}
+
+/// Why a document was not applied (the document's fault, not the data directory's).
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    #[error("{0}: no words (no letters or digits)")]
+    NoTokens(String),
+    #[error("{0}: over 4 GiB of text")]
+    TooLong(String),
+}
+
+/// Errors of a data directory.
+#[derive(Debug, thiserror::Error)]
+pub enum DataDirError {
+    #[error(transparent)]
+    Doc(#[from] DocError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("turning origin propagation or alignment on or off changes the stored results: add --reanalyse")]
+    NeedsReanalysis,
+    #[error("{0}")]
+    InvalidParams(String),
+    #[error(transparent)]
+    IndexSize(#[from] index::IndexTooSmall),
+    #[error("data directory {} was created with other parameters.\n  stored:    {stored}\n  requested: {requested}\nOmit the differing options or use a new data directory", dir.display())]
+    ConfigDiffers { dir: PathBuf, stored: String, requested: String },
+    #[error("data directory {} was created with other {what} parameters.\n  stored:    {stored}\n  requested: {requested}", dir.display())]
+    ParamsDiffer { dir: PathBuf, what: &'static str, stored: String, requested: String },
+    #[error("data directory {} has no configuration yet", .0.display())]
+    NoConfig(PathBuf),
+    #[error("table file {} is missing but the store holds documents; run `textorigin rebuild`", .0.display())]
+    TableMissing(PathBuf),
+    #[error("data directory {} holds documents: a sharded deployment's aggregator starts from an empty one", .0.display())]
+    NotEmpty(PathBuf),
+    #[error("table {} has applied documents up to #{table_last} but the store has them up to #{store_last}; run `textorigin rebuild --data {}`", table.display(), dir.display())]
+    OutOfStep { table: PathBuf, table_last: u64, store_last: u64, dir: PathBuf },
+    #[error("text of document #{0} is missing")]
+    MissingText(u64),
+    #[error("checkpoint table holds #{found} but its meta says #{meta}")]
+    CheckpointSeq { found: u64, meta: u64 },
+    #[error("a store write or read failed after the table applied a document; the table must be recovered first")]
+    Poisoned,
+    #[error("recovery stopped before its end (a stop was asked for); the next start resumes it")]
+    Interrupted,
+    #[error("not closing the table cleanly: a store write or read failed after it applied a document (the next start recovers it)")]
+    PoisonedClose,
+    #[error("data directory {} is a sharded deployment's aggregator (see its file `cluster`): only `textorigin cluster aggregate` writes to it; the reading commands work as usual", .0.display())]
+    Aggregator(PathBuf),
+    #[error("the table's phases failed: {0}")]
+    Stage(StageError),
+    #[error("{doc}: cannot store document #{seq}")]
+    StoreWrite {
+        doc: String,
+        seq: u64,
+        #[source]
+        source: StoreError,
+    },
+}
+
+type Result<T> = std::result::Result<T, DataDirError>;
+
+/// The file that marks a sharded deployment's aggregator.
+const AGGREGATOR_MARK: &str = "cluster";
+
+/// An error when `dir` is a sharded deployment's aggregator, whose table phases must
+/// not run on its own (empty) table.
+fn refuse_aggregator(dir: &Path) -> Result<()> {
+    if dir.join(AGGREGATOR_MARK).exists() {
+        return Err(DataDirError::Aggregator(dir.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// The table file's parameters for `store`'s configuration: one bucket for a sharded
+/// deployment's aggregator (its buckets are the workers'), else the configured table.
+fn table_params(store: &Store, cfg: &Config) -> Result<TableParams> {
+    let params = cfg.table_params();
+    Ok(if store.is_aggregator()? { params.with_one_bucket() } else { params })
+}
+
+fn table_path(dir: &Path) -> PathBuf {
+    dir.join("table")
+}
+
+/// The RocksDB store of the data directory `dir`.
+pub fn db_path(dir: &Path) -> PathBuf {
+    dir.join("db")
+}
+
+/// The parameters a data directory uses: the stored ones (an explicitly requested
+/// difference is an error), or, for a directory that has none yet, the requested ones
+/// (else the defaults), validated and stored.
+fn settle<T: Clone + PartialEq + std::fmt::Debug + Default>(
+    dir: &Path,
+    what: &'static str,
+    stored: Option<T>,
+    wanted: Option<&T>,
+    validate: impl Fn(&T) -> std::result::Result<(), String>,
+    put: impl FnOnce(&T) -> std::result::Result<(), StoreError>,
+) -> Result<T> {
+    match (stored, wanted) {
+        (Some(stored), Some(wanted)) if stored != *wanted => Err(DataDirError::ParamsDiffer {
+            dir: dir.to_path_buf(),
+            what,
+            stored: format!("{stored:?}"),
+            requested: format!("{wanted:?}"),
+        }),
+        (Some(stored), _) => Ok(stored),
+        (None, wanted) => {
+            let c = wanted.cloned().unwrap_or_default();
+            validate(&c).map_err(DataDirError::InvalidParams)?;
+            put(&c)?;
+            Ok(c)
+        }
+    }
+}
+
+/// The near-duplicate and quotation parameters of a data directory opened for writing
+/// ([`settle`]).
+fn settle_features(dir: &Path, store: &Store, overrides: &Overrides) -> Result<(NearDupConfig, QuoteConfig)> {
+    let nd_cfg = settle(
+        dir,
+        "near-duplicate",
+        store.stored_neardup_config()?,
+        overrides.neardup.as_ref(),
+        NearDupConfig::validate,
+        |c| store.put_neardup_config(c),
+    )?;
+    let q_cfg = settle(
+        dir,
+        "quotation",
+        store.stored_quote_config()?,
+        overrides.quotes.as_ref(),
+        QuoteConfig::validate,
+        |c| store.put_quote_config(c),
+    )?;
+    Ok((nd_cfg, q_cfg))
+}
+
+/// Aligns the copied blocks of `result`, the engine's current document, against the
+/// stored texts of their origins ([`Engine::align`]).
+fn align(store: &Store, engine: &Engine, result: &mut DocResult) -> Result<()> {
+    let mut failed = None;
+    engine.align(result, |o| {
+        store.origin_text(engine, o).unwrap_or_else(|e| {
+            failed.get_or_insert(e);
+            None
+        })
+    });
+    failed.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// Replays stored document `seq` into `table`: the engine applies its text, and its
+/// words, sentence signatures and stored sketch's keys go into the derived indexes,
+/// exactly as when it was ingested. Returns the recomputed result.
+fn replay(
+    store: &Store,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+) -> Result<DocResult> {
+    let prepared = prepare_replay(store, engine, cfgs, seq)?;
+    apply_replay(store, engine, table, &mut Local::default(), cfgs, seq, prepared)
+}
+
+/// What [`replay`] reads and computes before the table: the stored text's tokens and
+/// selected shingles, and what the document adds to the derived indexes. Depends on
+/// the store only, so recovery prepares documents on several threads.
+struct ReplayPrepared {
+    tokens: Vec<textorigin_core::text::Token>,
+    items: Vec<textorigin_core::select::Item>,
+    add: IndexAdd,
+}
+
+fn prepare_replay(
+    store: &Store,
+    engine: &mut Engine,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+) -> Result<ReplayPrepared> {
+    let (nd_cfg, q_cfg, _) = cfgs;
+    let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
+    let (tokens, items) = engine.prepare(&text);
+    let sentences = quote::sentences(&text, tokens);
+    let (tokens, items) = (tokens.to_vec(), items.to_vec());
+    let nd_keys = store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default();
+    let add = IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys };
+    Ok(ReplayPrepared { tokens, items, add })
+}
+
+fn apply_replay(
+    store: &Store,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    stage: &mut dyn TableStage,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+    prepared: ReplayPrepared,
+) -> Result<DocResult> {
+    let (_, q_cfg, shape) = cfgs;
+    engine.load_prepared(prepared.tokens, prepared.items);
+    let mut result = table_phases(stage, engine, table, seq, &mut StageTimes::default(), &mut Instant::now())?;
+    align(store, engine, &mut result)?;
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
+    Ok(result)
+}
+
+impl DataDir {
+    /// Opens (or creates) `dir` for writing with the stored configuration plus
+    /// `overrides`; an override that differs from a stored value is an error.
+    pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+        refuse_aggregator(dir)?;
+        Self::open_write_any(dir, overrides, false)
+    }
+
+    /// [`DataDir::open_write`] of a sharded deployment's aggregator (marked by
+    /// [`DataDir::mark_aggregator`]), or of a directory about to become one.
+    pub fn open_write_aggregator(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+        Self::open_write_any(dir, overrides, true)
+    }
+
+    /// Marks `dir` as a sharded deployment's aggregator, described by `deployment`:
+    /// its table phases run elsewhere, so the commands that would run them here
+    /// (`ingest`, `serve`, `rebuild`) refuse it.
+    pub fn mark_aggregator(dir: &Path, deployment: &str) -> Result<()> {
+        let path = dir.join(AGGREGATOR_MARK);
+        std::fs::write(&path, format!("{deployment}\n")).io(|| format!("cannot write {}", path.display()))?;
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
+        Ok(())
+    }
+
+    fn open_write_any(dir: &Path, overrides: &Overrides, aggregator: bool) -> Result<DataDir> {
+        std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
+        let store = Store::open(&db_path(dir))?;
+        // The store's flag is written before `cluster init` writes the file `cluster`:
+        // a directory whose init was cut off between the two is still an aggregator's.
+        match (aggregator, store.is_aggregator()?) {
+            (false, true) => return Err(DataDirError::Aggregator(dir.to_path_buf())),
+            (true, false) => {
+                if store.next_seq()? > 1 {
+                    return Err(DataDirError::NotEmpty(dir.to_path_buf()));
+                }
+                store.put_aggregator()?;
+                let _ = std::fs::remove_file(table_path(dir)); // a table of the configured size, with no document
+            }
+            _ => {}
+        }
+        let stored = store.config()?;
+        let base = stored.clone().unwrap_or_default();
+        let cfg = overrides.apply(&base)?;
+        if let Some(stored) = &stored {
+            if *stored != cfg {
+                return Err(DataDirError::ConfigDiffers {
+                    dir: dir.to_path_buf(),
+                    stored: stored.canonical(),
+                    requested: cfg.canonical(),
+                });
+            }
+        }
+        if stored.is_none() {
+            store.put_config(&cfg)?;
+        }
+        let (nd_cfg, q_cfg) = settle_features(dir, &store, overrides)?;
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let tpath = table_path(dir);
+        let next = store.next_seq()?;
+        let params = table_params(&store, &cfg)?;
+        let table = if tpath.exists() {
+            match TableFile::open(&tpath, &params, true) {
+                Err(TableError::OlderFormat { found, .. }) => {
+                    tracing::warn!(
+                        format = found,
+                        "the table file predates the derived indexes: rebuilding it from the stored documents"
+                    );
+                    Self::rebuild_with(dir, &store, &mut |_, _| {})?;
+                    TableFile::open(&tpath, &params, true)?
+                }
+                t => t?,
+            }
+        } else {
+            if next > 1 {
+                return Err(DataDirError::TableMissing(tpath));
+            }
+            TableFile::create(&tpath, &params)?
+        };
+        if table.stats().last_seq != next - 1 {
+            return Err(DataDirError::OutOfStep {
+                table: tpath,
+                table_last: table.stats().last_seq,
+                store_last: next - 1,
+                dir: dir.to_path_buf(),
+            });
+        }
+        let nd_rabin = Rabin::new(nd_cfg.k as usize);
+        let engine = Engine::new(cfg);
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        Ok(DataDir {
+            dir: dir.to_path_buf(),
+            store: Arc::new(store),
+            table,
+            engine,
+            nd_cfg,
+            q_cfg,
+            shape,
+            preparer,
+            writable: true,
+            poisoned: false,
+            times: StageTimes::default(),
+            quote_capped: 0,
+            latency: Latency::default(),
+            stage: Box::new(Local::default()),
+        })
+    }
+
+    /// Opens `dir` read-only (works while a writer runs).
+    pub fn open_read(dir: &Path) -> Result<DataDir> {
+        let store = Store::open_read_only(&db_path(dir))?;
+        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        let table = TableFile::open(&table_path(dir), &table_params(&store, &cfg)?, false)?;
+        let nd_cfg = store.neardup_config()?;
+        let nd_rabin = Rabin::new(nd_cfg.k as usize);
+        let q_cfg = store.quote_config()?;
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let engine = Engine::new(cfg);
+        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        Ok(DataDir {
+            dir: dir.to_path_buf(),
+            store: Arc::new(store),
+            table,
+            engine,
+            nd_cfg,
+            q_cfg,
+            shape,
+            preparer,
+            writable: false,
+            poisoned: false,
+            times: StageTimes::default(),
+            quote_capped: 0,
+            latency: Latency::default(),
+            stage: Box::new(Local::default()),
+        })
+    }
+
+    /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
+    /// the newest valid checkpoint (a consistent state the running daemon never writes),
+    /// else the table file.
+    pub fn open_read_for_query(dir: &Path) -> Result<DataDir> {
+        let mut dd = Self::open_read(dir)?;
+        let store = dd.store.id()?;
+        if let Some((slot, _)) = crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.store == store) {
+            let path = crate::storage::checkpoint::slot_paths(dir, slot).0;
+            dd.table = TableFile::open(&path, &table_params(&dd.store, dd.config())?, false)?;
+        }
+        Ok(dd)
+    }
+
+    /// The derived indexes in the table file.
+    pub fn indexes(&self) -> Indexes<&[u8]> {
+        Indexes::over(self.table.index_region(), self.shape)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        self.engine.config()
+    }
+
+    /// Applies and stores one document; returns its result. A token-less document
+    /// changes nothing.
+    pub fn ingest(&mut self, doc: &InputDoc) -> Result<(DocMeta, DocResult)> {
+        self.ingest_admitted(doc, Admit::default())
+    }
+
+    /// [`DataDir::ingest`] recording, in the document's batch, how far its spool file is
+    /// admitted and the document's admission key.
+    pub fn ingest_admitted(&mut self, doc: &InputDoc, admit: Admit) -> Result<(DocMeta, DocResult)> {
+        let t = Instant::now();
+        let prepared = self.preparer.prepare(&doc.text);
+        self.times.prepare += t.elapsed().as_secs_f64();
+        self.ingest_prepared(doc, prepared, admit)
+    }
+
+    /// Runs the table's phases with `stage` from now on (a sharded deployment's
+    /// aggregator; [`Local`] by default).
+    pub fn set_stage(&mut self, stage: Box<dyn TableStage>) {
+        self.stage = stage;
+    }
+
+    /// Writes a checkpoint slot of the table at its last applied document, the store's
+    /// log fsynced first (`docs/table-format.md`, "Checkpoints"). A failed fsync is a
+    /// [`DataDirError::Store`]; a slot that cannot be written, a
+    /// [`DataDirError::Checkpoint`] (the previous slot stays valid).
+    pub fn checkpoint(&mut self) -> Result<crate::storage::checkpoint::SlotMeta> {
+        self.stage.flush().map_err(DataDirError::Stage)?;
+        self.store.sync()?;
+        let seq = self.table.stats().last_seq;
+        let store = self.store.id()?;
+        Ok(crate::storage::checkpoint::write(&self.dir, self.table.image()?, seq, store)?)
+    }
+
+    /// A [`Preparer`] for this data directory's configuration (for another thread).
+    pub fn preparer(&self) -> Preparer {
+        self.preparer.clone()
+    }
+
+    /// [`DataDir::ingest_admitted`] for a document prepared by a [`Preparer`] of this
+    /// data directory.
+    pub fn ingest_prepared(
+        &mut self,
+        doc: &InputDoc,
+        prepared: Prepared,
+        admit: Admit,
+    ) -> Result<(DocMeta, DocResult)> {
+        debug_assert!(self.writable);
+        if self.poisoned {
+            return Err(DataDirError::Poisoned);
+        }
+        if u32::try_from(doc.text.len()).is_err() {
+            return Err(DocError::TooLong(doc.source.clone()).into());
+        }
+        if prepared.tokens.is_empty() {
+            return Err(DocError::NoTokens(doc.source.clone()).into());
+        }
+        let (start, before) = (Instant::now(), self.times);
+        let seq = self.store.next_seq()?;
+        let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
+        let analysed = analyse(
+            &self.store,
+            &mut self.engine,
+            &mut self.table,
+            &mut *self.stage,
+            cfgs,
+            seq,
+            prepared,
+            &mut self.times,
+        );
+        // Any failure may come after the table applied the document, which the store
+        // then does not hold: the table is recovered before it takes another.
+        let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
+        self.quote_capped += q.capped;
+        let mut t = Instant::now();
+        let meta = DocMeta {
+            seq,
+            name: doc.name.clone(),
+            source: doc.source.clone(),
+            url: doc.url.clone(),
+            published_at: doc.published_at.clone(),
+            text_bytes: doc.text.len() as u64,
+            tokens: result.tokens,
+            content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
+            ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+        };
+        let written = crate::failpoint::hit("store.write")
+            .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })
+            .and_then(|()| {
+                let write = DocumentWrite { meta: &meta, text: &doc.text, result: &result, nd: &nd, q: &q };
+                self.store.put_admitted_document(&write, admit)
+            });
+        self.times.store += lap(&mut t);
+        if let Err(source) = written {
+            self.poisoned = true;
+            return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
+        }
+        self.latency.add(start.elapsed().as_secs_f64(), &before, &self.times, meta.text_bytes);
+        Ok((meta, result))
+    }
+
+    /// Per-document apply latency (and text bytes) since opening.
+    pub fn latency(&self) -> Latency {
+        self.latency
+    }
+
+    /// Analyses a document without changing anything: its origins, its earlier
+    /// near-duplicates (every verdict) and its quotations.
+    pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>, Vec<Quotation>)> {
+        let seq = self.store.next_seq()?;
+        let Prepared { tokens, items, sketch, sentences } = self.preparer.prepare(&doc.text);
+        let indexes = Indexes::over(self.table.index_region(), self.shape);
+        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch, &indexes)?;
+        let q = self.store.quote_write(&self.q_cfg, seq, sentences, &indexes)?;
+        self.engine.load_prepared(tokens, items);
+        let mut result = self.engine.query_prepared(&*self.table, seq);
+        align(&self.store, &self.engine, &mut result)?;
+        Ok((result, nd.found, q.found))
+    }
+
+    /// Quotation index entries within the radius that the per-probe cap left out, over
+    /// the documents applied since opening.
+    pub fn quote_capped(&self) -> u64 {
+        self.quote_capped
+    }
+
+    /// Where the time of the documents applied so far went.
+    pub fn stage_times(&self) -> StageTimes {
+        self.times
+    }
+
+    /// Adds preparation time spent elsewhere (on parser threads).
+    pub fn add_prepare_time(&mut self, seconds: f64) {
+        self.times.prepare += seconds;
+    }
+
+    /// Whether a failed store write left the table ahead of the store.
+    pub fn poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    /// Makes everything durable and marks the table cleanly closed.
+    pub fn close(self) -> Result<()> {
+        if self.poisoned {
+            return Err(DataDirError::PoisonedClose);
+        }
+        if self.writable {
+            let (mut stage, mut table) = (self.stage, self.table);
+            stage.flush().map_err(DataDirError::Stage)?;
+            table.flush()?;
+            self.store.sync()?;
+            table.close()?;
+        }
+        Ok(())
+    }
+
+    /// Brings the table in step with the store after a crash, if it is not: restores the
+    /// newest valid checkpoint slot (or starts from an empty table) and replays the stored
+    /// documents after it, comparing each recomputed result with the stored one. Returns
+    /// (checkpoint sequence number it started from, documents replayed, mismatches), or
+    /// None when the table was in step.
+    /// `progress` may stop the replay (a SIGTERM during start-up): the table is then
+    /// left marked in use, and the next start recovers it again.
+    pub fn recover(dir: &Path, progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<(u64, u64, u64)>> {
+        refuse_aggregator(dir)?;
+        Self::recover_with(dir, &mut Local::default(), progress)
+    }
+
+    /// [`DataDir::recover`] with the table's phases run by `stage` (a sharded
+    /// deployment's aggregator).
+    pub fn recover_with(
+        dir: &Path,
+        stage: &mut dyn TableStage,
+        mut progress: impl FnMut(u64, u64) -> ControlFlow<()>,
+    ) -> Result<Option<(u64, u64, u64)>> {
+        let dbp = db_path(dir);
+        if !dbp.join("CURRENT").exists() {
+            return Ok(None);
+        }
+        let store = Store::open(&dbp)?;
+        let Some(cfg) = store.config()? else { return Ok(None) };
+        let last = store.next_seq()? - 1;
+        let tpath = table_path(dir);
+        if matches!(TableFile::open_any(&tpath, false), Err(TableError::OlderFormat { .. })) {
+            tracing::warn!("the table file predates the derived indexes: rebuilding it from the stored documents");
+            let (n, mismatches) = Self::rebuild_with(dir, &store, &mut |i, n| {
+                let _ = progress(i, n);
+            })?;
+            return Ok(Some((0, n, mismatches)));
+        }
+        let params = table_params(&store, &cfg)?;
+        let in_step = tpath.exists()
+            && TableFile::open(&tpath, &params, false).is_ok_and(|t| !t.in_use() && t.stats().last_seq == last);
+        if in_step {
+            return Ok(None);
+        }
+        let from = match crate::storage::checkpoint::newest_usable(dir, last, store.id()?) {
+            Some((slot, m)) => {
+                crate::storage::checkpoint::restore(dir, slot, &tpath)?;
+                TableFile::mark_closed(&tpath)?;
+                m.seq
+            }
+            None => {
+                let _ = std::fs::remove_file(&tpath);
+                TableFile::create(&tpath, &params)?.close()?;
+                0
+            }
+        };
+        let mut table = TableFile::open(&tpath, &params, true)?;
+        if table.stats().last_seq != from {
+            return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
+        }
+        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let mut engine = Engine::new(cfg);
+        let cfgs = (&nd_cfg, &q_cfg, shape);
+        let mut mismatches = 0;
+        // Texts are read and prepared on worker threads, applied here in order.
+        let work = |engine: &mut Engine, seq: u64| {
+            let prepared = prepare_replay(&store, engine, cfgs, seq);
+            (seq, prepared, store.result(seq))
+        };
+        let mut outcome = Ok(());
+        crate::pipeline::ordered_map(
+            crate::pipeline::worker_threads(),
+            &engine.clone(),
+            from + 1..=last,
+            work,
+            |(seq, prepared, stored)| {
+                outcome = (|| {
+                    crate::failpoint::hit("recover.replay").io(|| "recovery")?;
+                    let result = apply_replay(&store, &mut engine, &mut table, stage, cfgs, seq, prepared?)?;
+                    if stored?.as_ref() != Some(&result) {
+                        mismatches += 1;
+                        tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
+                    }
+                    if progress(seq - from, last - from).is_break() {
+                        return Err(DataDirError::Interrupted);
+                    }
+                    Ok(())
+                })();
+                outcome.is_ok()
+            },
+        )
+        .map_err(|e| IoError { what: "recovery".into(), source: std::io::Error::other(e) })?;
+        outcome?;
+        stage.flush().map_err(DataDirError::Stage)?;
+        table.close()?;
+        Ok(Some((from, last - from, mismatches)))
+    }
+}
+
+/// Analyses document `seq` as ingestion does, against `table` and its derived indexes
+/// (filled by the documents before it), and adds it to both: near-duplicates,
+/// quotations, origins, then the index entries. Times each stage into `times`. The one
+/// path of live ingestion and of `rebuild --reanalyse`.
+#[allow(clippy::too_many_arguments)] // the parts of one data directory, borrowed apart; three call sites
+fn analyse(
+    store: &Store,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    stage: &mut dyn TableStage,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+    prepared: Prepared,
+    times: &mut StageTimes,
+) -> Result<(DocResult, NearDupWrite, QuoteFind)> {
+    let (nd_cfg, q_cfg, shape) = cfgs;
+    let Prepared { tokens, items, sketch, sentences } = prepared;
+    let mut t = Instant::now();
+    let indexes = Indexes::over(table.index_region(), shape);
+    let nd = store.near_dup_write(nd_cfg, seq, sketch, &indexes)?;
+    times.neardup += lap(&mut t);
+    let q = store.quote_write(q_cfg, seq, sentences, &indexes)?;
+    times.quotes += lap(&mut t);
+    engine.load_prepared(tokens, items);
+    let mut result = table_phases(stage, engine, table, seq, times, &mut t)?;
+    crate::failpoint::hit("analyse.after-table")
+        .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
+    align(store, engine, &mut result)?;
+    times.align += lap(&mut t);
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(&q, nd.keys.clone()));
+    times.index += lap(&mut t);
+    Ok((result, nd, q))
+}
+
+/// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
+/// estimation here. Times them into `times` from `t`.
+fn table_phases(
+    stage: &mut dyn TableStage,
+    engine: &Engine,
+    table: &mut TableFile,
+    seq: u64,
+    times: &mut StageTimes,
+    t: &mut Instant,
+) -> Result<DocResult> {
+    let hits = stage.probe(engine, table, seq).map_err(DataDirError::Stage)?;
+    times.table += lap(t);
+    let estimate = engine.estimate(seq, &hits);
+    times.estimation += lap(t);
+    stage.score(engine, table, &engine.feedback(&estimate)).map_err(DataDirError::Stage)?;
+    times.table += lap(t);
+    Ok(estimate.result)
+}

@@ -1,0 +1,148 @@
+//! `rebuild`: the table and its derived indexes made again by replaying the stored
+//! documents, optionally with new sizes or re-analysing them.
+
+use std::path::Path;
+
+use textorigin_core::config::{Config, Overrides};
+use textorigin_core::engine::Engine;
+use textorigin_core::index::IndexShape;
+use textorigin_core::rabin::Rabin;
+
+use super::{analyse, db_path, replay, table_path, DataDir, DataDirError, Preparer, Result, StageTimes};
+use crate::error::IoContext;
+use crate::storage::stage::Local;
+use crate::storage::store::Store;
+use crate::storage::table_file::TableFile;
+
+impl DataDir {
+    /// Replays every stored document, in sequence order, into a fresh table (with its
+    /// derived indexes), and checks each recomputed result against the stored one.
+    /// With new sizes in `opts` the new table has them (and the stored configuration
+    /// says so); with `reanalyse` the stored results are replaced by the recomputed
+    /// ones, near-duplicates and quotations included.
+    pub fn rebuild(dir: &Path, opts: RebuildOptions, mut progress: impl FnMut(u64, u64)) -> Result<Rebuilt> {
+        super::refuse_aggregator(dir)?;
+        let store = Store::open(&db_path(dir))?;
+        let stored = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        let cfg = Overrides {
+            table_bytes: opts.table_bytes,
+            index_bytes: opts.index_bytes,
+            propagate: opts.propagate,
+            align: opts.align,
+            ..Overrides::default()
+        }
+        .apply(&stored)?;
+        if !opts.reanalyse && (cfg.propagate != stored.propagate || cfg.align != stored.align) {
+            return Err(DataDirError::NeedsReanalysis);
+        }
+        let (documents, differing) = Self::rebuild_into(dir, &store, &cfg, opts.reanalyse, &mut progress)?;
+        Ok(Rebuilt { documents, differing, resized: cfg != stored, config: cfg.canonical() })
+    }
+
+    /// [`DataDir::rebuild`] with the store open and the stored configuration.
+    pub(super) fn rebuild_with(dir: &Path, store: &Store, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
+        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        Self::rebuild_into(dir, store, &cfg, false, progress)
+    }
+
+    /// Replays into `table.rebuild` made with `cfg`, then (a new configuration stored
+    /// first, old checkpoint slots removed, as they copy the table being replaced)
+    /// renames it over the table. A crash before the rename leaves the old table, in
+    /// step with the store unless the configuration was already stored, in which case
+    /// opening names the difference and `rebuild` runs again.
+    fn rebuild_into(
+        dir: &Path,
+        store: &Store,
+        cfg: &Config,
+        reanalyse: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(u64, u64)> {
+        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let tpath = table_path(dir);
+        let tmp = dir.join("table.rebuild");
+        let _ = std::fs::remove_file(&tmp);
+        let mut table = TableFile::create(&tmp, &cfg.table_params())?;
+        let mut engine = Engine::new(cfg.clone());
+        let mut preparer =
+            Preparer { engine: engine.clone(), nd_rabin: Rabin::new(nd_cfg.k as usize), nd_cfg: nd_cfg.clone() };
+        if reanalyse {
+            store.clear_later_near_dups()?;
+        }
+        let total = store.next_seq()? - 1;
+        let same_config = store.config()?.as_ref() == Some(cfg);
+        let mut differing = 0;
+        let mut applied = 0;
+        for meta in store.docs() {
+            let meta = meta?;
+            let cfgs = (&nd_cfg, &q_cfg, shape);
+            let analysed = if reanalyse {
+                let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
+                let prepared = preparer.prepare(&text);
+                Some(analyse(
+                    store,
+                    &mut engine,
+                    &mut table,
+                    &mut Local::default(),
+                    cfgs,
+                    meta.seq,
+                    prepared,
+                    &mut StageTimes::default(),
+                )?)
+            } else {
+                None
+            };
+            let result = match &analysed {
+                Some((result, _, _)) => result.clone(),
+                None => replay(store, &mut engine, &mut table, cfgs, meta.seq)?,
+            };
+            if store.result(meta.seq)?.as_ref() != Some(&result) {
+                differing += 1;
+                if !reanalyse && same_config {
+                    tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
+                }
+            }
+            if let Some((result, nd, q)) = &analysed {
+                store.put_reanalysis(meta.seq, result, nd, q)?;
+            }
+            applied += 1;
+            progress(applied, total);
+        }
+        table.close()?;
+        store.sync()?;
+        if !same_config {
+            store.put_config(cfg)?;
+        }
+        crate::storage::checkpoint::remove_slots(dir)?;
+        std::fs::rename(&tmp, &tpath).io(|| format!("cannot replace {}", tpath.display()))?;
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
+        Ok((applied, differing))
+    }
+}
+
+/// What `rebuild` changes besides replaying.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RebuildOptions {
+    /// A new table size (the index size follows unless given).
+    pub table_bytes: Option<u64>,
+    /// A new index size.
+    pub index_bytes: Option<u64>,
+    /// Replace the stored results by the recomputed ones.
+    pub reanalyse: bool,
+    /// Turn origin propagation on or off (only with `reanalyse`).
+    pub propagate: Option<bool>,
+    /// Turn alignment on or off (only with `reanalyse`).
+    pub align: Option<bool>,
+}
+
+/// What `rebuild` did.
+#[derive(Debug, Clone)]
+pub struct Rebuilt {
+    pub documents: u64,
+    /// Recomputed origin results that differ from the stored ones.
+    pub differing: u64,
+    /// Whether the table or index size changed.
+    pub resized: bool,
+    /// The configuration now stored.
+    pub config: String,
+}

@@ -1,0 +1,191 @@
+//! Bounded read caches in front of RocksDB for what is read again and again and never
+//! changes once written: the indexed sentences quotation search reads for its
+//! candidates, the sketches near-duplicate search reads for its candidates, and the
+//! texts alignment reads for its origins (tokenized). They hold exactly what the store
+//! holds for their keys, so they change speed, never results. Each keeps two
+//! generations ([`Bounded`]): starting again empty at the bound, as they did, lost the
+//! sentences quotation search reads again and again once a stream outgrew the cache
+//! (about 50,000 GCC entries); the quotation stage of 100,000 entries went from 21.1-21.9
+//! to 19.5 s (with bounds counted in entries; they are weighed in bytes since, for the
+//! memory bound, `docs/PERFORMANCE.md`).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use textorigin_core::align::OriginText;
+use textorigin_core::neardup::Sketch;
+use textorigin_core::quote::Sentence;
+
+/// Bytes of sentences held (each weighs its words and a fixed overhead).
+const SENTENCE_BYTES: usize = 32 << 20;
+/// Bytes of sketches held (min-values and SimHash words, and a fixed overhead; a
+/// default sketch weighs about 900 bytes).
+const SKETCH_BYTES: usize = 16 << 20;
+/// Bytes of origins' texts held for alignment (a document of 10,000 words takes
+/// about 240 KB).
+const ORIGIN_TEXT_BYTES: usize = 32 << 20;
+/// What an entry costs beside its own vectors: the map's slot, the `Arc`, the vectors'
+/// headers and the allocator's.
+const ENTRY_OVERHEAD: usize = 96;
+
+/// The weight of a sentence in its cache.
+pub(super) fn sentence_bytes(s: &Sentence) -> usize {
+    ENTRY_OVERHEAD + s.words.len() * 8
+}
+
+/// The weight of a sketch in its cache.
+pub(super) fn sketch_bytes(s: &Sketch) -> usize {
+    ENTRY_OVERHEAD + (s.mins.len() + s.simhash.len() + s.coarse.len()) * 8
+}
+
+/// A fast hasher for the cache's small integer keys: SplitMix64's finalizer over the
+/// written words. Never persisted, and the keys are sequence numbers, not input an
+/// attacker chooses freely.
+#[derive(Default)]
+pub(super) struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        textorigin_core::hash::mix(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8)) ^ u64::from(*b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = textorigin_core::hash::mix(self.0 ^ u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = textorigin_core::hash::mix(self.0 ^ n);
+    }
+}
+
+/// A generation of entries (value and weight) and their total weight.
+#[derive(Debug)]
+struct Generation<K, V> {
+    map: HashMap<K, (V, usize), BuildHasherDefault<MixHasher>>,
+    weight: usize,
+}
+
+impl<K, V> Default for Generation<K, V> {
+    fn default() -> Self {
+        Generation { map: HashMap::default(), weight: 0 }
+    }
+}
+
+/// The young and the old generation.
+type Entries<K, V> = (Generation<K, V>, Generation<K, V>);
+
+/// A map whose entries weigh at most `cap` in all (each entry its own weight, an
+/// estimate of its bytes), in two generations of at most `cap / 2`:
+/// entries go into the young one; when it is full it becomes the old one (the old one is
+/// dropped) and a new young one starts. An entry found in the old generation moves to
+/// the young one, so what is read again and again stays, whatever the order of reads.
+#[derive(Debug)]
+pub(super) struct Bounded<K, V> {
+    map: Mutex<Entries<K, V>>,
+    cap: usize,
+}
+
+impl<K: Eq + Hash + Clone, V: Clone> Bounded<K, V> {
+    fn new(cap: usize) -> Self {
+        Bounded { map: Mutex::new(Default::default()), cap }
+    }
+
+    pub(super) fn get(&self, k: &K) -> Option<V> {
+        let mut m = self.lock();
+        if let Some((v, _)) = m.0.map.get(k) {
+            return Some(v.clone());
+        }
+        let (v, w) = m.1.map.remove(k)?;
+        m.1.weight -= w;
+        Self::insert(&mut m, self.cap / 2, k.clone(), v.clone(), w);
+        Some(v)
+    }
+
+    /// Adds an entry of weight `w`; one heavier than a generation is not kept.
+    pub(super) fn put(&self, k: K, v: V, w: usize) {
+        if w > self.cap / 2 {
+            return;
+        }
+        Self::insert(&mut self.lock(), self.cap / 2, k, v, w);
+    }
+
+    fn insert(m: &mut Entries<K, V>, half: usize, k: K, v: V, w: usize) {
+        if m.0.weight + w > half {
+            m.1 = std::mem::take(&mut m.0);
+        }
+        m.0.weight += w;
+        if let Some((_, old)) = m.0.map.insert(k, (v, w)) {
+            m.0.weight -= old;
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Entries<K, V>> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The store's caches.
+#[derive(Debug)]
+pub(super) struct Caches {
+    /// (seq, sentence index) → the indexed sentence (`q_sent`).
+    pub(super) sentences: Bounded<(u64, u32), Arc<Sentence>>,
+    /// seq → the document's near-duplicate sketch (`nd_sketch`).
+    pub(super) sketches: Bounded<u64, Arc<Sketch>>,
+    /// seq → the document's text as alignment reads it (tokens and shingles).
+    pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
+}
+
+impl Default for Caches {
+    fn default() -> Self {
+        Caches {
+            sentences: Bounded::new(SENTENCE_BYTES),
+            sketches: Bounded::new(SKETCH_BYTES),
+            origin_texts: Bounded::new(ORIGIN_TEXT_BYTES),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weight(b: &Bounded<u64, u64>) -> usize {
+        let m = b.lock();
+        m.0.weight + m.1.weight
+    }
+
+    #[test]
+    fn a_key_read_again_and_again_stays_while_others_stream_through() {
+        let b = Bounded::new(100);
+        b.put(7, 70, 1);
+        for k in 1000..10_000u64 {
+            b.put(k, k, 1);
+            assert!(weight(&b) <= 100);
+            if k % 40 == 0 {
+                assert_eq!(b.get(&7), Some(70), "the hot key was dropped at {k}");
+            }
+        }
+        // A key read once, long ago, is gone; the newest ones are there.
+        assert_eq!(b.get(&1000), None);
+        assert_eq!(b.get(&9_999), Some(9_999));
+    }
+
+    #[test]
+    fn weights_bound_the_cache_and_an_entry_heavier_than_a_generation_is_not_kept() {
+        let b = Bounded::new(100);
+        b.put(1, 1, 51);
+        assert_eq!(b.get(&1), None);
+        for k in 0..1000u64 {
+            b.put(k, k, 1 + (k % 7) as usize);
+            let _ = b.get(&(k / 2));
+            assert!(weight(&b) <= 100, "weight {} at {k}", weight(&b));
+        }
+        b.put(5000, 1, 3);
+        b.put(5000, 2, 3);
+        assert_eq!(b.get(&5000), Some(2), "a key put again holds the newer value");
+    }
+}

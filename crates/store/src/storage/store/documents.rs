@@ -1,0 +1,151 @@
+//! Documents: metadata (`docs`), the name index (`names`), texts (`text`) and results
+//! (`results`), all keyed by sequence number.
+
+use std::sync::Arc;
+
+use rocksdb::{IteratorMode, WriteBatch};
+use serde::{Deserialize, Serialize};
+use textorigin_core::align::OriginText;
+use textorigin_core::engine::{DocResult, Engine};
+
+use super::codec::{decode_text, encode, encode_text, seq_key};
+use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_TEXT};
+
+/// Metadata of a stored document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocMeta {
+    /// Sequence number: the document's id and its place in the stream.
+    pub seq: u64,
+    pub name: String,
+    /// File (and line) it came from.
+    pub source: String,
+    pub url: Option<String>,
+    pub published_at: Option<String>,
+    /// Bytes of stored text.
+    pub text_bytes: u64,
+    pub tokens: u32,
+    /// xxh3-128 of the stored text, hex.
+    pub content_hash: String,
+    /// Wall-clock time of ingestion, ms since the Unix epoch (not part of results).
+    pub ingested_at_ms: u64,
+}
+
+/// `names` key: the name, 0x00, the sequence number.
+fn name_key(name: &str, seq: u64) -> Vec<u8> {
+    let mut k = name.as_bytes().to_vec();
+    k.push(0);
+    k.extend_from_slice(&seq_key(seq));
+    k
+}
+
+impl Store {
+    /// Adds a document's metadata, name, text and result to a batch.
+    pub(super) fn add_document(&self, b: &mut WriteBatch, meta: &DocMeta, text: &str, result: &DocResult) {
+        let key = seq_key(meta.seq);
+        b.put_cf(self.cf(CF_DOCS), key, encode(meta));
+        b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
+        b.put_cf(self.cf(CF_TEXT), key, encode_text(text));
+        b.put_cf(self.cf(CF_RESULTS), key, encode(result));
+    }
+
+    /// Metadata of document `seq`.
+    pub fn doc(&self, seq: u64) -> Result<Option<DocMeta>> {
+        self.get(CF_DOCS, &seq_key(seq))?.map(|v| self.decode("document metadata", &v)).transpose()
+    }
+
+    /// Text of document `seq`.
+    pub fn text(&self, seq: u64) -> Result<Option<String>> {
+        self.get(CF_TEXT, &seq_key(seq))?
+            .map(|v| {
+                decode_text(&v).map_err(|reason| StoreError::Corrupt {
+                    path: self.path.clone(),
+                    what: format!("text of {seq}"),
+                    reason,
+                })
+            })
+            .transpose()
+    }
+
+    /// Document `seq` as alignment reads it (cached): its text tokenized by `engine`
+    /// and its stored result's copied blocks.
+    pub fn origin_text(&self, engine: &Engine, seq: u64) -> Result<Option<Arc<OriginText>>> {
+        if let Some(t) = self.caches.origin_texts.get(&seq) {
+            return Ok(Some(t));
+        }
+        let Some(text) = self.text(seq)? else { return Ok(None) };
+        let blocks = self.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default();
+        let t = Arc::new(engine.origin_text(&text, &blocks));
+        self.caches.origin_texts.put(seq, Arc::clone(&t), t.bytes());
+        Ok(Some(t))
+    }
+
+    /// Result of document `seq`.
+    pub fn result(&self, seq: u64) -> Result<Option<DocResult>> {
+        self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode("result", &v)).transpose()
+    }
+
+    /// Sequence numbers of the documents named `name`, oldest first.
+    pub fn seqs_named(&self, name: &str) -> Result<Vec<u64>> {
+        let mut prefix = name.as_bytes().to_vec();
+        prefix.push(0);
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_NAMES), IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
+            let (k, _) = item.map_err(self.db_err())?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            if let Ok(seq) = <[u8; 8]>::try_from(&k[prefix.len()..]) {
+                out.push(u64::from_be_bytes(seq));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Resolves `#N` (always the id N), or a name (the latest document of that name) or
+    /// a bare id: one that is both the name of one document and the id of another is
+    /// [`StoreError::Ambiguous`], never silently one of them.
+    pub fn resolve(&self, name_or_id: &str) -> Result<u64> {
+        let not_found = || StoreError::NotFound(name_or_id.to_string());
+        let exists = |seq: u64| -> Result<Option<u64>> { Ok(self.doc(seq)?.map(|_| seq)) };
+        if let Some(id) = name_or_id.strip_prefix('#') {
+            return id.parse::<u64>().ok().map_or(Ok(None), exists)?.ok_or_else(not_found);
+        }
+        let named = self.seqs_named(name_or_id)?.last().copied();
+        let id = name_or_id.parse::<u64>().ok().map_or(Ok(None), exists)?;
+        match (named, id) {
+            (Some(named), Some(id)) if named != id => {
+                Err(StoreError::Ambiguous { given: name_or_id.to_string(), named, id })
+            }
+            (Some(seq), _) | (None, Some(seq)) => Ok(seq),
+            (None, None) => Err(not_found()),
+        }
+    }
+
+    /// Every document's metadata in sequence order.
+    pub fn docs(&self) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.docs_in(IteratorMode::Start)
+    }
+
+    /// The metadata of the documents from sequence number `first` on, in order.
+    pub fn docs_from(&self, first: u64) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.docs_in(IteratorMode::From(&seq_key(first), rocksdb::Direction::Forward))
+    }
+
+    /// Every document's metadata, newest first.
+    pub fn docs_newest_first(&self) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.docs_in(IteratorMode::End)
+    }
+
+    fn docs_in(&self, mode: IteratorMode<'_>) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        self.db.iterator_cf(self.cf(CF_DOCS), mode).map(move |item| {
+            let (_, v) = item.map_err(self.db_err())?;
+            self.decode("document metadata", &v)
+        })
+    }
+
+    /// The name of document `seq` (`#seq` for a document the store does not have);
+    /// errors of the store are errors.
+    pub fn name_of(&self, seq: u64) -> Result<String> {
+        Ok(self.doc(seq)?.map_or_else(|| format!("#{seq}"), |d| d.name))
+    }
+}

@@ -1,0 +1,117 @@
+//! The store's upgrade steps, in order (the ledger is `migrations/` at the top of the
+//! repository; each step has a file there and a module here).
+//!
+//! A step is idempotent and may write several batches; the new version is stamped
+//! after it completes, so a crash during an upgrade re-runs the step. A store newer
+//! than this build is refused, never downgraded.
+
+mod v2_near_duplicates;
+mod v3_quotations;
+mod v6_derived_indexes;
+mod v7_origin_options;
+
+use rocksdb::WriteBatch;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::codec::decode;
+use super::meta::MetaKey;
+use super::{Result, Store, StoreError, CF_META, SCHEMA_VERSION};
+
+/// An upgrade step from `from` to `from + 1`.
+pub struct Migration {
+    /// The version it upgrades from.
+    pub from: u32,
+    /// What it does, for the log.
+    pub what: &'static str,
+    /// The step.
+    pub run: fn(&mut Store) -> Result<()>,
+}
+
+/// The ordered upgrade steps.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { from: 1, what: "near-duplicate sketches, indexes and verdicts", run: v2_near_duplicates::run },
+    Migration {
+        from: 2,
+        what: "quotation sentences, signatures, document frequencies and matches",
+        run: v3_quotations::run,
+    },
+    // Schema 4 only adds the column families `admitted` and `failed`, which opening creates.
+    Migration {
+        from: 3,
+        what: "spool admission and failure records (new column families, nothing to fill)",
+        run: |_| Ok(()),
+    },
+    // Schema 5 admission records carry a failed count; 8-byte records still read (as 0
+    // failed). The stamp keeps older builds, which cannot read 12-byte records, out.
+    Migration {
+        from: 4,
+        what: "admission records with a failed count (old records read as they are)",
+        run: |_| Ok(()),
+    },
+    Migration {
+        from: 5,
+        what: "derived indexes move to the table file (index_bytes in the config; nd_index, q_index, q_df dropped)",
+        run: v6_derived_indexes::run,
+    },
+    Migration {
+        from: 6,
+        what: "origin propagation and alignment in the config (off for an existing data directory)",
+        run: v7_origin_options::run,
+    },
+];
+
+/// Rewrites the meta value under `key` from an older encoding `Old` to `New` with
+/// `convert` (a synced write). An absent value, and one that already reads as `New`
+/// (a re-run after a crash), are left as they are; one that reads as neither is corrupt.
+fn rewrite_meta<Old: DeserializeOwned, New: Serialize + DeserializeOwned>(
+    store: &Store,
+    key: MetaKey,
+    what: &str,
+    convert: impl FnOnce(Old) -> New,
+) -> Result<()> {
+    let Some(bytes) = store.get(CF_META, key.bytes())? else { return Ok(()) };
+    if decode::<New>(&bytes).is_ok() {
+        return Ok(());
+    }
+    let old: Old =
+        decode(&bytes).map_err(|reason| StoreError::Corrupt { path: store.path.clone(), what: what.into(), reason })?;
+    store.put_meta_value(key, &convert(old))
+}
+
+/// A scratch index in memory for the steps that recompute results in sequence order
+/// (schemas 2 and 3): large enough that the stores these steps meet evict nothing.
+fn scratch_indexes(q: &textorigin_core::quote::QuoteConfig) -> textorigin_core::index::Indexes<Vec<u8>> {
+    textorigin_core::index::Indexes::in_memory(textorigin_core::config::default_index_bytes(256 << 20), q)
+        .expect("the default index size is valid")
+}
+
+impl Store {
+    /// Brings the store to [`SCHEMA_VERSION`]: stamps a new store, runs the steps of an
+    /// older one, refuses a newer one.
+    pub(super) fn upgrade(&mut self) -> Result<()> {
+        let mut v = self.schema_version()?;
+        if v > SCHEMA_VERSION {
+            return Err(StoreError::Newer { path: self.path.clone(), found: v });
+        }
+        if v == 0 {
+            // A new store starts at the current schema.
+            let mut b = WriteBatch::default();
+            self.put_schema_version(&mut b, SCHEMA_VERSION);
+            return self.write(b, true);
+        }
+        while v < SCHEMA_VERSION {
+            let step = MIGRATIONS
+                .iter()
+                .find(|m| m.from == v)
+                .ok_or(StoreError::NoMigration { path: self.path.clone(), found: v })?;
+            tracing::warn!(from = v, to = v + 1, step = step.what, "upgrading the store");
+            (step.run)(self)?;
+            let mut b = WriteBatch::default();
+            self.put_schema_version(&mut b, v + 1);
+            self.write(b, true)?;
+            v += 1;
+        }
+        Ok(())
+    }
+}

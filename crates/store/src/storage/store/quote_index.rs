@@ -1,0 +1,98 @@
+//! Quotation data in the store: indexed sentences (`q_sent`) and the recorded
+//! quotations (`q_result`). The signature index and the document frequencies are
+//! derived indexes in the table file (`textorigin_core::index`); [`Search`] joins them
+//! with the stored sentences for `textorigin_core::quote::find`, which searches and
+//! scores.
+
+use std::sync::Arc;
+
+use rocksdb::{IteratorMode, WriteBatch};
+use textorigin_core::index::Indexes;
+use textorigin_core::quote::{self, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex};
+
+use super::codec::{be_u32, be_u64, encode, seq_key};
+use super::{Result, Store, StoreError, CF_Q_RESULT, CF_Q_SENT};
+
+/// `q_sent` key: sequence number, sentence index.
+fn sentence_key(seq: u64, idx: u32) -> Vec<u8> {
+    [&seq_key(seq)[..], &idx.to_be_bytes()[..]].concat()
+}
+
+/// The earlier documents' sentences as quotation search sees them: candidates and
+/// frequencies from the derived indexes, sentences from the store.
+pub struct Search<'a, M> {
+    pub store: &'a Store,
+    pub indexes: &'a Indexes<M>,
+}
+
+impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
+    type Error = StoreError;
+
+    fn documents(&self) -> Result<u64> {
+        Ok(self.indexes.documents())
+    }
+
+    fn df(&self, word: u64) -> Result<u64> {
+        Ok(self.indexes.df(word))
+    }
+
+    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64)> {
+        Ok(self.indexes.quote_candidates(cfg, sig, d))
+    }
+
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Arc<Sentence>>> {
+        self.store.sentence(seq, idx)
+    }
+}
+
+impl Store {
+    /// A stored sentence.
+    pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Arc<Sentence>>> {
+        self.get_cached(
+            &self.caches.sentences,
+            (seq, idx),
+            (CF_Q_SENT, || sentence_key(seq, idx)),
+            "sentence",
+            super::cache::sentence_bytes,
+        )
+    }
+
+    /// Every indexed sentence: ((seq, sentence index), sentence).
+    pub fn all_sentences(&self) -> Result<Vec<((u64, u32), Sentence)>> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_Q_SENT), IteratorMode::Start) {
+            let (k, v) = item.map_err(self.db_err())?;
+            out.push(((be_u64(&k, 0), be_u32(&k, 8)), self.decode("sentence", &v)?));
+        }
+        Ok(out)
+    }
+
+    /// Finds the quotations of a new document's sentences among the earlier documents'
+    /// (found through `indexes`).
+    pub fn quote_write<M: AsRef<[u8]>>(
+        &self,
+        cfg: &QuoteConfig,
+        seq: u64,
+        sentences: Vec<Sentence>,
+        indexes: &Indexes<M>,
+    ) -> Result<QuoteFind> {
+        quote::find(&Search { store: self, indexes }, cfg, seq, sentences)
+    }
+
+    /// Adds a document's indexed sentences and quotations to a batch.
+    pub(super) fn add_quotes(&self, b: &mut WriteBatch, seq: u64, q: &QuoteFind) {
+        for (idx, s) in &q.indexed {
+            b.put_cf(self.cf(CF_Q_SENT), sentence_key(seq, *idx), encode(s));
+        }
+        b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));
+    }
+
+    /// The quotations recorded for document `seq`.
+    pub fn quotations(&self, seq: u64) -> Result<Vec<Quotation>> {
+        Ok(self
+            .get(CF_Q_RESULT, &seq_key(seq))?
+            .map(|v| self.decode("quotations", &v))
+            .transpose()?
+            .unwrap_or_default())
+    }
+}

@@ -1,0 +1,179 @@
+//! The spool's log: admission records (`admitted`: how many documents of a spool file
+//! are stored, written in each document's batch) and failure records (`failed`).
+
+use rocksdb::{IteratorMode, WriteBatch};
+use serde::{Deserialize, Serialize};
+
+use super::codec::encode;
+use super::meta::MetaKey;
+use super::{Result, Store, CF_ADMITTED, CF_FAILED};
+
+/// The admission key of a spool file: xxh3-128 of its name's bytes, NUL, its bytes
+/// (streamed: the same value as over their concatenation, without a copy).
+pub fn admission_key(name: &[u8], bytes: &[u8]) -> u128 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(name);
+    hasher.update(&[0]);
+    hasher.update(bytes);
+    hasher.digest128()
+}
+
+/// The admission key of one document (issue 21, items 8 and 9): xxh3-128 of `doc`,
+/// the name of the file it came from (without directories), its name, text, URL and
+/// date, and how many documents of that file with the same content came before it.
+/// Stored with the document, it lets a file given again (fixed after some of its
+/// documents failed, or ingested twice) store only what was not stored.
+pub fn document_key(
+    file: &[u8],
+    name: &str,
+    text: &str,
+    url: Option<&str>,
+    published_at: Option<&str>,
+    occurrence: u32,
+) -> u128 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for part in [
+        &b"doc"[..],
+        file,
+        name.as_bytes(),
+        text.as_bytes(),
+        url.unwrap_or("").as_bytes(),
+        published_at.unwrap_or("").as_bytes(),
+    ] {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher.update(&[u8::from(url.is_some()), u8::from(published_at.is_some())]);
+    hasher.update(&occurrence.to_le_bytes());
+    hasher.digest128()
+}
+
+/// The [`document_key`]s of one file's documents in order: counts the occurrences of
+/// each content.
+pub struct DocumentKeys {
+    file: Vec<u8>,
+    seen: std::collections::HashMap<u128, u32>,
+}
+
+impl DocumentKeys {
+    /// For the file named `file` (its name without directories).
+    pub fn new(file: &[u8]) -> DocumentKeys {
+        DocumentKeys { file: file.to_vec(), seen: std::collections::HashMap::new() }
+    }
+
+    /// The key of the file's next document.
+    pub fn next(&mut self, doc: &crate::input::InputDoc) -> u128 {
+        let key =
+            |n| document_key(&self.file, &doc.name, &doc.text, doc.url.as_deref(), doc.published_at.as_deref(), n);
+        let first = key(0);
+        let n = self.seen.entry(first).or_insert(0);
+        let k = if *n == 0 { first } else { key(*n) };
+        *n += 1;
+        k
+    }
+}
+
+/// What a stored document records, in its own batch, about where it came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Admit {
+    /// How far its spool file is admitted (the daemon).
+    pub file: Option<Admission>,
+    /// Its [`document_key`].
+    pub doc: Option<u128>,
+}
+
+/// A spool file's admission record, written in the batch of each of its documents:
+/// the key is [`admission_key`] of the file's name and bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    pub key: u128,
+    /// Documents of the file stored once this batch commits.
+    pub done: u32,
+    /// Documents in the file.
+    pub total: u32,
+    /// Documents of the file that failed so far (schema 5; 0 in older records).
+    pub failed: u32,
+}
+
+/// A spool file (or line) that could not be processed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub file: String,
+    pub reason: String,
+    /// Wall-clock time, ms since the Unix epoch.
+    pub at_ms: u64,
+}
+
+/// A document admission's key in `admitted`: `d` and 16 bytes (a file's key is 16
+/// bytes alone).
+fn document_admission_key(key: u128) -> [u8; 17] {
+    let mut k = [b'd'; 17];
+    k[1..].copy_from_slice(&key.to_be_bytes());
+    k
+}
+
+impl Store {
+    /// Adds an admission record to a batch: u32 LE documents done (stored or failed),
+    /// u32 LE in the file, u32 LE failed (schema 5).
+    pub(super) fn add_admission(&self, b: &mut WriteBatch, a: Admission) {
+        let mut v = a.done.to_le_bytes().to_vec();
+        v.extend_from_slice(&a.total.to_le_bytes());
+        v.extend_from_slice(&a.failed.to_le_bytes());
+        b.put_cf(self.cf(CF_ADMITTED), a.key.to_be_bytes(), v);
+    }
+
+    /// How far a spool file was admitted: its record, if any (a schema-4 record of 8
+    /// bytes has no failed count: 0).
+    pub fn admitted(&self, key: u128) -> Result<Option<Admission>> {
+        let u = |v: &[u8], at: usize| u32::from_le_bytes(v[at..at + 4].try_into().expect("4 bytes"));
+        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| match v.len() {
+            8 => Some(Admission { key, done: u(&v, 0), total: u(&v, 4), failed: 0 }),
+            12 => Some(Admission { key, done: u(&v, 0), total: u(&v, 4), failed: u(&v, 8) }),
+            _ => None,
+        }))
+    }
+
+    /// Adds a document's admission record (`d` + its [`document_key`] → its id, u64 BE).
+    pub(super) fn add_document_admission(&self, b: &mut WriteBatch, key: u128, seq: u64) {
+        b.put_cf(self.cf(CF_ADMITTED), document_admission_key(key), seq.to_be_bytes());
+    }
+
+    /// The id of the document stored under `key` ([`document_key`]), if any.
+    pub fn admitted_document(&self, key: u128) -> Result<Option<u64>> {
+        Ok(self
+            .get(CF_ADMITTED, &document_admission_key(key))?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map(u64::from_be_bytes))
+    }
+
+    /// Records how far a spool file is admitted without storing a document (its next
+    /// document was stored before, under its [`document_key`]); synced with the batch.
+    pub fn put_admission(&self, a: Admission) -> Result<()> {
+        let mut b = WriteBatch::default();
+        self.add_admission(&mut b, a);
+        self.write(b, false)
+    }
+
+    /// Records an admission that stored no document (a file that failed whole), synced
+    /// with the failure record.
+    pub fn put_failure(&self, admission: Option<Admission>, failure: &Failure) -> Result<()> {
+        let mut b = WriteBatch::default();
+        if let Some(a) = admission {
+            self.add_admission(&mut b, a);
+        }
+        let n = self.meta_u64(MetaKey::FailedNext)?.unwrap_or(0);
+        b.put_cf(self.cf(CF_FAILED), n.to_be_bytes(), encode(failure));
+        self.put_meta_u64(&mut b, MetaKey::FailedNext, n + 1);
+        self.write(b, true)
+    }
+
+    /// Every recorded failure, oldest first.
+    pub fn failures(&self) -> Result<Vec<Failure>> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_FAILED), IteratorMode::Start) {
+            let (_, v) = item.map_err(self.db_err())?;
+            out.push(self.decode("failure", &v)?);
+        }
+        Ok(out)
+    }
+}
