@@ -28,8 +28,9 @@ pub fn run(a: Args) -> Result<()> {
         .into_iter()
         .next()
         .with_context(|| format!("{}: no document", a.file.display()))??;
-    let (r, near, quotes) = dd.query(&doc)?;
-    let parts = DocParts { meta: None, name: &doc.name, text: &doc.text, result: &r, near: &near, quotes: &quotes };
+    let q = dd.query(&doc)?;
+    let parts =
+        DocParts { meta: None, name: &doc.name, text: &doc.text, result: &q.result, near: &q.near, quotes: &q.quotes };
     let v = model::document(&dd.store, parts, ViewOptions { shingles: a.shingles, times: false })?;
     a.format.print(&v, text::document)
 }

@@ -149,10 +149,13 @@ pub fn run(
     let meta = read_meta(log)?;
     let mut stage = Remote::new(log, meta.shards)?;
     let waits = stage.state.clone();
-    if let Some((from, replayed, mismatches)) =
-        DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))?
-    {
-        tracing::info!(from, replayed, mismatches, "recovered the data directory from the log");
+    if let Some(r) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
+        tracing::info!(
+            from = r.from_checkpoint,
+            replayed = r.replayed,
+            mismatches = r.mismatches,
+            "recovered the data directory from the log"
+        );
     }
     let mut dd = DataDir::open_write_aggregator(dir, &Overrides::default())?;
     if *dd.config() != meta.config {

@@ -43,7 +43,7 @@ use textorigin_core::config::Overrides;
 
 use textorigin_store::error::{IoContext, IoError};
 use textorigin_store::storage::checkpoint::CheckpointError;
-use textorigin_store::storage::datadir::{DataDir, DataDirError};
+use textorigin_store::storage::datadir::{DataDir, DataDirError, Recovery};
 use textorigin_store::storage::store::{Store, StoreError};
 use textorigin_store::storage::table_file::TableError;
 use textorigin_store::telemetry::{Latency, StageTimes};
@@ -209,7 +209,7 @@ fn watch(new_dir: &Path) -> Result<(notify::RecommendedWatcher, crossbeam_channe
 
 /// Recovers the table if a crash left it out of step with the store; refuses to go on
 /// when a replayed result differs from the stored one.
-fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<(u64, u64, u64)>> {
+fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<Recovery>> {
     let recovery = DataDir::recover(dir, |i, n| {
         if i == n || i % 1000 == 0 {
             tracing::warn!(replayed = i, of = n, "replaying documents after the last checkpoint");
@@ -220,15 +220,15 @@ fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<(u64, u64, u64)>> {
             std::ops::ControlFlow::Continue(())
         }
     })?;
-    if let Some((from, n, bad)) = recovery {
+    if let Some(r) = recovery {
         tracing::warn!(
-            from_checkpoint = from,
-            replayed = n,
-            mismatches = bad,
+            from_checkpoint = r.from_checkpoint,
+            replayed = r.replayed,
+            mismatches = r.mismatches,
             "recovered the table after an unclean stop"
         );
-        if bad > 0 {
-            return Err(DaemonError::ReplayMismatch(bad));
+        if r.mismatches > 0 {
+            return Err(DaemonError::ReplayMismatch(r.mismatches));
         }
     }
     Ok(recovery)
@@ -326,13 +326,13 @@ impl Parsers {
 }
 
 /// The status at start: this process, what recovery did, the newest checkpoint.
-fn initial_status(dir: &Path, recovery: Option<(u64, u64, u64)>) -> DaemonStatus {
+fn initial_status(dir: &Path, recovery: Option<Recovery>) -> DaemonStatus {
     let mut status = DaemonStatus {
         pid: std::process::id(),
         state: DaemonState::Running,
         started_at_ms: now_ms(),
-        recovered_from_checkpoint: recovery.map(|r| r.0),
-        replayed: recovery.map_or(0, |r| r.1),
+        recovered_from_checkpoint: recovery.map(|r| r.from_checkpoint),
+        replayed: recovery.map_or(0, |r| r.replayed),
         ..DaemonStatus::default()
     };
     if let Some((_, m)) = textorigin_store::storage::checkpoint::newest_valid(dir) {

@@ -52,7 +52,10 @@ use crate::view::{html, model, prometheus, ViewOptions};
 use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::storage::store::{admission_key, Store, StoreError};
 
+mod error;
 mod wire;
+
+use error::ApiError;
 
 use wire::{json_error, Reply, Request, JSON};
 
@@ -193,15 +196,15 @@ impl App {
             .collect();
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
         match (request.method.as_str(), segments.as_slice()) {
-            ("POST", ["api", "query"]) => return self.query(request).unwrap_or_else(|e| json_error(500, &e)),
-            ("POST", ["api", "documents"]) => return self.submit(request).unwrap_or_else(|e| json_error(500, &e)),
+            ("POST", ["api", "query"]) => return self.query(request).unwrap_or_else(ApiError::reply),
+            ("POST", ["api", "documents"]) => return self.submit(request).unwrap_or_else(ApiError::reply),
             ("GET", _) if !request.body.is_empty() => return json_error(413, "GET takes no request body"),
             ("GET", _) => {}
             (m, _) => return json_error(405, &format!("{m} {} is not served here", request.path)),
         }
         if segments == ["metrics"] {
             return match self.view() {
-                Ok(view) => metrics(&view, &self.dir, &self.share).unwrap_or_else(|e| json_error(500, &e)),
+                Ok(view) => metrics(&view, &self.dir, &self.share).unwrap_or_else(ApiError::reply),
                 Err(e) => json_error(503, &format!("the data directory cannot be read now: {e}")),
             };
         }
@@ -213,37 +216,42 @@ impl App {
             ["api", "documents", x] => document_json(&store, x),
             [""] => index_page(&store, &request.query),
             ["documents", x] => document_page(&store, x),
-            ["report"] => html::report_docs(&store).map(|d| (200, HTML, html::report_page(&d).into_bytes())).map_err(|e| e.to_string()),
-            ["api", "admissions", key] => match self.admission(&store, key) {
-                Ok(Some(v)) => json(&v),
-                Ok(None) => return json_error(404, &format!("admission {key} is not known here: not submitted to this server since it started, and not applied")),
-                Err(e) if e.contains("hex") => return json_error(400, &e),
-                Err(e) => Err(e),
-            },
-            _ => return json_error(404, &format!("no route {}", request.path)),
+            ["report"] => html::report_docs(&store)
+                .map(|d| (200, HTML, html::report_page(&d).into_bytes()))
+                .map_err(ApiError::from),
+            ["api", "admissions", key] => self.admission(&store, key).and_then(|v| match v {
+                Some(v) => json(&v),
+                None => Err(ApiError::NotFound(format!(
+                    "admission {key} is not known here: not submitted to this server since it started, and not applied"
+                ))),
+            }),
+            _ => Err(ApiError::NotFound(format!("no route {}", request.path))),
         };
-        result.unwrap_or_else(|e| if e.contains("not found") { json_error(404, &e) } else { json_error(500, &e) })
+        result.unwrap_or_else(ApiError::reply)
     }
 
     /// `POST /api/query`: the body (any input format, by its content type; JSON
     /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
-    fn query(&self, request: &Request) -> Result<Reply, String> {
-        let doc = match parse_body(request, "query", self.max_body) {
-            Ok(doc) => doc,
-            Err(reply) => return Ok(reply),
-        };
+    fn query(&self, request: &Request) -> Result<Reply, ApiError> {
+        let doc = parse_body(request, "query", self.max_body)?;
         let mut slot = self.query_view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if slot.as_ref().is_none_or(|(at, _)| at.elapsed() >= REFRESH) {
             match DataDir::open_read_for_query(&self.dir) {
                 Ok(dd) => *slot = Some((Instant::now(), dd)),
-                Err(e) => return Ok(json_error(503, &format!("the data directory cannot be read now: {e}"))),
+                Err(e) => return Err(ApiError::Unavailable(format!("the data directory cannot be read now: {e}"))),
             }
         }
         let (_, dd) = slot.as_mut().expect("opened above");
-        let (r, near, quotes) = dd.query(&doc).map_err(|e| e.to_string())?;
-        let parts =
-            model::DocParts { meta: None, name: &doc.name, text: &doc.text, result: &r, near: &near, quotes: &quotes };
-        json(&model::document(&dd.store, parts, ViewOptions::default()).map_err(|e| e.to_string())?)
+        let q = dd.query(&doc)?;
+        let parts = model::DocParts {
+            meta: None,
+            name: &doc.name,
+            text: &doc.text,
+            result: &q.result,
+            near: &q.near,
+            quotes: &q.quotes,
+        };
+        json(&model::document(&dd.store, parts, ViewOptions::default())?)
     }
 
     /// `POST /api/documents?name=NAME[&wait=true]`: the body becomes spool file
@@ -252,15 +260,14 @@ impl App {
     /// `wait=true`, 201 with the stored documents' ids (`documents`) once the daemon
     /// has applied it, or 422 with the reasons when its documents failed. A body that
     /// does not parse is refused at once (400, with the reason): nothing is spooled.
-    fn submit(&self, request: &Request) -> Result<Reply, String> {
+    fn submit(&self, request: &Request) -> Result<Reply, ApiError> {
         let Some(name) = request.param("name").filter(|n| valid_name(n)) else {
-            return Ok(json_error(
-                400,
-                "`name` must be 1-200 bytes without `/`, NUL, control characters or a leading `.`",
+            return Err(ApiError::BadRequest(
+                "`name` must be 1-200 bytes without `/`, NUL, control characters or a leading `.`".into(),
             ));
         };
         if request.body.is_empty() {
-            return Ok(json_error(400, "the request body (the document) is empty"));
+            return Err(ApiError::BadRequest("the request body (the document) is empty".into()));
         }
         let ext = extension(request);
         let file = format!("{name}.{ext}");
@@ -268,7 +275,7 @@ impl App {
             Ok(keys) => keys,
             Err(reasons) => {
                 let v = serde_json::json!({ "error": format!("the body cannot be stored: {}", reasons.join("; ")), "reasons": reasons });
-                return Ok((400, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?));
+                return Ok((400, JSON, serde_json::to_vec(&v)?));
             }
         };
         let new = self.spool.join("new").join(&file);
@@ -277,22 +284,21 @@ impl App {
         let _ = std::fs::remove_file(&tmp);
         match linked {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Ok(json_error(
-                    409,
-                    &format!("a file `{file}` is waiting in the spool; try again when it is applied"),
-                ))
+                return Err(ApiError::Conflict(format!(
+                    "a file `{file}` is waiting in the spool; try again when it is applied"
+                )))
             }
             Err(e) => {
-                return Ok(json_error(
-                    503,
-                    &format!("the spool cannot take the file now ({}: {e}); try again", new.display()),
-                ))
+                return Err(ApiError::Unavailable(format!(
+                    "the spool cannot take the file now ({}: {e}); try again",
+                    new.display()
+                )))
             }
             Ok(()) => {}
         }
         std::fs::File::open(self.spool.join("new"))
             .and_then(|d| d.sync_all())
-            .map_err(|e| format!("cannot sync the spool: {e}"))?;
+            .map_err(|e| ApiError::Internal(format!("cannot sync the spool: {e}")))?;
         // The key the daemon admits the file under.
         let key = format!("{:032x}", admission_key(file.as_bytes(), &request.body));
         let at_ms =
@@ -311,39 +317,40 @@ impl App {
                     let v = self.admission(&store, &key)?.expect("submitted above");
                     match v["state"].as_str() {
                         Some("pending") => {}
-                        Some("stored") => return Ok((201, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?)),
-                        _ => return Ok((422, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?)),
+                        Some("stored") => return Ok((201, JSON, serde_json::to_vec(&v)?)),
+                        _ => return Ok((422, JSON, serde_json::to_vec(&v)?)),
                     }
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            return Ok(json_error(
-                503,
-                &format!("admission {key} is durable in the spool but was not applied within {} s", WAIT.as_secs()),
-            ));
+            return Err(ApiError::Unavailable(format!(
+                "admission {key} is durable in the spool but was not applied within {} s",
+                WAIT.as_secs()
+            )));
         }
         let v = serde_json::json!({ "admission": key, "file": file, "state": "pending" });
-        Ok((202, JSON, serde_json::to_vec(&v).map_err(|e| e.to_string())?))
+        Ok((202, JSON, serde_json::to_vec(&v)?))
     }
 
     /// Writes a submitted body to a new file of its own in [`SUBMIT_DIR`] (created with
     /// `O_EXCL`, so no other request or producer can share it) and syncs it: its path.
-    fn write_submission(&self, body: &[u8]) -> Result<PathBuf, String> {
+    fn write_submission(&self, body: &[u8]) -> Result<PathBuf, ApiError> {
         use std::os::unix::fs::OpenOptionsExt;
         let dir = self.spool.join("tmp").join(SUBMIT_DIR);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| ApiError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         loop {
             let n = self.next_file.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("{}-{n}", std::process::id()));
             let created = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path);
             let mut f = match created {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                other => other.map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+                other => other.map_err(|e| ApiError::Internal(format!("cannot create {}: {e}", path.display())))?,
             };
             let written = f.write_all(body).and_then(|()| f.sync_all());
             if let Err(e) = written {
                 let _ = std::fs::remove_file(&path);
-                return Err(format!("cannot write {}: {e}", path.display()));
+                return Err(ApiError::Internal(format!("cannot write {}: {e}", path.display())));
             }
             return Ok(path);
         }
@@ -352,10 +359,11 @@ impl App {
     /// How far a submitted file was admitted (None: neither submitted to this process
     /// nor applied); for a file submitted to this process, with the file's name, the
     /// ids of its stored documents once applied and the reasons of its failures.
-    fn admission(&self, store: &Store, key: &str) -> Result<Option<serde_json::Value>, String> {
-        let k = u128::from_str_radix(key, 16).map_err(|_| "an admission key is 32 hex digits".to_string())?;
+    fn admission(&self, store: &Store, key: &str) -> Result<Option<serde_json::Value>, ApiError> {
+        let k = u128::from_str_radix(key, 16)
+            .map_err(|_| ApiError::BadRequest("an admission key is 32 hex digits".into()))?;
         let known = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned();
-        let Some(a) = store.admitted(k).map_err(|e| e.to_string())? else {
+        let Some(a) = store.admitted(k)? else {
             return Ok(known.map(|_| serde_json::json!({ "admission": key, "state": "pending" })));
         };
         let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) {
@@ -369,14 +377,13 @@ impl App {
         if let (Some(sub), "stored" | "failed") = (known, state) {
             let mut ids = Vec::with_capacity(sub.keys.len());
             for &k in &sub.keys {
-                ids.extend(store.admitted_document(k).map_err(|e| e.to_string())?);
+                ids.extend(store.admitted_document(k)?);
             }
             v["documents"] = serde_json::json!(ids);
             v["file"] = serde_json::json!(sub.file);
             if a.failed > 0 {
                 let reasons: Vec<String> = store
-                    .failures()
-                    .map_err(|e| e.to_string())?
+                    .failures()?
                     .into_iter()
                     .filter(|f| f.file == sub.file && f.at_ms >= sub.at_ms)
                     .map(|f| f.reason)
@@ -388,14 +395,14 @@ impl App {
     }
 
     /// The read view of `/metrics`, opened again when older than [`REFRESH`].
-    fn view(&self) -> Result<Arc<DataDir>, String> {
+    fn view(&self) -> Result<Arc<DataDir>, ApiError> {
         let mut v = self.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((at, dd)) = v.as_ref() {
             if at.elapsed() < REFRESH {
                 return Ok(Arc::clone(dd));
             }
         }
-        let dd = Arc::new(DataDir::open_read(&self.dir).map_err(|e| e.to_string())?);
+        let dd = Arc::new(DataDir::open_read(&self.dir)?);
         *v = Some((Instant::now(), Arc::clone(&dd)));
         Ok(dd)
     }
@@ -403,32 +410,32 @@ impl App {
 
 const HTML: &str = "text/html; charset=utf-8";
 
-fn json(v: &impl serde::Serialize) -> Result<Reply, String> {
-    serde_json::to_vec(v).map(|b| (200, JSON, b)).map_err(|e| e.to_string())
+fn json(v: &impl serde::Serialize) -> Result<Reply, ApiError> {
+    Ok((200, JSON, serde_json::to_vec(v)?))
 }
 
 /// `GET /api/documents`: rows after `after`, at most `limit` (default 100), names
 /// starting with `name`.
-fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, String> {
+fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiError> {
     let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let after: u64 = match param("after").map(str::parse) {
         None => 0,
         Some(Ok(n)) => n,
-        Some(Err(_)) => return Ok(json_error(400, "`after` must be a document id")),
+        Some(Err(_)) => return Err(ApiError::BadRequest("`after` must be a document id".into())),
     };
     let limit: usize = match param("limit").map(str::parse) {
         None => 100,
         Some(Ok(n)) if (1..=MAX_LIMIT).contains(&n) => n,
-        _ => return Ok(json_error(400, &format!("`limit` must be 1-{MAX_LIMIT}"))),
+        _ => return Err(ApiError::BadRequest(format!("`limit` must be 1-{MAX_LIMIT}"))),
     };
     let prefix = param("name").unwrap_or("");
     let mut rows = Vec::new();
     for meta in store.docs_from(after.saturating_add(1)) {
-        let meta = meta.map_err(|e| e.to_string())?;
+        let meta = meta?;
         if !meta.name.starts_with(prefix) {
             continue;
         }
-        rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
+        rows.push(model::list_row(store, &meta)?);
         if rows.len() == limit {
             break;
         }
@@ -439,11 +446,10 @@ fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, String>
 
 /// A document by `#ID` (always an id), name, or bare id: the error reply when there is
 /// none (404) or the argument names two documents (400, saying how to pick one).
-fn resolve(store: &Store, name_or_id: &str) -> Result<u64, Reply> {
+fn resolve(store: &Store, name_or_id: &str) -> Result<u64, ApiError> {
     store.resolve(name_or_id).map_err(|e| match e {
-        StoreError::NotFound(_) => json_error(404, &format!("document `{name_or_id}` not found")),
-        e @ StoreError::Ambiguous { .. } => json_error(400, &e.to_string()),
-        e => json_error(500, &e.to_string()),
+        StoreError::NotFound(_) => ApiError::NotFound(format!("document `{name_or_id}` not found")),
+        e => ApiError::from(e),
     })
 }
 
@@ -453,33 +459,27 @@ fn page_of(id: u64) -> String {
 }
 
 /// `GET /api/documents/{x}`: what `show --json` prints.
-fn document_json(store: &Store, name_or_id: &str) -> Result<Reply, String> {
-    let seq = match resolve(store, name_or_id) {
-        Ok(seq) => seq,
-        Err(reply) => return Ok(reply),
-    };
-    json(&model::stored_document(store, seq, ViewOptions::default()).map_err(|e| e.to_string())?)
+fn document_json(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
+    let seq = resolve(store, name_or_id)?;
+    json(&model::stored_document(store, seq, ViewOptions::default())?)
 }
 
 /// `GET /documents/{x}`: the document page, its origins linking to their own pages.
-fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, String> {
-    let seq = match resolve(store, name_or_id) {
-        Ok(seq) => seq,
-        Err(reply) => return Ok(reply),
-    };
-    let v = model::stored_document(store, seq, ViewOptions::default()).map_err(|e| e.to_string())?;
-    let text = store.text(seq).map_err(|e| e.to_string())?.unwrap_or_default();
-    let page = html::document_page_linked(&v, &text, |id, seg| match text_fragment(seg) {
+fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
+    let seq = resolve(store, name_or_id)?;
+    let v = model::stored_document(store, seq, ViewOptions::default())?;
+    let text = store.text(seq)?.unwrap_or_default();
+    let page = html::document_page_linked(html::Site::Inspector, &v, &text, |id, seg| match text_fragment(seg) {
         f if f.is_empty() => page_of(id),
         f => format!("{}#:~:text={f}", page_of(id)),
     });
-    Ok((200, HTML, nav(page).into_bytes()))
+    Ok((200, HTML, page.into_bytes()))
 }
 
 /// `GET /metrics`: `stats --prometheus`, then the daemon's stage seconds, apply
 /// latency histogram, text bytes and checkpoint age.
-fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, String> {
-    let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), dir).map_err(|e| e.to_string())?;
+fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, ApiError> {
+    let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), dir)?;
     let (times, latency) = share.telemetry();
     let age = (0..2)
         .filter_map(|slot| {
@@ -495,46 +495,19 @@ fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, String
 }
 
 /// `GET /`: the newest documents (or those whose name starts with `name`), newest first.
-fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, String> {
+fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiError> {
     let prefix = query.iter().find(|(n, _)| n == "name").map_or("", |(_, v)| v.as_str());
     let mut rows = Vec::new();
     for meta in store.docs_newest_first() {
-        let meta = meta.map_err(|e| e.to_string())?;
+        let meta = meta?;
         if meta.name.starts_with(prefix) {
-            rows.push(model::list_row(store, &meta).map_err(|e| e.to_string())?);
+            rows.push(model::list_row(store, &meta)?);
             if rows.len() == INDEX_ROWS {
                 break;
             }
         }
     }
-    let mut s = String::from(
-        "<h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"",
-    );
-    s += &html::escape(prefix);
-    s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>\
-          <table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>";
-    for r in &rows {
-        let dom = match r.dominant() {
-            model::Dominant::Other(d) => format!(
-                "<a href=\"{}\">#{} {}</a>",
-                page_of(d.id.unwrap_or(0)),
-                d.id.unwrap_or(0),
-                html::escape(&d.name)
-            ),
-            model::Dominant::Itself => r.itself_text().into(),
-            model::Dominant::None => "-".into(),
-        };
-        let old = if r.tokens == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(r.tokens) };
-        s += &format!(
-            "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{old:.1}%</td><td>{dom}</td></tr>",
-            r.id,
-            page_of(r.id),
-            html::escape(&r.name),
-            r.tokens
-        );
-    }
-    s += "</table>\n";
-    Ok((200, HTML, html::page("textorigin", &s).into_bytes()))
+    Ok((200, HTML, html::index_page(prefix, &rows, page_of).into_bytes()))
 }
 
 /// A submitted document's name: a spool file name's stem, with no control characters
@@ -574,16 +547,16 @@ fn extension(request: &Request) -> &'static str {
 }
 
 /// The first document of a request body in its format.
-fn parse_body(request: &Request, name: &str, max: u64) -> Result<textorigin_store::input::InputDoc, Reply> {
+fn parse_body(request: &Request, name: &str, max: u64) -> Result<textorigin_store::input::InputDoc, ApiError> {
     if request.body.is_empty() {
-        return Err(json_error(400, "the request body (the document) is empty"));
+        return Err(ApiError::BadRequest("the request body (the document) is empty".into()));
     }
     let docs = textorigin_store::input::parse_bytes(request.body.clone(), extension(request), name, "http", max)
-        .map_err(|e| json_error(400, &e.to_string()))?;
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     match docs.into_iter().next() {
         Some(Ok(doc)) => Ok(doc),
-        Some(Err(e)) => Err(json_error(400, &e.to_string())),
-        None => Err(json_error(400, "the body holds no document")),
+        Some(Err(e)) => Err(ApiError::BadRequest(e.to_string())),
+        None => Err(ApiError::BadRequest("the body holds no document".into())),
     }
 }
 
@@ -601,11 +574,6 @@ fn text_fragment(passage: &str) -> String {
         }
     }
     out
-}
-
-/// A link back to the list at the top of a page.
-fn nav(page: String) -> String {
-    page.replacen("<body>", "<body><p><a href=\"/\">← documents</a></p>", 1)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! `data-origin-id`, `data-origin-name` and a link to the origin's entry in the legend;
 //! novel text is not marked.
 
-use super::model::{DocumentView, Dominant, ViewError};
+use super::model::{DocumentView, Dominant, ListRow, ViewError};
 use textorigin_store::storage::store::Store;
 
 /// Escapes text for HTML and SVG.
@@ -39,10 +39,63 @@ table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.2em .
 
 /// A self-contained page: `body` under the shared style.
 pub fn page(title: &str, body: &str) -> String {
+    page_in(Site::Alone, title, body)
+}
+
+/// Where a page is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// A file of its own (`show --html`, `report --html`).
+    Alone,
+    /// The HTTP inspector: a link back to the list of documents at the top.
+    Inspector,
+}
+
+/// [`page`] for `site`.
+pub fn page_in(site: Site, title: &str, body: &str) -> String {
+    let nav = match site {
+        Site::Alone => "",
+        Site::Inspector => "<p><a href=\"/\">← documents</a></p>",
+    };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head>\n<body>{nav}\n{body}</body></html>\n",
         escape(title)
     )
+}
+
+/// The inspector's list of documents (newest first), with a search by name prefix;
+/// `href` is the address of a document's page.
+pub fn index_page(prefix: &str, rows: &[ListRow], href: impl Fn(u64) -> String) -> String {
+    let mut s = String::from(
+        "<h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"",
+    );
+    s += &escape(prefix);
+    s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>\
+          <table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>";
+    for r in rows {
+        let dom = match r.dominant() {
+            Dominant::Other(d) => {
+                format!(
+                    "<a href=\"{}\">#{} {}</a>",
+                    escape(&href(d.id.unwrap_or(0))),
+                    d.id.unwrap_or(0),
+                    escape(&d.name)
+                )
+            }
+            Dominant::Itself => r.itself_text().into(),
+            Dominant::None => "-".into(),
+        };
+        let old = if r.tokens == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(r.tokens) };
+        s += &format!(
+            "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{old:.1}%</td><td>{dom}</td></tr>",
+            r.id,
+            escape(&href(r.id)),
+            escape(&r.name),
+            r.tokens
+        );
+    }
+    s += "</table>\n";
+    page("textorigin", &s)
 }
 
 /// The rows of the report: every stored document with what it copied.
@@ -51,12 +104,12 @@ pub fn report_docs(store: &Store) -> Result<Vec<ReportDoc>, ViewError> {
     for meta in store.docs() {
         let meta = meta?;
         let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
-        let mut copied: Vec<(u64, String, u64)> = Vec::new();
+        let mut copied: Vec<Copied> = Vec::new();
         for b in &r.copied_blocks {
             let n = u64::from(b.span.end_token - b.span.start_token);
-            match copied.iter_mut().find(|c| c.0 == b.origin) {
-                Some(c) => c.2 += n,
-                None => copied.push((b.origin, store.name_of(b.origin)?, n)),
+            match copied.iter_mut().find(|c| c.origin == b.origin) {
+                Some(c) => c.amount += n,
+                None => copied.push(Copied { origin: b.origin, name: store.name_of(b.origin)?, amount: n }),
             }
         }
         docs.push(ReportDoc {
@@ -75,24 +128,24 @@ pub fn report_docs(store: &Store) -> Result<Vec<ReportDoc>, ViewError> {
 /// the text with each copied block coloured by origin and linking to the legend entry
 /// of its origin, then its near-duplicates and quotations.
 pub fn document_page(view: &DocumentView, text: &str) -> String {
-    document_page_linked(view, text, |id, _| format!("#origin-{id}"))
+    document_page_linked(Site::Alone, view, text, |id, _| format!("#origin-{id}"))
 }
 
 /// [`document_page`] with each link to an earlier document made by `href(its id, the
 /// passage)`: copied blocks (their text), near-duplicates (no passage) and quotation
 /// sources (the quoted sentence). The HTTP inspector links the earlier document's page
 /// at the passage.
-pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, &str) -> String) -> String {
+pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: impl Fn(u64, &str) -> String) -> String {
     // Origins in order of first appearance, each with a colour.
-    let mut origins: Vec<(u64, String, u64)> = Vec::new(); // (id, name, bytes)
+    let mut origins: Vec<Copied> = Vec::new(); // amounts in bytes
     let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, origin index)
     for b in &view.copied_blocks {
         let id = b.origin.id.unwrap_or(0);
         let name = b.origin.name.clone();
-        let idx = match origins.iter().position(|o| o.0 == id) {
+        let idx = match origins.iter().position(|o| o.origin == id) {
             Some(i) => i,
             None => {
-                origins.push((id, name, 0));
+                origins.push(Copied { origin: id, name, amount: 0 });
                 origins.len() - 1
             }
         };
@@ -116,8 +169,8 @@ pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, 
         let Some(seg) = text.get(s..e) else { continue };
         match spans.iter().find(|&&(bs, be, _)| bs <= s && e <= be) {
             Some(&(_, _, i)) => {
-                origins[i].2 += (e - s) as u64;
-                let (id, name, _) = &origins[i];
+                origins[i].amount += (e - s) as u64;
+                let Copied { origin: id, name, .. } = &origins[i];
                 body_text += &format!(
                     "<a class=\"copied\" href=\"{}\" data-origin-id=\"{id}\" data-origin-name=\"{}\" title=\"from #{id} {}\" style=\"background:{}\">{}</a>",
                     escape(&href(*id, seg)),
@@ -131,10 +184,10 @@ pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, 
         }
     }
     let total = text.len().max(1) as f64;
-    let copied: u64 = origins.iter().map(|o| o.2).sum();
+    let copied: u64 = origins.iter().map(|o| o.amount).sum();
     let mut bar = String::new();
     let mut legend = String::new();
-    for (i, (id, name, bytes)) in origins.iter().enumerate() {
+    for (i, Copied { origin: id, name, amount: bytes }) in origins.iter().enumerate() {
         let pct = 100.0 * *bytes as f64 / total;
         let c = PALETTE[i % PALETTE.len()];
         bar += &format!(
@@ -194,7 +247,7 @@ pub fn document_page_linked(view: &DocumentView, text: &str, href: impl Fn(u64, 
         }
         body += "</ul>\n";
     }
-    page(name, &body)
+    page_in(site, name, &body)
 }
 
 /// One document of the collection overview.
@@ -205,8 +258,17 @@ pub struct ReportDoc {
     pub tokens: u64,
     pub old_tokens: u64,
     pub dominant: Option<(u64, String)>,
-    /// (origin id, origin name, copied tokens).
-    pub copied_from: Vec<(u64, String, u64)>,
+    /// Its origins with the tokens copied from each.
+    pub copied_from: Vec<Copied>,
+}
+
+/// An origin and how much was copied from it (tokens in the report, bytes on a
+/// document page).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copied {
+    pub origin: u64,
+    pub name: String,
+    pub amount: u64,
 }
 
 /// The collection overview: documents, most-copied sources, and the copy graph.
@@ -214,7 +276,7 @@ pub fn report_page(docs: &[ReportDoc]) -> String {
     let mut sources: std::collections::BTreeMap<u64, (String, u64, u64)> = std::collections::BTreeMap::new();
     let mut edges: Vec<(u64, u64, u64)> = Vec::new();
     for d in docs {
-        for (o, name, n) in &d.copied_from {
+        for Copied { origin: o, name, amount: n } in &d.copied_from {
             let e = sources.entry(*o).or_insert((name.clone(), 0, 0));
             e.1 += 1;
             e.2 += n;

@@ -36,6 +36,26 @@ use textorigin_core::table::TableParams;
 mod rebuild;
 pub use rebuild::{RebuildOptions, Rebuilt};
 
+/// What a recovery did ([`DataDir::recover`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recovery {
+    /// The sequence number of the checkpoint it started from (0: an empty table).
+    pub from_checkpoint: u64,
+    /// Documents replayed after it.
+    pub replayed: u64,
+    /// Replayed results that differed from the stored ones (a determinism bug).
+    pub mismatches: u64,
+}
+
+/// What [`DataDir::query`] finds for a document: its result, its earlier
+/// near-duplicates and its quotations.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    pub result: DocResult,
+    pub near: Vec<NearDup>,
+    pub quotes: Vec<Quotation>,
+}
+
 /// An open data directory.
 pub struct DataDir {
     pub dir: PathBuf,
@@ -580,7 +600,7 @@ impl DataDir {
 
     /// Analyses a document without changing anything: its origins, its earlier
     /// near-duplicates (every verdict) and its quotations.
-    pub fn query(&mut self, doc: &InputDoc) -> Result<(DocResult, Vec<NearDup>, Vec<Quotation>)> {
+    pub fn query(&mut self, doc: &InputDoc) -> Result<QueryResult> {
         let seq = self.store.next_seq()?;
         let Prepared { tokens, items, sketch, sentences } = self.preparer.prepare(&doc.text);
         let indexes = Indexes::over(self.table.index_region(), self.shape);
@@ -589,7 +609,7 @@ impl DataDir {
         self.engine.load_prepared(tokens, items);
         let mut result = self.engine.query_prepared(&*self.table, seq);
         align(&self.store, &self.engine, &mut result)?;
-        Ok((result, nd.found, q.found))
+        Ok(QueryResult { result, near: nd.found, quotes: q.found })
     }
 
     /// Quotation index entries within the radius that the per-probe cap left out, over
@@ -631,11 +651,10 @@ impl DataDir {
     /// Brings the table in step with the store after a crash, if it is not: restores the
     /// newest valid checkpoint slot (or starts from an empty table) and replays the stored
     /// documents after it, comparing each recomputed result with the stored one. Returns
-    /// (checkpoint sequence number it started from, documents replayed, mismatches), or
-    /// None when the table was in step.
+    /// what it did ([`Recovery`]), or None when the table was in step.
     /// `progress` may stop the replay (a SIGTERM during start-up): the table is then
     /// left marked in use, and the next start recovers it again.
-    pub fn recover(dir: &Path, progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<(u64, u64, u64)>> {
+    pub fn recover(dir: &Path, progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<Recovery>> {
         refuse_aggregator(dir)?;
         Self::recover_with(dir, &mut Local::default(), progress)
     }
@@ -646,7 +665,7 @@ impl DataDir {
         dir: &Path,
         stage: &mut dyn TableStage,
         mut progress: impl FnMut(u64, u64) -> ControlFlow<()>,
-    ) -> Result<Option<(u64, u64, u64)>> {
+    ) -> Result<Option<Recovery>> {
         let dbp = db_path(dir);
         if !dbp.join("CURRENT").exists() {
             return Ok(None);
@@ -660,7 +679,7 @@ impl DataDir {
             let (n, mismatches) = Self::rebuild_with(dir, &store, &mut |i, n| {
                 let _ = progress(i, n);
             })?;
-            return Ok(Some((0, n, mismatches)));
+            return Ok(Some(Recovery { from_checkpoint: 0, replayed: n, mismatches }));
         }
         let params = table_params(&store, &cfg)?;
         let in_step = tpath.exists()
@@ -720,7 +739,7 @@ impl DataDir {
         outcome?;
         stage.flush().map_err(DataDirError::Stage)?;
         table.close()?;
-        Ok(Some((from, last - from, mismatches)))
+        Ok(Some(Recovery { from_checkpoint: from, replayed: last - from, mismatches }))
     }
 }
 

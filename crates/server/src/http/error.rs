@@ -1,0 +1,58 @@
+//! Why a request failed, typed: each kind maps to its status code in one `match`
+//! ([`ApiError::status`]), so that rewording a message never changes a status.
+
+use textorigin_store::storage::datadir::DataDirError;
+use textorigin_store::storage::store::StoreError;
+
+use super::wire::{json_error, Reply};
+use crate::view::ViewError;
+
+/// A request's failure.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ApiError {
+    /// The request is malformed or names something that cannot be (400).
+    #[error("{0}")]
+    BadRequest(String),
+    /// What the request names is not there (404).
+    #[error("{0}")]
+    NotFound(String),
+    /// It conflicts with what is there (a file of that name waits in the spool: 409).
+    #[error("{0}")]
+    Conflict(String),
+    /// The data directory or the spool cannot serve it now; the client may retry (503).
+    #[error("{0}")]
+    Unavailable(String),
+    /// A file of the server's own could not be written (500).
+    #[error("{0}")]
+    Internal(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    #[error(transparent)]
+    View(#[from] ViewError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+impl ApiError {
+    /// The status code of this failure.
+    pub(super) fn status(&self) -> u16 {
+        match self {
+            ApiError::BadRequest(_) | ApiError::Store(StoreError::Ambiguous { .. }) => 400,
+            ApiError::NotFound(_) | ApiError::Store(StoreError::NotFound(_)) => 404,
+            ApiError::Conflict(_) => 409,
+            ApiError::Unavailable(_) => 503,
+            ApiError::Internal(_)
+            | ApiError::Store(_)
+            | ApiError::DataDir(_)
+            | ApiError::View(_)
+            | ApiError::Json(_) => 500,
+        }
+    }
+
+    /// The JSON error reply.
+    pub(super) fn reply(self) -> Reply {
+        json_error(self.status(), &self.to_string())
+    }
+}
