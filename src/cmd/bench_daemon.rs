@@ -28,6 +28,14 @@ pub fn run(a: Args) -> Result<()> {
     let docs = super::read_corpus(&a.corpus)?;
     let tmp = tempfile::tempdir()?;
     eprintln!("measuring {} documents ...", docs.len());
-    let r = daemon::run(&docs, a.per_file, table_bytes, tmp.path())?;
+    let exe = std::env::current_exe()?;
+    let serve = |dir: &std::path::Path, checkpoint_docs: u64| {
+        let mut c = std::process::Command::new(&exe);
+        c.args(["serve", "--table-size", &table_bytes.to_string(), "--checkpoint-docs", &checkpoint_docs.to_string()])
+            .arg("--data")
+            .arg(dir);
+        c
+    };
+    let r = daemon::run(&docs, a.per_file, table_bytes, tmp.path(), &serve)?;
     a.format.print(&r, daemon::text)
 }

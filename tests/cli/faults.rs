@@ -24,14 +24,11 @@ fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
     let dir = data.path();
     let mut daemon = Daemon::small(dir, 40, None);
     let mut kills = 0;
-    let mut x = 0x9e37_79b9u64;
+    let mut g = textorigin_core::testdata::XorShift::new(0x9e37_79b9);
     for chunk in files.chunks(10) {
         drop_into_spool(dir, chunk);
         // SIGKILL at a pseudo-random moment: often mid-batch, sometimes while idle.
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        std::thread::sleep(std::time::Duration::from_millis(x % 40));
+        std::thread::sleep(std::time::Duration::from_millis(g.below(40)));
         daemon.kill();
         kills += 1;
         daemon = Daemon::small(dir, 40, None);

@@ -97,13 +97,8 @@ pub fn wait_until(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
 /// `n` documents with known copying: each takes runs of words from earlier ones
 /// (the one corpus generator of the integration tests).
 pub fn generated_corpus(dir: &Path, n: usize) -> Vec<PathBuf> {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
+    let mut g = textorigin_core::testdata::XorShift::new(0x2545_f491_4f6c_dd1d);
+    let mut next = move |m: u64| g.below(m);
     let mut docs: Vec<Vec<String>> = Vec::new();
     let mut paths = Vec::new();
     for i in 0..n {

@@ -11,7 +11,8 @@
 //! probes and scoring in [`quote`], the bounded derived indexes both search (document
 //! frequencies, signatures, near-duplicate keys) in [`index`]; [`reference`](mod@reference) is the
 //! brute-force oracle; [`config`] the typed configuration; [`shard`] splits the table
-//! into bucket ranges whose union is the single-node table (scale-out).
+//! into bucket ranges whose union is the single-node table (scale-out); [`testdata`]
+//! is the one seeded generator of generated test data.
 //!
 //! **Architecture Invariant: the core is pure.** It depends on no file system, clock,
 //! RocksDB or memory map (Cargo enforces it: see `Cargo.toml`), uses only seeded
@@ -32,4 +33,5 @@ pub mod reference;
 pub mod select;
 pub mod shard;
 pub mod table;
+pub mod testdata;
 pub mod text;

@@ -411,15 +411,8 @@ mod tests {
     }
 
     fn words(seed: u64, n: usize) -> Vec<String> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                format!("w{}", x % 5000)
-            })
-            .collect()
+        let mut g = crate::testdata::XorShift::new(seed | 1);
+        (0..n).map(|_| format!("w{}", g.below(5000))).collect()
     }
 
     #[test]

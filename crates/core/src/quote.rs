@@ -585,8 +585,8 @@ mod tests {
         /// finds it only when the edit happens to leave it unchanged.
         #[test]
         fn an_edited_long_sentence_is_found_through_a_part_signature(seed in proptest::prelude::any::<u64>(), n in 18usize..=40, at in 0usize..40) {
-            let mut x = seed | 1;
-            let mut next = move || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+            let mut g = crate::testdata::XorShift::new(seed | 1);
+            let mut next = move || g.next_u64();
             let sentence = |words: Vec<u64>, start: u32| { let mut w = words; w.sort_unstable(); w.dedup(); Sentence { start, end: start + 1, words: w } };
             {
                 let splits = 3;

@@ -306,15 +306,8 @@ mod tests {
     /// Random distinct-ish token fingerprints from a large vocabulary.
     fn random_doc(seed: u64, len: usize) -> Vec<u64> {
         let r = Rabin::new(8);
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                r.token(format!("w{}", x % 100_000).as_bytes())
-            })
-            .collect()
+        let mut g = crate::testdata::XorShift::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        (0..len).map(|_| r.token(format!("w{}", g.below(100_000)).as_bytes())).collect()
     }
 
     fn covered(items: &[Item], n: usize) -> Vec<bool> {

@@ -366,13 +366,8 @@ mod tests {
         let n = tables[0].buckets();
         let mut e = Engine::new(cfg.clone());
         let (mut results, mut feedback, mut ahead) = (Vec::new(), Vec::<Feedback>::new(), 0);
-        let mut x = seed | 1;
-        let mut rng = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut g = crate::testdata::XorShift::new(seed | 1);
+        let mut rng = move || g.next_u64();
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
             let parts = split(e.prepare(text).1, n, count);

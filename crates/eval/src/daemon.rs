@@ -40,16 +40,24 @@ fn documents(dir: &Path) -> u64 {
     DataDir::open_read(dir).ok().and_then(|d| d.store.next_seq().ok()).map_or(0, |n| n - 1)
 }
 
-fn serve(exe: &Path, dir: &Path, table: &str, checkpoint_docs: u64) -> Result<Child> {
-    Command::new(exe)
-        .args(["serve", "--table-size", table, "--checkpoint-docs"])
-        .arg(checkpoint_docs.to_string())
-        .arg("--data")
-        .arg(dir)
+/// How to start the daemon under measurement on data directory `dir` with a checkpoint
+/// every `checkpoint_docs` documents: the command line knows its own flags, this
+/// library does not.
+pub type ServeCommand<'a> = &'a dyn Fn(&Path, u64) -> Command;
+
+fn serve(command: ServeCommand<'_>, dir: &Path, checkpoint_docs: u64) -> Result<Child> {
+    command(dir, checkpoint_docs)
         .stderr(Stdio::null())
         .spawn()
         .io(|| "cannot start the daemon")
         .map_err(EvalError::from)
+}
+
+/// SIGTERM, and the daemon's exit.
+fn stop(mut child: Child) -> Result<()> {
+    textorigin_store::sys::terminate(&child).io(|| "cannot stop the daemon")?;
+    child.wait().io(|| "cannot wait for the daemon")?;
+    Ok(())
 }
 
 fn feed(dir: &Path, files: &[PathBuf]) -> Result<()> {
@@ -76,10 +84,15 @@ fn wait_for(mut done: impl FnMut() -> bool, limit: Duration) -> Result<()> {
     Ok(())
 }
 
-/// Runs the benchmark in `work` (a scratch directory).
-pub fn run(docs: &[InputDoc], per_file: usize, table_bytes: u64, work: &Path) -> Result<DaemonBench> {
-    let exe = std::env::current_exe().io(|| "cannot find this executable")?;
-    let table = &table_bytes.to_string();
+/// Runs the benchmark in `work` (a scratch directory): the batch with a table of
+/// `table_bytes`, the daemon as `command` starts it (with the same table size).
+pub fn run(
+    docs: &[InputDoc],
+    per_file: usize,
+    table_bytes: u64,
+    work: &Path,
+    command: ServeCommand<'_>,
+) -> Result<DaemonBench> {
     let src = work.join("files");
     std::fs::create_dir_all(&src).io(|| format!("cannot create {}", src.display()))?;
     let mut files = Vec::new();
@@ -110,7 +123,7 @@ pub fn run(docs: &[InputDoc], per_file: usize, table_bytes: u64, work: &Path) ->
     // Daemon.
     let dir = work.join("daemon");
     std::fs::create_dir_all(&dir).io(|| format!("cannot create {}", dir.display()))?;
-    let mut child = serve(&exe, &dir, table, 1000)?;
+    let child = serve(command, &dir, 1000)?;
     let t0 = Instant::now();
     feed(&dir, &files)?;
     let new_dir = dir.join("spool/new");
@@ -119,19 +132,18 @@ pub fn run(docs: &[InputDoc], per_file: usize, table_bytes: u64, work: &Path) ->
         Duration::from_secs(3600),
     )?;
     let daemon_seconds = t0.elapsed().as_secs_f64();
-    Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().io(|| "cannot run kill")?;
-    child.wait().io(|| "cannot wait for the daemon")?;
+    stop(child)?;
     // Recovery.
     let dir = work.join("recovery");
     std::fs::create_dir_all(&dir).io(|| format!("cannot create {}", dir.display()))?;
-    let mut child = serve(&exe, &dir, table, total / 4 + 1)?;
+    let mut child = serve(command, &dir, total / 4 + 1)?;
     feed(&dir, &files)?;
     wait_for(|| documents(&dir) >= total * 3 / 4, Duration::from_secs(3600))?;
     child.kill().io(|| "cannot kill the daemon")?;
     child.wait().io(|| "cannot wait for the daemon")?;
     let _ = std::fs::remove_file(dir.join("daemon.json"));
     let t0 = Instant::now();
-    let mut child = serve(&exe, &dir, table, total / 4 + 1)?;
+    let child = serve(command, &dir, total / 4 + 1)?;
     let status_path = dir.join("daemon.json");
     let mut status = serde_json::Value::Null;
     wait_for(
@@ -145,8 +157,7 @@ pub fn run(docs: &[InputDoc], per_file: usize, table_bytes: u64, work: &Path) ->
         Duration::from_secs(3600),
     )?;
     let recovery_seconds = t0.elapsed().as_secs_f64();
-    Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().io(|| "cannot run kill")?;
-    child.wait().io(|| "cannot wait for the daemon")?;
+    stop(child)?;
     Ok(DaemonBench {
         documents: total,
         bytes,

@@ -571,13 +571,8 @@ mod tests {
     use super::*;
 
     fn corpus() -> Vec<String> {
-        let mut x = 7u64;
-        let mut next = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut g = textorigin_core::testdata::XorShift::new(7);
+        let mut next = move |m: u64| g.below(m);
         let mut docs: Vec<Vec<String>> = Vec::new();
         for _ in 0..80 {
             let mut w = Vec::new();

@@ -24,6 +24,7 @@ use serde::Serialize;
 use textorigin_core::config::Overrides;
 use textorigin_core::quote::{self, QuoteConfig};
 use textorigin_core::rabin::Rabin;
+use textorigin_core::testdata::XorShift;
 use textorigin_core::text::tokenize;
 
 use super::{EvalError, Result};
@@ -68,15 +69,12 @@ pub struct PlantedEval {
     pub rows: Vec<PlantedRow>,
 }
 
-/// A seeded xorshift generator (repeatable runs).
-struct Rng(u64);
+/// A seeded generator (repeatable runs).
+struct Rng(XorShift);
 
 impl Rng {
     fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
+        self.0.below(n as u64) as usize
     }
 }
 
@@ -84,7 +82,7 @@ impl Rng {
 fn plant(docs: &[InputDoc], queries: usize) -> Result<(Vec<Plant>, Vec<String>)> {
     let rabin = Rabin::new(1);
     let collection = docs.len() - queries;
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng(XorShift::new(0x9e37_79b9_7f4a_7c15));
     let mut tokens = Vec::new();
     let mut plants = Vec::new();
     let mut texts = Vec::new();

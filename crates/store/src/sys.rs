@@ -163,3 +163,15 @@ pub fn ignore_sigpipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
 }
+
+/// Asks a child process to stop (SIGTERM), as a service manager would.
+pub fn terminate(child: &std::process::Child) -> std::io::Result<()> {
+    let pid = libc::pid_t::try_from(child.id()).map_err(|_| std::io::Error::other("a pid out of range"))?;
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours; the pid is
+    // that of a child we have not waited for, so it cannot name another process.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -18,13 +18,8 @@ fn exact_config() -> Config {
 
 /// Generated corpus: documents that copy runs of words from earlier ones.
 pub(crate) fn corpus(seed: u64, docs: usize) -> Vec<String> {
-    let mut x = seed | 1;
-    let mut next = move |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
+    let mut g = crate::testdata::XorShift::new(seed | 1);
+    let mut next = move |m: u64| g.below(m);
     let mut out: Vec<Vec<String>> = Vec::new();
     for _ in 0..docs {
         let mut words = Vec::new();

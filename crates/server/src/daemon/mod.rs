@@ -179,6 +179,25 @@ fn make_spool(spool: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A pause that doubles from 1 s up to [`MAX_BACKOFF`] while something keeps failing,
+/// and starts again from 1 s once it works: the one back-off of the daemon (a spool
+/// that cannot be read, a poisoned table, files that could not be processed).
+#[derive(Debug, Default)]
+struct Backoff(Duration);
+
+impl Backoff {
+    /// The next pause: 1 s, then twice the last, at most [`MAX_BACKOFF`].
+    fn next(&mut self) -> Duration {
+        self.0 = (self.0 * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
+        self.0
+    }
+
+    /// It worked: the next pause is 1 s again.
+    fn reset(&mut self) {
+        self.0 = Duration::ZERO;
+    }
+}
+
 /// Longest pause before files that could not be processed are tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
@@ -267,7 +286,7 @@ fn pause(d: Duration, stop: &AtomicBool) {
 /// doubles up to [`MAX_BACKOFF`], until it works or a stop is asked for. A replay
 /// mismatch (a determinism bug) stops the daemon at once.
 fn recover_poisoned(dir: &Path, overrides: &Overrides, stop: &AtomicBool) -> Result<DataDir> {
-    let mut backoff = Duration::from_secs(1);
+    let mut backoff = Backoff::default();
     loop {
         let attempt = recover(dir, stop).and_then(|r| {
             tracing::warn!(?r, "recovered the table after a failed store write");
@@ -278,9 +297,9 @@ fn recover_poisoned(dir: &Path, overrides: &Overrides, stop: &AtomicBool) -> Res
             Err(e @ DaemonError::ReplayMismatch(_)) => return Err(e),
             Err(e) if stop.load(Ordering::SeqCst) => return Err(e),
             Err(e) => {
-                tracing::warn!(error = %textorigin_store::error::chain(&e), retry_in_s = backoff.as_secs(), "cannot recover the table yet (a full disk?)");
-                pause(backoff, stop);
-                backoff = (backoff * 2).min(MAX_BACKOFF);
+                let wait = backoff.next();
+                tracing::warn!(error = %textorigin_store::error::chain(&e), retry_in_s = wait.as_secs(), "cannot recover the table yet (a full disk?)");
+                pause(wait, stop);
             }
         }
     }
@@ -384,7 +403,7 @@ pub fn serve(
         since_checkpoint: 0,
         last_checkpoint: Instant::now(),
     };
-    let mut backoff = Duration::ZERO;
+    let mut backoff = Backoff::default();
     let mut retry: std::collections::HashMap<PathBuf, Instant> = std::collections::HashMap::new();
     if recovery.is_some() {
         // The replayed table is a new recovery point: a second crash need not replay again.
@@ -417,14 +436,13 @@ pub fn serve(
                 if let Ok(w) = watch(&new_dir) {
                     (watcher, rx) = w;
                 }
-                backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
-                pause(backoff, &stop);
+                pause(backoff.next(), &stop);
                 continue;
             }
         };
         if d.status.state == DaemonState::NoSpool {
             tracing::info!(spool = %opt.spool.display(), "the spool can be read again");
-            backoff = Duration::ZERO;
+            backoff.reset();
         }
         d.status.spool_backlog = files.len();
         // Files that could not be processed wait their turn; the others go ahead, so
@@ -460,17 +478,15 @@ pub fn serve(
             drop(dd);
             dd = recover_poisoned(dir, overrides, &stop)?;
             share(Some(&dd));
-            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
-            pause(backoff, &stop);
+            pause(backoff.next(), &stop);
             continue;
         }
         if kept.is_empty() {
-            backoff = Duration::ZERO;
+            backoff.reset();
         } else {
             // A read or write error (a full disk, say): the files stay in the spool and
             // are tried again after a pause that doubles up to MAX_BACKOFF.
-            backoff = (backoff * 2).clamp(Duration::from_secs(1), MAX_BACKOFF);
-            let at = Instant::now() + backoff;
+            let at = Instant::now() + backoff.next();
             retry.extend(kept.into_iter().map(|p| (p, at)));
         }
         d.status.state =
@@ -634,6 +650,15 @@ mod tests {
     use super::*;
 
     /// Regression (issue 11, item 7): a batch held up to 64 files whatever their size.
+    #[test]
+    fn the_backoff_doubles_to_its_bound_and_starts_again() {
+        let mut b = Backoff::default();
+        let secs: Vec<u64> = (0..6).map(|_| b.next().as_secs()).collect();
+        assert_eq!(secs, [1, 2, 4, 8, 10, 10]);
+        b.reset();
+        assert_eq!(b.next(), Duration::from_secs(1));
+    }
+
     #[test]
     fn batches_are_bounded_in_bytes() {
         let dir = tempfile::tempdir().unwrap();

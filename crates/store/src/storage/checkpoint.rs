@@ -471,13 +471,8 @@ mod tests {
 
     #[test]
     fn a_power_cut_at_any_instant_leaves_the_last_completed_checkpoint_or_a_newer_one() {
-        let mut x = 0x1234_5678u64;
-        let mut rng = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut g = textorigin_core::testdata::XorShift::new(0x1234_5678);
+        let mut rng = move || g.next_u64();
         let dir = Path::new("/sim");
         for trial in 0..400u64 {
             let fs = SimFs::new();
