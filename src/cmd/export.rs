@@ -33,10 +33,10 @@ pub fn run(a: Args) -> Result<()> {
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let total = dd.store.next_seq()? - 1;
+    let total = dd.store().next_seq()? - 1;
     let pb = super::progress(total, "export");
-    for meta in dd.store.docs() {
-        let v = model::stored_document(&dd.store, meta?.seq, opt)?;
+    for meta in dd.store().docs() {
+        let v = model::stored_document(dd.store(), meta?.seq, opt)?;
         // Through `Value`: keys in sorted order, as export has always written them.
         serde_json::to_writer(&mut out, &serde_json::to_value(&v)?)?;
         out.write_all(b"\n")?;

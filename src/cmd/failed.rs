@@ -16,7 +16,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let failures = dd.store.failures()?;
+    let failures = dd.store().failures()?;
     if a.json {
         super::print_json(&failures)
     } else {

@@ -66,8 +66,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    let stats = dd.table.stats();
-    let capacity = dd.table.capacity();
+    let stats = dd.table().stats();
+    let capacity = dd.table().capacity();
     dd.close()?;
     let skipped = match summary.skipped {
         0 => String::new(),

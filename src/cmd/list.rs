@@ -15,6 +15,6 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let rows = model::list(&dd.store)?;
+    let rows = model::list(dd.store())?;
     a.format.print(&rows, |r| text::list(r))
 }

@@ -30,7 +30,7 @@ pub struct Args {
 pub fn run(a: Args) -> Result<()> {
     let mode: Mode = a.mode.parse().map_err(anyhow::Error::msg)?;
     let dd = DataDir::open_read(&a.data.dir)?;
-    let seq = dd.store.resolve(&a.name_or_id)?;
-    let v = model::neardups(&dd.store, seq, mode, a.later)?;
+    let seq = dd.store().resolve(&a.name_or_id)?;
+    let v = model::neardups(dd.store(), seq, mode, a.later)?;
     a.format.print(&v, text::neardups)
 }

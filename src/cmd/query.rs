@@ -31,6 +31,6 @@ pub fn run(a: Args) -> Result<()> {
     let q = dd.query(&doc)?;
     let parts =
         DocParts { meta: None, name: &doc.name, text: &doc.text, result: &q.result, near: &q.near, quotes: &q.quotes };
-    let v = model::document(&dd.store, parts, ViewOptions { shingles: a.shingles, times: false })?;
+    let v = model::document(dd.store(), parts, ViewOptions { shingles: a.shingles, times: false })?;
     a.format.print(&v, text::document)
 }

@@ -19,7 +19,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let seq = dd.store.resolve(&a.name_or_id)?;
-    let v = model::quotes(&dd.store, seq)?;
+    let seq = dd.store().resolve(&a.name_or_id)?;
+    let v = model::quotes(dd.store(), seq)?;
     a.format.print(&v, text::quotes)
 }

@@ -19,7 +19,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let docs = html::report_docs(&dd.store)?;
+    let docs = html::report_docs(dd.store())?;
     std::fs::write(&a.html, html::report_page(&docs)).with_context(|| format!("cannot write {}", a.html.display()))?;
     eprintln!("wrote {}", a.html.display());
     Ok(())

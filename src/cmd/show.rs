@@ -28,14 +28,14 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let seq = dd.store.resolve(&a.name_or_id)?;
-    let named = dd.store.seqs_named(&a.name_or_id)?;
+    let seq = dd.store().resolve(&a.name_or_id)?;
+    let named = dd.store().seqs_named(&a.name_or_id)?;
     if named.len() > 1 {
         eprintln!("note: {} documents are named `{}`; showing the latest (#{seq})", named.len(), a.name_or_id);
     }
-    let v = model::stored_document(&dd.store, seq, ViewOptions { shingles: a.shingles, times: false })?;
+    let v = model::stored_document(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
     if let Some(path) = a.html {
-        let stored = dd.store.text(seq)?.unwrap_or_default();
+        let stored = dd.store().text(seq)?.unwrap_or_default();
         std::fs::write(&path, html::document_page(&v, &stored))
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());

@@ -20,7 +20,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), &a.data.dir)?;
+    let v = model::stats(dd.store(), dd.table(), &dd.indexes(), dd.config(), &a.data.dir)?;
     if a.prometheus {
         print!("{}", prometheus::stats(&v));
         return Ok(());

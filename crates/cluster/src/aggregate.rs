@@ -163,7 +163,7 @@ pub fn run(
     }
     dd.set_stage(Box::new(stage));
     let mut preparer = dd.preparer();
-    let mut last = dd.store.next_seq().map_err(DataDirError::from)? - 1;
+    let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;
     let mut checkpointed = Instant::now();
     let mut docs_secs = 0.0;
@@ -200,7 +200,7 @@ pub fn run(
                 }
                 r => drop(r?),
             }
-            crate::publish_position(log, None, dir, dd.store.id().map_err(DataDirError::from)?)?;
+            crate::publish_position(log, None, dir, dd.store().id().map_err(DataDirError::from)?)?;
         }
     }
     let times = dd.stage_times();

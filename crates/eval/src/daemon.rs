@@ -37,7 +37,7 @@ pub struct DaemonBench {
 }
 
 fn documents(dir: &Path) -> u64 {
-    DataDir::open_read(dir).ok().and_then(|d| d.store.next_seq().ok()).map_or(0, |n| n - 1)
+    DataDir::open_read(dir).ok().and_then(|d| d.store().next_seq().ok()).map_or(0, |n| n - 1)
 }
 
 /// How to start the daemon under measurement on data directory `dir` with a checkpoint

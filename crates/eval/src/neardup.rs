@@ -91,7 +91,7 @@ pub fn run(docs: &[InputDoc], threshold: f64, dir: &Path, mut progress: impl FnM
         ..Default::default()
     };
     let mut dd = DataDir::open_write(dir, &overrides)?;
-    let k = dd.nd_cfg.k as usize;
+    let k = dd.neardup_config().k as usize;
     let start = Instant::now();
     let mut seqs = Vec::with_capacity(docs.len());
     for (i, doc) in docs.iter().enumerate() {
@@ -111,7 +111,7 @@ pub fn run(docs: &[InputDoc], threshold: f64, dir: &Path, mut progress: impl FnM
     let n = kept.len() as u64;
     let mut found: Vec<Vec<textorigin_core::neardup::NearDup>> = Vec::with_capacity(kept.len());
     for seq in 1..=n {
-        let list = dd.store.near_dups(seq)?;
+        let list = dd.store().near_dups(seq)?;
         exact_duplicate_pairs += list.iter().filter(|d| d.exact).count() as u64;
         found.push(list);
     }

@@ -157,9 +157,10 @@ pub fn run(
         let (mut found, mut reported, mut best_right) = (0, 0, 0);
         for p in &plants {
             let (Some(qseq), Some(sseq)) = (seqs[p.query], seqs[p.source]) else { continue };
-            let Some(q) = dd.store.quotations(qseq)?.into_iter().find(|q| q.start_byte == p.start) else { continue };
+            let Some(q) = dd.store().quotations(qseq)?.into_iter().find(|q| q.start_byte == p.start) else { continue };
             let right = |seq: u64, idx: u32| -> Result<bool> {
-                Ok((seq, idx) == (sseq, p.sentence) || dd.store.sentence(seq, idx)?.is_some_and(|s| s.words == p.words))
+                Ok((seq, idx) == (sseq, p.sentence)
+                    || dd.store().sentence(seq, idx)?.is_some_and(|s| s.words == p.words))
             };
             reported += 1;
             let mut any = false;

@@ -97,7 +97,7 @@ pub fn run(
         let _ = dd.ingest(d); // token-less documents are skipped as in ingestion
         progress("ingest", i + 1, collection.len());
     }
-    let store = &dd.store;
+    let store = dd.store();
     let indexes = dd.indexes();
     let sentences: Vec<((u64, u32), Sentence)> = store.all_sentences()?;
     let qs = query_sentences(query_docs, &qcfg)?;

@@ -47,19 +47,19 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
             (Err(e), Some(_)) => r.violations.push(format!("checkpoint {e}")),
         }
     }
-    let next = dd.store.next_seq()?;
+    let next = dd.store().next_seq()?;
     let mut expected = 1;
     let mut seen = HashMap::new();
-    for meta in dd.store.docs() {
+    for meta in dd.store().docs() {
         let meta = meta?;
         if meta.seq != expected {
             r.violations.push(format!("sequence numbers are not contiguous: #{} follows #{}", meta.seq, expected - 1));
         }
         expected = meta.seq + 1;
-        if dd.store.result(meta.seq)?.is_none() {
+        if dd.store().result(meta.seq)?.is_none() {
             r.violations.push(format!("document #{} has no result", meta.seq));
         }
-        if dd.store.text(meta.seq)?.is_none() {
+        if dd.store().text(meta.seq)?.is_none() {
             r.violations.push(format!("document #{} has no text", meta.seq));
         }
         if let Some(prev) = seen.insert((meta.source.clone(), meta.content_hash.clone(), meta.name.clone()), meta.seq) {
@@ -72,11 +72,11 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
         r.violations
             .push(format!("the store's next sequence number is {next} but its last document is #{}", expected - 1));
     }
-    let t = dd.table.stats();
+    let t = dd.table().stats();
     r.documents = next - 1;
     r.table_last = t.last_seq;
-    r.table_in_use = dd.table.in_use();
-    r.table_digest = format!("{:016x}", dd.table.digest());
+    r.table_in_use = dd.table().in_use();
+    r.table_digest = format!("{:016x}", dd.table().digest());
     if !r.table_in_use && t.last_seq != next - 1 {
         r.violations.push(format!("the table holds documents up to #{} but the store up to #{}", t.last_seq, next - 1));
     }

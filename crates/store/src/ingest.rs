@@ -139,7 +139,7 @@ pub fn ingest(
                     f.2 = true;
                     f.1.next(&doc)
                 });
-                match key.map(|k| dd.store.admitted_document(k)).transpose() {
+                match key.map(|k| dd.store().admitted_document(k)).transpose() {
                     Ok(Some(Some(_))) if !force => {
                         summary.skipped += 1;
                         event(Event::Skipped);

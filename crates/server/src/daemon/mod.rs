@@ -382,7 +382,7 @@ pub fn serve(
     let mut dd = DataDir::open_write(dir, overrides)?;
     let share = |dd: Option<&DataDir>| {
         if let Some(s) = &opt.share {
-            s.set(dd.map(|d| Arc::clone(&d.store)));
+            s.set(dd.map(DataDir::shared_store));
         }
     };
     share(Some(&dd));
@@ -517,9 +517,9 @@ impl Daemon<'_> {
                 break;
             }
             let path = parsed.path.clone();
-            let before = dd.store.next_seq().map_err(DataDirError::from)?;
+            let before = dd.store().next_seq().map_err(DataDirError::from)?;
             let outcome = spool::apply_file(dd, parsed)?;
-            let applied = dd.store.next_seq().map_err(DataDirError::from)? - before;
+            let applied = dd.store().next_seq().map_err(DataDirError::from)? - before;
             self.status.documents_applied_this_run += applied;
             self.since_checkpoint += applied;
             outcomes.push((path, outcome));
@@ -534,15 +534,15 @@ impl Daemon<'_> {
         // Group commit: the documents are durable before their files leave the spool. A
         // failed fsync leaves unknown state behind: stop; the restart recovers.
         textorigin_store::failpoint::hit("store.sync")
-            .map_err(|e| StoreError::Io { path: dd.store.path().to_path_buf(), source: e })
-            .and_then(|()| dd.store.sync())
+            .map_err(|e| StoreError::Io { path: dd.store().path().to_path_buf(), source: e })
+            .and_then(|()| dd.store().sync())
             .map_err(DaemonError::Fsync)?;
         textorigin_store::failpoint::hit("spool.after-sync").io(|| "group commit")?;
         let kept: Vec<PathBuf> =
             outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).map(|o| o.0.clone()).collect();
         self.finish_files(outcomes)?;
-        self.status.last_applied = dd.table.stats().last_seq;
-        dd.table.publish_counters()?; // live `stats` readers see the table's counters
+        self.status.last_applied = dd.table().stats().last_seq;
+        dd.publish_counters()?; // live `stats` readers see the table's counters
         self.status.documents_per_second =
             self.status.documents_applied_this_run as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
         // A poisoned table (a store write failed after it applied a document) holds a
@@ -624,7 +624,7 @@ impl Daemon<'_> {
     /// failure is logged, shown in the status, and the next checkpoint is tried when due.
     /// A failed store fsync leaves unknown state behind: that stops.
     fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
-        let seq = dd.table.stats().last_seq;
+        let seq = dd.table().stats().last_seq;
         self.since_checkpoint = 0;
         self.last_checkpoint = Instant::now();
         match dd.checkpoint() {

@@ -180,11 +180,11 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
     let docs = match content {
         Content::Keep => return Ok(Outcome::Keep),
         Content::Fails(reason) => {
-            if dd.store.admitted(key).map_err(DataDirError::from)?.is_some() {
+            if dd.store().admitted(key).map_err(DataDirError::from)?.is_some() {
                 return Ok(Outcome::Failed(vec![format!("{reason} (recorded before)")]));
             }
             tracing::warn!(file = %source, %reason, "failed");
-            dd.store
+            dd.store()
                 .put_failure(
                     Some(Admission { key, done: 0, total: 0, failed: 1 }),
                     &Failure { file: name, reason: reason.clone(), at_ms: now_ms() },
@@ -194,7 +194,7 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
         }
         Content::Docs(docs) => docs,
     };
-    let before = dd.store.admitted(key).map_err(DataDirError::from)?.unwrap_or(Admission {
+    let before = dd.store().admitted(key).map_err(DataDirError::from)?.unwrap_or(Admission {
         key,
         done: 0,
         total: u32::MAX,
@@ -233,11 +233,11 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
                     tracing::warn!(file = %source, warning = %w, "document stored with a warning");
                 }
                 let doc_key = doc_key.expect("a key for every document");
-                let before = dd.store.admitted_document(doc_key).map_err(DataDirError::from)?;
+                let before = dd.store().admitted_document(doc_key).map_err(DataDirError::from)?;
                 let stored = match before {
                     Some(seq) => {
                         tracing::info!(file = %source, document = %doc.name, id = seq, "stored before from a file of this name: skipped");
-                        dd.store.put_admission(admission).map_err(DataDirError::from)
+                        dd.store().put_admission(admission).map_err(DataDirError::from)
                     }
                     None => dd
                         .ingest_prepared(&doc, prepared, Admit { file: Some(admission), doc: Some(doc_key) })
@@ -259,7 +259,7 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
         if let Some(reason) = failure {
             tracing::warn!(file = %source, %reason, "document failed");
             failed += 1;
-            dd.store
+            dd.store()
                 .put_failure(
                     Some(Admission { failed, ..admission }),
                     &Failure { file: name.clone(), reason: reason.clone(), at_ms: now_ms() },

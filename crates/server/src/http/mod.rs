@@ -251,7 +251,7 @@ impl App {
             near: &q.near,
             quotes: &q.quotes,
         };
-        json(&model::document(&dd.store, parts, ViewOptions::default())?)
+        json(&model::document(dd.store(), parts, ViewOptions::default())?)
     }
 
     /// `POST /api/documents?name=NAME[&wait=true]`: the body becomes spool file
@@ -479,7 +479,7 @@ fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
 /// `GET /metrics`: `stats --prometheus`, then the daemon's stage seconds, apply
 /// latency histogram, text bytes and checkpoint age.
 fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, ApiError> {
-    let v = model::stats(&dd.store, &dd.table, &dd.indexes(), dd.config(), dir)?;
+    let v = model::stats(dd.store(), dd.table(), &dd.indexes(), dd.config(), dir)?;
     let (times, latency) = share.telemetry();
     let age = (0..2)
         .filter_map(|slot| {

@@ -18,13 +18,11 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::error::{IoContext, IoError};
 use crate::input::InputDoc;
-use crate::storage::checkpoint::CheckpointError;
-use crate::storage::stage::{Local, StageError, TableStage};
+use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::StoreError;
 use crate::storage::store::{Admit, DocMeta, DocumentWrite, NearDupWrite, Quotation, Store};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
-use textorigin_core::config::ConfigError;
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::{DocResult, Engine};
 use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
@@ -33,7 +31,10 @@ use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::table::TableParams;
 
+mod error;
 mod rebuild;
+
+pub use error::{DataDirError, DocError};
 pub use rebuild::{RebuildOptions, Rebuilt};
 
 /// What a recovery did ([`DataDir::recover`]).
@@ -58,13 +59,13 @@ pub struct QueryResult {
 
 /// An open data directory.
 pub struct DataDir {
-    pub dir: PathBuf,
+    dir: PathBuf,
     /// Shared: the daemon hands it to its HTTP readers (RocksDB reads are thread-safe).
-    pub store: Arc<Store>,
-    pub table: TableFile,
-    pub engine: Engine,
-    pub nd_cfg: NearDupConfig,
-    pub q_cfg: QuoteConfig,
+    store: Arc<Store>,
+    table: TableFile,
+    engine: Engine,
+    nd_cfg: NearDupConfig,
+    q_cfg: QuoteConfig,
     /// Where the derived indexes lie in the table file's index region.
     shape: IndexShape,
     preparer: Preparer,
@@ -118,71 +119,6 @@ impl Preparer {
         let (tokens, items) = (tokens.to_vec(), items.to_vec());
         Prepared { tokens, items, sketch, sentences }
     }
-}
-
-/// Why a document was not applied (the document's fault, not the data directory's).
-#[derive(Debug, thiserror::Error)]
-pub enum DocError {
-    #[error("{0}: no words (no letters or digits)")]
-    NoTokens(String),
-    #[error("{0}: over 4 GiB of text")]
-    TooLong(String),
-}
-
-/// Errors of a data directory.
-#[derive(Debug, thiserror::Error)]
-pub enum DataDirError {
-    #[error(transparent)]
-    Doc(#[from] DocError),
-    #[error(transparent)]
-    Io(#[from] IoError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Table(#[from] TableError),
-    #[error(transparent)]
-    Checkpoint(#[from] CheckpointError),
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error("turning origin propagation or alignment on or off changes the stored results: add --reanalyse")]
-    NeedsReanalysis,
-    #[error("{0}")]
-    InvalidParams(String),
-    #[error(transparent)]
-    IndexSize(#[from] index::IndexTooSmall),
-    #[error("data directory {} was created with other parameters.\n  stored:    {stored}\n  requested: {requested}\nOmit the differing options or use a new data directory", dir.display())]
-    ConfigDiffers { dir: PathBuf, stored: String, requested: String },
-    #[error("data directory {} was created with other {what} parameters.\n  stored:    {stored}\n  requested: {requested}", dir.display())]
-    ParamsDiffer { dir: PathBuf, what: &'static str, stored: String, requested: String },
-    #[error("data directory {} has no configuration yet", .0.display())]
-    NoConfig(PathBuf),
-    #[error("table file {} is missing but the store holds documents; run `textorigin rebuild`", .0.display())]
-    TableMissing(PathBuf),
-    #[error("data directory {} holds documents: a sharded deployment's aggregator starts from an empty one", .0.display())]
-    NotEmpty(PathBuf),
-    #[error("table {} has applied documents up to #{table_last} but the store has them up to #{store_last}; run `textorigin rebuild --data {}`", table.display(), dir.display())]
-    OutOfStep { table: PathBuf, table_last: u64, store_last: u64, dir: PathBuf },
-    #[error("text of document #{0} is missing")]
-    MissingText(u64),
-    #[error("checkpoint table holds #{found} but its meta says #{meta}")]
-    CheckpointSeq { found: u64, meta: u64 },
-    #[error("a store write or read failed after the table applied a document; the table must be recovered first")]
-    Poisoned,
-    #[error("recovery stopped before its end (a stop was asked for); the next start resumes it")]
-    Interrupted,
-    #[error("not closing the table cleanly: a store write or read failed after it applied a document (the next start recovers it)")]
-    PoisonedClose,
-    #[error("data directory {} is a sharded deployment's aggregator (see its file `cluster`): only `textorigin cluster aggregate` writes to it; the reading commands work as usual", .0.display())]
-    Aggregator(PathBuf),
-    #[error("the table's phases failed: {0}")]
-    Stage(StageError),
-    #[error("{doc}: cannot store document #{seq}")]
-    StoreWrite {
-        doc: String,
-        seq: u64,
-        #[source]
-        source: StoreError,
-    },
 }
 
 type Result<T> = std::result::Result<T, DataDirError>;
@@ -335,6 +271,41 @@ fn apply_replay(
 }
 
 impl DataDir {
+    /// The data directory's path.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The store (documents, texts, results).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The store, to share with readers in other threads (the daemon's HTTP inspector).
+    pub fn shared_store(&self) -> Arc<Store> {
+        Arc::clone(&self.store)
+    }
+
+    /// The table file.
+    pub fn table(&self) -> &TableFile {
+        &self.table
+    }
+
+    /// Writes the table's counters into its header, for live readers (`stats`).
+    pub fn publish_counters(&mut self) -> Result<()> {
+        Ok(self.table.publish_counters()?)
+    }
+
+    /// The near-duplicate parameters this data directory was made with.
+    pub fn neardup_config(&self) -> &NearDupConfig {
+        &self.nd_cfg
+    }
+
+    /// The quotation parameters this data directory was made with.
+    pub fn quote_config(&self) -> &QuoteConfig {
+        &self.q_cfg
+    }
+
     /// Opens (or creates) `dir` for writing with the stored configuration plus
     /// `overrides`; an override that differs from a stored value is an error.
     pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
