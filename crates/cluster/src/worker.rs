@@ -22,13 +22,14 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
-use textorigin_core::engine::{Engine, Feedback};
+use textorigin_core::engine::{Engine, Feedback, ShardItem};
+
 use textorigin_core::shard::{Ahead, Shard};
 use textorigin_core::table::{Table, TableStats};
 use textorigin_store::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::log::Log;
+use crate::log::{Appends, Log, Reader};
 use crate::wire::{decode, encode, hits_stream, items_stream, subject, Answer, Doc, Items, DOCS, FEEDBACK};
 use crate::{read_meta, ClusterError, Result};
 
@@ -81,120 +82,239 @@ pub fn run(
     checkpoints: Option<&Checkpoints>,
     mut progress: impl FnMut(u64),
 ) -> Result<WorkerSummary> {
-    let meta = read_meta(log)?;
-    let deployment = xxh3_64(&encode(&meta));
-    let shard = Shard::new(index, meta.shards)?;
-    let file_error = |source| ClusterError::File { shard: index, source };
-    let mut table = Table::in_memory(&meta.config.table_params())?;
-    let buckets = table.buckets();
-    let mut summary = WorkerSummary::default();
-    if let Some(c) = checkpoints {
-        std::fs::create_dir_all(&c.dir).map_err(file_error)?;
-        summary.restored = restore(&c.dir, deployment, shard, &meta.config, &mut table)?;
-    }
-    let mut engine = Engine::new(meta.config.clone());
-    let (answers, answers_subject) = (hits_stream(index), subject(&hits_stream(index)));
-    let answered = log.last_seq(&answers)?;
-    let mut last = summary.restored;
-    // The answers this shard gave before it restarted, to compare with the replay's.
-    let mut given = if answered > last { Some(log.reader(&answers, last + 1)?) } else { None };
-    // The documents to prepare, or (prepared at submission) this shard's shingles.
-    let input = if meta.prepared { items_stream(index) } else { DOCS.to_string() };
-    let mut docs = log.reader(&input, last + 1)?;
-    let mut feedback = log.reader(FEEDBACK, last + 1)?;
-    let mut checkpointed = Instant::now();
-    let mut t = Instant::now();
-    let mut lap = move || {
-        let now = Instant::now();
-        (now - std::mem::replace(&mut t, now)).as_secs_f64()
-    };
-    let mut appends = log.appends(&answers, &answers_subject);
-    let mut ahead = Ahead::default();
-    let (mut probed, mut checkpointed_at) = (last, last);
+    let mut w = Worker::start(log, index, until, checkpoints)?;
     loop {
-        // A checkpoint is due when its time has come and a document was applied since.
-        let due =
-            checkpoints.filter(|c| checkpointed.elapsed() >= c.every && (last > checkpointed_at || !ahead.is_empty()));
-        if let (Some(c), true) = (due, ahead.is_empty()) {
-            // A slot puts its documents beyond a replay: their answers must be in the log.
-            appends.flush()?;
-            let (head, range) = image(shard, &meta.config, &table);
-            checkpoint::write_parts(&c.dir, &[&head, range], last, deployment)?;
-            crate::publish_position(log, Some(index), &c.dir, deployment)?;
-            summary.checkpoints += 1;
-            (checkpointed, checkpointed_at) = (Instant::now(), last);
-            continue;
+        match w.next_step() {
+            Step::Checkpoint(c) => w.checkpoint(log, c)?,
+            Step::Done => break,
+            Step::Feedback => w.apply_feedback(&mut progress)?,
+            Step::Probe => match w.next_document()? {
+                Some((seq, bytes)) => {
+                    let items = w.items_of(&bytes)?;
+                    w.probe(seq, items, &mut progress)?;
+                    w.take_arrived_feedback(&mut progress)?;
+                }
+                None => w.apply_feedback(&mut progress)?,
+            },
         }
-        if until.is_some_and(|u| last >= u) {
-            break;
+    }
+    w.finish(out)
+}
+
+/// What a worker does next.
+enum Step<'c> {
+    /// Write a checkpoint slot (nothing is pending).
+    Checkpoint(&'c Checkpoints),
+    /// Every document up to `until` is applied.
+    Done,
+    /// Wait for the oldest pending document's feedback and apply it.
+    Feedback,
+    /// Probe the next document, if it is there (else [`Step::Feedback`]).
+    Probe,
+}
+
+/// A shard worker between two steps: its table, where it is in each stream, and what
+/// it measured.
+struct Worker<'c> {
+    shard: Shard,
+    config: Config,
+    prepared: bool,
+    deployment: u64,
+    table: Table<Vec<u8>>,
+    engine: Engine,
+    until: Option<u64>,
+    checkpoints: Option<&'c Checkpoints>,
+    /// The documents (or, prepared at submission, this shard's shingles), the feedback,
+    /// and this shard's answers: given before a restart (to compare with the replay's,
+    /// up to `answered`), and appended.
+    docs: Reader,
+    feedback: Reader,
+    given: Option<Reader>,
+    answered: u64,
+    answers: String,
+    appends: Appends,
+    /// Documents probed and not yet scored.
+    ahead: Ahead,
+    /// The last document scored (applied whole), the last probed, the last in a slot.
+    last: u64,
+    probed: u64,
+    checkpointed_at: u64,
+    checkpointed: Instant,
+    clock: Instant,
+    summary: WorkerSummary,
+}
+
+impl<'c> Worker<'c> {
+    /// Reads the deployment, restores the newest checkpoint slot and opens the streams
+    /// after the document it holds.
+    fn start(log: &Log, index: u32, until: Option<u64>, checkpoints: Option<&'c Checkpoints>) -> Result<Worker<'c>> {
+        let meta = read_meta(log)?;
+        let deployment = xxh3_64(&encode(&meta));
+        let shard = Shard::new(index, meta.shards)?;
+        let mut table = Table::in_memory(&meta.config.table_params())?;
+        let mut summary = WorkerSummary::default();
+        if let Some(c) = checkpoints {
+            std::fs::create_dir_all(&c.dir).map_err(|source| ClusterError::File { shard: index, source })?;
+            summary.restored = restore(&c.dir, deployment, shard, &meta.config, &mut table)?;
         }
-        // The next document: waited for when nothing is pending, else taken only when
-        // it is there (the oldest pending feedback is waited for instead).
-        let may_probe = due.is_none() && until.is_none_or(|u| probed < u) && ahead.len() < AHEAD;
-        let next = match (may_probe, ahead.is_empty()) {
-            (false, _) => None,
-            (true, true) => Some(docs.read_after(&mut appends)?),
-            (true, false) => docs.try_read()?,
-        };
-        let Some((seq, bytes)) = next else {
-            let message = feedback.read_after(&mut appends)?;
-            summary.log_secs += lap();
-            last = score(&engine, &mut table, &mut ahead, message)?;
-            summary.table_secs += lap();
-            progress(last);
-            continue;
-        };
-        summary.read_bytes += bytes.len() as u64;
-        let items = if meta.prepared {
-            let items: Items = decode(&bytes, "selected shingles")?;
-            summary.log_secs += lap();
-            summary.selected += u64::from(items.selected);
-            items.items
+        let last = summary.restored;
+        let answers = hits_stream(index);
+        let answered = log.last_seq(&answers)?;
+        let given = if answered > last { Some(log.reader(&answers, last + 1)?) } else { None };
+        let input = if meta.prepared { items_stream(index) } else { DOCS.to_string() };
+        Ok(Worker {
+            shard,
+            engine: Engine::new(meta.config.clone()),
+            config: meta.config,
+            prepared: meta.prepared,
+            deployment,
+            table,
+            until,
+            checkpoints,
+            docs: log.reader(&input, last + 1)?,
+            feedback: log.reader(FEEDBACK, last + 1)?,
+            given,
+            answered,
+            appends: log.appends(&answers, &subject(&answers)),
+            answers,
+            ahead: Ahead::default(),
+            last,
+            probed: last,
+            checkpointed_at: last,
+            checkpointed: Instant::now(),
+            clock: Instant::now(),
+            summary,
+        })
+    }
+
+    /// A checkpoint is due when its time has come and a document was applied since; it
+    /// is written with nothing pending (the pending documents are scored first), and a
+    /// document is probed only while none is due.
+    fn next_step(&self) -> Step<'c> {
+        let due = self.checkpoints.filter(|c| {
+            self.checkpointed.elapsed() >= c.every && (self.last > self.checkpointed_at || !self.ahead.is_empty())
+        });
+        match due {
+            Some(c) if self.ahead.is_empty() => Step::Checkpoint(c),
+            _ if self.until.is_some_and(|u| self.last >= u) => Step::Done,
+            Some(_) => Step::Feedback,
+            None if self.until.is_some_and(|u| self.probed >= u) || self.ahead.len() >= AHEAD => Step::Feedback,
+            None => Step::Probe,
+        }
+    }
+
+    /// Writes a checkpoint slot of the range at the last document and publishes it.
+    fn checkpoint(&mut self, log: &Log, c: &Checkpoints) -> Result<()> {
+        // A slot puts its documents beyond a replay: their answers must be in the log.
+        self.appends.flush()?;
+        let (head, range) = image(self.shard, &self.config, &self.table);
+        checkpoint::write_parts(&c.dir, &[&head, range], self.last, self.deployment)?;
+        crate::publish_position(log, Some(self.shard.index()), &c.dir, self.deployment)?;
+        self.summary.checkpoints += 1;
+        (self.checkpointed, self.checkpointed_at) = (Instant::now(), self.last);
+        Ok(())
+    }
+
+    /// The next document: waited for when nothing is pending, else taken only when it
+    /// is there (None: the oldest pending feedback is to be waited for instead).
+    fn next_document(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+        if self.ahead.is_empty() {
+            Ok(Some(self.docs.read_after(&mut self.appends)?))
         } else {
-            let doc: Doc = decode(&bytes, "document")?;
-            summary.log_secs += lap();
-            summary.selected += engine.prepare(&doc.text).1.len() as u64;
-            summary.prepare_secs += lap();
-            engine.items_where(table.buckets(), |b| shard.owns(b, buckets))
-        };
-        while ahead.conflicts(&table, &items) {
-            let message = feedback.read_after(&mut appends)?;
-            summary.log_secs += lap();
-            last = score(&engine, &mut table, &mut ahead, message)?;
-            progress(last);
+            Ok(self.docs.try_read()?)
         }
-        summary.ahead += u64::from(!ahead.is_empty());
-        let probe = ahead.probe(&mut table, seq, &items);
-        summary.probed += probe.items.len() as u64;
-        summary.table_secs += lap();
+    }
+
+    /// The document's selected shingles whose buckets are this shard's: prepared here,
+    /// or read as they were prepared at submission.
+    fn items_of(&mut self, bytes: &[u8]) -> Result<Vec<ShardItem>> {
+        self.summary.read_bytes += bytes.len() as u64;
+        if self.prepared {
+            let items: Items = decode(bytes, "selected shingles")?;
+            self.summary.log_secs += lap(&mut self.clock);
+            self.summary.selected += u64::from(items.selected);
+            return Ok(items.items);
+        }
+        let doc: Doc = decode(bytes, "document")?;
+        self.summary.log_secs += lap(&mut self.clock);
+        self.summary.selected += self.engine.prepare(&doc.text).1.len() as u64;
+        self.summary.prepare_secs += lap(&mut self.clock);
+        let (shard, buckets) = (self.shard, self.table.buckets());
+        Ok(self.engine.items_where(buckets, |b| shard.owns(b, buckets)))
+    }
+
+    /// Phase 1 for document `seq` once no pending document touches its buckets; its
+    /// answer appended, or compared with the one given before a restart.
+    fn probe(&mut self, seq: u64, items: Vec<ShardItem>, progress: &mut impl FnMut(u64)) -> Result<()> {
+        while self.ahead.conflicts(&self.table, &items) {
+            let message = self.feedback.read_after(&mut self.appends)?;
+            self.summary.log_secs += lap(&mut self.clock);
+            self.score(message, progress)?;
+        }
+        self.summary.ahead += u64::from(!self.ahead.is_empty());
+        let probe = self.ahead.probe(&mut self.table, seq, &items);
+        self.summary.probed += probe.items.len() as u64;
+        self.summary.table_secs += lap(&mut self.clock);
         let answer = encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone() });
-        match given.as_mut().filter(|_| seq <= answered) {
+        match self.given.as_mut().filter(|_| seq <= self.answered) {
             Some(given) => {
                 if given.read()?.1 != answer {
-                    return Err(crate::log::LogError::Conflict { stream: answers, seq }.into());
+                    return Err(crate::log::LogError::Conflict { stream: self.answers.clone(), seq }.into());
                 }
-                summary.replayed += 1;
+                self.summary.replayed += 1;
             }
             None => {
-                summary.answer_bytes += answer.len() as u64;
-                appends.push(seq, answer)?;
+                self.summary.answer_bytes += answer.len() as u64;
+                self.appends.push(seq, answer)?;
             }
         }
-        summary.documents += 1;
-        probed = seq;
-        // Feedback already there is applied now: fewer pending, fewer waits later.
-        while !ahead.is_empty() {
-            let Some(message) = feedback.try_read()? else { break };
-            last = score(&engine, &mut table, &mut ahead, message)?;
-            progress(last);
+        self.summary.documents += 1;
+        self.probed = seq;
+        Ok(())
+    }
+
+    /// Waits for the oldest pending document's feedback and applies it (phase 3).
+    fn apply_feedback(&mut self, progress: &mut impl FnMut(u64)) -> Result<()> {
+        let message = self.feedback.read_after(&mut self.appends)?;
+        self.summary.log_secs += lap(&mut self.clock);
+        self.score(message, progress)?;
+        self.summary.table_secs += lap(&mut self.clock);
+        Ok(())
+    }
+
+    /// Feedback already there is applied now: fewer pending, fewer waits later.
+    fn take_arrived_feedback(&mut self, progress: &mut impl FnMut(u64)) -> Result<()> {
+        while !self.ahead.is_empty() {
+            let Some(message) = self.feedback.try_read()? else { break };
+            self.score(message, progress)?;
         }
-        summary.log_secs += lap();
+        self.summary.log_secs += lap(&mut self.clock);
+        Ok(())
     }
-    appends.flush()?;
-    if let Some(out) = out {
-        write_image(out, shard, &meta.config, &table).map_err(file_error)?;
+
+    /// Phase 3 for the oldest pending document from `message`, the feedback stream's
+    /// next.
+    fn score(&mut self, message: (u64, Vec<u8>), progress: &mut impl FnMut(u64)) -> Result<()> {
+        self.last = score(&self.engine, &mut self.table, &mut self.ahead, message)?;
+        progress(self.last);
+        Ok(())
     }
-    Ok(summary)
+
+    /// The answers flushed, the range written to `out`: what the worker did.
+    fn finish(mut self, out: Option<&Path>) -> Result<WorkerSummary> {
+        self.appends.flush()?;
+        if let Some(out) = out {
+            write_image(out, self.shard, &self.config, &self.table)
+                .map_err(|source| ClusterError::File { shard: self.shard.index(), source })?;
+        }
+        Ok(self.summary)
+    }
+}
+
+/// Seconds since `clock`, restarting it.
+fn lap(clock: &mut Instant) -> f64 {
+    let now = Instant::now();
+    (now - std::mem::replace(clock, now)).as_secs_f64()
 }
 
 /// How many documents a worker probes ahead of their feedback, at most.
