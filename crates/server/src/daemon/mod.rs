@@ -314,6 +314,13 @@ struct Daemon<'a> {
     started: Instant,
     since_checkpoint: u64,
     last_checkpoint: Instant,
+    /// `new/`, its watcher (kept alive: dropping it ends the watch) and its wake-ups.
+    new_dir: PathBuf,
+    watcher: notify::RecommendedWatcher,
+    wakeups: crossbeam_channel::Receiver<()>,
+    /// Files that could not be processed, and when they are tried again.
+    retry: std::collections::HashMap<PathBuf, Instant>,
+    backoff: Backoff,
 }
 
 /// The parser threads' work: each file of a batch read, parsed and its documents
@@ -380,31 +387,27 @@ pub fn serve(
         r => r?,
     };
     let mut dd = DataDir::open_write(dir, overrides)?;
-    let share = |dd: Option<&DataDir>| {
-        if let Some(s) = &opt.share {
-            s.set(dd.map(DataDir::shared_store));
-        }
-    };
-    share(Some(&dd));
     let new_dir = opt.spool.join("new");
-    let (mut watcher, mut rx) = watch(&new_dir)?;
-    let status = initial_status(dir, recovery);
+    let (watcher, wakeups) = watch(&new_dir)?;
     let parsers = Parsers {
         threads: textorigin_store::pipeline::worker_threads(),
         max: opt.max_doc_bytes,
         preparer: dd.preparer(),
     };
-    let status_file = StatusFile::new(dir);
     let mut d = Daemon {
         opt,
-        status,
-        status_file,
+        status: initial_status(dir, recovery),
+        status_file: StatusFile::new(dir),
         started: Instant::now(),
         since_checkpoint: 0,
         last_checkpoint: Instant::now(),
+        new_dir,
+        watcher,
+        wakeups,
+        retry: std::collections::HashMap::new(),
+        backoff: Backoff::default(),
     };
-    let mut backoff = Backoff::default();
-    let mut retry: std::collections::HashMap<PathBuf, Instant> = std::collections::HashMap::new();
+    d.share(Some(&dd));
     if recovery.is_some() {
         // The replayed table is a new recovery point: a second crash need not replay again.
         d.checkpoint(&mut dd)?;
@@ -420,78 +423,21 @@ pub fn serve(
         if hup.swap(false, Ordering::SeqCst) {
             on_hup();
         }
-        let files = match spool::list(&new_dir) {
-            Ok(files) => files,
-            Err(e) => {
-                // The spool was removed or its permissions changed: not a reason to stop
-                // serving. Recreate what may be recreated, watch it anew, try again.
-                if d.status.state != DaemonState::NoSpool {
-                    tracing::error!(error = %textorigin_store::error::chain(&e), "the spool cannot be read; recreating it and retrying");
-                }
-                d.status.state = DaemonState::NoSpool;
-                d.status_file.write(&d.status);
-                if let Err(e) = make_spool(&opt.spool) {
-                    tracing::debug!(error = %textorigin_store::error::chain(&e), "cannot recreate the spool yet");
-                }
-                if let Ok(w) = watch(&new_dir) {
-                    (watcher, rx) = w;
-                }
-                pause(backoff.next(), &stop);
-                continue;
-            }
-        };
-        if d.status.state == DaemonState::NoSpool {
-            tracing::info!(spool = %opt.spool.display(), "the spool can be read again");
-            backoff.reset();
-        }
-        d.status.spool_backlog = files.len();
-        // Files that could not be processed wait their turn; the others go ahead, so
-        // unreadable files that sort first never starve the spool.
-        let now = Instant::now();
-        retry.retain(|p, _| files.binary_search(p).is_ok()); // `list` sorts
-        let batch = next_batch(files.into_iter().filter(|f| retry.get(f).is_none_or(|t| now >= *t)), opt.batch);
+        let Some(files) = d.scan(&stop) else { continue };
+        let batch = d.next_batch(files);
         if batch.is_empty() {
-            d.status.state =
-                if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };
-            d.status_file.write(&d.status);
-            if d.since_checkpoint > 0 && d.last_checkpoint.elapsed().as_secs() >= opt.checkpoint_secs {
-                d.checkpoint(&mut dd)?;
-            }
-            let wait = Duration::from_secs(opt.rescan_secs.max(1)).min(Duration::from_millis(500));
-            let _ = rx.recv_timeout(notifier.max_wait().map_or(wait, |w| wait.min(w)));
+            d.idle(&mut dd, &notifier)?;
             continue;
         }
-        let _ = &watcher; // kept alive: dropping it ends the watch
         let kept = d.batch(&mut dd, &parsers, batch, &stop)?;
         if let Some(s) = &opt.share {
             s.set_telemetry(&dd);
         }
         if dd.poisoned() {
-            // The table applied a document the store did not take (a full disk, say): go
-            // back to the last checkpoint and replay, as after a crash. The fault is the
-            // data directory's, not the files': they all wait, in order, for a pause that
-            // doubles up to MAX_BACKOFF. A replayed result that differs stops the daemon,
-            // as at start-up.
-            d.status.state = DaemonState::Degraded { kept: kept.len() };
-            d.status_file.write(&d.status);
-            share(None);
-            drop(dd);
-            dd = recover_poisoned(dir, overrides, &stop)?;
-            share(Some(&dd));
-            pause(backoff.next(), &stop);
+            dd = d.recover_table(dd, dir, overrides, kept.len(), &stop)?;
             continue;
         }
-        if kept.is_empty() {
-            backoff.reset();
-        } else {
-            // A read or write error (a full disk, say): the files stay in the spool and
-            // are tried again after a pause that doubles up to MAX_BACKOFF.
-            let at = Instant::now() + backoff.next();
-            retry.extend(kept.into_iter().map(|p| (p, at)));
-        }
-        d.status.state =
-            if retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: retry.len() } };
-        d.status_file.write(&d.status);
+        d.keep(kept);
     }
     tracing::info!("stopping: final checkpoint");
     notifier.stopping();
@@ -502,6 +448,110 @@ pub fn serve(
 }
 
 impl Daemon<'_> {
+    /// Publishes the open store to the HTTP readers (None: recovering).
+    fn share(&self, dd: Option<&DataDir>) {
+        if let Some(s) = &self.opt.share {
+            s.set(dd.map(DataDir::shared_store));
+        }
+    }
+
+    /// Step: the files waiting in `new/`, in name order. A spool that cannot be read
+    /// (removed, its permissions changed) is no reason to stop serving: the daemon
+    /// says so, recreates what it may, watches it anew and tries again after a pause
+    /// (None).
+    fn scan(&mut self, stop: &AtomicBool) -> Option<Vec<PathBuf>> {
+        match spool::list(&self.new_dir) {
+            Ok(files) => {
+                if self.status.state == DaemonState::NoSpool {
+                    tracing::info!(spool = %self.opt.spool.display(), "the spool can be read again");
+                    self.backoff.reset();
+                }
+                self.status.spool_backlog = files.len();
+                Some(files)
+            }
+            Err(e) => {
+                if self.status.state != DaemonState::NoSpool {
+                    tracing::error!(error = %textorigin_store::error::chain(&e), "the spool cannot be read; recreating it and retrying");
+                }
+                self.status.state = DaemonState::NoSpool;
+                self.status_file.write(&self.status);
+                if let Err(e) = make_spool(&self.opt.spool) {
+                    tracing::debug!(error = %textorigin_store::error::chain(&e), "cannot recreate the spool yet");
+                }
+                if let Ok((watcher, wakeups)) = watch(&self.new_dir) {
+                    (self.watcher, self.wakeups) = (watcher, wakeups);
+                }
+                pause(self.backoff.next(), stop);
+                None
+            }
+        }
+    }
+
+    /// Step: the next batch of `files`. Files that could not be processed wait their
+    /// turn; the others go ahead, so unreadable files that sort first never starve the
+    /// spool.
+    fn next_batch(&mut self, files: Vec<PathBuf>) -> Vec<PathBuf> {
+        let now = Instant::now();
+        self.retry.retain(|p, _| files.binary_search(p).is_ok()); // `list` sorts
+        let retry = &self.retry;
+        next_batch(files.into_iter().filter(|f| retry.get(f).is_none_or(|t| now >= *t)), self.opt.batch)
+    }
+
+    /// The state the files kept for a retry leave the daemon in.
+    fn settle_state(&mut self) {
+        self.status.state =
+            if self.retry.is_empty() { DaemonState::Running } else { DaemonState::Degraded { kept: self.retry.len() } };
+        self.status_file.write(&self.status);
+    }
+
+    /// Step: nothing to do: the status written, a checkpoint when one is due, then a
+    /// wait for a wake-up (or the rescan interval, or the watchdog's next ping).
+    fn idle(&mut self, dd: &mut DataDir, notifier: &sd_notify::Notifier) -> Result<()> {
+        self.settle_state();
+        if self.since_checkpoint > 0 && self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs {
+            self.checkpoint(dd)?;
+        }
+        let wait = Duration::from_secs(self.opt.rescan_secs.max(1)).min(Duration::from_millis(500));
+        let _ = self.wakeups.recv_timeout(notifier.max_wait().map_or(wait, |w| wait.min(w)));
+        Ok(())
+    }
+
+    /// Step: the table applied a document the store did not take (a full disk, say): go
+    /// back to the last checkpoint and replay, as after a crash. The fault is the data
+    /// directory's, not the files': they all wait, in order, for a pause that doubles
+    /// up to MAX_BACKOFF. A replayed result that differs stops the daemon, as at
+    /// start-up.
+    fn recover_table(
+        &mut self,
+        dd: DataDir,
+        dir: &Path,
+        overrides: &Overrides,
+        kept: usize,
+        stop: &AtomicBool,
+    ) -> Result<DataDir> {
+        self.status.state = DaemonState::Degraded { kept };
+        self.status_file.write(&self.status);
+        self.share(None);
+        drop(dd);
+        let dd = recover_poisoned(dir, overrides, stop)?;
+        self.share(Some(&dd));
+        pause(self.backoff.next(), stop);
+        Ok(dd)
+    }
+
+    /// Step: after a batch, the files that could not be processed (a read or write
+    /// error, a full disk) stay in the spool and are tried again after a pause that
+    /// doubles up to MAX_BACKOFF.
+    fn keep(&mut self, kept: Vec<PathBuf>) {
+        if kept.is_empty() {
+            self.backoff.reset();
+        } else {
+            let at = Instant::now() + self.backoff.next();
+            self.retry.extend(kept.into_iter().map(|p| (p, at)));
+        }
+        self.settle_state();
+    }
+
     /// Parses, applies and group-commits one batch of spool files, moves them out of
     /// `new/` and checkpoints when due. Returns the files kept in the spool.
     fn batch(
