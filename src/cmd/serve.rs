@@ -43,15 +43,16 @@ pub struct Args {
     config: Option<PathBuf>,
     /// Serve the inspector over HTTP on this address (e.g. 127.0.0.1:8080): the JSON
     /// API under /api/documents (GET to read, POST to submit through the spool),
-    /// POST /api/query, /metrics, and HTML pages at /, /documents/ID and /report. Off
-    /// by default; an address that is not loopback needs --http-token.
+    /// POST /api/query, /metrics, and HTML pages at /, /documents/#ID (%23ID in a URL)
+    /// and /report. Off by default; an address that is not loopback needs --http-token.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
     /// A file holding the token every HTTP request must bring (`Authorization: Bearer
     /// TOKEN`); surrounding white space is ignored.
     #[arg(long, value_name = "FILE", requires = "http")]
     http_token: Option<PathBuf>,
-    /// HTTP worker threads.
+    /// HTTP requests handled at once (each connection is read on a thread of its own,
+    /// within deadlines; at most 256 are open).
     #[arg(long, default_value_t = 4, value_name = "N", requires = "http")]
     http_workers: usize,
     #[command(flatten)]
