@@ -186,7 +186,7 @@ impl DocumentView {
     /// it than its own new words (issue 21, item 11: "itself (mostly new text)" was
     /// shown for documents 58-68% copied from three origins).
     pub fn itself_text(&self) -> String {
-        if self.old_tokens <= self.fresh_tokens {
+        if mostly_new(self.old_tokens, self.tokens) {
             return "itself (mostly new text)".into();
         }
         let mut origins: Vec<Option<u64>> = self.copied_blocks.iter().map(|b| b.origin.id).collect();
@@ -199,6 +199,12 @@ impl DocumentView {
         };
         format!("none ({pct:.0}% copied from {from}, none more than its own new text)")
     }
+}
+
+/// Whether at most half of a document's tokens are old (its fresh tokens are the rest):
+/// the one rule behind "itself" in the document view and the list.
+fn mostly_new(old_tokens: u32, tokens: u32) -> bool {
+    2 * u64::from(old_tokens) <= u64::from(tokens)
 }
 
 /// Options of the document view.
@@ -400,7 +406,7 @@ impl ListRow {
     /// most of it is new, else `none (mixed)` (mostly copied, from several origins; the
     /// document view says more: [`DocumentView::itself_text`]).
     pub fn itself_text(&self) -> &'static str {
-        if 2 * self.old_tokens <= self.tokens {
+        if mostly_new(self.old_tokens, self.tokens) {
             "itself"
         } else {
             "none (mixed)"
