@@ -58,15 +58,8 @@ fn sighup_reopens_the_log_file_and_query_reads_the_newest_checkpoint() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
     let log = dir.join("serve.log");
-    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
-    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-    c.args(["serve", "--table-size", "1MiB", "--checkpoint-docs", "1", "--data"])
-        .arg(dir)
-        .arg("--log")
-        .arg(&log)
-        .env("TEXTORIGIN_LOG", "info")
-        .env_remove("TEXTORIGIN_DATA");
+    let mut c = serve_command(dir, &["--table-size", "1MiB", "--checkpoint-docs", "1"]);
+    c.arg("--log").arg(&log).env("TEXTORIGIN_LOG", "info");
     let daemon = Daemon::spawn(c);
     drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
     wait_drained(dir, 1);
@@ -245,14 +238,8 @@ fn check_accepts_an_older_slot_that_is_being_rewritten_or_torn() {
 fn serve_outlives_the_reader_of_its_log() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
-    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
-    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-    c.args(["serve", "--table-size", "32KiB", "--data"])
-        .arg(dir)
-        .env("TEXTORIGIN_LOG", "info")
-        .env_remove("TEXTORIGIN_DATA")
-        .stderr(std::process::Stdio::piped());
+    let mut c = serve_command(dir, &["--table-size", "32KiB"]);
+    c.env("TEXTORIGIN_LOG", "info").stderr(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
     drop(child.stderr.take()); // the logger went away
     let daemon = Daemon::adopt(child);
@@ -306,17 +293,11 @@ fn stats_prometheus_is_the_text_exposition_format() {
 fn the_daemon_speaks_the_sd_notify_protocol() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
-    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
     let sock_path = dir.join("notify.sock");
     let sock = std::os::unix::net::UnixDatagram::bind(&sock_path).unwrap();
     sock.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-    c.args(["serve", "--table-size", "32KiB", "--data"])
-        .arg(dir)
-        .env_remove("TEXTORIGIN_DATA")
-        .env("NOTIFY_SOCKET", &sock_path)
-        .env("WATCHDOG_USEC", "200000")
-        .stderr(std::process::Stdio::null());
+    let mut c = serve_command(dir, &["--table-size", "32KiB"]);
+    c.env("NOTIFY_SOCKET", &sock_path).env("WATCHDOG_USEC", "200000");
     let daemon = Daemon::spawn(c);
     let mut buf = [0u8; 512];
     let mut next = || {
@@ -482,15 +463,8 @@ fn a_file_caught_empty_gets_a_second_look_and_replaced_bytes_are_logged() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
     let log = dir.join("serve.log");
-    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-    c.args(["serve", "--table-size", "32KiB", "--rescan-secs", "1", "--data"])
-        .arg(dir)
-        .arg("--log")
-        .arg(&log)
-        .env_remove("TEXTORIGIN_DATA")
-        .env_remove("TEXTORIGIN_LOG")
-        .env_remove("RUST_LOG");
+    let mut c = serve_command(dir, &["--table-size", "32KiB", "--rescan-secs", "1"]);
+    c.arg("--log").arg(&log).env_remove("TEXTORIGIN_LOG").env_remove("RUST_LOG");
     let daemon = Daemon::spawn(c);
     wait_until("the daemon's status", 60, || dir.join("daemon.json").exists());
     let direct = dir.join("spool/new/direct.txt");

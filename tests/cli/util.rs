@@ -181,6 +181,17 @@ pub fn wait_drained(dir: &Path, n: u64) {
     });
 }
 
+/// `textorigin serve ARGS --data DIR` with its spool's `tmp/` and `new/` made, no data
+/// directory from the environment and the log to null: a test adds what it needs
+/// (more flags, environment, a log it reads) and starts it with [`Daemon::spawn`].
+pub fn serve_command(dir: &Path, args: &[&str]) -> std::process::Command {
+    std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
+    std::fs::create_dir_all(dir.join("spool/new")).unwrap();
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
+    c.arg("serve").args(args).arg("--data").arg(dir).env_remove("TEXTORIGIN_DATA").stderr(Stdio::null());
+    c
+}
+
 /// A running `textorigin serve`: killed (SIGKILL) when dropped, so a failing assertion
 /// never leaves a daemon behind.
 pub struct Daemon {
@@ -191,10 +202,7 @@ impl Daemon {
     /// Starts `serve --data dir` with `args`, a failpoint control file if given, and the
     /// log to `stderr` (null unless a test reads it).
     pub fn start(dir: &Path, args: &[&str], failpoints: Option<&Path>) -> Daemon {
-        std::fs::create_dir_all(dir.join("spool/tmp")).unwrap();
-        std::fs::create_dir_all(dir.join("spool/new")).unwrap();
-        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"));
-        c.arg("serve").args(args).arg("--data").arg(dir).env_remove("TEXTORIGIN_DATA").stderr(Stdio::null());
+        let mut c = serve_command(dir, args);
         if let Some(control) = failpoints {
             c.env("TEXTORIGIN_FAILPOINTS", control);
         }
