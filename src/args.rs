@@ -75,6 +75,16 @@ pub struct ConfigArgs {
     /// default on for a new data directory).
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     pub align: Option<bool>,
+    /// Near-duplicate detection (on or off; default on for a new data directory). Off:
+    /// no sketch is made or stored, and the views say "off". TOML: `near_duplicates`.
+    /// Turning it on later: `rebuild --reanalyse --neardup on`.
+    #[arg(long = "neardup", value_name = "on|off", value_parser = on_off)]
+    pub near_duplicates: Option<bool>,
+    /// Quotation search (on or off; default on for a new data directory). Off: no
+    /// sentence is signed, indexed or searched, and the views say "off". TOML:
+    /// `quotations`. Turning it on later: `rebuild --reanalyse --quotes on`.
+    #[arg(long = "quotes", value_name = "on|off", value_parser = on_off)]
+    pub quotations: Option<bool>,
     /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
     #[arg(skip)]
     pub neardup: Option<NearDupConfig>,
@@ -103,6 +113,8 @@ impl ConfigArgs {
             lucky_limit: self.lucky_limit,
             propagate: self.propagate,
             align: self.align,
+            near_duplicates: self.near_duplicates,
+            quotations: self.quotations,
             neardup: self.neardup.clone(),
             quotes: self.quotes.clone(),
         })

@@ -32,6 +32,14 @@ pub struct Args {
     /// Turn the alignment of copied blocks on or off (needs --reanalyse).
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     align: Option<bool>,
+    /// Turn near-duplicate detection on or off (needs --reanalyse: every stored document
+    /// is sketched and compared again, or its near-duplicates are dropped).
+    #[arg(long = "neardup", value_name = "on|off", value_parser = on_off)]
+    near_duplicates: Option<bool>,
+    /// Turn quotation search on or off (needs --reanalyse: every stored document's
+    /// sentences are searched again, or its quotations are dropped).
+    #[arg(long = "quotes", value_name = "on|off", value_parser = on_off)]
+    quotations: Option<bool>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -41,6 +49,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         reanalyse: a.reanalyse,
         propagate: a.propagate,
         align: a.align,
+        near_duplicates: a.near_duplicates,
+        quotations: a.quotations,
     };
     let pb = super::progress(0, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| {

@@ -538,3 +538,28 @@ fn numeric_names_are_never_taken_for_ids() {
     assert_eq!(get_json(port, "/api/documents/1").0, 400, "ambiguous over HTTP too");
     daemon.stop();
 }
+
+#[test]
+fn switched_off_features_are_off_in_the_api_the_pages_and_the_metrics() {
+    let data = tempfile::tempdir().unwrap();
+    let (daemon, port) = daemon_with_examples(data.path(), &["--neardup", "off", "--quotes", "off"]);
+    let (status, v) = get_json(port, "/api/documents/3");
+    assert_eq!(status, 200);
+    assert!(v["near_duplicates"].is_null() && v["quotations"].is_null(), "{v}");
+    let (status, _, page) = get(port, "/documents/%233", None);
+    let page = String::from_utf8(page).unwrap();
+    assert_eq!(status, 200);
+    assert!(page.contains("<p id=\"near-duplicates\">Off in this data directory.</p>"), "{page}");
+    assert!(page.contains("<p id=\"quotations\">Off in this data directory.</p>"), "{page}");
+    let (_, _, metrics) = get(port, "/metrics", None);
+    let metrics = String::from_utf8(metrics).unwrap();
+    for line in [
+        "textorigin_feature_enabled{feature=\"near_duplicates\"} 0",
+        "textorigin_feature_enabled{feature=\"quotations\"} 0",
+        "textorigin_feature_documents_total{feature=\"near_duplicates\"} 0",
+        "textorigin_feature_documents_total{feature=\"quotations\"} 0",
+    ] {
+        assert!(metrics.contains(line), "{line} in {metrics}");
+    }
+    daemon.stop();
+}

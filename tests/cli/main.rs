@@ -8,6 +8,7 @@ mod cluster;
 mod daemon;
 mod engine;
 mod faults;
+mod features;
 mod golden;
 mod html;
 mod http;

@@ -132,3 +132,20 @@ fn without_rule(export: &str) -> Vec<Value> {
         })
         .collect()
 }
+
+#[test]
+fn a_schema_7_data_directory_gets_its_features_on_and_keeps_every_result() {
+    // Written by the last build of schema 7 (tests/fixtures/README.md).
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(&fixture("v7-datadir"), &data);
+    let out = run(&data, &["list"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 7 needs an upgrade"));
+    let digest = "627a4d118fe3022e";
+    ok(&data, &["upgrade"]);
+    assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v7-export.jsonl")).unwrap());
+    assert!(ok(&data, &["stats"]).contains("features:    near-duplicates on, quotations on"));
+    let out = run(&data, &["rebuild"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"));
+    assert_eq!(json(&data, &["stats", "--json"])["table_digest"], digest);
+}

@@ -46,6 +46,12 @@ pub struct Config {
     /// Seed-and-extend: copied blocks aligned against their origins' stored texts
     /// ([`crate::align`]; default on; off gives the paper's blocks).
     pub align: bool,
+    /// Near-duplicate detection ([`crate::neardup`]; default on). Off: no sketch is
+    /// made, stored or indexed, and views say "off" (issue 23's feature switches).
+    pub near_duplicates: bool,
+    /// Quotation search ([`crate::quote`]; default on). Off: no sentence is split,
+    /// signed, indexed or searched, and views say "off".
+    pub quotations: bool,
 }
 
 /// The index size that goes with a table size when none is given: half of it, at
@@ -70,6 +76,8 @@ impl Default for Config {
             index_bytes: default_index_bytes(256 << 20),
             propagate: true,
             align: true,
+            near_duplicates: true,
+            quotations: true,
         }
     }
 }
@@ -93,6 +101,10 @@ pub struct Overrides {
     pub index_bytes: Option<u64>,
     pub propagate: Option<bool>,
     pub align: Option<bool>,
+    /// Near-duplicate detection on or off.
+    pub near_duplicates: Option<bool>,
+    /// Quotation search on or off.
+    pub quotations: Option<bool>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -157,6 +169,8 @@ impl Overrides {
             index_bytes: other.index_bytes.or(self.index_bytes),
             propagate: other.propagate.or(self.propagate),
             align: other.align.or(self.align),
+            near_duplicates: other.near_duplicates.or(self.near_duplicates),
+            quotations: other.quotations.or(self.quotations),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -208,6 +222,12 @@ impl Overrides {
         if let Some(a) = self.align {
             c.align = a;
         }
+        if let Some(n) = self.near_duplicates {
+            c.near_duplicates = n;
+        }
+        if let Some(q) = self.quotations {
+            c.quotations = q;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -232,11 +252,12 @@ impl Config {
     }
 
     /// One line naming every value that shapes the table's content (stored in the
-    /// table header and compared on open). Origin propagation appears only when on, so
-    /// that tables made before it keep their line.
+    /// table header and compared on open). Origin propagation appears only when on, and
+    /// the feature switches (which shape the derived indexes) only when off, so that
+    /// tables made before them keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -248,7 +269,9 @@ impl Config {
             self.table_bytes,
             self.seed,
             self.index_bytes,
-            if self.propagate { " propagate=on" } else { "" }
+            if self.propagate { " propagate=on" } else { "" },
+            if self.near_duplicates { "" } else { " neardup=off" },
+            if self.quotations { "" } else { " quotes=off" },
         )
     }
 

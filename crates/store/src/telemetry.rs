@@ -5,7 +5,8 @@
 //! `storage::datadir` and rendered in the server's `view::prometheus`.
 
 /// Seconds spent per stage of ingestion (wall time of the thread doing it; preparation
-/// is counted where it runs, on a parser thread or inline).
+/// is counted where it runs, on a parser thread or inline), and the documents each
+/// switchable feature worked on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct StageTimes {
     /// Tokens, fingerprints, selection, sketch and sentences.
@@ -24,6 +25,10 @@ pub struct StageTimes {
     pub index: f64,
     /// The document's write batch.
     pub store: f64,
+    /// Documents sketched and compared for near-duplicates (0 when that is off).
+    pub sketches: u64,
+    /// Documents whose sentences were searched for quotations (0 when that is off).
+    pub quote_searches: u64,
 }
 
 impl StageTimes {

@@ -191,9 +191,12 @@ pub struct IndexAdd {
 
 impl IndexAdd {
     /// What a searched document adds: its words and indexed sentences, from its
-    /// quotation search, and its near-duplicate keys.
-    pub fn found(q: &QuoteFind, nd_keys: Vec<u64>) -> IndexAdd {
-        IndexAdd { words: q.words.clone(), signatures: q.signatures.clone(), nd_keys }
+    /// quotation search (none when quotation search is off), and its near-duplicate keys.
+    pub fn found(q: Option<&QuoteFind>, nd_keys: Vec<u64>) -> IndexAdd {
+        match q {
+            Some(q) => IndexAdd { words: q.words.clone(), signatures: q.signatures.clone(), nd_keys },
+            None => IndexAdd { words: Vec::new(), signatures: Vec::new(), nd_keys },
+        }
     }
 }
 

@@ -507,7 +507,7 @@ mod tests {
             for (i, s) in &q.indexed {
                 self.sentences.insert((seq, *i), std::sync::Arc::new(s.clone()));
             }
-            self.idx.add(cfg, seq, &crate::index::IndexAdd::found(&q, Vec::new()));
+            self.idx.add(cfg, seq, &crate::index::IndexAdd::found(Some(&q), Vec::new()));
             q
         }
     }

@@ -41,7 +41,8 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) | ApiError::Store(StoreError::Ambiguous { .. }) => 400,
             ApiError::NotFound(_) | ApiError::Store(StoreError::NotFound(_)) => 404,
-            ApiError::Conflict(_) => 409,
+            // A feature switched off in the data directory: what is asked cannot be had here.
+            ApiError::Conflict(_) | ApiError::View(ViewError::Off { .. }) => 409,
             ApiError::Unavailable(_) => 503,
             ApiError::Internal(_)
             | ApiError::Store(_)

@@ -248,8 +248,8 @@ impl App {
             name: &doc.name,
             text: &doc.text,
             result: &q.result,
-            near: &q.near,
-            quotes: &q.quotes,
+            near: q.near.as_deref(),
+            quotes: q.quotes.as_deref(),
         };
         json(&model::document(dd.store(), parts, ViewOptions::default())?)
     }

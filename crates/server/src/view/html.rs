@@ -7,7 +7,7 @@
 //! `data-origin-id`, `data-origin-name` and a link to the origin's entry in the legend;
 //! novel text is not marked.
 
-use super::model::{DocumentView, Dominant, ListRow, ViewError};
+use super::model::{DocumentView, Dominant, ListRow, NearDupView, QuotationView, ViewError};
 use textorigin_store::storage::store::Store;
 
 /// Escapes text for HTML and SVG.
@@ -214,40 +214,58 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         view.old_tokens,
         view.fresh_tokens
     );
-    if !view.near_duplicates.is_empty() {
-        body += "<h2>Near-duplicates of earlier documents</h2>\n<ul id=\"near-duplicates\">\n";
-        for d in &view.near_duplicates {
-            let what = if d.exact { "exact copy".to_string() } else { format!("resemblance {:.2}", d.resemblance) };
-            body += &format!(
-                "<li><a href=\"{}\">#{} {}</a> — {what}</li>\n",
-                escape(&href(d.id, "")),
-                d.id,
-                escape(&d.name)
-            );
+    match &view.near_duplicates {
+        None => body += "<h2>Near-duplicates of earlier documents</h2>\n<p id=\"near-duplicates\">Off in this data directory.</p>\n",
+        Some(near) if !near.is_empty() => {
+            body += "<h2>Near-duplicates of earlier documents</h2>\n<ul id=\"near-duplicates\">\n";
+            body += &near_duplicate_items(near, &href);
+            body += "</ul>\n";
         }
-        body += "</ul>\n";
+        Some(_) => {}
     }
-    if !view.quotations.is_empty() {
-        body += "<h2>Quotations</h2>\n<ul id=\"quotations\">\n";
-        for q in &view.quotations {
-            let sources: Vec<String> = q
-                .sources
-                .iter()
-                .map(|s| {
-                    format!(
-                        "<a href=\"{}\">#{} {}</a> (score {:.2})",
-                        escape(&href(s.id, &s.sentence)),
-                        s.id,
-                        escape(&s.name),
-                        s.score
-                    )
-                })
-                .collect();
-            body += &format!("<li>“{}” — from {}</li>\n", escape(&q.text), sources.join(", "));
+    match &view.quotations {
+        None => body += "<h2>Quotations</h2>\n<p id=\"quotations\">Off in this data directory.</p>\n",
+        Some(quotes) if !quotes.is_empty() => {
+            body += "<h2>Quotations</h2>\n<ul id=\"quotations\">\n";
+            body += &quotation_items(quotes, &href);
+            body += "</ul>\n";
         }
-        body += "</ul>\n";
+        Some(_) => {}
     }
     page_in(site, name, &body)
+}
+
+/// The list items of a document page's near-duplicates.
+fn near_duplicate_items(near: &[NearDupView], href: impl Fn(u64, &str) -> String) -> String {
+    let mut body = String::new();
+    for d in near {
+        let what = if d.exact { "exact copy".to_string() } else { format!("resemblance {:.2}", d.resemblance) };
+        body +=
+            &format!("<li><a href=\"{}\">#{} {}</a> — {what}</li>\n", escape(&href(d.id, "")), d.id, escape(&d.name));
+    }
+    body
+}
+
+/// The list items of a document page's quotations.
+fn quotation_items(quotes: &[QuotationView], href: impl Fn(u64, &str) -> String) -> String {
+    let mut body = String::new();
+    for q in quotes {
+        let sources: Vec<String> = q
+            .sources
+            .iter()
+            .map(|s| {
+                format!(
+                    "<a href=\"{}\">#{} {}</a> (score {:.2})",
+                    escape(&href(s.id, &s.sentence)),
+                    s.id,
+                    escape(&s.name),
+                    s.score
+                )
+            })
+            .collect();
+        body += &format!("<li>“{}” — from {}</li>\n", escape(&q.text), sources.join(", "));
+    }
+    body
 }
 
 /// One document of the collection overview.

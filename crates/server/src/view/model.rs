@@ -28,6 +28,15 @@ pub enum ViewError {
     Store(#[from] StoreError),
     #[error("document #{seq} has no {what} (the store is damaged: run `textorigin check`)")]
     Missing { seq: u64, what: &'static str },
+    #[error("{feature} are off in this data directory: `textorigin rebuild --data DIR --reanalyse --{flag} on` turns them on")]
+    Off { feature: &'static str, flag: &'static str },
+}
+
+/// Whether the data directory of `store` detects near-duplicates and searches
+/// quotations (its stored configuration; both on for a store with none).
+pub fn features(store: &Store) -> Result<(bool, bool)> {
+    let c = store.config()?.unwrap_or_default();
+    Ok((c.near_duplicates, c.quotations))
 }
 
 /// `{id, name}` of a document; `id` is null for a query's own text.
@@ -160,8 +169,11 @@ pub struct DocumentView {
     pub origins: Vec<OriginCount>,
     pub copied_blocks: Vec<BlockView>,
     pub novel_segments: Vec<SegmentView>,
-    pub near_duplicates: Vec<NearDupView>,
-    pub quotations: Vec<QuotationView>,
+    /// Null when near-duplicate detection is off (never an empty list: that means
+    /// none found).
+    pub near_duplicates: Option<Vec<NearDupView>>,
+    /// Null when quotation search is off.
+    pub quotations: Option<Vec<QuotationView>>,
     /// With `--shingles`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected_shingles: Option<Vec<ShingleView>>,
@@ -224,8 +236,10 @@ pub struct DocParts<'a> {
     pub name: &'a str,
     pub text: &'a str,
     pub result: &'a DocResult,
-    pub near: &'a [NearDup],
-    pub quotes: &'a [Quotation],
+    /// None when near-duplicate detection is off.
+    pub near: Option<&'a [NearDup]>,
+    /// None when quotation search is off.
+    pub quotes: Option<&'a [Quotation]>,
 }
 
 fn slice(text: &str, s: &Span) -> String {
@@ -349,8 +363,8 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
                 SegmentView { start_token, end_token, start_byte, end_byte, text: slice(text, s) }
             })
             .collect(),
-        near_duplicates: near_dups(store, near, Mode::Default)?,
-        quotations: quotations(store, text, quotes)?,
+        near_duplicates: near.map(|near| near_dups(store, near, Mode::Default)).transpose()?,
+        quotations: quotes.map(|quotes| quotations(store, text, quotes)).transpose()?,
         selected_shingles: opt.shingles.then(|| {
             r.selected_origins
                 .iter()
@@ -377,10 +391,17 @@ pub fn stored_document(store: &Store, seq: u64, opt: ViewOptions) -> Result<Docu
     let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
     let text = store.text(seq)?.ok_or(missing("text"))?;
     let result = store.result(seq)?.ok_or(missing("result"))?;
-    let near = store.near_dups(seq)?;
-    let quotes = store.quotations(seq)?;
-    let parts =
-        DocParts { meta: Some(&meta), name: &meta.name, text: &text, result: &result, near: &near, quotes: &quotes };
+    let (near_on, quotes_on) = features(store)?;
+    let near = near_on.then(|| store.near_dups(seq)).transpose()?;
+    let quotes = quotes_on.then(|| store.quotations(seq)).transpose()?;
+    let parts = DocParts {
+        meta: Some(&meta),
+        name: &meta.name,
+        text: &text,
+        result: &result,
+        near: near.as_deref(),
+        quotes: quotes.as_deref(),
+    };
     document(store, parts, opt)
 }
 
@@ -468,6 +489,10 @@ pub struct StatsView {
     pub propagate: bool,
     /// Copied blocks aligned against their origins' texts.
     pub align: bool,
+    /// Near-duplicate detection on.
+    pub near_duplicates: bool,
+    /// Quotation search on.
+    pub quotations: bool,
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
@@ -529,6 +554,8 @@ pub fn stats(
         config: config.canonical(),
         propagate: config.propagate,
         align: config.align,
+        near_duplicates: config.near_duplicates,
+        quotations: config.quotations,
         daemon: DaemonStatus::read(dir),
     })
 }
@@ -545,6 +572,9 @@ pub struct NearDupsView {
 
 /// The `neardups` view of document `seq`.
 pub fn neardups(store: &Store, seq: u64, mode: Mode, later: bool) -> Result<NearDupsView> {
+    if !features(store)?.0 {
+        return Err(ViewError::Off { feature: "near-duplicates", flag: "neardup" });
+    }
     Ok(NearDupsView {
         id: seq,
         name: store.name_of(seq)?,
@@ -563,6 +593,9 @@ pub struct QuotesView {
 
 /// The `quotes` view of document `seq`.
 pub fn quotes(store: &Store, seq: u64) -> Result<QuotesView> {
+    if !features(store)?.1 {
+        return Err(ViewError::Off { feature: "quotations", flag: "quotes" });
+    }
     let missing = |what| ViewError::Missing { seq, what };
     let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
     let text = store.text(seq)?.ok_or(missing("text"))?;

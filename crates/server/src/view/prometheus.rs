@@ -60,6 +60,15 @@ pub fn stats(v: &StatsView) -> String {
             "Entries evicted from each derived index (what the bound costs).",
             [c.df_evictions as f64, c.sig_evictions as f64, c.nd_evictions as f64],
         ),
+        Metric {
+            name: "textorigin_feature_enabled",
+            kind: "gauge",
+            help: "1 when the data directory has the feature on, 0 when it is off (nothing is computed for it).",
+            samples: [("near_duplicates", v.near_duplicates), ("quotations", v.quotations)]
+                .iter()
+                .map(|(f, on)| (format!("{{feature=\"{f}\"}}"), f64::from(u8::from(*on))))
+                .collect(),
+        },
     ];
     if let Some(d) = &v.daemon {
         let (running, kept, no_spool) = match d.state {
@@ -180,6 +189,16 @@ pub fn telemetry(times: &StageTimes, latency: &Latency, checkpoint_age: Option<f
             "Bytes of the documents' texts applied since the daemon opened its data directory.",
             latency.text_bytes as f64,
         ),
+        Metric {
+            name: "textorigin_feature_documents_total",
+            kind: "counter",
+            help:
+                "Documents each switchable feature worked on since the daemon opened its data directory (0 when off).",
+            samples: [("near_duplicates", times.sketches), ("quotations", times.quote_searches)]
+                .iter()
+                .map(|(f, n)| (format!("{{feature=\"{f}\"}}"), *n as f64))
+                .collect(),
+        },
     ];
     if let Some(age) = checkpoint_age {
         metrics.push(one(

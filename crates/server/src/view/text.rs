@@ -88,10 +88,14 @@ pub fn document(v: &DocumentView) -> String {
     for s in &v.novel_segments {
         out += &format!("  tokens {}-{}: \"{}\"\n", s.start_token, s.end_token, clip(&s.text, 100));
     }
-    out += &format!("near-duplicates of earlier documents ({}):\n", v.near_duplicates.len());
-    out += &near_dups(&v.near_duplicates);
-    out += &format!("quotations ({} sentences):\n", v.quotations.len());
-    out += &quotations(&v.quotations);
+    match &v.near_duplicates {
+        Some(near) => out += &format!("near-duplicates of earlier documents ({}):\n{}", near.len(), near_dups(near)),
+        None => out += "near-duplicates of earlier documents: off in this data directory\n",
+    }
+    match &v.quotations {
+        Some(quotes) => out += &format!("quotations ({} sentences):\n{}", quotes.len(), quotations(quotes)),
+        None => out += "quotations: off in this data directory\n",
+    }
     out
 }
 
@@ -174,7 +178,7 @@ pub fn list(rows: &[ListRow]) -> String {
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\n",
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}, quotations {}\n",
         v.documents,
         t.path,
         t.bytes,
@@ -206,6 +210,8 @@ pub fn stats(v: &StatsView) -> String {
         v.config,
         if v.propagate { "on" } else { "off" },
         if v.align { "on" } else { "off" },
+        if v.near_duplicates { "on" } else { "off" },
+        if v.quotations { "on" } else { "off" },
     );
     if let Some(d) = &v.daemon {
         out += &format!(

@@ -35,8 +35,10 @@ pub enum DataDirError {
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("turning origin propagation or alignment on or off changes the stored results: add --reanalyse")]
+    #[error("turning origin propagation, alignment, near-duplicates or quotations on or off changes the stored results: add --reanalyse")]
     NeedsReanalysis,
+    #[error("{feature} are {} in data directory {}; turning them {} changes the stored results:\n  textorigin rebuild --data {} --reanalyse --{flag} {}", on_off(!*on), dir.display(), on_off(*on), dir.display(), on_off(*on))]
+    FeatureSwitch { dir: PathBuf, feature: &'static str, flag: &'static str, on: bool },
     #[error("{0}")]
     InvalidParams(String),
     #[error(transparent)]
@@ -74,4 +76,12 @@ pub enum DataDirError {
         #[source]
         source: StoreError,
     },
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
 }

@@ -20,19 +20,24 @@ use crate::error::{IoContext, IoError};
 use crate::input::InputDoc;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::StoreError;
-use crate::storage::store::{Admit, DocMeta, DocumentWrite, NearDupWrite, Quotation, Store};
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::{DocResult, Engine};
-use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
-use textorigin_core::neardup::{self, NearDup, NearDupConfig};
-use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
-use textorigin_core::rabin::Rabin;
+use textorigin_core::index::{IndexShape, Indexes};
+use textorigin_core::neardup::{NearDup, NearDupConfig};
+use textorigin_core::quote::QuoteConfig;
 use textorigin_core::table::TableParams;
 
+mod analysis;
 mod error;
 mod rebuild;
+#[cfg(test)]
+mod tests;
+
+use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay};
+pub use analysis::{Prepared, Preparer};
 
 pub use error::{DataDirError, DocError};
 pub use rebuild::{RebuildOptions, Rebuilt};
@@ -49,12 +54,12 @@ pub struct Recovery {
 }
 
 /// What [`DataDir::query`] finds for a document: its result, its earlier
-/// near-duplicates and its quotations.
+/// near-duplicates and its quotations (None when the feature is off).
 #[derive(Debug, Clone)]
 pub struct QueryResult {
     pub result: DocResult,
-    pub near: Vec<NearDup>,
-    pub quotes: Vec<Quotation>,
+    pub near: Option<Vec<NearDup>>,
+    pub quotes: Option<Vec<Quotation>>,
 }
 
 /// An open data directory.
@@ -81,44 +86,6 @@ pub struct DataDir {
     latency: Latency,
     /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
     stage: Box<dyn TableStage>,
-}
-
-/// Seconds since `t`, restarting it.
-fn lap(t: &mut Instant) -> f64 {
-    let now = Instant::now();
-    let s = now.duration_since(*t).as_secs_f64();
-    *t = now;
-    s
-}
-
-/// A document's table-independent work, done before it is applied: tokens with their
-/// fingerprints, the selected shingles, the near-duplicate sketch and the sentences.
-/// Any thread can do it; the result is the same as on the applying thread.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    tokens: Vec<textorigin_core::text::Token>,
-    items: Vec<textorigin_core::select::Item>,
-    sketch: textorigin_core::neardup::Sketch,
-    sentences: Vec<textorigin_core::quote::Sentence>,
-}
-
-/// Prepares documents for one data directory's configuration (one per thread).
-#[derive(Clone)]
-pub struct Preparer {
-    engine: Engine,
-    nd_cfg: NearDupConfig,
-    nd_rabin: Rabin,
-}
-
-impl Preparer {
-    /// Tokenizes, fingerprints, selects, sketches and splits `text` into sentences.
-    pub fn prepare(&mut self, text: &str) -> Prepared {
-        let (tokens, items) = self.engine.prepare(text);
-        let sketch = neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin);
-        let sentences = quote::sentences(text, tokens);
-        let (tokens, items) = (tokens.to_vec(), items.to_vec());
-        Prepared { tokens, items, sketch, sentences }
-    }
 }
 
 type Result<T> = std::result::Result<T, DataDirError>;
@@ -201,73 +168,17 @@ fn settle_features(dir: &Path, store: &Store, overrides: &Overrides) -> Result<(
     Ok((nd_cfg, q_cfg))
 }
 
-/// Aligns the copied blocks of `result`, the engine's current document, against the
-/// stored texts of their origins ([`Engine::align`]).
-fn align(store: &Store, engine: &Engine, result: &mut DocResult) -> Result<()> {
-    let mut failed = None;
-    engine.align(result, |o| {
-        store.origin_text(engine, o).unwrap_or_else(|e| {
-            failed.get_or_insert(e);
-            None
-        })
-    });
-    failed.map_or(Ok(()), |e| Err(e.into()))
-}
-
-/// Replays stored document `seq` into `table`: the engine applies its text, and its
-/// words, sentence signatures and stored sketch's keys go into the derived indexes,
-/// exactly as when it was ingested. Returns the recomputed result.
-fn replay(
-    store: &Store,
-    engine: &mut Engine,
-    table: &mut TableFile,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
-    seq: u64,
-) -> Result<DocResult> {
-    let prepared = prepare_replay(store, engine, cfgs, seq)?;
-    apply_replay(store, engine, table, &mut Local::default(), cfgs, seq, prepared)
-}
-
-/// What [`replay`] reads and computes before the table: the stored text's tokens and
-/// selected shingles, and what the document adds to the derived indexes. Depends on
-/// the store only, so recovery prepares documents on several threads.
-struct ReplayPrepared {
-    tokens: Vec<textorigin_core::text::Token>,
-    items: Vec<textorigin_core::select::Item>,
-    add: IndexAdd,
-}
-
-fn prepare_replay(
-    store: &Store,
-    engine: &mut Engine,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
-    seq: u64,
-) -> Result<ReplayPrepared> {
-    let (nd_cfg, q_cfg, _) = cfgs;
-    let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
-    let (tokens, items) = engine.prepare(&text);
-    let sentences = quote::sentences(&text, tokens);
-    let (tokens, items) = (tokens.to_vec(), items.to_vec());
-    let nd_keys = store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default();
-    let add = IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys };
-    Ok(ReplayPrepared { tokens, items, add })
-}
-
-fn apply_replay(
-    store: &Store,
-    engine: &mut Engine,
-    table: &mut TableFile,
-    stage: &mut dyn TableStage,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
-    seq: u64,
-    prepared: ReplayPrepared,
-) -> Result<DocResult> {
-    let (_, q_cfg, shape) = cfgs;
-    engine.load_prepared(prepared.tokens, prepared.items);
-    let mut result = table_phases(stage, engine, table, seq, &mut StageTimes::default(), &mut Instant::now())?;
-    align(store, engine, &mut result)?;
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
-    Ok(result)
+/// An error naming the `rebuild` that switches a feature when `wanted` switches one
+/// that `stored` has otherwise.
+fn refuse_feature_switch(dir: &Path, stored: &Config, wanted: &Config) -> Result<()> {
+    let switch = |feature, flag, on| DataDirError::FeatureSwitch { dir: dir.to_path_buf(), feature, flag, on };
+    if stored.near_duplicates != wanted.near_duplicates {
+        return Err(switch("near-duplicates", "neardup", wanted.near_duplicates));
+    }
+    if stored.quotations != wanted.quotations {
+        return Err(switch("quotations", "quotes", wanted.quotations));
+    }
+    Ok(())
 }
 
 impl DataDir {
@@ -349,6 +260,7 @@ impl DataDir {
         let base = stored.clone().unwrap_or_default();
         let cfg = overrides.apply(&base)?;
         if let Some(stored) = &stored {
+            refuse_feature_switch(dir, stored, &cfg)?;
             if *stored != cfg {
                 return Err(DataDirError::ConfigDiffers {
                     dir: dir.to_path_buf(),
@@ -391,9 +303,8 @@ impl DataDir {
                 dir: dir.to_path_buf(),
             });
         }
-        let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let engine = Engine::new(cfg);
-        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        let preparer = Preparer::new(engine.clone(), nd_cfg.clone());
         Ok(DataDir {
             dir: dir.to_path_buf(),
             store: Arc::new(store),
@@ -418,11 +329,10 @@ impl DataDir {
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
         let table = TableFile::open(&table_path(dir), &table_params(&store, &cfg)?, false)?;
         let nd_cfg = store.neardup_config()?;
-        let nd_rabin = Rabin::new(nd_cfg.k as usize);
         let q_cfg = store.quote_config()?;
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
-        let preparer = Preparer { engine: engine.clone(), nd_cfg: nd_cfg.clone(), nd_rabin };
+        let preparer = Preparer::new(engine.clone(), nd_cfg.clone());
         Ok(DataDir {
             dir: dir.to_path_buf(),
             store: Arc::new(store),
@@ -517,7 +427,7 @@ impl DataDir {
         if u32::try_from(doc.text.len()).is_err() {
             return Err(DocError::TooLong(doc.source.clone()).into());
         }
-        if prepared.tokens.is_empty() {
+        if prepared.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
         let (start, before) = (Instant::now(), self.times);
@@ -536,7 +446,7 @@ impl DataDir {
         // Any failure may come after the table applied the document, which the store
         // then does not hold: the table is recovered before it takes another.
         let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
-        self.quote_capped += q.capped;
+        self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
         let meta = DocMeta {
             seq,
@@ -552,7 +462,8 @@ impl DataDir {
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })
             .and_then(|()| {
-                let write = DocumentWrite { meta: &meta, text: &doc.text, result: &result, nd: &nd, q: &q };
+                let write =
+                    DocumentWrite { meta: &meta, text: &doc.text, result: &result, nd: nd.as_ref(), q: q.as_ref() };
                 self.store.put_admitted_document(&write, admit)
             });
         self.times.store += lap(&mut t);
@@ -573,14 +484,14 @@ impl DataDir {
     /// near-duplicates (every verdict) and its quotations.
     pub fn query(&mut self, doc: &InputDoc) -> Result<QueryResult> {
         let seq = self.store.next_seq()?;
-        let Prepared { tokens, items, sketch, sentences } = self.preparer.prepare(&doc.text);
+        let (tokens, items, sketch, sentences) = self.preparer.prepare(&doc.text).into_parts();
         let indexes = Indexes::over(self.table.index_region(), self.shape);
-        let nd = self.store.near_dup_write(&self.nd_cfg, seq, sketch, &indexes)?;
-        let q = self.store.quote_write(&self.q_cfg, seq, sentences, &indexes)?;
+        let nd = sketch.map(|s| self.store.near_dup_write(&self.nd_cfg, seq, s, &indexes)).transpose()?;
+        let q = sentences.map(|s| self.store.quote_write(&self.q_cfg, seq, s, &indexes)).transpose()?;
         self.engine.load_prepared(tokens, items);
         let mut result = self.engine.query_prepared(&*self.table, seq);
         align(&self.store, &self.engine, &mut result)?;
-        Ok(QueryResult { result, near: nd.found, quotes: q.found })
+        Ok(QueryResult { result, near: nd.map(|nd| nd.found), quotes: q.map(|q| q.found) })
     }
 
     /// Quotation index entries within the radius that the per-probe cap left out, over
@@ -712,57 +623,4 @@ impl DataDir {
         table.close()?;
         Ok(Some(Recovery { from_checkpoint: from, replayed: last - from, mismatches }))
     }
-}
-
-/// Analyses document `seq` as ingestion does, against `table` and its derived indexes
-/// (filled by the documents before it), and adds it to both: near-duplicates,
-/// quotations, origins, then the index entries. Times each stage into `times`. The one
-/// path of live ingestion and of `rebuild --reanalyse`.
-#[allow(clippy::too_many_arguments)] // the parts of one data directory, borrowed apart; three call sites
-fn analyse(
-    store: &Store,
-    engine: &mut Engine,
-    table: &mut TableFile,
-    stage: &mut dyn TableStage,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
-    seq: u64,
-    prepared: Prepared,
-    times: &mut StageTimes,
-) -> Result<(DocResult, NearDupWrite, QuoteFind)> {
-    let (nd_cfg, q_cfg, shape) = cfgs;
-    let Prepared { tokens, items, sketch, sentences } = prepared;
-    let mut t = Instant::now();
-    let indexes = Indexes::over(table.index_region(), shape);
-    let nd = store.near_dup_write(nd_cfg, seq, sketch, &indexes)?;
-    times.neardup += lap(&mut t);
-    let q = store.quote_write(q_cfg, seq, sentences, &indexes)?;
-    times.quotes += lap(&mut t);
-    engine.load_prepared(tokens, items);
-    let mut result = table_phases(stage, engine, table, seq, times, &mut t)?;
-    crate::failpoint::hit("analyse.after-table")
-        .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
-    align(store, engine, &mut result)?;
-    times.align += lap(&mut t);
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(&q, nd.keys.clone()));
-    times.index += lap(&mut t);
-    Ok((result, nd, q))
-}
-
-/// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
-/// estimation here. Times them into `times` from `t`.
-fn table_phases(
-    stage: &mut dyn TableStage,
-    engine: &Engine,
-    table: &mut TableFile,
-    seq: u64,
-    times: &mut StageTimes,
-    t: &mut Instant,
-) -> Result<DocResult> {
-    let hits = stage.probe(engine, table, seq).map_err(DataDirError::Stage)?;
-    times.table += lap(t);
-    let estimate = engine.estimate(seq, &hits);
-    times.estimation += lap(t);
-    stage.score(engine, table, &engine.feedback(&estimate)).map_err(DataDirError::Stage)?;
-    times.table += lap(t);
-    Ok(estimate.result)
 }

@@ -6,7 +6,6 @@ use std::path::Path;
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
-use textorigin_core::rabin::Rabin;
 
 use super::{analyse, db_path, replay, table_path, DataDir, DataDirError, Preparer, Result, StageTimes};
 use crate::error::IoContext;
@@ -29,10 +28,14 @@ impl DataDir {
             index_bytes: opts.index_bytes,
             propagate: opts.propagate,
             align: opts.align,
+            near_duplicates: opts.near_duplicates,
+            quotations: opts.quotations,
             ..Overrides::default()
         }
         .apply(&stored)?;
-        if !opts.reanalyse && (cfg.propagate != stored.propagate || cfg.align != stored.align) {
+        let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations)
+            != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations);
+        if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
         }
         let (documents, differing) = Self::rebuild_into(dir, &store, &cfg, opts.reanalyse, &mut progress)?;
@@ -64,8 +67,7 @@ impl DataDir {
         let _ = std::fs::remove_file(&tmp);
         let mut table = TableFile::create(&tmp, &cfg.table_params())?;
         let mut engine = Engine::new(cfg.clone());
-        let mut preparer =
-            Preparer { engine: engine.clone(), nd_rabin: Rabin::new(nd_cfg.k as usize), nd_cfg: nd_cfg.clone() };
+        let mut preparer = Preparer::new(engine.clone(), nd_cfg.clone());
         if reanalyse {
             store.clear_later_near_dups()?;
         }
@@ -103,7 +105,7 @@ impl DataDir {
                 }
             }
             if let Some((result, nd, q)) = &analysed {
-                store.put_reanalysis(meta.seq, result, nd, q)?;
+                store.put_reanalysis(meta.seq, result, nd.as_ref(), q.as_ref())?;
             }
             applied += 1;
             progress(applied, total);
@@ -133,6 +135,10 @@ pub struct RebuildOptions {
     pub propagate: Option<bool>,
     /// Turn alignment on or off (only with `reanalyse`).
     pub align: Option<bool>,
+    /// Turn near-duplicate detection on or off (only with `reanalyse`).
+    pub near_duplicates: Option<bool>,
+    /// Turn quotation search on or off (only with `reanalyse`).
+    pub quotations: Option<bool>,
 }
 
 /// What `rebuild` did.

@@ -1,11 +1,11 @@
 //! The store: document metadata, texts and results in RocksDB.
 //!
-//! Schema version 6 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
+//! Schema version 8 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
 //!
 //! | column family | key | value |
 //! | --- | --- | --- |
 //! | `meta` | `schema_version` | u32 LE |
-//! | `meta` | `config` | version byte 1, postcard [`Config`](textorigin_core::config::Config) |
+//! | `meta` | `config` | version byte 1, postcard [`Config`](textorigin_core::config::Config) (schema 7 added `propagate` and `align`, schema 8 the feature switches `near_duplicates` and `quotations`) |
 //! | `meta` | `next_seq` | u64 LE: the sequence number the next document gets |
 //! | `meta` | `store_id` | u64 LE: the store's identity, carried by checkpoint slots (made on first write open; no schema change) |
 //! | `docs` | seq, u64 BE | version byte 1, postcard [`DocMeta`] |
@@ -73,7 +73,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -324,20 +324,39 @@ impl Store {
         if let Some(key) = admit.doc {
             self.add_document_admission(&mut b, key, seq);
         }
-        self.add_near_dups(&mut b, seq, doc.nd);
-        self.add_quotes(&mut b, seq, doc.q);
+        if let Some(nd) = doc.nd {
+            self.add_near_dups(&mut b, seq, nd);
+        }
+        if let Some(q) = doc.q {
+            self.add_quotes(&mut b, seq, q);
+        }
         self.add_document(&mut b, doc.meta, doc.text, doc.result);
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
         self.write(b, false)
     }
 
     /// Replaces the stored results of document `seq` by a re-analysis (`rebuild
-    /// --reanalyse`): its origins, near-duplicate verdicts and quotations, in one batch.
-    /// The caller has cleared `nd_later` first ([`Store::clear_later_near_dups`]).
-    pub fn put_reanalysis(&self, seq: u64, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
+    /// --reanalyse`): its origins, near-duplicate verdicts and quotations, in one batch
+    /// (a feature switched off, None, keeps nothing). The caller has
+    /// cleared `nd_later` first ([`Store::clear_later_near_dups`]).
+    pub fn put_reanalysis(
+        &self,
+        seq: u64,
+        result: &DocResult,
+        nd: Option<&NearDupWrite>,
+        q: Option<&QuoteFind>,
+    ) -> Result<()> {
+        // What an earlier analysis stored goes first: the new one may index other
+        // sentences, or none (the batch applies its writes in order).
         let mut b = WriteBatch::default();
-        self.add_near_dups(&mut b, seq, nd);
-        self.add_quotes(&mut b, seq, q);
+        self.delete_near_dups(&mut b, seq);
+        self.delete_quotes(&mut b, seq);
+        if let Some(nd) = nd {
+            self.add_near_dups(&mut b, seq, nd);
+        }
+        if let Some(q) = q {
+            self.add_quotes(&mut b, seq, q);
+        }
         b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode(result));
         self.write(b, false)
     }
@@ -354,8 +373,10 @@ pub struct DocumentWrite<'a> {
     pub meta: &'a DocMeta,
     pub text: &'a str,
     pub result: &'a DocResult,
-    pub nd: &'a NearDupWrite,
-    pub q: &'a QuoteFind,
+    /// None when near-duplicate detection is off: nothing is stored for it.
+    pub nd: Option<&'a NearDupWrite>,
+    /// None when quotation search is off.
+    pub q: Option<&'a QuoteFind>,
 }
 
 /// How often a read-only open is tried while a writer keeps changing the manifest.
@@ -391,7 +412,7 @@ mod tests {
     }
 
     fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
-        s.put_document(&DocumentWrite { meta, text, result, nd, q })
+        s.put_document(&DocumentWrite { meta, text, result, nd: Some(nd), q: Some(q) })
     }
 
     #[test]

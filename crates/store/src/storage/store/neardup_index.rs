@@ -65,6 +65,12 @@ impl Store {
         }
     }
 
+    /// Deletes document `seq`'s sketch and verdicts (before a re-analysis).
+    pub(super) fn delete_near_dups(&self, b: &mut WriteBatch, seq: u64) {
+        b.delete_cf(self.cf(CF_ND_SKETCH), seq_key(seq));
+        b.delete_cf(self.cf(CF_ND_RESULT), seq_key(seq));
+    }
+
     /// Deletes every near-duplicate verdict seen from the earlier document (before a
     /// re-analysis writes them anew).
     pub fn clear_later_near_dups(&self) -> Result<()> {

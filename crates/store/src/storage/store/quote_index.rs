@@ -87,6 +87,12 @@ impl Store {
         b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));
     }
 
+    /// Deletes document `seq`'s sentences and quotations (before a re-analysis).
+    pub(super) fn delete_quotes(&self, b: &mut WriteBatch, seq: u64) {
+        b.delete_range_cf(self.cf(CF_Q_SENT), sentence_key(seq, 0), sentence_key(seq + 1, 0));
+        b.delete_cf(self.cf(CF_Q_RESULT), seq_key(seq));
+    }
+
     /// The quotations recorded for document `seq`.
     pub fn quotations(&self, seq: u64) -> Result<Vec<Quotation>> {
         Ok(self

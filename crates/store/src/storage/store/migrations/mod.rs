@@ -9,6 +9,7 @@ mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
 mod v7_origin_options;
+mod v8_feature_switches;
 
 use rocksdb::WriteBatch;
 use serde::de::DeserializeOwned;
@@ -58,6 +59,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 6,
         what: "origin propagation and alignment in the config (off for an existing data directory)",
         run: v7_origin_options::run,
+    },
+    Migration {
+        from: 7,
+        what: "near-duplicate and quotation switches in the config (on for an existing data directory)",
+        run: v8_feature_switches::run,
     },
 ];
 

@@ -125,5 +125,9 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         index_bytes: old.index_bytes,
         propagate: false,
         align: false,
+        // Schema 8's feature switches, on as they were (written here in today's
+        // encoding, which the schema 8 step then finds already written).
+        near_duplicates: true,
+        quotations: true,
     })
 }

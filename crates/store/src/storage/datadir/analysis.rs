@@ -1,0 +1,224 @@
+//! The one path of a document's analysis, shared by ingestion, `query`, recovery and
+//! `rebuild`: preparation off the applying thread ([`Preparer`]), then near-duplicates,
+//! quotations, the table's phases and alignment ([`analyse`]), or the replay of a stored
+//! document ([`replay`]). A feature switched off (`Config::near_duplicates`,
+//! `Config::quotations`) is skipped at every step: nothing is computed, stored or
+//! indexed for it.
+
+use std::time::Instant;
+
+use super::{DataDirError, Result};
+use crate::storage::stage::{Local, TableStage};
+use crate::storage::store::{NearDupWrite, Store, StoreError};
+use crate::storage::table_file::TableFile;
+use crate::telemetry::StageTimes;
+use textorigin_core::config::Config;
+use textorigin_core::engine::{DocResult, Engine};
+use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
+use textorigin_core::neardup::{self, NearDupConfig};
+use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
+use textorigin_core::rabin::Rabin;
+
+/// Seconds since `t`, restarting it.
+pub(super) fn lap(t: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let s = now.duration_since(*t).as_secs_f64();
+    *t = now;
+    s
+}
+
+/// A document's table-independent work, done before it is applied: tokens with their
+/// fingerprints, the selected shingles, the near-duplicate sketch and the sentences
+/// (each None when its feature is off). Any thread can do it; the result is the same
+/// as on the applying thread.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    tokens: Vec<textorigin_core::text::Token>,
+    items: Vec<textorigin_core::select::Item>,
+    sketch: Option<textorigin_core::neardup::Sketch>,
+    sentences: Option<Vec<textorigin_core::quote::Sentence>>,
+}
+
+impl Prepared {
+    /// Whether the document has no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// Its parts, for [`super::DataDir::query`].
+    pub(super) fn into_parts(self) -> PreparedParts {
+        (self.tokens, self.items, self.sketch, self.sentences)
+    }
+}
+
+/// Tokens, selected shingles, sketch and sentences.
+pub(super) type PreparedParts = (
+    Vec<textorigin_core::text::Token>,
+    Vec<textorigin_core::select::Item>,
+    Option<textorigin_core::neardup::Sketch>,
+    Option<Vec<textorigin_core::quote::Sentence>>,
+);
+
+/// Prepares documents for one data directory's configuration (one per thread).
+#[derive(Clone)]
+pub struct Preparer {
+    engine: Engine,
+    nd_cfg: NearDupConfig,
+    nd_rabin: Rabin,
+}
+
+impl Preparer {
+    /// A preparer for `engine`'s configuration and the near-duplicate parameters.
+    pub(super) fn new(engine: Engine, nd_cfg: NearDupConfig) -> Preparer {
+        let nd_rabin = Rabin::new(nd_cfg.k as usize);
+        Preparer { engine, nd_cfg, nd_rabin }
+    }
+
+    /// Tokenizes, fingerprints and selects `text`; sketches it and splits it into
+    /// sentences where those features are on.
+    pub fn prepare(&mut self, text: &str) -> Prepared {
+        let (near_duplicates, quotations) = features(self.engine.config());
+        let (tokens, items) = self.engine.prepare(text);
+        let sketch = near_duplicates.then(|| neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin));
+        let sentences = quotations.then(|| quote::sentences(text, tokens));
+        let (tokens, items) = (tokens.to_vec(), items.to_vec());
+        Prepared { tokens, items, sketch, sentences }
+    }
+}
+
+/// Whether near-duplicate detection and quotation search are on.
+fn features(cfg: &Config) -> (bool, bool) {
+    (cfg.near_duplicates, cfg.quotations)
+}
+
+/// Aligns the copied blocks of `result`, the engine's current document, against the
+/// stored texts of their origins ([`Engine::align`]).
+pub(super) fn align(store: &Store, engine: &Engine, result: &mut DocResult) -> Result<()> {
+    let mut failed = None;
+    engine.align(result, |o| {
+        store.origin_text(engine, o).unwrap_or_else(|e| {
+            failed.get_or_insert(e);
+            None
+        })
+    });
+    failed.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// Replays stored document `seq` into `table`: the engine applies its text, and its
+/// words, sentence signatures and stored sketch's keys go into the derived indexes,
+/// exactly as when it was ingested. Returns the recomputed result.
+pub(super) fn replay(
+    store: &Store,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+) -> Result<DocResult> {
+    let prepared = prepare_replay(store, engine, cfgs, seq)?;
+    apply_replay(store, engine, table, &mut Local::default(), cfgs, seq, prepared)
+}
+
+/// What [`replay`] reads and computes before the table: the stored text's tokens and
+/// selected shingles, and what the document adds to the derived indexes. Depends on
+/// the store only, so recovery prepares documents on several threads.
+pub(super) struct ReplayPrepared {
+    tokens: Vec<textorigin_core::text::Token>,
+    items: Vec<textorigin_core::select::Item>,
+    add: IndexAdd,
+}
+
+pub(super) fn prepare_replay(
+    store: &Store,
+    engine: &mut Engine,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+) -> Result<ReplayPrepared> {
+    let (nd_cfg, q_cfg, _) = cfgs;
+    let (near_duplicates, quotations) = features(engine.config());
+    let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
+    let (tokens, items) = engine.prepare(&text);
+    let sentences = if quotations { quote::sentences(&text, tokens) } else { Vec::new() };
+    let (tokens, items) = (tokens.to_vec(), items.to_vec());
+    let nd_keys = match near_duplicates {
+        true => store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default(),
+        false => Vec::new(),
+    };
+    let add = IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys };
+    Ok(ReplayPrepared { tokens, items, add })
+}
+
+pub(super) fn apply_replay(
+    store: &Store,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    stage: &mut dyn TableStage,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+    prepared: ReplayPrepared,
+) -> Result<DocResult> {
+    let (_, q_cfg, shape) = cfgs;
+    engine.load_prepared(prepared.tokens, prepared.items);
+    let mut result = table_phases(stage, engine, table, seq, &mut StageTimes::default(), &mut Instant::now())?;
+    align(store, engine, &mut result)?;
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
+    Ok(result)
+}
+/// Analyses document `seq` as ingestion does, against `table` and its derived indexes
+/// (filled by the documents before it), and adds it to both: near-duplicates,
+/// quotations, origins, then the index entries. Times each stage into `times`. The one
+/// path of live ingestion and of `rebuild --reanalyse`.
+#[allow(clippy::too_many_arguments)] // the parts of one data directory, borrowed apart; three call sites
+pub(super) fn analyse(
+    store: &Store,
+    engine: &mut Engine,
+    table: &mut TableFile,
+    stage: &mut dyn TableStage,
+    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    seq: u64,
+    prepared: Prepared,
+    times: &mut StageTimes,
+) -> Result<Analysed> {
+    let (nd_cfg, q_cfg, shape) = cfgs;
+    let Prepared { tokens, items, sketch, sentences } = prepared;
+    let mut t = Instant::now();
+    let indexes = Indexes::over(table.index_region(), shape);
+    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, &indexes)).transpose()?;
+    times.neardup += lap(&mut t);
+    let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, &indexes)).transpose()?;
+    times.quotes += lap(&mut t);
+    times.sketches += u64::from(nd.is_some());
+    times.quote_searches += u64::from(q.is_some());
+    engine.load_prepared(tokens, items);
+    let mut result = table_phases(stage, engine, table, seq, times, &mut t)?;
+    crate::failpoint::hit("analyse.after-table")
+        .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
+    align(store, engine, &mut result)?;
+    times.align += lap(&mut t);
+    let nd_keys = nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default();
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(q.as_ref(), nd_keys));
+    times.index += lap(&mut t);
+    Ok((result, nd, q))
+}
+
+/// A document's analysis: its result, and its near-duplicate and quotation findings
+/// (None when the feature is off).
+pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>);
+
+/// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
+/// estimation here. Times them into `times` from `t`.
+pub(super) fn table_phases(
+    stage: &mut dyn TableStage,
+    engine: &Engine,
+    table: &mut TableFile,
+    seq: u64,
+    times: &mut StageTimes,
+    t: &mut Instant,
+) -> Result<DocResult> {
+    let hits = stage.probe(engine, table, seq).map_err(DataDirError::Stage)?;
+    times.table += lap(t);
+    let estimate = engine.estimate(seq, &hits);
+    times.estimation += lap(t);
+    stage.score(engine, table, &engine.feedback(&estimate)).map_err(DataDirError::Stage)?;
+    times.table += lap(t);
+    Ok(estimate.result)
+}

@@ -1,0 +1,126 @@
+//! The feature switches (issue 23): a feature switched off does no work, stores and
+//! indexes nothing, and leaves the origins as they are; `rebuild --reanalyse` turns it
+//! on and gives what a data directory that always had it holds.
+
+use std::path::Path;
+
+use textorigin_core::config::Overrides;
+
+use super::{DataDir, DataDirError, RebuildOptions};
+use crate::input::InputDoc;
+
+/// Documents with a near-duplicate (#2 of #1, one word changed) and a quotation (#3
+/// quotes a sentence of #1).
+fn corpus() -> Vec<InputDoc> {
+    let first = "The council approved the new bridge over the river on Monday after a long debate about its cost. \
+                 Engineers expect the work to take two years and to close the old crossing for a month. \
+                 Residents of the east bank asked for a ferry while the crossing is closed.";
+    let second = first.replace("Monday", "Tuesday");
+    let third = "In other news, the bakery on Main Street reopened. \
+                 Engineers expect the work to take two years and to close the old crossing for a month. \
+                 The mayor did not comment on the schedule of the works.";
+    [first, &second, third]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| InputDoc {
+            name: format!("d{i}"),
+            source: format!("d{i}"),
+            text: t.to_string(),
+            url: None,
+            published_at: None,
+            warnings: Vec::new(),
+            message_id: None,
+            in_reply_to: Vec::new(),
+        })
+        .collect()
+}
+
+fn ingest_all(dir: &Path, overrides: &Overrides) -> DataDir {
+    let mut dd = DataDir::open_write(dir, overrides).unwrap();
+    for doc in corpus() {
+        dd.ingest(&doc).unwrap();
+    }
+    dd
+}
+
+fn small(near_duplicates: bool, quotations: bool) -> Overrides {
+    Overrides {
+        table_bytes: Some(64 << 10),
+        index_bytes: Some(8 << 20),
+        near_duplicates: Some(near_duplicates),
+        quotations: Some(quotations),
+        ..Overrides::default()
+    }
+}
+
+#[test]
+fn a_feature_switched_off_does_no_work_and_stores_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let on = ingest_all(&tmp.path().join("on"), &small(true, true));
+    let times = on.stage_times();
+    assert_eq!((times.sketches, times.quote_searches), (3, 3));
+    let idx = on.indexes().stats();
+    assert!(idx.nd_inserts > 0 && idx.sig_inserts > 0 && idx.df_inserts > 0, "{idx:?}");
+    assert!(on.store().near_dups(2).unwrap().iter().any(|d| d.seq == 1), "#2 is a near-duplicate of #1");
+    assert!(!on.store().quotations(3).unwrap().is_empty(), "#3 quotes #1");
+
+    for (nd, q) in [(false, true), (true, false), (false, false)] {
+        let dd = ingest_all(&tmp.path().join(format!("{nd}-{q}")), &small(nd, q));
+        let times = dd.stage_times();
+        assert_eq!((times.sketches, times.quote_searches), (3 * u64::from(nd), 3 * u64::from(q)));
+        let idx = dd.indexes().stats();
+        assert_eq!(idx.nd_inserts > 0, nd, "{idx:?}");
+        assert_eq!((idx.sig_inserts > 0, idx.df_inserts > 0), (q, q), "{idx:?}");
+        for seq in 1..=3 {
+            let s = dd.store();
+            assert_eq!(s.sketch(seq).unwrap().is_some(), nd);
+            assert_eq!(
+                s.result(seq).unwrap(),
+                on.store().result(seq).unwrap(),
+                "origins do not depend on the switches"
+            );
+            if !q {
+                assert!(s.quotations(seq).unwrap().is_empty());
+            }
+        }
+        dd.close().unwrap();
+    }
+    on.close().unwrap();
+}
+
+#[test]
+fn switching_a_feature_needs_a_reanalysis_which_gives_what_it_always_had() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (off, on) = (tmp.path().join("off"), tmp.path().join("on"));
+    ingest_all(&off, &small(false, false)).close().unwrap();
+    let err = DataDir::open_write(&off, &Overrides { near_duplicates: Some(true), ..Overrides::default() });
+    assert!(matches!(err, Err(DataDirError::FeatureSwitch { on: true, .. })), "{:?}", err.err());
+    assert!(matches!(
+        DataDir::rebuild(&off, RebuildOptions { quotations: Some(true), ..RebuildOptions::default() }, |_, _| {}),
+        Err(DataDirError::NeedsReanalysis)
+    ));
+    let opts = RebuildOptions {
+        reanalyse: true,
+        near_duplicates: Some(true),
+        quotations: Some(true),
+        ..RebuildOptions::default()
+    };
+    DataDir::rebuild(&off, opts, |_, _| {}).unwrap();
+    ingest_all(&on, &small(true, true)).close().unwrap();
+    let (a, b) = (DataDir::open_read(&off).unwrap(), DataDir::open_read(&on).unwrap());
+    assert_eq!(a.config(), b.config());
+    for seq in 1..=3 {
+        assert_eq!(a.store().near_dups(seq).unwrap(), b.store().near_dups(seq).unwrap());
+        assert_eq!(a.store().quotations(seq).unwrap(), b.store().quotations(seq).unwrap());
+        assert_eq!(a.store().sketch(seq).unwrap(), b.store().sketch(seq).unwrap());
+    }
+    assert_eq!(a.indexes().digest(), b.indexes().digest());
+    assert_eq!(a.table().digest(), b.table().digest());
+    // And off again: the stored findings go.
+    drop(a);
+    let opts = RebuildOptions { reanalyse: true, quotations: Some(false), ..RebuildOptions::default() };
+    DataDir::rebuild(&off, opts, |_, _| {}).unwrap();
+    let a = DataDir::open_read(&off).unwrap();
+    assert!(a.store().quotations(3).unwrap().is_empty());
+    assert!(!a.store().near_dups(2).unwrap().is_empty());
+}
