@@ -2,18 +2,19 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use textorigin_core::config::Config;
-use textorigin_eval::{bench, endtoend};
+use textorigin_eval::{bench, endtoend, fill};
 
 use crate::args::ConfigArgs;
 
 /// Measure throughput on a corpus: MB/s through tokenize+fingerprint+select, and
 /// table operations per second on a table far larger than the CPU caches; with
 /// --end-to-end, the whole ingestion (every feature, the store) with the share of time
-/// per stage.
+/// per stage; with --checkpoints, what a checkpoint, a flush and the disk cost as a
+/// table of the configured size fills (no corpus needed).
 #[derive(clap::Args)]
 pub struct Args {
     /// Corpus: files or directories in any input format.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "checkpoints", value_name = "PATH")]
     corpus: Vec<PathBuf>,
     #[command(flatten)]
     flags: ConfigArgs,
@@ -21,6 +22,10 @@ pub struct Args {
     /// table size; default 256 MiB): MB/s, documents/s and seconds per stage.
     #[arg(long)]
     end_to_end: bool,
+    /// Measure checkpoints, flushes and disk use at 1%, 25% and 100% fill of a table
+    /// of the configured sizes, filled with random fingerprints (no corpus).
+    #[arg(long, conflicts_with = "end_to_end")]
+    checkpoints: bool,
     /// Directory for the temporary table file (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
@@ -29,6 +34,12 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
+    if a.checkpoints {
+        let tmp = tempfile::tempdir_in(a.dir.as_deref().unwrap_or(&std::env::temp_dir()))?;
+        let cfg = a.flags.typed()?.apply(&Config::default())?;
+        let r = fill::run(&cfg, tmp.path(), |what| eprintln!("{what} ..."))?;
+        return a.format.print(&r, fill::text);
+    }
     if a.end_to_end {
         let tmp = tempfile::tempdir_in(a.dir.as_deref().unwrap_or(&std::env::temp_dir()))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -70,6 +70,7 @@ fn a_crash_at_every_failpoint_recovers_to_the_uncrashed_state() {
         "admit.after-commit",
         "spool.after-sync",
         "spool.after-unlink",
+        "checkpoint.between-writes",
         "checkpoint.after-copy",
         "checkpoint.after-meta",
     ] {
@@ -378,6 +379,50 @@ fn the_clean_flag_is_written_only_after_the_buckets() {
     ok(&dir, &["rebuild"]);
     assert_eq!(digest(&dir), digest(reference.path()));
     assert_eq!(ok(&dir, &["export"]), ok(reference.path(), &["export"]));
+}
+
+/// Issue 23: the table file is sparse and a flush writes only the chunks that changed.
+/// A crash between two of those writes (at close, of `ingest` and of the daemon) leaves
+/// a partly written file still marked in use: `ingest` refuses it until `rebuild`, the
+/// daemon recovers it from its checkpoint; both end like an uninterrupted run.
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_crash_between_the_writes_of_a_flush_leaves_a_table_that_is_recovered() {
+    let (_corpus, files, reference) = with_reference(30);
+    let want = (export_without_sources(reference.path()), digest(reference.path()));
+    let data = tempfile::tempdir().unwrap();
+    let control = data.path().join("failpoints");
+    std::fs::write(&control, "table.flush.between-writes=abort\n").unwrap();
+    let dir = data.path().join("ingest");
+    let out = bin()
+        .arg("ingest")
+        .arg("--data")
+        .arg(&dir)
+        .args(["--table-size", "32KiB"])
+        .args(&files)
+        .env("TEXTORIGIN_FAILPOINTS", &control)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the failpoint must abort the flush at close");
+    let again = run(&dir, &["ingest", files[0].to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not closed cleanly"));
+    ok(&dir, &["rebuild"]);
+    assert_eq!((export_without_sources(&dir), digest(&dir)), want);
+
+    let dir = data.path().join("daemon");
+    let daemon = Daemon::small(&dir, 7, Some(&control));
+    drop_into_spool(&dir, &files[..20]);
+    wait_drained(&dir, 20);
+    daemon.signal("TERM"); // closing flushes the table: it aborts between two writes
+    let status = daemon.wait_exit(60);
+    assert!(!status.success(), "the failpoint must abort the daemon's close");
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::small(&dir, 7, Some(&control));
+    drop_into_spool(&dir, &files[20..]);
+    wait_drained(&dir, 30);
+    daemon.stop();
+    assert_eq!((export_without_sources(&dir), digest(&dir)), want);
+    assert!(run(&dir, &["check"]).status.success());
 }
 
 /// A small real file system (tmpfs), mounted by the test; skipped with a message where

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod daemon;
 pub mod endtoend;
+pub mod fill;
 pub mod neardup;
 pub mod origin;
 pub mod planted;
@@ -30,6 +31,8 @@ pub enum EvalError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Table(#[from] TableError),
+    #[error(transparent)]
+    Checkpoint(#[from] textorigin_store::storage::checkpoint::CheckpointError),
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(transparent)]

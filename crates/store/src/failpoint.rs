@@ -11,8 +11,10 @@
 //!
 //! Points: `admit.before-commit` and `admit.after-commit` (around a document's batch),
 //! `spool.after-sync` (after the group-commit fsync, before files leave `new/`),
-//! `spool.after-unlink` (before the directory fsync), `checkpoint.after-copy` (slot
-//! copied, meta not yet written), `checkpoint.after-meta`, and `store.write` (the
+//! `spool.after-unlink` (before the directory fsync), `checkpoint.between-writes`
+//! (between two chunk writes into a slot), `checkpoint.after-copy` (slot copied, meta
+//! not yet written), `checkpoint.after-meta`, `table.flush.between-writes` (between two
+//! chunk writes of the table file's flush), and `store.write` (the
 //! document batch itself; use `error` to simulate a full disk), `store.sync` (the group
 //! commit's fsync; `error` simulates a failed fsync), `parse` (a parser
 //! thread, before it reads a file; use `panic`), `read:NAME` (reading the spool file

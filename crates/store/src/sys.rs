@@ -1,11 +1,14 @@
 //! The only `unsafe` code of the workspace, each use with its argument
-//! (`docs/ARCHITECTURE.md`, Safety): mapping the table file, preallocating it, the
-//! prefetch hint, and the SIGPIPE disposition of the command line.
+//! (`docs/ARCHITECTURE.md`, Safety): mapping the table file, finding and punching its
+//! holes, the prefetch hint, and the SIGPIPE disposition of the
+//! command line.
 #![allow(unsafe_code)]
 
 use std::fs::File;
 
 use memmap2::{Mmap, MmapMut};
+
+use crate::storage::dirty::Dirty;
 
 /// A table file's bytes: a read-only mapping of the file (readers), or the writer's
 /// copy in process memory.
@@ -17,7 +20,9 @@ use memmap2::{Mmap, MmapMut};
 /// visited at random that was most of the table's time (measured on 3,000 mail
 /// messages: the table stage 0.72 s, 0.05 s in memory). Recovery never reads the table
 /// file of a writer that died (it restores a checkpoint slot), so the file only has to
-/// be right when the writer flushes: at a checkpoint and when it closes.
+/// be right when the writer flushes: at a checkpoint and when it closes. Only what
+/// changed is written back ([`Dirty`]); a new table file is sparse, so its disk use and
+/// the cost of reading it back follow what was written to it.
 pub enum Map {
     Ro(Mmap),
     Rw(Owned),
@@ -27,8 +32,8 @@ pub enum Map {
 pub struct Owned {
     mem: MmapMut,
     file: File,
-    /// Bytes after the header were changed since the last write-back.
-    dirty: bool,
+    /// The chunks changed since the file, and each checkpoint slot, were last written.
+    dirty: Dirty,
 }
 
 impl Map {
@@ -40,7 +45,9 @@ impl Map {
     }
 
     /// The writer's copy of `file`: its first `header` bytes always read, the rest only
-    /// when `zero_body` is false (a table that never applied a document is zero there).
+    /// when `zero_body` is false (a table that never applied a document is zero there),
+    /// and then only where the file has data (its holes are zero in memory too, pages
+    /// never touched).
     pub fn read_write(file: &File, header: usize, zero_body: impl FnOnce(&[u8]) -> bool) -> std::io::Result<Map> {
         use std::os::unix::fs::FileExt;
         let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
@@ -49,10 +56,14 @@ impl Map {
         let _ = mem.advise(memmap2::Advice::HugePage);
         let header = header.min(len);
         file.read_exact_at(&mut mem[..header], 0)?;
+        let mut loaded = std::iter::once(0..header).collect::<Vec<_>>();
         if !zero_body(&mem[..header]) {
-            file.read_exact_at(&mut mem[header..], header as u64)?;
+            for r in data_ranges(file, header, len)? {
+                file.read_exact_at(&mut mem[r.clone()], r.start as u64)?;
+                loaded.push(r);
+            }
         }
-        Ok(Map::Rw(Owned { mem, file: file.try_clone()?, dirty: false }))
+        Ok(Map::Rw(Owned { mem, file: file.try_clone()?, dirty: Dirty::new(len, &loaded) }))
     }
 
     pub fn bytes(&self) -> &[u8] {
@@ -62,22 +73,28 @@ impl Map {
         }
     }
 
-    /// All the bytes, for writing: marks the body changed.
-    pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+    /// The bytes in `r`, for writing: marks them changed.
+    #[inline]
+    pub fn range_mut(&mut self, r: std::ops::Range<usize>) -> Option<&mut [u8]> {
         match self {
             Map::Ro(_) => None,
             Map::Rw(o) => {
-                o.dirty = true;
-                Some(&mut o.mem)
+                o.dirty.mark(r.clone());
+                Some(&mut o.mem[r])
             }
         }
     }
 
     /// The first `n` bytes (the header), for writing.
     pub fn header_mut(&mut self, n: usize) -> Option<&mut [u8]> {
+        self.range_mut(0..n)
+    }
+
+    /// The writer's copy with what changed in it (for a checkpoint), None for a reader.
+    pub fn tracked(&mut self) -> Option<(&[u8], &mut Dirty)> {
         match self {
             Map::Ro(_) => None,
-            Map::Rw(o) => Some(&mut o.mem[..n]),
+            Map::Rw(o) => Some((&o.mem, &mut o.dirty)),
         }
     }
 
@@ -101,16 +118,21 @@ impl Map {
     }
 
     /// Writes the writer's copy back to the file (the first `header` bytes, and the
-    /// rest when it changed) and syncs it (fdatasync).
+    /// chunks changed since the last write-back) and syncs it (fdatasync).
     pub fn flush(&mut self, header: usize) -> std::io::Result<()> {
         match self {
             Map::Ro(_) => Ok(()),
             Map::Rw(o) => {
                 use std::os::unix::fs::FileExt;
-                let n = if o.dirty { o.mem.len() } else { header.min(o.mem.len()) };
-                o.file.write_all_at(&o.mem[..n], 0)?;
+                o.dirty.mark(0..header.min(o.mem.len()));
+                for (i, r) in o.dirty.file_ranges().into_iter().enumerate() {
+                    if i > 0 {
+                        crate::failpoint::hit("table.flush.between-writes")?;
+                    }
+                    o.file.write_all_at(&o.mem[r.clone()], r.start as u64)?;
+                }
                 o.file.sync_data()?;
-                o.dirty = false;
+                o.dirty.file_written();
                 Ok(())
             }
         }
@@ -129,17 +151,62 @@ impl Map {
     }
 }
 
-/// Reserves the file's blocks so that writes through the mapping cannot hit a full disk
-/// (a sparse mapped file turns a full disk into SIGBUS).
-pub fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
+/// The byte ranges of `file` within `from..to` that hold data (not holes), by
+/// `lseek(SEEK_DATA/SEEK_HOLE)`; the whole range on a file system without holes.
+pub fn data_ranges(file: &File, from: usize, to: usize) -> std::io::Result<Vec<std::ops::Range<usize>>> {
     use std::os::fd::AsRawFd;
-    let len = libc::off_t::try_from(len).map_err(|_| std::io::Error::other("table size too large"))?;
+    let seek = |at: usize, whence: libc::c_int| -> std::io::Result<Option<usize>> {
+        let at = libc::off_t::try_from(at).map_err(std::io::Error::other)?;
+        // SAFETY: plain syscall on an owned, open descriptor; it moves only the file
+        // offset, which no reader of this descriptor relies on (reads are positioned).
+        let r = unsafe { libc::lseek(file.as_raw_fd(), at, whence) };
+        if r >= 0 {
+            return Ok(Some(r as usize));
+        }
+        match std::io::Error::last_os_error() {
+            e if e.raw_os_error() == Some(libc::ENXIO) => Ok(None), // no data after `at`
+            e => Err(e),
+        }
+    };
+    let mut out = Vec::new();
+    let mut at = from;
+    while at < to {
+        let start = match seek(at, libc::SEEK_DATA) {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && out.is_empty() => {
+                return Ok(std::iter::once(from..to).collect())
+            }
+            Err(e) => return Err(e),
+        };
+        if start >= to {
+            break;
+        }
+        let end = seek(start, libc::SEEK_HOLE)?.unwrap_or(to).min(to);
+        out.push(start..end);
+        at = end;
+    }
+    Ok(out)
+}
+
+/// Makes `range` of `file` a hole (reads give zeros; no blocks held), or writes zeros
+/// there on a file system that cannot punch holes.
+pub fn punch_hole(file: &File, range: std::ops::Range<u64>) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
+    let off = |x: u64| libc::off_t::try_from(x).map_err(std::io::Error::other);
+    let (at, len) = (off(range.start)?, off(range.end - range.start)?);
     // SAFETY: plain syscall on an owned, open descriptor.
-    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) };
-    match rc {
-        0 => Ok(()),
-        libc::EOPNOTSUPP | libc::EINVAL => file.set_len(len as u64), // filesystems without fallocate
-        e => Err(std::io::Error::from_raw_os_error(e)),
+    let rc =
+        unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, at, len) };
+    if rc == 0 {
+        return Ok(());
+    }
+    match std::io::Error::last_os_error() {
+        e if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)) => {
+            file.write_all_at(&vec![0; (range.end - range.start) as usize], range.start)
+        }
+        e => Err(e),
     }
 }
 

@@ -45,6 +45,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::hash::mix;
 use crate::neardup::{self, NearDupConfig, Sketch};
 use crate::quote::{self, QuoteConfig, QuoteFind};
+use crate::table::RangeMut;
 
 /// Bytes of the counters page in front of the sections.
 pub const INDEX_HEADER_BYTES: usize = 4096;
@@ -407,15 +408,20 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     }
 }
 
-impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        let n = self.shape.bytes;
-        &mut self.mem.as_mut()[..n]
+impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
+    /// The bytes in `at..at + len`, for writing (within the region's `shape.bytes`).
+    fn range_mut(&mut self, at: usize, len: usize) -> &mut [u8] {
+        assert!(at + len <= self.shape.bytes, "index write out of the region");
+        self.mem.range_mut(at..at + len)
+    }
+
+    fn set(&mut self, at: usize, v: u64) {
+        put(self.range_mut(at, 8), 0, v);
     }
 
     fn bump(&mut self, at: usize, by: u64) {
         let v = self.counter(at) + by;
-        put(self.bytes_mut(), at, v);
+        self.set(at, v);
     }
 
     /// Adds document `seq` (after every earlier one): counts its words, indexes its
@@ -425,7 +431,7 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
         self.touch(add.words.iter().map(|&w| self.df_bucket(w)));
         for &w in &add.words {
             let at = self.df_bucket(w);
-            let bucket = &mut self.bytes_mut()[at..at + DF_BUCKET * ENTRY];
+            let bucket = self.range_mut(at, DF_BUCKET * ENTRY);
             // One pass: the word's entry, else how many are occupied and the first of the
             // lowest count (the one a full bucket evicts).
             let (mut occupied, mut lowest) = (0, (u64::MAX, 0));
@@ -472,7 +478,7 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
                         .find(|&at| !full(&self.bytes()[at..at + len]))
                         .unwrap_or(home);
                     sig_new += 1;
-                    sig_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + len], sig, packed));
+                    sig_evicted += u64::from(push_queue(self.range_mut(at, len), sig, packed));
                 }
             }
         }
@@ -481,10 +487,10 @@ impl<M: AsRef<[u8]> + AsMut<[u8]>> Indexes<M> {
         for &k in &add.nd_keys {
             let at = self.nd_bucket(k);
             nd_new += 1;
-            nd_evicted += u64::from(push_queue(&mut self.bytes_mut()[at..at + ND_BUCKET * ENTRY], k, seq));
+            nd_evicted += u64::from(push_queue(self.range_mut(at, ND_BUCKET * ENTRY), k, seq));
         }
         self.bump(C_DOCS, 1);
-        put(self.bytes_mut(), C_LAST_SEQ, seq);
+        self.set(C_LAST_SEQ, seq);
         self.bump(C_DF_INSERTS, df_new);
         self.bump(C_DF_EVICTIONS, df_evicted);
         self.bump(C_SIG_INSERTS, sig_new);

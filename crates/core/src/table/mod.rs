@@ -253,16 +253,34 @@ pub fn bucket_count(bytes: u64, entries: u32) -> u64 {
     bytes.saturating_sub(HEADER_BYTES as u64) / (ENTRY_BYTES as u64 * u64::from(entries))
 }
 
-/// The bytes the buckets live in, bucket after bucket, at least
-/// `buckets · entries · ENTRY_BYTES` long.
-pub trait BucketMemory {
-    /// The bucket bytes.
-    fn bytes(&self) -> &[u8];
-    /// The bucket bytes, for writing.
+/// Bytes written range by range, so that their owner knows which ones changed (a table
+/// file writes back only those: `textorigin_store::storage::table_file`).
+pub trait RangeMut {
+    /// The bytes in `r`, for writing.
     ///
     /// # Panics
-    /// May panic when the memory is read-only (a table file opened for reading).
-    fn bytes_mut(&mut self) -> &mut [u8];
+    /// When `r` is out of bounds; may panic when the memory is read-only (a table file
+    /// opened for reading).
+    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8];
+}
+
+impl RangeMut for Vec<u8> {
+    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8] {
+        &mut self[r]
+    }
+}
+
+impl RangeMut for &mut [u8] {
+    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8] {
+        &mut self[r]
+    }
+}
+
+/// The bytes the buckets live in, bucket after bucket, at least
+/// `buckets · entries · ENTRY_BYTES` long; written through [`RangeMut`].
+pub trait BucketMemory: RangeMut {
+    /// The bucket bytes.
+    fn bytes(&self) -> &[u8];
     /// Hints the CPU to fetch the cache line holding byte `at` (a lookup is coming).
     /// Only a hint: the default does nothing.
     #[inline]
@@ -273,9 +291,6 @@ pub trait BucketMemory {
 
 impl BucketMemory for Vec<u8> {
     fn bytes(&self) -> &[u8] {
-        self
-    }
-    fn bytes_mut(&mut self) -> &mut [u8] {
         self
     }
 }
@@ -409,7 +424,7 @@ impl<M: BucketMemory> Table<M> {
     /// The bytes of the buckets in `r`, for writing.
     pub fn range_bytes_mut(&mut self, r: std::ops::Range<u64>) -> &mut [u8] {
         let len = self.bucket_bytes();
-        &mut self.mem.bytes_mut()[r.start as usize * len..r.end as usize * len]
+        self.mem.range_mut(r.start as usize * len..r.end as usize * len)
     }
 
     fn bucket_bytes(&self) -> usize {
@@ -433,7 +448,7 @@ impl<M: BucketMemory> Table<M> {
     fn bucket_mut(&mut self, b: u64) -> &mut [u8] {
         let len = self.bucket_bytes();
         let at = b as usize * len;
-        &mut self.mem.bytes_mut()[at..at + len]
+        self.mem.range_mut(at..at + len)
     }
 
     /// Hints the CPU to fetch the bucket of `fp` (tags and eviction bytes: 3·B bytes,

@@ -1,27 +1,32 @@
-//! Checkpoints of the table: two slots (A/B), each a full copy of the table file plus a
+//! Checkpoints of the table: two slots (A/B), each a copy of the table file plus a
 //! small meta file, so that a crash at any instant leaves at least one valid slot.
 //!
 //! Protocol (`docs/table-format.md`, "Checkpoints"), at a document boundary C (the table's last applied sequence number):
 //! 1. the store's log is fsynced: every result up to C is durable;
 //! 2. the table's counters are written into its header, and the writer's copy of the
 //!    table (its memory, `crate::sys::Map`) is written into slot `g mod 2` (g = the
-//!    new generation), which is preallocated, and the slot is fdatasynced (the table
-//!    file itself is written only when the writer closes);
+//!    new generation), and the slot is fdatasynced (the table file itself is written
+//!    only when the writer flushes or closes). Only the chunks changed since this
+//!    process last wrote that slot are written (`storage::dirty`); a slot it has not
+//!    written yet is made anew, sparse, from every chunk ever written;
 //! 3. the slot's meta file (at most 64 bytes: magic, version, generation, C, the
 //!    slot's length and xxh3-64 of its bytes, a checksum of the meta) is written in
 //!    place and fdatasynced. Only now is C a recovery point; the other slot still holds
 //!    generation g − 1.
 //!
 //! A slot is valid when its meta checksum holds and its bytes hash to the recorded
-//! value. Recovery takes the valid slot with the highest generation.
+//! value (the chunked hash of `storage::dirty::image_hash`). Recovery takes the valid
+//! slot with the highest generation.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{IoContext, IoError};
+use crate::storage::dirty::{self, ChunkHasher, Dirty};
 
 /// Why a checkpoint could not be written, verified or restored.
 #[derive(Debug, thiserror::Error)]
@@ -41,14 +46,24 @@ type Result<T> = std::result::Result<T, CheckpointError>;
 pub trait Storage {
     /// The whole content of a file.
     fn read(&self, path: &Path) -> std::io::Result<Vec<u8>>;
-    /// Length and xxh3-64 of a file's content.
+    /// Length and chunked hash ([`dirty::image_hash`]) of a file's content.
     fn hash(&self, path: &Path) -> std::io::Result<(u64, u64)> {
         let b = self.read(path)?;
-        Ok((b.len() as u64, xxh3_64(&b)))
+        Ok((b.len() as u64, dirty::image_hash([&b[..]])))
     }
-    /// Writes `parts`, one after the other, over `to` (in place, preallocated); returns
-    /// their length and xxh3-64.
-    fn put(&self, to: &Path, parts: &[&[u8]]) -> std::io::Result<(u64, u64)>;
+    /// The length of a file.
+    fn len(&self, path: &Path) -> std::io::Result<u64> {
+        Ok(self.read(path)?.len() as u64)
+    }
+    /// Writes `ranges` (offset, bytes, in ascending order) of an image of `len` bytes
+    /// into `to`: over its content, or, when `fresh`, over zeros (holes punched between
+    /// the ranges; a file of another length made anew, sparse). A file of the right
+    /// length is never truncated: a reader (`query`) may have it mapped.
+    fn put(&self, to: &Path, len: u64, fresh: bool, ranges: &[(u64, &[u8])]) -> std::io::Result<()>;
+    /// Zeroes a file, keeping its length (a slot whose copy failed: it is invalid, and
+    /// must not hold disk space that a full disk needs; a reader may map it, so it is
+    /// never truncated).
+    fn discard(&self, path: &Path) -> std::io::Result<()>;
     /// Overwrites the start of a file with `bytes`.
     fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
     /// fdatasync.
@@ -68,7 +83,7 @@ impl Storage for RealFs {
 
     fn hash(&self, path: &Path) -> std::io::Result<(u64, u64)> {
         let mut f = File::open(path)?;
-        let mut h = Xxh3::new();
+        let mut h = ChunkHasher::default();
         let mut buf = vec![0u8; 1 << 20];
         let mut len = 0u64;
         loop {
@@ -82,17 +97,38 @@ impl Storage for RealFs {
         Ok((len, h.digest()))
     }
 
-    fn put(&self, to: &Path, parts: &[&[u8]]) -> std::io::Result<(u64, u64)> {
+    fn len(&self, path: &Path) -> std::io::Result<u64> {
+        Ok(std::fs::metadata(path)?.len())
+    }
+
+    fn discard(&self, path: &Path) -> std::io::Result<()> {
+        let f = OpenOptions::new().write(true).open(path)?;
+        let len = f.metadata()?.len();
+        crate::sys::punch_hole(&f, 0..len)
+    }
+
+    fn put(&self, to: &Path, len: u64, fresh: bool, ranges: &[(u64, &[u8])]) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
-        let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
-        let dst = reserved(to, len)?;
-        let (mut at, mut h) = (0u64, Xxh3::new());
-        for p in parts {
-            dst.write_all_at(p, at)?;
-            h.update(p);
-            at += p.len() as u64;
+        let dst = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(to)?;
+        if dst.metadata()?.len() != len {
+            dst.set_len(0)?;
+            dst.set_len(len)?;
+        } else if fresh {
+            let mut at = 0;
+            for &(start, bytes) in ranges.iter().chain([(len, &[][..])].iter()) {
+                if start > at {
+                    crate::sys::punch_hole(&dst, at..start)?;
+                }
+                at = start + bytes.len() as u64;
+            }
         }
-        Ok((len, h.digest()))
+        for (i, (at, bytes)) in ranges.iter().enumerate() {
+            if i > 0 {
+                crate::failpoint::hit("checkpoint.between-writes")?;
+            }
+            dst.write_all_at(bytes, *at)?;
+        }
+        Ok(())
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -109,37 +145,40 @@ impl Storage for RealFs {
     }
 }
 
-/// `to` opened for writing, created if absent, with `len` bytes reserved: a full disk
-/// shows up here, not as a torn slot later.
-fn reserved(to: &Path, len: u64) -> std::io::Result<File> {
+/// Copies file `from` over `to`: its data, and its holes as holes. `in_place`: over
+/// `to`'s content (of the same length), punching holes where `from` has them; else
+/// into a new, sparse file.
+fn copy_file(from: &Path, to: &Path, in_place: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let len = std::fs::metadata(from)?.len();
+    let src = File::open(from)?;
     let dst = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(to)?;
-    if dst.metadata()?.len() != len {
-        crate::sys::preallocate(&dst, len)?;
+    if !in_place {
+        dst.set_len(0)?;
         dst.set_len(len)?;
     }
-    Ok(dst)
-}
-
-/// Copies file `from` over `to` (in place when of the same length).
-fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
-    let len = std::fs::metadata(from)?.len();
-    let mut src = File::open(from)?;
-    let mut dst = reserved(to, len)?;
-    dst.seek(SeekFrom::Start(0))?;
     let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = src.read(&mut buf)?;
-        if n == 0 {
-            return Ok(());
+    let mut at = 0u64;
+    let holes_to =
+        |dst: &File, r: Range<u64>| if in_place && !r.is_empty() { crate::sys::punch_hole(dst, r) } else { Ok(()) };
+    for r in crate::sys::data_ranges(&src, 0, len as usize)? {
+        holes_to(&dst, at..r.start as u64)?;
+        for piece in (r.start..r.end).step_by(buf.len()) {
+            let n = buf.len().min(r.end - piece);
+            src.read_exact_at(&mut buf[..n], piece as u64)?;
+            dst.write_all_at(&buf[..n], piece as u64)?;
         }
-        dst.write_all(&buf[..n])?;
+        at = r.end as u64;
     }
+    holes_to(&dst, at..len)
 }
 
 const MAGIC: &[u8; 8] = b"TXORCKP\0";
 /// Version 2 added the store's identity (a slot copied for another store, say one
 /// deleted and made anew, is never restored); a version-1 meta reads as no slot.
-const VERSION: u32 = 2;
+/// Version 3 hashes the copy by chunks ([`dirty::image_hash`]), so that a checkpoint
+/// rehashes only what changed; a version-2 meta reads as no slot.
+const VERSION: u32 = 3;
 const META_BYTES: usize = 56;
 
 /// What a slot's meta file says.
@@ -250,26 +289,53 @@ fn sync_dir(dir: &Path) -> Result<()> {
     Ok(RealFs.sync_dir(dir).io(|| format!("cannot fsync {}", dir.display()))?)
 }
 
-/// Writes a checkpoint of `table`, the bytes of a table file (the writer's copy, its
+/// What a checkpoint copies.
+pub enum Image<'a> {
+    /// Bytes in parts, one after the other, written whole (a shard worker's counters
+    /// and bucket range).
+    Parts(&'a [&'a [u8]]),
+    /// A writer's table file with what changed in it ([`TableFile::image`]): only the
+    /// chunks the slot lacks are written.
+    ///
+    /// [`TableFile::image`]: crate::storage::table_file::TableFile::image
+    Tracked(&'a [u8], &'a mut Dirty),
+}
+
+/// Writes a checkpoint of `table`, a writer's table file as [`Image::Tracked`] (its
 /// results durable), holding documents up to `seq`. Returns the new meta.
-pub fn write(dir: &Path, table: &[u8], seq: u64, store: u64) -> Result<SlotMeta> {
-    write_in(&RealFs, dir, &[table], seq, store)
+pub fn write(dir: &Path, table: (&[u8], &mut Dirty), seq: u64, store: u64) -> Result<SlotMeta> {
+    write_in(&RealFs, dir, Image::Tracked(table.0, table.1), seq, store)
 }
 
 /// [`write`](fn@write) of an image in parts (a shard worker's bucket range and its counters),
 /// for `store`, the identity of whatever the image was made from.
 pub fn write_parts(dir: &Path, parts: &[&[u8]], seq: u64, store: u64) -> Result<SlotMeta> {
-    write_in(&RealFs, dir, parts, seq, store)
+    write_in(&RealFs, dir, Image::Parts(parts), seq, store)
 }
 
 /// [`write`](fn@write) through a [`Storage`].
-pub fn write_in(fs: &dyn Storage, dir: &Path, table: &[&[u8]], seq: u64, store: u64) -> Result<SlotMeta> {
+pub fn write_in(fs: &dyn Storage, dir: &Path, image: Image<'_>, seq: u64, store: u64) -> Result<SlotMeta> {
     let last = (0..2).filter_map(|s| read_meta_in(fs, dir, s)).map(|m| m.generation).max().unwrap_or(0);
     let generation = last + 1;
     let slot = (generation % 2) as usize;
     let (data, meta) = slot_paths(dir, slot);
-    let (length, hash) = fs.put(&data, table).io(|| format!("cannot write the table into {}", data.display()))?;
-    fs.sync(&data).io(|| format!("fdatasync of {} failed", data.display()))?;
+    let copied = copy(fs, &data, slot, image).and_then(|c| fs.sync(&data).map(|()| c));
+    let (length, hash, written) = match copied {
+        Ok(c) => c,
+        Err(e) => {
+            // The slot is invalid now (its meta names bytes it no longer holds); on a
+            // full disk, what it took is given back.
+            let _ = fs.discard(&data);
+            return Err(Err::<(), _>(e)
+                .io(|| format!("cannot write the table into {}", data.display()))
+                .unwrap_err()
+                .into());
+        }
+    };
+    // The slot holds the image now, whatever happens to its meta.
+    if let Some(dirty) = written {
+        dirty.slot_written(slot);
+    }
     crate::failpoint::hit("checkpoint.after-copy").io(|| "checkpoint")?;
     let m = SlotMeta { generation, seq, length, hash, store };
     fs.write(&meta, &encode(&m)).io(|| format!("cannot write {}", meta.display()))?;
@@ -277,6 +343,37 @@ pub fn write_in(fs: &dyn Storage, dir: &Path, table: &[&[u8]], seq: u64, store: 
     crate::failpoint::hit("checkpoint.after-meta").io(|| "checkpoint")?;
     fs.sync_dir(dir).io(|| format!("cannot fsync {}", dir.display()))?;
     Ok(m)
+}
+
+/// Writes `image` into the file `data` of slot `slot`: returns the image's length and
+/// hash, and its tracker (to be told once the slot is synced).
+fn copy<'a>(
+    fs: &dyn Storage,
+    data: &Path,
+    slot: usize,
+    image: Image<'a>,
+) -> std::io::Result<(u64, u64, Option<&'a mut Dirty>)> {
+    match image {
+        Image::Parts(parts) => {
+            let (mut at, mut ranges) = (0u64, Vec::with_capacity(parts.len()));
+            for p in parts {
+                ranges.push((at, *p));
+                at += p.len() as u64;
+            }
+            fs.put(data, at, true, &ranges)?;
+            Ok((at, dirty::image_hash(parts.iter().copied()), None))
+        }
+        Image::Tracked(bytes, dirty) => {
+            let len = bytes.len() as u64;
+            if fs.len(data).ok() != Some(len) {
+                dirty.forget_slot(slot); // removed, discarded or never written: made anew
+            }
+            let (fresh, plan) = dirty.slot_plan(slot);
+            let ranges: Vec<(u64, &[u8])> = plan.into_iter().map(|r| (r.start as u64, &bytes[r])).collect();
+            fs.put(data, len, fresh, &ranges)?;
+            Ok((len, dirty.image_hash(bytes), Some(dirty)))
+        }
+    }
 }
 
 /// Removes both slots (meta first, so a crash never leaves a meta without its copy),
@@ -296,20 +393,21 @@ pub fn remove_slots(dir: &Path) -> Result<()> {
     sync_dir(dir)
 }
 
-/// Copies slot `slot` over the table file (for recovery) and fsyncs it. Over a table
-/// file of the slot's length the copy is made in place, needing no new space (a full
-/// disk must not stop recovery): a crash during it leaves a table whose header says "in
-/// use" (the slot's own header, copied from a running writer, or the crashed table's),
-/// which is never trusted and is restored again. Otherwise through a new, preallocated
-/// file renamed over the table. Either way the bytes are written, never cloned
-/// (`copy_file_range` may share extents, and writing a shared extent of the mapped
-/// table on a full disk would be a SIGBUS).
+/// Copies slot `slot` over the table file (for recovery) and fsyncs it: its data, and
+/// its holes as holes. Over a table file of the slot's length the copy is made in place
+/// (holes punched where the slot has them): a crash during it leaves a table whose
+/// header says "in use" (the slot's own header, copied from a running writer, or the
+/// crashed table's), which is never trusted and is restored again. Otherwise through a
+/// new, sparse file renamed over the table. Either way the bytes are written, never
+/// cloned (`copy_file_range` may share extents). Both files being sparse, the copy may
+/// need disk space for chunks the table lacks: on a full disk it fails, and the next
+/// start tries again.
 pub fn restore(dir: &Path, slot: usize, table: &Path) -> Result<()> {
     let (data, _) = slot_paths(dir, slot);
     let slot_len = std::fs::metadata(&data).io(|| format!("cannot read {}", data.display()))?.len();
     let in_place = std::fs::metadata(table).is_ok_and(|m| m.len() == slot_len);
     let to = if in_place { table.to_path_buf() } else { table.with_extension("restore") };
-    copy_file(&data, &to).io(|| format!("cannot copy {} to {}", data.display(), to.display()))?;
+    copy_file(&data, &to, in_place).io(|| format!("cannot copy {} to {}", data.display(), to.display()))?;
     RealFs.sync(&to).io(|| format!("cannot fsync {}", to.display()))?;
     if in_place {
         return Ok(());
@@ -406,12 +504,27 @@ mod tests {
         fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
             self.current(path)
         }
-        fn put(&self, to: &Path, parts: &[&[u8]]) -> std::io::Result<(u64, u64)> {
+        fn put(&self, to: &Path, len: u64, fresh: bool, ranges: &[(u64, &[u8])]) -> std::io::Result<()> {
             self.spend()?;
-            let bytes = parts.concat();
-            let h = (bytes.len() as u64, xxh3_64(&bytes));
-            self.files.borrow_mut().entry(to.to_path_buf()).or_insert_with(|| (Vec::new(), None)).1 = Some(bytes);
-            Ok(h)
+            let mut files = self.files.borrow_mut();
+            let e = files.entry(to.to_path_buf()).or_insert_with(|| (Vec::new(), None));
+            let mut new = e.1.clone().unwrap_or_else(|| e.0.clone());
+            if fresh || new.len() as u64 != len {
+                new = vec![0; len as usize];
+            }
+            for (at, bytes) in ranges {
+                new[*at as usize..*at as usize + bytes.len()].copy_from_slice(bytes);
+            }
+            e.1 = Some(new);
+            Ok(())
+        }
+        fn discard(&self, path: &Path) -> std::io::Result<()> {
+            self.spend()?;
+            if let Some(e) = self.files.borrow_mut().get_mut(path) {
+                let len = e.1.as_ref().unwrap_or(&e.0).len();
+                e.1 = Some(vec![0; len]);
+            }
+            Ok(())
         }
         fn write(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             self.spend()?;
@@ -444,8 +557,8 @@ mod tests {
     #[test]
     fn the_older_slot_is_used_when_the_newer_is_ahead_of_the_store() {
         let dir = tempfile::tempdir().unwrap();
-        let m10 = write(dir.path(), &[1u8; 5000], 10, 1).unwrap();
-        let m20 = write(dir.path(), &[2u8; 5000], 20, 1).unwrap();
+        let m10 = write_parts(dir.path(), &[&[1u8; 5000]], 10, 1).unwrap();
+        let m20 = write_parts(dir.path(), &[&[2u8; 5000]], 20, 1).unwrap();
         assert_eq!(newest_usable(dir.path(), 25, 1).map(|x| x.1), Some(m20));
         assert_eq!(newest_usable(dir.path(), 15, 1).map(|x| x.1), Some(m10));
         assert_eq!(newest_usable(dir.path(), 5, 1), None);
@@ -456,11 +569,11 @@ mod tests {
     fn the_oldest_valid_slot_bounds_where_a_restart_can_begin() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(oldest_valid_seq(dir.path(), 1), None);
-        write(dir.path(), &[1u8; 5000], 10, 1).unwrap();
+        write_parts(dir.path(), &[&[1u8; 5000]], 10, 1).unwrap();
         assert_eq!(oldest_valid_seq(dir.path(), 1), Some(10), "one slot: its document");
-        write(dir.path(), &[2u8; 5000], 20, 1).unwrap();
+        write_parts(dir.path(), &[&[2u8; 5000]], 20, 1).unwrap();
         assert_eq!(oldest_valid_seq(dir.path(), 1), Some(10), "two: the older");
-        write(dir.path(), &[3u8; 5000], 30, 1).unwrap();
+        write_parts(dir.path(), &[&[3u8; 5000]], 30, 1).unwrap();
         assert_eq!(oldest_valid_seq(dir.path(), 1), Some(20), "the third replaced the oldest");
         // The newer slot torn (a crash while writing it): the other alone counts.
         let newest = (0..2).max_by_key(|&s| read_meta(dir.path(), s).unwrap().generation).unwrap();
@@ -476,20 +589,26 @@ mod tests {
         let dir = Path::new("/sim");
         for trial in 0..400u64 {
             let fs = SimFs::new();
+            // A writer's table as the checkpoints see it: some chunks change between
+            // checkpoints, and each slot is written only where it lacks them.
+            let len = 5 * crate::storage::dirty::CHUNK + 1000;
+            let mut image = vec![0u8; len];
+            let mut dirty = Dirty::new(len, &[]);
             let mut contents: Vec<Vec<u8>> = vec![Vec::new()]; // contents[seq]
             let mut completed = 0u64; // seq of the last checkpoint whose write returned
             fs.budget.set(rng() % 30);
-            let mut cut = false;
             for seq in 1..=6u64 {
-                let bytes: Vec<u8> = (0..3000).map(|i| (i as u64 * 31 + seq * 7 + trial) as u8).collect();
-                contents.push(bytes.clone());
-                match write_in(&fs, dir, &[&bytes], seq, 1) {
-                    Ok(_) => completed = seq,
-                    Err(_) => {
-                        cut = true;
-                        break;
-                    }
+                for _ in 0..1 + rng() % 3 {
+                    let at = (rng() % len as u64) as usize;
+                    let end = (at + 1 + (rng() % 3000) as usize).min(len);
+                    image[at..end].iter_mut().for_each(|b| *b = (seq * 7 + trial) as u8);
+                    dirty.mark(at..end);
                 }
+                contents.push(image.clone());
+                if write_in(&fs, dir, Image::Tracked(&image, &mut dirty), seq, 1).is_err() {
+                    break;
+                }
+                completed = seq;
             }
             let after = fs.power_cut(&mut rng);
             match newest_valid_in(&after, dir) {
@@ -505,8 +624,44 @@ mod tests {
                     );
                 }
             }
-            let _ = cut;
         }
+    }
+
+    /// A process's first checkpoint into a slot an earlier process left (same length,
+    /// other bytes) writes only the chunks its table ever touched: the rest of the slot
+    /// must read as zeros (holes punched, the file never truncated under a reader's
+    /// mapping), and a restore gives back exactly the image, holes included.
+    #[test]
+    fn a_slot_made_anew_over_an_old_one_holds_exactly_the_image() {
+        use crate::storage::dirty::CHUNK;
+        let dir = tempfile::tempdir().unwrap();
+        let len = 64 * CHUNK;
+        let old = vec![0xffu8; len];
+        write_parts(dir.path(), &[&old], 1, 1).unwrap(); // generation 1: slot B
+        write_parts(dir.path(), &[&old], 2, 1).unwrap(); // generation 2: slot A
+        let mut image = vec![0u8; len];
+        image[5 * CHUNK + 7] = 1;
+        image[40 * CHUNK..41 * CHUNK].fill(2);
+        let mut dirty = Dirty::new(len, &[]);
+        dirty.mark(5 * CHUNK + 7..5 * CHUNK + 8);
+        dirty.mark(40 * CHUNK..41 * CHUNK);
+        let m = write(dir.path(), (&image, &mut dirty), 3, 1).unwrap();
+        let (slot, got) = newest_valid(dir.path()).unwrap();
+        assert_eq!((slot, got), (1, m), "slot B, generation 3, valid");
+        assert_eq!(std::fs::read(slot_paths(dir.path(), 1).0).unwrap(), image);
+        // Incremental: one chunk more, into slot A (its first write in this process).
+        image[63 * CHUNK] = 3;
+        dirty.mark(63 * CHUNK..63 * CHUNK + 1);
+        write(dir.path(), (&image, &mut dirty), 4, 1).unwrap();
+        image[6 * CHUNK] = 4;
+        dirty.mark(6 * CHUNK..6 * CHUNK + 1);
+        write(dir.path(), (&image, &mut dirty), 5, 1).unwrap(); // slot B again: 2 chunks
+        let (slot, m) = newest_valid(dir.path()).unwrap();
+        assert_eq!((slot, m.seq), (1, 5));
+        let table = dir.path().join("table");
+        std::fs::write(&table, vec![9u8; len]).unwrap();
+        restore(dir.path(), slot, &table).unwrap();
+        assert_eq!(std::fs::read(&table).unwrap(), image, "restored in place, holes punched");
     }
 
     #[test]
@@ -514,9 +669,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let table = dir.path().join("table");
         assert_eq!(newest_valid(dir.path()), None);
-        let m1 = write(dir.path(), &[1u8; 5000], 10, 1).unwrap();
+        let m1 = write_parts(dir.path(), &[&[1u8; 5000]], 10, 1).unwrap();
         assert_eq!((m1.generation, m1.seq), (1, 10));
-        let m2 = write(dir.path(), &[2u8; 5000], 20, 1).unwrap();
+        let m2 = write_parts(dir.path(), &[&[2u8; 5000]], 20, 1).unwrap();
         assert_eq!(newest_valid(dir.path()).unwrap().1, m2);
         // Tear the newest slot's bytes: the older one is taken.
         let (data, _) = slot_paths(dir.path(), 0);
@@ -529,7 +684,7 @@ mod tests {
         std::fs::write(&meta, b"garbage").unwrap();
         assert_eq!(newest_valid(dir.path()), None);
         // Restore copies a slot over the table.
-        let m3 = write(dir.path(), &[2u8; 5000], 30, 1).unwrap();
+        let m3 = write_parts(dir.path(), &[&[2u8; 5000]], 30, 1).unwrap();
         let (slot, m) = newest_valid(dir.path()).unwrap();
         assert_eq!(m, m3);
         std::fs::write(&table, vec![9u8; 5000]).unwrap();

@@ -3,6 +3,7 @@
 
 pub mod checkpoint;
 pub mod datadir;
+pub mod dirty;
 pub mod stage;
 pub mod store;
 pub mod table_file;

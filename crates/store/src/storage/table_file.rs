@@ -1,8 +1,9 @@
 //! The table file: the bucketed table of `textorigin_core::table` in a memory-mapped,
-//! preallocated file with a header page (`docs/table-format.md`).
+//! sparse file with a header page (`docs/table-format.md`).
 //!
 //! The core's [`Table`] does the bucket logic over the mapped bytes behind the header;
-//! this module owns the file: creating and preallocating it, the header (magic, format
+//! this module owns the file: creating it (sparse: blocks are taken as chunks are
+//! written, `storage::dirty`), the header (magic, format
 //! version, shape, configuration text, counters, the in-use flag, a checksum), opening
 //! it with exactly the parameters it was made with, flushing and closing.
 //!
@@ -12,10 +13,11 @@ use std::fs::{File, OpenOptions};
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 
-use crate::sys::{preallocate, Map};
+use crate::storage::dirty::Dirty;
+use crate::sys::Map;
 use textorigin_core::index::INDEX_HEADER_BYTES;
 use textorigin_core::table::{
-    bucket_count, BucketMemory, Eviction, ParamsError, Shape, Table, TableParams, TableStats, ENTRY_BYTES,
+    bucket_count, BucketMemory, Eviction, ParamsError, RangeMut, Shape, Table, TableParams, TableStats, ENTRY_BYTES,
     HEADER_BYTES, PARAMS_MAX,
 };
 use xxhash_rust::xxh3::xxh3_64;
@@ -65,16 +67,19 @@ pub struct Mapped {
     path: PathBuf,
 }
 
+impl RangeMut for Mapped {
+    #[inline]
+    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8] {
+        match self.map.range_mut(HEADER_BYTES + r.start..HEADER_BYTES + r.end) {
+            Some(m) => m,
+            None => panic!("write to the read-only table file {}", self.path.display()),
+        }
+    }
+}
+
 impl BucketMemory for Mapped {
     fn bytes(&self) -> &[u8] {
         &self.map.bytes()[HEADER_BYTES..]
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        match self.map.bytes_mut() {
-            Some(m) => &mut m[HEADER_BYTES..],
-            None => panic!("write to the read-only table file {}", self.path.display()),
-        }
     }
 
     #[inline]
@@ -141,12 +146,13 @@ fn put_u32(b: &mut [u8], at: usize, v: u32) {
 }
 
 impl TableFile {
-    /// Creates a new, empty, preallocated table file (fails if it exists).
+    /// Creates a new, empty, sparse table file (fails if it exists): it takes disk
+    /// blocks as chunks of it are written.
     pub fn create(path: &Path, p: &TableParams) -> Result<TableFile> {
         p.check()?;
         let file = OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(io(path))?;
         let len = p.bytes + p.index_bytes;
-        preallocate(&file, len).map_err(io(path))?;
+        file.set_len(len).map_err(io(path))?;
         let mut header = vec![0u8; HEADER_BYTES];
         header[0..8].copy_from_slice(MAGIC);
         put_u32(&mut header, 8, FORMAT_VERSION);
@@ -164,7 +170,12 @@ impl TableFile {
         let sum = xxh3_64(&header[..CHECKSUM_AT]);
         put_u64(&mut header, CHECKSUM_AT, sum);
         use std::io::Write;
+        use std::os::unix::fs::FileExt;
         (&file).write_all(&header).map_err(io(path))?;
+        // The counters readers see are written in place while the writer runs
+        // (`publish_counters`): their blocks are taken now, so that a full disk later
+        // fails only a flush or a checkpoint, never the publishing of counters.
+        file.write_all_at(&[0; INDEX_HEADER_BYTES], p.bytes).map_err(io(path))?;
         file.sync_all().map_err(io(path))?;
         if let Some(dir) = path.parent() {
             File::open(dir).and_then(|d| d.sync_all()).map_err(io(path))?;
@@ -252,10 +263,13 @@ impl TableFile {
     }
 
     /// The table file's bytes as the writer has them, counters included (what a
-    /// checkpoint slot holds).
-    pub fn image(&mut self) -> Result<&[u8]> {
+    /// checkpoint slot holds), with what changed in them since each place they go to
+    /// was last written.
+    pub fn image(&mut self) -> Result<(&[u8], &mut Dirty)> {
         self.write_header()?;
-        Ok(self.table.memory().map.bytes())
+        let mem = self.table.memory_mut();
+        let path = &mem.path;
+        mem.map.tracked().ok_or_else(|| TableError::ReadOnly(path.clone()))
     }
 
     /// Writes the counters and the table back to the file and syncs it (the buckets and
@@ -293,13 +307,14 @@ impl TableFile {
     }
 
     /// The derived-index region, for writing.
-    pub fn index_region_mut(&mut self) -> Result<&mut [u8]> {
+    pub fn index_region_mut(&mut self) -> Result<IndexRegion<'_>> {
         let n = self.index_bytes as usize;
         let mem = self.table.memory_mut();
-        let path = &mem.path;
-        let b = mem.map.bytes_mut().ok_or_else(|| TableError::ReadOnly(path.clone()))?;
-        let len = b.len();
-        Ok(&mut b[len - n..])
+        if matches!(mem.map, Map::Ro(_)) {
+            return Err(TableError::ReadOnly(mem.path.clone()));
+        }
+        let start = mem.map.bytes().len() - n;
+        Ok(IndexRegion { map: &mut mem.map, start })
     }
 
     /// Bytes of the derived-index region.
@@ -317,6 +332,25 @@ impl TableFile {
         let h = self.table.memory().header();
         let plen = usize::from(u16::from_le_bytes([h[50], h[51]])).min(PARAMS_MAX);
         String::from_utf8_lossy(&h[128..128 + plen]).into_owned()
+    }
+}
+
+/// The derived-index region of a writer's table file: read as bytes, written by range
+/// (so that only the chunks written go back to the file).
+pub struct IndexRegion<'a> {
+    map: &'a mut Map,
+    start: usize,
+}
+
+impl AsRef<[u8]> for IndexRegion<'_> {
+    fn as_ref(&self) -> &[u8] {
+        &self.map.bytes()[self.start..]
+    }
+}
+
+impl RangeMut for IndexRegion<'_> {
+    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8] {
+        self.map.range_mut(self.start + r.start..self.start + r.end).expect("a writer's table file")
     }
 }
 

@@ -1,0 +1,157 @@
+//! `textorigin bench --checkpoints`: what a checkpoint, a flush and the disk cost as a
+//! table fills (issue 23: fixed costs that follow the fill, not the size).
+//!
+//! A table file of the configured sizes (default 256 MiB of buckets and 128 MiB of
+//! derived indexes) is filled with random fingerprints, a "document" of 300 at a time,
+//! to 0.01%, 1%, 25% and 100% of its entries. At each fill it measures: the first flush of the table
+//! file and the first checkpoint of each slot in the process (every chunk written since
+//! the file was opened; a slot is made anew from every chunk ever written), then, after
+//! one more document, a checkpoint and a flush (only the chunks changed since that
+//! place was last written), and the disk blocks the table file and a slot hold. Random
+//! fingerprints spread over every bucket: at 1% fill nearly every 4 KiB chunk holds an
+//! entry, so the first flush and checkpoint cost about as much as at 100%; what follows
+//! the fill is the cost of a short run, and of every checkpoint after the first. The derived-index region is left as a new data directory
+//! has it (its chunks are written as documents add words, signatures and keys, so a
+//! real run writes a little more per document than this).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+use textorigin_core::config::Config;
+use textorigin_core::table::{top_byte, Hit};
+use textorigin_store::storage::checkpoint;
+use textorigin_store::storage::table_file::TableFile;
+
+use super::Result;
+
+/// One fill level.
+#[derive(Debug, Clone, Serialize)]
+pub struct FillRow {
+    /// Occupied entries, % of the table's capacity.
+    pub fill_pct: f64,
+    /// Seconds of the first flush of the table file in the process at this fill (every
+    /// chunk written since it was opened).
+    pub first_flush_s: f64,
+    /// Seconds of the first checkpoint of a slot at this fill (made anew).
+    pub first_checkpoint_s: f64,
+    /// Seconds of a checkpoint after one more document (incremental).
+    pub checkpoint_s: f64,
+    /// Bytes that incremental checkpoint wrote.
+    pub checkpoint_bytes: u64,
+    /// Seconds of the table file's flush after that document.
+    pub flush_s: f64,
+    /// Disk bytes held by the table file and by one slot.
+    pub table_disk_bytes: u64,
+    pub slot_disk_bytes: u64,
+}
+
+/// What the measurement found.
+#[derive(Debug, Clone, Serialize)]
+pub struct FillBench {
+    pub table_bytes: u64,
+    pub index_bytes: u64,
+    /// Seconds to create the table file and close it empty.
+    pub create_close_s: f64,
+    pub rows: Vec<FillRow>,
+}
+
+/// Disk bytes a file holds (its allocated blocks).
+fn disk(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.blocks() * 512)
+}
+
+/// Runs the measurement in `dir` (a scratch directory) with `cfg`'s sizes.
+pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str)) -> Result<FillBench> {
+    let path = dir.join("table");
+    let _ = std::fs::remove_file(&path);
+    let t = Instant::now();
+    TableFile::create(&path, &cfg.table_params())?.close()?;
+    let create_close_s = t.elapsed().as_secs_f64();
+    let mut table = TableFile::open(&path, &cfg.table_params(), true)?;
+    let mut g = textorigin_core::testdata::XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut seq = 0u64;
+    let mut document = |table: &mut TableFile| {
+        seq += 1;
+        for i in 0..300u32 {
+            let fp = g.next_u64() & textorigin_core::rabin::MASK;
+            let hit = Hit { origin: seq, offset: i as u8, prev: top_byte(fp), next: 0 };
+            table.process(fp, hit, seq << 24 ^ u64::from(i));
+        }
+    };
+    let checkpoint = |table: &mut TableFile| -> Result<f64> {
+        let t = Instant::now();
+        checkpoint::write(dir, table.image()?, 0, 1)?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+    let mut rows = Vec::new();
+    for target in [0.01, 1.0, 25.0, 100.0] {
+        progress(&format!("filling to {target}%"));
+        let capacity = table.capacity() as f64;
+        while 100.0 * (table.stats().occupied as f64) < target * capacity * 0.999 {
+            document(&mut table);
+        }
+        let fill_pct = 100.0 * table.stats().occupied as f64 / capacity;
+        // The file flushed and both slots made anew once in this process, then one
+        // document, the slot written two checkpoints ago again, and the file.
+        let t = Instant::now();
+        table.flush()?;
+        let first_flush_s = t.elapsed().as_secs_f64();
+        let first_checkpoint_s = checkpoint(&mut table)?;
+        checkpoint(&mut table)?;
+        document(&mut table);
+        let (_, plan) = table.image()?.1.slot_plan(slot_of_next(dir));
+        let written = plan.iter().map(|r| r.len() as u64).sum();
+        let checkpoint_s = checkpoint(&mut table)?;
+        let t = Instant::now();
+        table.flush()?;
+        let flush_s = t.elapsed().as_secs_f64();
+        let slot = checkpoint::slot_paths(dir, 0).0;
+        rows.push(FillRow {
+            fill_pct,
+            first_flush_s,
+            first_checkpoint_s,
+            checkpoint_s,
+            checkpoint_bytes: written,
+            flush_s,
+            table_disk_bytes: disk(&path),
+            slot_disk_bytes: disk(&slot),
+        });
+        // The next level's first checkpoints make their slots anew.
+        checkpoint::remove_slots(dir)?;
+    }
+    table.close()?;
+    Ok(FillBench { table_bytes: cfg.table_bytes, index_bytes: cfg.index_bytes, create_close_s, rows })
+}
+
+/// The slot the next checkpoint in `dir` writes.
+fn slot_of_next(dir: &Path) -> usize {
+    let last = (0..2).filter_map(|s| checkpoint::read_meta(dir, s)).map(|m| m.generation).max().unwrap_or(0);
+    ((last + 1) % 2) as usize
+}
+
+/// The measurement for people.
+pub fn text(r: &FillBench) -> String {
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    let mut out = format!(
+        "table {:.0} MiB + indexes {:.0} MiB; created and closed empty in {:.3} s\n\n| fill | first flush | first checkpoint of a slot | checkpoint after one more document | written | flush after it | table file on disk | a slot on disk |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        mib(r.table_bytes),
+        mib(r.index_bytes),
+        r.create_close_s
+    );
+    for row in &r.rows {
+        out += &format!(
+            "| {:.2}% | {:.3} s | {:.3} s | {:.4} s | {:.2} MiB | {:.4} s | {:.1} MiB | {:.1} MiB |\n",
+            row.fill_pct,
+            row.first_flush_s,
+            row.first_checkpoint_s,
+            row.checkpoint_s,
+            mib(row.checkpoint_bytes),
+            row.flush_s,
+            mib(row.table_disk_bytes),
+            mib(row.slot_disk_bytes)
+        );
+    }
+    out
+}
