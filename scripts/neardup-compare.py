@@ -3,7 +3,8 @@
 datasketch (near-duplicates only) on one JSONL corpus, in one run.
 
     pip install gaoya datasketch       # once (PyPI)
-    python3 scripts/neardup-compare.py --textorigin BIN CORPUS.jsonl [--runs 3]
+    python3 scripts/neardup-compare.py --textorigin BIN CORPUS.jsonl [--runs 3] \
+        [--textorigin-args "--quotes off"]     # the near-duplicate job (issue 23)
 
 Each tool sees the documents in file order and, for each, first asks for the earlier
 documents like it, then adds it ("query then insert"): what a stream needs. gaoya:
@@ -90,11 +91,11 @@ def run_datasketch(texts):
     return found
 
 
-def run_textorigin(binary, corpus, ids):
+def run_textorigin(binary, corpus, ids, extra):
     with tempfile.TemporaryDirectory() as d:
         data = os.path.join(d, "data")
         t0 = time.perf_counter()
-        subprocess.run([binary, "ingest", "--data", data, corpus], check=True, stderr=subprocess.DEVNULL)
+        subprocess.run([binary, "ingest", "--data", data, *extra, corpus], check=True, stderr=subprocess.DEVNULL)
         seconds = time.perf_counter() - t0
         out = subprocess.run([binary, "export", "--data", data], check=True, capture_output=True, text=True).stdout
     # textorigin numbers the stored documents 1, 2, ... in file order, skipping empty ones.
@@ -102,7 +103,7 @@ def run_textorigin(binary, corpus, ids):
     for line in out.splitlines():
         doc = json.loads(line)
         me = ids[doc["id"] - 1]
-        for nd in doc.get("near_duplicates", []):
+        for nd in doc.get("near_duplicates") or []:
             if "default" in nd.get("verdicts", []):
                 other = ids[nd["id"] - 1]
                 found.add((min(me, other), max(me, other)))
@@ -124,6 +125,7 @@ def main():
     ap.add_argument("--textorigin", required=True, help="the textorigin binary")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threshold", type=float, default=0.9)
+    ap.add_argument("--textorigin-args", default="", help='added to ingest, e.g. "--quotes off"')
     a = ap.parse_args()
     docs = [json.loads(l) for l in open(a.corpus, encoding="utf-8") if l.strip()]
     texts = [d.get("text", "") for d in docs]
@@ -138,10 +140,11 @@ def main():
     times = []
     found = None
     for _ in range(a.runs):
-        found, s = run_textorigin(a.textorigin, a.corpus, ids)
+        found, s = run_textorigin(a.textorigin, a.corpus, ids, a.textorigin_args.split())
         times.append(s)
     s = statistics.median(times)
-    print(f"| textorigin | origins, near-duplicates, quotations, store | {s:.2f} | {mb / s:.2f} | {recall(found, truth):.3f} | {len(found)} |")
+    what = "origins, near-duplicates" + ("" if "--quotes off" in a.textorigin_args else ", quotations") + ", store"
+    print(f"| textorigin {a.textorigin_args} | {what} | {s:.2f} | {mb / s:.2f} | {recall(found, truth):.3f} | {len(found)} |")
     for name, f in [("gaoya", run_gaoya), ("datasketch", run_datasketch)]:
         try:
             found, s = timed(lambda: f(texts), a.runs)

@@ -66,11 +66,12 @@ fn quoted_lightly_edited_and_unrelated_sentences() {
     }
 }
 
-/// `quote-eval --planted` on real mail: every planted long sentence with one word
-/// changed is found with part signatures, through the real ingestion path; without
-/// them, fewer.
+/// `quote-eval --planted` on real mail: the planted sentences of 10-17 and of 18-40
+/// words with one word changed are found with the default part signatures (pairs of
+/// groups), through the real ingestion path, all but one at most; with schema 7's search, fewer of the
+/// 10-17; without part signatures, fewer still of the long ones.
 #[test]
-fn planted_edited_long_sentences_are_found_with_part_signatures() {
+fn planted_edited_sentences_are_found_with_part_signatures() {
     let out = bin()
         .arg("quote-eval")
         .arg("--planted")
@@ -82,10 +83,23 @@ fn planted_edited_long_sentences_are_found_with_part_signatures() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows[0]["part_signatures"], true);
-    assert_eq!(rows[0]["planted"], 20);
-    assert_eq!((&rows[0]["recall"], &rows[0]["precision"]), (&100.0.into(), &100.0.into()), "{v}");
-    assert_eq!(rows[1]["part_signatures"], false);
-    assert!(rows[1]["found"].as_u64() < rows[0]["found"].as_u64(), "{v}");
+    let row = |configuration: &str, words: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["configuration"].as_str().unwrap().starts_with(configuration) && r["words"] == words)
+            .unwrap_or_else(|| panic!("no row {configuration} {words}: {v}"))
+            .clone()
+    };
+    for words in ["10-17", "18-40"] {
+        let r = row("default", words);
+        assert_eq!(r["planted"], 20);
+        // 20 planted a band: one miss at most (the gate, `quote-eval --planted` on
+        // 300 news queries, is 97% in each band: docs/PERFORMANCE.md).
+        assert!(r["recall"].as_f64().unwrap() >= 95.0 && r["precision"] == 100.0, "{words}: {v}");
+    }
+    let found = |configuration: &str, words: &str| row(configuration, words)["found"].as_u64().unwrap();
+    assert!(found("before issue 23", "10-17") < found("default", "10-17"), "{v}");
+    assert!(found("no part signatures", "18-40") < found("default", "18-40"), "{v}");
 }

@@ -1,14 +1,18 @@
 //! `textorigin quote-eval --planted`: recall and precision of quotation search on
-//! lightly edited long sentences, planted in real documents.
+//! lightly edited sentences, planted in real documents.
 //!
 //! The corpus (in order) is split into a collection (all but the last Q documents) and
-//! Q query documents. Each query document gets one planted quotation appended as a
-//! paragraph of its own: a sentence of 18-40 distinct words taken from a random
-//! collection document, with one word (at a random position) replaced by a word seen
-//! nowhere else. Everything is ingested through the real path (shingle table,
-//! alignment, quotation search) into a fresh data directory, once with the part
-//! signatures of [`textorigin_core::quote::part_signatures`] and once without (the
-//! paper's qSign). For each planted sentence:
+//! Q query documents. Each query document gets two planted quotations, each appended as
+//! a paragraph of its own: a sentence of 10-17 distinct words and one of 18-40 (the
+//! bands of issue 23: the short and middle ones, where an edit costs most, and the long
+//! ones), each taken from a random collection document, with one word (at a random
+//! position) replaced by a word seen nowhere else. Everything is ingested through the
+//! real path (shingle table, alignment, quotation search) into a fresh data directory,
+//! once per configuration: the default, the parameters before issue 23 (part
+//! signatures from 18 words on, no per-sentence candidate cap), and without the part
+//! signatures of
+//! [`textorigin_core::quote::part_signatures`] (the paper's qSign). For each planted
+//! sentence:
 //! - **recall**: it is reported as a quotation with the original sentence (or a
 //!   sentence with the same words) among its sources;
 //! - **precision**: of the planted sentences reported as quotations, the share whose
@@ -43,12 +47,19 @@ struct Plant {
     sentence: u32,
     /// The original sentence's distinct words.
     words: Vec<u64>,
+    /// Its length band ([`BANDS`]).
+    band: usize,
 }
 
-/// One run (with or without part signatures).
+/// The planted sentences' lengths in distinct words.
+pub const BANDS: [(usize, usize); 3] = [(5, 9), (10, 17), (18, 40)];
+
+/// One configuration and length band.
 #[derive(Debug, Clone, Serialize)]
 pub struct PlantedRow {
-    pub part_signatures: bool,
+    pub configuration: &'static str,
+    /// Distinct words of the planted sentences, "10-17" or "18-40".
+    pub words: String,
     pub planted: usize,
     pub found: usize,
     pub recall: f64,
@@ -56,7 +67,8 @@ pub struct PlantedRow {
     pub reported: usize,
     pub best_right: usize,
     pub precision: f64,
-    /// Entries within the radius the per-probe cap left out, over the whole run.
+    /// Entries within the radius the per-probe and per-sentence caps left out, over
+    /// the whole run (of the configuration, both bands).
     pub capped: u64,
     pub ingest_seconds: f64,
 }
@@ -87,35 +99,38 @@ fn plant(docs: &[InputDoc], queries: usize) -> Result<(Vec<Plant>, Vec<String>)>
     let mut plants = Vec::new();
     let mut texts = Vec::new();
     for query in collection..docs.len() {
-        let mut chosen = None;
-        for _ in 0..200 {
-            let source = rng.below(collection);
-            let text = &docs[source].text;
-            tokenize(text, &rabin, &mut tokens);
-            let long: Vec<(u32, quote::Sentence)> = quote::sentences(text, &tokens)
-                .into_iter()
-                .enumerate()
-                .filter(|(_, s)| (18..=40).contains(&s.words.len()))
-                .map(|(i, s)| (i as u32, s))
-                .collect();
-            if !long.is_empty() {
-                chosen = Some((source, long[rng.below(long.len())].clone()));
-                break;
+        let mut text = docs[query].text.trim_end().to_string();
+        for (band, &(lo, hi)) in BANDS.iter().enumerate() {
+            let mut chosen = None;
+            for _ in 0..200 {
+                let source = rng.below(collection);
+                let src = &docs[source].text;
+                tokenize(src, &rabin, &mut tokens);
+                let fit: Vec<(u32, quote::Sentence)> = quote::sentences(src, &tokens)
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, s)| (lo..=hi).contains(&s.words.len()))
+                    .map(|(i, s)| (i as u32, s))
+                    .collect();
+                if !fit.is_empty() {
+                    chosen = Some((source, fit[rng.below(fit.len())].clone()));
+                    break;
+                }
             }
+            let Some((source, (sentence, s))) = chosen else {
+                return Err(EvalError::Corpus(format!("the collection has no sentence of {lo}-{hi} distinct words")));
+            };
+            // Replace one word of the sentence by one seen nowhere else.
+            let original = &docs[source].text[s.start as usize..s.end as usize];
+            tokenize(original, &rabin, &mut tokens);
+            let t = tokens[rng.below(tokens.len())];
+            let edited =
+                format!("{}zqplanted{}{}", &original[..t.start as usize], plants.len(), &original[t.end as usize..]);
+            let start = (text.len() + 2) as u32;
+            text = format!("{text}\n\n{edited}");
+            plants.push(Plant { query, start, source, sentence, words: s.words, band });
         }
-        let Some((source, (sentence, s))) = chosen else {
-            return Err(EvalError::Corpus("the collection has no sentence of 18-40 distinct words".into()));
-        };
-        // Replace one word of the sentence by one seen nowhere else.
-        let original = &docs[source].text[s.start as usize..s.end as usize];
-        tokenize(original, &rabin, &mut tokens);
-        let t = tokens[rng.below(tokens.len())];
-        let edited =
-            format!("{}zqplanted{}{}", &original[..t.start as usize], plants.len(), &original[t.end as usize..]);
-        let base = docs[query].text.trim_end();
-        let start = (base.len() + 2) as u32;
-        texts.push(format!("{base}\n\n{edited}\n"));
-        plants.push(Plant { query, start, source, sentence, words: s.words });
+        texts.push(format!("{text}\n"));
     }
     Ok((plants, texts))
 }
@@ -134,8 +149,21 @@ pub fn run(
     let (plants, texts) = plant(docs, queries)?;
     let collection = docs.len() - queries;
     let mut rows = Vec::new();
-    for (n, splits) in [QuoteConfig::default().splits, 0].into_iter().enumerate() {
-        let quotes = QuoteConfig { splits, ..QuoteConfig::default() };
+    let configurations = [
+        ("default", QuoteConfig::default()),
+        (
+            "before issue 23 (3 single groups from 18 words, no per-sentence cap)",
+            QuoteConfig {
+                split_words: 18,
+                splits: 3,
+                pairs: false,
+                max_candidates: u32::MAX,
+                ..QuoteConfig::default()
+            },
+        ),
+        ("no part signatures (qSign)", QuoteConfig { splits: 0, pairs: false, ..QuoteConfig::default() }),
+    ];
+    for (n, (configuration, quotes)) in configurations.into_iter().enumerate() {
         let overrides = Overrides { quotes: Some(quotes), ..Overrides::default() };
         let mut dd = DataDir::open_write(&dir.join(format!("data-{n}")), &overrides)?;
         let mut seqs = vec![None; docs.len()];
@@ -147,42 +175,43 @@ pub fn run(
             if let Ok((meta, _)) = dd.ingest(&doc) {
                 seqs[i] = Some(meta.seq);
             }
-            progress(
-                if splits > 0 { "ingest (part signatures)" } else { "ingest (full signatures)" },
-                i + 1,
-                docs.len(),
-            );
+            progress(configuration, i + 1, docs.len());
         }
         let ingest_seconds = start.elapsed().as_secs_f64();
-        let (mut found, mut reported, mut best_right) = (0, 0, 0);
+        let mut counts = [(0, 0, 0, 0); BANDS.len()]; // planted, found, reported, best right
         for p in &plants {
+            let (planted, found, reported, best_right) = &mut counts[p.band];
+            *planted += 1;
             let (Some(qseq), Some(sseq)) = (seqs[p.query], seqs[p.source]) else { continue };
             let Some(q) = dd.store().quotations(qseq)?.into_iter().find(|q| q.start_byte == p.start) else { continue };
             let right = |seq: u64, idx: u32| -> Result<bool> {
                 Ok((seq, idx) == (sseq, p.sentence)
                     || dd.store().sentence(seq, idx)?.is_some_and(|s| s.words == p.words))
             };
-            reported += 1;
+            *reported += 1;
             let mut any = false;
             for s in &q.sources {
                 any |= right(s.seq, s.sentence)?;
             }
-            found += usize::from(any);
-            best_right +=
+            *found += usize::from(any);
+            *best_right +=
                 usize::from(q.sources.first().map(|s| right(s.seq, s.sentence)).transpose()?.unwrap_or(false));
         }
         let pct = |a: usize, b: usize| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
-        rows.push(PlantedRow {
-            part_signatures: splits > 0,
-            planted: plants.len(),
-            found,
-            recall: pct(found, plants.len()),
-            reported,
-            best_right,
-            precision: pct(best_right, reported),
-            capped: dd.quote_capped(),
-            ingest_seconds,
-        });
+        for (&(lo, hi), (planted, found, reported, best_right)) in BANDS.iter().zip(counts) {
+            rows.push(PlantedRow {
+                configuration,
+                words: format!("{lo}-{hi}"),
+                planted,
+                found,
+                recall: pct(found, planted),
+                reported,
+                best_right,
+                precision: pct(best_right, reported),
+                capped: dd.quote_capped(),
+                ingest_seconds,
+            });
+        }
         dd.close()?;
     }
     Ok(PlantedEval { collection_documents: collection, query_documents: queries, rows })
@@ -191,15 +220,16 @@ pub fn run(
 /// The evaluation for people.
 pub fn markdown(r: &PlantedEval) -> String {
     let mut out = format!(
-        "collection: {} documents; {} query documents, each with one planted sentence of 18-40 words with one word changed\n",
+        "collection: {} documents; {} query documents, each with two planted sentences (10-17 and 18-40 distinct words), each with one word changed\n",
         r.collection_documents, r.query_documents
     );
-    out += "| part signatures | planted | found | recall | reported | best source right | precision | capped entries | ingest s |\n";
-    out += "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    out += "| configuration | words | planted | found | recall | reported | best source right | precision | capped entries | ingest s |\n";
+    out += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for x in &r.rows {
         out += &format!(
-            "| {} | {} | {} | {:.1}% | {} | {} | {:.1}% | {} | {:.1} |\n",
-            if x.part_signatures { "on" } else { "off" },
+            "| {} | {} | {} | {} | {:.1}% | {} | {} | {:.1}% | {} | {:.1} |\n",
+            x.configuration,
+            x.words,
             x.planted,
             x.found,
             x.recall,

@@ -79,14 +79,27 @@ pub struct QuoteConfig {
     pub max_per_probe: u32,
     /// Seed of the word signatures.
     pub seed: u64,
-    /// Sentences of at least this many distinct words are signed by
-    /// [`QuoteConfig::splits`] part signatures instead of one (the radius formula gives
-    /// them d = 0 from 18 words on).
+    /// Sentences of at least this many distinct words are signed by part signatures
+    /// ([`QuoteConfig::splits`], [`QuoteConfig::pairs`]) instead of one, and searched
+    /// exactly (radius 0: one part of an edited copy is unchanged). Default 5, every
+    /// sentence searched (issue 23: 34 probes of a short sentence's radius were most of
+    /// the cost that grew with the collection); 18 before schema 8.
     pub split_words: u32,
     /// Part signatures of a long sentence: its words split into this many groups by a
     /// hash of each word, each group signed apart; a one-word edit changes at most two
     /// groups, so with 3 one part matches exactly. 0: off (the paper's behaviour).
     pub splits: u32,
+    /// Sign each pair of the [`QuoteConfig::splits`] groups instead of each group
+    /// (issue 23): an edit changes at most two groups, so the pair of two others is
+    /// unchanged, and a pair holds half the sentence's words, specific enough for
+    /// sentences of 5-17 words, where a single group of a few common words matched
+    /// thousands of sentences. Off in data directories made before schema 8.
+    pub pairs: bool,
+    /// At most this many candidates within the radius (the oldest first) are read and
+    /// scored per sentence: what keeps the cost of a sentence from growing with the
+    /// collection, whose near copies (boilerplate) grow with it (issue 23). `u32::MAX`:
+    /// all of them (data directories made before schema 8).
+    pub max_candidates: u32,
 }
 
 impl Default for QuoteConfig {
@@ -104,8 +117,10 @@ impl Default for QuoteConfig {
             max_sources: 10,
             max_per_probe: 256,
             seed: 0,
-            split_words: 18,
-            splits: 3,
+            split_words: 5,
+            splits: 4,
+            pairs: true,
+            max_candidates: 16,
         }
     }
 }
@@ -121,6 +136,8 @@ impl QuoteConfig {
             && self.m / self.pieces <= 24
             && self.radius.is_none_or(|r| r <= self.d_max)
             && self.splits <= 8
+            && !(self.pairs && self.splits == 1)
+            && self.max_candidates >= 1
             && (0.0..=1.0).contains(&self.threshold);
         if ok {
             Ok(())
@@ -283,7 +300,8 @@ pub struct QuoteFind {
     pub found: Vec<Quotation>,
     /// Candidates scored (for evaluation).
     pub candidates: u64,
-    /// Index entries within the radius the per-probe cap left out (for evaluation).
+    /// Index entries within the radius the per-probe cap left out, and candidates the
+    /// per-sentence cap ([`QuoteConfig::max_candidates`]) left out (for evaluation).
     pub capped: u64,
 }
 
@@ -326,27 +344,40 @@ pub fn find<I: SentenceIndex>(
             idfs.push((n_docs as f64 / f as f64).ln().max(0.0));
         }
         let scorer = Scorer::new(&s.words, idfs);
-        // Each signature within the sentence's radius.
-        let d = radius(cfg, s.words.len() as u32);
+        // Each signature within the sentence's radius; a part signature exactly (one
+        // part of an edited copy is unchanged: [`part_signatures`]).
+        let parted = cfg.splits > 0 && s.words.len() as u32 >= cfg.split_words;
+        let d = if parted { 0 } else { radius(cfg, s.words.len() as u32) };
         let mut cands = Vec::new();
         for &(_, sig) in entries {
             let (c, left_out) = index.candidates(cfg, sig, d)?;
-            cands.extend(c.into_iter().map(|(cseq, cidx, _)| (cseq, cidx)));
+            cands.extend(c.into_iter().filter(|&(cseq, _, _)| cseq < seq).map(|(cseq, cidx, _)| (cseq, cidx)));
             capped += left_out;
         }
-        cands.sort_unstable();
-        cands.dedup();
+        let ranked = if cfg.pairs {
+            rank(cands)
+        } else {
+            cands.sort_unstable();
+            cands.dedup();
+            cands
+        };
         let mut sources = Vec::new();
         // The sentence's full signature, for the distances of the sources it has.
         let mut full = None;
-        // Sources with the highest possible score (1): once there are `max_sources` of
-        // them, no later candidate (in ascending order, so older ones win ties) can
-        // make the cut; a boilerplate sentence stops after its first copies instead of
-        // reading hundreds. (With `max_sources` 0 nothing stops early: every source found
-        // still makes the sentence a quotation, with its sources cut to none.)
+        // Without pairs (schema 7's search, oldest first): sources with the highest
+        // possible score (1): once there are `max_sources` of them, no later candidate
+        // (in ascending order, so older ones win ties) can make the cut; a boilerplate
+        // sentence stops after its first copies instead of reading hundreds. (With
+        // `max_sources` 0 nothing stops early: every source found still makes the
+        // sentence a quotation, with its sources cut to none.) In rank order a later
+        // candidate may be older, so there the per-sentence cap bounds the reads.
         let mut perfect = 0;
-        for (cseq, cidx) in cands {
-            if cseq >= seq || (perfect > 0 && perfect >= cfg.max_sources) {
+        for (n, &(cseq, cidx)) in ranked.iter().enumerate() {
+            if !cfg.pairs && perfect > 0 && perfect >= cfg.max_sources {
+                break;
+            }
+            if n as u64 >= u64::from(cfg.max_candidates) {
+                capped += (ranked.len() - n) as u64;
                 break;
             }
             candidates += 1;
@@ -368,6 +399,18 @@ pub fn find<I: SentenceIndex>(
         }
     }
     Ok(QuoteFind { indexed, signatures: sigs, words: words(&sentences), found, candidates, capped })
+}
+
+/// Candidates (seq, sentence), one entry per signature that found them, in the order
+/// the per-sentence cap reads them with pairs: those matching more of a sentence's parts first
+/// (an edited copy keeps all but one or two of them; a sentence sharing a few common
+/// words, one), then the oldest; each once.
+pub fn rank(mut cands: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
+    cands.sort_unstable();
+    let mut counted: Vec<(std::cmp::Reverse<usize>, u64, u32)> =
+        cands.chunk_by(|a, b| a == b).map(|same| (std::cmp::Reverse(same.len()), same[0].0, same[0].1)).collect();
+    counted.sort_unstable();
+    counted.into_iter().map(|(_, seq, idx)| (seq, idx)).collect()
 }
 
 /// The distinct words of a document's sentences, sorted (what its document
@@ -406,6 +449,27 @@ pub fn part_signatures(cfg: &QuoteConfig, words: &[u64]) -> Vec<u64> {
     if cfg.splits == 0 || (words.len() as u32) < cfg.split_words {
         return Vec::new();
     }
+    let group = |w: u64| mix(w ^ cfg.seed ^ PART_SEED) % u64::from(cfg.splits);
+    if cfg.pairs {
+        let mut out = Vec::new();
+        for a in 0..u64::from(cfg.splits) {
+            for b in a + 1..u64::from(cfg.splits) {
+                let part = QuoteConfig { seed: mix(cfg.seed ^ PAIR_SEED ^ (a << 8 | b)), ..cfg.clone() };
+                let sig = words
+                    .iter()
+                    .filter(|&&w| [a, b].contains(&group(w)))
+                    .fold(0, |sig, &w| sig | word_signature(&part, w));
+                // Both groups empty: it would meet every other such pair. Searched only
+                // exactly, a pair's signature is indexed hashed: a few words' bits are
+                // sparse, and their raw pieces would crowd a few chains of the index.
+                if sig != 0 {
+                    let bits = if cfg.m == 64 { u64::MAX } else { (1u64 << cfg.m) - 1 };
+                    out.push((mix(sig) & bits).max(1));
+                }
+            }
+        }
+        return out;
+    }
     (0..cfg.splits)
         .map(|g| {
             let part = QuoteConfig { seed: mix(cfg.seed ^ PART_SEED ^ u64::from(g)), ..cfg.clone() };
@@ -420,6 +484,8 @@ pub fn part_signatures(cfg: &QuoteConfig, words: &[u64]) -> Vec<u64> {
 
 /// Seeds the part signatures' grouping and signatures apart from the full ones.
 const PART_SEED: u64 = 0x7061_7274_7369_6773;
+/// Seeds the signatures of pairs of groups apart from those of single groups.
+const PAIR_SEED: u64 = 0x7061_6972_7369_6773;
 
 /// Normalised word-overlap score of query words `q` against `r` (both sorted, distinct);
 /// `idf(w)` gives `log(N/df_w)`.
@@ -512,20 +578,28 @@ mod tests {
         }
     }
 
-    /// What [`find`] must give for one sentence: every candidate scored, those at the
-    /// threshold sorted best first and cut at `max_sources`.
+    /// What [`find`] must give for one sentence: the first `max_candidates` candidates
+    /// in rank order (with pairs by parts matched, then age; else by age) all scored, those at the threshold
+    /// sorted best first and cut at `max_sources`.
     fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence) -> Vec<QuoteSource> {
         let n_docs = mem.idx.documents();
         let idf = |w: u64| (n_docs as f64 / mem.idx.df(w).max(1) as f64).ln().max(0.0);
-        let d = radius(cfg, s.words.len() as u32);
+        let parted = !part_signatures(cfg, &s.words).is_empty();
+        let d = if parted { 0 } else { radius(cfg, s.words.len() as u32) };
         let mut cands: Vec<(u64, u32)> = signatures(cfg, std::slice::from_ref(s))
             .into_iter()
             .flat_map(|(_, sig)| mem.idx.quote_candidates(cfg, sig, d).0)
             .map(|(cseq, cidx, _)| (cseq, cidx))
             .filter(|&(cseq, _)| cseq < seq)
             .collect();
-        cands.sort_unstable();
-        cands.dedup();
+        // Brute force: count each candidate's signatures by scanning, then order.
+        let mut distinct = cands.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let count = |c: &(u64, u32)| if cfg.pairs { cands.iter().filter(|x| *x == c).count() } else { 0 };
+        distinct.sort_by(|a, b| count(b).cmp(&count(a)).then(a.cmp(b)));
+        distinct.truncate(cfg.max_candidates as usize);
+        cands = distinct;
         let full = signature(cfg, &s.words);
         let mut out: Vec<QuoteSource> = cands
             .into_iter()
@@ -544,11 +618,16 @@ mod tests {
     proptest::proptest! {
         /// Documents of sentences drawn from a few, so that many repeat exactly (more
         /// often than `max_sources`) and others overlap: what `find` reports for each
-        /// sentence equals scoring every candidate (it stops early once it holds
-        /// `max_sources` perfect scores).
+        /// sentence equals scoring every candidate the cap lets in (it stops early once
+        /// it holds `max_sources` perfect scores), with part signatures of pairs, of
+        /// single groups, and full signatures.
         #[test]
-        fn find_equals_scoring_every_candidate(seed in proptest::prelude::any::<u64>(), docs in 2u64..40, max_sources in 1u32..6) {
-            let cfg = QuoteConfig { max_sources, ..QuoteConfig::default() };
+        fn find_equals_scoring_every_candidate(seed in proptest::prelude::any::<u64>(), docs in 2u64..40, max_sources in 1u32..6, variant in 0usize..3, max_candidates in 1u32..40) {
+            let cfg = match variant {
+                0 => QuoteConfig { max_sources, max_candidates, ..QuoteConfig::default() },
+                1 => QuoteConfig { max_sources, max_candidates, splits: 3, pairs: false, split_words: 8, ..QuoteConfig::default() },
+                _ => QuoteConfig { max_sources, max_candidates, splits: 0, pairs: false, ..QuoteConfig::default() },
+            };
             let mut mem = Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
             let mut rng = seed;
             let mut next = move |n: u64| { rng = mix(rng.wrapping_add(1)); rng % n };
@@ -579,18 +658,22 @@ mod tests {
             }
         }
 
-        /// A long sentence (18-40 distinct words) with one word changed, among other
-        /// documents' sentences: always found with part signatures when none of its
-        /// parts is empty (one part is unchanged); the full signature alone (radius 0)
-        /// finds it only when the edit happens to leave it unchanged.
+        /// A sentence with one word changed, among other documents' sentences: always
+        /// found through a part signature when none of its groups is empty: with the
+        /// defaults (pairs of 4 groups, from 5 words) one pair is unchanged; with 3
+        /// single groups (schema 7's parts, from 18 words) one group is.
         #[test]
-        fn an_edited_long_sentence_is_found_through_a_part_signature(seed in proptest::prelude::any::<u64>(), n in 18usize..=40, at in 0usize..40) {
+        fn an_edited_sentence_is_found_through_a_part_signature(seed in proptest::prelude::any::<u64>(), n in 5usize..=40, at in 0usize..40, pairs in proptest::prelude::any::<bool>()) {
             let mut g = crate::testdata::XorShift::new(seed | 1);
             let mut next = move || g.next_u64();
             let sentence = |words: Vec<u64>, start: u32| { let mut w = words; w.sort_unstable(); w.dedup(); Sentence { start, end: start + 1, words: w } };
             {
-                let splits = 3;
-                let cfg = QuoteConfig { splits, ..QuoteConfig::default() };
+                let cfg = match pairs {
+                    true => QuoteConfig::default(),
+                    false => QuoteConfig { splits: 3, pairs: false, split_words: 18, ..QuoteConfig::default() },
+                };
+                proptest::prop_assume!(n as u32 >= cfg.split_words);
+                let parts = if pairs { 6 } else { 3 };
                 let mut mem = Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
                 let mut rng = next();
                 let mut word = move || { rng = mix(rng); rng };
@@ -599,7 +682,7 @@ mod tests {
                 // change both (see `part_signatures`).
                 let mut sorted = original.clone();
                 sorted.sort_unstable();
-                proptest::prop_assume!(part_signatures(&cfg, &sorted).len() == splits as usize);
+                proptest::prop_assume!(part_signatures(&cfg, &sorted).len() == parts);
                 for seq in 1..=20u64 {
                     let mut ss: Vec<Sentence> = (0..5).map(|k| sentence((0..20).map(|_| word()).collect(), k)).collect();
                     if seq == 7 {

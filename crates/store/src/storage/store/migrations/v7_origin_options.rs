@@ -81,6 +81,10 @@ fn quote_config(store: &Store) -> Result<()> {
         seed: o.seed,
         split_words: QuoteConfig::default().split_words,
         splits: 0,
+        // Schema 8's per-sentence cap, off as it was (in today's encoding, which the
+        // schema 8 step then finds written).
+        pairs: false,
+        max_candidates: u32::MAX,
     })
 }
 
