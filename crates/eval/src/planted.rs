@@ -151,16 +151,7 @@ pub fn run(
     let mut rows = Vec::new();
     let configurations = [
         ("default", QuoteConfig::default()),
-        (
-            "before issue 23 (3 single groups from 18 words, no per-sentence cap)",
-            QuoteConfig {
-                split_words: 18,
-                splits: 3,
-                pairs: false,
-                max_candidates: u32::MAX,
-                ..QuoteConfig::default()
-            },
-        ),
+        ("before issue 23 (3 single groups from 18 words, no per-sentence cap)", QuoteConfig::before_schema_8()),
         ("no part signatures (qSign)", QuoteConfig { splits: 0, pairs: false, ..QuoteConfig::default() }),
     ];
     for (n, (configuration, quotes)) in configurations.into_iter().enumerate() {

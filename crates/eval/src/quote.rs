@@ -145,19 +145,8 @@ pub fn run(
         });
         progress("qSign radii", rows.len(), 9);
     }
-    let configurations = [
-        (
-            "defaults before issue 23",
-            QuoteConfig {
-                split_words: 18,
-                splits: 3,
-                pairs: false,
-                max_candidates: u32::MAX,
-                ..QuoteConfig::default()
-            },
-        ),
-        ("defaults", QuoteConfig::default()),
-    ];
+    let configurations =
+        [("defaults before issue 23", QuoteConfig::before_schema_8()), ("defaults", QuoteConfig::default())];
     for (n, (name, cfg)) in configurations.into_iter().enumerate() {
         let overrides = Overrides { quotes: Some(cfg.clone()), ..overrides.clone() };
         let mut other = DataDir::open_write(&dir.with_extension(format!("defaults-{n}")), &overrides)?;
@@ -277,6 +266,30 @@ fn inverted_scan(
     (start.elapsed().as_secs_f64() / qs.len() as f64, inv_candidates)
 }
 
+/// Scores query sentence `q` against `cands` and counts the true pairs (score ≥ 0.5,
+/// in `truth`) found, per level, into `found`; whether one of them scores 0.8 or more.
+fn score_found(
+    q: &Sentence,
+    cands: Vec<(u64, u32)>,
+    by_key: &HashMap<(u64, u32), &Sentence>,
+    truth: &HashMap<(u64, u32), usize>,
+    idf_of: impl Fn(u64) -> f64 + Copy,
+    found: &mut [u64],
+) -> bool {
+    let scorer = quote::Scorer::with_idf(&q.words, idf_of);
+    let mut hit08 = false;
+    for key in cands {
+        let Some(s) = by_key.get(&key) else { continue };
+        if scorer.score(&s.words) >= 0.5 {
+            if let Some(&l) = truth.get(&key) {
+                found[l] += 1;
+                hit08 |= l <= 1;
+            }
+        }
+    }
+    hit08
+}
+
 /// A configuration's search as `quote::find` does it, over its own `indexes`: a
 /// sentence's part signatures at radius 0 (or its full signature at the formula's
 /// radius), candidates ranked by parts matched, then age, at most `max_candidates`.
@@ -303,20 +316,8 @@ fn defaults_at(
             sigs.iter().flat_map(|&sig| indexes.quote_candidates(cfg, sig, d).0).map(|(s, x, _)| (s, x)).collect();
         let mut ranked = quote::rank(cands);
         ranked.truncate(cfg.max_candidates as usize);
-        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
-        let mut hit_here = false;
-        for (seq, idx) in ranked {
-            candidates += 1;
-            if let Some(s) = by_key.get(&(seq, idx)) {
-                if scorer.score(&s.words) >= 0.5 {
-                    if let Some(&l) = truth[i].get(&(seq, idx)) {
-                        found[l] += 1;
-                        hit_here |= l <= 1;
-                    }
-                }
-            }
-        }
-        hit08 += u64::from(hit_here);
+        candidates += ranked.len() as u64;
+        hit08 += u64::from(score_found(q, ranked, by_key, &truth[i], idf_of, &mut found));
     }
     Ok((found, candidates, start.elapsed().as_secs_f64() / qs.len() as f64, hit08))
 }
@@ -339,21 +340,10 @@ fn qsign_at(
     for (i, q) in qs.iter().enumerate() {
         let sig = quote::signature(qcfg, &q.words);
         let d = radius.unwrap_or_else(|| quote::radius(&QuoteConfig::default(), q.words.len() as u32));
-        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
-        let mut hit_here = false;
-        for (seq, idx, _) in indexes.quote_candidates(qcfg, sig, d).0 {
-            candidates += 1;
-            if let Some(s) = by_key.get(&(seq, idx)) {
-                let sc = scorer.score(&s.words);
-                if sc >= 0.5 {
-                    if let Some(&l) = truth[i].get(&(seq, idx)) {
-                        found[l] += 1;
-                        hit_here |= l <= 1;
-                    }
-                }
-            }
-        }
-        hit08 += u64::from(hit_here);
+        let cands: Vec<(u64, u32)> =
+            indexes.quote_candidates(qcfg, sig, d).0.into_iter().map(|(s, x, _)| (s, x)).collect();
+        candidates += cands.len() as u64;
+        hit08 += u64::from(score_found(q, cands, by_key, &truth[i], idf_of, &mut found));
     }
     Ok((found, candidates, start.elapsed().as_secs_f64() / qs.len() as f64, hit08))
 }

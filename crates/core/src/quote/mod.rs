@@ -126,6 +126,13 @@ impl Default for QuoteConfig {
 }
 
 impl QuoteConfig {
+    /// The defaults before schema 8 (issue 23): 3 single groups from 18 words, no
+    /// per-sentence cap; what an upgraded data directory keeps, and what the
+    /// evaluations compare the defaults with.
+    pub fn before_schema_8() -> QuoteConfig {
+        QuoteConfig { split_words: 18, splits: 3, pairs: false, max_candidates: u32::MAX, ..QuoteConfig::default() }
+    }
+
     /// Checks that the parameters fit together.
     pub fn validate(&self) -> Result<(), String> {
         let ok = (1..=64).contains(&self.m)

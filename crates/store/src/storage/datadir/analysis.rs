@@ -163,6 +163,7 @@ pub(super) fn apply_replay(
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
     Ok(result)
 }
+
 /// Analyses document `seq` as ingestion does, against `table` and its derived indexes
 /// (filled by the documents before it), and adds it to both: near-duplicates,
 /// quotations, origins, then the index entries. Times each stage into `times`. The one
