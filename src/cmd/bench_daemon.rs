@@ -3,7 +3,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use textorigin_eval::daemon;
 
-use crate::args::size;
+use textorigin_core::config::Overrides;
+
+use crate::args::{on_off, size};
 
 /// Measure the daemon on a corpus: end-to-end throughput from the spool to durable
 /// results (documents/s, MB/s, share of the batch `ingest` throughput) and the time
@@ -19,6 +21,12 @@ pub struct Args {
     /// Table size of the runs.
     #[arg(long, default_value = "64MiB")]
     table_size: String,
+    /// Near-duplicate detection on or off in both runs (a job, README "Jobs"; default on).
+    #[arg(long = "neardup", value_name = "on|off", value_parser = on_off)]
+    near_duplicates: Option<bool>,
+    /// Quotation search on or off in both runs (default on).
+    #[arg(long = "quotes", value_name = "on|off", value_parser = on_off)]
+    quotations: Option<bool>,
     #[command(flatten)]
     format: super::Format,
 }
@@ -31,11 +39,24 @@ pub fn run(a: Args) -> Result<()> {
     let exe = std::env::current_exe()?;
     let serve = |dir: &std::path::Path, checkpoint_docs: u64| {
         let mut c = std::process::Command::new(&exe);
+        let on_off = |on: bool| if on { "on" } else { "off" };
         c.args(["serve", "--table-size", &table_bytes.to_string(), "--checkpoint-docs", &checkpoint_docs.to_string()])
+            .args([
+                "--neardup",
+                on_off(a.near_duplicates.unwrap_or(true)),
+                "--quotes",
+                on_off(a.quotations.unwrap_or(true)),
+            ])
             .arg("--data")
             .arg(dir);
         c
     };
-    let r = daemon::run(&docs, a.per_file, table_bytes, tmp.path(), &serve)?;
+    let overrides = Overrides {
+        table_bytes: Some(table_bytes),
+        near_duplicates: a.near_duplicates,
+        quotations: a.quotations,
+        ..Overrides::default()
+    };
+    let r = daemon::run(&docs, a.per_file, &overrides, tmp.path(), &serve)?;
     a.format.print(&r, daemon::text)
 }

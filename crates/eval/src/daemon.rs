@@ -84,12 +84,13 @@ fn wait_for(mut done: impl FnMut() -> bool, limit: Duration) -> Result<()> {
     Ok(())
 }
 
-/// Runs the benchmark in `work` (a scratch directory): the batch with a table of
-/// `table_bytes`, the daemon as `command` starts it (with the same table size).
+/// Runs the benchmark in `work` (a scratch directory): the batch with `overrides` (the
+/// table size and the feature switches of a job), the daemon as `command` starts it
+/// (with the same options).
 pub fn run(
     docs: &[InputDoc],
     per_file: usize,
-    table_bytes: u64,
+    overrides: &Overrides,
     work: &Path,
     command: ServeCommand<'_>,
 ) -> Result<DaemonBench> {
@@ -110,9 +111,8 @@ pub fn run(
     }
     let total = docs.len() as u64;
     // Batch.
-    let overrides = Overrides { table_bytes: Some(table_bytes), ..Default::default() };
     let t0 = Instant::now();
-    let mut dd = DataDir::open_write(&work.join("batch"), &overrides)?;
+    let mut dd = DataDir::open_write(&work.join("batch"), overrides)?;
     for f in &files {
         for d in textorigin_store::input::read_file(f, u64::MAX)? {
             let _ = dd.ingest(&d?);
