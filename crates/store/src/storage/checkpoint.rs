@@ -319,8 +319,7 @@ pub fn write_in(fs: &dyn Storage, dir: &Path, image: Image<'_>, seq: u64, store:
     let generation = last + 1;
     let slot = (generation % 2) as usize;
     let (data, meta) = slot_paths(dir, slot);
-    let copied = copy(fs, &data, slot, image).and_then(|c| fs.sync(&data).map(|()| c));
-    let (length, hash, written) = match copied {
+    let (length, hash, written) = match copy(fs, &data, slot, image) {
         Ok(c) => c,
         Err(e) => {
             // The slot is invalid now (its meta names bytes it no longer holds); on a
@@ -345,8 +344,10 @@ pub fn write_in(fs: &dyn Storage, dir: &Path, image: Image<'_>, seq: u64, store:
     Ok(m)
 }
 
-/// Writes `image` into the file `data` of slot `slot`: returns the image's length and
-/// hash, and its tracker (to be told once the slot is synced).
+/// Writes `image` into the file `data` of slot `slot` and syncs it: returns the image's
+/// length and hash, and its tracker (to be told the slot holds it). When that fails,
+/// the tracker forgets what the slot holds (the caller zeroes it): the next checkpoint
+/// into it writes every chunk.
 fn copy<'a>(
     fs: &dyn Storage,
     data: &Path,
@@ -361,6 +362,7 @@ fn copy<'a>(
                 at += p.len() as u64;
             }
             fs.put(data, at, true, &ranges)?;
+            fs.sync(data)?;
             Ok((at, dirty::image_hash(parts.iter().copied()), None))
         }
         Image::Tracked(bytes, dirty) => {
@@ -370,7 +372,10 @@ fn copy<'a>(
             }
             let (fresh, plan) = dirty.slot_plan(slot);
             let ranges: Vec<(u64, &[u8])> = plan.into_iter().map(|r| (r.start as u64, &bytes[r])).collect();
-            fs.put(data, len, fresh, &ranges)?;
+            if let Err(e) = fs.put(data, len, fresh, &ranges).and_then(|()| fs.sync(data)) {
+                dirty.forget_slot(slot);
+                return Err(e);
+            }
             Ok((len, dirty.image_hash(bytes), Some(dirty)))
         }
     }
@@ -450,11 +455,13 @@ mod tests {
     struct SimFs {
         files: RefCell<Files>,
         budget: Cell<u64>,
+        /// Syncs that fail (an I/O error, not a cut) before they work again.
+        failing_syncs: Cell<u32>,
     }
 
     impl SimFs {
         fn new() -> SimFs {
-            SimFs { files: RefCell::new(HashMap::new()), budget: Cell::new(u64::MAX) }
+            SimFs { files: RefCell::new(HashMap::new()), budget: Cell::new(u64::MAX), failing_syncs: Cell::new(0) }
         }
 
         fn spend(&self) -> std::io::Result<()> {
@@ -496,7 +503,7 @@ mod tests {
                 };
                 out.insert(p.clone(), (bytes, None));
             }
-            SimFs { files: RefCell::new(out), budget: Cell::new(u64::MAX) }
+            SimFs { files: RefCell::new(out), budget: Cell::new(u64::MAX), failing_syncs: Cell::new(0) }
         }
     }
 
@@ -540,6 +547,10 @@ mod tests {
         }
         fn sync(&self, path: &Path) -> std::io::Result<()> {
             self.spend()?;
+            if self.failing_syncs.get() > 0 {
+                self.failing_syncs.set(self.failing_syncs.get() - 1);
+                return Err(std::io::Error::other("fdatasync failed"));
+            }
             if let Some(e) = self.files.borrow_mut().get_mut(path) {
                 if let Some(p) = e.1.take() {
                     e.0 = p;
@@ -624,6 +635,33 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// Regression: a slot whose copy failed is zeroed (its blocks given back), but the
+    /// tracker still took it for the image of its last checkpoint, so the next
+    /// checkpoint into it wrote only the chunks changed since, and left an invalid slot.
+    #[test]
+    fn the_checkpoints_after_a_failed_one_are_valid() {
+        use crate::storage::dirty::CHUNK;
+        let fs = SimFs::new();
+        let dir = Path::new("/sim");
+        let len = 8 * CHUNK;
+        let mut image = vec![0u8; len];
+        let mut dirty = Dirty::new(len, &[]);
+        for seq in 1..=7u64 {
+            let at = (seq as usize * 5003) % len;
+            image[at] = seq as u8;
+            dirty.mark(at..at + 1);
+            fs.failing_syncs.set(u32::from(seq == 4));
+            let r = write_in(&fs, dir, Image::Tracked(&image, &mut dirty), seq, 1);
+            if seq == 4 {
+                assert!(r.is_err());
+                continue;
+            }
+            let m = r.unwrap();
+            let (slot, got) = newest_valid_in(&fs, dir).expect("a valid slot");
+            assert_eq!((got, fs.read(&slot_paths(dir, slot).0).unwrap()), (m, image.clone()), "checkpoint {seq}");
         }
     }
 
