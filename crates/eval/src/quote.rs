@@ -131,7 +131,8 @@ pub fn run(
     let by_key: HashMap<(u64, u32), &Sentence> = sentences.iter().map(|(k, s)| (*k, s)).collect();
     let mut rows = Vec::new();
     for radius in (0..=5u32).map(Some).chain([None]) {
-        let (found, candidates, secs, hit08) = qsign_at(&indexes, &qcfg, radius, &qs, &by_key, &truth, idf_of)?;
+        let (found, candidates, secs, hit08) =
+            measure(&qs, &by_key, &truth, idf_of, qsign_search(&indexes, &qcfg, radius));
         let share = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
         rows.push(RadiusRow {
             radius: radius.map_or("formula".to_string(), |d| d.to_string()),
@@ -153,7 +154,8 @@ pub fn run(
         for d in collection {
             let _ = other.ingest(d); // token-less documents are skipped as in ingestion
         }
-        let (found, candidates, secs, hit08) = defaults_at(&other.indexes(), &cfg, &qs, &by_key, &truth, idf_of)?;
+        let indexes = other.indexes();
+        let (found, candidates, secs, hit08) = measure(&qs, &by_key, &truth, idf_of, defaults_search(&indexes, &cfg));
         let share = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
         rows.push(RadiusRow {
             radius: name.to_string(),
@@ -290,23 +292,35 @@ fn score_found(
     hit08
 }
 
-/// A configuration's search as `quote::find` does it, over its own `indexes`: a
-/// sentence's part signatures at radius 0 (or its full signature at the formula's
-/// radius), candidates ranked by parts matched, then age, at most `max_candidates`.
-/// True pairs found per level, candidates, seconds per query sentence.
-fn defaults_at(
-    indexes: &Indexes<&[u8]>,
-    cfg: &QuoteConfig,
+/// Scores every query sentence against the candidates `search` gives it: true pairs
+/// found per level, candidates, seconds per query sentence, and the query sentences
+/// with a pair of 0.8 or more found.
+fn measure(
     qs: &[Sentence],
     by_key: &HashMap<(u64, u32), &Sentence>,
     truth: &[HashMap<(u64, u32), usize>],
     idf_of: impl Fn(u64) -> f64 + Copy,
-) -> Result<(Vec<u64>, u64, f64, u64)> {
+    mut search: impl FnMut(&Sentence) -> Vec<(u64, u32)>,
+) -> (Vec<u64>, u64, f64, u64) {
     let start = Instant::now();
     let mut found = vec![0u64; LEVELS.len()];
-    let mut candidates = 0u64;
-    let mut hit08 = 0u64;
-    for (i, q) in qs.iter().enumerate() {
+    let (mut candidates, mut hit08) = (0u64, 0u64);
+    for (q, truth) in qs.iter().zip(truth) {
+        let cands = search(q);
+        candidates += cands.len() as u64;
+        hit08 += u64::from(score_found(q, cands, by_key, truth, idf_of, &mut found));
+    }
+    (found, candidates, start.elapsed().as_secs_f64() / qs.len() as f64, hit08)
+}
+
+/// A configuration's search as `quote::find` does it, over its own `indexes`: a
+/// sentence's part signatures at radius 0 (or its full signature at the formula's
+/// radius), candidates ranked by parts matched, then age, at most `max_candidates`.
+fn defaults_search<'a>(
+    indexes: &'a Indexes<&[u8]>,
+    cfg: &'a QuoteConfig,
+) -> impl FnMut(&Sentence) -> Vec<(u64, u32)> + 'a {
+    move |q| {
         let parts = quote::part_signatures(cfg, &q.words);
         let (sigs, d) = match parts.is_empty() {
             true => (vec![quote::signature(cfg, &q.words)], quote::radius(cfg, q.words.len() as u32)),
@@ -316,36 +330,21 @@ fn defaults_at(
             sigs.iter().flat_map(|&sig| indexes.quote_candidates(cfg, sig, d).0).map(|(s, x, _)| (s, x)).collect();
         let mut ranked = quote::rank(cands);
         ranked.truncate(cfg.max_candidates as usize);
-        candidates += ranked.len() as u64;
-        hit08 += u64::from(score_found(q, ranked, by_key, &truth[i], idf_of, &mut found));
+        ranked
     }
-    Ok((found, candidates, start.elapsed().as_secs_f64() / qs.len() as f64, hit08))
 }
 
-/// qSign at `radius` (None: the formula's): true pairs found per level, candidates,
-/// seconds per query sentence.
-fn qsign_at(
-    indexes: &Indexes<&[u8]>,
-    qcfg: &QuoteConfig,
+/// qSign at `radius` (None: the formula's), every candidate within it.
+fn qsign_search<'a>(
+    indexes: &'a Indexes<&[u8]>,
+    qcfg: &'a QuoteConfig,
     radius: Option<u32>,
-    qs: &[Sentence],
-    by_key: &HashMap<(u64, u32), &Sentence>,
-    truth: &[HashMap<(u64, u32), usize>],
-    idf_of: impl Fn(u64) -> f64 + Copy,
-) -> Result<(Vec<u64>, u64, f64, u64)> {
-    let start = Instant::now();
-    let mut found = vec![0u64; LEVELS.len()];
-    let mut candidates = 0u64;
-    let mut hit08 = 0u64;
-    for (i, q) in qs.iter().enumerate() {
+) -> impl FnMut(&Sentence) -> Vec<(u64, u32)> + 'a {
+    move |q| {
         let sig = quote::signature(qcfg, &q.words);
         let d = radius.unwrap_or_else(|| quote::radius(&QuoteConfig::default(), q.words.len() as u32));
-        let cands: Vec<(u64, u32)> =
-            indexes.quote_candidates(qcfg, sig, d).0.into_iter().map(|(s, x, _)| (s, x)).collect();
-        candidates += cands.len() as u64;
-        hit08 += u64::from(score_found(q, cands, by_key, &truth[i], idf_of, &mut found));
+        indexes.quote_candidates(qcfg, sig, d).0.into_iter().map(|(s, x, _)| (s, x)).collect()
     }
-    Ok((found, candidates, start.elapsed().as_secs_f64() / qs.len() as f64, hit08))
 }
 
 /// The evaluation for people: a markdown table by radius.
