@@ -101,7 +101,7 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str)) -> Result<F
         let first_checkpoint_s = checkpoint(&mut table)?;
         checkpoint(&mut table)?;
         document(&mut table);
-        let (_, plan) = table.image()?.1.slot_plan(slot_of_next(dir));
+        let (_, plan) = table.image()?.1.slot_plan(checkpoint::next(dir).1);
         let written = plan.iter().map(|r| r.len() as u64).sum();
         let checkpoint_s = checkpoint(&mut table)?;
         let t = Instant::now();
@@ -123,12 +123,6 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str)) -> Result<F
     }
     table.close()?;
     Ok(FillBench { table_bytes: cfg.table_bytes, index_bytes: cfg.index_bytes, create_close_s, rows })
-}
-
-/// The slot the next checkpoint in `dir` writes.
-fn slot_of_next(dir: &Path) -> usize {
-    let last = (0..2).filter_map(|s| checkpoint::read_meta(dir, s)).map(|m| m.generation).max().unwrap_or(0);
-    ((last + 1) % 2) as usize
 }
 
 /// The measurement for people.

@@ -289,6 +289,18 @@ fn sync_dir(dir: &Path) -> Result<()> {
     Ok(RealFs.sync_dir(dir).io(|| format!("cannot fsync {}", dir.display()))?)
 }
 
+/// The generation and slot of the next checkpoint in `dir`: one past the newest meta
+/// (torn ones do not count), slot = generation mod 2.
+pub fn next(dir: &Path) -> (u64, usize) {
+    next_in(&RealFs, dir)
+}
+
+/// [`next`] through a [`Storage`].
+fn next_in(fs: &dyn Storage, dir: &Path) -> (u64, usize) {
+    let last = (0..2).filter_map(|s| read_meta_in(fs, dir, s)).map(|m| m.generation).max().unwrap_or(0);
+    (last + 1, ((last + 1) % 2) as usize)
+}
+
 /// What a checkpoint copies.
 pub enum Image<'a> {
     /// Bytes in parts, one after the other, written whole (a shard worker's counters
@@ -315,9 +327,7 @@ pub fn write_parts(dir: &Path, parts: &[&[u8]], seq: u64, store: u64) -> Result<
 
 /// [`write`](fn@write) through a [`Storage`].
 pub fn write_in(fs: &dyn Storage, dir: &Path, image: Image<'_>, seq: u64, store: u64) -> Result<SlotMeta> {
-    let last = (0..2).filter_map(|s| read_meta_in(fs, dir, s)).map(|m| m.generation).max().unwrap_or(0);
-    let generation = last + 1;
-    let slot = (generation % 2) as usize;
+    let (generation, slot) = next_in(fs, dir);
     let (data, meta) = slot_paths(dir, slot);
     let (length, hash, written) = match copy(fs, &data, slot, image) {
         Ok(c) => c,

@@ -67,11 +67,6 @@ impl Bits {
         }
         out
     }
-
-    /// How many chunks are in the set.
-    pub fn count(&self) -> u64 {
-        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
-    }
 }
 
 /// The chunks of an image of `len` bytes changed since each place it goes to was last
@@ -179,11 +174,6 @@ impl Dirty {
         }
         self.stale.clear();
         combine(&self.hashes)
-    }
-
-    /// Chunks ever written (or loaded non-zero).
-    pub fn touched(&self) -> u64 {
-        self.touched.count()
     }
 
     fn bytes(&self, bits: &Bits) -> Vec<Range<usize>> {
