@@ -129,21 +129,22 @@ pub fn run(
     // Query sentences with a true pair scoring 0.8 or more (levels 0 and 1).
     let with08 = truth.iter().filter(|t| t.values().any(|&l| l <= 1)).count() as u64;
     let by_key: HashMap<(u64, u32), &Sentence> = sentences.iter().map(|(k, s)| (*k, s)).collect();
+    let share = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    // A search's row from what [`measure`] found.
+    let row = |radius: String, (found, candidates, secs, hit08): (Vec<u64>, u64, f64, u64)| RadiusRow {
+        radius,
+        recall: found.iter().zip(&pairs_per_level).map(|(&f, &t)| share(f, t)).collect(),
+        recall_all: share(found.iter().sum(), pairs_per_level.iter().sum()),
+        sentence_recall_08: share(hit08, with08),
+        candidates_per_sentence: candidates as f64 / qs.len() as f64,
+        micros_per_sentence: secs * 1e6,
+        speedup_vs_naive: naive / secs,
+        speedup_vs_inverted: inverted / secs,
+    };
     let mut rows = Vec::new();
     for radius in (0..=5u32).map(Some).chain([None]) {
-        let (found, candidates, secs, hit08) =
-            measure(&qs, &by_key, &truth, idf_of, qsign_search(&indexes, &qcfg, radius));
-        let share = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
-        rows.push(RadiusRow {
-            radius: radius.map_or("formula".to_string(), |d| d.to_string()),
-            recall: found.iter().zip(&pairs_per_level).map(|(&f, &t)| share(f, t)).collect(),
-            recall_all: share(found.iter().sum(), pairs_per_level.iter().sum()),
-            sentence_recall_08: share(hit08, with08),
-            candidates_per_sentence: candidates as f64 / qs.len() as f64,
-            micros_per_sentence: secs * 1e6,
-            speedup_vs_naive: naive / secs,
-            speedup_vs_inverted: inverted / secs,
-        });
+        let measured = measure(&qs, &by_key, &truth, idf_of, qsign_search(&indexes, &qcfg, radius));
+        rows.push(row(radius.map_or("formula".to_string(), |d| d.to_string()), measured));
         progress("qSign radii", rows.len(), 9);
     }
     let configurations =
@@ -155,18 +156,7 @@ pub fn run(
             let _ = other.ingest(d); // token-less documents are skipped as in ingestion
         }
         let indexes = other.indexes();
-        let (found, candidates, secs, hit08) = measure(&qs, &by_key, &truth, idf_of, defaults_search(&indexes, &cfg));
-        let share = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
-        rows.push(RadiusRow {
-            radius: name.to_string(),
-            recall: found.iter().zip(&pairs_per_level).map(|(&f, &t)| share(f, t)).collect(),
-            recall_all: share(found.iter().sum(), pairs_per_level.iter().sum()),
-            sentence_recall_08: share(hit08, with08),
-            candidates_per_sentence: candidates as f64 / qs.len() as f64,
-            micros_per_sentence: secs * 1e6,
-            speedup_vs_naive: naive / secs,
-            speedup_vs_inverted: inverted / secs,
-        });
+        rows.push(row(name.to_string(), measure(&qs, &by_key, &truth, idf_of, defaults_search(&indexes, &cfg))));
         other.close()?;
         progress("qSign radii", rows.len(), 9);
     }

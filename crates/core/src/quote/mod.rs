@@ -353,8 +353,7 @@ pub fn find<I: SentenceIndex>(
         let scorer = Scorer::new(&s.words, idfs);
         // Each signature within the sentence's radius; a part signature exactly (one
         // part of an edited copy is unchanged: [`part_signatures`]).
-        let parted = cfg.splits > 0 && s.words.len() as u32 >= cfg.split_words;
-        let d = if parted { 0 } else { radius(cfg, s.words.len() as u32) };
+        let d = if parted(cfg, s.words.len()) { 0 } else { radius(cfg, s.words.len() as u32) };
         let mut cands = Vec::new();
         for &(_, sig) in entries {
             let (c, left_out) = index.candidates(cfg, sig, d)?;
@@ -453,7 +452,7 @@ pub fn signatures(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u32, u64)> 
 /// unless the sentence had an empty group (3·(2/3)^n of sentences of n words: 0.2% at
 /// 18, 0.002% at 30), whose edit can change both of its parts.
 pub fn part_signatures(cfg: &QuoteConfig, words: &[u64]) -> Vec<u64> {
-    if cfg.splits == 0 || (words.len() as u32) < cfg.split_words {
+    if !parted(cfg, words.len()) {
         return Vec::new();
     }
     let group = |w: u64| mix(w ^ cfg.seed ^ PART_SEED) % u64::from(cfg.splits);
@@ -487,6 +486,11 @@ pub fn part_signatures(cfg: &QuoteConfig, words: &[u64]) -> Vec<u64> {
         // An empty group would meet every other empty group.
         .filter(|&sig| sig != 0)
         .collect()
+}
+
+/// Whether a sentence of `n` distinct words is signed by parts (and searched exactly).
+pub fn parted(cfg: &QuoteConfig, n: usize) -> bool {
+    cfg.splits > 0 && n as u64 >= u64::from(cfg.split_words)
 }
 
 /// Seeds the part signatures' grouping and signatures apart from the full ones.
