@@ -29,14 +29,6 @@ pub fn run(a: Args) -> Result<()> {
         .next()
         .with_context(|| format!("{}: no document", a.file.display()))??;
     let q = dd.query(&doc)?;
-    let parts = DocParts {
-        meta: None,
-        name: &doc.name,
-        text: &doc.text,
-        result: &q.result,
-        near: q.near.as_deref(),
-        quotes: q.quotes.as_deref(),
-    };
-    let v = model::document(dd.store(), parts, ViewOptions { shingles: a.shingles, times: false })?;
+    let v = model::document(dd.store(), DocParts::query(&doc, &q), ViewOptions { shingles: a.shingles, times: false })?;
     a.format.print(&v, text::document)
 }

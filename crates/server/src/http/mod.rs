@@ -243,15 +243,7 @@ impl App {
         }
         let (_, dd) = slot.as_mut().expect("opened above");
         let q = dd.query(&doc)?;
-        let parts = model::DocParts {
-            meta: None,
-            name: &doc.name,
-            text: &doc.text,
-            result: &q.result,
-            near: q.near.as_deref(),
-            quotes: q.quotes.as_deref(),
-        };
-        json(&model::document(dd.store(), parts, ViewOptions::default())?)
+        json(&model::document(dd.store(), model::DocParts::query(&doc, &q), ViewOptions::default())?)
     }
 
     /// `POST /api/documents?name=NAME[&wait=true]`: the body becomes spool file

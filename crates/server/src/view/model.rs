@@ -16,6 +16,8 @@ use textorigin_core::estimate::How;
 use textorigin_core::neardup::{Mode, NearDup};
 
 use crate::daemon::DaemonStatus;
+use textorigin_store::input::InputDoc;
+use textorigin_store::storage::datadir::QueryResult;
 use textorigin_store::storage::store::{DocMeta, Quotation, Store, StoreError};
 use textorigin_store::storage::table_file::TableFile;
 
@@ -240,6 +242,20 @@ pub struct DocParts<'a> {
     pub near: Option<&'a [NearDup]>,
     /// None when quotation search is off.
     pub quotes: Option<&'a [Quotation]>,
+}
+
+impl<'a> DocParts<'a> {
+    /// The parts of a query's view: its text, analysed but not stored.
+    pub fn query(doc: &'a InputDoc, q: &'a QueryResult) -> DocParts<'a> {
+        DocParts {
+            meta: None,
+            name: &doc.name,
+            text: &doc.text,
+            result: &q.result,
+            near: q.near.as_deref(),
+            quotes: q.quotes.as_deref(),
+        }
+    }
 }
 
 fn slice(text: &str, s: &Span) -> String {

@@ -303,9 +303,21 @@ impl DataDir {
                 dir: dir.to_path_buf(),
             });
         }
+        Ok(Self::assemble(dir, store, table, cfg, (nd_cfg, q_cfg, shape), true))
+    }
+
+    /// A data directory of its parts, nothing applied yet since opening.
+    fn assemble(
+        dir: &Path,
+        store: Store,
+        table: TableFile,
+        cfg: Config,
+        (nd_cfg, q_cfg, shape): (NearDupConfig, QuoteConfig, IndexShape),
+        writable: bool,
+    ) -> DataDir {
         let engine = Engine::new(cfg);
         let preparer = Preparer::new(engine.clone(), nd_cfg.clone());
-        Ok(DataDir {
+        DataDir {
             dir: dir.to_path_buf(),
             store: Arc::new(store),
             table,
@@ -314,13 +326,13 @@ impl DataDir {
             q_cfg,
             shape,
             preparer,
-            writable: true,
+            writable,
             poisoned: false,
             times: StageTimes::default(),
             quote_capped: 0,
             latency: Latency::default(),
             stage: Box::new(Local::default()),
-        })
+        }
     }
 
     /// Opens `dir` read-only (works while a writer runs).
@@ -331,24 +343,7 @@ impl DataDir {
         let nd_cfg = store.neardup_config()?;
         let q_cfg = store.quote_config()?;
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
-        let engine = Engine::new(cfg);
-        let preparer = Preparer::new(engine.clone(), nd_cfg.clone());
-        Ok(DataDir {
-            dir: dir.to_path_buf(),
-            store: Arc::new(store),
-            table,
-            engine,
-            nd_cfg,
-            q_cfg,
-            shape,
-            preparer,
-            writable: false,
-            poisoned: false,
-            times: StageTimes::default(),
-            quote_capped: 0,
-            latency: Latency::default(),
-            stage: Box::new(Local::default()),
-        })
+        Ok(Self::assemble(dir, store, table, cfg, (nd_cfg, q_cfg, shape), false))
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
