@@ -48,7 +48,7 @@ struct SketchV6 {
 
 /// The quotation parameters as schema 6 stored them.
 #[derive(Deserialize)]
-struct QuoteConfigV6 {
+pub(super) struct QuoteConfigV6 {
     m: u32,
     l: u32,
     k_flex: u32,
@@ -63,10 +63,10 @@ struct QuoteConfigV6 {
     seed: u64,
 }
 
-/// Rewrites schema 6's quotation parameters with part signatures off (the index of
-/// the stored sentences has none).
-fn quote_config(store: &Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::QuoteConfig, "quote config", |o: QuoteConfigV6| QuoteConfig {
+/// Schema 6's quotation parameters in today's encoding: part signatures off (the index
+/// of the stored sentences has none), and the rest as before schema 8.
+pub(super) fn quote_config_of(o: QuoteConfigV6) -> QuoteConfig {
+    QuoteConfig {
         m: o.m,
         l: o.l,
         k_flex: o.k_flex,
@@ -79,17 +79,38 @@ fn quote_config(store: &Store) -> Result<()> {
         max_sources: o.max_sources,
         max_per_probe: o.max_per_probe,
         seed: o.seed,
-        split_words: QuoteConfig::default().split_words,
         splits: 0,
-        // Schema 8's per-sentence cap, off as it was (in today's encoding, which the
-        // schema 8 step then finds written).
-        pairs: false,
-        max_candidates: u32::MAX,
-    })
+        // Schema 8's fields as the search was (written here in today's encoding, which
+        // the schema 8 step then finds written).
+        ..QuoteConfig::before_schema_8()
+    }
+}
+
+/// Schema 6's configuration in today's encoding: propagation and alignment off (the
+/// table and the stored results were made without them), the feature switches of
+/// schema 8 on, as they were.
+pub(super) fn config_of(old: ConfigV6) -> Config {
+    Config {
+        k: old.k,
+        selection: old.selection,
+        eviction: old.eviction,
+        estimation: old.estimation,
+        bridge_limit: old.bridge_limit,
+        table_bytes: old.table_bytes,
+        bucket_entries: old.bucket_entries,
+        seed: old.seed,
+        lucky_y: old.lucky_y,
+        lucky_limit: old.lucky_limit,
+        index_bytes: old.index_bytes,
+        propagate: false,
+        align: false,
+        near_duplicates: true,
+        quotations: true,
+    }
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    quote_config(store)?;
+    rewrite_meta(store, MetaKey::QuoteConfig, "quote config", quote_config_of)?;
     // Re-deriving is idempotent, and a sketch already rewritten reads as one: a re-run
     // after a crash does it again.
     let metas: Vec<DocMeta> = store.docs().collect::<Result<_>>()?;
@@ -115,23 +136,5 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         store.write(b, false)?;
     }
     store.sync()?;
-    rewrite_meta(store, MetaKey::Config, "config", |old: ConfigV6| Config {
-        k: old.k,
-        selection: old.selection,
-        eviction: old.eviction,
-        estimation: old.estimation,
-        bridge_limit: old.bridge_limit,
-        table_bytes: old.table_bytes,
-        bucket_entries: old.bucket_entries,
-        seed: old.seed,
-        lucky_y: old.lucky_y,
-        lucky_limit: old.lucky_limit,
-        index_bytes: old.index_bytes,
-        propagate: false,
-        align: false,
-        // Schema 8's feature switches, on as they were (written here in today's
-        // encoding, which the schema 8 step then finds already written).
-        near_duplicates: true,
-        quotations: true,
-    })
+    rewrite_meta(store, MetaKey::Config, "config", config_of)
 }
