@@ -36,7 +36,8 @@ pub struct Args {
     /// Store documents again that were stored before (by file name and content).
     #[arg(long)]
     force: bool,
-    /// Files and directories, processed in the order given (`-`: standard input).
+    /// Files and directories, processed in the order given (`-`: standard input):
+    /// .txt, .html, .json, .jsonl, each also gzip- or zstd-compressed (.jsonl.gz, .jsonl.zst).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }

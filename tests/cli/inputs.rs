@@ -126,3 +126,83 @@ fn control_characters_in_names_are_shown_escaped() {
     // JSON keeps the name exactly.
     assert_eq!(json(dir.path(), &["show", "1", "--json"])["name"], "evil\u{1b}[2J\u{1b}]0;pwned\u{7}name\nline");
 }
+
+/// Issue 24: gzip and Zstandard input, from files (told by magic number and name) and
+/// from standard input, read as the plain file is; a truncated file keeps the documents
+/// before the cut and names the file, the line and the cause.
+#[test]
+fn compressed_input_is_read_streaming_as_the_plain_file() {
+    use std::io::Write;
+    let inputs = tempfile::tempdir().unwrap();
+    let jsonl: String = generated_corpus(inputs.path(), 300)
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            serde_json::json!({"id": p.file_stem().unwrap().to_str().unwrap(), "text": text}).to_string() + "\n"
+        })
+        .collect();
+    let gzip = |parts: &[&[u8]]| -> Vec<u8> {
+        parts.iter().fold(Vec::new(), |mut out, part| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(part).unwrap();
+            out.extend(e.finish().unwrap());
+            out
+        })
+    };
+    let (a, b) = jsonl.as_bytes().split_at(jsonl.len() / 2);
+    let p = |n: &str| inputs.path().join(n);
+    std::fs::write(p("c.jsonl"), &jsonl).unwrap();
+    std::fs::write(p("c.jsonl.gz"), gzip(&[a, b])).unwrap();
+    let zst = ruzstd::encoding::compress_to_vec(jsonl.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+    std::fs::write(p("c.jsonl.zst"), &zst).unwrap();
+    std::fs::write(p("unnamed.gz"), gzip(&[jsonl.as_bytes()])).unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    assert!(ingest(plain.path(), &[], &[&p("c.jsonl")]).status.success());
+    let expected = export_without_sources(plain.path());
+    assert_eq!(expected.len(), 300);
+    for name in ["c.jsonl.gz", "c.jsonl.zst", "unnamed.gz"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = ingest(dir.path(), &[], &[&p(name)]);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let got = export_without_sources(dir.path());
+        // `unnamed.gz` names its documents `unnamed:LINE`.
+        let names = |v: &[serde_json::Value]| v.iter().map(|d| d["name"].clone()).collect::<Vec<_>>();
+        if name != "unnamed.gz" {
+            assert_eq!(got, expected, "{name}");
+        } else {
+            let strip = |v: &[serde_json::Value]| {
+                v.iter()
+                    .map(|d| {
+                        let mut d = d.clone();
+                        d.as_object_mut().unwrap().remove("name");
+                        d
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(strip(&got), strip(&expected), "{name}");
+            assert_eq!(names(&got).len(), 300);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["ingest", "--table-size", "4MiB", "--data"])
+        .arg(dir.path())
+        .arg("-")
+        .write_stdin(zst.clone())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(export_without_sources(dir.path()).len(), 300);
+
+    // Truncated: the documents before the cut are stored, the error names file and line.
+    let whole = gzip(&[jsonl.as_bytes()]);
+    std::fs::write(p("t.jsonl.gz"), &whole[..whole.len() * 2 / 3]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&p("t.jsonl.gz")]);
+    assert_eq!(out.status.code(), Some(3), "some input failed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("t.jsonl.gz:") && stderr.contains("cannot read: the gzip data ends early"), "{stderr}");
+    let stored = export_without_sources(dir.path());
+    assert!(stored.len() >= 100 && stored.len() < 300, "{}", stored.len());
+    assert_eq!(stored[..], expected[..stored.len()], "the documents before the cut, as the plain file's");
+}

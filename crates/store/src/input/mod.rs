@@ -9,19 +9,24 @@
 //!   `.jsonl`: one such object per line (blank lines skipped). `date` is accepted for
 //!   `published_at`. Other fields are ignored.
 //!
+//! - `.gz` / `.zst` (or any name, told by the magic number): gzip or Zstandard, decoded
+//!   as it is read, holding the format its name has under the compression's extension
+//!   (`news.jsonl.gz`); with none, JSON lines when it starts with `{`, else text
+//!   (the same rule as standard input, `-`). See [`stream_docs`].
+//!
 //! A document's name is its `id` (a string or a number), else the file name without
 //! extension (for JSONL, `stem:LINE`). Errors name the file (and line) and the reason;
 //! one bad JSONL line does not stop the others.
 
-use std::cell::RefCell;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
-use html5ever::tendril::StrTendril;
-use html5ever::tokenizer::{
-    BufferQueue, CharacterTokens, EndTag, StartTag, TagToken, Token as HtmlToken, TokenSink, TokenSinkResult,
-    Tokenizer, TokenizerOpts,
-};
+mod compressed;
+mod html;
+
+use compressed::Compression;
+
+pub use html::html_to_text;
 
 /// A document read from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,29 +111,24 @@ pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<Result<InputDoc, Inp
     Ok(read_docs(path, max_bytes)?.collect())
 }
 
+/// Documents as they are taken.
+pub type Docs = Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>;
+
 /// [`read_file`] as documents are taken: a JSONL file is read a line at a time
-/// ([`jsonl_docs`]); other formats are one document, read whole (up to `max_bytes`).
-pub fn read_docs(
-    path: &Path,
-    max_bytes: u64,
-) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+/// ([`jsonl_docs`]); other formats are one document, read whole (up to `max_bytes`); a
+/// gzip or Zstandard file is decoded as it is read (`-`: standard input, see
+/// [`stream_docs`]).
+pub fn read_docs(path: &Path, max_bytes: u64) -> Result<Docs, InputError> {
     if is_stdin(path) {
-        return stdin_docs(max_bytes);
+        return stream_docs(std::io::stdin(), None, "stdin", "<stdin>", max_bytes, None);
     }
     let source = path.display().to_string();
     let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.clone(), reason: e.to_string() };
-    let meta = std::fs::metadata(path).map_err(unreadable)?;
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let len = file.metadata().map_err(unreadable)?.len();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
-    if ext == "jsonl" || ext == "ndjson" {
-        let file = std::fs::File::open(path).map_err(unreadable)?;
-        return jsonl_docs(file, &stem, &source, max_bytes);
-    }
-    if meta.len() > max_bytes {
-        return Err(InputError::TooLarge { file: source, bytes: meta.len(), limit: max_bytes });
-    }
-    let bytes = std::fs::read(path).map_err(unreadable)?;
-    Ok(Box::new(parse_bytes(bytes, &ext, &stem, &source, max_bytes)?.into_iter()))
+    stream_docs(file, Some(&ext), &stem, &source, max_bytes, Some(len))
 }
 
 /// Whether a path argument means standard input (`-`).
@@ -136,32 +136,88 @@ pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// The documents on standard input: JSON lines when its first byte that is not white
-/// space is `{` (read a line at a time), else one text document named `stdin`.
-fn stdin_docs(max_bytes: u64) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
-    const SOURCE: &str = "<stdin>";
-    let unreadable = |e: std::io::Error| InputError::Unreadable { file: SOURCE.into(), reason: e.to_string() };
-    let mut stdin = std::io::stdin();
-    let mut head = Vec::new();
-    // Enough to see the first byte that is not white space.
-    loop {
-        let mut buf = [0u8; 8192];
-        let n = stdin.read(&mut buf).map_err(unreadable)?;
-        head.extend_from_slice(&buf[..n]);
-        if n == 0 || head.iter().any(|b| !b.is_ascii_whitespace()) {
-            break;
+/// The documents of a stream of bytes named `stem.ext` (`len` bytes long, if known).
+/// A gzip or Zstandard stream (told by its magic number) is decoded as it is read, its
+/// format then named by the extension under the compression's (`news.jsonl.gz`: JSON
+/// lines); an extension `.gz`/`.zst` on a stream that is not one is an error. With no
+/// format named (`ext` None, standard input, or `corpus.gz`): JSON lines when the first
+/// byte that is not white space is `{`, else one text document.
+pub fn stream_docs<R: Read + Send + 'static>(
+    reader: R,
+    ext: Option<&str>,
+    stem: &str,
+    source: &str,
+    max_bytes: u64,
+    len: Option<u64>,
+) -> Result<Docs, InputError> {
+    let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.to_string(), reason: e.to_string() };
+    let (head, reader) = peek(Box::new(reader), |h| h.len() >= 4).map_err(unreadable)?;
+    let named = ext.and_then(Compression::named);
+    let (reader, ext, stem, len) = match (Compression::of(&head), named) {
+        (Some(c), _) => {
+            let (ext, stem) = match named {
+                // The name under the compression's extension: `a.jsonl` of `a.jsonl.gz`.
+                Some(_) => {
+                    let inner = Path::new(stem);
+                    let ext = inner.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+                    let stem = inner.file_stem().map_or_else(|| stem.to_string(), |s| s.to_string_lossy().into_owned());
+                    (ext, stem)
+                }
+                None => (ext.map(str::to_string), stem.to_string()),
+            };
+            (c.decoder(reader), ext, stem, None)
         }
+        (None, Some(c)) => {
+            let ext = ext.unwrap_or_default();
+            return Err(unreadable(std::io::Error::other(format!("named .{ext} but not {} data", c.name()))));
+        }
+        (None, None) => (reader, ext.map(str::to_string), stem.to_string(), len),
+    };
+    let (reader, ext) = match ext {
+        Some(ext) => (reader, ext),
+        None => {
+            let (head, reader) = peek(reader, |h| h.iter().any(|b| !b.is_ascii_whitespace())).map_err(unreadable)?;
+            let jsonl = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+            (reader, if jsonl { "jsonl" } else { "txt" }.to_string())
+        }
+    };
+    if ext == "jsonl" || ext == "ndjson" {
+        return jsonl_docs(reader, &stem, source, max_bytes);
     }
-    let reader = std::io::Cursor::new(head.clone()).chain(stdin);
-    if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
-        return jsonl_docs(reader, "stdin", SOURCE, max_bytes);
+    let too_large = |bytes| InputError::TooLarge { file: source.to_string(), bytes, limit: max_bytes };
+    if let Some(len) = len.filter(|&l| l > max_bytes) {
+        return Err(too_large(len));
     }
     let mut bytes = Vec::new();
-    reader.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(unreadable)?;
+    let mut reader = reader;
+    (&mut reader).take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(unreadable)?;
     if bytes.len() as u64 > max_bytes {
-        return Err(InputError::TooLarge { file: SOURCE.into(), bytes: bytes.len() as u64, limit: max_bytes });
+        let rest = std::io::copy(&mut reader, &mut std::io::sink()).unwrap_or(0);
+        return Err(too_large(bytes.len() as u64 + rest));
     }
-    Ok(Box::new(parse_bytes(bytes, "txt", "stdin", SOURCE, max_bytes)?.into_iter()))
+    Ok(Box::new(parse_plain(bytes, &ext, &stem, source, max_bytes)?.into_iter()))
+}
+
+/// Reads from `reader` until `enough` holds for what was read or the stream ends;
+/// returns what was read and the whole stream again.
+fn peek(
+    mut reader: Box<dyn Read + Send>,
+    enough: impl Fn(&[u8]) -> bool,
+) -> std::io::Result<(Vec<u8>, Box<dyn Read + Send>)> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 8192];
+    while !enough(&head) {
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    Ok((head.clone(), Box::new(std::io::Cursor::new(head).chain(reader))))
 }
 
 /// The documents of a JSONL stream, read a line at a time as they are taken: a file of
@@ -173,7 +229,7 @@ pub fn jsonl_docs<R: Read + Send + 'static>(
     stem: &str,
     source: &str,
     max_bytes: u64,
-) -> Result<Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>, InputError> {
+) -> Result<Docs, InputError> {
     let mut head = Vec::with_capacity(8192);
     (&mut reader)
         .take(8192)
@@ -246,7 +302,8 @@ fn read_line(r: &mut impl BufRead, max: u64, out: &mut Vec<u8>) -> std::io::Resu
     Ok(Some(len))
 }
 
-/// Parses file content of a given extension (see the module docs).
+/// Parses file content of a given extension (see the module docs); compressed content
+/// is decoded first ([`stream_docs`]).
 pub fn parse_bytes(
     bytes: impl Into<Vec<u8>>,
     ext: &str,
@@ -255,6 +312,19 @@ pub fn parse_bytes(
     max_bytes: u64,
 ) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
     let bytes = bytes.into();
+    if Compression::of(&bytes).is_some() || Compression::named(ext).is_some() {
+        return Ok(stream_docs(std::io::Cursor::new(bytes), Some(ext), stem, source, max_bytes, None)?.collect());
+    }
+    parse_plain(bytes, ext, stem, source, max_bytes)
+}
+
+fn parse_plain(
+    bytes: Vec<u8>,
+    ext: &str,
+    stem: &str,
+    source: &str,
+    max_bytes: u64,
+) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
     if looks_binary(&bytes) {
         return Err(InputError::Binary(source.to_string()));
     }
@@ -354,134 +424,6 @@ fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, I
     Ok(doc)
 }
 
-/// Elements whose content is not text.
-const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "svg", "math", "iframe", "object"];
-/// Elements that break lines.
-const BLOCKS: &[&str] = &[
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "br",
-    "dd",
-    "div",
-    "dl",
-    "dt",
-    "figcaption",
-    "figure",
-    "footer",
-    "form",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "header",
-    "hr",
-    "li",
-    "main",
-    "nav",
-    "ol",
-    "p",
-    "pre",
-    "section",
-    "table",
-    "td",
-    "th",
-    "title",
-    "tr",
-    "ul",
-];
-
-struct TextSink {
-    out: RefCell<String>,
-    skip_depth: RefCell<u32>,
-}
-
-impl TextSink {
-    fn newline(&self) {
-        let mut out = self.out.borrow_mut();
-        while out.ends_with(' ') {
-            out.pop();
-        }
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-
-    fn text(&self, t: &StrTendril) {
-        let mut out = self.out.borrow_mut();
-        for c in t.chars() {
-            if c.is_whitespace() {
-                if !out.is_empty() && !out.ends_with(' ') && !out.ends_with('\n') {
-                    out.push(' ');
-                }
-            } else {
-                out.push(c);
-            }
-        }
-    }
-}
-
-impl TokenSink for TextSink {
-    type Handle = ();
-
-    fn process_token(&self, token: HtmlToken, _line: u64) -> TokenSinkResult<()> {
-        use html5ever::tokenizer::states::RawKind;
-        match token {
-            TagToken(tag) => {
-                let name: &str = &tag.name;
-                let skipped = SKIPPED.contains(&name);
-                match tag.kind {
-                    StartTag => {
-                        if BLOCKS.contains(&name) {
-                            self.newline();
-                        }
-                        if skipped && !tag.self_closing {
-                            *self.skip_depth.borrow_mut() += 1;
-                            return match name {
-                                "script" => TokenSinkResult::RawData(RawKind::ScriptData),
-                                "style" | "noscript" | "iframe" => TokenSinkResult::RawData(RawKind::Rawtext),
-                                _ => TokenSinkResult::Continue,
-                            };
-                        }
-                        if name == "textarea" || name == "title" {
-                            return TokenSinkResult::RawData(RawKind::Rcdata);
-                        }
-                    }
-                    EndTag => {
-                        if skipped {
-                            let mut d = self.skip_depth.borrow_mut();
-                            *d = d.saturating_sub(1);
-                        }
-                        if BLOCKS.contains(&name) {
-                            self.newline();
-                        }
-                    }
-                }
-            }
-            CharacterTokens(t) if *self.skip_depth.borrow() == 0 => {
-                self.text(&t);
-            }
-            _ => {}
-        }
-        TokenSinkResult::Continue
-    }
-}
-
-/// Extracts the visible text of an HTML document.
-pub fn html_to_text(html: &str) -> String {
-    let sink = TextSink { out: RefCell::new(String::new()), skip_depth: RefCell::new(0) };
-    let input = BufferQueue::default();
-    input.push_back(StrTendril::from_slice(html));
-    let tok = Tokenizer::new(sink, TokenizerOpts::default());
-    let _ = tok.feed(&input);
-    tok.end();
-    let out = tok.sink.out.take();
-    out.trim().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,7 +474,7 @@ mod tests {
     }
 
     /// Fragments that steer random input toward what the parsers branch on.
-    fn fragments() -> impl Strategy<Value = Vec<u8>> {
+    pub(super) fn fragments() -> impl Strategy<Value = Vec<u8>> {
         let piece = prop_oneof![
             any::<Vec<u8>>(),
             "[a-zA-Z .!?\n]{0,40}".prop_map(String::into_bytes),
