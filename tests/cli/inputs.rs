@@ -206,3 +206,49 @@ fn compressed_input_is_read_streaming_as_the_plain_file() {
     assert!(stored.len() >= 100 && stored.len() < 300, "{}", stored.len());
     assert_eq!(stored[..], expected[..stored.len()], "the documents before the cut, as the plain file's");
 }
+
+/// Issue 24: every field of a JSON document beyond the ones the engine reads is kept as
+/// its `meta`: in `show --json` and `export`, in the text and HTML views, and an origin
+/// is shown with its title (and, on the page, its URL and date); past the bound, the
+/// document fails with a clear error and the others are stored.
+#[test]
+fn metadata_is_kept_and_shown_with_origins() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = tempfile::tempdir().unwrap();
+    let story = "the harbour authority said on monday that the old swing bridge will stay closed to road traffic until the spring while engineers replace its rusted gears";
+    let a = serde_json::json!({"id": "a", "text": story, "url": "https://news.example/a", "date": "2020-01-02",
+        "title": "Bridge stays shut", "author": "R. Port", "tags": ["local", "transport"], "wordcount": 27});
+    let b = serde_json::json!({"id": "b", "text": format!("Reports say {story}. Drivers are unhappy."), "title": "Drivers unhappy"});
+    let c = serde_json::json!({"id": "c", "text": "a document with far too much metadata", "blob": "x".repeat(70_000)});
+    let d = serde_json::json!({"id": "d", "text": "a plain document without further fields at all"});
+    let lines = [a, b, c, d].iter().map(|v| v.to_string() + "\n").collect::<String>();
+    let f = inputs.path().join("news.jsonl");
+    std::fs::write(&f, lines).unwrap();
+    let out = ingest(dir.path(), &[], &[&f]);
+    assert_eq!(out.status.code(), Some(3), "one document failed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("news.jsonl:3: its metadata (the fields beyond id, text, html, url, published_at and date) is 70011 bytes of JSON, over the limit of 65536 bytes"), "{stderr}");
+    let export: Vec<serde_json::Value> = ok(dir.path(), &["export"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(export.len(), 3);
+    assert_eq!(
+        export[0]["meta"],
+        serde_json::json!({"author": "R. Port", "tags": ["local", "transport"], "title": "Bridge stays shut", "wordcount": 27})
+    );
+    assert_eq!((export[0]["url"].as_str(), export[0]["published_at"].as_str()), (Some("https://news.example/a"), Some("2020-01-02")));
+    assert!(export[2].get("meta").is_none(), "no further fields, no meta: {}", export[2]);
+    let b = json(dir.path(), &["show", "--json", "b"]);
+    assert_eq!(b["meta"]["title"], "Drivers unhappy");
+    assert_eq!(b["copied_blocks"][0]["origin"], serde_json::json!({"id": 1, "name": "a", "title": "Bridge stays shut"}));
+    assert_eq!(b["dominant_origin"]["title"], "Bridge stays shut");
+    let text = ok(dir.path(), &["show", "b"]);
+    assert!(text.contains("dominant origin: #1 a “Bridge stays shut”"), "{text}");
+    assert!(text.contains("  meta: {\"title\":\"Drivers unhappy\"}"), "{text}");
+    let page = inputs.path().join("b.html");
+    ok(dir.path(), &["show", "b", "--html", page.to_str().unwrap()]);
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        page.contains("#1 a “Bridge stays shut” (<a href=\"https://news.example/a\" rel=\"noreferrer\">https://news.example/a</a>, 2020-01-02)"),
+        "{page}"
+    );
+    assert!(page.contains("<dt>title</dt><dd>Drivers unhappy</dd>"), "{page}");
+}

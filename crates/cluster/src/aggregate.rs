@@ -171,7 +171,7 @@ pub fn run(
         let started = Instant::now();
         let (seq, bytes) = docs.read_after(&mut waits.lock().unwrap_or_else(|p| p.into_inner()).feedback)?;
         docs_secs += started.elapsed().as_secs_f64();
-        let doc: Doc = decode(&bytes, "document")?;
+        let doc = Doc::decode(&bytes)?;
         let input = InputDoc {
             name: doc.name,
             source: doc.source,
@@ -181,6 +181,7 @@ pub fn run(
             warnings: Vec::new(),
             message_id: None,
             in_reply_to: Vec::new(),
+            meta: doc.meta,
         };
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);

@@ -194,9 +194,15 @@ pub fn submit(
             event(Submitted::Failed(DocError::NoTokens(doc.source.clone()).to_string()));
             continue;
         }
-        let msg =
-            Doc { name: doc.name, source: doc.source, url: doc.url, published_at: doc.published_at, text: doc.text };
-        log.append(DOCS, &docs_subject, last + 1, &encode(&msg))?;
+        let msg = Doc {
+            name: doc.name,
+            source: doc.source,
+            url: doc.url,
+            published_at: doc.published_at,
+            text: doc.text,
+            meta: doc.meta,
+        };
+        log.append(DOCS, &docs_subject, last + 1, &msg.encode())?;
         last += 1;
         textorigin_store::failpoint::hit("submit.after-doc")
             .map_err(|source| ClusterError::Io { what: "submission", source })?;
@@ -246,7 +252,7 @@ impl Splitter {
         let mut docs = log.reader(DOCS, behind + 1)?;
         for _ in behind..last {
             let (seq, bytes) = docs.read()?;
-            let doc: Doc = decode(&bytes, "document")?;
+            let doc = Doc::decode(&bytes)?;
             engine.prepare(&doc.text);
             self.append(log, engine, seq)?;
         }

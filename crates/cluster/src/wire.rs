@@ -104,6 +104,38 @@ pub struct Doc {
     pub url: Option<String>,
     pub published_at: Option<String>,
     pub text: String,
+    /// The input's further fields as JSON text ([`textorigin_store::input::InputDoc::meta`]),
+    /// written behind the other fields when there are any (see [`Doc::encode`]), so a
+    /// log written before it existed reads the same.
+    #[serde(skip)]
+    pub meta: Option<String>,
+}
+
+impl Doc {
+    /// The message: [`encode`] of the fields before `meta`, then `meta` (a postcard
+    /// string) when there is one.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = encode(self);
+        if let Some(m) = &self.meta {
+            out.extend(postcard::to_allocvec(m).expect("postcard writes every value of ours"));
+        }
+        out
+    }
+
+    /// Decodes a message written by [`Doc::encode`].
+    pub fn decode(bytes: &[u8]) -> Result<Doc, WireError> {
+        const WHAT: &str = "document";
+        match bytes.split_first() {
+            None => Err(WireError::Empty { what: WHAT }),
+            Some((&VERSION, body)) => {
+                let decoded = postcard::take_from_bytes::<Doc>(body).and_then(|(doc, tail)| {
+                    Ok(Doc { meta: (!tail.is_empty()).then(|| postcard::from_bytes(tail)).transpose()?, ..doc })
+                });
+                decoded.map_err(|source| WireError::Decode { what: WHAT, source })
+            }
+            Some((&found, _)) => Err(WireError::Version { what: WHAT, found }),
+        }
+    }
 }
 
 /// A shard's answer for a document: what its selected shingles in the shard's buckets
@@ -143,5 +175,23 @@ mod tests {
             (position_subject(Some(3)), position_subject(None)),
             ("txo.positions.w3".to_string(), "txo.positions.agg".to_string())
         );
+    }
+
+    #[test]
+    fn documents_carry_their_metadata_and_older_messages_read_without() {
+        let doc = Doc {
+            name: "n".into(),
+            source: "s".into(),
+            url: None,
+            published_at: Some("2020".into()),
+            text: "words".into(),
+            meta: Some(r#"{"title":"T"}"#.into()),
+        };
+        assert_eq!(Doc::decode(&doc.encode()).unwrap(), doc);
+        // A message of a build before metadata: the fields alone.
+        let older = encode(&doc);
+        assert_eq!(Doc::decode(&older).unwrap(), Doc { meta: None, ..doc.clone() });
+        assert_eq!(Doc::decode(&Doc { meta: None, ..doc.clone() }.encode()).unwrap().meta, None);
+        assert!(matches!(Doc::decode(&[]), Err(WireError::Empty { .. })));
     }
 }

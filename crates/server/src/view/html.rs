@@ -7,7 +7,7 @@
 //! `data-origin-id`, `data-origin-name` and a link to the origin's entry in the legend;
 //! novel text is not marked.
 
-use super::model::{DocumentView, Dominant, ListRow, NearDupView, QuotationView, ViewError};
+use super::model::{DocRef, DocumentView, Dominant, ListRow, NearDupView, QuotationView, ViewError};
 use textorigin_store::storage::store::Store;
 
 /// Escapes text for HTML and SVG.
@@ -138,6 +138,7 @@ pub fn document_page(view: &DocumentView, text: &str) -> String {
 pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: impl Fn(u64, &str) -> String) -> String {
     // Origins in order of first appearance, each with a colour.
     let mut origins: Vec<Copied> = Vec::new(); // amounts in bytes
+    let mut refs: Vec<&DocRef> = Vec::new(); // the same origins, as referred to
     let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, origin index)
     for b in &view.copied_blocks {
         let id = b.origin.id.unwrap_or(0);
@@ -146,6 +147,7 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
             Some(i) => i,
             None => {
                 origins.push(Copied { origin: id, name, amount: 0 });
+                refs.push(&b.origin);
                 origins.len() - 1
             }
         };
@@ -195,8 +197,9 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
             escape(name)
         );
         legend += &format!(
-            "<li id=\"origin-{id}\"><span class=\"swatch\" style=\"background:{c}\"></span>#{id} {} — {pct:.1}% of the text</li>\n",
-            escape(name)
+            "<li id=\"origin-{id}\"><span class=\"swatch\" style=\"background:{c}\"></span>#{id} {}{} — {pct:.1}% of the text</li>\n",
+            escape(name),
+            details(refs[i])
         );
     }
     let novel = 100.0 - 100.0 * copied as f64 / total;
@@ -208,8 +211,9 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         Dominant::Other(r) => format!("#{} {}", r.id.unwrap_or(0), escape(&r.name)),
     };
     let mut body = format!(
-        "<h1>{}</h1>\n<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
+        "<h1>{}</h1>\n{}<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
         escape(name),
+        about(view),
         view.tokens,
         view.old_tokens,
         view.fresh_tokens
@@ -233,6 +237,50 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         Some(_) => {}
     }
     page_in(site, name, &body)
+}
+
+/// What a document's page says of it beyond its name: its URL, date and metadata.
+fn about(view: &DocumentView) -> String {
+    let mut parts = Vec::new();
+    if let Some(u) = &view.url {
+        parts.push(link(u));
+    }
+    if let Some(d) = &view.published_at {
+        parts.push(format!("published {}", escape(d)));
+    }
+    let mut out = match parts.is_empty() {
+        true => String::new(),
+        false => format!("<p id=\"about\">{}</p>\n", parts.join(" · ")),
+    };
+    if let Some(serde_json::Value::Object(m)) = &view.meta {
+        out += "<dl id=\"meta\">";
+        for (k, v) in m {
+            let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            out += &format!("<dt>{}</dt><dd>{}</dd>", escape(k), escape(&v));
+        }
+        out += "</dl>\n";
+    }
+    out
+}
+
+/// An origin's title, URL and date, where it had them (` “Title” — url, date`).
+fn details(r: &DocRef) -> String {
+    let mut out = r.title.as_ref().map_or_else(String::new, |t| format!(" “{}”", escape(t)));
+    let parts: Vec<String> =
+        [r.url.as_deref().map(link), r.published_at.as_deref().map(escape)].into_iter().flatten().collect();
+    if !parts.is_empty() {
+        out += &format!(" ({})", parts.join(", "));
+    }
+    out
+}
+
+/// A URL as a link when it is a web address, else as text.
+fn link(url: &str) -> String {
+    let lower = url.to_ascii_lowercase();
+    match lower.starts_with("http://") || lower.starts_with("https://") {
+        true => format!("<a href=\"{}\" rel=\"noreferrer\">{}</a>", escape(url), escape(url)),
+        false => escape(url),
+    }
 }
 
 /// The list items of a document page's near-duplicates.

@@ -41,18 +41,51 @@ pub fn features(store: &Store) -> Result<(bool, bool)> {
     Ok((c.near_duplicates, c.quotations))
 }
 
-/// `{id, name}` of a document; `id` is null for a query's own text.
+/// `{id, name}` of a document, and its `title` when its metadata has one; `id` is null
+/// for a query's own text. Its URL and date are for the pages and the text views (a
+/// reference in JSON names the document; `show` gives the rest).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DocRef {
     pub id: Option<u64>,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip)]
+    pub url: Option<String>,
+    #[serde(skip)]
+    pub published_at: Option<String>,
 }
 
 impl DocRef {
-    /// The stored document `seq`.
+    /// The stored document `seq` (`#seq` when the store does not have it).
     pub fn stored(store: &Store, seq: u64) -> Result<DocRef> {
-        Ok(DocRef { id: Some(seq), name: store.name_of(seq)? })
+        Ok(match store.doc(seq)? {
+            Some(m) => DocRef {
+                id: Some(seq),
+                title: title_of(m.meta.as_deref()),
+                url: m.url,
+                published_at: m.published_at,
+                name: m.name,
+            },
+            None => DocRef::named(Some(seq), format!("#{seq}")),
+        })
     }
+
+    /// A reference by id and name alone.
+    pub fn named(id: Option<u64>, name: String) -> DocRef {
+        DocRef { id, name, title: None, url: None, published_at: None }
+    }
+}
+
+/// A document's metadata as JSON (None when it has none).
+pub fn meta_json(meta: Option<&str>) -> Option<serde_json::Value> {
+    meta.and_then(|m| serde_json::from_str(m).ok())
+}
+
+/// The `title` field of a document's metadata, when it is a string.
+fn title_of(meta: Option<&str>) -> Option<String> {
+    // Most references are to documents without one: no parse for those.
+    meta_json(meta.filter(|m| m.contains("\"title\"")))?.get("title")?.as_str().map(str::to_string)
 }
 
 /// An origin with its count of selected shingles.
@@ -156,6 +189,9 @@ pub struct DocumentView {
     pub source: Option<String>,
     pub url: Option<String>,
     pub published_at: Option<String>,
+    /// The input's further JSON fields; absent when it had none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Value>,
     pub content_hash: Option<String>,
     pub tokens: u32,
     pub shingles: u32,
@@ -327,7 +363,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
     let DocParts { meta, name, text, result: r, near, quotes } = parts;
     let origin = |seq: u64| -> Result<DocRef> {
         if meta.is_none() && seq == r.seq {
-            Ok(DocRef { id: None, name: name.to_string() })
+            Ok(DocRef::named(None, name.to_string()))
         } else {
             DocRef::stored(store, seq)
         }
@@ -339,6 +375,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         source: meta.map(|m| m.source.clone()),
         url: meta.and_then(|m| m.url.clone()),
         published_at: meta.and_then(|m| m.published_at.clone()),
+        meta: meta_json(meta.and_then(|m| m.meta.as_deref())),
         content_hash: meta.map(|m| m.content_hash.clone()),
         tokens: r.tokens,
         shingles: r.shingles,

@@ -29,9 +29,10 @@ fn clip(s: &str, max: usize) -> String {
 }
 
 fn ref_text(r: &DocRef) -> String {
+    let title = r.title.as_ref().map_or_else(String::new, |t| format!(" “{}”", safe(t)));
     match r.id {
         None => format!("{} (itself)", safe(&r.name)),
-        Some(id) => format!("#{id} {}", safe(&r.name)),
+        Some(id) => format!("#{id} {}{title}", safe(&r.name)),
     }
 }
 
@@ -50,6 +51,14 @@ pub fn document(v: &DocumentView) -> String {
     out += &format!("{id} {}\n", safe(&v.name));
     if let Some(s) = &v.source {
         out += &format!("  source: {}\n", safe(s));
+    }
+    for (what, value) in [("url", &v.url), ("published", &v.published_at)] {
+        if let Some(x) = value {
+            out += &format!("  {what}: {}\n", safe(x));
+        }
+    }
+    if let Some(m) = &v.meta {
+        out += &format!("  meta: {}\n", safe(&m.to_string()));
     }
     let mut dom_text = match v.dominant() {
         Dominant::None => "none (no tokens)".to_string(),

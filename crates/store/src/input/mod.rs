@@ -43,7 +43,18 @@ pub struct InputDoc {
     /// evaluation's reply ground truth; empty otherwise.
     pub message_id: Option<String>,
     pub in_reply_to: Vec<String>,
+    /// For JSON input: every field beyond `id`, `text`, `html`, `url`, `published_at`
+    /// and `date`, as a JSON object's text (keys sorted), at most [`MAX_META_BYTES`];
+    /// None when there are none.
+    pub meta: Option<String>,
 }
+
+/// Largest metadata a document keeps (its further JSON fields, as JSON text); a
+/// document with more fails with [`InputError::MetaTooLarge`].
+pub const MAX_META_BYTES: usize = 64 << 10;
+
+/// The fields of a JSON document that are not metadata.
+const READ_FIELDS: [&str; 6] = ["id", "text", "html", "url", "published_at", "date"];
 
 /// Why a document could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +71,8 @@ pub enum InputError {
     NoText(String),
     #[error("{file}: {bytes} bytes is over the limit of {limit} bytes")]
     TooLarge { file: String, bytes: u64, limit: u64 },
+    #[error("{file}: its metadata (the fields beyond id, text, html, url, published_at and date) is {bytes} bytes of JSON, over the limit of {limit} bytes")]
+    MetaTooLarge { file: String, bytes: usize, limit: usize },
 }
 
 /// Lists the files under `paths` in processing order: files as given, directories
@@ -359,7 +372,17 @@ fn finish(
     if text.trim().is_empty() {
         return Err(InputError::Empty(source));
     }
-    Ok(InputDoc { name, source, text, url, published_at, warnings, message_id: None, in_reply_to: Vec::new() })
+    Ok(InputDoc {
+        name,
+        source,
+        text,
+        url,
+        published_at,
+        warnings,
+        message_id: None,
+        in_reply_to: Vec::new(),
+        meta: None,
+    })
 }
 
 /// A NUL byte, or mostly undecodable bytes, in the first 8 KiB.
@@ -421,6 +444,19 @@ fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, I
         Some(serde_json::Value::String(s)) => vec![s.clone()],
         _ => Vec::new(),
     };
+    let extra: serde_json::Map<String, serde_json::Value> =
+        obj.iter().filter(|(k, _)| !READ_FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    if !extra.is_empty() {
+        let text = serde_json::Value::Object(extra).to_string();
+        if text.len() > MAX_META_BYTES {
+            return Err(InputError::MetaTooLarge {
+                file: source.to_string(),
+                bytes: text.len(),
+                limit: MAX_META_BYTES,
+            });
+        }
+        doc.meta = Some(text);
+    }
     Ok(doc)
 }
 

@@ -453,6 +453,7 @@ impl DataDir {
             tokens: result.tokens,
             content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
             ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            meta: doc.meta.clone(),
         };
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })

@@ -31,6 +31,7 @@ fn corpus() -> Vec<InputDoc> {
             warnings: Vec::new(),
             message_id: None,
             in_reply_to: Vec::new(),
+            meta: None,
         })
         .collect()
 }

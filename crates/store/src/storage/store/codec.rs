@@ -24,6 +24,16 @@ pub(super) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     }
 }
 
+/// Decodes the start of a value written by [`encode`] followed by more bytes; returns
+/// the value and those bytes.
+pub(super) fn decode_with_tail<T: DeserializeOwned>(bytes: &[u8]) -> Result<(T, &[u8]), String> {
+    match bytes.split_first() {
+        Some((&VALUE_VERSION, rest)) => postcard::take_from_bytes(rest).map_err(|e| e.to_string()),
+        Some((v, _)) => Err(format!("unknown value version {v}")),
+        None => Err("empty value".into()),
+    }
+}
+
 /// A text value: the version byte, then UTF-8.
 pub(super) fn encode_text(text: &str) -> Vec<u8> {
     let mut t = Vec::with_capacity(text.len() + 1);

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use textorigin_core::align::OriginText;
 use textorigin_core::engine::{DocResult, Engine};
 
-use super::codec::{decode_text, encode, encode_text, seq_key};
+use super::codec::{decode_text, decode_with_tail, encode, encode_text, seq_key};
 use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_TEXT};
 
 /// Metadata of a stored document.
@@ -28,6 +28,31 @@ pub struct DocMeta {
     pub content_hash: String,
     /// Wall-clock time of ingestion, ms since the Unix epoch (not part of results).
     pub ingested_at_ms: u64,
+    /// The input's further fields (a JSON object's text; `input::MAX_META_BYTES` at
+    /// most), None when it had none. Stored behind the other fields (see
+    /// [`encode_doc`]), so documents of every schema read alike.
+    #[serde(skip)]
+    pub meta: Option<String>,
+}
+
+/// A document's metadata value: the fields before `meta` as every schema wrote them,
+/// then, when the document has metadata, its text as a postcard string. Earlier builds
+/// read such a value and ignore the tail (postcard reads what it needs), and a value
+/// without a tail reads as no metadata: no schema step rewrites the documents.
+fn encode_doc(meta: &DocMeta) -> Vec<u8> {
+    let mut v = encode(meta);
+    if let Some(m) = &meta.meta {
+        v.extend(postcard::to_allocvec(m).expect("postcard encoding of a string cannot fail"));
+    }
+    v
+}
+
+fn decode_doc(bytes: &[u8]) -> std::result::Result<DocMeta, String> {
+    let (mut meta, tail) = decode_with_tail::<DocMeta>(bytes)?;
+    if !tail.is_empty() {
+        meta.meta = Some(postcard::from_bytes(tail).map_err(|e| format!("metadata: {e}"))?);
+    }
+    Ok(meta)
 }
 
 /// `names` key: the name, 0x00, the sequence number.
@@ -42,7 +67,7 @@ impl Store {
     /// Adds a document's metadata, name, text and result to a batch.
     pub(super) fn add_document(&self, b: &mut WriteBatch, meta: &DocMeta, text: &str, result: &DocResult) {
         let key = seq_key(meta.seq);
-        b.put_cf(self.cf(CF_DOCS), key, encode(meta));
+        b.put_cf(self.cf(CF_DOCS), key, encode_doc(meta));
         b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
         b.put_cf(self.cf(CF_TEXT), key, encode_text(text));
         b.put_cf(self.cf(CF_RESULTS), key, encode(result));
@@ -50,7 +75,7 @@ impl Store {
 
     /// Metadata of document `seq`.
     pub fn doc(&self, seq: u64) -> Result<Option<DocMeta>> {
-        self.get(CF_DOCS, &seq_key(seq))?.map(|v| self.decode("document metadata", &v)).transpose()
+        self.get(CF_DOCS, &seq_key(seq))?.map(|v| self.decode_doc(&v)).transpose()
     }
 
     /// Text of document `seq`.
@@ -139,7 +164,15 @@ impl Store {
     fn docs_in(&self, mode: IteratorMode<'_>) -> impl Iterator<Item = Result<DocMeta>> + '_ {
         self.db.iterator_cf(self.cf(CF_DOCS), mode).map(move |item| {
             let (_, v) = item.map_err(self.db_err())?;
-            self.decode("document metadata", &v)
+            self.decode_doc(&v)
+        })
+    }
+
+    fn decode_doc(&self, bytes: &[u8]) -> Result<DocMeta> {
+        decode_doc(bytes).map_err(|reason| StoreError::Corrupt {
+            path: self.path.clone(),
+            what: "document metadata".into(),
+            reason,
         })
     }
 
@@ -147,5 +180,34 @@ impl Store {
     /// errors of the store are errors.
     pub fn name_of(&self, seq: u64) -> Result<String> {
         Ok(self.doc(seq)?.map_or_else(|| format!("#{seq}"), |d| d.name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::store::codec::decode;
+
+    #[test]
+    fn metadata_rides_behind_the_fields_every_build_reads() {
+        let mut m = DocMeta {
+            seq: 3,
+            name: "n".into(),
+            source: "s".into(),
+            url: Some("u".into()),
+            published_at: None,
+            text_bytes: 5,
+            tokens: 1,
+            content_hash: "h".into(),
+            ingested_at_ms: 9,
+            meta: Some(r#"{"title":"A title"}"#.into()),
+        };
+        assert_eq!(decode_doc(&encode_doc(&m)).unwrap(), m);
+        // What a build before metadata reads of it: every other field.
+        assert_eq!(decode::<DocMeta>(&encode_doc(&m)).unwrap(), DocMeta { meta: None, ..m.clone() });
+        // What such a build wrote reads as no metadata.
+        m.meta = None;
+        assert_eq!(decode_doc(&encode(&m)).unwrap(), m);
+        assert!(decode_doc(&[&encode(&m)[..], &[0xff]].concat()).unwrap_err().starts_with("metadata"));
     }
 }

@@ -408,6 +408,7 @@ mod tests {
             tokens: 1,
             content_hash: "h".into(),
             ingested_at_ms: 0,
+            meta: None,
         }
     }
 
