@@ -2,47 +2,159 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use textorigin_server::view::dedup::{self, Decider, Thresholds};
 use textorigin_server::view::{model, ViewOptions};
 use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
 
-/// Write every document's results as JSON lines in sequence order (deterministic:
-/// the same documents in the same order give the same bytes).
+/// Write every document's results in sequence order, as JSON lines (the default) or as
+/// what a dedup pipeline acts on (`--format`). Deterministic: the same documents in the
+/// same order give the same bytes; every format streams, a document at a time.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     data: DataArg,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (gzip-compressed when its name ends
+    /// in .gz).
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Add the wall-clock ingestion time of each document.
+    /// json: every document's results (as `show --json`). csv: a row a document (id,
+    /// name, tokens, old_fraction, dominant_origin, near_duplicate_of,
+    /// exact_duplicate_of, quotations). decisions: keep or drop per document, with the
+    /// rule and its near-duplicate cluster (the earliest member's id). attributes: Dolma
+    /// attributes, the copied spans as [start, end, origin id] in characters. corpus:
+    /// the kept documents as JSON lines (id, text, url, published_at, their metadata).
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Drop a near-duplicate of an earlier document at this resemblance or more (of the
+    /// near-duplicates found: estimate >= 0.82). decisions, corpus.
+    #[arg(long, default_value_t = Thresholds::default().near, value_name = "R")]
+    near_threshold: f64,
+    /// Drop a document when this fraction of its tokens or more is old (found in earlier
+    /// documents); 1 drops only wholly copied ones, above 1 none. decisions, corpus.
+    #[arg(long, default_value_t = Thresholds::default().old, value_name = "F")]
+    old_threshold: f64,
+    /// The attribute name of the copied spans. attributes.
+    #[arg(long, default_value = "textorigin_copied_spans", value_name = "NAME")]
+    attribute: String,
+    /// Leave each kept document's copied blocks out of its text. corpus.
+    #[arg(long)]
+    remove_copied: bool,
+    /// Every stored document, none dropped (the documents Dolma attributes pair with).
+    /// corpus.
+    #[arg(long)]
+    all: bool,
+    /// Compress the output with gzip (also when --output ends in .gz).
+    #[arg(long)]
+    gzip: bool,
+    /// Add the wall-clock ingestion time of each document. json.
     #[arg(long)]
     times: bool,
-    /// Include the origin of every selected shingle.
+    /// Include the origin of every selected shingle. json.
     #[arg(long)]
     shingles: bool,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Json,
+    Csv,
+    Decisions,
+    Attributes,
+    Corpus,
+}
+
 pub fn run(a: Args) -> Result<()> {
+    let thresholds = Thresholds { near: a.near_threshold, old: a.old_threshold };
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&thresholds.near) && thresholds.old >= 0.0,
+        "--near-threshold must be within 0-1 and --old-threshold at least 0"
+    );
     let opt = ViewOptions { shingles: a.shingles, times: a.times };
     let dd = DataDir::open_read(&a.data.dir)?;
-    let mut out: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    let store = dd.store();
+    let file: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),
+        None => Box::new(std::io::stdout().lock()),
     };
-    let total = dd.store().next_seq()? - 1;
+    let gzip = a.gzip || a.output.as_ref().is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
+    let mut out = Out::new(file, gzip);
+    if a.format == Format::Csv {
+        out.write_all(&csv_row(dedup::SUMMARY_COLUMNS)?)?;
+    }
+    let mut decider = Decider::new(store, thresholds);
+    let line = |out: &mut dyn Write, v: &serde_json::Value| -> Result<()> {
+        serde_json::to_writer(&mut *out, v)?;
+        Ok(out.write_all(b"\n")?)
+    };
+    let total = store.next_seq()? - 1;
     let pb = super::progress(total, "export");
-    for meta in dd.store().docs() {
-        let v = model::stored_document(dd.store(), meta?.seq, opt)?;
-        // Through `Value`: keys in sorted order, as export has always written them.
-        serde_json::to_writer(&mut out, &serde_json::to_value(&v)?)?;
-        out.write_all(b"\n")?;
+    for meta in store.docs() {
+        let seq = meta?.seq;
+        let v = model::stored_document(store, seq, opt)?;
+        let text = || store.text(seq)?.ok_or(model::ViewError::Missing { seq, what: "text" });
+        match a.format {
+            // Through `Value`: keys in sorted order, as export has always written them.
+            Format::Json => line(&mut out, &serde_json::to_value(&v)?)?,
+            Format::Csv => out.write_all(&csv_row(dedup::summary_cells(&dedup::summary(&v)))?)?,
+            Format::Decisions => line(&mut out, &serde_json::to_value(decider.decide(&v)?)?)?,
+            Format::Attributes => line(&mut out, &dedup::attributes_line(&v, &text()?, &a.attribute))?,
+            Format::Corpus => {
+                if a.all || decider.decide(&v)?.decision == "keep" {
+                    line(&mut out, &dedup::corpus_line(&v, &text()?, a.remove_copied))?;
+                }
+            }
+        }
         pb.inc(1);
     }
     pb.finish_and_clear();
-    out.flush()?;
-    Ok(())
+    out.finish()
+}
+
+/// One CSV record (RFC 4180 quoting), its line end included.
+fn csv_row<I: IntoIterator<Item = T>, T: AsRef<[u8]>>(cells: I) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(cells)?;
+    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {}", e.error()))
+}
+
+/// The output, gzip-compressed or not; [`Out::finish`] ends a gzip stream.
+enum Out {
+    Plain(std::io::BufWriter<Box<dyn Write>>),
+    Gzip(flate2::write::GzEncoder<std::io::BufWriter<Box<dyn Write>>>),
+}
+
+impl Out {
+    fn new(to: Box<dyn Write>, gzip: bool) -> Out {
+        let buffered = std::io::BufWriter::new(to);
+        match gzip {
+            true => Out::Gzip(flate2::write::GzEncoder::new(buffered, flate2::Compression::default())),
+            false => Out::Plain(buffered),
+        }
+    }
+
+    fn finish(self) -> Result<()> {
+        let mut inner = match self {
+            Out::Plain(w) => w,
+            Out::Gzip(g) => g.finish()?,
+        };
+        Ok(inner.flush()?)
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Out::Plain(w) => w.write(buf),
+            Out::Gzip(g) => g.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Out::Plain(w) => w.flush(),
+            Out::Gzip(g) => g.flush(),
+        }
+    }
 }

@@ -228,17 +228,24 @@ fn metadata_is_kept_and_shown_with_origins() {
     assert_eq!(out.status.code(), Some(3), "one document failed");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("news.jsonl:3: its metadata (the fields beyond id, text, html, url, published_at and date) is 70011 bytes of JSON, over the limit of 65536 bytes"), "{stderr}");
-    let export: Vec<serde_json::Value> = ok(dir.path(), &["export"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let export: Vec<serde_json::Value> =
+        ok(dir.path(), &["export"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(export.len(), 3);
     assert_eq!(
         export[0]["meta"],
         serde_json::json!({"author": "R. Port", "tags": ["local", "transport"], "title": "Bridge stays shut", "wordcount": 27})
     );
-    assert_eq!((export[0]["url"].as_str(), export[0]["published_at"].as_str()), (Some("https://news.example/a"), Some("2020-01-02")));
+    assert_eq!(
+        (export[0]["url"].as_str(), export[0]["published_at"].as_str()),
+        (Some("https://news.example/a"), Some("2020-01-02"))
+    );
     assert!(export[2].get("meta").is_none(), "no further fields, no meta: {}", export[2]);
     let b = json(dir.path(), &["show", "--json", "b"]);
     assert_eq!(b["meta"]["title"], "Drivers unhappy");
-    assert_eq!(b["copied_blocks"][0]["origin"], serde_json::json!({"id": 1, "name": "a", "title": "Bridge stays shut"}));
+    assert_eq!(
+        b["copied_blocks"][0]["origin"],
+        serde_json::json!({"id": 1, "name": "a", "title": "Bridge stays shut"})
+    );
     assert_eq!(b["dominant_origin"]["title"], "Bridge stays shut");
     let text = ok(dir.path(), &["show", "b"]);
     assert!(text.contains("dominant origin: #1 a “Bridge stays shut”"), "{text}");

@@ -14,5 +14,6 @@ mod html;
 mod http;
 mod inputs;
 mod neardups;
+mod outputs;
 mod quotes;
 mod store;

@@ -1,0 +1,300 @@
+//! What a dedup pipeline acts on (issue 24), from the document views: a summary row per
+//! document (`export --format csv`, the Python annotations), a keep or drop decision
+//! with the rule that made it and the document's near-duplicate cluster, the copied
+//! spans as Dolma attributes, and the documents as a corpus again (without the dropped
+//! ones, optionally without their copied spans).
+//!
+//! Each works on one document at a time, in sequence order: the outputs stream, and the
+//! only state is a bounded memo of cluster roots (the decisions). Deterministic: the
+//! same data directory gives the same bytes.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use textorigin_core::neardup::Mode;
+use textorigin_store::storage::store::Store;
+
+use super::model::{DocumentView, Dominant, NearDupView, ViewError};
+
+/// One document in a row: what a table or a dataset column wants.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub id: u64,
+    pub name: String,
+    pub tokens: u32,
+    /// Old tokens over all tokens (4 decimals).
+    pub old_fraction: f64,
+    /// The dominant origin when it is another document.
+    pub dominant_origin: Option<u64>,
+    /// The earlier document it resembles most (ties: the earliest), if any.
+    pub near_duplicate_of: Option<u64>,
+    /// The earliest earlier document with the same text (exact hash), if any.
+    pub exact_duplicate_of: Option<u64>,
+    /// Quoting sentences; None when quotation search is off.
+    pub quotations: Option<usize>,
+}
+
+/// The columns of [`Summary`], in order (the CSV header).
+pub const SUMMARY_COLUMNS: [&str; 8] = [
+    "id",
+    "name",
+    "tokens",
+    "old_fraction",
+    "dominant_origin",
+    "near_duplicate_of",
+    "exact_duplicate_of",
+    "quotations",
+];
+
+/// The summary of a stored document's view.
+pub fn summary(v: &DocumentView) -> Summary {
+    let near = v.near_duplicates.as_deref().unwrap_or_default();
+    let most = near.iter().fold(None::<&NearDupView>, |best, d| match best {
+        Some(b) if b.resemblance > d.resemblance || (b.resemblance == d.resemblance && b.id < d.id) => Some(b),
+        _ => Some(d),
+    });
+    Summary {
+        id: v.id.unwrap_or(0),
+        name: v.name.clone(),
+        tokens: v.tokens,
+        old_fraction: round4(fraction(v.old_tokens, v.tokens)),
+        dominant_origin: match v.dominant() {
+            Dominant::Other(r) => r.id,
+            _ => None,
+        },
+        near_duplicate_of: most.map(|d| d.id),
+        exact_duplicate_of: near.iter().filter(|d| d.exact).map(|d| d.id).min(),
+        quotations: v.quotations.as_ref().map(Vec::len),
+    }
+}
+
+fn fraction(part: u32, whole: u32) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        f64::from(part) / f64::from(whole)
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// The summary's fields as CSV cells, in [`SUMMARY_COLUMNS`] order (empty: none).
+pub fn summary_cells(s: &Summary) -> [String; 8] {
+    let opt = |x: Option<u64>| x.map_or_else(String::new, |x| x.to_string());
+    [
+        s.id.to_string(),
+        s.name.clone(),
+        s.tokens.to_string(),
+        format!("{:.4}", s.old_fraction),
+        opt(s.dominant_origin),
+        opt(s.near_duplicate_of),
+        opt(s.exact_duplicate_of),
+        s.quotations.map_or_else(String::new, |q| q.to_string()),
+    ]
+}
+
+/// When a document is dropped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// A near-duplicate of an earlier document at this resemblance or more.
+    pub near: f64,
+    /// This fraction of its tokens or more found in earlier documents.
+    pub old: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds { near: 0.9, old: 0.9 }
+    }
+}
+
+/// Why a document is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    ExactDuplicate,
+    NearDuplicate,
+    OldFraction,
+}
+
+/// A document's keep or drop decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    pub id: u64,
+    pub name: String,
+    /// "keep" or "drop".
+    pub decision: &'static str,
+    /// The rule that dropped it, in words (None: kept).
+    pub rule: Option<String>,
+    pub reason: Option<Reason>,
+    /// The earlier document of the duplicate rules.
+    pub of: Option<u64>,
+    pub resemblance: Option<f64>,
+    pub old_fraction: f64,
+    /// Its near-duplicate cluster: the id of the earliest member (itself when it
+    /// resembles no earlier document at the threshold).
+    pub cluster: u64,
+}
+
+/// Cluster roots remembered (the memo is cleared when full; a root forgotten is read
+/// again from the store).
+const ROOTS_HELD: usize = 1 << 20;
+
+/// Decides documents in sequence order.
+pub struct Decider<'a> {
+    store: &'a Store,
+    pub thresholds: Thresholds,
+    roots: HashMap<u64, u64>,
+}
+
+impl<'a> Decider<'a> {
+    pub fn new(store: &'a Store, thresholds: Thresholds) -> Decider<'a> {
+        Decider { store, thresholds, roots: HashMap::new() }
+    }
+
+    /// The earliest earlier document of `near` (id, exact, resemblance) at the
+    /// threshold; an exact copy always qualifies.
+    fn link(&self, near: impl Iterator<Item = (u64, bool, f64)>) -> Option<(u64, f64)> {
+        near.filter(|&(_, exact, r)| exact || r >= self.thresholds.near)
+            .map(|(id, exact, r)| (id, if exact { 1.0 } else { r }))
+            .min_by_key(|&(id, _)| id)
+    }
+
+    /// The cluster root of document `seq`: the root of its link, else itself.
+    fn root(&mut self, seq: u64) -> Result<u64, ViewError> {
+        let mut path = Vec::new();
+        let mut at = seq;
+        let root = loop {
+            if let Some(&r) = self.roots.get(&at) {
+                break r;
+            }
+            let near = self.store.near_dups(at)?;
+            path.push(at);
+            let views = near.iter().filter(|d| d.says(Mode::Default)).map(|d| (d.seq, d.exact, round4(d.resemblance)));
+            match self.link(views) {
+                Some((earlier, _)) if earlier < at => at = earlier,
+                _ => break at,
+            }
+        };
+        for p in path {
+            self.remember(p, root);
+        }
+        Ok(root)
+    }
+
+    fn remember(&mut self, seq: u64, root: u64) {
+        if self.roots.len() >= ROOTS_HELD {
+            self.roots.clear();
+        }
+        self.roots.insert(seq, root);
+    }
+
+    /// The decision for a stored document's view (documents in sequence order keep the
+    /// memo warm; any order gives the same answers).
+    pub fn decide(&mut self, v: &DocumentView) -> Result<Decision, ViewError> {
+        let id = v.id.unwrap_or(0);
+        let near = v.near_duplicates.as_deref().unwrap_or_default();
+        let old_fraction = round4(fraction(v.old_tokens, v.tokens));
+        let link = self.link(near.iter().map(|d| (d.id, d.exact, d.resemblance)));
+        let cluster = match link {
+            Some((earlier, _)) => self.root(earlier)?,
+            None => id,
+        };
+        self.remember(id, cluster);
+        let exact = near.iter().filter(|d| d.exact).map(|d| d.id).min();
+        let (reason, of, resemblance, rule) = if let Some(x) = exact {
+            (Some(Reason::ExactDuplicate), Some(x), Some(1.0), Some(format!("exact duplicate of #{x}")))
+        } else if let Some((x, r)) = link {
+            (
+                Some(Reason::NearDuplicate),
+                Some(x),
+                Some(r),
+                Some(format!("near-duplicate of #{x} at resemblance {r:.4}")),
+            )
+        } else if v.tokens > 0 && old_fraction >= self.thresholds.old {
+            let rule = format!("old fraction {old_fraction:.4} >= {:.4}", self.thresholds.old);
+            (Some(Reason::OldFraction), None, None, Some(rule))
+        } else {
+            (None, None, None, None)
+        };
+        Ok(Decision {
+            id,
+            name: v.name.clone(),
+            decision: if reason.is_some() { "drop" } else { "keep" },
+            rule,
+            reason,
+            of,
+            resemblance,
+            old_fraction,
+            cluster,
+        })
+    }
+}
+
+/// The copied blocks of a document as `[start, end, origin id]` in Unicode characters
+/// of its stored text: the offsets Dolma's mixer counts (it walks the text's `chars`).
+pub fn copied_spans(v: &DocumentView, text: &str) -> Vec<[u64; 3]> {
+    let mut blocks: Vec<(usize, usize, u64)> = v
+        .copied_blocks
+        .iter()
+        .map(|b| (b.start_byte as usize, b.end_byte as usize, b.origin.id.unwrap_or(0)))
+        .filter(|&(s, e, _)| s < e && e <= text.len())
+        .collect();
+    blocks.sort_unstable();
+    // Byte offsets to character offsets in one pass over the text.
+    let mut cuts: Vec<usize> = blocks.iter().flat_map(|&(s, e, _)| [s, e]).collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut chars_at = HashMap::with_capacity(cuts.len());
+    let (mut chars, mut from) = (0u64, 0usize);
+    for c in cuts {
+        chars += text.get(from..c).map_or(0, |t| t.chars().count() as u64);
+        chars_at.insert(c, chars);
+        from = c;
+    }
+    blocks.iter().map(|&(s, e, o)| [chars_at[&s], chars_at[&e], o]).collect()
+}
+
+/// A Dolma attributes line: `{"id": name, "attributes": {attribute: spans}}`.
+pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str) -> Value {
+    let mut attributes = Map::new();
+    attributes.insert(attribute.to_string(), serde_json::to_value(copied_spans(v, text)).unwrap_or_default());
+    serde_json::json!({"id": v.name, "attributes": attributes})
+}
+
+/// A document as a corpus line again: `id` (its name), `text` (without its copied
+/// blocks when `remove_copied`), `url`, `published_at` and its metadata's fields.
+pub fn corpus_line(v: &DocumentView, text: &str, remove_copied: bool) -> Value {
+    let mut out = Map::new();
+    if let Some(Value::Object(meta)) = &v.meta {
+        out.extend(meta.clone());
+    }
+    let text = if remove_copied {
+        let mut kept = String::with_capacity(text.len());
+        let mut at = 0;
+        let mut blocks: Vec<(usize, usize)> =
+            v.copied_blocks.iter().map(|b| (b.start_byte as usize, b.end_byte as usize)).collect();
+        blocks.sort_unstable();
+        for (s, e) in blocks {
+            if s > at {
+                kept += text.get(at..s).unwrap_or_default();
+            }
+            at = at.max(e);
+        }
+        kept += text.get(at.min(text.len())..).unwrap_or_default();
+        kept
+    } else {
+        text.to_string()
+    };
+    out.insert("id".into(), Value::String(v.name.clone()));
+    out.insert("text".into(), Value::String(text));
+    for (k, x) in [("url", &v.url), ("published_at", &v.published_at)] {
+        if let Some(x) = x {
+            out.insert(k.into(), Value::String(x.clone()));
+        }
+    }
+    Value::Object(out)
+}

@@ -1,0 +1,180 @@
+//! Issue 24: the dedup-ready outputs of `export --format` on a hand-made corpus of an
+//! original, its exact copy, its near copy, a new text and a half copy, against the
+//! decisions, rows, spans and corpus one expects of it.
+
+use serde_json::{json, Value};
+
+use crate::util::*;
+
+/// `n` words of a deterministic stream, some with a two-byte character (so that
+/// character and byte offsets differ).
+fn words(seed: u64, n: usize) -> Vec<String> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let w = (x >> 33) % 5000;
+            if w.is_multiple_of(7) {
+                format!("café{w}")
+            } else {
+                format!("w{w}")
+            }
+        })
+        .collect()
+}
+
+fn text(ws: &[String]) -> String {
+    ws.chunks(15).map(|c| c.join(" ") + ".").collect::<Vec<_>>().join(" ")
+}
+
+/// The corpus: 1 original, 2 its exact copy, 3 it with one word changed, 4 a new text,
+/// 5 the original's first half and a new half.
+fn corpus(dir: &std::path::Path) -> (std::path::PathBuf, Vec<String>) {
+    let a = words(1, 420);
+    let mut near = a.clone();
+    near[200] = "changed".into();
+    let half: Vec<String> = a[..210].iter().cloned().chain(words(3, 210)).collect();
+    let texts = vec![text(&a), text(&a), text(&near), text(&words(2, 420)), text(&half)];
+    let lines: String = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            json!({"id": format!("d{}", i + 1), "text": t, "title": format!("Title {}", i + 1)}).to_string() + "\n"
+        })
+        .collect();
+    let f = dir.join("c.jsonl");
+    std::fs::write(&f, lines).unwrap();
+    (f, texts)
+}
+
+#[test]
+fn dedup_outputs_say_what_a_pipeline_acts_on() {
+    let inputs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (f, texts) = corpus(inputs.path());
+    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let lines = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["export"];
+        all.extend_from_slice(args);
+        ok(dir.path(), &all).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+
+    // Decisions: the rule and the cluster of each, as one expects.
+    let d = lines(&["--format", "decisions"]);
+    let got: Vec<(&str, Option<&str>, Option<u64>, u64)> = d
+        .iter()
+        .map(|x| {
+            (x["decision"].as_str().unwrap(), x["reason"].as_str(), x["of"].as_u64(), x["cluster"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("keep", None, None, 1),
+            ("drop", Some("exact_duplicate"), Some(1), 1),
+            ("drop", Some("near_duplicate"), Some(1), 1),
+            ("keep", None, None, 4),
+            ("keep", None, None, 5),
+        ],
+        "{d:#?}"
+    );
+    assert_eq!(d[1]["rule"], "exact duplicate of #1");
+    let r = d[2]["resemblance"].as_f64().unwrap();
+    assert!((0.9..1.0).contains(&r), "{r}");
+    assert_eq!(d[2]["rule"], format!("near-duplicate of #1 at resemblance {r:.4}"));
+    let old5 = d[4]["old_fraction"].as_f64().unwrap();
+    assert!((0.4..0.6).contains(&old5), "half copied: {old5}");
+    // Thresholds are flags: the half copy goes at 0.4, the near copy stays above its
+    // resemblance.
+    let d = lines(&["--format", "decisions", "--old-threshold", "0.4", "--near-threshold", "0.99"]);
+    assert_eq!(d[4]["reason"], "old_fraction");
+    assert_eq!(d[4]["rule"], format!("old fraction {old5:.4} >= 0.4000"));
+    assert_eq!((d[2]["decision"].as_str(), d[2]["cluster"].as_u64()), (Some("drop"), Some(3)), "{}", d[2]);
+    assert_eq!(d[2]["reason"], "old_fraction", "not a near-duplicate at 0.99, but all old");
+
+    // CSV: a header and a row a document.
+    let csv = ok(dir.path(), &["export", "--format", "csv"]);
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows[0],
+        [
+            "id",
+            "name",
+            "tokens",
+            "old_fraction",
+            "dominant_origin",
+            "near_duplicate_of",
+            "exact_duplicate_of",
+            "quotations"
+        ]
+    );
+    assert_eq!(rows.len(), 6);
+    assert_eq!((rows[2][0], rows[2][1], rows[2][4], rows[2][6]), ("2", "d2", "1", "1"));
+    assert_eq!((rows[3][5], rows[3][6]), ("1", ""), "the near copy: near-duplicate of 1, no exact copy");
+    assert_eq!((rows[4][4], rows[4][5]), ("", ""), "the new text");
+    assert_eq!(rows[5][3], format!("{old5:.4}"));
+
+    // Dolma attributes: the copied spans in characters, each the text of its origin.
+    let att = lines(&["--format", "attributes", "--attribute", "copied"]);
+    assert_eq!(att.len(), 5);
+    assert_eq!(att[0], json!({"id": "d1", "attributes": {"copied": []}}));
+    let spans = att[4]["attributes"]["copied"].as_array().unwrap();
+    assert!(!spans.is_empty());
+    let chars: Vec<char> = texts[4].chars().collect();
+    let mut covered = 0;
+    for s in spans {
+        let (start, end, origin) =
+            (s[0].as_u64().unwrap() as usize, s[1].as_u64().unwrap() as usize, s[2].as_u64().unwrap());
+        let piece: String = chars[start..end].iter().collect();
+        assert_eq!(origin, 1);
+        assert!(texts[0].contains(&piece), "span [{start}, {end}) is text of #1: {piece:?}");
+        covered += end - start;
+    }
+    let half_chars = text(&words(1, 420)[..210]).chars().count();
+    assert!(covered * 10 >= half_chars * 9, "the copied half is covered: {covered} of {half_chars}");
+
+    // The corpus: the kept documents with their metadata, gzipped by the name; with
+    // --remove-copied the half copy keeps its new half only.
+    let out = inputs.path().join("kept.jsonl.gz");
+    ok(dir.path(), &["export", "--format", "corpus", "--remove-copied", "-o", out.to_str().unwrap()]);
+    let mut plain = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(&out).unwrap()), &mut plain)
+        .unwrap();
+    let kept: Vec<Value> = plain.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<&str> = kept.iter().map(|k| k["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["d1", "d4", "d5"]);
+    assert_eq!((kept[0]["text"].as_str(), kept[0]["title"].as_str()), (Some(texts[0].as_str()), Some("Title 1")));
+    let rest = kept[2]["text"].as_str().unwrap();
+    assert!(rest.len() < texts[4].len() * 6 / 10 && texts[4].ends_with(rest.trim_start()), "{rest:?}");
+    // The corpus reads back as input: ingesting it gives documents of the same names.
+    let again = tempfile::tempdir().unwrap();
+    assert!(ingest(again.path(), &[], &[&out]).status.success());
+    let names: Vec<String> =
+        export_without_sources(again.path()).iter().map(|d| d["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["d1", "d4", "d5"]);
+}
+
+/// `--format corpus --all` writes every stored document, line for line with the
+/// attributes.
+#[test]
+fn the_whole_corpus_pairs_with_the_attributes() {
+    let inputs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (f, texts) = corpus(inputs.path());
+    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let all = ok(dir.path(), &["export", "--format", "corpus", "--all"]);
+    let att = ok(dir.path(), &["export", "--format", "attributes"]);
+    let ids = |s: &str, key: &str| -> Vec<(String, Option<String>)> {
+        s.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|v| (v["id"].as_str().unwrap().to_string(), v.get(key).and_then(|t| t.as_str()).map(str::to_string)))
+            .collect()
+    };
+    let docs = ids(&all, "text");
+    assert_eq!(docs.iter().map(|d| d.0.as_str()).collect::<Vec<_>>(), ["d1", "d2", "d3", "d4", "d5"]);
+    assert_eq!(docs.iter().map(|d| d.1.clone().unwrap()).collect::<Vec<_>>(), texts);
+    assert_eq!(
+        ids(&att, "none").iter().map(|d| d.0.clone()).collect::<Vec<_>>(),
+        docs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()
+    );
+}
