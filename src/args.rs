@@ -5,10 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use serde::Deserialize;
 use textorigin_core::config::{parse_size, Overrides};
-use textorigin_core::neardup::NearDupConfig;
-use textorigin_core::quote::QuoteConfig;
 
 /// Default limit on one document's size.
 pub const DEFAULT_MAX_DOC_BYTES: &str = "64MiB";
@@ -21,105 +18,8 @@ pub struct DataArg {
     pub dir: PathBuf,
 }
 
-/// Algorithm options as the flags and a TOML file spell them; [`ConfigArgs::typed`]
-/// parses them into the core's [`Overrides`].
-#[derive(Debug, Clone, Default, Deserialize, Args)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigArgs {
-    /// Shingle length k in tokens (default 8).
-    #[arg(long)]
-    pub k: Option<u32>,
-    /// Selection algorithm: all, <l>th (every l-th), m<l> / nm<l> (modulo),
-    /// w<w> / nw<w> (winnowing), hs / nhs (Hailstorm), hb<p> (hash-breaking),
-    /// dct<p>. An `n` prefix drops shingles completely overlapped by others.
-    /// Default nhs.
-    #[arg(long)]
-    pub selection: Option<String>,
-    /// Eviction of a full bucket: random, lru, cc (copy-count), lucky. Default lucky.
-    #[arg(long)]
-    pub eviction: Option<String>,
-    /// Estimation of unfound shingles: nb (none), e (expansion), b (bridging),
-    /// be (bridging with expansion). Default be.
-    #[arg(long)]
-    pub estimation: Option<String>,
-    /// Bridging limit T, in selected shingles (2-256, default 30).
-    #[arg(long)]
-    pub bridge_limit: Option<u32>,
-    /// Table file size: bytes, or with a unit (KiB, MiB, GiB, KB, MB, GB). Default 256MiB.
-    #[arg(long)]
-    pub table_size: Option<String>,
-    /// Size of the derived indexes (document frequencies, quotation signatures,
-    /// near-duplicate keys) stored behind the table in the same file: bytes or with a
-    /// unit. Default half the table size, at least 8MiB. Fixed at creation.
-    #[arg(long)]
-    pub index_size: Option<String>,
-    /// Entries per table bucket (4-256, default 64).
-    #[arg(long)]
-    pub bucket_entries: Option<u32>,
-    /// Seed of random eviction and of tie-breaking (default 0).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Lucky eviction: every y-th selected shingle gets a bonus (default 7).
-    #[arg(long)]
-    pub lucky_y: Option<u32>,
-    /// Lucky eviction: halve a bucket's scores when their average reaches this (default 11).
-    #[arg(long)]
-    pub lucky_limit: Option<u8>,
-    /// Origin propagation: a shingle estimation labels copied is stored with the
-    /// estimated origin, so that later copies find the earliest source (on or off;
-    /// default on for a new data directory).
-    #[arg(long, value_name = "on|off", value_parser = on_off)]
-    pub propagate: Option<bool>,
-    /// Seed-and-extend: copied blocks aligned against their origins' stored texts to
-    /// the exact edges of the common run; off gives the paper's blocks (on or off;
-    /// default on for a new data directory).
-    #[arg(long, value_name = "on|off", value_parser = on_off)]
-    pub align: Option<bool>,
-    /// Near-duplicate detection (on or off; default on for a new data directory). Off:
-    /// no sketch is made or stored, and the views say "off". TOML: `near_duplicates`.
-    /// Turning it on later: `rebuild --reanalyse --neardup on`.
-    #[arg(long = "neardup", value_name = "on|off", value_parser = on_off)]
-    pub near_duplicates: Option<bool>,
-    /// Quotation search (on or off; default on for a new data directory). Off: no
-    /// sentence is signed, indexed or searched, and the views say "off". TOML:
-    /// `quotations`. Turning it on later: `rebuild --reanalyse --quotes on`.
-    #[arg(long = "quotes", value_name = "on|off", value_parser = on_off)]
-    pub quotations: Option<bool>,
-    /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
-    #[arg(skip)]
-    pub neardup: Option<NearDupConfig>,
-    /// Quotation-search parameters (TOML table `[quotes]` only; see `QuoteConfig`).
-    #[arg(skip)]
-    pub quotes: Option<QuoteConfig>,
-}
-
-impl ConfigArgs {
-    /// Parses the strings into typed overrides.
-    pub fn typed(&self) -> Result<Overrides> {
-        fn parse<T: std::str::FromStr<Err = String>>(s: &Option<String>) -> Result<Option<T>> {
-            s.as_deref().map(str::parse).transpose().map_err(anyhow::Error::msg)
-        }
-        Ok(Overrides {
-            k: self.k,
-            selection: parse(&self.selection)?,
-            eviction: parse(&self.eviction)?,
-            estimation: parse(&self.estimation)?,
-            bridge_limit: self.bridge_limit,
-            table_bytes: self.table_size.as_deref().map(size).transpose()?,
-            index_bytes: self.index_size.as_deref().map(size).transpose()?,
-            bucket_entries: self.bucket_entries,
-            seed: self.seed,
-            lucky_y: self.lucky_y,
-            lucky_limit: self.lucky_limit,
-            propagate: self.propagate,
-            align: self.align,
-            near_duplicates: self.near_duplicates,
-            quotations: self.quotations,
-            neardup: self.neardup.clone(),
-            quotes: self.quotes.clone(),
-        })
-    }
-}
+/// Algorithm options (the flags, a TOML file's keys): the core's settings.
+pub use textorigin_core::settings::{on_off, Settings as ConfigArgs};
 
 /// The overrides of an optional TOML file, then of the flags (later ones win).
 pub fn overrides(config: Option<&Path>, flags: &ConfigArgs) -> Result<Overrides> {
@@ -129,20 +29,12 @@ pub fn overrides(config: Option<&Path>, flags: &ConfigArgs) -> Result<Overrides>
             toml::from_str::<ConfigArgs>(&text)
                 .with_context(|| format!("config file {}", path.display()))?
                 .typed()
+                .map_err(anyhow::Error::msg)
                 .with_context(|| format!("config file {}", path.display()))?
         }
         None => Overrides::default(),
     };
-    Ok(file.or(flags.typed()?))
-}
-
-/// Parses an on/off flag.
-pub fn on_off(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" => Ok(true),
-        "off" | "false" | "no" => Ok(false),
-        _ => Err(format!("`{s}`: expected on or off")),
-    }
+    Ok(file.or(flags.typed().map_err(anyhow::Error::msg)?))
 }
 
 /// Parses a size flag (`64MiB`).

@@ -31,6 +31,7 @@ pub mod quote;
 pub mod rabin;
 pub mod reference;
 pub mod select;
+pub mod settings;
 pub mod shard;
 pub mod table;
 pub mod testdata;

@@ -30,7 +30,7 @@ pub struct DocMeta {
     pub ingested_at_ms: u64,
     /// The input's further fields (a JSON object's text; `input::MAX_META_BYTES` at
     /// most), None when it had none. Stored behind the other fields (see
-    /// [`encode_doc`]), so documents of every schema read alike.
+    /// `encode_doc`), so documents of every schema read alike.
     #[serde(skip)]
     pub meta: Option<String>,
 }

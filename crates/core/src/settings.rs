@@ -1,0 +1,121 @@
+//! The configuration as people spell it: the command line's flags, the keys of a TOML
+//! file (`--config`) and the Python package's keyword arguments share these names and
+//! values (`table_size = "64MiB"`, `selection = "nhs"`, `quotations = false`);
+//! [`Settings::typed`] parses them into [`Overrides`]. With the `clap` feature (the
+//! command line's) the struct is also the flags.
+
+use serde::Deserialize;
+
+use crate::config::{parse_size, Overrides};
+use crate::neardup::NearDupConfig;
+use crate::quote::QuoteConfig;
+
+/// Algorithm options as the flags and a TOML file spell them; [`Settings::typed`]
+/// parses them into the core's [`Overrides`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Shingle length k in tokens (default 8).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub k: Option<u32>,
+    /// Selection algorithm: all, <l>th (every l-th), m<l> / nm<l> (modulo),
+    /// w<w> / nw<w> (winnowing), hs / nhs (Hailstorm), hb<p> (hash-breaking),
+    /// dct<p>. An `n` prefix drops shingles completely overlapped by others.
+    /// Default nhs.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub selection: Option<String>,
+    /// Eviction of a full bucket: random, lru, cc (copy-count), lucky. Default lucky.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub eviction: Option<String>,
+    /// Estimation of unfound shingles: nb (none), e (expansion), b (bridging),
+    /// be (bridging with expansion). Default be.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub estimation: Option<String>,
+    /// Bridging limit T, in selected shingles (2-256, default 30).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub bridge_limit: Option<u32>,
+    /// Table file size: bytes, or with a unit (KiB, MiB, GiB, KB, MB, GB). Default 256MiB.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub table_size: Option<String>,
+    /// Size of the derived indexes (document frequencies, quotation signatures,
+    /// near-duplicate keys) stored behind the table in the same file: bytes or with a
+    /// unit. Default half the table size, at least 8MiB. Fixed at creation.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub index_size: Option<String>,
+    /// Entries per table bucket (4-256, default 64).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub bucket_entries: Option<u32>,
+    /// Seed of random eviction and of tie-breaking (default 0).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub seed: Option<u64>,
+    /// Lucky eviction: every y-th selected shingle gets a bonus (default 7).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub lucky_y: Option<u32>,
+    /// Lucky eviction: halve a bucket's scores when their average reaches this (default 11).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub lucky_limit: Option<u8>,
+    /// Origin propagation: a shingle estimation labels copied is stored with the
+    /// estimated origin, so that later copies find the earliest source (on or off;
+    /// default on for a new data directory).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off", value_parser = on_off))]
+    pub propagate: Option<bool>,
+    /// Seed-and-extend: copied blocks aligned against their origins' stored texts to
+    /// the exact edges of the common run; off gives the paper's blocks (on or off;
+    /// default on for a new data directory).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off", value_parser = on_off))]
+    pub align: Option<bool>,
+    /// Near-duplicate detection (on or off; default on for a new data directory). Off:
+    /// no sketch is made or stored, and the views say "off". TOML: `near_duplicates`.
+    /// Turning it on later: `rebuild --reanalyse --neardup on`.
+    #[cfg_attr(feature = "clap", arg(long = "neardup", value_name = "on|off", value_parser = on_off))]
+    pub near_duplicates: Option<bool>,
+    /// Quotation search (on or off; default on for a new data directory). Off: no
+    /// sentence is signed, indexed or searched, and the views say "off". TOML:
+    /// `quotations`. Turning it on later: `rebuild --reanalyse --quotes on`.
+    #[cfg_attr(feature = "clap", arg(long = "quotes", value_name = "on|off", value_parser = on_off))]
+    pub quotations: Option<bool>,
+    /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub neardup: Option<NearDupConfig>,
+    /// Quotation-search parameters (TOML table `[quotes]` only; see `QuoteConfig`).
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub quotes: Option<QuoteConfig>,
+}
+
+impl Settings {
+    /// Parses the strings into typed overrides.
+    pub fn typed(&self) -> Result<Overrides, String> {
+        fn parse<T: std::str::FromStr<Err = String>>(s: &Option<String>) -> Result<Option<T>, String> {
+            s.as_deref().map(str::parse).transpose()
+        }
+        Ok(Overrides {
+            k: self.k,
+            selection: parse(&self.selection)?,
+            eviction: parse(&self.eviction)?,
+            estimation: parse(&self.estimation)?,
+            bridge_limit: self.bridge_limit,
+            table_bytes: self.table_size.as_deref().map(parse_size).transpose()?,
+            index_bytes: self.index_size.as_deref().map(parse_size).transpose()?,
+            bucket_entries: self.bucket_entries,
+            seed: self.seed,
+            lucky_y: self.lucky_y,
+            lucky_limit: self.lucky_limit,
+            propagate: self.propagate,
+            align: self.align,
+            near_duplicates: self.near_duplicates,
+            quotations: self.quotations,
+            neardup: self.neardup.clone(),
+            quotes: self.quotes.clone(),
+        })
+    }
+}
+
+/// Parses an on/off flag.
+pub fn on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        _ => Err(format!("`{s}`: expected on or off")),
+    }
+}
