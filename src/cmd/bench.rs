@@ -44,7 +44,8 @@ pub fn run(a: Args) -> Result<()> {
         let tmp = tempfile::tempdir_in(a.dir.as_deref().unwrap_or(&std::env::temp_dir()))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         eprintln!("ingesting into a fresh data directory ...");
-        let r = endtoend::run(&a.corpus, &a.flags.typed().map_err(anyhow::Error::msg)?, &tmp.path().join("data"), threads)?;
+        let r =
+            endtoend::run(&a.corpus, &a.flags.typed().map_err(anyhow::Error::msg)?, &tmp.path().join("data"), threads)?;
         return a.format.print(&r, endtoend::text);
     }
     // The table for the operation benchmark defaults to 1 GiB: far larger than caches.
