@@ -14,6 +14,7 @@ use crate::quote::QuoteConfig;
 /// parses them into the core's [`Overrides`].
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
+#[allow(rustdoc::invalid_html_tags)] // The doc comments are the flags' help, where `<l>` is a placeholder, not HTML.
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Shingle length k in tokens (default 8).
