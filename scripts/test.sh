@@ -35,6 +35,7 @@ forbid textorigin-core 'rocksdb|librocksdb-sys|memmap2|notify|libc|textorigin-st
 forbid textorigin-store 'textorigin-server|textorigin-eval|textorigin-cluster|notify|httparse'
 forbid textorigin-server 'textorigin-eval|textorigin-cluster'
 forbid textorigin-cluster 'textorigin-server|textorigin-eval'
+forbid textorigin-python 'textorigin-eval|textorigin-cluster'
 # No source file over 800 lines.
 long=$(git ls-files '*.rs' | xargs wc -l | awk '$2 != "total" && $1 > 800')
 if [ -n "$long" ]; then echo "source files over 800 lines:" >&2; echo "$long" >&2; exit 1; fi
@@ -45,3 +46,5 @@ if [ -n "$long" ]; then echo "source files over 800 lines:" >&2; echo "$long" >&
 # replayed first on every run, this one included.
 if [ "${PROPTEST_RNG_SEED:-}" = random ]; then unset PROPTEST_RNG_SEED; else export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261126}"; fi
 cargo test --release --locked --workspace "${features[@]}" "$@"
+# The Python package: its wheel in a fresh virtual environment, its tests (pytest).
+bash scripts/python.sh

@@ -54,7 +54,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let run = ingest::ingest(&mut dd, &a.paths, max, threads, a.force, |e| match e {
         Event::File => pb.inc(1),
-        Event::Stored | Event::Skipped => {}
+        Event::Stored(_) | Event::Skipped => {}
         Event::Warning(w) => report(format!("warning: {w}")),
         Event::Failed(e) => report(format!("error: {e}")),
     });

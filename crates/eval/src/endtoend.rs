@@ -61,7 +61,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
     let mut window_rates = Vec::new();
     let (mut stored, mut window_start) = (0u64, Instant::now());
     let summary = ingest(&mut dd, paths, u64::MAX, threads, false, |e| {
-        if matches!(e, textorigin_store::ingest::Event::Stored) {
+        if matches!(e, textorigin_store::ingest::Event::Stored(_)) {
             stored += 1;
             if stored % WINDOW == 0 {
                 window_rates.push(WINDOW as f64 / window_start.elapsed().as_secs_f64());

@@ -16,8 +16,8 @@ use crate::storage::store::{Admit, DocumentKeys};
 pub enum Event {
     /// A file was read (or could not be); its documents follow.
     File,
-    /// A document was stored.
-    Stored,
+    /// A document was stored, with this sequence number.
+    Stored(u64),
     /// A document was stored before (its admission key, `--force` to store it again).
     Skipped,
     /// A document's warning (e.g. invalid UTF-8 replaced).
@@ -95,6 +95,21 @@ pub fn ingest(
     max_doc_bytes: u64,
     threads: usize,
     force: bool,
+    event: impl FnMut(Event),
+) -> Result<Summary, IngestError> {
+    ingest_inputs(dd, inputs(paths, max_doc_bytes), threads, force, false, event)
+}
+
+/// [`ingest`] of `inputs` as they come: files' boundaries and their documents, or
+/// documents alone (the Python package's), which then have no admission key and are
+/// always stored. With `stop_at_failure`, nothing after the first document that fails
+/// is stored.
+pub fn ingest_inputs(
+    dd: &mut DataDir,
+    inputs: impl Iterator<Item = Input> + Send,
+    threads: usize,
+    force: bool,
+    stop_at_failure: bool,
     mut event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
     let mut summary = Summary::default();
@@ -107,7 +122,7 @@ pub fn ingest(
             event(Event::Warning(format!("{}: no documents", path.display())));
         }
     };
-    let run = ordered_map(threads, &preparer, inputs(paths, max_doc_bytes), prepare, |ready| {
+    let run = ordered_map(threads, &preparer, inputs, prepare, |ready| {
         match ready {
             Ready::File(f) => {
                 empty_warning(&file, &mut event);
@@ -132,6 +147,7 @@ pub fn ingest(
                 }
                 summary.failed += 1;
                 event(Event::Failed(e.to_string()));
+                return !stop_at_failure;
             }
             Ready::Doc(Ok(ready)) => {
                 let (doc, prepared, seconds) = *ready;
@@ -156,10 +172,10 @@ pub fn ingest(
                 }
                 dd.add_prepare_time(seconds);
                 match dd.ingest_prepared(&doc, prepared, Admit { file: None, doc: key }) {
-                    Ok(_) => {
+                    Ok((meta, _)) => {
                         summary.stored += 1;
                         summary.text_bytes += doc.text.len() as u64;
-                        event(Event::Stored);
+                        event(Event::Stored(meta.seq));
                     }
                     Err(e) if dd.poisoned() => {
                         fatal = Some(e);
@@ -168,6 +184,7 @@ pub fn ingest(
                     Err(e) => {
                         summary.failed += 1;
                         event(Event::Failed(crate::error::chain(&e)));
+                        return !stop_at_failure;
                     }
                 }
             }

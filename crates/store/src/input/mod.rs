@@ -409,7 +409,9 @@ fn decode(bytes: Vec<u8>) -> (String, usize) {
     }
 }
 
-fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, InputError> {
+/// One JSON document (an object's text, see the module docs): named `default_name`
+/// when it has no `id`; errors name `source`.
+pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, InputError> {
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| InputError::Json { file: source.to_string(), reason: e.to_string() })?;
     let obj = v

@@ -1,0 +1,244 @@
+"""textorigin from Python: where each piece of a document's text came from.
+
+A :class:`Collection` is a textorigin data directory (the same one the command line
+and the daemon use). Documents go in as dicts (``id``, ``text`` or ``html``, ``url``,
+``published_at``/``date``; every other field is kept as the document's ``meta``) or
+as plain strings; each result comes out as the dict ``textorigin show --json``
+prints::
+
+    import textorigin
+
+    with textorigin.Collection("data", table_size="64MiB", quotations=False) as c:
+        for doc in c.ingest([{"id": "a", "text": "..."}, "another document"]):
+            print(doc["id"], doc["dominant_origin"], doc["old_tokens"] / doc["tokens"])
+        print(c.show("a")["copied_blocks"])
+
+The analysis runs in Rust with the GIL released, on the same preparation threads as
+``textorigin ingest``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+from ._textorigin import Error, Native
+
+__all__ = ["Collection", "Document", "DocumentError", "Error", "annotate"]
+
+#: A document: a dict of fields, or its text.
+Document = Union[str, Dict[str, Any]]
+
+
+class DocumentError(Error):
+    """A document that could not be ingested; the message is the command line's."""
+
+
+def _line(doc: Document) -> str:
+    if isinstance(doc, str):
+        return json.dumps({"text": doc})
+    if isinstance(doc, dict):
+        return json.dumps(doc, default=str)
+    raise TypeError(f"a document is a str or a dict, not {type(doc).__name__}")
+
+
+_END = object()
+
+
+class _Failure:
+    """An exception of a worker thread, raised where the results are taken."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[List[Any]]:
+    batch: List[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class Collection:
+    """A data directory, opened (or created) for writing.
+
+    ``settings`` are the command line's, by their TOML names: ``table_size="64MiB"``,
+    ``index_size``, ``k``, ``selection``, ``eviction``, ``estimation``, ``seed``,
+    ``propagate``, ``align``, ``near_duplicates``, ``quotations`` (``False``: that
+    feature off), and the tables ``neardup`` and ``quotes`` as dicts. A directory
+    remembers them, as with the command line. The directory is locked while open:
+    use the collection as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], **settings: Any) -> None:
+        self._native = Native(os.fspath(path), json.dumps(settings) if settings else None)
+        self._named = 0
+
+    def __enter__(self) -> "Collection":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Flushes and closes the data directory (closing twice does nothing)."""
+        self._native.close()
+
+    def _ingest(
+        self, docs: Iterable[Document], errors: str, batch: int, threads: Optional[int], results: str
+    ) -> Iterator[Tuple[bool, str]]:
+        """(ok, result or reason) per document, in order. Three stages overlap: a thread
+        turns the documents into JSON batches, a thread has Rust ingest them (the GIL
+        released), and the caller decodes and takes the results; at most two batches
+        wait between stages."""
+        if errors not in ("report", "raise"):
+            raise ValueError(f"errors must be 'report' or 'raise', not {errors!r}")
+        if results not in ("view", "summary", "id"):
+            raise ValueError(f"results must be 'view', 'summary' or 'id', not {results!r}")
+        threads = threads or os.cpu_count() or 1
+        stop = threading.Event()
+        lines_q: "queue.Queue[Any]" = queue.Queue(maxsize=2)
+        results_q: "queue.Queue[Any]" = queue.Queue(maxsize=2)
+        first = self._named + 1
+
+        def put(q: "queue.Queue[Any]", item: Any) -> bool:
+            while not stop.is_set():
+                try:
+                    q.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def encode() -> None:
+            try:
+                for chunk in _batches(docs, batch):
+                    if not put(lines_q, [_line(d) for d in chunk]):
+                        return
+                put(lines_q, _END)
+            except BaseException as e:  # handed to the caller, raised there
+                put(lines_q, _Failure(e))
+
+        def analyse() -> None:
+            n = first
+            while not stop.is_set():
+                try:
+                    lines = lines_q.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if lines is _END or isinstance(lines, _Failure):
+                    put(results_q, lines)
+                    return
+                try:
+                    out = self._native.ingest_lines(lines, n, threads, results, errors == "raise")
+                except BaseException as e:
+                    put(results_q, _Failure(e))
+                    return
+                n += len(lines)
+                if not put(results_q, out) or (errors == "raise" and len(out) < len(lines)):
+                    put(results_q, _END)
+                    return
+
+        workers = [threading.Thread(target=encode, daemon=True), threading.Thread(target=analyse, daemon=True)]
+        for w in workers:
+            w.start()
+        try:
+            while True:
+                out = results_q.get()
+                if out is _END:
+                    return
+                if isinstance(out, _Failure):
+                    raise out.error
+                for ok, payload in out:
+                    self._named += 1
+                    if not ok and errors == "raise":
+                        raise DocumentError(payload)
+                    yield ok, payload
+        finally:
+            stop.set()
+            for w in workers:
+                w.join()
+
+    def ingest(
+        self,
+        docs: Iterable[Document],
+        *,
+        errors: str = "report",
+        results: str = "view",
+        batch: int = 2048,
+        threads: Optional[int] = None,
+    ) -> Iterator[Dict[str, Any]]:
+        """Stores and analyses ``docs`` in order, yielding each one's result.
+
+        A document that cannot be ingested (no text, malformed, too much metadata)
+        fails alone, as in the command line: with ``errors="report"`` its place in the
+        output is ``{"error": message}``; with ``errors="raise"`` a
+        :class:`DocumentError` is raised there, the documents before it stored and
+        none after it.
+        Each result is the document's view (``results="view"``, what ``show --json``
+        prints), its summary row (``"summary"``: what ``export --format csv`` writes),
+        or ``{"id": ID}`` alone (``"id"``: nothing read back, the fastest; ``show`` and
+        ``export`` give the rest later). Documents go to Rust ``batch`` at a time;
+        ``threads`` preparation threads (default: one a core).
+        """
+        for ok, payload in self._ingest(docs, errors, batch, threads, results):
+            yield json.loads(payload) if ok else {"error": payload}
+
+    def query(self, doc: Document) -> Dict[str, Any]:
+        """Analyses ``doc`` against the collection without storing it."""
+        return json.loads(self._native.query(_line(doc)))
+
+    def show(self, name_or_id: Union[str, int]) -> Dict[str, Any]:
+        """A stored document's result: by id (an ``int``, or ``"#42"``) or by name."""
+        key = f"#{name_or_id}" if isinstance(name_or_id, int) else name_or_id
+        return json.loads(self._native.show(key))
+
+    def export(self, batch: int = 256) -> Iterator[Dict[str, Any]]:
+        """Every stored document's result in order (what ``textorigin export`` writes)."""
+        after = 0
+        while True:
+            views = self._native.export_after(after, batch)
+            if not views:
+                return
+            for seq, view in views:
+                after = seq
+                yield json.loads(view)
+
+    def stats(self) -> Dict[str, Any]:
+        """What ``textorigin stats --json`` prints."""
+        return json.loads(self._native.stats())
+
+
+def annotate(
+    collection: Collection,
+    rows: Iterable[Dict[str, Any]],
+    *,
+    text: str = "text",
+    batch: int = 2048,
+) -> Iterator[Dict[str, Any]]:
+    """Ingests ``rows`` (dicts with a ``text`` field, as a dataset's rows) and yields
+    each row with the columns ``old_fraction``, ``dominant_origin`` and
+    ``near_duplicate_of`` (ids of earlier documents, or ``None``), and ``textorigin_id``
+    (its own id; ``None`` with ``error`` when it failed)."""
+    for chunk in _batches(rows, batch):
+        docs = [dict(row, text=row[text]) if text != "text" else row for row in chunk]
+        for row, (ok, payload) in zip(chunk, collection._ingest(docs, "report", batch, None, "summary")):
+            out = dict(row)
+            if ok:
+                s = json.loads(payload)
+                out.update(
+                    textorigin_id=s["id"],
+                    old_fraction=s["old_fraction"],
+                    dominant_origin=s["dominant_origin"],
+                    near_duplicate_of=s["near_duplicate_of"],
+                )
+            else:
+                out.update(textorigin_id=None, old_fraction=None, dominant_origin=None, near_duplicate_of=None, error=payload)
+            yield out

@@ -1,0 +1,162 @@
+"""The Python package against the command line on the same corpus (issue 24).
+
+Run by scripts/test.sh in a fresh virtual environment with the wheel installed;
+TEXTORIGIN_BIN names the command-line binary of the same build.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import textorigin
+
+ROOT = Path(__file__).resolve().parents[3]
+MAIL = ROOT / "tests" / "fixtures" / "mail-sample.jsonl"
+
+
+def cli():
+    binary = os.environ.get("TEXTORIGIN_BIN")
+    assert binary, "TEXTORIGIN_BIN must name the textorigin binary of this build"
+    return binary
+
+
+def mail_docs():
+    return [json.loads(line) for line in MAIL.read_text().splitlines() if line.strip()]
+
+
+def normalised(view):
+    """A view without its `source` (the CLI's file:line, Python's python:N)."""
+    return {k: v for k, v in view.items() if k != "source"}
+
+
+def generated(n, seed=7):
+    """`n` documents of which later ones copy passages of earlier ones."""
+    x = seed
+    docs, texts = [], []
+    for i in range(n):
+        words = []
+        for _ in range(3):
+            x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+            if texts and x % 3:
+                src = texts[(x >> 20) % len(texts)]
+                at = (x >> 40) % max(1, len(src) - 30)
+                words += src[at : at + 30]
+            else:
+                for _ in range(40):
+                    x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+                    words.append(f"w{(x >> 33) % 6000}")
+        texts.append(words)
+        docs.append({"id": f"g{i}", "text": " ".join(words) + "."})
+    return docs
+
+
+def test_ingest_results_equal_the_command_lines_export(tmp_path):
+    subprocess.run([cli(), "ingest", "--data", str(tmp_path / "cli"), "--table-size", "4MiB", str(MAIL)], check=True)
+    exported = subprocess.run([cli(), "export", "--data", str(tmp_path / "cli")], check=True, capture_output=True, text=True)
+    expected = [normalised(json.loads(line)) for line in exported.stdout.splitlines()]
+    with textorigin.Collection(tmp_path / "py", table_size="4MiB") as c:
+        got = [normalised(v) for v in c.ingest(mail_docs(), batch=37)]
+        assert got == expected
+        assert [normalised(v) for v in c.export()] == expected
+        assert c.stats()["documents"] == len(expected)
+
+
+def test_a_bad_document_fails_alone_as_in_the_command_line(tmp_path):
+    docs = [{"id": "a", "text": "the first document has words"}, {"id": "b"}, "a plain text document of words"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(d if isinstance(d, dict) else {"text": d}) + "\n" for d in docs))
+    run = subprocess.run([cli(), "ingest", "--data", str(tmp_path / "cli"), "--table-size", "4MiB", str(bad)], capture_output=True, text=True)
+    assert run.returncode == 3
+    assert "bad.jsonl:2: JSON object has neither `text` nor `html`\n" in run.stderr
+    with textorigin.Collection(tmp_path / "report", table_size="4MiB") as c:
+        out = list(c.ingest(docs))
+        assert out[1] == {"error": "python:2: JSON object has neither `text` nor `html`"}
+        assert [o.get("name") for o in out] == ["a", None, "python:3"]
+    with textorigin.Collection(tmp_path / "raise", table_size="4MiB") as c:
+        with pytest.raises(textorigin.DocumentError, match="python:2: JSON object has neither `text` nor `html`"):
+            list(c.ingest(docs, errors="raise"))
+        assert c.stats()["documents"] == 1, "the document before it is stored"
+    with pytest.raises(TypeError):
+        with textorigin.Collection(tmp_path / "type", table_size="4MiB") as c:
+            list(c.ingest([42]))
+
+
+def test_settings_are_the_command_lines(tmp_path):
+    with pytest.raises(textorigin.Error, match="table_sise"):
+        textorigin.Collection(tmp_path / "a", table_sise="4MiB")
+    with pytest.raises(textorigin.Error, match="bogus"):
+        textorigin.Collection(tmp_path / "b", table_size="bogus")
+    with textorigin.Collection(tmp_path / "c", table_size="4MiB", quotations=False) as c:
+        view = next(c.ingest(["a document with a few words in it"]))
+        assert view["quotations"] is None, "quotation search is off: null, not []"
+        assert c.stats()["quotations"] is False
+    # The directory remembers; another switch is refused with the command's advice.
+    with pytest.raises(textorigin.Error, match="rebuild"):
+        textorigin.Collection(tmp_path / "c", quotations=True)
+    # The lock: a second writer is refused while the first is open.
+    with textorigin.Collection(tmp_path / "d", table_size="4MiB"):
+        with pytest.raises(textorigin.Error):
+            textorigin.Collection(tmp_path / "d")
+
+
+def test_metadata_show_query_and_annotate(tmp_path):
+    docs = generated(60)
+    docs[0].update(title="The first", tags=["x"])
+    with textorigin.Collection(tmp_path / "d", table_size="4MiB") as c:
+        list(c.ingest(docs))
+        first = c.show("g0")
+        assert first["meta"] == {"tags": ["x"], "title": "The first"}
+        assert c.show(1) == first and c.show("#1") == first
+        q = c.query({"text": docs[5]["text"]})
+        assert q["id"] is None and q["old_tokens"] == q["tokens"], "a stored text, queried, is all old"
+        rows = list(textorigin.annotate(c, [{"body": docs[3]["text"], "n": 1}, {"body": ""}], text="body"))
+    assert rows[0]["n"] == 1 and rows[0]["old_fraction"] == 1.0
+    assert rows[0]["near_duplicate_of"] == 4 and rows[0]["textorigin_id"] == 61
+    assert rows[1]["textorigin_id"] is None and "empty document" in rows[1]["error"]
+
+
+def test_the_gil_is_released_while_documents_are_analysed(tmp_path):
+    docs = generated(3000)
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        n = 0
+        while not done.is_set():
+            n += 1
+            if n % 2000 == 0:
+                ticks.append(time.monotonic())
+
+    with textorigin.Collection(tmp_path / "d", table_size="16MiB") as c:
+        lines = [textorigin._line(d) for d in docs]
+        counter = threading.Thread(target=count)
+        counter.start()
+        start = time.monotonic()
+        results = c._native.ingest_lines(lines, 1, 2, "summary")
+        end = time.monotonic()
+        done.set()
+        counter.join()
+    assert all(ok for ok, _ in results) and len(results) == 3000
+    during = [t for t in ticks if start <= t <= end]
+    gaps = [b - a for a, b in zip([start] + during, during + [end])]
+    assert end - start > 0.2, "a call long enough to tell"
+    assert max(gaps) < (end - start) / 4, f"the counting thread ran during the call: longest pause {max(gaps):.3f} s of {end - start:.3f} s"
+
+
+def test_the_annotation_example_runs(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    docs = generated(40)
+    corpus.write_text("".join(json.dumps({"body": d["text"], "n": i}) + "\n" for i, d in enumerate(docs + docs[:2])))
+    example = ROOT / "examples" / "python" / "annotate_dataset.py"
+    out = tmp_path / "out.jsonl"
+    subprocess.run([sys.executable, str(example), str(corpus), str(out), "--text", "body", "--data", str(tmp_path / "d")], check=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 42 and rows[0]["textorigin_id"] == 1
+    assert (rows[40]["near_duplicate_of"], rows[41]["near_duplicate_of"]) == (1, 2), "the repeated first two rows"
+    assert rows[40]["old_fraction"] == 1.0 and rows[40]["dominant_origin"] == 1
