@@ -484,9 +484,11 @@ fn json_submissions_answer_their_ids_and_bad_ones_their_reasons() {
         port,
         "/api/documents?name=one&wait=true",
         "application/json",
-        br#"{"id":"j3","text":"a single json document with its words"}"#,
+        br#"{"id":"j3","text":"a single json document with its words","title":"Three","tags":["a"]}"#,
     );
     assert_eq!((status, &v["documents"]), (201, &serde_json::json!([3])), "{v}");
+    // Issue 24: a JSON document's further fields are its metadata, in the API too.
+    assert_eq!(get_json(port, "/api/documents/j3").1["meta"], serde_json::json!({"tags": ["a"], "title": "Three"}));
     let (status, v) = post(port, "/api/documents?name=bad&wait=true", "application/json", br#"{"id":"j4","text": "#);
     assert!(status == 400 && v["error"].as_str().unwrap().contains("malformed JSON"), "{status} {v}");
     assert_eq!(
