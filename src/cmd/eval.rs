@@ -2,6 +2,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use textorigin_core::config::Config;
+use textorigin_eval::arrival::Arrival;
 use textorigin_eval::origin::{self, Setup, Size};
 
 use crate::args::on_off;
@@ -47,6 +48,12 @@ pub struct Args {
     /// these documents contain at least 45 tokens").
     #[arg(long, default_value_t = 45)]
     min_tokens: usize,
+    /// Arrival orders, comma-separated: in-order (the corpus's order, taken for the
+    /// publication order), shuffled, reverse, lag:N (each document delayed by a random
+    /// 0 to N positions). Each other order is run beside the in-order run and scored
+    /// against the oracle in publication order.
+    #[arg(long, default_value = "in-order", value_delimiter = ',')]
+    arrival: Vec<String>,
     /// Write an SVG plot of DO and TF against table size here.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -62,7 +69,18 @@ pub fn run(a: Args) -> Result<()> {
     let (selections, evictions, estimations) =
         (parse_all(&a.selection)?, parse_all(&a.eviction)?, parse_all(&a.estimation)?);
     let options: Vec<(bool, bool)> = a.propagate.iter().flat_map(|&p| a.align.iter().map(move |&al| (p, al))).collect();
-    let setups = Setup::product(&selections, &evictions, &estimations, &options);
+    let mut arrivals: Vec<Arrival> = parse_all(&a.arrival)?;
+    if !arrivals.contains(&Arrival::InOrder) {
+        arrivals.insert(0, Arrival::InOrder);
+    }
+    let setups: Vec<Setup> = arrivals
+        .iter()
+        .flat_map(|&arrival| {
+            Setup::product(&selections, &evictions, &estimations, &options)
+                .into_iter()
+                .map(move |s| Setup { arrival, ..s })
+        })
+        .collect();
     let sizes: Vec<Size> = parse_all(&a.table_size)?;
     let all = super::read_corpus(&a.corpus)?;
     let read = all.len();

@@ -1,6 +1,7 @@
 //! The evaluation and measurement tools behind `eval`, `neardup-eval`, `quote-eval`,
 //! `bench` and `bench-daemon`.
 
+pub mod arrival;
 pub mod bench;
 pub mod daemon;
 pub mod endtoend;

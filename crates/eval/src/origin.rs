@@ -35,6 +35,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use super::arrival::{renumber, Arrival};
 use super::{EvalError, Result};
 use serde::Serialize;
 
@@ -196,6 +197,8 @@ pub fn oracle(texts: &[String], k: usize) -> (Vec<DocTruth>, u64, u64, u64) {
 /// One measured configuration and table size.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
+    /// The arrival order of the run (`in-order`: the corpus's).
+    pub arrival: String,
     pub selection: String,
     pub eviction: String,
     pub estimation: String,
@@ -255,12 +258,14 @@ pub struct Setup {
     pub propagate: bool,
     /// Alignment of copied blocks against their origins' texts.
     pub align: bool,
+    /// The order the documents arrive in (the corpus's is their publication order).
+    pub arrival: Arrival,
 }
 
 impl Setup {
     /// The paper's algorithms with the options beyond it off.
     pub fn paper(selection: Selection, eviction: Eviction, estimation: Estimation) -> Setup {
-        Setup { selection, eviction, estimation, propagate: false, align: false }
+        Setup { selection, eviction, estimation, propagate: false, align: false, arrival: Arrival::InOrder }
     }
 
     /// Every combination, selections outermost; `options` lists (propagate, align).
@@ -275,7 +280,14 @@ impl Setup {
             for &eviction in evictions {
                 for &estimation in estimations {
                     for &(propagate, align) in options {
-                        out.push(Setup { selection, eviction, estimation, propagate, align });
+                        out.push(Setup {
+                            selection,
+                            eviction,
+                            estimation,
+                            propagate,
+                            align,
+                            arrival: Arrival::InOrder,
+                        });
                     }
                 }
             }
@@ -517,18 +529,21 @@ fn run_one(
     let mut origin_texts: HashMap<u64, Arc<OriginText>> = HashMap::new();
     // Each document's copied blocks, as the store keeps its result.
     let mut blocks: Vec<Vec<Block>> = Vec::with_capacity(texts.len());
-    for (i, text) in texts.iter().enumerate() {
-        let mut r = engine.apply(&mut *table, i as u64 + 1, text);
+    // Documents are numbered as they arrive; results are scored in publication numbers.
+    let order = setup.arrival.order(texts.len(), cfg.seed);
+    for (pos, &i) in order.iter().enumerate() {
+        let mut r = engine.apply(&mut *table, pos as u64 + 1, &texts[i]);
         if origin_texts.len() > 4096 {
             origin_texts.clear();
         }
         engine.align(&mut r, |o| {
-            let t = texts.get(o as usize - 1)?;
+            let t = texts.get(*order.get(o as usize - 1)?)?;
             Some(Arc::clone(
                 origin_texts.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1]))),
             ))
         });
         blocks.push(r.copied_blocks.clone());
+        let r = renumber(r, |s| order[s as usize - 1] as u64 + 1);
         tally.add(&r, reply_of.get(&i).map(|&n| &replies[n]), is_query[i].then(|| &truths[i]));
     }
     let seconds = start.elapsed().as_secs_f64();
@@ -541,6 +556,7 @@ fn run_one(
     let (do_, tf) = (pct(do_ok, do_n), pct(tf_ok, tf_n));
     let copied: u64 = origin.iter().sum();
     Ok(Row {
+        arrival: setup.arrival.to_string(),
         selection: setup.selection.to_string(),
         eviction: setup.eviction.to_string(),
         estimation: setup.estimation.to_string(),
@@ -603,6 +619,27 @@ mod tests {
         assert_eq!((row.origin_right, row.origin_wrong, row.origin_unlabelled), (100.0, 0.0, 0.0), "{row:?}");
         assert!((row.ssr - 100.0).abs() < 1e-9);
         assert!(r.oracle.self_dominant < 100.0, "the corpus has copying");
+    }
+
+    /// Issue 25: a run in another arrival order is numbered as it arrives and scored in
+    /// publication numbers. In order it is the oracle exactly (above); newest first,
+    /// every copy arrives before its source, so no copied token gets its origin.
+    #[test]
+    fn runs_out_of_order_are_scored_against_the_publication_order() {
+        let texts = corpus();
+        let dir = tempfile::tempdir().unwrap();
+        let setup = Setup::paper(Selection::All, Eviction::Lucky, Estimation::Nb);
+        let setups: Vec<Setup> = [Arrival::InOrder, Arrival::Reverse, Arrival::Shuffled]
+            .into_iter()
+            .map(|arrival| Setup { arrival, ..setup })
+            .collect();
+        let r =
+            run(&texts, &[], &Config::default(), &setups, &[Size::Percent(200.0)], 30, dir.path(), |_, _| {}).unwrap();
+        let (inorder, reverse, shuffled) = (&r.rows[0], &r.rows[1], &r.rows[2]);
+        assert_eq!((inorder.arrival.as_str(), inorder.origin_right), ("in-order", 100.0));
+        assert_eq!((reverse.arrival.as_str(), reverse.origin_right), ("reverse", 0.0), "{reverse:?}");
+        assert!(reverse.tf < 100.0 && reverse.do_ < 100.0, "{reverse:?}");
+        assert!(shuffled.origin_right < 100.0, "{shuffled:?}");
     }
 
     #[test]

@@ -17,10 +17,21 @@ pub fn markdown(r: &EvalReport) -> String {
             o.replies, o.quoted_tokens, acc
         );
     }
+    // The arrival column only when a run is not in the corpus's order.
+    let arrivals = r.rows.iter().any(|x| x.arrival != "in-order");
+    if arrivals {
+        s += "| arrival ";
+    }
     s += "| selection | eviction | estimation | propagate | align | table | % of shingles | % of distinct | ssr | DO | DO rule | TF | overall | origin right | wrong | unlabelled | replies | hits | evictions | s |\n";
+    if arrivals {
+        s += "| --- ";
+    }
     s += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     let on = |b: bool| if b { "on" } else { "off" };
     for x in &r.rows {
+        if arrivals {
+            s += &format!("| {} ", x.arrival);
+        }
         s += &format!(
             "| {} | {} | {} | {} | {} | {} | {:.2}% | {:.2}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.1} |\n",
             x.selection,
@@ -69,6 +80,9 @@ fn series(r: &EvalReport, xs: &[f64]) -> Vec<Series> {
             if on {
                 name += &format!(" + {what}");
             }
+        }
+        if row.arrival != "in-order" {
+            name += &format!(" ({})", row.arrival);
         }
         match groups.iter_mut().find(|g| g.0 == name) {
             Some(g) => g.1.push((*x, row.do_, row.tf)),
