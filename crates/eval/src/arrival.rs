@@ -49,7 +49,7 @@ impl std::fmt::Display for Arrival {
 impl Arrival {
     /// The publication indices of `n` documents in the order they arrive.
     pub fn order(self, n: usize, seed: u64) -> Vec<usize> {
-        let mut rng = XorShift::new(seed ^ 0x5eed_a771_7a1_u64);
+        let mut rng = XorShift::new(seed ^ 0x05ee_da77_17a1_u64);
         match self {
             Arrival::InOrder => (0..n).collect(),
             Arrival::Reverse => (0..n).rev().collect(),
