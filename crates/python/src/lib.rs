@@ -10,7 +10,7 @@
 //! the message the command line prints.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -22,6 +22,7 @@ use textorigin_store::error::chain;
 use textorigin_store::ingest::{ingest_inputs, Event, IngestError, Input};
 use textorigin_store::input::from_json;
 use textorigin_store::storage::datadir::DataDir;
+use textorigin_store::storage::store::Store;
 
 pyo3::create_exception!(
     _textorigin,
@@ -44,10 +45,18 @@ fn json<T: Serialize>(v: &T) -> PyResult<String> {
 #[pyclass(module = "textorigin._textorigin")]
 pub struct Native {
     dd: Mutex<Option<DataDir>>,
+    /// The data directory's store, shared: views are read from it while the writer
+    /// ingests the next batch (RocksDB reads are thread-safe). Dropped at `close`.
+    store: Mutex<Option<Arc<Store>>>,
     path: PathBuf,
 }
 
 impl Native {
+    fn store(&self) -> PyResult<Arc<Store>> {
+        let guard = self.store.lock().map_err(|_| error("the data directory failed in another thread"))?;
+        guard.clone().ok_or_else(|| error(format!("{}: the collection is closed", self.path.display())))
+    }
+
     fn open(&self) -> PyResult<MutexGuard<'_, Option<DataDir>>> {
         let guard = self.dd.lock().map_err(|_| error("the data directory failed in another thread"))?;
         match guard.is_some() {
@@ -82,11 +91,11 @@ impl Results {
 }
 
 /// A stored document's result.
-fn result(dd: &DataDir, seq: u64, what: Results) -> PyResult<String> {
+fn result(store: &Store, seq: u64, what: Results) -> PyResult<String> {
     if what == Results::Id {
         return Ok(format!("{{\"id\":{seq}}}"));
     }
-    let v = model::stored_document(dd.store(), seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
+    let v = model::stored_document(store, seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
     match what {
         Results::Summary => json(&dedup::summary(&v)),
         _ => json(&v),
@@ -106,25 +115,24 @@ impl Native {
         };
         let overrides = settings.typed().map_err(error)?;
         let dd = py.detach(|| DataDir::open_write(&path, &overrides)).map_err(|e| error(chain(&e)))?;
-        Ok(Native { dd: Mutex::new(Some(dd)), path })
+        let store = Mutex::new(Some(dd.shared_store()));
+        Ok(Native { dd: Mutex::new(Some(dd)), store, path })
     }
 
     /// Ingests documents given as JSON objects' text, in order, on `threads`
     /// preparation threads; the `n`th is named `python:<first + n>` when it has no
-    /// `id`. Returns, per document, (true, its result: `results` is "view", "summary"
-    /// or "id") or (false, why it failed); with `stop`, nothing after the first failure
-    /// (the list ends there).
-    #[pyo3(signature = (lines, first, threads, results = "view", stop = false))]
+    /// `id`. Returns, per document, (its id, "") or (None, why it failed); with `stop`,
+    /// nothing after the first failure (the list ends there). The results are read
+    /// with [`Native::views`], which may run while the next batch is ingested.
+    #[pyo3(signature = (lines, first, threads, stop = false))]
     fn ingest_lines(
         &self,
         py: Python<'_>,
         lines: Vec<String>,
         first: u64,
         threads: usize,
-        results: &str,
         stop: bool,
-    ) -> PyResult<Vec<(bool, String)>> {
-        let what = Results::parse(results)?;
+    ) -> PyResult<Vec<(Option<u64>, String)>> {
         py.detach(|| {
             let mut guard = self.open()?;
             let dd = guard.as_mut().expect("checked open");
@@ -132,44 +140,44 @@ impl Native {
                 let name = format!("python:{n}");
                 Input::Doc(from_json(&line, &name, &name))
             });
-            // Stored documents are viewed after the batch: (place in `out`, sequence number).
-            let (mut out, mut stored) = (Vec::new(), Vec::new());
+            let mut out = Vec::new();
             let run = ingest_inputs(dd, inputs, threads.max(1), false, stop, |e| match e {
-                Event::Stored(seq) => {
-                    stored.push((out.len(), seq));
-                    out.push((true, String::new()));
-                }
-                Event::Failed(why) => out.push((false, why)),
+                Event::Stored(seq) => out.push((Some(seq), String::new())),
+                Event::Failed(why) => out.push((None, why)),
                 Event::File | Event::Skipped | Event::Warning(_) => {}
             });
             match run {
-                Ok(_) => {}
-                Err(IngestError::DataDir(e)) => {
-                    return Err(error(format!(
-                        "{}; stopping: the table is ahead of the store, the next open recovers it",
-                        chain(&e)
-                    )))
-                }
-                Err(e) => return Err(error(e)),
+                Ok(_) => Ok(out),
+                Err(IngestError::DataDir(e)) => Err(error(format!(
+                    "{}; stopping: the table is ahead of the store, the next open recovers it",
+                    chain(&e)
+                ))),
+                Err(e) => Err(error(e)),
             }
-            // The views, on as many threads as prepared the documents (they only read).
-            let dd = &*dd;
-            let per = stored.len().div_ceil(threads.max(1)).max(1);
-            let views: Vec<PyResult<Vec<(usize, String)>>> = std::thread::scope(|scope| {
-                let parts: Vec<_> = stored
+        })
+    }
+
+    /// The results of stored documents (`results`: "view", "summary" or "id"), as JSON
+    /// text, built on `threads` threads; reads only, beside an ingestion.
+    #[pyo3(signature = (seqs, results, threads))]
+    fn views(&self, py: Python<'_>, seqs: Vec<u64>, results: &str, threads: usize) -> PyResult<Vec<String>> {
+        let what = Results::parse(results)?;
+        let store = self.store()?;
+        py.detach(|| {
+            let store = &*store;
+            let per = seqs.len().div_ceil(threads.max(1)).max(1);
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = seqs
                     .chunks(per)
-                    .map(|part| {
-                        scope.spawn(move || part.iter().map(|&(at, seq)| Ok((at, result(dd, seq, what)?))).collect())
-                    })
+                    .map(|part| scope.spawn(move || part.iter().map(|&seq| result(store, seq, what)).collect()))
                     .collect();
-                parts.into_iter().map(|p| p.join().unwrap_or_else(|_| Err(error("a view thread died")))).collect()
-            });
-            for part in views {
-                for (at, view) in part? {
-                    out[at].1 = view;
+                let mut out = Vec::with_capacity(seqs.len());
+                for p in parts {
+                    let part: PyResult<Vec<String>> = p.join().unwrap_or_else(|_| Err(error("a view thread died")));
+                    out.extend(part?);
                 }
-            }
-            Ok(out)
+                Ok(out)
+            })
         })
     }
 
@@ -188,23 +196,21 @@ impl Native {
 
     /// The view of a stored document: `#ID`, a name, or a number that is no name.
     fn show(&self, py: Python<'_>, name_or_id: String) -> PyResult<String> {
+        let store = self.store()?;
         py.detach(|| {
-            let guard = self.open()?;
-            let dd = guard.as_ref().expect("checked open");
-            let seq = dd.store().resolve(&name_or_id).map_err(|e| error(chain(&e)))?;
-            result(dd, seq, Results::View)
+            let seq = store.resolve(&name_or_id).map_err(|e| error(chain(&e)))?;
+            result(&store, seq, Results::View)
         })
     }
 
     /// The views of up to `n` stored documents after sequence number `after`, in order.
     fn export_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
+        let store = self.store()?;
         py.detach(|| {
-            let guard = self.open()?;
-            let dd = guard.as_ref().expect("checked open");
             let mut out = Vec::with_capacity(n);
-            for meta in dd.store().docs_from(after + 1).take(n) {
+            for meta in store.docs_from(after + 1).take(n) {
                 let seq = meta.map_err(|e| error(chain(&e)))?.seq;
-                out.push((seq, result(dd, seq, Results::View)?));
+                out.push((seq, result(&store, seq, Results::View)?));
             }
             Ok(out)
         })
@@ -224,6 +230,8 @@ impl Native {
     /// Closes the data directory (flushes the table, releases the lock); again: nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| {
+            // The shared store goes first: the last holder of it closes RocksDB.
+            self.store.lock().map_err(|_| error("the data directory failed in another thread"))?.take();
             let mut guard = self.dd.lock().map_err(|_| error("the data directory failed in another thread"))?;
             match guard.take() {
                 Some(dd) => dd.close().map_err(|e| error(chain(&e))),

@@ -82,6 +82,11 @@ def test_a_bad_document_fails_alone_as_in_the_command_line(tmp_path):
         with pytest.raises(textorigin.DocumentError, match="python:2: JSON object has neither `text` nor `html`"):
             list(c.ingest(docs, errors="raise"))
         assert c.stats()["documents"] == 1, "the document before it is stored"
+    # A failure that ends a batch stops the batches after it too.
+    with textorigin.Collection(tmp_path / "raise-batch", table_size="4MiB") as c:
+        with pytest.raises(textorigin.DocumentError):
+            list(c.ingest(docs, errors="raise", batch=2))
+        assert c.stats()["documents"] == 1
     with pytest.raises(TypeError):
         with textorigin.Collection(tmp_path / "type", table_size="4MiB") as c:
             list(c.ingest([42]))
@@ -138,11 +143,11 @@ def test_the_gil_is_released_while_documents_are_analysed(tmp_path):
         counter = threading.Thread(target=count)
         counter.start()
         start = time.monotonic()
-        results = c._native.ingest_lines(lines, 1, 2, "summary")
+        results = c._native.ingest_lines(lines, 1, 2)
         end = time.monotonic()
         done.set()
         counter.join()
-    assert all(ok for ok, _ in results) and len(results) == 3000
+    assert all(seq is not None for seq, _ in results) and len(results) == 3000
     during = [t for t in ticks if start <= t <= end]
     gaps = [b - a for a, b in zip([start] + during, during + [end])]
     assert end - start > 0.2, "a call long enough to tell"

@@ -95,9 +95,10 @@ class Collection:
         self, docs: Iterable[Document], errors: str, batch: int, threads: Optional[int], results: str
     ) -> Iterator[Tuple[bool, str]]:
         """(ok, result or reason) per document, in order. Three stages overlap: a thread
-        turns the documents into JSON batches, a thread has Rust ingest them (the GIL
-        released), and the caller decodes and takes the results; at most two batches
-        wait between stages."""
+        turns the documents into JSON batches, a thread has Rust ingest them, and the
+        caller has Rust read their results (the views) and decodes them while the next
+        batch is ingested (the GIL released in Rust); at most two batches wait between
+        stages."""
         if errors not in ("report", "raise"):
             raise ValueError(f"errors must be 'report' or 'raise', not {errors!r}")
         if results not in ("view", "summary", "id"):
@@ -137,12 +138,14 @@ class Collection:
                     put(results_q, lines)
                     return
                 try:
-                    out = self._native.ingest_lines(lines, n, threads, results, errors == "raise")
+                    out = self._native.ingest_lines(lines, n, threads, errors == "raise")
                 except BaseException as e:
                     put(results_q, _Failure(e))
                     return
                 n += len(lines)
-                if not put(results_q, out) or (errors == "raise" and len(out) < len(lines)):
+                self._named = n - 1  # what was sent, consumed or not
+                failed = any(seq is None for seq, _ in out)
+                if not put(results_q, out) or (errors == "raise" and failed):
                     put(results_q, _END)
                     return
 
@@ -156,11 +159,15 @@ class Collection:
                     return
                 if isinstance(out, _Failure):
                     raise out.error
-                for ok, payload in out:
-                    self._named += 1
-                    if not ok and errors == "raise":
-                        raise DocumentError(payload)
-                    yield ok, payload
+                # The stored documents' results, read while the next batch is ingested.
+                views = iter(self._native.views([seq for seq, _ in out if seq is not None], results, threads))
+                for seq, why in out:
+                    if seq is None:
+                        if errors == "raise":
+                            raise DocumentError(why)
+                        yield False, why
+                    else:
+                        yield True, next(views)
         finally:
             stop.set()
             for w in workers:
