@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# Debian's python3 keeps venv and ensurepip in a package of their own.
+if ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv
+fi
 venv="$CARGO_TARGET_DIR/python-venv"
 rm -rf "$venv" "$CARGO_TARGET_DIR/wheels"
 python3 -m venv "$venv"
