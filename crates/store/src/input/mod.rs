@@ -7,8 +7,8 @@
 //!   The extracted text is stored and spans refer to it.
 //! - `.json`: one object `{"id", "text" | "html", "url"?, "published_at"?}`;
 //!   `.jsonl`: one such object per line (blank lines skipped). `date` is accepted for
-//!   `published_at`. Other fields are ignored.
-//!
+//!   `published_at`. Every other field is kept as the document's `meta` (a JSON
+//!   object's text, at most [`MAX_META_BYTES`]).
 //! - `.gz` / `.zst` (or any name, told by the magic number): gzip or Zstandard, decoded
 //!   as it is read, holding the format its name has under the compression's extension
 //!   (`news.jsonl.gz`); with none, JSON lines when it starts with `{`, else text
