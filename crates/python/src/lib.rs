@@ -241,6 +241,22 @@ impl Native {
     }
 }
 
+/// A collection dropped without `close` (garbage collected, or the interpreter ending)
+/// is closed here, so that its table is not left marked in use (which would ask for a
+/// `rebuild` at the next open). An error can only be reported to the log.
+impl Drop for Native {
+    fn drop(&mut self) {
+        if let Ok(store) = self.store.get_mut() {
+            store.take();
+        }
+        if let Some(dd) = self.dd.get_mut().ok().and_then(Option::take) {
+            if let Err(e) = dd.close() {
+                eprintln!("textorigin: closing {} failed: {}", self.path.display(), chain(&e));
+            }
+        }
+    }
+}
+
 #[pymodule]
 fn _textorigin(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Native>()?;

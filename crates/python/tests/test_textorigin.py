@@ -165,3 +165,17 @@ def test_the_annotation_example_runs(tmp_path):
     assert len(rows) == 42 and rows[0]["textorigin_id"] == 1
     assert (rows[40]["near_duplicate_of"], rows[41]["near_duplicate_of"]) == (1, 2), "the repeated first two rows"
     assert rows[40]["old_fraction"] == 1.0 and rows[40]["dominant_origin"] == 1
+
+
+def test_a_collection_never_closed_is_closed_when_collected(tmp_path):
+    import gc
+
+    c = textorigin.Collection(tmp_path / "d", table_size="4MiB")
+    list(c.ingest(generated(20)))
+    del c
+    gc.collect()
+    # Reopened as it was left: no "not closed cleanly" (which asks for a rebuild).
+    with textorigin.Collection(tmp_path / "d") as again:
+        assert again.stats()["documents"] == 20
+    run = subprocess.run([cli(), "stats", "--json", "--data", str(tmp_path / "d")], check=True, capture_output=True, text=True)
+    assert json.loads(run.stdout)["table"]["in_use"] is False
