@@ -19,6 +19,7 @@ The analysis runs in Rust with the GIL released, on the same preparation threads
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import queue
@@ -234,18 +235,26 @@ def annotate(
     each row with the columns ``old_fraction``, ``dominant_origin`` and
     ``near_duplicate_of`` (ids of earlier documents, or ``None``), and ``textorigin_id``
     (its own id; ``None`` with ``error`` when it failed)."""
-    for chunk in _batches(rows, batch):
-        docs = [dict(row, text=row[text]) if text != "text" else row for row in chunk]
-        for row, (ok, payload) in zip(chunk, collection._ingest(docs, "report", batch, None, "summary")):
-            out = dict(row)
-            if ok:
-                s = json.loads(payload)
-                out.update(
-                    textorigin_id=s["id"],
-                    old_fraction=s["old_fraction"],
-                    dominant_origin=s["dominant_origin"],
-                    near_duplicate_of=s["near_duplicate_of"],
-                )
-            else:
-                out.update(textorigin_id=None, old_fraction=None, dominant_origin=None, near_duplicate_of=None, error=payload)
-            yield out
+    # One ingestion for all the rows (its pipeline runs on); each result is for the
+    # oldest row handed to it and not yet answered.
+    pending: "collections.deque[Dict[str, Any]]" = collections.deque()
+
+    def docs() -> Iterator[Dict[str, Any]]:
+        for row in rows:
+            pending.append(row)
+            yield dict(row, text=row[text]) if text != "text" else row
+
+    for ok, payload in collection._ingest(docs(), "report", batch, None, "summary"):
+        row = pending.popleft()
+        out = dict(row)
+        if ok:
+            s = json.loads(payload)
+            out.update(
+                textorigin_id=s["id"],
+                old_fraction=s["old_fraction"],
+                dominant_origin=s["dominant_origin"],
+                near_duplicate_of=s["near_duplicate_of"],
+            )
+        else:
+            out.update(textorigin_id=None, old_fraction=None, dominant_origin=None, near_duplicate_of=None, error=payload)
+        yield out
