@@ -92,17 +92,16 @@ pub fn run(a: Args) -> Result<()> {
     let pb = super::progress(total, "export");
     for meta in store.docs() {
         let seq = meta?.seq;
-        let v = model::stored_document(store, seq, opt)?;
-        let text = || store.text(seq)?.ok_or(model::ViewError::Missing { seq, what: "text" });
+        let (v, text) = model::stored_document_and_text(store, seq, opt)?;
         match a.format {
             // Through `Value`: keys in sorted order, as export has always written them.
             Format::Json => line(&mut out, &serde_json::to_value(&v)?)?,
             Format::Csv => out.write_all(&csv_row(dedup::summary_cells(&dedup::summary(&v)))?)?,
             Format::Decisions => line(&mut out, &serde_json::to_value(decider.decide(&v)?)?)?,
-            Format::Attributes => line(&mut out, &dedup::attributes_line(&v, &text()?, &a.attribute))?,
+            Format::Attributes => line(&mut out, &dedup::attributes_line(&v, &text, &a.attribute))?,
             Format::Corpus => {
                 if a.all || decider.decide(&v)?.decision == "keep" {
-                    line(&mut out, &dedup::corpus_line(&v, &text()?, a.remove_copied))?;
+                    line(&mut out, &dedup::corpus_line(&v, &text, a.remove_copied))?;
                 }
             }
         }

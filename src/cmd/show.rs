@@ -33,9 +33,9 @@ pub fn run(a: Args) -> Result<()> {
     if named.len() > 1 {
         eprintln!("note: {} documents are named `{}`; showing the latest (#{seq})", named.len(), a.name_or_id);
     }
-    let v = model::stored_document(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
+    let (v, stored) =
+        model::stored_document_and_text(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
     if let Some(path) = a.html {
-        let stored = dd.store().text(seq)?.unwrap_or_default();
         std::fs::write(&path, html::document_page(&v, &stored))
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());

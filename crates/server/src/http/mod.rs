@@ -459,8 +459,7 @@ fn document_json(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
 /// `GET /documents/{x}`: the document page, its origins linking to their own pages.
 fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
     let seq = resolve(store, name_or_id)?;
-    let v = model::stored_document(store, seq, ViewOptions::default())?;
-    let text = store.text(seq)?.unwrap_or_default();
+    let (v, text) = model::stored_document_and_text(store, seq, ViewOptions::default())?;
     let page = html::document_page_linked(html::Site::Inspector, &v, &text, |id, seg| match text_fragment(seg) {
         f if f.is_empty() => page_of(id),
         f => format!("{}#:~:text={f}", page_of(id)),

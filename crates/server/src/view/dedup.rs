@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use textorigin_core::neardup::Mode;
 use textorigin_store::storage::store::Store;
 
-use super::model::{DocumentView, Dominant, NearDupView, ViewError};
+use super::model::{round4, DocumentView, Dominant, NearDupView, ViewError};
 
 /// One document in a row: what a table or a dataset column wants.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -64,9 +64,14 @@ pub fn summary(v: &DocumentView) -> Summary {
             _ => None,
         },
         near_duplicate_of: most.map(|d| d.id),
-        exact_duplicate_of: near.iter().filter(|d| d.exact).map(|d| d.id).min(),
+        exact_duplicate_of: exact_copy_of(near),
         quotations: v.quotations.as_ref().map(Vec::len),
     }
+}
+
+/// The earliest earlier document with the same text (exact hash), if any.
+fn exact_copy_of(near: &[NearDupView]) -> Option<u64> {
+    near.iter().filter(|d| d.exact).map(|d| d.id).min()
 }
 
 fn fraction(part: u32, whole: u32) -> f64 {
@@ -75,10 +80,6 @@ fn fraction(part: u32, whole: u32) -> f64 {
     } else {
         f64::from(part) / f64::from(whole)
     }
-}
-
-fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
 }
 
 /// The summary's fields as CSV cells, in [`SUMMARY_COLUMNS`] order (empty: none).
@@ -204,7 +205,7 @@ impl<'a> Decider<'a> {
             None => id,
         };
         self.remember(id, cluster);
-        let exact = near.iter().filter(|d| d.exact).map(|d| d.id).min();
+        let exact = exact_copy_of(near);
         let (reason, of, resemblance, rule) = if let Some(x) = exact {
             (Some(Reason::ExactDuplicate), Some(x), Some(1.0), Some(format!("exact duplicate of #{x}")))
         } else if let Some((x, r)) = link {

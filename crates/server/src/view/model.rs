@@ -298,7 +298,8 @@ fn slice(text: &str, s: &Span) -> String {
     text.get(s.start_byte as usize..s.end_byte as usize).unwrap_or("").to_string()
 }
 
-fn round4(x: f64) -> f64 {
+/// Rounded to 4 decimals, as the views give shares and scores.
+pub(super) fn round4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
@@ -440,6 +441,12 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
 
 /// A stored document's view.
 pub fn stored_document(store: &Store, seq: u64, opt: ViewOptions) -> Result<DocumentView> {
+    Ok(stored_document_and_text(store, seq, opt)?.0)
+}
+
+/// A stored document's view and its stored text (which the pages and the dedup
+/// outputs cut up), read once.
+pub fn stored_document_and_text(store: &Store, seq: u64, opt: ViewOptions) -> Result<(DocumentView, String)> {
     let missing = |what| ViewError::Missing { seq, what };
     let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
     let text = store.text(seq)?.ok_or(missing("text"))?;
@@ -455,7 +462,8 @@ pub fn stored_document(store: &Store, seq: u64, opt: ViewOptions) -> Result<Docu
         near: near.as_deref(),
         quotes: quotes.as_deref(),
     };
-    document(store, parts, opt)
+    let view = document(store, parts, opt)?;
+    Ok((view, text))
 }
 
 /// One row of `list`.
