@@ -11,6 +11,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -44,7 +48,9 @@ fn json<T: Serialize>(v: &T) -> PyResult<String> {
 /// An open data directory (the writer: its lock is held until `close`).
 #[pyclass(module = "textorigin._textorigin")]
 pub struct Native {
-    dd: Mutex<Option<DataDir>>,
+    dd: Arc<Mutex<Option<DataDir>>>,
+    /// The feed of the running ingestion, closed by `close` (which waits for the writer).
+    feed: Mutex<Option<Arc<Feed>>>,
     /// The data directory's store, shared: views are read from it while the writer
     /// ingests the next batch (RocksDB reads are thread-safe). Dropped at `close`.
     store: Mutex<Option<Arc<Store>>>,
@@ -66,7 +72,7 @@ impl Native {
     }
 }
 
-/// What `ingest_lines` returns of a stored document.
+/// What the results of stored documents are (`views`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Results {
     /// Its view (`show --json`).
@@ -116,45 +122,27 @@ impl Native {
         let overrides = settings.typed().map_err(error)?;
         let dd = py.detach(|| DataDir::open_write(&path, &overrides)).map_err(|e| error(chain(&e)))?;
         let store = Mutex::new(Some(dd.shared_store()));
-        Ok(Native { dd: Mutex::new(Some(dd)), store, path })
+        Ok(Native { dd: Arc::new(Mutex::new(Some(dd))), feed: Mutex::new(None), store, path })
     }
 
-    /// Ingests documents given as JSON objects' text, in order, on `threads`
-    /// preparation threads; the `n`th is named `python:<first + n>` when it has no
-    /// `id`. Returns, per document, (its id, "") or (None, why it failed); with `stop`,
-    /// nothing after the first failure (the list ends there). The results are read
-    /// with [`Native::views`], which may run while the next batch is ingested.
-    #[pyo3(signature = (lines, first, threads, stop = false))]
-    fn ingest_lines(
-        &self,
-        py: Python<'_>,
-        lines: Vec<String>,
-        first: u64,
-        threads: usize,
-        stop: bool,
-    ) -> PyResult<Vec<(Option<u64>, String)>> {
-        py.detach(|| {
-            let mut guard = self.open()?;
-            let dd = guard.as_mut().expect("checked open");
-            let inputs = lines.into_iter().zip(first..).map(|(line, n)| {
-                let name = format!("python:{n}");
-                Input::Doc(from_json(&line, &name, &name))
-            });
-            let mut out = Vec::new();
-            let run = ingest_inputs(dd, inputs, threads.max(1), false, stop, |e| match e {
-                Event::Stored(seq) => out.push((Some(seq), String::new())),
-                Event::Failed(why) => out.push((None, why)),
-                Event::File | Event::Skipped | Event::Warning(_) => {}
-            });
-            match run {
-                Ok(_) => Ok(out),
-                Err(IngestError::DataDir(e)) => Err(error(format!(
-                    "{}; stopping: the table is ahead of the store, the next open recovers it",
-                    chain(&e)
-                ))),
-                Err(e) => Err(error(e)),
-            }
-        })
+    /// Starts an ingestion: documents fed to it ([`Ingestion::feed`], JSON objects'
+    /// text) are stored in order on `threads` preparation threads, the `n`th named
+    /// `python:<first + n>` when it has no `id`; with `stop`, nothing after the first
+    /// failure. One at a time: it holds the writer until its feed is closed and what
+    /// was fed is stored.
+    #[pyo3(signature = (first, threads, stop = false))]
+    fn ingestion(&self, py: Python<'_>, first: u64, threads: usize, stop: bool) -> PyResult<Ingestion> {
+        let mut current = self.feed.lock().map_err(|_| error("the data directory failed in another thread"))?;
+        if current.as_ref().is_some_and(|f| f.is_open()) {
+            return Err(error("another ingestion is running on this collection: finish it first"));
+        }
+        // An ingestion closed a moment ago may still hold the writer: waited for
+        // without the GIL, which its feeder may need to end.
+        py.detach(|| self.open().map(drop))?;
+        let (feed, batches) = Feed::new();
+        let feed = Arc::new(feed);
+        *current = Some(Arc::clone(&feed));
+        Ok(Ingestion::start(Arc::clone(&self.dd), feed, batches, first, threads.max(1), stop))
     }
 
     /// The results of stored documents (`results`: "view", "summary" or "id"), as JSON
@@ -230,6 +218,12 @@ impl Native {
     /// Closes the data directory (flushes the table, releases the lock); again: nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| {
+            // A running ingestion stores what it was fed and lets the writer go.
+            if let Some(feed) =
+                self.feed.lock().map_err(|_| error("the data directory failed in another thread"))?.take()
+            {
+                feed.close();
+            }
             // The shared store goes first: the last holder of it closes RocksDB.
             self.store.lock().map_err(|_| error("the data directory failed in another thread"))?.take();
             let mut guard = self.dd.lock().map_err(|_| error("the data directory failed in another thread"))?;
@@ -246,10 +240,15 @@ impl Native {
 /// `rebuild` at the next open). An error can only be reported to the log.
 impl Drop for Native {
     fn drop(&mut self) {
+        if let Some(feed) = self.feed.get_mut().ok().and_then(Option::take) {
+            feed.close();
+        }
         if let Ok(store) = self.store.get_mut() {
             store.take();
         }
-        if let Some(dd) = self.dd.get_mut().ok().and_then(Option::take) {
+        // A closed ingestion still stores what it was fed: the lock waits for it.
+        let dd = self.dd.lock().ok().and_then(|mut dd| dd.take());
+        if let Some(dd) = dd {
             if let Err(e) = dd.close() {
                 eprintln!("textorigin: closing {} failed: {}", self.path.display(), chain(&e));
             }
@@ -257,9 +256,156 @@ impl Drop for Native {
     }
 }
 
+/// The input of an ingestion: batches of documents (JSON text), two at most waiting.
+/// Closed (its sender dropped) by [`Ingestion::close`] or the collection's `close`;
+/// the ingestion thread holds the only receiver, so that feeding an ingestion that
+/// stopped fails instead of waiting.
+struct Feed {
+    tx: Mutex<Option<Sender<Vec<String>>>>,
+}
+
+impl Feed {
+    fn new() -> (Feed, Receiver<Vec<String>>) {
+        let (tx, rx) = crossbeam_channel::bounded(2);
+        (Feed { tx: Mutex::new(Some(tx)) }, rx)
+    }
+
+    fn sender(&self) -> Option<Sender<Vec<String>>> {
+        self.tx.lock().ok()?.clone()
+    }
+
+    fn is_open(&self) -> bool {
+        self.tx.lock().is_ok_and(|tx| tx.is_some())
+    }
+
+    fn close(&self) {
+        if let Ok(mut tx) = self.tx.lock() {
+            tx.take();
+        }
+    }
+}
+
+/// What an ingestion says of a document: its id, or why it failed.
+type Outcome = (Option<u64>, String);
+
+/// A running ingestion (`Native.ingestion`): one `ingest_inputs` on a thread of its
+/// own over every batch fed to it, so the preparation threads never wait at a batch's
+/// end for the next one; each document's outcome is taken as soon as it is stored.
+#[pyclass(module = "textorigin._textorigin")]
+pub struct Ingestion {
+    feed: Arc<Feed>,
+    outcomes: Receiver<Outcome>,
+    /// The thread; its result is why the ingestion stopped (`None`: it did not).
+    thread: Mutex<Option<JoinHandle<Option<String>>>>,
+}
+
+impl Ingestion {
+    fn start(
+        dd: Arc<Mutex<Option<DataDir>>>,
+        feed: Arc<Feed>,
+        batches: Receiver<Vec<String>>,
+        first: u64,
+        threads: usize,
+        stop: bool,
+    ) -> Ingestion {
+        let (tx, outcomes) = crossbeam_channel::unbounded();
+        let thread = std::thread::Builder::new().name("ingest".into()).spawn(move || {
+            let mut guard = match dd.lock() {
+                Ok(guard) => guard,
+                Err(_) => return Some("the data directory failed in another thread".to_string()),
+            };
+            let Some(dd) = guard.as_mut() else { return Some("the collection is closed".to_string()) };
+            let inputs = batches.into_iter().flatten().zip(first..).map(|(line, n)| {
+                let name = format!("python:{n}");
+                Input::Doc(from_json(&line, &name, &name))
+            });
+            let run = ingest_inputs(dd, inputs, threads, false, stop, |e| {
+                let _ = match e {
+                    Event::Stored(seq) => tx.send((Some(seq), String::new())),
+                    Event::Failed(why) => tx.send((None, why)),
+                    Event::File | Event::Skipped | Event::Warning(_) => Ok(()),
+                };
+            });
+            match run {
+                Ok(_) => None,
+                Err(IngestError::DataDir(e)) => {
+                    Some(format!("{}; stopping: the table is ahead of the store, the next open recovers it", chain(&e)))
+                }
+                Err(e) => Some(e.to_string()),
+            }
+        });
+        let thread = Mutex::new(Some(thread.expect("spawn the ingestion thread")));
+        Ingestion { feed, outcomes, thread }
+    }
+}
+
+#[pymethods]
+impl Ingestion {
+    /// Hands a batch of documents to the ingestion, waiting while two wait already;
+    /// false when it takes no more (closed, or stopped at a failure).
+    fn feed(&self, py: Python<'_>, lines: Vec<String>) -> bool {
+        let Some(tx) = self.feed.sender() else { return false };
+        py.detach(move || tx.send(lines).is_ok())
+    }
+
+    /// No more documents: what was fed is still stored.
+    fn close(&self) {
+        self.feed.close();
+    }
+
+    /// The outcomes of the next documents stored, in order, (id, "") or (None, why it
+    /// failed): `most` of them, or fewer when the ingestion ended or `wait` seconds
+    /// passed after the first (reading results a few at a time costs more than it
+    /// saves). `None` once the ingestion ended and every outcome was taken; an `Error`
+    /// if it stopped on a failure of the data directory.
+    #[pyo3(signature = (most = 512, wait = 0.05))]
+    fn take(&self, py: Python<'_>, most: usize, wait: f64) -> PyResult<Option<Vec<Outcome>>> {
+        let mut out = Vec::new();
+        let mut until = None;
+        while out.len() < most.max(1) {
+            let tick = Instant::now() + Duration::from_millis(100);
+            let deadline = until.map_or(tick, |u: Instant| u.min(tick));
+            match py.detach(|| self.outcomes.recv_deadline(deadline)) {
+                Ok(o) => {
+                    out.push(o);
+                    until.get_or_insert_with(|| Instant::now() + Duration::from_secs_f64(wait.max(0.0)));
+                }
+                Err(RecvTimeoutError::Timeout) if until.is_some_and(|u| Instant::now() >= u) => break,
+                Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+                Err(RecvTimeoutError::Disconnected) if out.is_empty() => return self.finish(py).map(|()| None),
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Closes the feed and waits for the ingestion to end; an `Error` if it stopped on
+    /// a failure of the data directory. Outcomes not taken are dropped.
+    fn finish(&self, py: Python<'_>) -> PyResult<()> {
+        self.feed.close();
+        let thread = self.thread.lock().map_err(|_| error("the ingestion failed in another thread"))?.take();
+        match thread.map(|t| py.detach(|| t.join())) {
+            None | Some(Ok(None)) => Ok(()),
+            Some(Ok(Some(why))) => Err(error(why)),
+            Some(Err(_)) => Err(error("the ingestion thread died")),
+        }
+    }
+}
+
+/// An ingestion dropped unfinished stores what it was fed, then lets the writer go.
+impl Drop for Ingestion {
+    fn drop(&mut self) {
+        self.feed.close();
+        if let Some(t) = self.thread.get_mut().ok().and_then(Option::take) {
+            let _ = t.join();
+        }
+    }
+}
+
 #[pymodule]
 fn _textorigin(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Native>()?;
+    m.add_class::<Ingestion>()?;
     m.add("Error", m.py().get_type::<Error>())?;
     Ok(())
 }

@@ -143,7 +143,10 @@ def test_the_gil_is_released_while_documents_are_analysed(tmp_path):
         counter = threading.Thread(target=count)
         counter.start()
         start = time.monotonic()
-        results = c._native.ingest_lines(lines, 1, 2)
+        ingestion = c._native.ingestion(1, 2)
+        ingestion.feed(lines)
+        ingestion.close()
+        results = [o for batch in iter(ingestion.take, None) for o in batch]
         end = time.monotonic()
         done.set()
         counter.join()
@@ -179,3 +182,30 @@ def test_a_collection_never_closed_is_closed_when_collected(tmp_path):
         assert again.stats()["documents"] == 20
     run = subprocess.run([cli(), "stats", "--json", "--data", str(tmp_path / "d")], check=True, capture_output=True, text=True)
     assert json.loads(run.stdout)["table"]["in_use"] is False
+
+
+def test_an_ingestion_left_or_interrupted_lets_the_collection_go_on(tmp_path):
+    docs = generated(300)
+    with textorigin.Collection(tmp_path / "d", table_size="4MiB") as c:
+        # A document Python cannot send: the ones before it come out, then the error.
+        out = []
+        with pytest.raises(TypeError):
+            for v in c.ingest(docs[:5] + [42] + docs[5:10], batch=2):
+                out.append(v["id"])
+        assert out == [1, 2, 3, 4], "the documents of the batches before the bad one"
+        # A generator left half-way: what was fed is stored, and the next one goes on.
+        first = c.ingest(docs[10:300], batch=16)
+        assert next(first)["id"] == 5
+        second = c.ingest(docs[:1])
+        with pytest.raises(textorigin.Error, match="another ingestion is running"):
+            next(second)
+        first.close()
+        stored = c.stats()["documents"]
+        assert 5 <= stored <= 5 + 290
+        assert next(c.ingest(docs[:1]))["id"] == stored + 1
+        # Closing the collection while an ingestion waits for its reader.
+        third = c.ingest(docs[1:50], batch=8)
+        next(third)
+        c.close()
+    with textorigin.Collection(tmp_path / "d") as again:
+        assert again.stats()["documents"] >= stored + 2

@@ -22,7 +22,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import queue
 import threading
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -46,23 +45,17 @@ def _line(doc: Document) -> str:
     raise TypeError(f"a document is a str or a dict, not {type(doc).__name__}")
 
 
-_END = object()
-
-
-class _Failure:
-    """An exception of a worker thread, raised where the results are taken."""
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
 def _batches(items: Iterable[Any], size: int) -> Iterator[List[Any]]:
+    """Lists of ``items``: the first small (the native side starts at once rather than
+    after a whole batch was encoded), each twice the last, up to ``size``."""
     batch: List[Any] = []
+    n = min(64, size)
     for item in items:
         batch.append(item)
-        if len(batch) == size:
+        if len(batch) == n:
             yield batch
             batch = []
+            n = min(2 * n, size)
     if batch:
         yield batch
 
@@ -96,71 +89,38 @@ class Collection:
         self, docs: Iterable[Document], errors: str, batch: int, threads: Optional[int], results: str
     ) -> Iterator[Tuple[bool, str]]:
         """(ok, result or reason) per document, in order. Three stages overlap: a thread
-        turns the documents into JSON batches, a thread has Rust ingest them, and the
-        caller has Rust read their results (the views) and decodes them while the next
-        batch is ingested (the GIL released in Rust); at most two batches wait between
-        stages."""
+        turns the documents into JSON batches and feeds them to one native ingestion
+        (which runs on threads of its own, the GIL released), and the caller has Rust
+        read the results of the documents stored so far (the views) and decodes them
+        while the ingestion goes on; at most two batches wait for the ingestion."""
         if errors not in ("report", "raise"):
             raise ValueError(f"errors must be 'report' or 'raise', not {errors!r}")
         if results not in ("view", "summary", "id"):
             raise ValueError(f"results must be 'view', 'summary' or 'id', not {results!r}")
         threads = threads or os.cpu_count() or 1
         stop = threading.Event()
-        lines_q: "queue.Queue[Any]" = queue.Queue(maxsize=2)
-        results_q: "queue.Queue[Any]" = queue.Queue(maxsize=2)
-        first = self._named + 1
-
-        def put(q: "queue.Queue[Any]", item: Any) -> bool:
-            while not stop.is_set():
-                try:
-                    q.put(item, timeout=0.1)
-                    return True
-                except queue.Full:
-                    continue
-            return False
+        failure: List[BaseException] = []
+        ingestion = self._native.ingestion(self._named + 1, threads, errors == "raise")
 
         def encode() -> None:
             try:
                 for chunk in _batches(docs, batch):
-                    if not put(lines_q, [_line(d) for d in chunk]):
+                    lines = [_line(d) for d in chunk]
+                    if stop.is_set() or not ingestion.feed(lines):
                         return
-                put(lines_q, _END)
-            except BaseException as e:  # handed to the caller, raised there
-                put(lines_q, _Failure(e))
+                    self._named += len(lines)  # what was fed, consumed or not
+            except BaseException as e:  # raised to the caller after the documents before it
+                failure.append(e)
+            finally:
+                ingestion.close()
 
-        def analyse() -> None:
-            n = first
-            while not stop.is_set():
-                try:
-                    lines = lines_q.get(timeout=0.1)
-                except queue.Empty:
-                    continue
-                if lines is _END or isinstance(lines, _Failure):
-                    put(results_q, lines)
-                    return
-                try:
-                    out = self._native.ingest_lines(lines, n, threads, errors == "raise")
-                except BaseException as e:
-                    put(results_q, _Failure(e))
-                    return
-                n += len(lines)
-                self._named = n - 1  # what was sent, consumed or not
-                failed = any(seq is None for seq, _ in out)
-                if not put(results_q, out) or (errors == "raise" and failed):
-                    put(results_q, _END)
-                    return
-
-        workers = [threading.Thread(target=encode, daemon=True), threading.Thread(target=analyse, daemon=True)]
-        for w in workers:
-            w.start()
+        encoder = threading.Thread(target=encode, daemon=True)
+        encoder.start()
         try:
             while True:
-                out = results_q.get()
-                if out is _END:
-                    return
-                if isinstance(out, _Failure):
-                    raise out.error
-                # The stored documents' results, read while the next batch is ingested.
+                out = ingestion.take()
+                if out is None:
+                    break
                 views = iter(self._native.views([seq for seq, _ in out if seq is not None], results, threads))
                 for seq, why in out:
                     if seq is None:
@@ -169,10 +129,14 @@ class Collection:
                         yield False, why
                     else:
                         yield True, next(views)
+            encoder.join()
+            if failure:
+                raise failure[0]
         finally:
             stop.set()
-            for w in workers:
-                w.join()
+            ingestion.close()
+            encoder.join()
+            ingestion.finish()
 
     def ingest(
         self,
