@@ -14,7 +14,10 @@ use textorigin_core::table::Table;
 use textorigin_store::input::read_file;
 
 fn fixture_texts() -> Vec<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spdx-sample.jsonl");
+    // Cargo's directory at run time: the compiled-in one names the checkout that built
+    // the test, which a second clone sharing the target directory reuses.
+    let root = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let path = std::path::Path::new(&root).join("tests/fixtures/spdx-sample.jsonl");
     read_file(&path, u64::MAX).unwrap().into_iter().map(|d| d.unwrap().text).collect()
 }
 

@@ -7,7 +7,7 @@ use std::process::{Child, Command};
 
 use serde_json::Value;
 
-use crate::util::{bin, fixture, json, ok};
+use crate::util::{bin, fixture, json, ok, root};
 
 /// A table small enough that the sample corpus evicts.
 const CONFIG: &str = "table_size = \"64KiB\"\n";
@@ -65,7 +65,7 @@ fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
 /// script's report on standard error.
 fn cluster(tmp: &Path, config: &Path, times: usize, args: &[&str]) -> (Vec<Value>, Value, String) {
     let (export, union) = (tmp.join("cluster.jsonl"), tmp.join("union.json"));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster.sh");
+    let script = root().join("scripts/cluster.sh");
     let out = Command::new("bash")
         .arg(script)
         .args(args)

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::util::fixture;
+use crate::util::{fixture, root};
 
 /// (name, inputs relative to the repository, table size, options): small tables, so
 /// eviction and its tie-breaking are exercised.
@@ -55,7 +55,7 @@ fn binary() -> PathBuf {
 /// Runs the binary in the repository (sources are recorded as the relative paths given).
 fn run(args: &[&str], data: &Path) -> Vec<u8> {
     let out = std::process::Command::new(binary())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(root())
         .args(args)
         .arg("--data")
         .arg(data)

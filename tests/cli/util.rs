@@ -16,14 +16,21 @@ pub fn bin() -> Command {
     c
 }
 
+/// The checkout the tests run in: cargo's `CARGO_MANIFEST_DIR` when it runs them, not
+/// the one compiled in, which names the checkout that built the binary (a second clone
+/// sharing the target directory reuses the build and would read the first's files).
+pub fn root() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+}
+
 /// The three example documents.
 pub fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/docs")
+    root().join("examples/docs")
 }
 
 /// A committed fixture.
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    root().join("tests/fixtures").join(name)
 }
 
 /// Copies a directory tree (a fixture data directory into a temporary one).
