@@ -36,6 +36,11 @@ pub struct Args {
     /// Store documents again that were stored before (by file name and content).
     #[arg(long)]
     force: bool,
+    /// A `published_at` (or `date`) that is not a date (RFC 3339, YYYY-MM-DD, YYYY
+    /// or Unix seconds): `fail` the document (the default), or store it as
+    /// `undated` (it then takes its arrival time, its date kept as text).
+    #[arg(long, value_name = "POLICY", default_value = "fail", value_parser = ["fail", "undated"])]
+    bad_dates: String,
     /// Files and directories, processed in the order given (`-`: standard input):
     /// .txt, .html, .json, .jsonl, each also gzip- or zstd-compressed (.jsonl.gz, .jsonl.zst).
     #[arg(required = true, value_name = "PATH")]
@@ -48,6 +53,7 @@ pub const SOME_FAILED: u8 = 3;
 pub fn run(a: Args) -> Result<ExitCode> {
     let max = size(&a.max_doc_bytes)?;
     let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
+    dd.set_undated_bad_dates(a.bad_dates == "undated");
     let files = expand_paths(&a.paths).len();
     let pb = super::progress(files as u64, "ingest");
     let report = |msg: String| pb.suspend(|| eprintln!("{msg}"));

@@ -259,3 +259,44 @@ fn metadata_is_kept_and_shown_with_origins() {
     );
     assert!(page.contains("<dt>title</dt><dd>Drivers unhappy</dd>"), "{page}");
 }
+
+#[test]
+fn a_publication_date_that_is_not_one_fails_its_document_unless_undated_is_asked() {
+    let inputs = tempfile::tempdir().unwrap();
+    let words = |i: usize| format!("document number {i} has a few words of its own to be stored");
+    let dates = [
+        serde_json::json!("2020-01-02T03:04:05Z"),
+        serde_json::json!("2020-01-02"),
+        serde_json::json!("2020"),
+        serde_json::json!(1_577_934_245),
+        serde_json::json!("next tuesday"),
+        serde_json::json!("1577934245.5"),
+    ];
+    let lines: String = dates
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            serde_json::json!({"id": format!("d{i}"), "text": words(i), "published_at": d}).to_string() + "\n"
+        })
+        .collect();
+    let f = inputs.path().join("dated.jsonl");
+    std::fs::write(&f, lines).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&f]);
+    assert_eq!(out.status.code(), Some(3), "one document failed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("dated.jsonl:5: published_at \"next tuesday\" is not a date: give RFC 3339 (2026-11-27T08:00:00Z), YYYY-MM-DD, YYYY or Unix seconds (or ingest with --bad-dates undated)"),
+        "{stderr}"
+    );
+    let names: Vec<String> = ok(dir.path(), &["export"])
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["d0", "d1", "d2", "d3", "d5"], "the others are stored, in order");
+    // Asked for: stored, its date kept as it was given.
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &["--bad-dates", "undated"], &[&f]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json(dir.path(), &["show", "--json", "d4"])["published_at"], "next tuesday");
+}

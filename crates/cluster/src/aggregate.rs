@@ -162,6 +162,9 @@ pub fn run(
         return Err(ClusterError::MetaDiffers { stored: meta.config.canonical(), requested: dd.config().canonical() });
     }
     dd.set_stage(Box::new(stage));
+    // The log holds what submission admitted: a document is never refused here (its
+    // id is taken), whatever a later build thinks of its date.
+    dd.set_undated_bad_dates(true);
     let mut preparer = dd.preparer();
     let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use textorigin_core::engine::Engine;
 use textorigin_core::shard::split;
 use textorigin_store::ingest::{inputs, Input};
+use textorigin_store::input::date::parse_published;
 use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
@@ -153,7 +154,8 @@ pub enum Submitted {
 }
 
 /// Admits the documents of `paths` into the log after those already there, in order,
-/// as `ingest` reads them; the ones `ingest` would refuse (no words) are reported and
+/// as `ingest` reads them; the ones `ingest` would refuse (no words, a publication date
+/// that is not one) are reported and
 /// left out, so that document ids are the ones `ingest` gives. Where documents are
 /// prepared at submission ([`Meta::prepared`]) each document's selected shingles go to
 /// their shards' streams after it, and a submission that was cut off between the two
@@ -192,6 +194,10 @@ pub fn submit(
         }
         if engine.prepare(&doc.text).0.is_empty() {
             event(Submitted::Failed(DocError::NoTokens(doc.source.clone()).to_string()));
+            continue;
+        }
+        if let Some(Err(e)) = doc.published_at.as_deref().map(parse_published) {
+            event(Submitted::Failed(DocError::BadDate(doc.source.clone(), e).to_string()));
             continue;
         }
         let msg = Doc {

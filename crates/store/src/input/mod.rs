@@ -22,6 +22,7 @@ use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 mod compressed;
+pub mod date;
 mod html;
 
 use compressed::Compression;

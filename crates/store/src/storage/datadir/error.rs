@@ -18,6 +18,8 @@ pub enum DocError {
     NoTokens(String),
     #[error("{0}: over 4 GiB of text")]
     TooLong(String),
+    #[error("{0}: {1} (or ingest with --bad-dates undated)")]
+    BadDate(String, crate::input::date::BadDate),
 }
 
 /// Errors of a data directory.

@@ -17,6 +17,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::error::{IoContext, IoError};
+use crate::input::date::parse_published;
 use crate::input::InputDoc;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::StoreError;
@@ -84,6 +85,9 @@ pub struct DataDir {
     quote_capped: u64,
     /// Per-document apply latency of the documents applied since opening.
     latency: Latency,
+    /// A `published_at` that is not a date is stored as it is, the document taken as
+    /// undated (`--bad-dates undated`), instead of failing the document.
+    undated_bad_dates: bool,
     /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
     stage: Box<dyn TableStage>,
 }
@@ -331,6 +335,7 @@ impl DataDir {
             times: StageTimes::default(),
             quote_capped: 0,
             latency: Latency::default(),
+            undated_bad_dates: false,
             stage: Box::new(Local::default()),
         }
     }
@@ -425,6 +430,11 @@ impl DataDir {
         if prepared.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
+        if let Some(Err(e)) = doc.published_at.as_deref().map(parse_published) {
+            if !self.undated_bad_dates {
+                return Err(DocError::BadDate(doc.source.clone(), e).into());
+            }
+        }
         let (start, before) = (Instant::now(), self.times);
         let seq = self.store.next_seq()?;
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
@@ -504,6 +514,12 @@ impl DataDir {
     /// Adds preparation time spent elsewhere (on parser threads).
     pub fn add_prepare_time(&mut self, seconds: f64) {
         self.times.prepare += seconds;
+    }
+
+    /// Whether a document whose `published_at` is not a date is stored as undated
+    /// (true) or fails (false, the default): see [`crate::input::date`].
+    pub fn set_undated_bad_dates(&mut self, undated: bool) {
+        self.undated_bad_dates = undated;
     }
 
     /// Whether a failed store write left the table ahead of the store.
