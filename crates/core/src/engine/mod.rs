@@ -158,6 +158,9 @@ pub struct Probe {
     pub hits: Vec<Option<Hit>>,
     /// Where each one's entry is now.
     pub positions: Vec<Position>,
+    /// The origins whose entries the document took over, published after it (issue
+    /// 25): ascending, each once. Empty without dates.
+    pub taken: Vec<u64>,
 }
 
 /// A selected shingle as phase 1 needs it, without the document: its index among the
@@ -318,6 +321,47 @@ impl Engine {
         stats.shingles += u64::from(fb.shingles);
     }
 
+    /// [`Engine::apply_prepared`] for a document that may be older than what the table
+    /// holds (issue 25): `later(o)` says whether origin `o` was published after it.
+    /// Returns its result and the origins it took shingles from ([`Probe::taken`]),
+    /// whose documents, and those that copied from them, [`Engine::reanalyse`] revises.
+    pub fn apply_dated<M: BucketMemory>(
+        &mut self,
+        table: &mut Table<M>,
+        seq: u64,
+        later: impl Fn(u64) -> bool,
+    ) -> (DocResult, Vec<u64>) {
+        let mine = self.items_where(table.buckets(), |_| true);
+        let probe = probe_items_dated(table, seq, &mine, later);
+        let estimate = self.estimate(seq, &probe.hits);
+        self.score(table, &probe, &self.feedback(&estimate));
+        (estimate.result, probe.taken)
+    }
+
+    /// The result of stored document `seq`, prepared or loaded again, as the table now
+    /// says (issue 25): what it finds of origins published before it (`later(o)` false);
+    /// origins published after it count as not found, and so does the first occurrence
+    /// of each of its own shingles (a repeat finds the first, as when it was applied).
+    /// Changes nothing.
+    pub fn reanalyse<M: BucketMemory>(&self, table: &Table<M>, seq: u64, later: impl Fn(u64) -> bool) -> DocResult {
+        let mut own_seen = std::collections::BTreeSet::new();
+        let hits: Vec<Option<Hit>> = self
+            .items
+            .iter()
+            .map(|it| {
+                let h = table.lookup(it.fp).map(|(_, h)| h)?;
+                match h.origin == seq {
+                    true => own_seen.contains(&it.fp).then_some(h).or_else(|| {
+                        own_seen.insert(it.fp);
+                        None
+                    }),
+                    false => (!later(h.origin)).then_some(h),
+                }
+            })
+            .collect();
+        self.finish(seq, &hits).result
+    }
+
     /// Analyses `text` as document `seq` against the table without changing anything.
     pub fn query<M: BucketMemory>(&mut self, table: &Table<M>, seq: u64, text: &str) -> DocResult {
         self.prepare(text);
@@ -366,11 +410,25 @@ impl Engine {
 /// of them, or a shard's), each looked up in its bucket and inserted when absent, in
 /// order, with prefetching.
 pub fn probe_items<M: BucketMemory>(table: &mut Table<M>, seq: u64, items: &[ShardItem]) -> Probe {
+    probe_items_dated(table, seq, items, |_| false)
+}
+
+/// [`probe_items`] for a document that may be older than what the table holds (issue
+/// 25): an entry whose origin `later` says was published after the document is taken
+/// over (the document becomes its origin, [`Table::take_over`]) and counts as not found,
+/// as if the document had come first; the owners it took from are in [`Probe::taken`].
+pub fn probe_items_dated<M: BucketMemory>(
+    table: &mut Table<M>,
+    seq: u64,
+    items: &[ShardItem],
+    later: impl Fn(u64) -> bool,
+) -> Probe {
     let mut probe = Probe {
         items: items.iter().map(|it| it.index).collect(),
         fps: items.iter().map(|it| it.fp).collect(),
         hits: Vec::with_capacity(items.len()),
         positions: Vec::with_capacity(items.len()),
+        taken: Vec::new(),
     };
     for &fp in probe.fps.iter().take(PREFETCH_AHEAD) {
         table.prefetch(fp);
@@ -380,10 +438,17 @@ pub fn probe_items<M: BucketMemory>(table: &mut Table<M>, seq: u64, items: &[Sha
             table.prefetch(fp);
         }
         let new = Hit { origin: seq, offset: it.index as u8, prev: it.prev, next: it.next };
-        let (hit, pos) = table.process(it.fp, new, seq << 24 ^ u64::from(it.index));
+        let (mut hit, pos) = table.process(it.fp, new, seq << 24 ^ u64::from(it.index));
+        if let Some(h) = hit.filter(|h| h.origin != seq && later(h.origin)) {
+            table.take_over(pos, it.fp, new);
+            probe.taken.push(h.origin);
+            hit = None;
+        }
         probe.hits.push(hit);
         probe.positions.push(pos);
     }
+    probe.taken.sort_unstable();
+    probe.taken.dedup();
     probe
 }
 

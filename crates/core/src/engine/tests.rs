@@ -271,3 +271,92 @@ fn adjacent_blocks_of_one_origin_are_joined_for_readers() {
     assert_eq!(joined, [block(0, 20, 1, 5), block(20, 21, 2, 0), block(25, 30, 2, 1), block(30, 40, 1, 1)]);
     assert_eq!(joined[0].span.end_byte, 199);
 }
+
+/// Issue 25: documents applied in any arrival order with their dates (a late older one
+/// taking its shingles over, [`Engine::apply_dated`]), and the documents it took from
+/// and their copiers re-analysed ([`Engine::reanalyse`]), end with the origins the
+/// brute-force reference gives in date order; re-analysing every document then changes
+/// nothing (the revised set was enough).
+fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) -> Result<(), TestCaseError> {
+    let cfg = exact_config();
+    let texts = corpus(seed, docs);
+    // perm[a]: the date rank (corpus index) of the a-th document to arrive.
+    let mut perm: Vec<usize> = (0..docs).collect();
+    let mut g = crate::testdata::XorShift::new(arrival_seed | 1);
+    for i in (1..docs).rev() {
+        perm.swap(i, g.below(i as u64 + 1) as usize);
+    }
+    let date = |seq: u64| perm[seq as usize - 1];
+    let mut t = table(&cfg);
+    let mut e = Engine::new(cfg.clone());
+    let mut results: Vec<DocResult> = Vec::new();
+    for (a, &i) in perm.iter().enumerate() {
+        let seq = a as u64 + 1;
+        e.prepare(&texts[i]);
+        let (r, taken) = e.apply_dated(&mut t, seq, |o| date(o) > i);
+        results.push(r);
+        let affected: Vec<u64> = (1..seq)
+            .filter(|&s| {
+                taken.contains(&s)
+                    || results[s as usize - 1].selected_origins.iter().any(|so| taken.contains(&so.origin))
+            })
+            .collect();
+        for s in affected {
+            e.prepare(&texts[date(s)]);
+            results[s as usize - 1] = e.reanalyse(&t, s, |o| date(o) > date(s));
+        }
+    }
+    prop_assert_eq!(t.stats().evictions, 0);
+    let mut reference = Reference::new(cfg.k as usize);
+    let truths: Vec<_> = texts.iter().enumerate().map(|(i, text)| reference.apply(i as u64 + 1, text)).collect();
+    for (a, r) in results.iter().enumerate() {
+        let seq = a as u64 + 1;
+        let want = &truths[date(seq)];
+        let got: Vec<u64> = r.selected_origins.iter().map(|s| date(s.origin) as u64 + 1).collect();
+        prop_assert_eq!(&got, &want.origins, "document {} (date rank {})", seq, date(seq));
+        prop_assert_eq!(r.fresh_tokens, want.fresh_tokens);
+        e.prepare(&texts[date(seq)]);
+        prop_assert_eq!(
+            &e.reanalyse(&t, seq, |o| date(o) > date(seq)),
+            r,
+            "document {} needed a revision it did not get",
+            seq
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn any_arrival_order_ends_as_date_order(seed in any::<u64>(), docs in 1usize..25, arrival in any::<u64>()) {
+        dated_arrival_equals_date_order(seed, docs, arrival)?;
+    }
+}
+
+#[test]
+fn a_late_original_takes_its_passage_over_and_its_copier_is_revised() {
+    let mut t = table(&exact_config());
+    let mut e = Engine::new(exact_config());
+    let original = "the harbour authority said on monday that the old swing bridge will stay closed";
+    let roundup =
+        "this week in brief: the harbour authority said on monday that the old swing bridge will stay closed, and more";
+    // The roundup (published later) arrives first; the original (published earlier) second.
+    let published = |seq: u64| if seq == 1 { 2 } else { 1 };
+    e.prepare(roundup);
+    let (first, taken) = e.apply_dated(&mut t, 1, |o| published(o) > published(1));
+    assert!(first.copied_blocks.is_empty() && taken.is_empty());
+    e.prepare(original);
+    let (r, taken) = e.apply_dated(&mut t, 2, |o| published(o) > published(2));
+    assert_eq!((r.old_tokens, r.copied_blocks.len()), (0, 0), "the original copies from nothing published before it");
+    assert_eq!(taken, [1], "it took its passage over from the roundup");
+    e.prepare(roundup);
+    let revised = e.reanalyse(&t, 1, |o| published(o) > published(1));
+    assert_eq!(revised.copied_blocks.iter().map(|b| b.origin).collect::<Vec<_>>(), [2]);
+    assert_eq!(revised.dominant_origin, Some(2));
+    // Without dates nothing is taken over: today's behaviour.
+    let mut t2 = table(&exact_config());
+    e.apply(&mut t2, 1, roundup);
+    let plain = e.apply(&mut t2, 2, original);
+    assert_eq!(plain.copied_blocks.iter().map(|b| b.origin).collect::<Vec<_>>(), [1]);
+}

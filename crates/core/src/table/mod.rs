@@ -542,6 +542,15 @@ impl<M: BucketMemory> Table<M> {
         write_hit(data, n, pos.slot as usize, hit);
     }
 
+    /// Gives the entry at `pos`, which must still hold `fp`, all of `new`'s data (origin,
+    /// offset, neighbour bytes), keeping its score: a document published before the
+    /// entry's origin takes the shingle over (issue 25).
+    pub fn take_over(&mut self, pos: Position, fp: u64, new: Hit) {
+        debug_assert!(self.holds(pos, fp) && new.origin != 0 && new.origin <= MAX_ORIGIN);
+        let n = self.entries;
+        write_hit(self.bucket_mut(pos.bucket), n, pos.slot as usize, new);
+    }
+
     /// Adds Lucky score increments (sorted by position, each position once), saturating
     /// at 255, then applies rule (e) to every touched bucket.
     pub fn add_scores(&mut self, updates: &[(Position, u32)]) {
