@@ -13,7 +13,8 @@
 //! dropped. A second pass looks the document's other k-shingles up in the origins it
 //! was aligned to, which finds the copied runs too short to hold a selected shingle
 //! (the lines between interleaved quotes). A token covered by aligned runs of several
-//! origins takes the earliest (smallest sequence number), the oracle's "earliest
+//! origins takes the earliest (by publication, [`When`]; without dates the smallest
+//! sequence number), the oracle's "earliest
 //! source"; copied blocks are then the maximal stretches of tokens taken from one run,
 //! so each is a run of its origin's text. Where the origin's own stored result says a
 //! stretch of the aligned run was copied from an earlier document, that stretch takes
@@ -29,7 +30,7 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Block, ShingleOrigin, Span};
+use crate::engine::{Block, ShingleOrigin, Span, When};
 use crate::rabin::Rabin;
 use crate::text::{tokenize, Token};
 
@@ -78,6 +79,8 @@ pub struct Alignment<'a> {
     /// The document's selected shingles with their estimated origins, in order.
     pub selected: &'a [ShingleOrigin],
     pub rabin: &'a Rabin,
+    /// Publication order: the smaller key is the earlier document ([`When`]).
+    pub when: When<'a>,
 }
 
 /// Aligned copied blocks (maximal stretches of tokens taken from one run, in token
@@ -116,7 +119,7 @@ pub fn align(
                             continue;
                         }
                         if let Some(q) = text.find(shingles[p]) {
-                            push_runs(&mut runs, &fps, &text, o, p, q, k);
+                            push_runs(&mut runs, &fps, &text, (o, p, q, k), doc.when);
                         }
                     }
                     let tokens: usize = runs[first_run..].iter().map(|r| r.1 - r.0).sum();
@@ -133,7 +136,7 @@ pub fn align(
     // Second pass: the document's other k-shingles looked up in the origins it was
     // aligned to (the most aligned first, at most MAX_ORIGINS): copied runs too short
     // to hold a selected shingle, such as the edges between interleaved quotes.
-    aligned.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    aligned.sort_by(|a, b| b.2.cmp(&a.2).then((doc.when)(a.0).cmp(&(doc.when)(b.0))));
     aligned.truncate(MAX_ORIGINS);
     if !aligned.is_empty() {
         let mut covered = vec![false; n];
@@ -148,7 +151,7 @@ pub fn align(
             }
             match aligned.iter().find_map(|(o, text, _)| text.find(shingles[p]).map(|q| (*o, q, text))) {
                 Some((o, q, text)) => {
-                    let (a, b) = push_runs(&mut runs, &fps, text, o, p, q, k);
+                    let (a, b) = push_runs(&mut runs, &fps, text, (o, p, q, k), doc.when);
                     covered[a..b].iter_mut().for_each(|c| *c = true);
                     p = b.saturating_sub(k - 1).max(p + 1);
                 }
@@ -162,7 +165,7 @@ pub fn align(
     let mut owner = vec![usize::MAX; n];
     for (r, &(a, b, o)) in runs.iter().enumerate() {
         for w in &mut owner[a..b] {
-            if *w == usize::MAX || o < runs[*w].2 {
+            if *w == usize::MAX || (doc.when)(o) < (doc.when)(runs[*w].2) {
                 *w = r;
             }
         }
@@ -182,10 +185,8 @@ fn push_runs(
     runs: &mut Vec<(usize, usize, u64)>,
     fps: &[u64],
     text: &OriginText,
-    o: u64,
-    p: usize,
-    q: usize,
-    k: usize,
+    (o, p, q, k): (u64, usize, usize, usize),
+    when: When<'_>,
 ) -> (usize, usize) {
     let (a, b) = extend(fps, &text.tokens, p, q, k);
     runs.push((a, b, o));
@@ -195,7 +196,7 @@ fn push_runs(
     for &(s, e, earlier) in &text.sources {
         let (s, e) = ((s as usize).max(qa), (e as usize).min(qb));
         // A stretch shorter than k holds no shingle of the earlier document.
-        if s + k <= e && earlier < o {
+        if s + k <= e && when(earlier) < when(o) {
             runs.push((a + (s - qa), a + (e - qa), earlier));
         }
     }
@@ -264,7 +265,8 @@ mod tests {
         tokenize(&c_text, &rabin, &mut toks);
         // Estimation found one shingle of the copied stretch, labelled B (document 2).
         let selected = [ShingleOrigin { start_token: 10, end_token: 18, origin: 2, how: How::Found }];
-        let doc = Alignment { seq: 3, tokens: &toks, selected: &selected, rabin: &rabin };
+        let doc =
+            Alignment { seq: 3, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::engine::by_arrival };
         let span = |s: u32, e: u32| Span { start_token: s, end_token: e, start_byte: 0, end_byte: 0 };
         // B's own result: its tokens 10..30 were copied from A (document 1).
         let b_blocks = [Block { span: span(10, 30), origin: 1, shingles: 3 }];

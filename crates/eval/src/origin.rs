@@ -28,7 +28,7 @@
 //! much reuse a percentage of all shingles holds far more of the distinct ones than on
 //! the paper's blogs (`docs/EVALUATION.md`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -41,7 +41,7 @@ use serde::Serialize;
 
 use textorigin_core::align::OriginText;
 use textorigin_core::config::Config;
-use textorigin_core::engine::{Block, Engine};
+use textorigin_core::engine::{by_arrival, Block, DocResult, Engine, When};
 use textorigin_core::estimate::Estimation;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::select::Selection;
@@ -260,12 +260,24 @@ pub struct Setup {
     pub align: bool,
     /// The order the documents arrive in (the corpus's is their publication order).
     pub arrival: Arrival,
+    /// Whether the engine knows the documents' dates (the corpus's order): a document
+    /// published before what it finds takes it over and revises its copiers (issue
+    /// 25). Off: arrival order is taken for publication order (the engine before).
+    pub dated: bool,
 }
 
 impl Setup {
     /// The paper's algorithms with the options beyond it off.
     pub fn paper(selection: Selection, eviction: Eviction, estimation: Estimation) -> Setup {
-        Setup { selection, eviction, estimation, propagate: false, align: false, arrival: Arrival::InOrder }
+        Setup {
+            selection,
+            eviction,
+            estimation,
+            propagate: false,
+            align: false,
+            arrival: Arrival::InOrder,
+            dated: true,
+        }
     }
 
     /// Every combination, selections outermost; `options` lists (propagate, align).
@@ -287,6 +299,7 @@ impl Setup {
                             propagate,
                             align,
                             arrival: Arrival::InOrder,
+                            dated: true,
                         });
                     }
                 }
@@ -441,7 +454,7 @@ struct Tally {
 impl Tally {
     /// Counts one document's result: its quoted tokens when it is a reply, its
     /// dominant origin and token labels when it is a query.
-    fn add(&mut self, r: &textorigin_core::engine::DocResult, reply: Option<&Reply>, truth: Option<&DocTruth>) {
+    fn add(&mut self, r: &DocResult, reply: Option<&Reply>, truth: Option<&DocTruth>) {
         if let Some(reply) = reply {
             for &(a, b) in &reply.quoted {
                 for t in a..b {
@@ -472,7 +485,7 @@ impl Tally {
 impl Tally {
     /// Per-token origin accuracy of one query document: a copied token is right when a
     /// block covering it has the earliest source of one of the k-shingles covering it.
-    fn add_origins(&mut self, r: &textorigin_core::engine::DocResult, truth: &DocTruth) {
+    fn add_origins(&mut self, r: &DocResult, truth: &DocTruth) {
         let (k, n, seq) = (self.k, truth.fresh.len(), r.seq);
         // 0: in no block; 1: only in blocks of other origins; 2: in a block of a right origin.
         let mut got = vec![0u8; n];
@@ -531,18 +544,44 @@ fn run_one(
     let mut blocks: Vec<Vec<Block>> = Vec::with_capacity(texts.len());
     // Documents are numbered as they arrive; results are scored in publication numbers.
     let order = setup.arrival.order(texts.len(), cfg.seed);
-    for (pos, &i) in order.iter().enumerate() {
-        let mut r = engine.apply(&mut *table, pos as u64 + 1, &texts[i]);
-        if origin_texts.len() > 4096 {
-            origin_texts.clear();
+    let rank = |s: u64| order[s as usize - 1];
+    // Publication order (the corpus's), or arrival order without dates.
+    let dated = |s: u64| (rank(s) as i64, s);
+    let when: When<'_> = if setup.dated { &dated } else { &by_arrival };
+    let mut results: Vec<DocResult> = Vec::with_capacity(texts.len());
+    // Who copied from whom (arrival numbers), as the store's reverse index keeps it.
+    let mut copiers: HashMap<u64, BTreeSet<u64>> = HashMap::new();
+    let note = |copiers: &mut HashMap<u64, BTreeSet<u64>>, r: &DocResult| {
+        for s in r.selected_origins.iter().filter(|s| s.origin != r.seq) {
+            copiers.entry(s.origin).or_default().insert(r.seq);
         }
-        engine.align(&mut r, |o| {
-            let t = texts.get(*order.get(o as usize - 1)?)?;
-            Some(Arc::clone(
-                origin_texts.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1]))),
-            ))
-        });
+    };
+    for (pos, &i) in order.iter().enumerate() {
+        let seq = pos as u64 + 1;
+        engine.prepare(&texts[i]);
+        // With dates (issue 25), a document published before an entry's origin takes
+        // the entry over, and the documents it took from and their copiers are revised.
+        let (mut r, taken) = engine.apply_dated(&mut *table, seq, when);
+        align(&engine, &mut r, &mut origin_texts, &blocks, texts, &order, when);
         blocks.push(r.copied_blocks.clone());
+        note(&mut copiers, &r);
+        results.push(r);
+        let mut affected: Vec<u64> = taken.iter().flat_map(|o| copiers.get(o).into_iter().flatten()).copied().collect();
+        affected.extend(&taken);
+        affected.sort_unstable_by_key(|&s| (rank(s), s));
+        affected.dedup();
+        for s in affected {
+            engine.prepare(&texts[rank(s)]);
+            let mut r = engine.reanalyse(&*table, s, when);
+            align(&engine, &mut r, &mut origin_texts, &blocks, texts, &order, when);
+            origin_texts.remove(&s); // its blocks, which its copiers' alignment reads, changed
+            blocks[s as usize - 1] = r.copied_blocks.clone();
+            note(&mut copiers, &r);
+            results[s as usize - 1] = r;
+        }
+    }
+    for (pos, r) in results.into_iter().enumerate() {
+        let i = order[pos];
         let r = renumber(r, |s| order[s as usize - 1] as u64 + 1);
         tally.add(&r, reply_of.get(&i).map(|&n| &replies[n]), is_query[i].then(|| &truths[i]));
     }
@@ -556,7 +595,10 @@ fn run_one(
     let (do_, tf) = (pct(do_ok, do_n), pct(tf_ok, tf_n));
     let copied: u64 = origin.iter().sum();
     Ok(Row {
-        arrival: setup.arrival.to_string(),
+        arrival: match setup.dated {
+            true => setup.arrival.to_string(),
+            false => format!("{}, undated", setup.arrival),
+        },
         selection: setup.selection.to_string(),
         eviction: setup.eviction.to_string(),
         estimation: setup.estimation.to_string(),
@@ -578,6 +620,28 @@ fn run_one(
         seconds,
         reply_accuracy: (!replies.is_empty()).then(|| pct(reply_ok, reply_n)),
     })
+}
+
+/// Aligns `r`'s copied blocks against their origins' texts (arrival numbers; `order`
+/// gives their publication indexes), as the store does: the origins' texts and blocks
+/// in a bounded cache, refilled.
+fn align(
+    engine: &Engine,
+    r: &mut DocResult,
+    cache: &mut HashMap<u64, Arc<OriginText>>,
+    blocks: &[Vec<Block>],
+    texts: &[String],
+    order: &[usize],
+    when: When<'_>,
+) {
+    if cache.len() > 4096 {
+        cache.clear();
+    }
+    let origin_text = |o: u64| {
+        let t = texts.get(*order.get(o as usize - 1)?)?;
+        Some(Arc::clone(cache.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1])))))
+    };
+    engine.align_by(r, origin_text, when);
 }
 
 pub use super::report::{markdown, svg};
@@ -622,24 +686,42 @@ mod tests {
     }
 
     /// Issue 25: a run in another arrival order is numbered as it arrives and scored in
-    /// publication numbers. In order it is the oracle exactly (above); newest first,
-    /// every copy arrives before its source, so no copied token gets its origin.
+    /// publication numbers. In order it is the oracle exactly (above). Without dates,
+    /// newest first, every copy arrives before its source, so no copied token gets its
+    /// origin; with them, late sources take their passages over and revise their
+    /// copiers, and every order ends as the in-order run (all shingles, no estimation,
+    /// a table that evicts nothing: the core's property test).
     #[test]
     fn runs_out_of_order_are_scored_against_the_publication_order() {
         let texts = corpus();
         let dir = tempfile::tempdir().unwrap();
         let setup = Setup::paper(Selection::All, Eviction::Lucky, Estimation::Nb);
-        let setups: Vec<Setup> = [Arrival::InOrder, Arrival::Reverse, Arrival::Shuffled]
-            .into_iter()
-            .map(|arrival| Setup { arrival, ..setup })
-            .collect();
+        let setups: Vec<Setup> = [
+            (Arrival::InOrder, true),
+            (Arrival::Reverse, false),
+            (Arrival::Shuffled, false),
+            (Arrival::Reverse, true),
+            (Arrival::Shuffled, true),
+            (Arrival::Lag(20), true),
+        ]
+        .into_iter()
+        .map(|(arrival, dated)| Setup { arrival, dated, ..setup })
+        .collect();
         let r =
             run(&texts, &[], &Config::default(), &setups, &[Size::Percent(200.0)], 30, dir.path(), |_, _| {}).unwrap();
         let (inorder, reverse, shuffled) = (&r.rows[0], &r.rows[1], &r.rows[2]);
         assert_eq!((inorder.arrival.as_str(), inorder.origin_right), ("in-order", 100.0));
-        assert_eq!((reverse.arrival.as_str(), reverse.origin_right), ("reverse", 0.0), "{reverse:?}");
+        assert_eq!((reverse.arrival.as_str(), reverse.origin_right), ("reverse, undated", 0.0), "{reverse:?}");
         assert!(reverse.tf < 100.0 && reverse.do_ < 100.0, "{reverse:?}");
         assert!(shuffled.origin_right < 100.0, "{shuffled:?}");
+        for dated in &r.rows[3..] {
+            assert_eq!(
+                (dated.origin_right, dated.do_, dated.tf),
+                (inorder.origin_right, inorder.do_, inorder.tf),
+                "{}: {dated:?}",
+                dated.arrival
+            );
+        }
     }
 
     #[test]

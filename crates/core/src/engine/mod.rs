@@ -53,6 +53,16 @@ use crate::select::{select, shingle_count, Item, Scratch};
 use crate::table::{top_byte, BucketMemory, Eviction, Hit, Position, Table};
 use crate::text::{tokenize, Token};
 
+/// When a document was published, as an order key (issue 25): (time, sequence number);
+/// "earlier" everywhere (the origin a token takes, ties between origins, which entry
+/// a document takes over) is the smaller key. [`by_arrival`] is arrival order.
+pub type When<'a> = &'a dyn Fn(u64) -> (i64, u64);
+
+/// Arrival order: every document published when it arrived (the engine without dates).
+pub fn by_arrival(seq: u64) -> (i64, u64) {
+    (0, seq)
+}
+
 /// How far ahead the hashing loop prefetches buckets.
 const PREFETCH_AHEAD: usize = 8;
 
@@ -287,7 +297,7 @@ impl Engine {
     /// Phase 2 (Section 2.3): estimation and the document's result from what all its
     /// selected shingles found, in order.
     pub fn estimate(&self, seq: u64, hits: &[Option<Hit>]) -> Estimate {
-        self.finish(seq, hits)
+        self.finish(seq, hits, &by_arrival)
     }
 
     /// What phase 3 needs of an estimate of the prepared document.
@@ -322,28 +332,29 @@ impl Engine {
     }
 
     /// [`Engine::apply_prepared`] for a document that may be older than what the table
-    /// holds (issue 25): `later(o)` says whether origin `o` was published after it.
+    /// holds (issue 25): an origin `when` puts after it is taken over, and every
+    /// "earlier" of the result is `when`'s.
     /// Returns its result and the origins it took shingles from ([`Probe::taken`]),
     /// whose documents, and those that copied from them, [`Engine::reanalyse`] revises.
     pub fn apply_dated<M: BucketMemory>(
         &mut self,
         table: &mut Table<M>,
         seq: u64,
-        later: impl Fn(u64) -> bool,
+        when: When<'_>,
     ) -> (DocResult, Vec<u64>) {
         let mine = self.items_where(table.buckets(), |_| true);
-        let probe = probe_items_dated(table, seq, &mine, later);
-        let estimate = self.estimate(seq, &probe.hits);
+        let probe = probe_items_dated(table, seq, &mine, |o| when(o) > when(seq));
+        let estimate = self.finish(seq, &probe.hits, when);
         self.score(table, &probe, &self.feedback(&estimate));
         (estimate.result, probe.taken)
     }
 
     /// The result of stored document `seq`, prepared or loaded again, as the table now
-    /// says (issue 25): what it finds of origins published before it (`later(o)` false);
+    /// says (issue 25): what it finds of origins published before it (by `when`);
     /// origins published after it count as not found, and so does the first occurrence
     /// of each of its own shingles (a repeat finds the first, as when it was applied).
     /// Changes nothing.
-    pub fn reanalyse<M: BucketMemory>(&self, table: &Table<M>, seq: u64, later: impl Fn(u64) -> bool) -> DocResult {
+    pub fn reanalyse<M: BucketMemory>(&self, table: &Table<M>, seq: u64, when: When<'_>) -> DocResult {
         let mut own_seen = std::collections::BTreeSet::new();
         let hits: Vec<Option<Hit>> = self
             .items
@@ -355,11 +366,11 @@ impl Engine {
                         own_seen.insert(it.fp);
                         None
                     }),
-                    false => (!later(h.origin)).then_some(h),
+                    false => (when(h.origin) < when(seq)).then_some(h),
                 }
             })
             .collect();
-        self.finish(seq, &hits).result
+        self.finish(seq, &hits, when).result
     }
 
     /// Analyses `text` as document `seq` against the table without changing anything.
@@ -371,15 +382,18 @@ impl Engine {
     /// [`Engine::query`] for the document last prepared or loaded.
     pub fn query_prepared<M: BucketMemory>(&self, table: &Table<M>, seq: u64) -> DocResult {
         let hits: Vec<Option<Hit>> = self.items.iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
-        self.finish(seq, &hits).result
+        self.finish(seq, &hits, &by_arrival).result
     }
 
     /// Estimation and result building, given the hits of the prepared document.
-    fn finish(&self, seq: u64, hits: &[Option<Hit>]) -> Estimate {
+    fn finish(&self, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
         let tops: Vec<u8> = self.items.iter().map(|it| top_byte(it.fp)).collect();
         let (origins, offsets) =
             estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
-        Estimate { result: build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize), offsets }
+        Estimate {
+            result: build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize, when),
+            offsets,
+        }
     }
 
     /// When the configuration aligns (the default): replaces the copied blocks of
@@ -389,14 +403,29 @@ impl Engine {
     /// the selected shingles' counts). `origin_text(o)` gives document `o`'s text and
     /// stored blocks (None: not stored; its blocks stay as estimated).
     pub fn align(&self, result: &mut DocResult, origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>) {
+        self.align_by(result, origin_text, &by_arrival);
+    }
+
+    /// [`Engine::align`] with "earlier" by publication (`when`, issue 25).
+    pub fn align_by(
+        &self,
+        result: &mut DocResult,
+        origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+        when: When<'_>,
+    ) {
         if !self.cfg.align || result.copied_blocks.is_empty() {
             return;
         }
-        let doc =
-            Alignment { seq: result.seq, tokens: &self.tokens, selected: &result.selected_origins, rabin: &self.rabin };
+        let doc = Alignment {
+            seq: result.seq,
+            tokens: &self.tokens,
+            selected: &result.selected_origins,
+            rabin: &self.rabin,
+            when,
+        };
         let (blocks, labels) = align(&doc, origin_text);
         result.copied_blocks = blocks;
-        label_tokens(result, &self.tokens, &labels);
+        label_tokens(result, &self.tokens, &labels, when);
     }
 
     /// An earlier document as [`Engine::align`] reads it: its text and the copied
@@ -460,6 +489,7 @@ pub fn build_result(
     hits: &[Option<Hit>],
     origins: &[(u64, How)],
     k: usize,
+    when: When<'_>,
 ) -> DocResult {
     let span = |start: u32, end: u32| Span {
         start_token: start,
@@ -468,7 +498,7 @@ pub fn build_result(
         end_byte: tokens[end as usize - 1].end,
     };
     let blocks = copied_blocks(seq, items, origins, span);
-    let counts = origin_counts(origins);
+    let counts = origin_counts(origins, when);
     let mut result = DocResult {
         seq,
         tokens: tokens.len() as u32,
@@ -485,8 +515,8 @@ pub fn build_result(
             .collect(),
         ..DocResult::default()
     };
-    let labels = shingle_labels(&result);
-    label_tokens(&mut result, tokens, &labels);
+    let labels = shingle_labels(&result, when);
+    label_tokens(&mut result, tokens, &labels, when);
     result
 }
 
@@ -502,11 +532,11 @@ fn dominant_of(counts: &[(u64, u32)], seq: u64, tokens: usize) -> Option<u64> {
 
 /// The origin of every token by the selected shingles: the earliest origin among the
 /// copied shingles covering it, 0 for none.
-fn shingle_labels(result: &DocResult) -> Vec<u64> {
+fn shingle_labels(result: &DocResult, when: When<'_>) -> Vec<u64> {
     let mut labels = vec![0u64; result.tokens as usize];
     for s in result.selected_origins.iter().filter(|s| s.origin != result.seq) {
         for l in &mut labels[s.start_token as usize..s.end_token as usize] {
-            if *l == 0 || s.origin < *l {
+            if *l == 0 || when(s.origin) < when(*l) {
                 *l = s.origin;
             }
         }
@@ -520,14 +550,14 @@ impl DocResult {
     /// holds: its counts and the origins of its selected shingles.
     pub fn rederive_schema_6(&mut self) {
         self.dominant_origin = dominant_of(&self.origin_counts, self.seq, self.tokens as usize);
-        self.most_copied_origin = most_copied_of(&shingle_labels(self));
+        self.most_copied_origin = most_copied_of(&shingle_labels(self, &by_arrival), &by_arrival);
     }
 }
 
 /// The other document with the most tokens in `labels` (ties: the earlier).
-fn most_copied_of(labels: &[u64]) -> Option<u64> {
+fn most_copied_of(labels: &[u64], when: When<'_>) -> Option<u64> {
     let mut sorted: Vec<u64> = labels.iter().copied().filter(|&l| l != 0).collect();
-    sorted.sort_unstable();
+    sorted.sort_unstable_by_key(|&o| when(o));
     let mut best: Option<(u64, usize)> = None;
     for run in sorted.chunk_by(|a, b| a == b) {
         if best.is_none_or(|b| run.len() > b.1) {
@@ -539,7 +569,7 @@ fn most_copied_of(labels: &[u64]) -> Option<u64> {
 
 /// Sets what follows from the origin of every token (`labels[t]`, 0: the document
 /// itself): old and fresh tokens, novel segments and the most-copied origin.
-fn label_tokens(result: &mut DocResult, tokens: &[Token], labels: &[u64]) {
+fn label_tokens(result: &mut DocResult, tokens: &[Token], labels: &[u64], when: When<'_>) {
     let mut novel = Vec::new();
     let mut run_start: Option<usize> = None;
     for (t, &l) in labels.iter().chain([&1]).enumerate() {
@@ -558,7 +588,7 @@ fn label_tokens(result: &mut DocResult, tokens: &[Token], labels: &[u64]) {
     result.old_tokens = old;
     result.fresh_tokens = labels.len() as u32 - old;
     result.novel_segments = novel;
-    result.most_copied_origin = most_copied_of(labels);
+    result.most_copied_origin = most_copied_of(labels, when);
 }
 
 /// Maximal runs of selected shingles with the same origin other than `seq`.
@@ -580,9 +610,9 @@ fn copied_blocks(seq: u64, items: &[Item], origins: &[(u64, How)], span: impl Fn
 }
 
 /// (origin, selected shingles), most first (ties: the earlier origin).
-fn origin_counts(origins: &[(u64, How)]) -> Vec<(u64, u32)> {
+fn origin_counts(origins: &[(u64, How)], when: When<'_>) -> Vec<(u64, u32)> {
     let mut sorted: Vec<u64> = origins.iter().map(|x| x.0).collect();
-    sorted.sort_unstable();
+    sorted.sort_unstable_by_key(|&o| when(o));
     let mut counts: Vec<(u64, u32)> = Vec::new();
     for o in sorted {
         match counts.last_mut() {
@@ -590,7 +620,7 @@ fn origin_counts(origins: &[(u64, How)]) -> Vec<(u64, u32)> {
             _ => counts.push((o, 1)),
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(when(a.0).cmp(&when(b.0))));
     counts
 }
 

@@ -287,13 +287,14 @@ fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) ->
         perm.swap(i, g.below(i as u64 + 1) as usize);
     }
     let date = |seq: u64| perm[seq as usize - 1];
+    let when = |seq: u64| (date(seq) as i64, seq);
     let mut t = table(&cfg);
     let mut e = Engine::new(cfg.clone());
     let mut results: Vec<DocResult> = Vec::new();
     for (a, &i) in perm.iter().enumerate() {
         let seq = a as u64 + 1;
         e.prepare(&texts[i]);
-        let (r, taken) = e.apply_dated(&mut t, seq, |o| date(o) > i);
+        let (r, taken) = e.apply_dated(&mut t, seq, &when);
         results.push(r);
         let affected: Vec<u64> = (1..seq)
             .filter(|&s| {
@@ -303,7 +304,7 @@ fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) ->
             .collect();
         for s in affected {
             e.prepare(&texts[date(s)]);
-            results[s as usize - 1] = e.reanalyse(&t, s, |o| date(o) > date(s));
+            results[s as usize - 1] = e.reanalyse(&t, s, &when);
         }
     }
     prop_assert_eq!(t.stats().evictions, 0);
@@ -316,12 +317,7 @@ fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) ->
         prop_assert_eq!(&got, &want.origins, "document {} (date rank {})", seq, date(seq));
         prop_assert_eq!(r.fresh_tokens, want.fresh_tokens);
         e.prepare(&texts[date(seq)]);
-        prop_assert_eq!(
-            &e.reanalyse(&t, seq, |o| date(o) > date(seq)),
-            r,
-            "document {} needed a revision it did not get",
-            seq
-        );
+        prop_assert_eq!(&e.reanalyse(&t, seq, &when), r, "document {} needed a revision it did not get", seq);
     }
     Ok(())
 }
@@ -342,16 +338,16 @@ fn a_late_original_takes_its_passage_over_and_its_copier_is_revised() {
     let roundup =
         "this week in brief: the harbour authority said on monday that the old swing bridge will stay closed, and more";
     // The roundup (published later) arrives first; the original (published earlier) second.
-    let published = |seq: u64| if seq == 1 { 2 } else { 1 };
+    let published = |seq: u64| (if seq == 1 { 2 } else { 1 }, seq);
     e.prepare(roundup);
-    let (first, taken) = e.apply_dated(&mut t, 1, |o| published(o) > published(1));
+    let (first, taken) = e.apply_dated(&mut t, 1, &published);
     assert!(first.copied_blocks.is_empty() && taken.is_empty());
     e.prepare(original);
-    let (r, taken) = e.apply_dated(&mut t, 2, |o| published(o) > published(2));
+    let (r, taken) = e.apply_dated(&mut t, 2, &published);
     assert_eq!((r.old_tokens, r.copied_blocks.len()), (0, 0), "the original copies from nothing published before it");
     assert_eq!(taken, [1], "it took its passage over from the roundup");
     e.prepare(roundup);
-    let revised = e.reanalyse(&t, 1, |o| published(o) > published(1));
+    let revised = e.reanalyse(&t, 1, &published);
     assert_eq!(revised.copied_blocks.iter().map(|b| b.origin).collect::<Vec<_>>(), [2]);
     assert_eq!(revised.dominant_origin, Some(2));
     // Without dates nothing is taken over: today's behaviour.
@@ -359,4 +355,99 @@ fn a_late_original_takes_its_passage_over_and_its_copier_is_revised() {
     e.apply(&mut t2, 1, roundup);
     let plain = e.apply(&mut t2, 2, original);
     assert_eq!(plain.copied_blocks.iter().map(|b| b.origin).collect::<Vec<_>>(), [1]);
+}
+
+/// Issue 25, for a selection policy with the default estimation (bridging and
+/// expansion): any arrival order with dates and revisions, against the date-ordered
+/// ingestion's results (copied blocks, token labels, dominant origins). Returns how
+/// many documents differ and how many were compared.
+fn dated_arrival_against_date_ordered_ingestion(
+    selection: crate::select::Selection,
+    propagate: bool,
+    seed: u64,
+    docs: usize,
+    arrival: u64,
+) -> (usize, usize) {
+    let cfg = Config { selection, table_bytes: 64 << 20, propagate, ..Config::default() };
+    let texts = corpus(seed, docs);
+    let mut perm: Vec<usize> = (0..docs).collect();
+    let mut g = crate::testdata::XorShift::new(arrival | 1);
+    for i in (1..docs).rev() {
+        perm.swap(i, g.below(i as u64 + 1) as usize);
+    }
+    let date = |seq: u64| perm[seq as usize - 1];
+    let when = |seq: u64| (date(seq) as i64, seq);
+    // Date order: document i is number i + 1.
+    let mut t = table(&cfg);
+    let mut e = Engine::new(cfg.clone());
+    let in_order: Vec<DocResult> = texts.iter().enumerate().map(|(i, x)| e.apply(&mut t, i as u64 + 1, x)).collect();
+    // Arrival order with dates, revising what the late ones take over.
+    let mut t = table(&cfg);
+    let mut results: Vec<DocResult> = Vec::new();
+    for (a, &i) in perm.iter().enumerate() {
+        let seq = a as u64 + 1;
+        e.prepare(&texts[i]);
+        let (r, taken) = e.apply_dated(&mut t, seq, &when);
+        results.push(r);
+        let affected: Vec<u64> = (1..seq)
+            .filter(|&s| {
+                taken.contains(&s)
+                    || results[s as usize - 1].selected_origins.iter().any(|so| taken.contains(&so.origin))
+            })
+            .collect();
+        for s in affected {
+            e.prepare(&texts[date(s)]);
+            results[s as usize - 1] = e.reanalyse(&t, s, &when);
+        }
+    }
+    assert_eq!(t.stats().evictions, 0);
+    let by_date = |o: u64| date(o) as u64 + 1;
+    let view = |r: &DocResult, number: &dyn Fn(u64) -> u64| {
+        let blocks: Vec<(u32, u32, u64)> =
+            r.copied_blocks.iter().map(|b| (b.span.start_token, b.span.end_token, number(b.origin))).collect();
+        (blocks, r.old_tokens, r.dominant_origin.map(number))
+    };
+    let differ =
+        results.iter().enumerate().filter(|(a, r)| view(r, &by_date) != view(&in_order[perm[*a]], &|o| o)).count();
+    (differ, docs)
+}
+
+/// Without propagation every selection ends exactly as in date order. With it, an entry
+/// that a document inserted and would have propagated (its shingle bridged to a source
+/// that arrived later) stays the document's own after its revision, so a later copy
+/// can name the copier: measured 0 of 240 documents for six policies, 1 (Hb3) and 2
+/// (Dct8) of 240 for the sparse ones; held here under 2%.
+#[test]
+fn any_arrival_order_ends_as_date_ordered_ingestion_for_every_selection() {
+    use crate::select::Selection::*;
+    let selections = [
+        All,
+        Every(4),
+        Modulo { l: 4, no_overlap: true },
+        Winnowing { w: 8, no_overlap: true },
+        Hailstorm { no_overlap: false },
+        Hailstorm { no_overlap: true },
+        HashBreaking(3),
+        Dct(8),
+    ];
+    for propagate in [false, true] {
+        for selection in selections {
+            let (mut differ, mut all) = (0, 0);
+            for seed in 0..12u64 {
+                let (d, n) = dated_arrival_against_date_ordered_ingestion(
+                    selection,
+                    propagate,
+                    seed * 7919 + 1,
+                    20,
+                    seed ^ 0xa11,
+                );
+                differ += d;
+                all += n;
+            }
+            match propagate {
+                false => assert_eq!(differ, 0, "{selection}: {differ} of {all} documents differ from date order"),
+                true => assert!(differ * 50 <= all, "{selection}, propagation: {differ} of {all} documents differ"),
+            }
+        }
+    }
 }
