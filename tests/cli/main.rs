@@ -6,6 +6,7 @@ mod util;
 
 mod cluster;
 mod daemon;
+mod dates;
 mod engine;
 mod faults;
 mod features;

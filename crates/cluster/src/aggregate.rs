@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use textorigin_core::config::Overrides;
-use textorigin_core::engine::{Engine, Feedback, Probe};
+use textorigin_core::engine::{Engine, Feedback, Probe, When};
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_store::input::InputDoc;
@@ -110,6 +110,9 @@ impl TableStage for Remote {
         engine: &Engine,
         _table: &mut Table<Mapped>,
         seq: u64,
+        // The shard workers have no dates: a sharded deployment takes nothing over
+        // (docs/SCALE-OUT.md); estimation and alignment still order by date.
+        _when: When<'_>,
     ) -> std::result::Result<Vec<Option<Hit>>, StageError> {
         Ok(self.answers(seq, engine.selected())?)
     }

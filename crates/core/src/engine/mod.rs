@@ -300,6 +300,19 @@ impl Engine {
         self.finish(seq, hits, &by_arrival)
     }
 
+    /// [`Engine::probe`] for a document that may be older than what the table holds
+    /// (issue 25): an entry whose origin `when` puts after it is taken over
+    /// ([`probe_items_dated`]).
+    pub fn probe_dated<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, when: When<'_>) -> Probe {
+        let mine = self.items_where(table.buckets(), |_| true);
+        probe_items_dated(table, seq, &mine, |o| when(o) > when(seq))
+    }
+
+    /// [`Engine::estimate`] with "earlier" by publication (`when`, issue 25).
+    pub fn estimate_by(&self, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
+        self.finish(seq, hits, when)
+    }
+
     /// What phase 3 needs of an estimate of the prepared document.
     pub fn feedback(&self, estimate: &Estimate) -> Feedback {
         let result = &estimate.result;
@@ -342,9 +355,8 @@ impl Engine {
         seq: u64,
         when: When<'_>,
     ) -> (DocResult, Vec<u64>) {
-        let mine = self.items_where(table.buckets(), |_| true);
-        let probe = probe_items_dated(table, seq, &mine, |o| when(o) > when(seq));
-        let estimate = self.finish(seq, &probe.hits, when);
+        let probe = self.probe_dated(table, seq, when);
+        let estimate = self.estimate_by(seq, &probe.hits, when);
         self.score(table, &probe, &self.feedback(&estimate));
         (estimate.result, probe.taken)
     }

@@ -5,7 +5,7 @@
 //! `docs/SCALE-OUT.md`). Estimation (phase 2) and everything after it run in the data
 //! directory's process either way.
 
-use textorigin_core::engine::{Engine, Feedback, Probe};
+use textorigin_core::engine::{Engine, Feedback, Probe, When};
 use textorigin_core::table::{Hit, Table};
 
 use crate::storage::table_file::Mapped;
@@ -17,8 +17,15 @@ pub type StageError = Box<dyn std::error::Error + Send + Sync>;
 /// Phases 1 and 3 of the engine for the data directory's documents, in order.
 pub trait TableStage: Send + Sync {
     /// Phase 1 for the document `seq` the engine has prepared: what each of its
-    /// selected shingles found, in order.
-    fn probe(&mut self, engine: &Engine, table: &mut Table<Mapped>, seq: u64) -> Result<Vec<Option<Hit>>, StageError>;
+    /// selected shingles found, in order; an entry whose origin `when` puts after the
+    /// document is taken over (issue 25) where the stage can.
+    fn probe(
+        &mut self,
+        engine: &Engine,
+        table: &mut Table<Mapped>,
+        seq: u64,
+        when: When<'_>,
+    ) -> Result<Vec<Option<Hit>>, StageError>;
 
     /// Phase 3 for the same document, given its estimate's feedback; `table`'s counters
     /// of applied documents move on either way.
@@ -39,8 +46,14 @@ pub struct Local {
 }
 
 impl TableStage for Local {
-    fn probe(&mut self, engine: &Engine, table: &mut Table<Mapped>, seq: u64) -> Result<Vec<Option<Hit>>, StageError> {
-        self.probe = engine.probe(table, seq);
+    fn probe(
+        &mut self,
+        engine: &Engine,
+        table: &mut Table<Mapped>,
+        seq: u64,
+        when: When<'_>,
+    ) -> Result<Vec<Option<Hit>>, StageError> {
+        self.probe = engine.probe_dated(table, seq, when);
         Ok(self.probe.hits.clone())
     }
 

@@ -5,15 +5,18 @@
 //! `Config::quotations`) is skipped at every step: nothing is computed, stored or
 //! indexed for it.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::Instant;
 
 use super::{DataDirError, Result};
+use crate::input::date::parse_published;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{NearDupWrite, Store, StoreError};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
 use textorigin_core::config::Config;
-use textorigin_core::engine::{DocResult, Engine};
+use textorigin_core::engine::{DocResult, Engine, When};
 use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
@@ -92,16 +95,74 @@ fn features(cfg: &Config) -> (bool, bool) {
 }
 
 /// Aligns the copied blocks of `result`, the engine's current document, against the
-/// stored texts of their origins ([`Engine::align`]).
-pub(super) fn align(store: &Store, engine: &Engine, result: &mut DocResult) -> Result<()> {
+/// stored texts of their origins ([`Engine::align_by`]), "earlier" by `when`.
+pub(super) fn align(store: &Store, engine: &Engine, result: &mut DocResult, when: When<'_>) -> Result<()> {
     let mut failed = None;
-    engine.align(result, |o| {
+    let origin_text = |o| {
         store.origin_text(engine, o).unwrap_or_else(|e| {
             failed.get_or_insert(e);
             None
         })
-    });
+    };
+    engine.align_by(result, origin_text, when);
     failed.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// When a document was published, for ordering (issue 25): its `published_at` in
+/// milliseconds since the epoch (`crate::input::date`), or, undated (or stored under
+/// `--bad-dates undated`), its arrival, `ingested_at_ms` (which ingestion keeps from
+/// going backwards, so that undated documents keep their arrival order).
+pub(super) fn published_time(published_at: Option<&str>, arrival_ms: u64) -> i64 {
+    published_at.and_then(|p| parse_published(p).ok()).unwrap_or(arrival_ms.min(i64::MAX as u64) as i64)
+}
+
+/// Publication order over a store for the engine ([`When`]): (time, sequence number),
+/// each stored document's time read once from its metadata; the document being
+/// analysed (not stored yet) has its own.
+pub(super) struct Dates<'a> {
+    store: &'a Store,
+    this: (u64, i64),
+    memo: RefCell<HashMap<u64, i64>>,
+    failed: RefCell<Option<StoreError>>,
+}
+
+impl<'a> Dates<'a> {
+    /// For document `seq` published at `time`, against the documents of `store`.
+    pub(super) fn new(store: &'a Store, seq: u64, time: i64) -> Dates<'a> {
+        Dates { store, this: (seq, time), memo: RefCell::default(), failed: RefCell::default() }
+    }
+
+    /// For stored document `seq`.
+    pub(super) fn stored(store: &'a Store, seq: u64) -> Result<Dates<'a>> {
+        let meta = store.doc(seq)?.ok_or(DataDirError::MissingText(seq))?;
+        Ok(Dates::new(store, seq, published_time(meta.published_at.as_deref(), meta.ingested_at_ms)))
+    }
+
+    /// Document `seq`'s order key.
+    pub(super) fn key(&self, seq: u64) -> (i64, u64) {
+        if seq == self.this.0 {
+            return (self.this.1, seq);
+        }
+        if let Some(&t) = self.memo.borrow().get(&seq) {
+            return (t, seq);
+        }
+        let time = match self.store.doc(seq) {
+            Ok(Some(m)) => published_time(m.published_at.as_deref(), m.ingested_at_ms),
+            // An origin the store does not hold cannot be: the next check fails.
+            Ok(None) => i64::MAX,
+            Err(e) => {
+                self.failed.borrow_mut().get_or_insert(e);
+                i64::MAX
+            }
+        };
+        self.memo.borrow_mut().insert(seq, time);
+        (time, seq)
+    }
+
+    /// An error if a document's metadata could not be read.
+    pub(super) fn check(&self) -> Result<()> {
+        self.failed.borrow_mut().take().map_or(Ok(()), |e| Err(e.into()))
+    }
 }
 
 /// Replays stored document `seq` into `table`: the engine applies its text, and its
@@ -158,8 +219,11 @@ pub(super) fn apply_replay(
 ) -> Result<DocResult> {
     let (_, q_cfg, shape) = cfgs;
     engine.load_prepared(prepared.tokens, prepared.items);
-    let mut result = table_phases(stage, engine, table, seq, &mut StageTimes::default(), &mut Instant::now())?;
-    align(store, engine, &mut result)?;
+    let dates = Dates::stored(store, seq)?;
+    let when = |s| dates.key(s);
+    let mut result = table_phases(stage, engine, table, seq, &when, &mut StageTimes::default(), &mut Instant::now())?;
+    align(store, engine, &mut result, &when)?;
+    dates.check()?;
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
     Ok(result)
 }
@@ -167,7 +231,8 @@ pub(super) fn apply_replay(
 /// Analyses document `seq` as ingestion does, against `table` and its derived indexes
 /// (filled by the documents before it), and adds it to both: near-duplicates,
 /// quotations, origins, then the index entries. Times each stage into `times`. The one
-/// path of live ingestion and of `rebuild --reanalyse`.
+/// path of live ingestion and of `rebuild --reanalyse`. `time` is when the document
+/// was published ([`published_time`]).
 #[allow(clippy::too_many_arguments)] // the parts of one data directory, borrowed apart; three call sites
 pub(super) fn analyse(
     store: &Store,
@@ -175,7 +240,7 @@ pub(super) fn analyse(
     table: &mut TableFile,
     stage: &mut dyn TableStage,
     cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
-    seq: u64,
+    (seq, time): (u64, i64),
     prepared: Prepared,
     times: &mut StageTimes,
 ) -> Result<Analysed> {
@@ -190,10 +255,13 @@ pub(super) fn analyse(
     times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());
     engine.load_prepared(tokens, items);
-    let mut result = table_phases(stage, engine, table, seq, times, &mut t)?;
+    let dates = Dates::new(store, seq, time);
+    let when = |s| dates.key(s);
+    let mut result = table_phases(stage, engine, table, seq, &when, times, &mut t)?;
     crate::failpoint::hit("analyse.after-table")
         .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
-    align(store, engine, &mut result)?;
+    align(store, engine, &mut result, &when)?;
+    dates.check()?;
     times.align += lap(&mut t);
     let nd_keys = nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default();
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(q.as_ref(), nd_keys));
@@ -206,18 +274,19 @@ pub(super) fn analyse(
 pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>);
 
 /// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
-/// estimation here. Times them into `times` from `t`.
+/// estimation here, in publication order (`when`). Times them into `times` from `t`.
 pub(super) fn table_phases(
     stage: &mut dyn TableStage,
     engine: &Engine,
     table: &mut TableFile,
     seq: u64,
+    when: When<'_>,
     times: &mut StageTimes,
     t: &mut Instant,
 ) -> Result<DocResult> {
-    let hits = stage.probe(engine, table, seq).map_err(DataDirError::Stage)?;
+    let hits = stage.probe(engine, table, seq, when).map_err(DataDirError::Stage)?;
     times.table += lap(t);
-    let estimate = engine.estimate(seq, &hits);
+    let estimate = engine.estimate_by(seq, &hits, when);
     times.estimation += lap(t);
     stage.score(engine, table, &engine.feedback(&estimate)).map_err(DataDirError::Stage)?;
     times.table += lap(t);

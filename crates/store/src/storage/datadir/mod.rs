@@ -25,7 +25,7 @@ use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
 use textorigin_core::config::{Config, Overrides};
-use textorigin_core::engine::{DocResult, Engine};
+use textorigin_core::engine::{by_arrival, DocResult, Engine};
 use textorigin_core::index::{IndexShape, Indexes};
 use textorigin_core::neardup::{NearDup, NearDupConfig};
 use textorigin_core::quote::QuoteConfig;
@@ -37,7 +37,7 @@ mod rebuild;
 #[cfg(test)]
 mod tests;
 
-use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay};
+use analysis::{align, analyse, apply_replay, lap, prepare_replay, published_time, replay};
 pub use analysis::{Prepared, Preparer};
 
 pub use error::{DataDirError, DocError};
@@ -88,6 +88,10 @@ pub struct DataDir {
     /// A `published_at` that is not a date is stored as it is, the document taken as
     /// undated (`--bad-dates undated`), instead of failing the document.
     undated_bad_dates: bool,
+    /// The arrival time of the newest stored document: the next one's is not earlier,
+    /// so that undated documents, which take their arrival time for their publication
+    /// time (issue 25), stay in arrival order whatever the clock does.
+    last_arrival_ms: u64,
     /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
     stage: Box<dyn TableStage>,
 }
@@ -336,6 +340,7 @@ impl DataDir {
             quote_capped: 0,
             latency: Latency::default(),
             undated_bad_dates: false,
+            last_arrival_ms: 0,
             stage: Box::new(Local::default()),
         }
     }
@@ -437,6 +442,12 @@ impl DataDir {
         }
         let (start, before) = (Instant::now(), self.times);
         let seq = self.store.next_seq()?;
+        if self.last_arrival_ms == 0 {
+            self.last_arrival_ms = self.store.docs_newest_first().next().transpose()?.map_or(0, |m| m.ingested_at_ms);
+        }
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let arrival_ms = now.max(self.last_arrival_ms);
+        let time = published_time(doc.published_at.as_deref(), arrival_ms);
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let analysed = analyse(
             &self.store,
@@ -444,7 +455,7 @@ impl DataDir {
             &mut self.table,
             &mut *self.stage,
             cfgs,
-            seq,
+            (seq, time),
             prepared,
             &mut self.times,
         );
@@ -462,7 +473,7 @@ impl DataDir {
             text_bytes: doc.text.len() as u64,
             tokens: result.tokens,
             content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
-            ingested_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            ingested_at_ms: arrival_ms,
             meta: doc.meta.clone(),
         };
         let written = crate::failpoint::hit("store.write")
@@ -477,6 +488,7 @@ impl DataDir {
             self.poisoned = true;
             return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
         }
+        self.last_arrival_ms = arrival_ms;
         self.latency.add(start.elapsed().as_secs_f64(), &before, &self.times, meta.text_bytes);
         Ok((meta, result))
     }
@@ -496,7 +508,7 @@ impl DataDir {
         let q = sentences.map(|s| self.store.quote_write(&self.q_cfg, seq, s, &indexes)).transpose()?;
         self.engine.load_prepared(tokens, items);
         let mut result = self.engine.query_prepared(&*self.table, seq);
-        align(&self.store, &self.engine, &mut result)?;
+        align(&self.store, &self.engine, &mut result, &by_arrival)?;
         Ok(QueryResult { result, near: nd.map(|nd| nd.found), quotes: q.map(|q| q.found) })
     }
 

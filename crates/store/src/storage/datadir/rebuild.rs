@@ -7,7 +7,9 @@ use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
 
-use super::{analyse, db_path, replay, table_path, DataDir, DataDirError, Preparer, Result, StageTimes};
+use super::{
+    analyse, db_path, published_time, replay, table_path, DataDir, DataDirError, Preparer, Result, StageTimes,
+};
 use crate::error::IoContext;
 use crate::storage::stage::Local;
 use crate::storage::store::Store;
@@ -87,7 +89,7 @@ impl DataDir {
                     &mut table,
                     &mut Local::default(),
                     cfgs,
-                    meta.seq,
+                    (meta.seq, published_time(meta.published_at.as_deref(), meta.ingested_at_ms)),
                     prepared,
                     &mut StageTimes::default(),
                 )?)
