@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use textorigin_core::config::Config;
 use textorigin_eval::arrival::Arrival;
-use textorigin_eval::origin::{self, Setup, Size};
+use textorigin_eval::origin::{self, DateUse, Setup, Size};
 
 use crate::args::on_off;
 
@@ -54,13 +54,14 @@ pub struct Args {
     /// against the oracle in publication order.
     #[arg(long, default_value = "in-order", value_delimiter = ',')]
     arrival: Vec<String>,
-    /// Whether the engine uses the documents' publication dates (the corpus's order),
-    /// comma-separated to compare: on (a document published before what it finds
-    /// takes it over, and the documents it took from and their copiers are revised),
-    /// off (arrival order taken for publication order). The in-order run is the same
-    /// either way and is run once.
-    #[arg(long, default_value = "on", value_delimiter = ',', value_parser = on_off)]
-    dates: Vec<bool>,
+    /// What the engine makes of the documents' publication dates (the corpus's
+    /// order), comma-separated to compare: on (a document published before what it
+    /// finds takes it over, "earlier" is by date, and the documents it took from and
+    /// their copiers are revised), take-over (the same without revisions: what the
+    /// data directory does today), off (arrival order taken for publication order).
+    /// The in-order run is the same every way and is run once.
+    #[arg(long, default_value = "on", value_delimiter = ',')]
+    dates: Vec<String>,
     /// Write an SVG plot of DO and TF against table size here.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -80,10 +81,11 @@ pub fn run(a: Args) -> Result<()> {
     if !arrivals.contains(&Arrival::InOrder) {
         arrivals.insert(0, Arrival::InOrder);
     }
+    let uses: Vec<DateUse> = parse_all(&a.dates)?;
     let product = Setup::product(&selections, &evictions, &estimations, &options);
     let mut setups: Vec<Setup> = Vec::new();
     for &arrival in &arrivals {
-        let dates: &[bool] = if arrival == Arrival::InOrder { &[true] } else { &a.dates };
+        let dates: &[DateUse] = if arrival == Arrival::InOrder { &[DateUse::Revise] } else { &uses };
         for &dated in dates {
             setups.extend(product.iter().map(|&s| Setup { arrival, dated, ..s }));
         }

@@ -12,8 +12,23 @@ use crate::util::{bin, fixture, json, ok, root};
 /// A table small enough that the sample corpus evicts.
 const CONFIG: &str = "table_size = \"64KiB\"\n";
 
-fn corpus(times: usize) -> Vec<PathBuf> {
-    (0..times).flat_map(|_| [fixture("gcc-sample.jsonl"), fixture("mail-sample.jsonl")]).collect()
+/// The sample corpus `times` over, in `tmp`: the mail's dates a year later at each
+/// repetition, so that the stream stays in publication order. Out of order, a single
+/// node takes entries over where the shard workers, which have no dates, do not
+/// (docs/SCALE-OUT.md).
+fn corpus(tmp: &Path, times: usize) -> Vec<PathBuf> {
+    let mail = std::fs::read_to_string(fixture("mail-sample.jsonl")).unwrap();
+    (0..times)
+        .flat_map(|r| {
+            let later = tmp.join(format!("mail-sample-{r}.jsonl"));
+            std::fs::write(
+                &later,
+                mail.replace("\"published_at\": \"2002-", &format!("\"published_at\": \"{}-", 2002 + r)),
+            )
+            .unwrap();
+            [fixture("gcc-sample.jsonl"), later]
+        })
+        .collect()
 }
 
 /// A temporary directory holding a configuration file of [`CONFIG`]: (the directory,
@@ -54,7 +69,7 @@ fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
         .arg(&dir)
         .arg("--config")
         .arg(config)
-        .args(corpus(times))
+        .args(corpus(tmp, times))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -75,7 +90,7 @@ fn cluster(tmp: &Path, config: &Path, times: usize, args: &[&str]) -> (Vec<Value
         .arg(&export)
         .arg("--union")
         .arg(&union)
-        .args(corpus(times))
+        .args(corpus(tmp, times))
         .env("TEXTORIGIN_BIN", assert_cmd::cargo::cargo_bin("textorigin"))
         .env("TMPDIR", tmp)
         .output()

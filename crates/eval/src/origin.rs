@@ -260,10 +260,32 @@ pub struct Setup {
     pub align: bool,
     /// The order the documents arrive in (the corpus's is their publication order).
     pub arrival: Arrival,
-    /// Whether the engine knows the documents' dates (the corpus's order): a document
-    /// published before what it finds takes it over and revises its copiers (issue
-    /// 25). Off: arrival order is taken for publication order (the engine before).
-    pub dated: bool,
+    /// What the engine makes of the documents' dates (the corpus's order, issue 25).
+    pub dated: DateUse,
+}
+
+/// What the engine makes of publication dates in an evaluation run (issue 25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateUse {
+    /// None: arrival order is taken for publication order (the engine before).
+    Off,
+    /// A document published before what it finds takes it over, and "earlier" is by
+    /// date; stored results are not revised (what the data directory does today).
+    TakeOver,
+    /// As `TakeOver`, and the documents it took from and their copiers are revised.
+    Revise,
+}
+
+impl std::str::FromStr for DateUse {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<DateUse, String> {
+        match s.trim() {
+            "off" => Ok(DateUse::Off),
+            "take-over" => Ok(DateUse::TakeOver),
+            "on" | "revise" => Ok(DateUse::Revise),
+            other => Err(format!("unknown date use `{other}`; expected on, take-over or off")),
+        }
+    }
 }
 
 impl Setup {
@@ -276,7 +298,7 @@ impl Setup {
             propagate: false,
             align: false,
             arrival: Arrival::InOrder,
-            dated: true,
+            dated: DateUse::Revise,
         }
     }
 
@@ -299,7 +321,7 @@ impl Setup {
                             propagate,
                             align,
                             arrival: Arrival::InOrder,
-                            dated: true,
+                            dated: DateUse::Revise,
                         });
                     }
                 }
@@ -547,7 +569,7 @@ fn run_one(
     let rank = |s: u64| order[s as usize - 1];
     // Publication order (the corpus's), or arrival order without dates.
     let dated = |s: u64| (rank(s) as i64, s);
-    let when: When<'_> = if setup.dated { &dated } else { &by_arrival };
+    let when: When<'_> = if setup.dated == DateUse::Off { &by_arrival } else { &dated };
     let mut results: Vec<DocResult> = Vec::with_capacity(texts.len());
     // Who copied from whom (arrival numbers), as the store's reverse index keeps it.
     let mut copiers: HashMap<u64, BTreeSet<u64>> = HashMap::new();
@@ -566,6 +588,7 @@ fn run_one(
         blocks.push(r.copied_blocks.clone());
         note(&mut copiers, &r);
         results.push(r);
+        let taken = if setup.dated == DateUse::Revise { taken } else { Vec::new() };
         let mut affected: Vec<u64> = taken.iter().flat_map(|o| copiers.get(o).into_iter().flatten()).copied().collect();
         affected.extend(&taken);
         affected.sort_unstable_by_key(|&s| (rank(s), s));
@@ -596,8 +619,9 @@ fn run_one(
     let copied: u64 = origin.iter().sum();
     Ok(Row {
         arrival: match setup.dated {
-            true => setup.arrival.to_string(),
-            false => format!("{}, undated", setup.arrival),
+            DateUse::Revise => setup.arrival.to_string(),
+            DateUse::TakeOver => format!("{}, no revisions", setup.arrival),
+            DateUse::Off => format!("{}, undated", setup.arrival),
         },
         selection: setup.selection.to_string(),
         eviction: setup.eviction.to_string(),
@@ -697,12 +721,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let setup = Setup::paper(Selection::All, Eviction::Lucky, Estimation::Nb);
         let setups: Vec<Setup> = [
-            (Arrival::InOrder, true),
-            (Arrival::Reverse, false),
-            (Arrival::Shuffled, false),
-            (Arrival::Reverse, true),
-            (Arrival::Shuffled, true),
-            (Arrival::Lag(20), true),
+            (Arrival::InOrder, DateUse::Revise),
+            (Arrival::Reverse, DateUse::Off),
+            (Arrival::Shuffled, DateUse::Off),
+            (Arrival::Reverse, DateUse::Revise),
+            (Arrival::Shuffled, DateUse::Revise),
+            (Arrival::Lag(20), DateUse::Revise),
+            (Arrival::Shuffled, DateUse::TakeOver),
         ]
         .into_iter()
         .map(|(arrival, dated)| Setup { arrival, dated, ..setup })
@@ -714,7 +739,14 @@ mod tests {
         assert_eq!((reverse.arrival.as_str(), reverse.origin_right), ("reverse, undated", 0.0), "{reverse:?}");
         assert!(reverse.tf < 100.0 && reverse.do_ < 100.0, "{reverse:?}");
         assert!(shuffled.origin_right < 100.0, "{shuffled:?}");
-        for dated in &r.rows[3..] {
+        // Without revisions the copies that came before their source keep what they
+        // were given: between the two.
+        let no_revisions = &r.rows[6];
+        assert!(
+            shuffled.origin_right < no_revisions.origin_right && no_revisions.origin_right < 100.0,
+            "{shuffled:?} {no_revisions:?}"
+        );
+        for dated in &r.rows[3..6] {
             assert_eq!(
                 (dated.origin_right, dated.do_, dated.tf),
                 (inorder.origin_right, inorder.do_, inorder.tf),
