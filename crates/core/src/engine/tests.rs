@@ -272,29 +272,33 @@ fn adjacent_blocks_of_one_origin_are_joined_for_readers() {
     assert_eq!(joined[0].span.end_byte, 199);
 }
 
-/// Issue 25: documents applied in any arrival order with their dates (a late older one
-/// taking its shingles over, [`Engine::apply_dated`]), and the documents it took from
-/// and their copiers re-analysed ([`Engine::reanalyse`]), end with the origins the
-/// brute-force reference gives in date order; re-analysing every document then changes
-/// nothing (the revised set was enough).
-fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) -> Result<(), TestCaseError> {
-    let cfg = exact_config();
-    let texts = corpus(seed, docs);
-    // perm[a]: the date rank (corpus index) of the a-th document to arrive.
+/// A seeded arrival order of `docs` documents: `perm[a]` is the date rank (corpus
+/// index) of the a-th to arrive.
+fn arrival_order(docs: usize, seed: u64) -> Vec<usize> {
     let mut perm: Vec<usize> = (0..docs).collect();
-    let mut g = crate::testdata::XorShift::new(arrival_seed | 1);
+    let mut g = crate::testdata::XorShift::new(seed | 1);
     for i in (1..docs).rev() {
         perm.swap(i, g.below(i as u64 + 1) as usize);
     }
-    let date = |seq: u64| perm[seq as usize - 1];
-    let when = |seq: u64| (date(seq) as i64, seq);
-    let mut t = table(&cfg);
-    let mut e = Engine::new(cfg.clone());
+    perm
+}
+
+/// `texts` (in date order) applied in the arrival order `perm` with their dates
+/// (`when`), the documents each one took shingles from and their copiers re-analysed
+/// after it, as the evaluation does: the table and every document's final result, by
+/// arrival number.
+fn arrive_with_dates(
+    e: &mut Engine,
+    texts: &[String],
+    perm: &[usize],
+    when: When<'_>,
+) -> (Table<Vec<u8>>, Vec<DocResult>) {
+    let mut t = table(e.config());
     let mut results: Vec<DocResult> = Vec::new();
     for (a, &i) in perm.iter().enumerate() {
         let seq = a as u64 + 1;
         e.prepare(&texts[i]);
-        let (r, taken) = e.apply_dated(&mut t, seq, &when);
+        let (r, taken) = e.apply_dated(&mut t, seq, when);
         results.push(r);
         let affected: Vec<u64> = (1..seq)
             .filter(|&s| {
@@ -303,10 +307,26 @@ fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) ->
             })
             .collect();
         for s in affected {
-            e.prepare(&texts[date(s)]);
-            results[s as usize - 1] = e.reanalyse(&t, s, &when);
+            e.prepare(&texts[perm[s as usize - 1]]);
+            results[s as usize - 1] = e.reanalyse(&t, s, when);
         }
     }
+    (t, results)
+}
+
+/// Issue 25: documents applied in any arrival order with their dates (a late older one
+/// taking its shingles over, [`Engine::apply_dated`]), and the documents it took from
+/// and their copiers re-analysed ([`Engine::reanalyse`]), end with the origins the
+/// brute-force reference gives in date order; re-analysing every document then changes
+/// nothing (the revised set was enough).
+fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) -> Result<(), TestCaseError> {
+    let cfg = exact_config();
+    let texts = corpus(seed, docs);
+    let perm = arrival_order(docs, arrival_seed);
+    let date = |seq: u64| perm[seq as usize - 1];
+    let when = |seq: u64| (date(seq) as i64, seq);
+    let mut e = Engine::new(cfg.clone());
+    let (t, results) = arrive_with_dates(&mut e, &texts, &perm, &when);
     prop_assert_eq!(t.stats().evictions, 0);
     let mut reference = Reference::new(cfg.k as usize);
     let truths: Vec<_> = texts.iter().enumerate().map(|(i, text)| reference.apply(i as u64 + 1, text)).collect();
@@ -370,11 +390,7 @@ fn dated_arrival_against_date_ordered_ingestion(
 ) -> (usize, usize) {
     let cfg = Config { selection, table_bytes: 64 << 20, propagate, ..Config::default() };
     let texts = corpus(seed, docs);
-    let mut perm: Vec<usize> = (0..docs).collect();
-    let mut g = crate::testdata::XorShift::new(arrival | 1);
-    for i in (1..docs).rev() {
-        perm.swap(i, g.below(i as u64 + 1) as usize);
-    }
+    let perm = arrival_order(docs, arrival);
     let date = |seq: u64| perm[seq as usize - 1];
     let when = |seq: u64| (date(seq) as i64, seq);
     // Date order: document i is number i + 1.
@@ -382,24 +398,7 @@ fn dated_arrival_against_date_ordered_ingestion(
     let mut e = Engine::new(cfg.clone());
     let in_order: Vec<DocResult> = texts.iter().enumerate().map(|(i, x)| e.apply(&mut t, i as u64 + 1, x)).collect();
     // Arrival order with dates, revising what the late ones take over.
-    let mut t = table(&cfg);
-    let mut results: Vec<DocResult> = Vec::new();
-    for (a, &i) in perm.iter().enumerate() {
-        let seq = a as u64 + 1;
-        e.prepare(&texts[i]);
-        let (r, taken) = e.apply_dated(&mut t, seq, &when);
-        results.push(r);
-        let affected: Vec<u64> = (1..seq)
-            .filter(|&s| {
-                taken.contains(&s)
-                    || results[s as usize - 1].selected_origins.iter().any(|so| taken.contains(&so.origin))
-            })
-            .collect();
-        for s in affected {
-            e.prepare(&texts[date(s)]);
-            results[s as usize - 1] = e.reanalyse(&t, s, &when);
-        }
-    }
+    let (t, results) = arrive_with_dates(&mut e, &texts, &perm, &when);
     assert_eq!(t.stats().evictions, 0);
     let by_date = |o: u64| date(o) as u64 + 1;
     let view = |r: &DocResult, number: &dyn Fn(u64) -> u64| {
