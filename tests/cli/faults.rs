@@ -13,12 +13,19 @@ use crate::util::*;
 #[test]
 fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
     let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), 300);
+    // Dated out of order: replays redo the take-overs of late originals (issue 25).
+    let files = generated_corpus_dated(corpus.path(), 300);
     // The reference: the same files, same order, one batch ingest.
     let reference = tempfile::tempdir().unwrap();
     ingest_small(reference.path(), &files);
     let stats = json(reference.path(), &["stats", "--json"]);
     assert!(stats["table"]["evictions"].as_u64().unwrap() > 0, "the table must be small enough to evict");
+    // The dates matter: the same texts undated give other origins.
+    let (plain_corpus, plain) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    ingest_small(plain.path(), &generated_corpus(plain_corpus.path(), 300));
+    let old_tokens =
+        |d: &std::path::Path| export_without_sources(d).iter().map(|v| v["old_tokens"].as_u64().unwrap()).sum::<u64>();
+    assert!(old_tokens(reference.path()) < old_tokens(plain.path()), "late originals are not copies");
 
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();

@@ -128,6 +128,33 @@ pub fn generated_corpus(dir: &Path, n: usize) -> Vec<PathBuf> {
     paths
 }
 
+/// [`generated_corpus`]'s documents as JSON files with publication dates (issue 25)
+/// that do not follow their order: a seeded shuffle, so that many a document arrives
+/// after the ones it was published before and takes their entries over.
+pub fn generated_corpus_dated(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let texts = generated_corpus(dir, n);
+    let mut rank: Vec<u64> = (0..n as u64).collect();
+    let mut g = textorigin_core::testdata::XorShift::new(0x000d_a7e5);
+    for i in (1..n).rev() {
+        rank.swap(i, g.below(i as u64 + 1) as usize);
+    }
+    texts
+        .iter()
+        .zip(rank)
+        .map(|(p, r)| {
+            let doc = serde_json::json!({
+                "id": p.file_stem().unwrap().to_str().unwrap(),
+                "text": std::fs::read_to_string(p).unwrap(),
+                "published_at": 1_600_000_000 + 3600 * r,
+            });
+            let json = p.with_extension("json");
+            std::fs::write(&json, doc.to_string()).unwrap();
+            std::fs::remove_file(p).unwrap();
+            json
+        })
+        .collect()
+}
+
 /// `n` generated documents and the uncrashed run the crash tests compare with: their
 /// batch ingest with the daemon tests' 32 KiB table. (corpus directory, files, reference
 /// data directory.)
