@@ -148,7 +148,7 @@ impl<'a> Dates<'a> {
         }
         let time = match self.store.doc(seq) {
             Ok(Some(m)) => published_time(m.published_at.as_deref(), m.ingested_at_ms),
-            // An origin the store does not hold cannot be: the next check fails.
+            // Cannot be (an origin is stored before any document finds it); last.
             Ok(None) => i64::MAX,
             Err(e) => {
                 self.failed.borrow_mut().get_or_insert(e);
