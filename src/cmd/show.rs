@@ -20,6 +20,11 @@ pub struct Args {
     /// Include the origin of every selected shingle (JSON).
     #[arg(long)]
     shingles: bool,
+    /// The revisions of the document's result, oldest first: which document,
+    /// published before one of its origins but arriving after it, changed it, and what
+    /// it said before (the JSON view has them under `revisions`).
+    #[arg(long)]
+    history: bool,
     /// Write a self-contained HTML page with each copied block highlighted in a
     /// colour per origin, a legend linking the origins and a summary bar.
     #[arg(long, value_name = "OUT.html")]
@@ -41,6 +46,8 @@ pub fn run(a: Args) -> Result<()> {
         eprintln!("wrote {}", path.display());
     } else if a.json {
         super::print_json(&v)?;
+    } else if a.history {
+        print!("{}", text::history(&v));
     } else {
         print!("{}", text::document(&v));
     }

@@ -78,10 +78,45 @@ fn a_late_original_is_not_called_a_copy_and_later_copies_name_it() {
     let f = json(dated.path(), &["show", "--json", "follow-up"]);
     assert!(!origins(&f).is_empty() && origins(&f).iter().all(|&o| o == 3), "{f}");
 
+    // The copies stored before it are revised: each ends as in a date-ordered run,
+    // the revisions recorded.
+    let ordered = tempfile::tempdir().unwrap();
+    let f = examples_jsonl(inputs.path(), "ordered.jsonl", &["report", "blog", "roundup"], true);
+    assert!(ingest(ordered.path(), &[], &[&f]).status.success());
+    let by_name = |dir: &Path, name: &str| {
+        let v = json(dir, &["show", "--json", name]);
+        let origin = |o: &Value| o["name"].as_str().unwrap().to_string();
+        let blocks: Vec<(u64, u64, String)> = v["copied_blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| (b["start_token"].as_u64().unwrap(), b["end_token"].as_u64().unwrap(), origin(&b["origin"])))
+            .collect();
+        (v["old_tokens"].clone(), blocks, v["dominant_origin"]["name"].clone())
+    };
+    for name in ["report", "blog", "roundup"] {
+        assert_eq!(by_name(dated.path(), name), by_name(ordered.path(), name), "{name}");
+    }
+    let roundup = json(dated.path(), &["show", "--json", "roundup"]);
+    let causes: Vec<u64> =
+        roundup["revisions"].as_array().unwrap().iter().map(|r| r["caused_by"]["id"].as_u64().unwrap()).collect();
+    assert_eq!(causes, [2, 3], "revised by the blog, then by the report: {roundup}");
+    assert_eq!(roundup["revisions"][0]["old_tokens_before"], 0, "it had been all new");
+    assert!(ok(dated.path(), &["show", "roundup"]).contains("revised by #3 report"));
+    let history = ok(dated.path(), &["show", "--history", "roundup"]);
+    assert!(history.contains("2 revision(s)") && history.contains("before: 0 old tokens"), "{history}");
+    assert!(json(ordered.path(), &["show", "--json", "roundup"]).get("revisions").is_none(), "in order: none");
+
     // The take-overs replay from the stored dates: a rebuilt table is the same.
     let before = digest(dated.path());
     let out = run(dated.path(), &["rebuild"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(digest(dated.path()), before);
     assert!(ok(dated.path(), &["check"]).contains("ok"));
+    // Re-analysed, the documents are revised again as they arrived: the same results.
+    let export = ok(dated.path(), &["export"]);
+    let out = run(dated.path(), &["rebuild", "--reanalyse"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(ok(dated.path(), &["export"]), export);
+    assert_eq!(json(dated.path(), &["show", "--json", "roundup"])["revisions"].as_array().map(Vec::len), Some(2));
 }

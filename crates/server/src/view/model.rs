@@ -218,6 +218,29 @@ pub struct DocumentView {
     /// With `--times`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ingested_at_ms: Option<u64>,
+    /// The revisions of its result, oldest first (issue 25): a document that arrived
+    /// later but was published before an origin of this one changed it. Absent when
+    /// none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<RevisionView>,
+}
+
+/// A revision of a stored result: what caused it, and what the result said before.
+#[derive(Debug, Clone, Serialize)]
+pub struct RevisionView {
+    pub caused_by: DocRef,
+    pub old_tokens_before: u32,
+    pub dominant_origin_before: Option<DocRef>,
+    /// The copied blocks before: token spans and their origins.
+    pub copied_blocks_before: Vec<SpanOrigin>,
+}
+
+/// A copied block as a revision remembers it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpanOrigin {
+    pub start_token: u32,
+    pub end_token: u32,
+    pub origin: DocRef,
 }
 
 impl DocumentView {
@@ -436,6 +459,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
                 .collect()
         }),
         ingested_at_ms: if opt.times { meta.map(|m| m.ingested_at_ms) } else { None },
+        revisions: Vec::new(),
     })
 }
 
@@ -462,7 +486,26 @@ pub fn stored_document_and_text(store: &Store, seq: u64, opt: ViewOptions) -> Re
         near: near.as_deref(),
         quotes: quotes.as_deref(),
     };
-    let view = document(store, parts, opt)?;
+    let mut view = document(store, parts, opt)?;
+    for r in store.revisions(seq)? {
+        let before = &r.before;
+        view.revisions.push(RevisionView {
+            caused_by: DocRef::stored(store, r.cause)?,
+            old_tokens_before: before.old_tokens,
+            dominant_origin_before: before.dominant_origin.map(|o| DocRef::stored(store, o)).transpose()?,
+            copied_blocks_before: before
+                .joined_blocks()
+                .iter()
+                .map(|b| {
+                    Ok(SpanOrigin {
+                        start_token: b.span.start_token,
+                        end_token: b.span.end_token,
+                        origin: DocRef::stored(store, b.origin)?,
+                    })
+                })
+                .collect::<Result<_>>()?,
+        });
+    }
     Ok((view, text))
 }
 

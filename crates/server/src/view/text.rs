@@ -44,6 +44,30 @@ fn pct(part: u32, whole: u32) -> f64 {
     }
 }
 
+/// The revisions of a document's result, oldest first: what each changed (`show
+/// --history`).
+pub fn history(v: &DocumentView) -> String {
+    let id = v.id.map_or_else(|| "query".to_string(), |id| format!("#{id}"));
+    if v.revisions.is_empty() {
+        return format!("{id} {}: never revised\n", safe(&v.name));
+    }
+    let mut out = format!("{id} {}: {} revision(s), oldest first\n", safe(&v.name), v.revisions.len());
+    for r in &v.revisions {
+        out += &format!("  revised by {}\n", ref_text(&r.caused_by));
+        let dominant = r.dominant_origin_before.as_ref().map_or_else(|| "itself".to_string(), ref_text);
+        out += &format!("    before: {} old tokens, dominant origin {dominant}\n", r.old_tokens_before);
+        for b in &r.copied_blocks_before {
+            out += &format!("    before: tokens {}-{} from {}\n", b.start_token, b.end_token, ref_text(&b.origin));
+        }
+    }
+    out += &format!(
+        "  now: {} old tokens, dominant origin {}\n",
+        v.old_tokens,
+        v.dominant_origin.as_ref().map_or_else(|| "itself".to_string(), ref_text)
+    );
+    out
+}
+
 /// The document view.
 pub fn document(v: &DocumentView) -> String {
     let mut out = String::new();
@@ -59,6 +83,9 @@ pub fn document(v: &DocumentView) -> String {
     }
     if let Some(m) = &v.meta {
         out += &format!("  meta: {}\n", safe(&m.to_string()));
+    }
+    for r in &v.revisions {
+        out += &format!("  revised by {} (published before an origin of this one)\n", ref_text(&r.caused_by));
     }
     let mut dom_text = match v.dominant() {
         Dominant::None => "none (no tokens)".to_string(),

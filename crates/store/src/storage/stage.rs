@@ -27,6 +27,12 @@ pub trait TableStage: Send + Sync {
         when: When<'_>,
     ) -> Result<Vec<Option<Hit>>, StageError>;
 
+    /// The documents whose entries the last probe took over (issue 25): ascending,
+    /// each once; none where the stage takes nothing over.
+    fn taken(&self) -> Vec<u64> {
+        Vec::new()
+    }
+
     /// Phase 3 for the same document, given its estimate's feedback; `table`'s counters
     /// of applied documents move on either way.
     fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> Result<(), StageError>;
@@ -55,6 +61,10 @@ impl TableStage for Local {
     ) -> Result<Vec<Option<Hit>>, StageError> {
         self.probe = engine.probe_dated(table, seq, when);
         Ok(self.probe.hits.clone())
+    }
+
+    fn taken(&self) -> Vec<u64> {
+        self.probe.taken.clone()
     }
 
     fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> Result<(), StageError> {

@@ -6,15 +6,17 @@
 //! indexed for it.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{DataDirError, Result};
 use crate::input::date::parse_published;
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{NearDupWrite, Store, StoreError};
+use crate::storage::store::{NearDupWrite, Revised, Store, StoreError};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
+use textorigin_core::align::OriginText;
 use textorigin_core::config::Config;
 use textorigin_core::engine::{DocResult, Engine, When};
 use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
@@ -136,6 +138,12 @@ impl<'a> Dates<'a> {
     pub(super) fn stored(store: &'a Store, seq: u64) -> Result<Dates<'a>> {
         let meta = store.doc(seq)?.ok_or(DataDirError::MissingText(seq))?;
         Ok(Dates::new(store, seq, published_time(meta.published_at.as_deref(), meta.ingested_at_ms)))
+    }
+
+    /// Tells the time of document `seq`, not stored yet (the one whose arrival causes a
+    /// revision).
+    pub(super) fn know(&self, seq: u64, time: i64) {
+        self.memo.borrow_mut().insert(seq, time);
     }
 
     /// Document `seq`'s order key.
@@ -267,6 +275,88 @@ pub(super) fn analyse(
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(q.as_ref(), nd_keys));
     times.index += lap(&mut t);
     Ok((result, nd, q))
+}
+
+/// The revisions the arrival of document `cause` (published at its time) makes (issue
+/// 25): the documents whose entries it took over (`taken`) and those that copied from
+/// them, re-analysed as the table now says in publication order; those whose result
+/// changed, with their results before and after. The engine's current document is
+/// replaced.
+pub(super) fn revise(
+    store: &Store,
+    engine: &mut Engine,
+    table: &TableFile,
+    (cause, time, text, result): (u64, i64, &str, &DocResult),
+    taken: &[u64],
+) -> Result<Vec<Revised>> {
+    // Alignment reads origins' texts and blocks: the cause's and the revised ones' are
+    // not stored yet.
+    let mut fresh: HashMap<u64, Arc<OriginText>> = HashMap::new();
+    fresh.insert(cause, Arc::new(engine.origin_text(text, &result.copied_blocks)));
+    let mut affected: BTreeSet<u64> = taken.iter().copied().collect();
+    for &o in taken {
+        affected.extend(store.copiers_of(o)?);
+    }
+    affected.remove(&cause);
+    let mut keyed = Vec::with_capacity(affected.len());
+    for s in affected {
+        let meta = store.doc(s)?.ok_or(DataDirError::MissingText(s))?;
+        keyed.push((published_time(meta.published_at.as_deref(), meta.ingested_at_ms), s));
+    }
+    keyed.sort_unstable();
+    let mut out = Vec::new();
+    for (_, s) in keyed {
+        let text = store.text(s)?.ok_or(DataDirError::MissingText(s))?;
+        engine.prepare(&text);
+        let dates = Dates::stored(store, s)?;
+        dates.know(cause, time);
+        let when = |x| dates.key(x);
+        let mut after = engine.reanalyse(&**table, s, &when);
+        let mut failed = None;
+        let origin_text = |o| match fresh.get(&o) {
+            Some(t) => Some(Arc::clone(t)),
+            None => store.origin_text(engine, o).unwrap_or_else(|e| {
+                failed.get_or_insert(e);
+                None
+            }),
+        };
+        engine.align_by(&mut after, origin_text, &when);
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        dates.check()?;
+        let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
+        if after != before {
+            fresh.insert(s, Arc::new(engine.origin_text(&text, &after.copied_blocks)));
+            out.push(Revised { seq: s, after, before });
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `replayed` reproduces the result a document got when it was applied
+/// (`first`, [`Store::first_result`]): equal, or, where one of its origins' results was
+/// revised since (alignment reads an origin's current blocks), equal in everything
+/// estimation made of the table (counts, per-shingle origins, dominant origin).
+pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&DocResult>) -> Result<bool> {
+    let Some(first) = first else { return Ok(false) };
+    if replayed == first {
+        return Ok(true);
+    }
+    let same_counts = (replayed.seq, replayed.tokens, replayed.shingles, replayed.selected, replayed.hits)
+        == (first.seq, first.tokens, first.shingles, first.selected, first.hits);
+    let same_origins = replayed.dominant_origin == first.dominant_origin
+        && replayed.origin_counts == first.origin_counts
+        && replayed.selected_origins == first.selected_origins;
+    if !(same_counts && same_origins) {
+        return Ok(false);
+    }
+    for &(o, _) in &first.origin_counts {
+        if o != first.seq && !store.revisions(o)?.is_empty() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// A document's analysis: its result, and its near-duplicate and quotation findings

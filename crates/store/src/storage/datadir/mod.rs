@@ -37,7 +37,7 @@ mod rebuild;
 #[cfg(test)]
 mod tests;
 
-use analysis::{align, analyse, apply_replay, lap, prepare_replay, published_time, replay};
+use analysis::{align, analyse, apply_replay, lap, prepare_replay, published_time, replay, reproduces, revise};
 pub use analysis::{Prepared, Preparer};
 
 pub use error::{DataDirError, DocError};
@@ -462,6 +462,13 @@ impl DataDir {
         // Any failure may come after the table applied the document, which the store
         // then does not hold: the table is recovered before it takes another.
         let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
+        // A late original revises the earlier documents whose passages it now owns.
+        let taken = self.stage.taken();
+        let revised = match taken.is_empty() {
+            true => Vec::new(),
+            false => revise(&self.store, &mut self.engine, &self.table, (seq, time, &doc.text, &result), &taken)
+                .inspect_err(|_| self.poisoned = true)?,
+        };
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
         let meta = DocMeta {
@@ -479,8 +486,14 @@ impl DataDir {
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })
             .and_then(|()| {
-                let write =
-                    DocumentWrite { meta: &meta, text: &doc.text, result: &result, nd: nd.as_ref(), q: q.as_ref() };
+                let write = DocumentWrite {
+                    meta: &meta,
+                    text: &doc.text,
+                    result: &result,
+                    nd: nd.as_ref(),
+                    q: q.as_ref(),
+                    revised: &revised,
+                };
                 self.store.put_admitted_document(&write, admit)
             });
         self.times.store += lap(&mut t);
@@ -617,7 +630,8 @@ impl DataDir {
         // Texts are read and prepared on worker threads, applied here in order.
         let work = |engine: &mut Engine, seq: u64| {
             let prepared = prepare_replay(&store, engine, cfgs, seq);
-            (seq, prepared, store.result(seq))
+            // What the document got when it was applied (a revision changed it since).
+            (seq, prepared, store.first_result(seq))
         };
         let mut outcome = Ok(());
         crate::pipeline::ordered_map(
@@ -629,7 +643,7 @@ impl DataDir {
                 outcome = (|| {
                     crate::failpoint::hit("recover.replay").io(|| "recovery")?;
                     let result = apply_replay(&store, &mut engine, &mut table, stage, cfgs, seq, prepared?)?;
-                    if stored?.as_ref() != Some(&result) {
+                    if !reproduces(&store, &result, stored?.as_ref())? {
                         mismatches += 1;
                         tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
                     }

@@ -8,10 +8,11 @@ use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
 
 use super::{
-    analyse, db_path, published_time, replay, table_path, DataDir, DataDirError, Preparer, Result, StageTimes,
+    analyse, db_path, published_time, replay, reproduces, revise, table_path, DataDir, DataDirError, Preparer, Result,
+    StageTimes,
 };
 use crate::error::IoContext;
-use crate::storage::stage::Local;
+use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::Store;
 use crate::storage::table_file::TableFile;
 
@@ -72,7 +73,9 @@ impl DataDir {
         let mut preparer = Preparer::new(engine.clone(), nd_cfg.clone());
         if reanalyse {
             store.clear_later_near_dups()?;
+            store.clear_revisions()?;
         }
+        let mut stage = Local::default();
         let total = store.next_seq()? - 1;
         let same_config = store.config()?.as_ref() == Some(cfg);
         let mut differing = 0;
@@ -80,34 +83,47 @@ impl DataDir {
         for meta in store.docs() {
             let meta = meta?;
             let cfgs = (&nd_cfg, &q_cfg, shape);
+            let time = published_time(meta.published_at.as_deref(), meta.ingested_at_ms);
             let analysed = if reanalyse {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
                 let prepared = preparer.prepare(&text);
-                Some(analyse(
+                let (result, nd, q) = analyse(
                     store,
                     &mut engine,
                     &mut table,
-                    &mut Local::default(),
+                    &mut stage,
                     cfgs,
-                    (meta.seq, published_time(meta.published_at.as_deref(), meta.ingested_at_ms)),
+                    (meta.seq, time),
                     prepared,
                     &mut StageTimes::default(),
-                )?)
+                )?;
+                // Revised again, as when the documents arrived.
+                let taken = stage.taken();
+                let revised = match taken.is_empty() {
+                    true => Vec::new(),
+                    false => revise(store, &mut engine, &table, (meta.seq, time, &text, &result), &taken)?,
+                };
+                Some((result, nd, q, revised))
             } else {
                 None
             };
             let result = match &analysed {
-                Some((result, _, _)) => result.clone(),
+                Some((result, ..)) => result.clone(),
                 None => replay(store, &mut engine, &mut table, cfgs, meta.seq)?,
             };
-            if store.result(meta.seq)?.as_ref() != Some(&result) {
+            // Against what the document got when it was applied (revisions came later).
+            let kept = match reanalyse {
+                false => reproduces(store, &result, store.first_result(meta.seq)?.as_ref())?,
+                true => store.first_result(meta.seq)?.as_ref() == Some(&result),
+            };
+            if !kept {
                 differing += 1;
                 if !reanalyse && same_config {
                     tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
                 }
             }
-            if let Some((result, nd, q)) = &analysed {
-                store.put_reanalysis(meta.seq, result, nd.as_ref(), q.as_ref())?;
+            if let Some((result, nd, q, revised)) = &analysed {
+                store.put_reanalysis(meta.seq, result, nd.as_ref(), q.as_ref(), revised)?;
             }
             applied += 1;
             progress(applied, total);

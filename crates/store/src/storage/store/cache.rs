@@ -113,6 +113,17 @@ impl<K: Eq + Hash + Clone, V: Clone> Bounded<K, V> {
         Self::insert(&mut self.lock(), self.cap / 2, k, v, w);
     }
 
+    /// Drops the entry under `k` (its value changed).
+    pub(super) fn remove(&self, k: &K) {
+        let mut m = self.lock();
+        let (young, old) = &mut *m;
+        for g in [young, old] {
+            if let Some((_, w)) = g.map.remove(k) {
+                g.weight -= w;
+            }
+        }
+    }
+
     fn insert(m: &mut Entries<K, V>, half: usize, k: K, v: V, w: usize) {
         if m.0.weight + w > half {
             m.1 = std::mem::take(&mut m.0);

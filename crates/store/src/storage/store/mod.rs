@@ -58,10 +58,12 @@ pub mod meta;
 pub mod migrations;
 pub mod neardup_index;
 pub mod quote_index;
+pub mod revisions;
 pub mod spool_log;
 
 pub use documents::DocMeta;
 pub use neardup_index::NearDupWrite;
+pub use revisions::{Revised, Revision};
 pub use spool_log::{admission_key, document_key, Admission, Admit, DocumentKeys, Failure};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 
@@ -73,7 +75,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -87,9 +89,11 @@ const CF_Q_SENT: &str = "q_sent";
 const CF_Q_RESULT: &str = "q_result";
 const CF_ADMITTED: &str = "admitted";
 const CF_FAILED: &str = "failed";
+const CF_COPIERS: &str = "copiers";
+const CF_REVISIONS: &str = "revisions";
 /// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
 const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
-const CFS: [&str; 12] = [
+const CFS: [&str; 14] = [
     CF_ADMITTED,
     CF_FAILED,
     CF_META,
@@ -102,6 +106,8 @@ const CFS: [&str; 12] = [
     CF_ND_LATER,
     CF_Q_SENT,
     CF_Q_RESULT,
+    CF_COPIERS,
+    CF_REVISIONS,
 ];
 
 /// Errors of the store.
@@ -331,8 +337,15 @@ impl Store {
             self.add_quotes(&mut b, seq, q);
         }
         self.add_document(&mut b, doc.meta, doc.text, doc.result);
+        self.add_copiers(&mut b, seq, doc.result);
+        self.add_revisions(&mut b, seq, doc.revised);
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
-        self.write(b, false)
+        self.write(b, false)?;
+        // Alignment reads an origin's blocks through this cache: a revised one's changed.
+        for r in doc.revised {
+            self.caches.origin_texts.remove(&r.seq);
+        }
+        Ok(())
     }
 
     /// Replaces the stored results of document `seq` by a re-analysis (`rebuild
@@ -345,6 +358,7 @@ impl Store {
         result: &DocResult,
         nd: Option<&NearDupWrite>,
         q: Option<&QuoteFind>,
+        revised: &[Revised],
     ) -> Result<()> {
         // What an earlier analysis stored goes first: the new one may index other
         // sentences, or none (the batch applies its writes in order).
@@ -358,7 +372,14 @@ impl Store {
             self.add_quotes(&mut b, seq, q);
         }
         b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode(result));
-        self.write(b, false)
+        self.add_copiers(&mut b, seq, result);
+        self.add_revisions(&mut b, seq, revised);
+        self.write(b, false)?;
+        for r in revised {
+            self.caches.origin_texts.remove(&r.seq);
+        }
+        self.caches.origin_texts.remove(&seq);
+        Ok(())
     }
 
     /// Makes every write so far durable (WAL fsync).
@@ -377,6 +398,8 @@ pub struct DocumentWrite<'a> {
     pub nd: Option<&'a NearDupWrite>,
     /// None when quotation search is off.
     pub q: Option<&'a QuoteFind>,
+    /// Earlier documents whose results this one's arrival changed (issue 25).
+    pub revised: &'a [Revised],
 }
 
 /// How often a read-only open is tried while a writer keeps changing the manifest.
@@ -413,7 +436,7 @@ mod tests {
     }
 
     fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
-        s.put_document(&DocumentWrite { meta, text, result, nd: Some(nd), q: Some(q) })
+        s.put_document(&DocumentWrite { meta, text, result, nd: Some(nd), q: Some(q), revised: &[] })
     }
 
     #[test]

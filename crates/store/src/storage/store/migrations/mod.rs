@@ -10,6 +10,7 @@ mod v3_quotations;
 mod v6_derived_indexes;
 mod v7_origin_options;
 mod v8_feature_switches;
+mod v9_revisions;
 
 use rocksdb::WriteBatch;
 use serde::de::DeserializeOwned;
@@ -64,6 +65,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 7,
         what: "near-duplicate and quotation switches in the config (on for an existing data directory)",
         run: v8_feature_switches::run,
+    },
+    Migration {
+        from: 8,
+        what: "who copied from whom (the copiers column family, filled from the stored results) and revisions",
+        run: v9_revisions::run,
     },
 ];
 
