@@ -57,8 +57,8 @@ pub struct Args {
     /// What the engine makes of the documents' publication dates (the corpus's
     /// order), comma-separated to compare: on (a document published before what it
     /// finds takes it over, "earlier" is by date, and the documents it took from and
-    /// their copiers are revised), take-over (the same without revisions: what the
-    /// data directory does today), off (arrival order taken for publication order).
+    /// their copiers are revised), take-over (the same without revisions, for
+    /// comparison), off (arrival order taken for publication order).
     /// The in-order run is the same every way and is run once.
     #[arg(long, default_value = "on", value_delimiter = ',')]
     dates: Vec<String>,

@@ -270,7 +270,7 @@ pub enum DateUse {
     /// None: arrival order is taken for publication order (the engine before).
     Off,
     /// A document published before what it finds takes it over, and "earlier" is by
-    /// date; stored results are not revised (what the data directory does today).
+    /// date; stored results are not revised (the data directory before schema 9).
     TakeOver,
     /// As `TakeOver`, and the documents it took from and their copiers are revised.
     Revise,
