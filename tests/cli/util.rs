@@ -156,11 +156,12 @@ pub fn generated_corpus_dated(dir: &Path, n: usize) -> Vec<PathBuf> {
 }
 
 /// `n` generated documents and the uncrashed run the crash tests compare with: their
-/// batch ingest with the daemon tests' 32 KiB table. (corpus directory, files, reference
-/// data directory.)
+/// batch ingest with the daemon tests' 32 KiB table. The documents are dated out of
+/// order ([`generated_corpus_dated`]), so that a crash can also fall among take-overs
+/// and revisions (issue 25). (corpus directory, files, reference data directory.)
 pub fn with_reference(n: usize) -> (tempfile::TempDir, Vec<PathBuf>, tempfile::TempDir) {
     let corpus = tempfile::tempdir().unwrap();
-    let files = generated_corpus(corpus.path(), n);
+    let files = generated_corpus_dated(corpus.path(), n);
     let reference = tempfile::tempdir().unwrap();
     ingest_small(reference.path(), &files);
     (corpus, files, reference)
