@@ -103,6 +103,9 @@ fn a_late_original_is_not_called_a_copy_and_later_copies_name_it() {
     assert_eq!(causes, [2, 3], "revised by the blog, then by the report: {roundup}");
     assert_eq!(roundup["revisions"][0]["old_tokens_before"], 0, "it had been all new");
     assert!(ok(dated.path(), &["show", "roundup"]).contains("revised by #3 report"));
+    let page = inputs.path().join("roundup.html");
+    assert!(run(dated.path(), &["show", "--html", page.to_str().unwrap(), "roundup"]).status.success());
+    assert!(std::fs::read_to_string(&page).unwrap().contains("Revised by #2 blog, then #3 report"));
     let history = ok(dated.path(), &["show", "--history", "roundup"]);
     assert!(history.contains("2 revision(s)") && history.contains("before: 0 old tokens"), "{history}");
     assert!(json(ordered.path(), &["show", "--json", "roundup"]).get("revisions").is_none(), "in order: none");

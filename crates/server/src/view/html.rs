@@ -252,6 +252,17 @@ fn about(view: &DocumentView) -> String {
         true => String::new(),
         false => format!("<p id=\"about\">{}</p>\n", parts.join(" · ")),
     };
+    if !view.revisions.is_empty() {
+        let by: Vec<String> = view
+            .revisions
+            .iter()
+            .map(|r| format!("#{} {}", r.caused_by.id.unwrap_or(0), escape(&r.caused_by.name)))
+            .collect();
+        out += &format!(
+            "<p id=\"revisions\">Revised by {}: published before an origin of this document, it arrived after it (<code>show --history</code>).</p>\n",
+            by.join(", then ")
+        );
+    }
     if let Some(serde_json::Value::Object(m)) = &view.meta {
         out += "<dl id=\"meta\">";
         for (k, v) in m {
