@@ -26,6 +26,12 @@ pub struct Args {
     /// Larger documents go to failed/ (bytes, or with a unit such as MiB).
     #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
     max_doc_bytes: String,
+    /// A `published_at` (or `date`) that is not a date (RFC 3339, YYYY-MM-DD, YYYY
+    /// or Unix seconds): `fail` the document (the default: its file goes to failed/
+    /// with the reason), or store it as `undated` (it then takes its arrival time, its
+    /// date kept as text).
+    #[arg(long, value_name = "POLICY", default_value = "fail", value_parser = ["fail", "undated"])]
+    bad_dates: String,
     /// Checkpoint after this many documents ...
     #[arg(long, default_value_t = 1000)]
     checkpoint_docs: u64,
@@ -65,6 +71,7 @@ pub fn run(a: Args) -> Result<()> {
         spool: a.spool.unwrap_or_else(|| a.data.dir.join("spool")),
         keep: a.keep,
         max_doc_bytes: size(&a.max_doc_bytes)?,
+        undated_bad_dates: a.bad_dates == "undated",
         checkpoint_docs: a.checkpoint_docs,
         checkpoint_secs: a.checkpoint_secs,
         rescan_secs: a.rescan_secs,

@@ -482,3 +482,29 @@ fn a_file_caught_empty_gets_a_second_look_and_replaced_bytes_are_logged() {
         assert!(logged.contains(line), "`{line}` in {logged}");
     }
 }
+
+/// Issue 25: a spool document whose date is none fails with the reason, its file in
+/// failed/; `serve --bad-dates undated` stores it.
+#[test]
+fn a_spool_document_whose_date_is_none_fails_unless_undated_is_asked() {
+    let inputs = tempfile::tempdir().unwrap();
+    let f = inputs.path().join("dated.jsonl");
+    let lines = [
+        serde_json::json!({"id": "good", "text": "a document with a date that reads", "published_at": "2026-11-01"}),
+        serde_json::json!({"id": "bad", "text": "a document with a date that does not", "published_at": "soon"}),
+    ];
+    std::fs::write(&f, lines.iter().map(|l| l.to_string() + "\n").collect::<String>()).unwrap();
+    for (args, stored) in [(&[][..], 1), (&["--bad-dates", "undated"][..], 2)] {
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path();
+        let daemon = Daemon::start(dir, &[&["--table-size", "32KiB"][..], args].concat(), None);
+        drop_into_spool(dir, std::slice::from_ref(&f));
+        wait_until("the file processed", 60, || spool_count(dir, "new") == 0 && documents(dir) >= stored);
+        daemon.stop();
+        assert_eq!(documents(dir), stored);
+        if stored == 1 {
+            let reason = std::fs::read_to_string(dir.join("spool/failed/dated.jsonl.reason")).unwrap();
+            assert!(reason.contains("dated.jsonl:2: published_at \"soon\" is not a date"), "{reason}");
+        }
+    }
+}

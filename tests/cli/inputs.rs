@@ -286,7 +286,7 @@ fn a_publication_date_that_is_not_one_fails_its_document_unless_undated_is_asked
     assert_eq!(out.status.code(), Some(3), "one document failed");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("dated.jsonl:5: published_at \"next tuesday\" is not a date: give RFC 3339 (2026-11-27T08:00:00Z), YYYY-MM-DD, YYYY or Unix seconds (or ingest with --bad-dates undated)"),
+        stderr.contains("dated.jsonl:5: published_at \"next tuesday\" is not a date: give RFC 3339 (2026-11-27T08:00:00Z), YYYY-MM-DD, YYYY or Unix seconds (or store it undated: ingest or serve with --bad-dates undated)"),
         "{stderr}"
     );
     let names: Vec<String> = ok(dir.path(), &["export"])

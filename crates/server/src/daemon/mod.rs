@@ -63,6 +63,9 @@ pub struct ServeOptions {
     pub spool: PathBuf,
     pub keep: bool,
     pub max_doc_bytes: u64,
+    /// A `published_at` that is not a date: the document is stored undated instead of
+    /// failing (`--bad-dates undated`).
+    pub undated_bad_dates: bool,
     pub checkpoint_docs: u64,
     pub checkpoint_secs: u64,
     pub rescan_secs: u64,
@@ -387,6 +390,7 @@ pub fn serve(
         r => r?,
     };
     let mut dd = DataDir::open_write(dir, overrides)?;
+    dd.set_undated_bad_dates(opt.undated_bad_dates);
     let new_dir = opt.spool.join("new");
     let (watcher, wakeups) = watch(&new_dir)?;
     let parsers = Parsers {
@@ -533,7 +537,8 @@ impl Daemon<'_> {
         self.status_file.write(&self.status);
         self.share(None);
         drop(dd);
-        let dd = recover_poisoned(dir, overrides, stop)?;
+        let mut dd = recover_poisoned(dir, overrides, stop)?;
+        dd.set_undated_bad_dates(self.opt.undated_bad_dates);
         self.share(Some(&dd));
         pause(self.backoff.next(), stop);
         Ok(dd)

@@ -18,7 +18,7 @@ pub enum DocError {
     NoTokens(String),
     #[error("{0}: over 4 GiB of text")]
     TooLong(String),
-    #[error("{0}: {1} (or ingest with --bad-dates undated)")]
+    #[error("{0}: {1} (or store it undated: ingest or serve with --bad-dates undated)")]
     BadDate(String, crate::input::date::BadDate),
 }
 
