@@ -13,7 +13,7 @@ use std::time::Instant;
 use super::{DataDirError, Result};
 use crate::input::date::parse_published;
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{NearDupWrite, Revised, Store, StoreError};
+use crate::storage::store::{DocMeta, NearDupWrite, Revised, Store, StoreError};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
 use textorigin_core::align::OriginText;
@@ -99,23 +99,42 @@ fn features(cfg: &Config) -> (bool, bool) {
 /// Aligns the copied blocks of `result`, the engine's current document, against the
 /// stored texts of their origins ([`Engine::align_by`]), "earlier" by `when`.
 pub(super) fn align(store: &Store, engine: &Engine, result: &mut DocResult, when: When<'_>) -> Result<()> {
+    align_with(store, engine, result, when, &HashMap::new())
+}
+
+/// [`align`], with the texts of origins not stored yet (`unstored`: a revision's cause
+/// and the documents it revised before) taken from `unstored`.
+fn align_with(
+    store: &Store,
+    engine: &Engine,
+    result: &mut DocResult,
+    when: When<'_>,
+    unstored: &HashMap<u64, Arc<OriginText>>,
+) -> Result<()> {
     let mut failed = None;
-    let origin_text = |o| {
-        store.origin_text(engine, o).unwrap_or_else(|e| {
+    let origin_text = |o| match unstored.get(&o) {
+        Some(t) => Some(Arc::clone(t)),
+        None => store.origin_text(engine, o).unwrap_or_else(|e| {
             failed.get_or_insert(e);
             None
-        })
+        }),
     };
     engine.align_by(result, origin_text, when);
     failed.map_or(Ok(()), |e| Err(e.into()))
 }
 
-/// When a document was published, for ordering (issue 25): its `published_at` in
-/// milliseconds since the epoch (`crate::input::date`), or, undated (or stored under
+/// When a stored document was published, for ordering (issue 25): its `published_at`
+/// in milliseconds since the epoch (`crate::input::date`), or, undated (or stored under
 /// `--bad-dates undated`), its arrival, `ingested_at_ms` (which ingestion keeps from
-/// going backwards, so that undated documents keep their arrival order).
-pub(super) fn published_time(published_at: Option<&str>, arrival_ms: u64) -> i64 {
-    published_at.and_then(|p| parse_published(p).ok()).unwrap_or(arrival_ms.min(i64::MAX as u64) as i64)
+/// going backwards, so that undated documents keep their arrival order). Ingestion
+/// computes the same for a document it is storing ([`arrival_time`]).
+pub(super) fn meta_time(meta: &DocMeta) -> i64 {
+    meta.published_at.as_deref().and_then(|p| parse_published(p).ok()).unwrap_or(arrival_time(meta.ingested_at_ms))
+}
+
+/// An arrival in milliseconds as a publication time.
+pub(super) fn arrival_time(arrival_ms: u64) -> i64 {
+    arrival_ms.min(i64::MAX as u64) as i64
 }
 
 /// Publication order over a store for the engine ([`When`]): (time, sequence number),
@@ -137,7 +156,7 @@ impl<'a> Dates<'a> {
     /// For stored document `seq`.
     pub(super) fn stored(store: &'a Store, seq: u64) -> Result<Dates<'a>> {
         let meta = store.doc(seq)?.ok_or(DataDirError::MissingText(seq))?;
-        Ok(Dates::new(store, seq, published_time(meta.published_at.as_deref(), meta.ingested_at_ms)))
+        Ok(Dates::new(store, seq, meta_time(&meta)))
     }
 
     /// Tells the time of document `seq`, not stored yet (the one whose arrival causes a
@@ -155,7 +174,7 @@ impl<'a> Dates<'a> {
             return (t, seq);
         }
         let time = match self.store.doc(seq) {
-            Ok(Some(m)) => published_time(m.published_at.as_deref(), m.ingested_at_ms),
+            Ok(Some(m)) => meta_time(&m),
             // Cannot be (an origin is stored before any document finds it); last.
             Ok(None) => i64::MAX,
             Err(e) => {
@@ -301,29 +320,18 @@ pub(super) fn revise(
     let mut keyed = Vec::with_capacity(affected.len());
     for s in affected {
         let meta = store.doc(s)?.ok_or(DataDirError::MissingText(s))?;
-        keyed.push((published_time(meta.published_at.as_deref(), meta.ingested_at_ms), s));
+        keyed.push((meta_time(&meta), s));
     }
     keyed.sort_unstable();
     let mut out = Vec::new();
-    for (_, s) in keyed {
+    for (s_time, s) in keyed {
         let text = store.text(s)?.ok_or(DataDirError::MissingText(s))?;
         engine.prepare(&text);
-        let dates = Dates::stored(store, s)?;
+        let dates = Dates::new(store, s, s_time);
         dates.know(cause, time);
         let when = |x| dates.key(x);
         let mut after = engine.reanalyse(&**table, s, &when);
-        let mut failed = None;
-        let origin_text = |o| match fresh.get(&o) {
-            Some(t) => Some(Arc::clone(t)),
-            None => store.origin_text(engine, o).unwrap_or_else(|e| {
-                failed.get_or_insert(e);
-                None
-            }),
-        };
-        engine.align_by(&mut after, origin_text, &when);
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
+        align_with(store, engine, &mut after, &when, &fresh)?;
         dates.check()?;
         let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
         if after != before {

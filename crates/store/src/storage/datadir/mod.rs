@@ -37,7 +37,9 @@ mod rebuild;
 #[cfg(test)]
 mod tests;
 
-use analysis::{align, analyse, apply_replay, lap, prepare_replay, published_time, replay, reproduces, revise};
+use analysis::{
+    align, analyse, apply_replay, arrival_time, lap, meta_time, prepare_replay, replay, reproduces, revise,
+};
 pub use analysis::{Prepared, Preparer};
 
 pub use error::{DataDirError, DocError};
@@ -435,11 +437,12 @@ impl DataDir {
         if prepared.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
-        if let Some(Err(e)) = doc.published_at.as_deref().map(parse_published) {
-            if !self.undated_bad_dates {
-                return Err(DocError::BadDate(doc.source.clone(), e).into());
-            }
-        }
+        // Read once: checked here, ordered by below.
+        let published = match doc.published_at.as_deref().map(parse_published).transpose() {
+            Ok(p) => p,
+            Err(_) if self.undated_bad_dates => None,
+            Err(e) => return Err(DocError::BadDate(doc.source.clone(), e).into()),
+        };
         let (start, before) = (Instant::now(), self.times);
         let seq = self.store.next_seq()?;
         if self.last_arrival_ms == 0 {
@@ -447,7 +450,7 @@ impl DataDir {
         }
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let arrival_ms = now.max(self.last_arrival_ms);
-        let time = published_time(doc.published_at.as_deref(), arrival_ms);
+        let time = published.unwrap_or(arrival_time(arrival_ms));
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let analysed = analyse(
             &self.store,

@@ -8,7 +8,7 @@ use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
 
 use super::{
-    analyse, db_path, published_time, replay, reproduces, revise, table_path, DataDir, DataDirError, Preparer, Result,
+    analyse, db_path, meta_time, replay, reproduces, revise, table_path, DataDir, DataDirError, Preparer, Result,
     StageTimes,
 };
 use crate::error::IoContext;
@@ -83,7 +83,7 @@ impl DataDir {
         for meta in store.docs() {
             let meta = meta?;
             let cfgs = (&nd_cfg, &q_cfg, shape);
-            let time = published_time(meta.published_at.as_deref(), meta.ingested_at_ms);
+            let time = meta_time(&meta);
             let analysed = if reanalyse {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
                 let prepared = preparer.prepare(&text);
