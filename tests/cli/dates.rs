@@ -97,6 +97,38 @@ fn a_late_original_is_not_called_a_copy_and_later_copies_name_it() {
     for name in ["report", "blog", "roundup"] {
         assert_eq!(by_name(dated.path(), name), by_name(ordered.path(), name), "{name}");
     }
+    // Quotations are oriented by date too: the report quotes nothing; the roundup and
+    // the blog quote it, found when it arrived after them.
+    assert_eq!(json(dated.path(), &["quotes", "--json", "report"])["quotations"], json!([]));
+    for name in ["blog", "roundup"] {
+        let quotes = json(dated.path(), &["quotes", "--json", name]);
+        let from_report: Vec<&Value> = quotes["quotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|q| q["sources"].as_array().unwrap())
+            .filter(|s| s["name"] == "report")
+            .collect();
+        assert!(!from_report.is_empty() && from_report.iter().all(|s| s["arrived_after"] == true), "{quotes}");
+    }
+    assert!(ok(dated.path(), &["quotes", "roundup"]).contains("report (published before, arrived after)"));
+    let pairs = |dir: &Path, name: &str| {
+        let v = json(dir, &["quotes", "--json", name]);
+        let mut out: Vec<(u64, String)> = v["quotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|q| {
+                let start = q["start_byte"].as_u64().unwrap();
+                q["sources"].as_array().unwrap().iter().map(move |s| (start, s["name"].as_str().unwrap().to_string()))
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    for name in ["report", "blog", "roundup"] {
+        assert_eq!(pairs(dated.path(), name), pairs(ordered.path(), name), "{name}'s quotations");
+    }
     let roundup = json(dated.path(), &["show", "--json", "roundup"]);
     let causes: Vec<u64> =
         roundup["revisions"].as_array().unwrap().iter().map(|r| r["caused_by"]["id"].as_u64().unwrap()).collect();

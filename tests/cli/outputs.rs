@@ -178,3 +178,51 @@ fn the_whole_corpus_pairs_with_the_attributes() {
         docs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()
     );
 }
+
+/// Issue 25: the same corpus dated and arriving newest first decides as in date order:
+/// the original, arriving last, is kept and heads the cluster; its copies, stored
+/// before it, are dropped as its duplicates.
+#[test]
+fn decisions_follow_publication_dates_whatever_the_arrival_order() {
+    let inputs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, texts) = corpus(inputs.path());
+    let lines: String = texts
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, t)| {
+            let doc = json!({"id": format!("d{}", i + 1), "text": t, "published_at": format!("2026-01-0{}", i + 1)});
+            doc.to_string() + "\n"
+        })
+        .collect();
+    let f = inputs.path().join("newest-first.jsonl");
+    std::fs::write(&f, lines).unwrap();
+    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let d: Vec<Value> = ok(dir.path(), &["export", "--format", "decisions"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let name = |id: &Value| d.iter().find(|x| x["id"] == *id).map(|x| x["name"].as_str().unwrap().to_string());
+    // Each decision by names: name, decision, reason, of, cluster.
+    let mut got: Vec<String> = d
+        .iter()
+        .map(|x| {
+            let reason = x["reason"].as_str().unwrap_or("-");
+            let of = name(&x["of"]).unwrap_or("-".into());
+            format!("{} {} {reason} {of} {}", x["name"].as_str().unwrap(), x["decision"], name(&x["cluster"]).unwrap())
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "d1 \"keep\" - - d1",
+            "d2 \"drop\" exact_duplicate d1 d1",
+            "d3 \"drop\" near_duplicate d1 d1",
+            "d4 \"keep\" - - d4",
+            "d5 \"keep\" - - d5",
+        ],
+        "{d:#?}"
+    );
+}

@@ -134,10 +134,7 @@ pub fn generated_corpus(dir: &Path, n: usize) -> Vec<PathBuf> {
 pub fn generated_corpus_dated(dir: &Path, n: usize) -> Vec<PathBuf> {
     let texts = generated_corpus(dir, n);
     let mut rank: Vec<u64> = (0..n as u64).collect();
-    let mut g = textorigin_core::testdata::XorShift::new(0x000d_a7e5);
-    for i in (1..n).rev() {
-        rank.swap(i, g.below(i as u64 + 1) as usize);
-    }
+    textorigin_core::testdata::XorShift::new(0x000d_a7e5).shuffle(&mut rank);
     texts
         .iter()
         .zip(rank)

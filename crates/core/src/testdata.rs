@@ -24,6 +24,13 @@ impl XorShift {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
+
+    /// Shuffles `v` (Fisher-Yates, drawing with [`XorShift::below`]).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            v.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -55,9 +55,7 @@ impl Arrival {
             Arrival::Reverse => (0..n).rev().collect(),
             Arrival::Shuffled => {
                 let mut v: Vec<usize> = (0..n).collect();
-                for i in (1..n).rev() {
-                    v.swap(i, rng.below(i as u64 + 1) as usize);
-                }
+                rng.shuffle(&mut v);
                 v
             }
             Arrival::Lag(lag) => {

@@ -276,10 +276,7 @@ fn adjacent_blocks_of_one_origin_are_joined_for_readers() {
 /// index) of the a-th to arrive.
 fn arrival_order(docs: usize, seed: u64) -> Vec<usize> {
     let mut perm: Vec<usize> = (0..docs).collect();
-    let mut g = crate::testdata::XorShift::new(seed | 1);
-    for i in (1..docs).rev() {
-        perm.swap(i, g.below(i as u64 + 1) as usize);
-    }
+    crate::testdata::XorShift::new(seed | 1).shuffle(&mut perm);
     perm
 }
 

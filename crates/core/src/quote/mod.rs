@@ -305,6 +305,10 @@ pub struct QuoteFind {
     pub words: Vec<u64>,
     /// The quoting sentences with their sources, best first.
     pub found: Vec<Quotation>,
+    /// Quotations the other way (issue 25): sentences of documents that arrived before
+    /// this one but were published after it, quoting its sentences. (quoting document,
+    /// its quoting sentences, by sentence index, with their sources here, best first.)
+    pub late: Vec<(u64, Vec<Quotation>)>,
     /// Candidates scored (for evaluation).
     pub candidates: u64,
     /// Index entries within the radius the per-probe cap left out, and candidates the
@@ -315,11 +319,17 @@ pub struct QuoteFind {
 /// Searches the quotations of document `seq`'s sentences among the earlier documents'
 /// in `index`: candidates by signature within each sentence's radius, scored by word
 /// overlap weighted by idf, kept at the threshold, best `max_sources` first.
+///
+/// `later(c)` tells whether candidate document `c`, which arrived before, was published
+/// after this one (issue 25): then its sentence is the quoting one, scored from its
+/// side (the score is not symmetric: it is normalised by the quoting sentence), and
+/// the pair goes to [`QuoteFind::late`]. With `|_| false`, arrival order.
 pub fn find<I: SentenceIndex>(
     index: &I,
     cfg: &QuoteConfig,
     seq: u64,
     sentences: Vec<Sentence>,
+    later: impl Fn(u64) -> bool,
 ) -> Result<QuoteFind, I::Error> {
     let n_docs = index.documents()?;
     let mut dfs: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
@@ -332,6 +342,8 @@ pub fn find<I: SentenceIndex>(
         Ok(v)
     };
     let mut found = Vec::new();
+    // (quoting document, its sentence, span) → sources here.
+    let mut late: std::collections::BTreeMap<(u64, u32), (u32, u32, Vec<QuoteSource>)> = Default::default();
     let mut indexed = Vec::new();
     let (mut candidates, mut capped) = (0u64, 0u64);
     // The same sentences and signatures a replay indexes ([`signatures`]): a sentence's
@@ -388,6 +400,20 @@ pub fn find<I: SentenceIndex>(
             }
             candidates += 1;
             if let Some(other) = index.sentence(cseq, cidx)? {
+                if later(cseq) {
+                    let mut idfs = Vec::with_capacity(other.words.len());
+                    for &w in &other.words {
+                        idfs.push((n_docs as f64 / df(w)?.max(1) as f64).ln().max(0.0));
+                    }
+                    let sc = Scorer::new(&other.words, idfs).score(&s.words);
+                    if sc >= cfg.threshold {
+                        let full = *full.get_or_insert_with(|| signature(cfg, &s.words));
+                        let distance = (full ^ signature(cfg, &other.words)).count_ones();
+                        let source = QuoteSource { seq, sentence: i, distance, score: sc };
+                        late.entry((cseq, cidx)).or_insert((other.start, other.end, Vec::new())).2.push(source);
+                    }
+                    continue;
+                }
                 let sc = scorer.score(&other.words);
                 if sc >= cfg.threshold {
                     let full = *full.get_or_insert_with(|| signature(cfg, &s.words));
@@ -398,13 +424,28 @@ pub fn find<I: SentenceIndex>(
             }
         }
         if !sources.is_empty() {
-            sources
-                .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
+            sort_sources(&mut sources);
             sources.truncate(cfg.max_sources as usize);
             found.push(Quotation { start_byte: s.start, end_byte: s.end, sentence: i, sources });
         }
     }
-    Ok(QuoteFind { indexed, signatures: sigs, words: words(&sentences), found, candidates, capped })
+    let mut by_doc: Vec<(u64, Vec<Quotation>)> = Vec::new();
+    for ((doc, sentence), (start_byte, end_byte, mut sources)) in late {
+        sort_sources(&mut sources);
+        sources.truncate(cfg.max_sources as usize);
+        let q = Quotation { start_byte, end_byte, sentence, sources };
+        match by_doc.last_mut() {
+            Some((d, qs)) if *d == doc => qs.push(q),
+            _ => by_doc.push((doc, vec![q])),
+        }
+    }
+    Ok(QuoteFind { indexed, signatures: sigs, words: words(&sentences), found, late: by_doc, candidates, capped })
+}
+
+/// A sentence's sources in their order: best score first, then by document and
+/// sentence.
+pub fn sort_sources(sources: &mut [QuoteSource]) {
+    sources.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
 }
 
 /// Candidates (seq, sentence), one entry per signature that found them, in the order
@@ -552,223 +593,4 @@ impl<'a> Scorer<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// An in-memory sentence index over the derived indexes, for [`find`].
-    struct Memory {
-        idx: crate::index::Indexes<Vec<u8>>,
-        sentences: std::collections::HashMap<(u64, u32), std::sync::Arc<Sentence>>,
-    }
-
-    impl SentenceIndex for Memory {
-        type Error = std::convert::Infallible;
-        fn documents(&self) -> Result<u64, Self::Error> {
-            Ok(self.idx.documents())
-        }
-        fn df(&self, word: u64) -> Result<u64, Self::Error> {
-            Ok(self.idx.df(word))
-        }
-        fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error> {
-            Ok(self.idx.quote_candidates(cfg, sig, d))
-        }
-        fn sentence(&self, seq: u64, idx: u32) -> Result<Option<std::sync::Arc<Sentence>>, Self::Error> {
-            Ok(self.sentences.get(&(seq, idx)).cloned())
-        }
-    }
-
-    impl Memory {
-        fn add(&mut self, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> QuoteFind {
-            let q = find(self, cfg, seq, sentences).unwrap();
-            for (i, s) in &q.indexed {
-                self.sentences.insert((seq, *i), std::sync::Arc::new(s.clone()));
-            }
-            self.idx.add(cfg, seq, &crate::index::IndexAdd::found(Some(&q), Vec::new()));
-            q
-        }
-    }
-
-    /// What [`find`] must give for one sentence: the first `max_candidates` candidates
-    /// in rank order (with pairs by parts matched, then age; else by age) all scored, those at the threshold
-    /// sorted best first and cut at `max_sources`.
-    fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence) -> Vec<QuoteSource> {
-        let n_docs = mem.idx.documents();
-        let idf = |w: u64| (n_docs as f64 / mem.idx.df(w).max(1) as f64).ln().max(0.0);
-        let parted = !part_signatures(cfg, &s.words).is_empty();
-        let d = if parted { 0 } else { radius(cfg, s.words.len() as u32) };
-        let mut cands: Vec<(u64, u32)> = signatures(cfg, std::slice::from_ref(s))
-            .into_iter()
-            .flat_map(|(_, sig)| mem.idx.quote_candidates(cfg, sig, d).0)
-            .map(|(cseq, cidx, _)| (cseq, cidx))
-            .filter(|&(cseq, _)| cseq < seq)
-            .collect();
-        // Brute force: count each candidate's signatures by scanning, then order.
-        let mut distinct = cands.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        let count = |c: &(u64, u32)| if cfg.pairs { cands.iter().filter(|x| *x == c).count() } else { 0 };
-        distinct.sort_by(|a, b| count(b).cmp(&count(a)).then(a.cmp(b)));
-        distinct.truncate(cfg.max_candidates as usize);
-        cands = distinct;
-        let full = signature(cfg, &s.words);
-        let mut out: Vec<QuoteSource> = cands
-            .into_iter()
-            .filter_map(|(cseq, cidx)| {
-                let other = &mem.sentences[&(cseq, cidx)];
-                let sc = score(&s.words, &other.words, idf);
-                let distance = (full ^ signature(cfg, &other.words)).count_ones();
-                (sc >= cfg.threshold).then_some(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc })
-            })
-            .collect();
-        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
-        out.truncate(cfg.max_sources as usize);
-        out
-    }
-
-    proptest::proptest! {
-        /// Documents of sentences drawn from a few, so that many repeat exactly (more
-        /// often than `max_sources`) and others overlap: what `find` reports for each
-        /// sentence equals scoring every candidate the cap lets in (it stops early once
-        /// it holds `max_sources` perfect scores), with part signatures of pairs, of
-        /// single groups, and full signatures.
-        #[test]
-        fn find_equals_scoring_every_candidate(seed in proptest::prelude::any::<u64>(), docs in 2u64..40, max_sources in 1u32..6, variant in 0usize..3, max_candidates in 1u32..40) {
-            let cfg = match variant {
-                0 => QuoteConfig { max_sources, max_candidates, ..QuoteConfig::default() },
-                1 => QuoteConfig { max_sources, max_candidates, splits: 3, pairs: false, split_words: 8, ..QuoteConfig::default() },
-                _ => QuoteConfig { max_sources, max_candidates, splits: 0, pairs: false, ..QuoteConfig::default() },
-            };
-            let mut mem = Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
-            let mut rng = seed;
-            let mut next = move |n: u64| { rng = mix(rng.wrapping_add(1)); rng % n };
-            // Eight base sentences of 5-12 words from a vocabulary of 40.
-            let base: Vec<Vec<u64>> = (0..8).map(|_| (0..5 + next(8)).map(|_| next(40)).collect()).collect();
-            for seq in 1..=docs {
-                let ss: Vec<Sentence> = (0..1 + next(4))
-                    .map(|k| {
-                        let mut w = base[next(8) as usize].clone();
-                        if next(3) == 0 {
-                            w[0] = next(40); // an edited copy
-                        }
-                        w.sort_unstable();
-                        w.dedup();
-                        Sentence { start: k as u32, end: k as u32 + 1, words: w }
-                    })
-                    .collect();
-                let want: Vec<(u32, Vec<QuoteSource>)> = ss
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.words.len() as u32 >= cfg.min_words && mem.idx.documents() > 0)
-                    .map(|(i, s)| (i as u32, found_by_scoring_all(&mem, &cfg, seq, s)))
-                    .filter(|(_, f)| !f.is_empty())
-                    .collect();
-                let q = mem.add(&cfg, seq, ss);
-                let got: Vec<(u32, Vec<QuoteSource>)> = q.found.into_iter().map(|f| (f.sentence, f.sources)).collect();
-                proptest::prop_assert_eq!(got, want);
-            }
-        }
-
-        /// A sentence with one word changed, among other documents' sentences: always
-        /// found through a part signature when none of its groups is empty: with the
-        /// defaults (pairs of 4 groups, from 5 words) one pair is unchanged; with 3
-        /// single groups (schema 7's parts, from 18 words) one group is.
-        #[test]
-        fn an_edited_sentence_is_found_through_a_part_signature(seed in proptest::prelude::any::<u64>(), n in 5usize..=40, at in 0usize..40, pairs in proptest::prelude::any::<bool>()) {
-            let mut g = crate::testdata::XorShift::new(seed | 1);
-            let mut next = move || g.next_u64();
-            let sentence = |words: Vec<u64>, start: u32| { let mut w = words; w.sort_unstable(); w.dedup(); Sentence { start, end: start + 1, words: w } };
-            {
-                let cfg = match pairs {
-                    true => QuoteConfig::default(),
-                    false => QuoteConfig { splits: 3, pairs: false, split_words: 18, ..QuoteConfig::default() },
-                };
-                proptest::prop_assume!(n as u32 >= cfg.split_words);
-                let parts = if pairs { 6 } else { 3 };
-                let mut mem = Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
-                let mut rng = next();
-                let mut word = move || { rng = mix(rng); rng };
-                let original: Vec<u64> = (0..n).map(|_| word()).collect();
-                // A sentence with an empty group has only two parts, and an edit can
-                // change both (see `part_signatures`).
-                let mut sorted = original.clone();
-                sorted.sort_unstable();
-                proptest::prop_assume!(part_signatures(&cfg, &sorted).len() == parts);
-                for seq in 1..=20u64 {
-                    let mut ss: Vec<Sentence> = (0..5).map(|k| sentence((0..20).map(|_| word()).collect(), k)).collect();
-                    if seq == 7 {
-                        ss.push(sentence(original.clone(), 9));
-                    }
-                    mem.add(&cfg, seq, ss);
-                }
-                let mut edited = original.clone();
-                edited[at % n] = word();
-                let q = mem.add(&cfg, 21, vec![sentence(edited, 0)]);
-                proptest::prop_assert!(q.found.iter().any(|f| f.sources.iter().any(|s| s.seq == 7 && s.sentence == 5)));
-            }
-        }
-    }
-
-    #[test]
-    fn signature_sets_l_bits_per_word() {
-        let cfg = QuoteConfig::default();
-        for w in 0..1000u64 {
-            assert_eq!(word_signature(&cfg, w).count_ones(), 2);
-            assert!(word_signature(&cfg, w) < 1 << 32);
-        }
-    }
-
-    #[test]
-    fn score_matches_a_hand_computed_example() {
-        // Q = {a, b, c, d}, R = {a, b, x}; N = 100, df: a 50, b 10, c 1, d 4.
-        let idf = |w: u64| (100.0f64 / [50.0, 10.0, 1.0, 4.0, 7.0][w as usize]).ln();
-        let s = score(&[0, 1, 2, 3], &[0, 1, 4], idf);
-        // (2/4) · (ln 2 + ln 10) / (ln 2 + ln 10 + ln 100 + ln 25)
-        //   = 0.5 · (0.6931 + 2.3026) / (0.6931 + 2.3026 + 4.6052 + 3.2189) = 0.5 · 0.27688
-        let want = 0.5 * (2f64.ln() + 10f64.ln()) / (2f64.ln() + 10f64.ln() + 100f64.ln() + 25f64.ln());
-        assert!((s - want).abs() < 1e-12, "{s} {want}");
-        assert!((s - 0.13844).abs() < 1e-4, "{s}");
-        assert_eq!(score(&[0, 1], &[0, 1, 2], idf), 1.0);
-    }
-
-    #[test]
-    fn probes_are_few_for_small_radii() {
-        let cfg = QuoteConfig::default(); // 2 pieces of 16 bits
-        let n: Vec<usize> = (0..=3).map(|d| probes(&cfg, 0xdead_beef, d).len()).collect();
-        assert_eq!(n, [1, 2, 18, 34]);
-    }
-
-    #[test]
-    fn radius_follows_the_formula() {
-        let cfg = QuoteConfig::default();
-        // Short sentences get a wider radius than long ones (their signatures are sparser).
-        let radii: Vec<u32> = [5, 9, 10, 12, 13, 17, 18, 40].iter().map(|&n| radius(&cfg, n)).collect();
-        assert_eq!(radii, [3, 3, 2, 2, 1, 1, 0, 0]);
-        for n in 5..40 {
-            let d = radius(&cfg, n);
-            let k = cfg.k_flex + 1;
-            assert!(d == 0 || p_max_bit_diff(32, 2, n, k, d) <= 0.1);
-            assert!(d == cfg.d_max || p_max_bit_diff(32, 2, n, k, d + 1) > 0.1);
-        }
-        assert_eq!(radius(&QuoteConfig { radius: Some(4), ..cfg }, 40), 4);
-    }
-
-    proptest! {
-        #[test]
-        fn probes_reach_every_signature_within_d(
-            sig in 0u64..(1 << 32),
-            flips in proptest::collection::vec(0u64..32, 0..8),
-            pieces in 1u32..5,
-            d_max in 0u32..7,
-        ) {
-            let cfg = QuoteConfig { pieces, d_max, ..QuoteConfig::default() };
-            let mut other = sig;
-            for f in flips { other ^= 1 << f; }
-            let dist = (sig ^ other).count_ones();
-            for d in dist..=d_max {
-                let probes = probes(&cfg, sig, d);
-                prop_assert!((0..cfg.pieces).any(|p| probes.contains(&(p, piece(&cfg, other, p)))), "d={} dist={}", d, dist);
-            }
-        }
-    }
-}
+mod tests;

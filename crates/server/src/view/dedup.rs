@@ -29,7 +29,7 @@ pub struct Summary {
     pub dominant_origin: Option<u64>,
     /// The earlier document it resembles most (ties: the earliest), if any.
     pub near_duplicate_of: Option<u64>,
-    /// The earliest earlier document with the same text (exact hash), if any.
+    /// The earliest-published earlier document with the same text (exact hash), if any.
     pub exact_duplicate_of: Option<u64>,
     /// Quoting sentences; None when quotation search is off.
     pub quotations: Option<usize>,
@@ -50,8 +50,9 @@ pub const SUMMARY_COLUMNS: [&str; 8] = [
 /// The summary of a stored document's view.
 pub fn summary(v: &DocumentView) -> Summary {
     let near = v.near_duplicates.as_deref().unwrap_or_default();
+    // Earliest published first: on a tie the one before stays.
     let most = near.iter().fold(None::<&NearDupView>, |best, d| match best {
-        Some(b) if b.resemblance > d.resemblance || (b.resemblance == d.resemblance && b.id < d.id) => Some(b),
+        Some(b) if b.resemblance >= d.resemblance => Some(b),
         _ => Some(d),
     });
     Summary {
@@ -71,7 +72,7 @@ pub fn summary(v: &DocumentView) -> Summary {
 
 /// The earliest earlier document with the same text (exact hash), if any.
 fn exact_copy_of(near: &[NearDupView]) -> Option<u64> {
-    near.iter().filter(|d| d.exact).map(|d| d.id).min()
+    near.iter().find(|d| d.exact).map(|d| d.id)
 }
 
 fn fraction(part: u32, whole: u32) -> f64 {
@@ -156,12 +157,12 @@ impl<'a> Decider<'a> {
         Decider { store, thresholds, roots: HashMap::new() }
     }
 
-    /// The earliest earlier document of `near` (id, exact, resemblance) at the
-    /// threshold; an exact copy always qualifies.
-    fn link(&self, near: impl Iterator<Item = (u64, bool, f64)>) -> Option<(u64, f64)> {
-        near.filter(|&(_, exact, r)| exact || r >= self.thresholds.near)
+    /// The earliest earlier document of `near` (id, exact, resemblance; earliest
+    /// published first, as the store lists them) at the threshold; an exact copy always
+    /// qualifies.
+    fn link(&self, mut near: impl Iterator<Item = (u64, bool, f64)>) -> Option<(u64, f64)> {
+        near.find(|&(_, exact, r)| exact || r >= self.thresholds.near)
             .map(|(id, exact, r)| (id, if exact { 1.0 } else { r }))
-            .min_by_key(|&(id, _)| id)
     }
 
     /// The cluster root of document `seq`: the root of its link, else itself.
@@ -175,8 +176,10 @@ impl<'a> Decider<'a> {
             let near = self.store.near_dups(at)?;
             path.push(at);
             let views = near.iter().filter(|d| d.says(Mode::Default)).map(|d| (d.seq, d.exact, round4(d.resemblance)));
+            // Each link goes to an earlier-published document: no cycle, unless the
+            // store is corrupt.
             match self.link(views) {
-                Some((earlier, _)) if earlier < at => at = earlier,
+                Some((earlier, _)) if !path.contains(&earlier) => at = earlier,
                 _ => break at,
             }
         };

@@ -299,8 +299,13 @@ fn near_duplicate_items(near: &[NearDupView], href: impl Fn(u64, &str) -> String
     let mut body = String::new();
     for d in near {
         let what = if d.exact { "exact copy".to_string() } else { format!("resemblance {:.2}", d.resemblance) };
-        body +=
-            &format!("<li><a href=\"{}\">#{} {}</a> — {what}</li>\n", escape(&href(d.id, "")), d.id, escape(&d.name));
+        body += &format!(
+            "<li><a href=\"{}\">#{} {}</a>{} — {what}</li>\n",
+            escape(&href(d.id, "")),
+            d.id,
+            escape(&d.name),
+            super::text::late(d.arrived_after)
+        );
     }
     body
 }
@@ -314,10 +319,11 @@ fn quotation_items(quotes: &[QuotationView], href: impl Fn(u64, &str) -> String)
             .iter()
             .map(|s| {
                 format!(
-                    "<a href=\"{}\">#{} {}</a> (score {:.2})",
+                    "<a href=\"{}\">#{} {}</a>{} (score {:.2})",
                     escape(&href(s.id, &s.sentence)),
                     s.id,
                     escape(&s.name),
+                    super::text::late(s.arrived_after),
                     s.score
                 )
             })

@@ -139,6 +139,10 @@ pub struct NearDupView {
     pub resemblance: f64,
     /// The verdicts that hold: default, B, C, combined.
     pub verdicts: Vec<&'static str>,
+    /// Published before the document but arrived after it (issue 25): found by its late
+    /// arrival.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub arrived_after: bool,
 }
 
 /// An earlier sentence a quoting sentence reuses.
@@ -150,6 +154,9 @@ pub struct QuoteSourceView {
     pub distance: u32,
     /// Rounded to 4 decimals.
     pub score: f64,
+    /// Published before the quoting document but arrived after it (issue 25).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub arrived_after: bool,
 }
 
 /// A quoting sentence with its sources, best first.
@@ -327,7 +334,9 @@ pub(super) fn round4(x: f64) -> f64 {
 }
 
 /// The near-duplicates that `mode` accepts.
-pub fn near_dups(store: &Store, found: &[NearDup], mode: Mode) -> Result<Vec<NearDupView>> {
+/// The views of the near-duplicates `found` under `mode`; those that arrived after
+/// document `of` marked.
+pub fn near_dups(store: &Store, found: &[NearDup], mode: Mode, of: Option<u64>) -> Result<Vec<NearDupView>> {
     found
         .iter()
         .filter(|d| d.says(mode))
@@ -345,14 +354,16 @@ pub fn near_dups(store: &Store, found: &[NearDup], mode: Mode) -> Result<Vec<Nea
                 c_similarity: d.c_similarity,
                 resemblance: round4(d.resemblance),
                 verdicts,
+                arrived_after: of.is_some_and(|of| d.seq > of),
             })
         })
         .collect()
 }
 
 /// The quotations of a document with `text`: each quoting sentence's span and text, and
-/// its sources with their sentences' text.
-pub fn quotations(store: &Store, text: &str, quotes: &[Quotation]) -> Result<Vec<QuotationView>> {
+/// its sources with their sentences' text; the sources that arrived after document
+/// `of` marked.
+pub fn quotations(store: &Store, text: &str, quotes: &[Quotation], of: Option<u64>) -> Result<Vec<QuotationView>> {
     let mut texts: HashMap<u64, String> = HashMap::new();
     let mut out = Vec::with_capacity(quotes.len());
     for q in quotes {
@@ -374,6 +385,7 @@ pub fn quotations(store: &Store, text: &str, quotes: &[Quotation]) -> Result<Vec
                 sentence,
                 distance: s.distance,
                 score: round4(s.score),
+                arrived_after: of.is_some_and(|of| s.seq > of),
             });
         }
         let quoting = text.get(q.start_byte as usize..q.end_byte as usize).unwrap_or("").to_string();
@@ -440,8 +452,8 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
                 SegmentView { start_token, end_token, start_byte, end_byte, text: slice(text, s) }
             })
             .collect(),
-        near_duplicates: near.map(|near| near_dups(store, near, Mode::Default)).transpose()?,
-        quotations: quotes.map(|quotes| quotations(store, text, quotes)).transpose()?,
+        near_duplicates: near.map(|near| near_dups(store, near, Mode::Default, meta.map(|m| m.seq))).transpose()?,
+        quotations: quotes.map(|quotes| quotations(store, text, quotes, meta.map(|m| m.seq))).transpose()?,
         selected_shingles: opt.shingles.then(|| {
             r.selected_origins
                 .iter()
@@ -682,8 +694,8 @@ pub fn neardups(store: &Store, seq: u64, mode: Mode, later: bool) -> Result<Near
     Ok(NearDupsView {
         id: seq,
         name: store.name_of(seq)?,
-        near_duplicates: near_dups(store, &store.near_dups(seq)?, mode)?,
-        later: if later { Some(near_dups(store, &store.near_dups_later(seq)?, mode)?) } else { None },
+        near_duplicates: near_dups(store, &store.near_dups(seq)?, mode, Some(seq))?,
+        later: if later { Some(near_dups(store, &store.near_dups_later(seq)?, mode, None)?) } else { None },
     })
 }
 
@@ -703,6 +715,6 @@ pub fn quotes(store: &Store, seq: u64) -> Result<QuotesView> {
     let missing = |what| ViewError::Missing { seq, what };
     let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
     let text = store.text(seq)?.ok_or(missing("text"))?;
-    let quotations = quotations(store, &text, &store.quotations(seq)?)?;
+    let quotations = quotations(store, &text, &store.quotations(seq)?, Some(seq))?;
     Ok(QuotesView { id: seq, name: meta.name, quotations })
 }

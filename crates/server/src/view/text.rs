@@ -142,9 +142,10 @@ pub fn quotations(quotes: &[QuotationView]) -> String {
         out += &format!("  \"{}\"\n", clip(&q.text, 110));
         for s in &q.sources {
             out += &format!(
-                "    from #{} {} (score {:.2}, {} bits apart): \"{}\"\n",
+                "    from #{} {}{} (score {:.2}, {} bits apart): \"{}\"\n",
                 s.id,
                 safe(&s.name),
+                late(s.arrived_after),
                 s.score,
                 s.distance,
                 clip(&s.sentence, 90)
@@ -154,14 +155,24 @@ pub fn quotations(quotes: &[QuotationView]) -> String {
     out
 }
 
+/// The mark of a pair found by a late arrival (text and HTML pages).
+pub(super) fn late(arrived_after: bool) -> &'static str {
+    if arrived_after {
+        " (published before, arrived after)"
+    } else {
+        ""
+    }
+}
+
 /// Lines for near-duplicates.
 pub fn near_dups(near: &[NearDupView]) -> String {
     near.iter()
         .map(|d| {
             format!(
-                "  #{} {}: {}resemblance {:.2}, {} of 6 supershingles, {} of 384 SimHash bits ({})\n",
+                "  #{} {}{}: {}resemblance {:.2}, {} of 6 supershingles, {} of 384 SimHash bits ({})\n",
                 d.id,
                 safe(&d.name),
+                late(d.arrived_after),
                 if d.exact { "exact duplicate, " } else { "" },
                 d.resemblance,
                 d.b_similarity,

@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{DataDirError, Result};
-use crate::input::date::parse_published;
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{DocMeta, NearDupWrite, Revised, Store, StoreError};
+use crate::storage::store::{NearDupWrite, Revised, Store, StoreError};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
 use textorigin_core::align::OriginText;
@@ -123,20 +122,6 @@ fn align_with(
     failed.map_or(Ok(()), |e| Err(e.into()))
 }
 
-/// When a stored document was published, for ordering (issue 25): its `published_at`
-/// in milliseconds since the epoch (`crate::input::date`), or, undated (or stored under
-/// `--bad-dates undated`), its arrival, `ingested_at_ms` (which ingestion keeps from
-/// going backwards, so that undated documents keep their arrival order). Ingestion
-/// computes the same for a document it is storing ([`arrival_time`]).
-pub(super) fn meta_time(meta: &DocMeta) -> i64 {
-    meta.published_at.as_deref().and_then(|p| parse_published(p).ok()).unwrap_or(arrival_time(meta.ingested_at_ms))
-}
-
-/// An arrival in milliseconds as a publication time.
-pub(super) fn arrival_time(arrival_ms: u64) -> i64 {
-    arrival_ms.min(i64::MAX as u64) as i64
-}
-
 /// Publication order over a store for the engine ([`When`]): (time, sequence number),
 /// each stored document's time read once from its metadata; the document being
 /// analysed (not stored yet) has its own.
@@ -155,8 +140,8 @@ impl<'a> Dates<'a> {
 
     /// For stored document `seq`.
     pub(super) fn stored(store: &'a Store, seq: u64) -> Result<Dates<'a>> {
-        let meta = store.doc(seq)?.ok_or(DataDirError::MissingText(seq))?;
-        Ok(Dates::new(store, seq, meta_time(&meta)))
+        let time = store.published_time(seq)?.ok_or(DataDirError::MissingText(seq))?;
+        Ok(Dates::new(store, seq, time))
     }
 
     /// Tells the time of document `seq`, not stored yet (the one whose arrival causes a
@@ -173,8 +158,8 @@ impl<'a> Dates<'a> {
         if let Some(&t) = self.memo.borrow().get(&seq) {
             return (t, seq);
         }
-        let time = match self.store.doc(seq) {
-            Ok(Some(m)) => meta_time(&m),
+        let time = match self.store.published_time(seq) {
+            Ok(Some(t)) => t,
             // Cannot be (an origin is stored before any document finds it); last.
             Ok(None) => i64::MAX,
             Err(e) => {
@@ -275,15 +260,17 @@ pub(super) fn analyse(
     let Prepared { tokens, items, sketch, sentences } = prepared;
     let mut t = Instant::now();
     let indexes = Indexes::over(table.index_region(), shape);
-    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, &indexes)).transpose()?;
+    let dates = Dates::new(store, seq, time);
+    let when = |s| dates.key(s);
+    // A pair with a document published after this one is oriented the other way.
+    let later = |other| when(other) > when(seq);
+    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, &indexes, later)).transpose()?;
     times.neardup += lap(&mut t);
-    let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, &indexes)).transpose()?;
+    let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, &indexes, later)).transpose()?;
     times.quotes += lap(&mut t);
     times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());
     engine.load_prepared(tokens, items);
-    let dates = Dates::new(store, seq, time);
-    let when = |s| dates.key(s);
     let mut result = table_phases(stage, engine, table, seq, &when, times, &mut t)?;
     crate::failpoint::hit("analyse.after-table")
         .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
@@ -319,8 +306,7 @@ pub(super) fn revise(
     affected.remove(&cause);
     let mut keyed = Vec::with_capacity(affected.len());
     for s in affected {
-        let meta = store.doc(s)?.ok_or(DataDirError::MissingText(s))?;
-        keyed.push((meta_time(&meta), s));
+        keyed.push((store.published_time(s)?.ok_or(DataDirError::MissingText(s))?, s));
     }
     keyed.sort_unstable();
     let mut out = Vec::new();

@@ -33,13 +33,13 @@ use textorigin_core::table::TableParams;
 
 mod analysis;
 mod error;
+#[cfg(test)]
+mod order_tests;
 mod rebuild;
 #[cfg(test)]
 mod tests;
 
-use analysis::{
-    align, analyse, apply_replay, arrival_time, lap, meta_time, prepare_replay, replay, reproduces, revise,
-};
+use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise};
 pub use analysis::{Prepared, Preparer};
 
 pub use error::{DataDirError, DocError};
@@ -450,7 +450,7 @@ impl DataDir {
         }
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let arrival_ms = now.max(self.last_arrival_ms);
-        let time = published.unwrap_or(arrival_time(arrival_ms));
+        let time = published.unwrap_or(crate::storage::store::documents::arrival_time(arrival_ms));
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let analysed = analyse(
             &self.store,
@@ -520,8 +520,9 @@ impl DataDir {
         let seq = self.store.next_seq()?;
         let (tokens, items, sketch, sentences) = self.preparer.prepare(&doc.text).into_parts();
         let indexes = Indexes::over(self.table.index_region(), self.shape);
-        let nd = sketch.map(|s| self.store.near_dup_write(&self.nd_cfg, seq, s, &indexes)).transpose()?;
-        let q = sentences.map(|s| self.store.quote_write(&self.q_cfg, seq, s, &indexes)).transpose()?;
+        // A query is a document arriving now: pairs in arrival order.
+        let nd = sketch.map(|s| self.store.near_dup_write(&self.nd_cfg, seq, s, &indexes, |_| false)).transpose()?;
+        let q = sentences.map(|s| self.store.quote_write(&self.q_cfg, seq, s, &indexes, |_| false)).transpose()?;
         self.engine.load_prepared(tokens, items);
         let mut result = self.engine.query_prepared(&*self.table, seq);
         align(&self.store, &self.engine, &mut result, &by_arrival)?;

@@ -8,8 +8,7 @@ use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
 
 use super::{
-    analyse, db_path, meta_time, replay, reproduces, revise, table_path, DataDir, DataDirError, Preparer, Result,
-    StageTimes,
+    analyse, db_path, replay, reproduces, revise, table_path, DataDir, DataDirError, Preparer, Result, StageTimes,
 };
 use crate::error::IoContext;
 use crate::storage::stage::{Local, TableStage};
@@ -72,7 +71,7 @@ impl DataDir {
         let mut engine = Engine::new(cfg.clone());
         let mut preparer = Preparer::new(engine.clone(), nd_cfg.clone());
         if reanalyse {
-            store.clear_later_near_dups()?;
+            store.clear_pairs_found_later()?;
             store.clear_revisions()?;
         }
         let mut stage = Local::default();
@@ -83,7 +82,7 @@ impl DataDir {
         for meta in store.docs() {
             let meta = meta?;
             let cfgs = (&nd_cfg, &q_cfg, shape);
-            let time = meta_time(&meta);
+            let time = meta.time();
             let analysed = if reanalyse {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
                 let prepared = preparer.prepare(&text);

@@ -1,7 +1,8 @@
 //! Bounded read caches in front of RocksDB for what is read again and again and never
 //! changes once written: the indexed sentences quotation search reads for its
-//! candidates, the sketches near-duplicate search reads for its candidates, and the
-//! texts alignment reads for its origins (tokenized). They hold exactly what the store
+//! candidates, the sketches near-duplicate search reads for its candidates, the
+//! texts alignment reads for its origins (tokenized), and the publication times that
+//! order pairs and origins (issue 25). They hold exactly what the store
 //! holds for their keys, so they change speed, never results. Each keeps two
 //! generations ([`Bounded`]): starting again empty at the bound, as they did, lost the
 //! sentences quotation search reads again and again once a stream outgrew the cache
@@ -25,6 +26,9 @@ const SKETCH_BYTES: usize = 16 << 20;
 /// Bytes of origins' texts held for alignment (a document of 10,000 words takes
 /// about 240 KB).
 const ORIGIN_TEXT_BYTES: usize = 32 << 20;
+/// Bytes of publication times held, and what one weighs.
+const TIMES_BYTES: usize = 4 << 20;
+pub(super) const TIME_BYTES: usize = 48;
 /// What an entry costs beside its own vectors: the map's slot, the `Arc`, the vectors'
 /// headers and the allocator's.
 const ENTRY_OVERHEAD: usize = 96;
@@ -148,6 +152,8 @@ pub(super) struct Caches {
     pub(super) sketches: Bounded<u64, Arc<Sketch>>,
     /// seq → the document's text as alignment reads it (tokens and shingles).
     pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
+    /// seq → the document's publication time (`DocMeta::time`).
+    pub(super) times: Bounded<u64, i64>,
 }
 
 impl Default for Caches {
@@ -156,6 +162,7 @@ impl Default for Caches {
             sentences: Bounded::new(SENTENCE_BYTES),
             sketches: Bounded::new(SKETCH_BYTES),
             origin_texts: Bounded::new(ORIGIN_TEXT_BYTES),
+            times: Bounded::new(TIMES_BYTES),
         }
     }
 }

@@ -70,6 +70,15 @@ pub(super) fn be_u32(k: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(k[at..at + 4].try_into().expect("key layout"))
 }
 
+/// The key of a pair of documents: both sequence numbers, big-endian (a prefix scan on
+/// the first finds its pairs, by the second: [`super::Store::pairs`]).
+pub(super) fn pair_key(a: u64, b: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&seq_key(a));
+    k[8..].copy_from_slice(&seq_key(b));
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

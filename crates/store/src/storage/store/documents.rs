@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use textorigin_core::align::OriginText;
 use textorigin_core::engine::{DocResult, Engine};
 
+use crate::input::date::parse_published;
+
 use super::codec::{decode_text, decode_with_tail, encode, encode_text, seq_key};
 use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_TEXT};
 
@@ -33,6 +35,22 @@ pub struct DocMeta {
     /// `encode_doc`), so documents of every schema read alike.
     #[serde(skip)]
     pub meta: Option<String>,
+}
+
+impl DocMeta {
+    /// When the document was published, for ordering (issue 25): its `published_at` in
+    /// milliseconds since the epoch (`crate::input::date`), or, undated (or stored
+    /// under `--bad-dates undated`), its arrival, `ingested_at_ms` (which ingestion
+    /// keeps from going backwards, so that undated documents keep their arrival order).
+    /// Ingestion computes the same for a document it is storing ([`arrival_time`]).
+    pub fn time(&self) -> i64 {
+        self.published_at.as_deref().and_then(|p| parse_published(p).ok()).unwrap_or(arrival_time(self.ingested_at_ms))
+    }
+}
+
+/// An arrival in milliseconds as a publication time.
+pub fn arrival_time(arrival_ms: u64) -> i64 {
+    arrival_ms.min(i64::MAX as u64) as i64
 }
 
 /// A document's metadata value: the fields before `meta` as every schema wrote them,
@@ -76,6 +94,18 @@ impl Store {
     /// Metadata of document `seq`.
     pub fn doc(&self, seq: u64) -> Result<Option<DocMeta>> {
         self.get(CF_DOCS, &seq_key(seq))?.map(|v| self.decode_doc(&v)).transpose()
+    }
+
+    /// Document `seq`'s publication time ([`DocMeta::time`]; read through a cache:
+    /// near-duplicate and quotation search ask it of every pair they find).
+    pub fn published_time(&self, seq: u64) -> Result<Option<i64>> {
+        if let Some(t) = self.caches.times.get(&seq) {
+            return Ok(Some(t));
+        }
+        let Some(meta) = self.doc(seq)? else { return Ok(None) };
+        let t = meta.time();
+        self.caches.times.put(seq, t, super::cache::TIME_BYTES);
+        Ok(Some(t))
     }
 
     /// Text of document `seq`.

@@ -75,7 +75,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -85,15 +85,17 @@ const CF_RESULTS: &str = "results";
 const CF_ND_SKETCH: &str = "nd_sketch";
 const CF_ND_RESULT: &str = "nd_result";
 const CF_ND_LATER: &str = "nd_later";
+const CF_ND_LATE: &str = "nd_late";
 const CF_Q_SENT: &str = "q_sent";
 const CF_Q_RESULT: &str = "q_result";
+const CF_Q_LATE: &str = "q_late";
 const CF_ADMITTED: &str = "admitted";
 const CF_FAILED: &str = "failed";
 const CF_COPIERS: &str = "copiers";
 const CF_REVISIONS: &str = "revisions";
 /// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
 const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
-const CFS: [&str; 14] = [
+const CFS: [&str; 16] = [
     CF_ADMITTED,
     CF_FAILED,
     CF_META,
@@ -104,8 +106,10 @@ const CFS: [&str; 14] = [
     CF_ND_SKETCH,
     CF_ND_RESULT,
     CF_ND_LATER,
+    CF_ND_LATE,
     CF_Q_SENT,
     CF_Q_RESULT,
+    CF_Q_LATE,
     CF_COPIERS,
     CF_REVISIONS,
 ];
@@ -164,7 +168,7 @@ impl Store {
         // write-ahead log segment since its first write alive; past this total RocksDB
         // flushes the memtables holding the oldest segment, so logs stay bounded.
         o.set_max_total_wal_size(MAX_TOTAL_WAL_BYTES);
-        // All memtables together: without it each of the twelve column families grows
+        // All memtables together: without it each of the column families grows
         // its own up to 64 MiB before a flush.
         o.set_db_write_buffer_size(MEMTABLE_BYTES);
         o
@@ -280,6 +284,24 @@ impl Store {
         self.db.get_cf(self.cf(cf), key).map_err(self.db_err())
     }
 
+    /// (second key, value) of the keys of `cf` that start with `first` (keys made by
+    /// [`codec::pair_key`]), by the second.
+    fn pairs(&self, cf: &str, first: u64) -> Result<Vec<(u64, Vec<u8>)>> {
+        let prefix = codec::seq_key(first);
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(cf), rocksdb::IteratorMode::From(&prefix, rocksdb::Direction::Forward))
+        {
+            let (k, v) = item.map_err(self.db_err())?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            if let Ok(second) = <[u8; 8]>::try_from(&k[8..]) {
+                out.push((u64::from_be_bytes(second), v.to_vec()));
+            }
+        }
+        Ok(out)
+    }
+
     fn decode<T: DeserializeOwned>(&self, what: &str, bytes: &[u8]) -> Result<T> {
         codec::decode(bytes).map_err(|reason| StoreError::Corrupt {
             path: self.path.clone(),
@@ -351,7 +373,7 @@ impl Store {
     /// Replaces the stored results of document `seq` by a re-analysis (`rebuild
     /// --reanalyse`): its origins, near-duplicate verdicts and quotations, in one batch
     /// (a feature switched off, None, keeps nothing). The caller has
-    /// cleared `nd_later` first ([`Store::clear_later_near_dups`]).
+    /// cleared the pairs found later first ([`Store::clear_pairs_found_later`]).
     pub fn put_reanalysis(
         &self,
         seq: u64,
@@ -454,10 +476,11 @@ mod tests {
                 seq,
                 Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6], rate: 1, coarse: vec![] },
                 &idx,
+                |_| false,
             )
             .unwrap()
         };
-        let q = |seq| s.quote_write(&qc, seq, vec![], &idx).unwrap();
+        let q = |seq| s.quote_write(&qc, seq, vec![], &idx, |_| false).unwrap();
         put(&s, &meta(1, "a"), "text a", &r, &nd(1), &q(1)).unwrap();
         put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &nd(2), &q(2)).unwrap();
         put(&s, &meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &nd(3), &q(3)).unwrap();

@@ -2,15 +2,22 @@
 //! (`nd_result`, and `nd_later` seen from the earlier document). Candidates come from
 //! the derived key index in the table file (`textorigin_core::index`); the verdicts
 //! are computed by `textorigin_core::neardup`.
+//!
+//! A pair is oriented by publication (issue 25): a document that arrives after a
+//! near-duplicate published later than it is that one's earlier near-duplicate. Its
+//! verdict goes to `nd_late` (key: the later-published document, the late arrival)
+//! and to `nd_later` under the late arrival; the stored `nd_result` of the other is
+//! never rewritten. [`Store::near_dups`] reads both. The verdicts are symmetric, so the
+//! pairs and their orientation are those of a run in publication order.
 
 use std::sync::Arc;
 
-use rocksdb::{IteratorMode, WriteBatch};
+use rocksdb::WriteBatch;
 use textorigin_core::index::{self, Indexes};
 use textorigin_core::neardup::{self, NearDup, NearDupConfig, Sketch};
 
-use super::codec::{encode, seq_key};
-use super::{Result, Store, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
+use super::codec::{encode, pair_key, seq_key};
+use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH, CF_Q_LATE};
 
 /// A document's near-duplicate data, ready to be written with it.
 #[derive(Debug, Clone)]
@@ -18,6 +25,9 @@ pub struct NearDupWrite {
     pub sketch: Sketch,
     /// Earlier documents with at least one verdict, by sequence number.
     pub found: Vec<NearDup>,
+    /// Documents that arrived earlier but were published later, with at least one
+    /// verdict: this document is their earlier near-duplicate.
+    pub late: Vec<NearDup>,
     /// Its index keys ([`index::nd_keys`]), for the derived index.
     pub keys: Vec<u64>,
 }
@@ -35,13 +45,15 @@ impl Store {
     }
 
     /// Compares a new document's sketch with every earlier document that shares an
-    /// index key with it (found through `indexes`).
+    /// index key with it (found through `indexes`); those for which `later` holds were
+    /// published after it.
     pub fn near_dup_write<M: AsRef<[u8]>>(
         &self,
         cfg: &NearDupConfig,
         seq: u64,
         sketch: Sketch,
         indexes: &Indexes<M>,
+        later: impl Fn(u64) -> bool,
     ) -> Result<NearDupWrite> {
         let keys = index::nd_keys(cfg, &sketch);
         let mut others = Vec::new();
@@ -50,8 +62,8 @@ impl Store {
                 others.push((c, other));
             }
         }
-        let found = neardup::verdicts(cfg, &sketch, others);
-        Ok(NearDupWrite { sketch, found, keys })
+        let (late, found) = neardup::verdicts(cfg, &sketch, others).into_iter().partition(|d| later(d.seq));
+        Ok(NearDupWrite { sketch, found, late, keys })
     }
 
     /// Adds a document's near-duplicate data to a batch.
@@ -61,7 +73,11 @@ impl Store {
         b.put_cf(self.cf(CF_ND_RESULT), key, encode(&nd.found));
         for d in &nd.found {
             let later = NearDup { seq, ..*d };
-            b.put_cf(self.cf(CF_ND_LATER), [seq_key(d.seq), key].concat(), encode(&later));
+            b.put_cf(self.cf(CF_ND_LATER), pair_key(d.seq, seq), encode(&later));
+        }
+        for d in &nd.late {
+            b.put_cf(self.cf(CF_ND_LATER), pair_key(seq, d.seq), encode(d));
+            b.put_cf(self.cf(CF_ND_LATE), pair_key(d.seq, seq), encode(&NearDup { seq, ..*d }));
         }
     }
 
@@ -71,35 +87,42 @@ impl Store {
         b.delete_cf(self.cf(CF_ND_RESULT), seq_key(seq));
     }
 
-    /// Deletes every near-duplicate verdict seen from the earlier document (before a
-    /// re-analysis writes them anew).
-    pub fn clear_later_near_dups(&self) -> Result<()> {
+    /// Deletes every pair written under another document than the one found (seen
+    /// from the earlier document, and the late ones of near-duplicates and quotations)
+    /// before a re-analysis writes them anew.
+    pub fn clear_pairs_found_later(&self) -> Result<()> {
         let mut b = WriteBatch::default();
-        b.delete_range_cf(self.cf(CF_ND_LATER), &[0u8; 16][..], &[0xffu8; 17][..]);
+        for cf in [CF_ND_LATER, CF_ND_LATE, CF_Q_LATE] {
+            b.delete_range_cf(self.cf(cf), &[0u8; 16][..], &[0xffu8; 17][..]);
+        }
         self.write(b, false)
     }
 
-    /// The earlier near-duplicates recorded for document `seq` (every verdict).
+    /// The earlier-published near-duplicates of document `seq` (every verdict), the
+    /// earliest published first (equal times by arrival): those found when it arrived
+    /// and those that arrived after it.
     pub fn near_dups(&self, seq: u64) -> Result<Vec<NearDup>> {
-        Ok(self
+        let mut out: Vec<NearDup> = self
             .get(CF_ND_RESULT, &seq_key(seq))?
             .map(|v| self.decode("near-duplicates", &v))
             .transpose()?
-            .unwrap_or_default())
-    }
-
-    /// The later documents that found `seq` as a near-duplicate.
-    pub fn near_dups_later(&self, seq: u64) -> Result<Vec<NearDup>> {
-        let prefix = seq_key(seq);
-        let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_ND_LATER), IteratorMode::From(&prefix, rocksdb::Direction::Forward))
-        {
-            let (k, v) = item.map_err(self.db_err())?;
-            if !k.starts_with(&prefix) {
-                break;
-            }
+            .unwrap_or_default();
+        for (_, v) in self.pairs(CF_ND_LATE, seq)? {
             out.push(self.decode("near-duplicate", &v)?);
         }
+        if out.len() > 1 {
+            let mut keyed = Vec::with_capacity(out.len());
+            for d in out {
+                keyed.push(((self.published_time(d.seq)?.unwrap_or(i64::MAX), d.seq), d));
+            }
+            keyed.sort_by_key(|x| x.0);
+            out = keyed.into_iter().map(|x| x.1).collect();
+        }
         Ok(out)
+    }
+
+    /// The later-published documents that are near-duplicates of `seq`.
+    pub fn near_dups_later(&self, seq: u64) -> Result<Vec<NearDup>> {
+        self.pairs(CF_ND_LATER, seq)?.into_iter().map(|(_, v)| self.decode("near-duplicate", &v)).collect()
     }
 }

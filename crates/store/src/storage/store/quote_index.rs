@@ -3,6 +3,13 @@
 //! derived indexes in the table file (`textorigin_core::index`); [`Search`] joins them
 //! with the stored sentences for `textorigin_core::quote::find`, which searches and
 //! scores.
+//!
+//! Quotations are oriented by publication (issue 25): a sentence of a document that
+//! arrived earlier but was published after the searching one quotes it, not the
+//! reverse. Such a quotation goes to `q_late` (key: the quoting document, the late
+//! arrival; value: its quoting sentences with their sources there); the stored
+//! `q_result` of the quoting document is never rewritten. [`Store::quotations`] reads
+//! both.
 
 use std::sync::Arc;
 
@@ -10,8 +17,8 @@ use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::index::Indexes;
 use textorigin_core::quote::{self, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex};
 
-use super::codec::{be_u32, be_u64, encode, seq_key};
-use super::{Result, Store, StoreError, CF_Q_RESULT, CF_Q_SENT};
+use super::codec::{be_u32, be_u64, encode, pair_key, seq_key};
+use super::{Result, Store, StoreError, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT};
 
 /// `q_sent` key: sequence number, sentence index.
 fn sentence_key(seq: u64, idx: u32) -> Vec<u8> {
@@ -68,15 +75,17 @@ impl Store {
     }
 
     /// Finds the quotations of a new document's sentences among the earlier documents'
-    /// (found through `indexes`).
+    /// (found through `indexes`); those for which `later` holds were published after it
+    /// ([`quote::find`]).
     pub fn quote_write<M: AsRef<[u8]>>(
         &self,
         cfg: &QuoteConfig,
         seq: u64,
         sentences: Vec<Sentence>,
         indexes: &Indexes<M>,
+        later: impl Fn(u64) -> bool,
     ) -> Result<QuoteFind> {
-        quote::find(&Search { store: self, indexes }, cfg, seq, sentences)
+        quote::find(&Search { store: self, indexes }, cfg, seq, sentences, later)
     }
 
     /// Adds a document's indexed sentences and quotations to a batch.
@@ -85,6 +94,9 @@ impl Store {
             b.put_cf(self.cf(CF_Q_SENT), sentence_key(seq, *idx), encode(s));
         }
         b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));
+        for (quoting, found) in &q.late {
+            b.put_cf(self.cf(CF_Q_LATE), pair_key(*quoting, seq), encode(found));
+        }
     }
 
     /// Deletes document `seq`'s sentences and quotations (before a re-analysis).
@@ -93,12 +105,31 @@ impl Store {
         b.delete_cf(self.cf(CF_Q_RESULT), seq_key(seq));
     }
 
-    /// The quotations recorded for document `seq`.
+    /// The quotations of document `seq`: its quoting sentences, by sentence index, with
+    /// their sources published before it (best first): those found when it arrived,
+    /// then those that arrived after it.
     pub fn quotations(&self, seq: u64) -> Result<Vec<Quotation>> {
-        Ok(self
+        let mut out: Vec<Quotation> = self
             .get(CF_Q_RESULT, &seq_key(seq))?
             .map(|v| self.decode("quotations", &v))
             .transpose()?
-            .unwrap_or_default())
+            .unwrap_or_default();
+        let late = self.pairs(CF_Q_LATE, seq)?;
+        if late.is_empty() {
+            return Ok(out);
+        }
+        for (_, v) in late {
+            for q in self.decode::<Vec<Quotation>>("quotations", &v)? {
+                match out.iter_mut().find(|o| o.sentence == q.sentence) {
+                    Some(o) => o.sources.extend(q.sources),
+                    None => out.push(q),
+                }
+            }
+        }
+        out.sort_by_key(|q| q.sentence);
+        for q in &mut out {
+            quote::sort_sources(&mut q.sources);
+        }
+        Ok(out)
     }
 }

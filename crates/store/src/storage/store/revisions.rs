@@ -10,11 +10,11 @@
 //!   is always the current one; the first revision holds the result the document got
 //!   when it was applied, which recovery's replay reproduces.
 
-use rocksdb::{IteratorMode, WriteBatch};
+use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
-use super::codec::{encode, seq_key};
+use super::codec::{encode, pair_key, seq_key};
 use super::{Result, Store, CF_COPIERS, CF_RESULTS, CF_REVISIONS};
 
 /// A stored result that changed: why, and what it was.
@@ -33,13 +33,6 @@ pub struct Revised {
     pub seq: u64,
     pub after: DocResult,
     pub before: DocResult,
-}
-
-fn pair_key(a: u64, b: u64) -> [u8; 16] {
-    let mut k = [0u8; 16];
-    k[..8].copy_from_slice(&seq_key(a));
-    k[8..].copy_from_slice(&seq_key(b));
-    k
 }
 
 impl Store {
@@ -97,21 +90,5 @@ impl Store {
 
     fn decode_revision(&self, v: &[u8]) -> Result<Revision> {
         self.decode("revision", v)
-    }
-
-    /// (second key, value) of the keys of `cf` that start with `first`.
-    fn pairs(&self, cf: &str, first: u64) -> Result<Vec<(u64, Vec<u8>)>> {
-        let prefix = seq_key(first);
-        let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(cf), IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
-            let (k, v) = item.map_err(self.db_err())?;
-            if !k.starts_with(&prefix) {
-                break;
-            }
-            if let Ok(second) = <[u8; 8]>::try_from(&k[8..]) {
-                out.push((u64::from_be_bytes(second), v.to_vec()));
-            }
-        }
-        Ok(out)
     }
 }

@@ -71,6 +71,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "who copied from whom (the copiers column family, filled from the stored results) and revisions",
         run: v9_revisions::run,
     },
+    // Schema 10 only adds the column families `nd_late` and `q_late`, which opening creates.
+    Migration {
+        from: 9,
+        what: "near-duplicate and quotation pairs oriented by publication (new column families, nothing to fill)",
+        run: |_| Ok(()),
+    },
 ];
 
 /// Rewrites the meta value under `key` from an older encoding `Old` to `New` with
