@@ -444,7 +444,7 @@ pub fn find<I: SentenceIndex>(
 
 /// A sentence's sources in their order: best score first, then by document and
 /// sentence.
-pub fn sort_sources(sources: &mut [QuoteSource]) {
+fn sort_sources(sources: &mut [QuoteSource]) {
     sources.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)).then(a.sentence.cmp(&b.sentence)));
 }
 

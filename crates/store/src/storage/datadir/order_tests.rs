@@ -151,3 +151,38 @@ fn a_late_original_is_the_earlier_member_of_its_pairs() {
     let quotes = s.quotations(1).unwrap();
     assert!(!quotes.is_empty() && quotes.iter().all(|q| q.sources.iter().all(|x| x.seq == 2)), "{quotes:?}");
 }
+
+/// A sentence found again and again: sources from several late arrivals are joined,
+/// cut at `max_sources`, the earliest published kept, as in a run in date order.
+#[test]
+fn a_sentence_keeps_its_earliest_published_sources_whatever_the_arrival_order() {
+    let mut g = XorShift::new(11);
+    let shared = sentence(&mut g, 9, 1);
+    let docs: Vec<InputDoc> = (0..13)
+        .map(|i| {
+            let mut d = corpus(i + 1, 1).remove(0);
+            d.name = format!("d{i}");
+            d.text = format!("{} {shared} {}", sentence(&mut g, 8, 1), sentence(&mut g, 8, 1));
+            d.published_at = Some(format!("2026-01-{:02}", i + 1));
+            d
+        })
+        .collect();
+    let sources = |order: Vec<usize>| {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut dd = DataDir::open_write(tmp.path(), &Overrides::default()).unwrap();
+        let mut newest = 0;
+        for i in order {
+            let (meta, _) = dd.ingest(&docs[i]).unwrap();
+            if i == 12 {
+                newest = meta.seq;
+            }
+        }
+        let s = dd.store();
+        let quotes = s.quotations(newest).unwrap();
+        assert_eq!(quotes.len(), 1, "{quotes:?}");
+        quotes[0].sources.iter().map(|x| s.doc(x.seq).unwrap().unwrap().name).collect::<Vec<_>>()
+    };
+    let earliest: Vec<String> = (0..10).map(|i| format!("d{i}")).collect();
+    assert_eq!(sources((0..13).collect()), earliest, "in date order");
+    assert_eq!(sources((0..13).rev().collect()), earliest, "newest first");
+}

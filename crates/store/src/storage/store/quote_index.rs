@@ -106,8 +106,10 @@ impl Store {
     }
 
     /// The quotations of document `seq`: its quoting sentences, by sentence index, with
-    /// their sources published before it (best first): those found when it arrived,
-    /// then those that arrived after it.
+    /// their sources published before it: those found when it arrived and those that
+    /// arrived after it. Joined, a sentence's sources are ordered best score first, then
+    /// earliest published, and cut at `max_sources`, as a run in publication order
+    /// orders them.
     pub fn quotations(&self, seq: u64) -> Result<Vec<Quotation>> {
         let mut out: Vec<Quotation> = self
             .get(CF_Q_RESULT, &seq_key(seq))?
@@ -127,8 +129,16 @@ impl Store {
             }
         }
         out.sort_by_key(|q| q.sentence);
+        let max_sources = self.quote_config()?.max_sources as usize;
         for q in &mut out {
-            quote::sort_sources(&mut q.sources);
+            let mut keyed = Vec::with_capacity(q.sources.len());
+            for s in q.sources.drain(..) {
+                keyed.push(((self.published_time(s.seq)?.unwrap_or(i64::MAX), s.seq), s));
+            }
+            keyed.sort_by(|(ka, a), (kb, b)| {
+                b.score.total_cmp(&a.score).then(ka.cmp(kb)).then(a.sentence.cmp(&b.sentence))
+            });
+            q.sources = keyed.into_iter().take(max_sources).map(|(_, s)| s).collect();
         }
         Ok(out)
     }
