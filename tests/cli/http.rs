@@ -565,3 +565,46 @@ fn switched_off_features_are_off_in_the_api_the_pages_and_the_metrics() {
     }
     daemon.stop();
 }
+
+/// Issue 25: a spool fed the dated examples newest first ends with the batch's export,
+/// and the API gives a revised document's history and its quotations oriented by date.
+#[test]
+fn a_spool_fed_out_of_order_ends_as_the_batch_and_the_api_gives_the_history() {
+    let inputs = tempfile::tempdir().unwrap();
+    let files: Vec<std::path::PathBuf> = [
+        ("roundup", "03-weekly-roundup.txt", "2026-11-07"),
+        ("blog", "02-commuter-blog.txt", "2026-11-02"),
+        ("report", "01-harbour-bridge.txt", "2026-11-01"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (name, file, date))| {
+        let text = std::fs::read_to_string(examples().join(file)).unwrap();
+        let path = inputs.path().join(format!("{i}-{name}.json"));
+        std::fs::write(&path, serde_json::json!({"id": name, "text": text, "published_at": date}).to_string()).unwrap();
+        path
+    })
+    .collect();
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let (daemon, port) = serving(dir, &["--table-size", "4MiB", "--rescan-secs", "1"]);
+    for (n, f) in files.iter().enumerate() {
+        drop_into_spool(dir, std::slice::from_ref(f));
+        wait_drained(dir, n as u64 + 1);
+    }
+    wait_until("the revised roundup over HTTP", 10, || {
+        get_json(port, "/api/documents/roundup").1["revisions"].as_array().is_some_and(|r| r.len() == 2)
+    });
+    let (_, roundup) = get_json(port, "/api/documents/roundup");
+    assert_eq!(roundup["revisions"][0]["caused_by"]["name"], "blog", "{roundup}");
+    assert_eq!(roundup["revisions"][1]["caused_by"]["name"], "report");
+    assert_eq!(roundup["revisions"][0]["old_tokens_before"], 0);
+    let (_, report) = get_json(port, "/api/documents/report");
+    assert_eq!(report["old_tokens"], 0, "the original copies nothing: {report}");
+    assert_eq!(report["quotations"], serde_json::json!([]), "and quotes nothing");
+    daemon.stop();
+    let batch = tempfile::tempdir().unwrap();
+    let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
+    assert!(ingest(batch.path(), &[], &paths).status.success());
+    assert_eq!(export_without_sources(dir), export_without_sources(batch.path()));
+}
