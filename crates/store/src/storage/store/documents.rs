@@ -108,6 +108,12 @@ impl Store {
         Ok(Some(t))
     }
 
+    /// Document `seq`'s place in publication order: (time, sequence number), equal
+    /// times by arrival; a document not stored last.
+    pub(super) fn publication_key(&self, seq: u64) -> Result<(i64, u64)> {
+        Ok((self.published_time(seq)?.unwrap_or(i64::MAX), seq))
+    }
+
     /// Text of document `seq`.
     pub fn text(&self, seq: u64) -> Result<Option<String>> {
         self.get(CF_TEXT, &seq_key(seq))?

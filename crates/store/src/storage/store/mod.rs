@@ -370,6 +370,17 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes every pair written under another document than the one found (seen
+    /// from the earlier document, and the late ones of near-duplicates and quotations)
+    /// before a re-analysis writes them anew.
+    pub fn clear_pairs_found_later(&self) -> Result<()> {
+        let mut b = WriteBatch::default();
+        for cf in [CF_ND_LATER, CF_ND_LATE, CF_Q_LATE] {
+            b.delete_range_cf(self.cf(cf), &[0u8; 16][..], &[0xffu8; 17][..]);
+        }
+        self.write(b, false)
+    }
+
     /// Replaces the stored results of document `seq` by a re-analysis (`rebuild
     /// --reanalyse`): its origins, near-duplicate verdicts and quotations, in one batch
     /// (a feature switched off, None, keeps nothing). The caller has

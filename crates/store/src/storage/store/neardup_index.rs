@@ -17,7 +17,7 @@ use textorigin_core::index::{self, Indexes};
 use textorigin_core::neardup::{self, NearDup, NearDupConfig, Sketch};
 
 use super::codec::{encode, pair_key, seq_key};
-use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH, CF_Q_LATE};
+use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
 
 /// A document's near-duplicate data, ready to be written with it.
 #[derive(Debug, Clone)]
@@ -87,17 +87,6 @@ impl Store {
         b.delete_cf(self.cf(CF_ND_RESULT), seq_key(seq));
     }
 
-    /// Deletes every pair written under another document than the one found (seen
-    /// from the earlier document, and the late ones of near-duplicates and quotations)
-    /// before a re-analysis writes them anew.
-    pub fn clear_pairs_found_later(&self) -> Result<()> {
-        let mut b = WriteBatch::default();
-        for cf in [CF_ND_LATER, CF_ND_LATE, CF_Q_LATE] {
-            b.delete_range_cf(self.cf(cf), &[0u8; 16][..], &[0xffu8; 17][..]);
-        }
-        self.write(b, false)
-    }
-
     /// The earlier-published near-duplicates of document `seq` (every verdict), the
     /// earliest published first (equal times by arrival): those found when it arrived
     /// and those that arrived after it.
@@ -113,7 +102,7 @@ impl Store {
         if out.len() > 1 {
             let mut keyed = Vec::with_capacity(out.len());
             for d in out {
-                keyed.push(((self.published_time(d.seq)?.unwrap_or(i64::MAX), d.seq), d));
+                keyed.push((self.publication_key(d.seq)?, d));
             }
             keyed.sort_by_key(|x| x.0);
             out = keyed.into_iter().map(|x| x.1).collect();

@@ -133,7 +133,7 @@ impl Store {
         for q in &mut out {
             let mut keyed = Vec::with_capacity(q.sources.len());
             for s in q.sources.drain(..) {
-                keyed.push(((self.published_time(s.seq)?.unwrap_or(i64::MAX), s.seq), s));
+                keyed.push((self.publication_key(s.seq)?, s));
             }
             keyed.sort_by(|(ka, a), (kb, b)| {
                 b.score.total_cmp(&a.score).then(ka.cmp(kb)).then(a.sentence.cmp(&b.sentence))
