@@ -45,6 +45,12 @@ fn json<T: Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(error)
 }
 
+/// Locks one of a collection's parts; a lock poisoned by a panic in another thread
+/// is the collection's failure.
+fn lock<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
+    m.lock().map_err(|_| error("the data directory failed in another thread"))
+}
+
 /// An open data directory (the writer: its lock is held until `close`).
 #[pyclass(module = "textorigin._textorigin")]
 pub struct Native {
@@ -59,12 +65,12 @@ pub struct Native {
 
 impl Native {
     fn store(&self) -> PyResult<Arc<Store>> {
-        let guard = self.store.lock().map_err(|_| error("the data directory failed in another thread"))?;
+        let guard = lock(&self.store)?;
         guard.clone().ok_or_else(|| error(format!("{}: the collection is closed", self.path.display())))
     }
 
     fn open(&self) -> PyResult<MutexGuard<'_, Option<DataDir>>> {
-        let guard = self.dd.lock().map_err(|_| error("the data directory failed in another thread"))?;
+        let guard = lock(&self.dd)?;
         match guard.is_some() {
             true => Ok(guard),
             false => Err(error(format!("{}: the collection is closed", self.path.display()))),
@@ -132,7 +138,7 @@ impl Native {
     /// was fed is stored.
     #[pyo3(signature = (first, threads, stop = false))]
     fn ingestion(&self, py: Python<'_>, first: u64, threads: usize, stop: bool) -> PyResult<Ingestion> {
-        let mut current = self.feed.lock().map_err(|_| error("the data directory failed in another thread"))?;
+        let mut current = lock(&self.feed)?;
         if current.as_ref().is_some_and(|f| f.is_open()) {
             return Err(error("another ingestion is running on this collection: finish it first"));
         }
@@ -219,14 +225,12 @@ impl Native {
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| {
             // A running ingestion stores what it was fed and lets the writer go.
-            if let Some(feed) =
-                self.feed.lock().map_err(|_| error("the data directory failed in another thread"))?.take()
-            {
+            if let Some(feed) = lock(&self.feed)?.take() {
                 feed.close();
             }
             // The shared store goes first: the last holder of it closes RocksDB.
-            self.store.lock().map_err(|_| error("the data directory failed in another thread"))?.take();
-            let mut guard = self.dd.lock().map_err(|_| error("the data directory failed in another thread"))?;
+            lock(&self.store)?.take();
+            let mut guard = lock(&self.dd)?;
             match guard.take() {
                 Some(dd) => dd.close().map_err(|e| error(chain(&e))),
                 None => Ok(()),

@@ -333,9 +333,8 @@ pub(super) fn round4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
-/// The near-duplicates that `mode` accepts.
-/// The views of the near-duplicates `found` under `mode`; those that arrived after
-/// document `of` marked.
+/// The views of the near-duplicates `found` that `mode` accepts; those that arrived
+/// after document `of` marked.
 pub fn near_dups(store: &Store, found: &[NearDup], mode: Mode, of: Option<u64>) -> Result<Vec<NearDupView>> {
     found
         .iter()

@@ -123,8 +123,9 @@ fn align_with(
 }
 
 /// Publication order over a store for the engine ([`When`]): (time, sequence number),
-/// each stored document's time read once from its metadata; the document being
-/// analysed (not stored yet) has its own.
+/// each stored document's time read once per analysis ([`Store::published_time`]: the
+/// sorts of a result ask it again and again); the document being analysed and a
+/// revision's cause (not stored yet) have their own.
 pub(super) struct Dates<'a> {
     store: &'a Store,
     this: (u64, i64),
@@ -244,7 +245,7 @@ pub(super) fn apply_replay(
 /// (filled by the documents before it), and adds it to both: near-duplicates,
 /// quotations, origins, then the index entries. Times each stage into `times`. The one
 /// path of live ingestion and of `rebuild --reanalyse`. `time` is when the document
-/// was published ([`published_time`]).
+/// was published (`DocMeta::time`).
 #[allow(clippy::too_many_arguments)] // the parts of one data directory, borrowed apart; three call sites
 pub(super) fn analyse(
     store: &Store,
@@ -287,7 +288,7 @@ pub(super) fn analyse(
 /// 25): the documents whose entries it took over (`taken`) and those that copied from
 /// them, re-analysed as the table now says in publication order; those whose result
 /// changed, with their results before and after. The engine's current document is
-/// replaced.
+/// replaced, unless nothing was taken (nothing is revised).
 pub(super) fn revise(
     store: &Store,
     engine: &mut Engine,
@@ -295,6 +296,9 @@ pub(super) fn revise(
     (cause, time, text, result): (u64, i64, &str, &DocResult),
     taken: &[u64],
 ) -> Result<Vec<Revised>> {
+    if taken.is_empty() {
+        return Ok(Vec::new());
+    }
     // Alignment reads origins' texts and blocks: the cause's and the revised ones' are
     // not stored yet.
     let mut fresh: HashMap<u64, Arc<OriginText>> = HashMap::new();

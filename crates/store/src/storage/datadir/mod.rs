@@ -467,11 +467,8 @@ impl DataDir {
         let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
         // A late original revises the earlier documents whose passages it now owns.
         let taken = self.stage.taken();
-        let revised = match taken.is_empty() {
-            true => Vec::new(),
-            false => revise(&self.store, &mut self.engine, &self.table, (seq, time, &doc.text, &result), &taken)
-                .inspect_err(|_| self.poisoned = true)?,
-        };
+        let revised = revise(&self.store, &mut self.engine, &self.table, (seq, time, &doc.text, &result), &taken)
+            .inspect_err(|_| self.poisoned = true)?;
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
         let meta = DocMeta {

@@ -97,11 +97,7 @@ impl DataDir {
                     &mut StageTimes::default(),
                 )?;
                 // Revised again, as when the documents arrived.
-                let taken = stage.taken();
-                let revised = match taken.is_empty() {
-                    true => Vec::new(),
-                    false => revise(store, &mut engine, &table, (meta.seq, time, &text, &result), &taken)?,
-                };
+                let revised = revise(store, &mut engine, &table, (meta.seq, time, &text, &result), &stage.taken())?;
                 Some((result, nd, q, revised))
             } else {
                 None

@@ -352,19 +352,31 @@ impl Store {
         if let Some(key) = admit.doc {
             self.add_document_admission(&mut b, key, seq);
         }
-        if let Some(nd) = doc.nd {
-            self.add_near_dups(&mut b, seq, nd);
-        }
-        if let Some(q) = doc.q {
-            self.add_quotes(&mut b, seq, q);
-        }
+        self.add_findings(&mut b, seq, doc.nd, doc.q);
         self.add_document(&mut b, doc.meta, doc.text, doc.result);
-        self.add_copiers(&mut b, seq, doc.result);
-        self.add_revisions(&mut b, seq, doc.revised);
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
+        self.write_with_revisions(b, seq, doc.result, doc.revised)
+    }
+
+    /// Adds a document's near-duplicate and quotation findings to a batch (a feature
+    /// switched off, None, adds nothing).
+    fn add_findings(&self, b: &mut WriteBatch, seq: u64, nd: Option<&NearDupWrite>, q: Option<&QuoteFind>) {
+        if let Some(nd) = nd {
+            self.add_near_dups(b, seq, nd);
+        }
+        if let Some(q) = q {
+            self.add_quotes(b, seq, q);
+        }
+    }
+
+    /// Writes batch `b` with the copier edges of document `seq`'s `result` and the
+    /// revisions its arrival made (issue 25), then drops the revised documents from the
+    /// origin-text cache (alignment reads an origin's blocks through it).
+    fn write_with_revisions(&self, mut b: WriteBatch, seq: u64, result: &DocResult, revised: &[Revised]) -> Result<()> {
+        self.add_copiers(&mut b, seq, result);
+        self.add_revisions(&mut b, seq, revised);
         self.write(b, false)?;
-        // Alignment reads an origin's blocks through this cache: a revised one's changed.
-        for r in doc.revised {
+        for r in revised {
             self.caches.origin_texts.remove(&r.seq);
         }
         Ok(())
@@ -398,19 +410,9 @@ impl Store {
         let mut b = WriteBatch::default();
         self.delete_near_dups(&mut b, seq);
         self.delete_quotes(&mut b, seq);
-        if let Some(nd) = nd {
-            self.add_near_dups(&mut b, seq, nd);
-        }
-        if let Some(q) = q {
-            self.add_quotes(&mut b, seq, q);
-        }
+        self.add_findings(&mut b, seq, nd, q);
         b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode(result));
-        self.add_copiers(&mut b, seq, result);
-        self.add_revisions(&mut b, seq, revised);
-        self.write(b, false)?;
-        for r in revised {
-            self.caches.origin_texts.remove(&r.seq);
-        }
+        self.write_with_revisions(b, seq, result, revised)?;
         self.caches.origin_texts.remove(&seq);
         Ok(())
     }
