@@ -280,7 +280,13 @@ impl Log {
 
     /// A reader of `stream` from message `start` on.
     pub fn reader(&self, stream: &str, start: u64) -> Result<Reader> {
-        let mut r = Reader { log: self.clone(), stream: stream.to_string(), next: start.max(1), messages: None };
+        let mut r = Reader {
+            log: self.clone(),
+            stream: stream.to_string(),
+            next: start.max(1),
+            messages: None,
+            redelivered: 0,
+        };
         r.open()?;
         Ok(r)
     }
@@ -390,18 +396,28 @@ async fn delete_each(
         .await
 }
 
-/// Reads one stream in order, waiting for messages not yet appended.
+/// Reads one stream in order, waiting for messages not yet appended. A message it
+/// has read already, handed out again (a consumer after a leader change can), is
+/// skipped and counted ([`Reader::redelivered`]): a stream position's content never
+/// changes, so nothing is lost or read twice.
 pub struct Reader {
     log: Log,
     stream: String,
     next: u64,
     messages: Option<consumer::pull::Ordered>,
+    redelivered: u64,
 }
 
 impl Reader {
     /// (Re)creates the ordered consumer at the next message.
     fn open(&mut self) -> Result<()> {
-        let (js, stream, start) = (&self.log.inner.js, self.stream.as_str(), self.next);
+        self.open_at(self.next)
+    }
+
+    /// (Re)creates the ordered consumer at message `start`: at the next message, or,
+    /// for a test, before it, so that the consumer hands out again what was read.
+    fn open_at(&mut self, start: u64) -> Result<()> {
+        let (js, stream) = (&self.log.inner.js, self.stream.as_str());
         let messages = self.log.block_on(retry(|| async move {
             let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
             let c = s
@@ -420,6 +436,18 @@ impl Reader {
     /// The sequence number of the message [`Reader::read`] returns.
     pub fn position(&self) -> u64 {
         self.next
+    }
+
+    /// Messages handed out again after they were read, skipped.
+    pub fn redelivered(&self) -> u64 {
+        self.redelivered
+    }
+
+    /// Makes the consumer hand out again the `back` messages before the next one, as a
+    /// consumer can after a leader change (for the test that the reader skips them).
+    #[doc(hidden)]
+    pub fn redeliver(&mut self, back: u64) -> Result<()> {
+        self.open_at(self.next.saturating_sub(back).max(1))
     }
 
     /// The next message: (its sequence number, its payload). Waits for it; a broken
@@ -467,11 +495,17 @@ impl Reader {
                         self.next += 1;
                         return Ok(Some((seq, m.payload.to_vec())));
                     }
+                    if seq < self.next {
+                        // Read before: the position's content is the same, so skip it.
+                        self.redelivered += 1;
+                        tracing::debug!(stream = %self.stream, seq, due = self.next, "message handed out again: skipped");
+                        continue;
+                    }
                     let first = self.log.first_seq(&self.stream)?;
                     if first > self.next {
                         return Err(LogError::Trimmed { stream: self.stream.clone(), want: self.next, first });
                     }
-                    if seq < self.next || start.elapsed() > RETRY_FOR {
+                    if start.elapsed() > RETRY_FOR {
                         return Err(LogError::Order { stream: self.stream.clone(), want: self.next, got: seq });
                     }
                     // The stream holds the message due, but the consumer (on a server

@@ -1,5 +1,6 @@
 //! The log against a real `nats-server` (scripts/test.sh installs it): appends
-//! acknowledged later stay exactly once and in order across a server's restart.
+//! acknowledged later stay exactly once and in order across a server's restart; a
+//! reader skips (and counts) messages a consumer hands out again.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -50,6 +51,32 @@ fn appends_acknowledged_later_survive_a_server_restart_exactly_once() {
     for seq in 1..=300 {
         assert_eq!(reader.read().unwrap(), (seq, payload(seq)));
     }
+    nats.kill().unwrap();
+    nats.wait().unwrap();
+}
+
+/// Regression (issue 32, item 12): a consumer that handed out a message already read
+/// (after a leader change) stopped a sharded run with "gave message #3747 where #3748
+/// was due". The reader's consumer is made to go back three messages, deterministically.
+#[test]
+fn a_message_handed_out_again_is_skipped_and_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut nats = server(tmp.path(), port);
+    let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
+    log.create_stream("R", "r").unwrap();
+    for seq in 1..=20 {
+        log.append("R", "r", seq, &payload(seq)).unwrap();
+    }
+    let mut reader = log.reader("R", 1).unwrap();
+    for seq in 1..=10 {
+        assert_eq!(reader.read().unwrap(), (seq, payload(seq)));
+    }
+    reader.redeliver(3).unwrap();
+    for seq in 11..=20 {
+        assert_eq!(reader.read().unwrap(), (seq, payload(seq)), "after messages #8-#10 again");
+    }
+    assert_eq!(reader.redelivered(), 3);
     nats.kill().unwrap();
     nats.wait().unwrap();
 }
