@@ -6,7 +6,14 @@ be mounted (root), the disk fills up for a while. At the end every document must
 stored exactly once, and the export and the table and index digests must equal those of
 an uncrashed batch run over the same documents. Prints the counts.
 
-    python3 scripts/soak.py --bin TARGET/release/textorigin [--kills 1000] [--docs 3000]
+With `--attacks` (issue 32), compression bombs (zstd files of long JSON lines that
+decode to thousands of times their size, made by the `zstd` command: the daemon stores
+the documents before the ratio limit and sends the file to failed/, as `ingest` does) and back-dated copies of
+earlier documents (JSON dated 1900 onwards, which take the copied passages over and
+revise the documents that held them) arrive among the normal ones; the end must still
+equal the batch run.
+
+    python3 scripts/soak.py --bin TARGET/release/textorigin [--kills 1000] [--docs 3000] [--attacks]
 
 The binary must be built with the `failpoints` feature (as the test suite builds it:
 `cargo build --release --features textorigin/failpoints`). Not run by CI, which runs the
@@ -48,6 +55,30 @@ def corpus(dirname, n, rnd):
     return paths
 
 
+def attacks(dirname, paths, rnd):
+    """`paths` with attack files among them, in name order: after every 150th document a
+    zstd bomb of long JSON lines, and after every 40th a copy of an earlier document's
+    text dated further back each time (1900, 1899, ...)."""
+    out, year = [], 1900
+    for i, p in enumerate(paths):
+        out.append(p)
+        stem = os.path.splitext(p)[0]
+        if i % 40 == 39:
+            with open(paths[rnd.randrange(i)]) as f:
+                text = f.read()
+            q = stem + "-backdated.json"
+            with open(q, "w") as f:
+                json.dump({"id": os.path.basename(q), "text": text, "published_at": f"{year}-01-01"}, f)
+            out.append(q)
+            year -= 1
+        if i % 150 == 149:
+            line = json.dumps({"text": " ".join(["alpha beta gamma delta epsilon zeta eta theta iota kappa"] * 200)})
+            q = stem + "-bomb.zst"
+            subprocess.run(["zstd", "-19", "-q", "-f", "-o", q], input=((line + "\n") * 1000).encode(), check=True)
+            out.append(q)
+    return out
+
+
 def run(binary, *args):
     return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
 
@@ -56,7 +87,9 @@ def export_without_sources(binary, data):
     out = []
     for line in run(binary, "export", "--data", data).splitlines():
         v = json.loads(line)
-        v.pop("source", None)
+        v.pop("source", None)  # where it came from: a path, and the way in of its revisers
+        for r in v.get("revisions", []):
+            r.pop("caused_via", None)
         out.append(v)
     return out
 
@@ -81,14 +114,21 @@ def main():
     ap.add_argument("--kills", type=int, default=1000)
     ap.add_argument("--docs", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--attacks", action="store_true", help="bombs and back-dated copies among the documents")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     work = tempfile.mkdtemp(prefix="textorigin-soak-")
     src = os.path.join(work, "corpus")
     os.makedirs(src)
     files = corpus(src, a.docs, rnd)
+    if a.attacks:
+        files = attacks(src, files, rnd)
     ref = os.path.join(work, "reference")
-    run(a.bin, "ingest", "--data", ref, "--table-size", "32KiB", *files)
+    # The bombs fail (after their first documents): exit status 3, "some inputs failed".
+    r = subprocess.run([a.bin, "ingest", "--data", ref, "--table-size", "32KiB", *files], capture_output=True, text=True)
+    if r.returncode not in (0, 3):
+        sys.exit(f"the reference ingest failed: {r.stderr}")
+    expected = digests(a.bin, ref)[2]
 
     fs = os.path.join(work, "fs")
     os.makedirs(fs)
@@ -113,7 +153,10 @@ def main():
     ballast = os.path.join(fs, "ballast")
     daemon = start()
     t0 = time.time()
-    while kills < a.kills or fed < len(files) or documents(a.bin, data) < len(files):
+    def drained():
+        return documents(a.bin, data) >= expected and not os.listdir(os.path.join(data, "spool/new"))
+
+    while kills < a.kills or fed < len(files) or not drained():
         # Feed a few documents, in name order (tmp, then rename: the spool contract).
         for _ in range(rnd.randrange(8)):
             if fed < len(files):
@@ -169,7 +212,7 @@ def main():
     ok = export_without_sources(a.bin, data) == export_without_sources(a.bin, ref)
     same = digests(a.bin, data) == digests(a.bin, ref)
     print(f"soak: {kills} SIGKILLs, {exits} failpoint aborts, {failpoints} failpoints set, {disk_fills} full disks"
-          f" ({'tmpfs' if tmpfs else 'no tmpfs: not root'}), {len(files)} documents; "
+          f" ({'tmpfs' if tmpfs else 'no tmpfs: not root'}), {len(files)} files, {expected} documents; "
           f"export equal: {ok}; table and index digests equal: {same}")
     if tmpfs:
         subprocess.run(["umount", "-l", fs])

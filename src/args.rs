@@ -37,6 +37,57 @@ pub fn overrides(config: Option<&Path>, flags: &ConfigArgs) -> Result<Overrides>
     Ok(file.or(flags.typed().map_err(anyhow::Error::msg)?))
 }
 
+/// What one input may hold: its documents' size, and what a compressed file may
+/// decode to (a compression bomb stops there, with an error for its file).
+#[derive(Args, Clone, Debug)]
+pub struct LimitArgs {
+    /// Largest document (bytes, or with a unit such as MiB); a larger one fails with
+    /// the reason.
+    #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
+    max_doc_bytes: String,
+    /// A gzip or zstd file stops decoding past this size (0: no limit); its documents
+    /// before that point are stored, the file is reported as failed.
+    #[arg(long, default_value = "4GiB", value_name = "SIZE")]
+    max_decoded_bytes: String,
+    /// A gzip or zstd file stops decoding once past its first MiB it has decoded to
+    /// more than this many times the bytes read (text compresses 3-40 times; a bomb
+    /// thousands of times; 0: no limit).
+    #[arg(long, default_value_t = textorigin_store::input::DEFAULT_MAX_RATIO, value_name = "N")]
+    max_ratio: u64,
+}
+
+impl LimitArgs {
+    pub fn limits(&self) -> Result<textorigin_store::input::Limits> {
+        Ok(textorigin_store::input::Limits {
+            doc_bytes: size(&self.max_doc_bytes).context("--max-doc-bytes")?,
+            decoded_bytes: size(&self.max_decoded_bytes).context("--max-decoded-bytes")?,
+            ratio: self.max_ratio,
+        })
+    }
+}
+
+/// Ways in (`--take-over`).
+#[derive(Clone, Debug)]
+pub struct Ways(pub Vec<textorigin_store::storage::store::Via>);
+
+/// Parses `--take-over`: ways in (spool, http, ingest, python, cluster), comma-separated,
+/// or `none`.
+pub fn ways(s: &str) -> std::result::Result<Ways, String> {
+    use textorigin_store::storage::store::Via;
+    if s == "none" {
+        return Ok(Ways(Vec::new()));
+    }
+    s.split(',')
+        .map(|w| {
+            Via::named(w.trim()).ok_or_else(|| {
+                let all: Vec<&str> = Via::ALL.iter().map(|v| v.name()).collect();
+                format!("`{w}` is not a way in: give some of {} (comma-separated), or none", all.join(", "))
+            })
+        })
+        .collect::<std::result::Result<_, _>>()
+        .map(Ways)
+}
+
 /// Parses a size flag (`64MiB`).
 pub fn size(s: &str) -> Result<u64> {
     parse_size(s).map_err(anyhow::Error::msg)

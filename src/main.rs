@@ -101,7 +101,8 @@ fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // A name or a reason in the message may hold escape sequences.
+            eprintln!("error: {}", textorigin_server::view::text::safe(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

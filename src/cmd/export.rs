@@ -111,11 +111,24 @@ pub fn run(a: Args) -> Result<()> {
     out.finish()
 }
 
-/// One CSV record (RFC 4180 quoting), its line end included.
+/// One CSV record (RFC 4180 quoting), its line end included. A cell that a spreadsheet
+/// would run as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
+/// return, and is not a number) is written with a `'` before it (OWASP's advice on CSV
+/// injection): a document's name or title is data, never a formula.
 fn csv_row<I: IntoIterator<Item = T>, T: AsRef<[u8]>>(cells: I) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(cells)?;
+    w.write_record(cells.into_iter().map(|c| defused(c.as_ref()).into_owned()))?;
     w.into_inner().map_err(|e| anyhow::anyhow!("csv: {}", e.error()))
+}
+
+/// A CSV cell that no spreadsheet runs (see [`csv_row`]).
+fn defused(cell: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let formula = matches!(cell.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'));
+    let number = std::str::from_utf8(cell).is_ok_and(|s| s.parse::<f64>().is_ok());
+    match formula && !number {
+        true => [&b"'"[..], cell].concat().into(),
+        false => cell.into(),
+    }
 }
 
 /// The output, gzip-compressed or not; [`Out::finish`] ends a gzip stream.

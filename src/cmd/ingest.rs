@@ -7,7 +7,7 @@ use textorigin_store::ingest::{self, Event};
 use textorigin_store::input::expand_paths;
 use textorigin_store::storage::datadir::DataDir;
 
-use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
+use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs};
 
 /// Process files in order and store their results. Directories are walked in
 /// sorted order; `-` reads standard input (JSON lines when it starts with `{`, else one
@@ -30,9 +30,8 @@ pub struct Args {
     config: Option<PathBuf>,
     #[command(flatten)]
     flags: ConfigArgs,
-    /// Skip documents larger than this (bytes, or with a unit such as MiB).
-    #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
-    max_doc_bytes: String,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// Store documents again that were stored before (by file name and content).
     #[arg(long)]
     force: bool,
@@ -41,6 +40,14 @@ pub struct Args {
     /// `undated` (it then takes its arrival time, its date kept as text).
     #[arg(long, value_name = "POLICY", default_value = "fail", value_parser = ["fail", "undated"])]
     bad_dates: String,
+    /// The ways in whose publication dates may take origins over (a document dated
+    /// before what it copies becomes their origin, and revises them): some of spool,
+    /// http, ingest, python, cluster (comma-separated), or none. A document from
+    /// another way stands in arrival order, its date kept. By default every way but
+    /// http: a token may be handed to many producers, and one back-dated POST of a
+    /// stored document's text would make the original "revised by" its copy.
+    #[arg(long, value_name = "WAYS", default_value = "spool,ingest,python,cluster", value_parser = crate::args::ways)]
+    take_over: crate::args::Ways,
     /// Files and directories, processed in the order given (`-`: standard input):
     /// .txt, .html, .json, .jsonl, each also gzip- or zstd-compressed (.jsonl.gz, .jsonl.zst).
     #[arg(required = true, value_name = "PATH")]
@@ -51,14 +58,15 @@ pub struct Args {
 pub const SOME_FAILED: u8 = 3;
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let max = size(&a.max_doc_bytes)?;
+    let limits = a.limits.limits()?;
     let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
     dd.set_undated_bad_dates(a.bad_dates == "undated");
+    dd.set_take_over(&a.take_over.0);
     let files = expand_paths(&a.paths).len();
     let pb = super::progress(files as u64, "ingest");
-    let report = |msg: String| pb.suspend(|| eprintln!("{msg}"));
+    let report = |msg: String| pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe(&msg)));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = ingest::ingest(&mut dd, &a.paths, max, threads, a.force, |e| match e {
+    let run = ingest::ingest(&mut dd, &a.paths, limits, threads, a.force, |e| match e {
         Event::File => pb.inc(1),
         Event::Stored(_) | Event::Skipped => {}
         Event::Warning(w) => report(format!("warning: {w}")),

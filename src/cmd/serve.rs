@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use textorigin_server::daemon::{self, ServeOptions};
 use textorigin_server::http;
 
-use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
+use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs};
 
 /// Run the daemon: take documents from a spool directory as they arrive (see the
 /// README's spool contract), keep the table checkpointed, recover after a crash.
@@ -23,15 +23,24 @@ pub struct Args {
     /// Move processed files to done/ instead of removing them.
     #[arg(long)]
     keep: bool,
-    /// Larger documents go to failed/ (bytes, or with a unit such as MiB).
-    #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
-    max_doc_bytes: String,
+    /// Limits of an input: a document over them fails, and its file goes to
+    /// failed/ with the reason.
+    #[command(flatten)]
+    limits: LimitArgs,
     /// A `published_at` (or `date`) that is not a date (RFC 3339, YYYY-MM-DD, YYYY
     /// or Unix seconds): `fail` the document (the default: its file goes to failed/
     /// with the reason), or store it as `undated` (it then takes its arrival time, its
     /// date kept as text).
     #[arg(long, value_name = "POLICY", default_value = "fail", value_parser = ["fail", "undated"])]
     bad_dates: String,
+    /// The ways in whose publication dates may take origins over (a document dated
+    /// before what it copies becomes their origin, and revises them): some of spool,
+    /// http, ingest, python, cluster (comma-separated), or none. A document from
+    /// another way stands in arrival order, its date kept. By default every way but
+    /// http: a token may be handed to many producers, and one back-dated POST of a
+    /// stored document's text would make the original "revised by" its copy.
+    #[arg(long, value_name = "WAYS", default_value = "spool,ingest,python,cluster", value_parser = crate::args::ways)]
+    take_over: crate::args::Ways,
     /// Checkpoint after this many documents ...
     #[arg(long, default_value_t = 1000)]
     checkpoint_docs: u64,
@@ -57,6 +66,17 @@ pub struct Args {
     /// TOKEN`); surrounding white space is ignored.
     #[arg(long, value_name = "FILE", requires = "http")]
     http_token: Option<PathBuf>,
+    /// Serve submissions (POST /api/documents) without a token: on a machine where
+    /// every local user and every web page a browser opens is trusted. Without it,
+    /// submissions need --http-token, also on loopback.
+    #[arg(long, requires = "http", conflicts_with = "http_token")]
+    http_open: bool,
+    /// A further name the server answers to (the `Host` of requests, with or without
+    /// a port; repeatable): requests to other names get 421 and pages of other sites
+    /// 403 (DNS rebinding). The address it listens on, and localhost on loopback, are
+    /// always answered to.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    http_host: Vec<String>,
     /// HTTP requests handled at once (each connection is read on a thread of its own,
     /// within deadlines; at most 256 are open).
     #[arg(long, default_value_t = 4, value_name = "N", requires = "http")]
@@ -70,8 +90,9 @@ pub fn run(a: Args) -> Result<()> {
     let opt = ServeOptions {
         spool: a.spool.unwrap_or_else(|| a.data.dir.join("spool")),
         keep: a.keep,
-        max_doc_bytes: size(&a.max_doc_bytes)?,
+        limits: a.limits.limits()?,
         undated_bad_dates: a.bad_dates == "undated",
+        take_over: a.take_over.0.clone(),
         checkpoint_docs: a.checkpoint_docs,
         checkpoint_secs: a.checkpoint_secs,
         rescan_secs: a.rescan_secs,
@@ -113,8 +134,11 @@ pub fn run(a: Args) -> Result<()> {
                 token,
                 workers: a.http_workers,
                 spool: opt.spool.clone(),
-                max_body: opt.max_doc_bytes,
+                limits: opt.limits,
                 share,
+                hosts: a.http_host.clone(),
+                open: a.http_open,
+                undated_bad_dates: opt.undated_bad_dates,
             };
             let server = http::start(&a.data.dir, &opts, Arc::clone(&stop))?;
             eprintln!("http inspector on http://{}/", server.addr());

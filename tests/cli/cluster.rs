@@ -7,7 +7,7 @@ use std::process::{Child, Command};
 
 use serde_json::Value;
 
-use crate::util::{bin, fixture, json, ok, root};
+use crate::util::{bin, fixture, json, ok, root, without_sources};
 
 /// A table small enough that the sample corpus evicts.
 const CONFIG: &str = "table_size = \"64KiB\"\n";
@@ -47,15 +47,9 @@ fn cluster_command(url: &str, args: &[&str]) -> Command {
     c
 }
 
-/// Export lines as JSON values without the `source` (a path, which differs).
+/// Export lines as JSON values without where each came from (paths and ways differ).
 fn export_values(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| {
-            let mut v: Value = serde_json::from_str(l).unwrap();
-            v.as_object_mut().unwrap().remove("source");
-            v
-        })
-        .collect()
+    without_sources(text)
 }
 
 /// One node: the export and `stats --json` (`--force`: a corpus given `times` over is

@@ -153,5 +153,9 @@ fn a_late_original_is_not_called_a_copy_and_later_copies_name_it() {
     let out = run(dated.path(), &["rebuild", "--reanalyse"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(ok(dated.path(), &["export"]), export);
+    // Regression (issue 32, item 11): it said "2 origin result(s) differ" (each revised
+    // result against the one it first had) of an export it left byte-identical.
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("0 origin result(s) differ"), "{said}");
     assert_eq!(json(dated.path(), &["show", "--json", "roundup"])["revisions"].as_array().map(Vec::len), Some(2));
 }

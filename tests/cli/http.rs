@@ -27,7 +27,7 @@ fn raw(port: u16, request: &[u8]) -> (u16, String, Vec<u8>) {
 
 fn get(port: u16, path: &str, token: Option<&str>) -> (u16, String, Vec<u8>) {
     let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-    raw(port, format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n").as_bytes())
+    raw(port, format!("GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\n{auth}\r\n").as_bytes())
 }
 
 fn get_json(port: u16, path: &str) -> (u16, Value) {
@@ -36,23 +36,28 @@ fn get_json(port: u16, path: &str) -> (u16, Value) {
     (status, serde_json::from_slice(&body).unwrap())
 }
 
-/// A daemon with `args` serving HTTP on a free port, once it answers.
+/// A daemon with `args` serving HTTP on a free port, once it answers; submissions
+/// without a token (`--http-open`).
 fn serving(dir: &std::path::Path, args: &[&str]) -> (Daemon, u16) {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let mut all = args.to_vec();
-    all.extend(["--http", &addr]);
+    all.extend(["--http", &addr, "--http-open"]);
     let daemon = Daemon::start(dir, &all, None);
     wait_until("the HTTP listener", 10, || TcpStream::connect(("127.0.0.1", port)).is_ok());
     (daemon, port)
 }
 
-/// A daemon serving HTTP on a free port, with the three examples applied.
+/// A daemon serving HTTP on a free port, with the three examples applied (and
+/// `--http-open` unless `extra` gives a token).
 fn daemon_with_examples(dir: &std::path::Path, extra: &[&str]) -> (Daemon, u16) {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let mut args = vec!["--table-size", "1MiB", "--rescan-secs", "1", "--http", &addr];
     args.extend_from_slice(extra);
+    if !extra.contains(&"--http-token") {
+        args.push("--http-open");
+    }
     let daemon = Daemon::start(dir, &args, None);
     let files: Vec<_> = ["01-harbour-bridge.txt", "02-commuter-blog.txt", "03-weekly-roundup.txt"]
         .iter()
@@ -175,9 +180,11 @@ fn bad_requests_get_json_errors_and_the_token_is_required() {
     assert_eq!(status(get(port, "/api/documents?limit=0", t)), 400);
     assert_eq!(status(get(port, "/api/documents?after=x", t)), 400);
     assert_eq!(status(raw(port, b"BROKEN\r\n\r\n")), 400);
-    assert_eq!(status(raw(port, b"DELETE /api/documents/1 HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n")), 405);
+    let host = format!("Host: 127.0.0.1:{port}\r\n");
+    let request = |head: &str| format!("{head}\r\n{host}Authorization: Bearer s3cret\r\n");
+    assert_eq!(status(raw(port, format!("{}\r\n", request("DELETE /api/documents/1 HTTP/1.1")).as_bytes())), 405);
     assert_eq!(
-        status(raw(port, b"GET / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\nContent-Length: 5\r\n\r\nhello")),
+        status(raw(port, format!("{}Content-Length: 5\r\n\r\nhello", request("GET / HTTP/1.1")).as_bytes())),
         413
     );
     let huge = format!("GET / HTTP/1.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000));
@@ -208,7 +215,7 @@ fn a_public_address_needs_a_token() {
 
 fn post(port: u16, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
     let mut req = format!(
-        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )
     .into_bytes();
@@ -237,6 +244,7 @@ fn submissions_go_through_the_spool_and_queries_store_nothing() {
         "4KiB",
         "--http",
         &addr,
+        "--http-open",
     ];
     let daemon = Daemon::start(dir, &args, None);
     wait_until("the HTTP listener", 10, || TcpStream::connect(("127.0.0.1", port)).is_ok());
@@ -359,7 +367,11 @@ fn slow_clients_lock_nobody_out() {
     let mut drainers = Vec::new();
     for _ in 0..4 {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        s.write_all(b"GET /api/documents HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n").unwrap();
+        s.write_all(
+            format!("GET /api/documents HTTP/1.1\r\nHost: localhost:{port}\r\nAuthorization: Bearer s3cret\r\n\r\n")
+                .as_bytes(),
+        )
+        .unwrap();
         drainers.push(s);
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -402,7 +414,11 @@ fn slow_clients_lock_nobody_out() {
     assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
     // Without the token, a body is refused before it is read, and its size not told.
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.write_all(b"POST /api/documents?name=x HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n").unwrap();
+    s.write_all(
+        format!("POST /api/documents?name=x HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Length: 999999999\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
     let mut reply = String::new();
     s.read_to_string(&mut reply).unwrap();
     assert!(
@@ -490,7 +506,7 @@ fn json_submissions_answer_their_ids_and_bad_ones_their_reasons() {
     // Issue 24: a JSON document's further fields are its metadata, in the API too.
     assert_eq!(get_json(port, "/api/documents/j3").1["meta"], serde_json::json!({"tags": ["a"], "title": "Three"}));
     let (status, v) = post(port, "/api/documents?name=bad&wait=true", "application/json", br#"{"id":"j4","text": "#);
-    assert!(status == 400 && v["error"].as_str().unwrap().contains("malformed JSON"), "{status} {v}");
+    assert!(status == 422 && v["reasons"][0].as_str().unwrap().contains("malformed JSON"), "{status} {v}");
     assert_eq!(
         post(port, "/api/documents?name=a%1Bb", "text/plain", b"some words here").0,
         400,
@@ -502,7 +518,7 @@ fn json_submissions_answer_their_ids_and_bad_ones_their_reasons() {
     // Expect: 100-continue: the server says so before the body is sent.
     let body = b"a body sent only after the server asked for it";
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.write_all(format!("POST /api/query HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n", body.len()).as_bytes()).unwrap();
+    s.write_all(format!("POST /api/query HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n", body.len()).as_bytes()).unwrap();
     let mut first = [0u8; 25];
     s.read_exact(&mut first).unwrap();
     assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");

@@ -4,6 +4,7 @@
 
 mod util;
 
+mod attacks;
 mod cluster;
 mod daemon;
 mod dates;

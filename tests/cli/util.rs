@@ -164,13 +164,22 @@ pub fn with_reference(n: usize) -> (tempfile::TempDir, Vec<PathBuf>, tempfile::T
     (corpus, files, reference)
 }
 
-/// The export without the `source` field (batch and spool read different paths).
+/// The export without where each document came from: its `source` and the way in of
+/// what revised it (batch and spool read different paths, different ways).
 pub fn export_without_sources(dir: &Path) -> Vec<Value> {
-    ok(dir, &["export"])
+    without_sources(&ok(dir, &["export"]))
+}
+
+/// Export lines as JSON values without `source` and the revisions' `caused_via`.
+pub fn without_sources(export: &str) -> Vec<Value> {
+    export
         .lines()
         .map(|l| {
             let mut v: Value = serde_json::from_str(l).unwrap();
             v.as_object_mut().unwrap().remove("source");
+            for r in v.get_mut("revisions").and_then(Value::as_array_mut).into_iter().flatten() {
+                r.as_object_mut().unwrap().remove("caused_via");
+            }
             v
         })
         .collect()

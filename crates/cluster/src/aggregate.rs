@@ -192,7 +192,11 @@ pub fn run(
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);
         dd.add_prepare_time(started.elapsed().as_secs_f64());
-        let (stored, _) = dd.ingest_prepared(&input, prepared, textorigin_store::storage::store::Admit::default())?;
+        let admit = textorigin_store::storage::store::Admit {
+            via: Some(textorigin_store::storage::store::Via::Cluster),
+            ..Default::default()
+        };
+        let (stored, _) = dd.ingest_prepared(&input, prepared, admit)?;
         if stored.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the aggregator's store", want: seq, got: stored.seq });
         }

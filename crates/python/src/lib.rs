@@ -26,7 +26,7 @@ use textorigin_store::error::chain;
 use textorigin_store::ingest::{ingest_inputs, Event, IngestError, Input};
 use textorigin_store::input::from_json;
 use textorigin_store::storage::datadir::DataDir;
-use textorigin_store::storage::store::Store;
+use textorigin_store::storage::store::{Store, Via};
 
 pyo3::create_exception!(
     _textorigin,
@@ -323,7 +323,7 @@ impl Ingestion {
                 let name = format!("python:{n}");
                 Input::Doc(from_json(&line, &name, &name))
             });
-            let run = ingest_inputs(dd, inputs, threads, false, stop, |e| {
+            let run = ingest_inputs(dd, inputs, Via::Python, threads, false, stop, |e| {
                 let _ = match e {
                     Event::Stored(seq) => tx.send((Some(seq), String::new())),
                     Event::Failed(why) => tx.send((None, why)),

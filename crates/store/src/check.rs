@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::error::IoContext;
 use crate::storage::checkpoint;
 use crate::storage::datadir::{DataDir, DataDirError};
 
@@ -17,8 +18,11 @@ pub struct CheckReport {
     pub documents: u64,
     /// The table's last applied document.
     pub table_last: u64,
-    /// Whether a writer has the table open.
+    /// Whether the table is marked in use by a writer.
     pub table_in_use: bool,
+    /// Whether a live process has the data directory open for writing (the store's lock
+    /// is held): a table marked in use without one was left by a writer that died.
+    pub writer_alive: bool,
     /// xxh3-64 of the table's buckets, hex.
     pub table_digest: String,
     /// Broken invariants, each named.
@@ -76,8 +80,16 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
     r.documents = next - 1;
     r.table_last = t.last_seq;
     r.table_in_use = dd.table().in_use();
+    let lock = dir.join("db").join("LOCK");
+    r.writer_alive =
+        crate::sys::locked_by_another(&lock).io(|| format!("cannot ask for the lock {}", lock.display()))?;
     r.table_digest = format!("{:016x}", dd.table().digest());
-    if !r.table_in_use && t.last_seq != next - 1 {
+    if r.table_in_use && !r.writer_alive {
+        r.violations.push(format!(
+            "the table is marked in use but no process writes it: its writer died (kill -9, a power loss, an interrupted recovery) after document #{}; `serve` recovers it at start, or run `textorigin rebuild`",
+            t.last_seq
+        ));
+    } else if !r.table_in_use && t.last_seq != next - 1 {
         r.violations.push(format!("the table holds documents up to #{} but the store up to #{}", t.last_seq, next - 1));
     }
     Ok(r)

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use crate::input::{expand_paths, read_docs, InputDoc, InputError};
+use crate::input::{expand_paths, read_docs, InputDoc, InputError, Limits};
 use crate::pipeline::{ordered_map, WorkerDied};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
-use crate::storage::store::{Admit, DocumentKeys};
+use crate::storage::store::{Admit, DocumentKeys, Via};
 
 /// What happened to one input, in input order.
 #[derive(Debug)]
@@ -63,9 +63,10 @@ enum Ready {
 
 /// The inputs' files and documents in order, read as they are taken (a JSONL file a
 /// line at a time: the memory bound holds for a file of any size).
-pub fn inputs(paths: &[PathBuf], max: u64) -> impl Iterator<Item = Input> + Send + '_ {
+pub fn inputs(paths: &[PathBuf], limits: impl Into<Limits>) -> impl Iterator<Item = Input> + Send + '_ {
+    let limits = limits.into();
     expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Input> + Send> {
-        match f.and_then(|path| Ok((read_docs(&path, max)?, path))) {
+        match f.and_then(|path| Ok((read_docs(&path, limits)?, path))) {
             Ok((docs, path)) => Box::new(std::iter::once(Input::File(Ok(path))).chain(docs.map(Input::Doc))),
             Err(e) => Box::new(std::iter::once(Input::File(Err(e)))),
         }
@@ -92,21 +93,22 @@ fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
 pub fn ingest(
     dd: &mut DataDir,
     paths: &[PathBuf],
-    max_doc_bytes: u64,
+    limits: impl Into<Limits>,
     threads: usize,
     force: bool,
     event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
-    ingest_inputs(dd, inputs(paths, max_doc_bytes), threads, force, false, event)
+    ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, false, event)
 }
 
 /// [`ingest`] of `inputs` as they come: files' boundaries and their documents, or
 /// documents alone (the Python package's), which then have no admission key and are
 /// always stored. With `stop_at_failure`, nothing after the first document that fails
-/// is stored.
+/// is stored. `via` is the way they come in (`--take-over`).
 pub fn ingest_inputs(
     dd: &mut DataDir,
     inputs: impl Iterator<Item = Input> + Send,
+    via: Via,
     threads: usize,
     force: bool,
     stop_at_failure: bool,
@@ -171,7 +173,7 @@ pub fn ingest_inputs(
                     event(Event::Warning(w.clone()));
                 }
                 dd.add_prepare_time(seconds);
-                match dd.ingest_prepared(&doc, prepared, Admit { file: None, doc: key }) {
+                match dd.ingest_prepared(&doc, prepared, Admit { file: None, doc: key, via: Some(via) }) {
                     Ok((meta, _)) => {
                         summary.stored += 1;
                         summary.text_bytes += doc.text.len() as u64;

@@ -26,7 +26,7 @@ pub struct WorkerDied;
 /// Runs `work` on `threads` workers (each with its own clone of `state`) over
 /// `inputs`, and `consume` on the calling thread with the results in input order.
 /// `consume` returns false to stop early; the producer and the workers then stop too.
-/// A worker that panics stops the pipeline: consumption stops soon after (some results
+/// A worker (or the reader, taking `inputs`) that panics stops the pipeline: consumption stops soon after (some results
 /// before the failed input may not be consumed) and the call returns [`WorkerDied`]:
 /// never a hang, never a missing result taken for the end of the input.
 pub fn ordered_map<T, U, S>(
@@ -46,13 +46,20 @@ where
     let (job_tx, job_rx) = crossbeam_channel::bounded::<(usize, T)>(threads * PER_WORKER);
     let (out_tx, out_rx) = crossbeam_channel::bounded::<(usize, U)>(threads * PER_WORKER);
     std::thread::scope(|scope| {
+        let died_reading = &died;
         std::thread::Builder::new()
             .name("read".into())
             .spawn_scoped(scope, move || {
-                for job in inputs.enumerate() {
-                    if job_tx.send(job).is_err() {
-                        break; // the workers are gone: stop reading
+                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    for job in inputs.enumerate() {
+                        if job_tx.send(job).is_err() {
+                            break; // the workers are gone: stop reading
+                        }
                     }
+                }));
+                if read.is_err() {
+                    // Reported by the panic hook; the inputs after it are missing.
+                    died_reading.store(true, std::sync::atomic::Ordering::SeqCst);
                 }
             })
             .expect("spawn the reader thread");
@@ -144,6 +151,23 @@ mod tests {
         .unwrap();
         assert_eq!(seen, 10);
         assert!(produced.into_inner() < 1000, "the reader kept reading after the stop");
+    }
+
+    #[test]
+    fn a_panicking_reader_is_an_error_not_a_crash() {
+        let mut got = Vec::new();
+        let r = ordered_map(
+            2,
+            &(),
+            (0..100u32).inspect(|&x| assert!(x != 40, "reader fails on 40")),
+            |_, x| x,
+            |y| {
+                got.push(y);
+                true
+            },
+        );
+        assert_eq!(r, Err(WorkerDied));
+        assert!(got.len() <= 40 && got.iter().enumerate().all(|(i, &y)| y == i as u32), "{got:?}");
     }
 
     #[test]

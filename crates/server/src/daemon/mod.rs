@@ -62,10 +62,13 @@ use status::StatusFile;
 pub struct ServeOptions {
     pub spool: PathBuf,
     pub keep: bool,
-    pub max_doc_bytes: u64,
+    /// A document's size, and what a compressed file may decode to.
+    pub limits: textorigin_store::input::Limits,
     /// A `published_at` that is not a date: the document is stored undated instead of
     /// failing (`--bad-dates undated`).
     pub undated_bad_dates: bool,
+    /// The ways in whose dates may take origins over (`--take-over`).
+    pub take_over: Vec<textorigin_store::storage::store::Via>,
     pub checkpoint_docs: u64,
     pub checkpoint_secs: u64,
     pub rescan_secs: u64,
@@ -326,32 +329,13 @@ struct Daemon<'a> {
     backoff: Backoff,
 }
 
-/// The parser threads' work: each file of a batch read, parsed and its documents
-/// prepared on `threads` threads ([`textorigin_store::pipeline`]), handed over in file-name order.
+/// The parser threads' work: the documents of a batch's files, read as they are taken,
+/// prepared on `threads` threads ([`textorigin_store::pipeline`]) and handed over in
+/// order.
 struct Parsers {
     threads: usize,
-    max: u64,
+    limits: textorigin_store::input::Limits,
     preparer: textorigin_store::storage::datadir::Preparer,
-}
-
-impl Parsers {
-    /// The files of `batch`, parsed and prepared, in order. A parser that dies (a bug)
-    /// stops the daemon with an error, never a hang; nothing of the batch is applied.
-    fn parse(&self, batch: Vec<PathBuf>) -> Result<Vec<spool::Parsed>> {
-        let mut out = Vec::with_capacity(batch.len());
-        textorigin_store::pipeline::ordered_map(
-            self.threads,
-            &self.preparer,
-            batch.into_iter(),
-            |p, path| spool::parse_file(&path, self.max, p),
-            |x| {
-                out.push(x);
-                true
-            },
-        )
-        .map_err(|_| DaemonError::ParserDied)?;
-        Ok(out)
-    }
 }
 
 /// The status at start: this process, what recovery did, the newest checkpoint.
@@ -391,13 +375,11 @@ pub fn serve(
     };
     let mut dd = DataDir::open_write(dir, overrides)?;
     dd.set_undated_bad_dates(opt.undated_bad_dates);
+    dd.set_take_over(&opt.take_over);
     let new_dir = opt.spool.join("new");
     let (watcher, wakeups) = watch(&new_dir)?;
-    let parsers = Parsers {
-        threads: textorigin_store::pipeline::worker_threads(),
-        max: opt.max_doc_bytes,
-        preparer: dd.preparer(),
-    };
+    let parsers =
+        Parsers { threads: textorigin_store::pipeline::worker_threads(), limits: opt.limits, preparer: dd.preparer() };
     let mut d = Daemon {
         opt,
         status: initial_status(dir, recovery),
@@ -539,6 +521,7 @@ impl Daemon<'_> {
         drop(dd);
         let mut dd = recover_poisoned(dir, overrides, stop)?;
         dd.set_undated_bad_dates(self.opt.undated_bad_dates);
+        dd.set_take_over(&self.opt.take_over);
         self.share(Some(&dd));
         pause(self.backoff.next(), stop);
         Ok(dd)
@@ -557,8 +540,12 @@ impl Daemon<'_> {
         self.settle_state();
     }
 
-    /// Parses, applies and group-commits one batch of spool files, moves them out of
-    /// `new/` and checkpoints when due. Returns the files kept in the spool.
+    /// Reads, applies and group-commits one batch of spool files, moves them out of
+    /// `new/` and checkpoints when due. Returns the files kept in the spool. A file's
+    /// documents are applied as they are read (never a whole file held); a stop asked
+    /// for ends the batch after the document being applied, and the file cut short
+    /// continues after its stored documents at the next start. A checkpoint that falls
+    /// due within a long file is written there.
     fn batch(
         &mut self,
         dd: &mut DataDir,
@@ -567,18 +554,59 @@ impl Daemon<'_> {
         stop: &AtomicBool,
     ) -> Result<Vec<PathBuf>> {
         let mut outcomes = Vec::new();
-        for parsed in parsers.parse(batch)? {
-            if stop.load(Ordering::SeqCst) {
-                break;
-            }
-            let path = parsed.path.clone();
-            let before = dd.store().next_seq().map_err(DataDirError::from)?;
-            let outcome = spool::apply_file(dd, parsed)?;
-            let applied = dd.store().next_seq().map_err(DataDirError::from)? - before;
-            self.status.documents_applied_this_run += applied;
-            self.since_checkpoint += applied;
-            outcomes.push((path, outcome));
+        let mut current: Option<spool::Admitting> = None;
+        let mut fatal = None;
+        // Files submitted over HTTP: their marks go once the files leave the spool.
+        let mut marks = std::collections::HashMap::new();
+        let marks_dir = self.opt.spool.join("tmp").join(crate::http::SUBMIT_DIR).join(crate::http::MARKS_DIR);
+        let items = spool::items(batch, parsers.limits, dd.shared_store(), marks_dir);
+        let run = textorigin_store::pipeline::ordered_map(
+            parsers.threads,
+            &parsers.preparer,
+            items,
+            spool::prepare,
+            |ready| {
+                let step = match ready {
+                    spool::Ready::File(file) => {
+                        if let Some(mark) = &file.mark {
+                            marks.insert(file.path.clone(), mark.clone());
+                        }
+                        spool::Admitting::start(dd, file).map(|started| match started {
+                            Ok(admitting) => current = Some(admitting),
+                            Err(outcome) => outcomes.push(outcome),
+                        })
+                    }
+                    spool::Ready::Doc(d) => {
+                        let admitting = current.as_mut().expect("a document follows its file");
+                        admitting.doc(dd, d).and_then(|stored| {
+                            if stored {
+                                self.status.documents_applied_this_run += 1;
+                                self.since_checkpoint += 1;
+                            }
+                            if self.since_checkpoint >= self.opt.checkpoint_docs && !dd.poisoned() {
+                                self.checkpoint(dd)?;
+                            }
+                            Ok(())
+                        })
+                    }
+                    spool::Ready::End => match current.take() {
+                        Some(admitting) => admitting.end(dd).map(|o| outcomes.push(o)),
+                        None => Ok(()),
+                    },
+                };
+                if let Err(e) = step {
+                    fatal = Some(e);
+                    return false;
+                }
+                !stop.load(Ordering::SeqCst)
+            },
+        );
+        // A file cut short (a stop) stays in the spool, and so do the files not reached.
+        outcomes.extend(current.take().map(spool::Admitting::cut));
+        if let Some(e) = fatal {
+            return Err(e);
         }
+        run.map_err(|_| DaemonError::ParserDied)?;
         if dd.poisoned() {
             // A store write failed (a real full disk leaves RocksDB's writer in error, so
             // no fsync can follow): no group commit, and every file of the batch stays in
@@ -595,7 +623,12 @@ impl Daemon<'_> {
         textorigin_store::failpoint::hit("spool.after-sync").io(|| "group commit")?;
         let kept: Vec<PathBuf> =
             outcomes.iter().filter(|o| matches!(o.1, Outcome::Keep)).map(|o| o.0.clone()).collect();
+        let gone: Vec<PathBuf> =
+            outcomes.iter().filter(|o| !matches!(o.1, Outcome::Keep)).filter_map(|o| marks.remove(&o.0)).collect();
         self.finish_files(outcomes)?;
+        for mark in gone {
+            let _ = std::fs::remove_file(mark); // only needed while the file waits
+        }
         self.status.last_applied = dd.table().stats().last_seq;
         dd.publish_counters()?; // live `stats` readers see the table's counters
         self.status.documents_per_second =

@@ -1,16 +1,26 @@
-//! The spool side of the daemon: listing `new/`, reading and parsing a file (on a
-//! parser thread), and admitting its documents exactly once (on the apply thread).
+//! The spool side of the daemon: listing `new/`, opening a file and reading its
+//! documents as they are taken (on the reader thread), and admitting them exactly once
+//! (on the apply thread), one at a time.
+//!
+//! A file is never held whole, nor are its documents: the reader decodes and parses it
+//! a document at a time, the parser threads prepare a few documents ahead, and the
+//! apply thread stores each in turn ([`textorigin_store::pipeline`]'s bounded queues),
+//! so a JSONL file of millions of lines (or a small compressed one that decodes to
+//! them) costs the memory of a few documents. Each stored document's batch records how
+//! far its file is admitted, so a file cut short (a stop, a crash) continues after its
+//! stored documents, which are not prepared again.
 
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use super::{now_ms, Result};
 use textorigin_store::error::IoContext;
-use textorigin_store::input::{parse_bytes, InputDoc, InputError};
+use textorigin_store::input::{stream_docs, InputDoc, InputError, Limits};
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
-use textorigin_store::storage::store::{admission_key, Admission, Admit, DocumentKeys, Failure};
+use textorigin_store::storage::store::{Admission, AdmissionKey, Admit, DocumentKeys, Failure, Store, Via};
 
 /// Entries of `dir` in name order (dot files skipped). Whatever they are (regular
-/// files, links, FIFOs, directories), [`parse_file`] decides: nothing stays unseen.
+/// files, links, FIFOs, directories), [`open`] decides: nothing stays unseen.
 pub(super) fn list(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .io(|| format!("cannot read spool directory {}", dir.display()))?
@@ -33,11 +43,17 @@ enum Unreadable {
 /// Opens a spool entry once, without following a symbolic link and without blocking
 /// (a FIFO), checks through the descriptor that it is a regular file of at most `cap`
 /// bytes (`.jsonl` files may be larger: their documents are checked one by one, up to
-/// `JSONL_CAP`), and reads it through that descriptor.
-fn read_entry(path: &Path, cap: u64, jsonl: bool) -> std::result::Result<Vec<u8>, Unreadable> {
-    use std::io::Read;
+/// `JSONL_CAP`), and reads it through that descriptor to its admission key (xxh3-128
+/// of its name and bytes, [`textorigin_store::storage::store::admission_key`]); the
+/// file is then at its start again, and its length.
+fn open(
+    path: &Path,
+    raw_name: &[u8],
+    cap: u64,
+    jsonl: bool,
+) -> std::result::Result<(std::fs::File, u64, u128), Unreadable> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file =
+    let mut file =
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(
             |e| match e.raw_os_error() {
                 Some(libc::ELOOP) => Unreadable::Never("not a regular file (a symbolic link)".into()),
@@ -62,12 +78,24 @@ fn read_entry(path: &Path, cap: u64, jsonl: bool) -> std::result::Result<Vec<u8>
     if meta.len() > limit {
         return Err(Unreadable::Never(format!("{} bytes is over the limit of {limit} bytes", meta.len())));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(Unreadable::Later)?;
-    if bytes.len() as u64 > limit {
-        return Err(Unreadable::Never(format!("over the limit of {limit} bytes (it grew while read)")));
+    let mut hasher = AdmissionKey::new(raw_name);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut len = 0u64;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Unreadable::Later(e)),
+        };
+        hasher.update(&buf[..n]);
+        len += n as u64;
+        if len > limit {
+            return Err(Unreadable::Never(format!("over the limit of {limit} bytes (it grew while read)")));
+        }
     }
-    Ok(bytes)
+    file.rewind().map_err(Unreadable::Later)?;
+    Ok((file, len, hasher.finish()))
 }
 
 /// Whether a spool entry was modified within the last second.
@@ -80,18 +108,22 @@ fn just_written(path: &Path) -> bool {
 /// The largest `.jsonl` spool file read (its documents are each held to the document cap).
 const JSONL_CAP: u64 = 1 << 30;
 
+/// Failure records kept for one file (and reasons in its `.reason`): a file of 50,000
+/// failing lines gets this many and a count of the rest.
+pub(super) const MAX_FAILURE_RECORDS: u32 = 100;
+
 /// What became of a spool file.
 pub(super) enum Outcome {
     /// Every document stored (or stored before).
     Done,
     /// Some or all of it failed: reasons for the `.reason` file.
     Failed(Vec<String>),
-    /// Not processed now (an I/O error): stays in the spool.
+    /// Not processed now (an I/O error, a stop): stays in the spool.
     Keep,
 }
 
-/// A spool file as a parser thread leaves it for the apply thread.
-pub(super) struct Parsed {
+/// A spool file as the reader opened it, before its documents.
+pub(super) struct File {
     pub(super) path: PathBuf,
     name: String,
     /// The file name's bytes (two names that differ only in bytes that are not UTF-8
@@ -99,157 +131,236 @@ pub(super) struct Parsed {
     raw_name: Vec<u8>,
     source: String,
     key: u128,
-    content: Content,
+    state: State,
+    /// Its HTTP server's mark (`http::MARKS_DIR`), when it was submitted over HTTP:
+    /// removed once the file has left the spool.
+    pub(super) mark: Option<PathBuf>,
 }
 
-pub(super) enum Content {
+enum State {
     /// Gone, or unreadable now: stays in the spool (if it is still there).
     Keep,
     /// The whole file fails: the reason.
     Fails(String),
-    /// Its documents, prepared (or per-document errors).
-    Docs(Vec<std::result::Result<(InputDoc, Prepared), InputError>>),
+    /// Admitted before: every document (before the last crash, say; only moving it was
+    /// missing), or as a failure.
+    Before(Admission),
+    /// Its documents follow, come in this way (the spool, or HTTP: a file the HTTP
+    /// server marked); the first `done` of them were admitted before.
+    Docs(Option<Admission>, Via),
 }
 
-/// Reads and parses one spool file (on a parser thread: no store access).
-pub(super) fn parse_file(path: &Path, max: u64, preparer: &mut Preparer) -> Parsed {
-    let _ = textorigin_store::failpoint::hit("parse");
+/// What the reader yields for a batch of files: each file, its documents, its end.
+pub(super) enum Item {
+    File(File),
+    /// A document (or why it is none), and whether it is to be prepared (not when it
+    /// was admitted before).
+    Doc(std::result::Result<InputDoc, InputError>, bool),
+    End,
+}
+
+/// An [`Item`] as the parser threads leave it for the apply thread.
+pub(super) enum Ready {
+    File(File),
+    Doc(std::result::Result<Box<(InputDoc, Option<Prepared>)>, InputError>),
+    End,
+}
+
+/// The items of `files`, read as they are taken (the reader thread): each file opened
+/// and keyed, its admission so far looked up in `store` (a file's record is written
+/// only by the apply thread's work on that same file, which comes later) and its HTTP
+/// mark in `marks`, and its documents streamed.
+pub(super) fn items(
+    files: Vec<PathBuf>,
+    limits: Limits,
+    store: std::sync::Arc<Store>,
+    marks: PathBuf,
+) -> impl Iterator<Item = Item> + Send {
+    files.into_iter().flat_map(move |path| -> Box<dyn Iterator<Item = Item> + Send> {
+        let (file, docs) = open_file(&path, limits, &store, &marks);
+        let Some(docs) = docs else {
+            return Box::new([Item::File(file), Item::End].into_iter());
+        };
+        let done = match &file.state {
+            State::Docs(Some(a), _) => a.done,
+            _ => 0,
+        };
+        let docs = docs.enumerate().map(move |(i, d)| Item::Doc(d, i as u64 >= u64::from(done)));
+        Box::new(std::iter::once(Item::File(file)).chain(docs).chain(std::iter::once(Item::End)))
+    })
+}
+
+/// Opens one spool file: what it is, and its documents when they are to be read.
+fn open_file(
+    path: &Path,
+    limits: Limits,
+    store: &Store,
+    marks: &Path,
+) -> (File, Option<textorigin_store::input::Docs>) {
     let source = path.display().to_string();
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // The key takes the name's bytes: two names that differ only in bytes that are not
     // UTF-8 map to one lossy string, and must not be taken for one file.
     let raw_name = path.file_name().map(|n| std::os::unix::ffi::OsStrExt::as_bytes(n).to_vec()).unwrap_or_default();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let done = |key: u128, content: Content| Parsed {
+    let mark_of = |key: u128| Some(marks.join(format!("{key:032x}"))).filter(|m| key != 0 && m.exists());
+    let file = |key: u128, state: State| File {
         path: path.to_path_buf(),
         name: name.clone(),
         raw_name: raw_name.clone(),
         source: source.clone(),
         key,
-        content,
+        state,
+        mark: mark_of(key),
     };
-    let read = textorigin_store::failpoint::hit(&format!("read:{name}"))
+    let opened = textorigin_store::failpoint::hit(&format!("read:{name}"))
         .map_err(Unreadable::Later)
-        .and_then(|()| read_entry(path, max, ext == "jsonl"));
-    let bytes = match read {
-        Ok(b) => b,
+        .and_then(|()| open(path, &raw_name, limits.doc_bytes, ext == "jsonl"));
+    let (reader, len, key) = match opened {
+        Ok(o) => o,
         Err(Unreadable::Later(e)) => {
             if e.kind() != std::io::ErrorKind::NotFound {
                 tracing::error!(file = %source, error = %e, "cannot read; left in the spool");
             }
-            return done(0, Content::Keep);
+            return (file(0, State::Keep), None);
         }
         Err(Unreadable::Never(why)) => {
-            let key = admission_key(&raw_name, why.as_bytes());
-            return done(key, Content::Fails(format!("{source}: {why}")));
+            let key = textorigin_store::storage::store::admission_key(&raw_name, why.as_bytes());
+            return (file(key, State::Fails(format!("{source}: {why}"))), None);
         }
     };
-    if bytes.is_empty() && just_written(path) {
+    if len == 0 && just_written(path) {
         // Written straight into `new/` (not through `tmp/`, as the contract asks) and
         // caught before its first bytes: one more look after the retry pause.
         tracing::debug!(file = %source, "empty and just written: looking again shortly");
-        return done(0, Content::Keep);
+        return (file(0, State::Keep), None);
     }
-    let key = admission_key(&raw_name, &bytes);
+    let before = match store.admitted(key) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(file = %source, error = %textorigin_store::error::chain(&e), "cannot read the admission records; left in the spool");
+            return (file(0, State::Keep), None);
+        }
+    };
+    if let Some(b) = before.filter(|b| b.total == 0 || (b.total != u32::MAX && b.done >= b.total)) {
+        return (file(key, State::Before(b)), None);
+    }
+    let via = if mark_of(key).is_some() { Via::Http } else { Via::Spool };
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     // A stored document names its spool file, not the path it had in `new/`, which is
     // gone once the file is admitted.
-    match parse_bytes(bytes, &ext, &stem, &format!("spool:{name}"), max) {
-        Ok(docs) if docs.is_empty() => done(key, Content::Fails(format!("{source}: no documents"))),
-        Ok(docs) => done(
-            key,
-            Content::Docs(
-                docs.into_iter()
-                    .map(|d| {
-                        d.map(|doc| {
-                            let p = preparer.prepare(&doc.text);
-                            (doc, p)
-                        })
-                    })
-                    .collect(),
-            ),
-        ),
-        Err(e) => done(key, Content::Fails(e.to_string())),
+    match stream_docs(reader, Some(&ext), &stem, &format!("spool:{name}"), limits, Some(len)) {
+        Ok(docs) => (file(key, State::Docs(before, via)), Some(docs)),
+        Err(e) => (file(key, State::Fails(e.to_string())), None),
     }
 }
 
-/// Admits one parsed spool file on the apply thread: stores its documents not stored
-/// yet, records failures.
-pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
-    let Parsed { name, raw_name, source, key, content, .. } = p;
-    let docs = match content {
-        Content::Keep => return Ok(Outcome::Keep),
-        Content::Fails(reason) => {
-            if dd.store().admitted(key).map_err(DataDirError::from)?.is_some() {
-                return Ok(Outcome::Failed(vec![format!("{reason} (recorded before)")]));
-            }
-            tracing::warn!(file = %source, %reason, "failed");
-            dd.store()
-                .put_failure(
-                    Some(Admission { key, done: 0, total: 0, failed: 1 }),
-                    &Failure { file: name, reason: reason.clone(), at_ms: now_ms() },
-                )
-                .map_err(DataDirError::from)?;
-            return Ok(Outcome::Failed(vec![reason]));
+/// Prepares an item's document (on a parser thread: no store access).
+pub(super) fn prepare(preparer: &mut Preparer, item: Item) -> Ready {
+    match item {
+        Item::File(f) => {
+            let _ = textorigin_store::failpoint::hit("parse");
+            Ready::File(f)
         }
-        Content::Docs(docs) => docs,
-    };
-    let before = dd.store().admitted(key).map_err(DataDirError::from)?.unwrap_or(Admission {
-        key,
-        done: 0,
-        total: u32::MAX,
-        failed: 0,
-    });
-    let (done, mut failed) = (before.done, before.failed);
-    if before.total == 0 {
-        return Ok(Outcome::Failed(vec![format!("{source}: failed before (see `textorigin failed`)")]));
+        Item::Doc(d, fresh) => Ready::Doc(d.map(|doc| {
+            let p = fresh.then(|| preparer.prepare(&doc.text));
+            Box::new((doc, p))
+        })),
+        Item::End => Ready::End,
     }
-    if before.total != u32::MAX && done >= before.total {
-        // Admitted before the last crash; only moving the file was missing.
-        return Ok(if failed == 0 {
-            Outcome::Done
-        } else {
-            Outcome::Failed(vec![format!(
-                "{source}: {failed} document(s) failed (recorded before, see `textorigin failed`)"
-            )])
-        });
+}
+
+/// A spool file being admitted on the apply thread.
+pub(super) struct Admitting {
+    file: File,
+    via: Via,
+    keys: DocumentKeys,
+    /// Documents of the file seen so far, and stored or failed before this run.
+    seen: u32,
+    done_before: u32,
+    failed: u32,
+    reasons: Vec<String>,
+    /// A store write failed: the rest of the file waits in the spool.
+    kept: bool,
+}
+
+impl Admitting {
+    /// Starts admitting `file`: its outcome at once when it has no documents to read.
+    pub(super) fn start(dd: &DataDir, file: File) -> Result<std::result::Result<Admitting, (PathBuf, Outcome)>> {
+        let outcome = match &file.state {
+            State::Keep => Outcome::Keep,
+            State::Fails(reason) => fail_file(dd, &file, reason.clone())?,
+            State::Before(b) if b.total == 0 => {
+                Outcome::Failed(vec![format!("{}: failed before (see `textorigin failed`)", file.source)])
+            }
+            State::Before(b) if b.failed == 0 => Outcome::Done,
+            State::Before(b) => Outcome::Failed(vec![format!(
+                "{}: {} document(s) failed (recorded before, see `textorigin failed`)",
+                file.source, b.failed
+            )]),
+            &State::Docs(before, via) => {
+                let (done_before, failed) = before.map_or((0, 0), |b| (b.done, b.failed));
+                let keys = DocumentKeys::new(&file.raw_name);
+                let reasons = Vec::new();
+                return Ok(Ok(Admitting { file, via, keys, seen: 0, done_before, failed, reasons, kept: false }));
+            }
+        };
+        Ok(Err((file.path, outcome)))
     }
-    let total = docs.len() as u32;
-    let mut reasons = Vec::new();
-    let mut keys = DocumentKeys::new(&raw_name);
-    for (i, d) in docs.into_iter().enumerate() {
-        let i = i as u32;
+
+    /// Admits the file's next document (stores it, or records why it failed). Returns
+    /// whether a document was stored.
+    pub(super) fn doc(
+        &mut self,
+        dd: &mut DataDir,
+        d: std::result::Result<Box<(InputDoc, Option<Prepared>)>, InputError>,
+    ) -> Result<bool> {
+        let i = self.seen;
+        self.seen += 1;
         // Every document's key is counted, those admitted before included, so that a
         // repeated document gets the same occurrence number every time.
-        let doc_key = d.as_ref().ok().map(|(doc, _)| keys.next(doc));
-        if i < done {
-            continue;
+        let doc_key = d.as_ref().ok().map(|ready| self.keys.next(&ready.0));
+        if i < self.done_before || self.kept {
+            return Ok(false);
         }
-        let admission = Admission { key, done: i + 1, total, failed };
+        let (key, source) = (self.file.key, &self.file.source);
+        let admission = Admission { key, done: i + 1, total: u32::MAX, failed: self.failed };
         textorigin_store::failpoint::hit("admit.before-commit").io(|| "admission")?;
+        let mut stored = false;
         let failure = match d {
-            Ok((doc, prepared)) => {
+            Ok(ready) => {
+                let (doc, prepared) = *ready;
                 for w in &doc.warnings {
                     tracing::warn!(file = %source, warning = %w, "document stored with a warning");
                 }
                 let doc_key = doc_key.expect("a key for every document");
-                let before = dd.store().admitted_document(doc_key).map_err(DataDirError::from)?;
-                let stored = match before {
+                let prepared = prepared.expect("documents not admitted before are prepared");
+                let put = match dd.store().admitted_document(doc_key).map_err(DataDirError::from)? {
                     Some(seq) => {
                         tracing::info!(file = %source, document = %doc.name, id = seq, "stored before from a file of this name: skipped");
                         dd.store().put_admission(admission).map_err(DataDirError::from)
                     }
-                    None => dd
-                        .ingest_prepared(&doc, prepared, Admit { file: Some(admission), doc: Some(doc_key) })
-                        .map(|_| ()),
+                    None => {
+                        stored = true;
+                        dd.ingest_prepared(
+                            &doc,
+                            prepared,
+                            Admit { file: Some(admission), doc: Some(doc_key), via: Some(self.via) },
+                        )
+                        .map(|_| ())
+                    }
                 };
-                match stored {
+                match put {
                     Ok(()) => None,
-                    Err(DataDirError::Doc(e)) => Some(e.to_string()),
+                    Err(DataDirError::Doc(e)) => {
+                        stored = false;
+                        Some(e.to_string())
+                    }
                     Err(e) => {
                         // A write error: leave the file; the next scan continues after what is stored.
                         tracing::error!(file = %source, error = %textorigin_store::error::chain(&e), "store write failed; file left in the spool");
-                        return Ok(Outcome::Keep);
+                        self.kept = true;
+                        return Ok(false);
                     }
                 }
             }
@@ -257,22 +368,71 @@ pub(super) fn apply_file(dd: &mut DataDir, p: Parsed) -> Result<Outcome> {
         };
         textorigin_store::failpoint::hit("admit.after-commit").io(|| "admission")?;
         if let Some(reason) = failure {
-            tracing::warn!(file = %source, %reason, "document failed");
-            failed += 1;
-            dd.store()
-                .put_failure(
-                    Some(Admission { failed, ..admission }),
-                    &Failure { file: name.clone(), reason: reason.clone(), at_ms: now_ms() },
-                )
-                .map_err(DataDirError::from)?;
-            reasons.push(reason);
+            self.failed += 1;
+            let admission = Admission { failed: self.failed, ..admission };
+            if self.failed <= MAX_FAILURE_RECORDS {
+                tracing::warn!(file = %source, %reason, "document failed");
+                let failure = Failure { file: self.file.name.clone(), reason: reason.clone(), at_ms: now_ms() };
+                dd.store().put_failure(Some(admission), &failure).map_err(DataDirError::from)?;
+                self.reasons.push(reason);
+            } else {
+                dd.store().put_admission(admission).map_err(DataDirError::from)?;
+            }
         }
+        Ok(stored)
     }
-    if !reasons.is_empty() && failed < total {
-        reasons.push(format!(
-            "{source}: {} of {total} document(s) were stored; given again (fixed), the file stores only the others",
-            total - failed
-        ));
+
+    /// The file's documents ended: its last admission record (how many documents it
+    /// held) and its outcome.
+    pub(super) fn end(self, dd: &DataDir) -> Result<(PathBuf, Outcome)> {
+        let Admitting { file, seen, failed, mut reasons, kept, .. } = self;
+        if kept {
+            return Ok((file.path, Outcome::Keep));
+        }
+        if seen == 0 {
+            let reason = format!("{}: no documents", file.source);
+            let outcome = fail_file(dd, &file, reason)?;
+            return Ok((file.path, outcome));
+        }
+        let total = seen;
+        dd.store()
+            .put_admission(Admission { key: file.key, done: total, total, failed })
+            .map_err(DataDirError::from)?;
+        let source = &file.source;
+        if failed > MAX_FAILURE_RECORDS {
+            reasons.push(format!(
+                "{source}: {} more document(s) failed (the first {MAX_FAILURE_RECORDS} are recorded)",
+                failed - MAX_FAILURE_RECORDS
+            ));
+        }
+        if !reasons.is_empty() && failed < total {
+            reasons.push(format!(
+                "{source}: {} of {total} document(s) were stored; given again (fixed), the file stores only the others",
+                total - failed
+            ));
+        }
+        Ok((file.path, if failed == 0 { Outcome::Done } else { Outcome::Failed(reasons) }))
     }
-    Ok(if reasons.is_empty() { Outcome::Done } else { Outcome::Failed(reasons) })
+
+    /// A stop or a dead parser cut the file short: what is stored stays, the file stays
+    /// in the spool and continues after it.
+    pub(super) fn cut(self) -> (PathBuf, Outcome) {
+        (self.file.path, Outcome::Keep)
+    }
+}
+
+/// Records that a whole file failed (once: a file seen again after a crash finds its
+/// record).
+fn fail_file(dd: &DataDir, file: &File, reason: String) -> Result<Outcome> {
+    if dd.store().admitted(file.key).map_err(DataDirError::from)?.is_some() {
+        return Ok(Outcome::Failed(vec![format!("{reason} (recorded before)")]));
+    }
+    tracing::warn!(file = %file.source, %reason, "failed");
+    dd.store()
+        .put_failure(
+            Some(Admission { key: file.key, done: 0, total: 0, failed: 1 }),
+            &Failure { file: file.name.clone(), reason: reason.clone(), at_ms: now_ms() },
+        )
+        .map_err(DataDirError::from)?;
+    Ok(Outcome::Failed(vec![reason]))
 }

@@ -13,6 +13,15 @@ pub(super) enum ApiError {
     /// The request is malformed or names something that cannot be (400).
     #[error("{0}")]
     BadRequest(String),
+    /// The request is not allowed (a submission without a token: 403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// Its content cannot be stored (422).
+    #[error("{0}")]
+    Unprocessable(String),
+    /// Too large to take (413).
+    #[error("{0}")]
+    TooLarge(String),
     /// What the request names is not there (404).
     #[error("{0}")]
     NotFound(String),
@@ -40,7 +49,10 @@ impl ApiError {
     pub(super) fn status(&self) -> u16 {
         match self {
             ApiError::BadRequest(_) | ApiError::Store(StoreError::Ambiguous { .. }) => 400,
+            ApiError::Forbidden(_) => 403,
             ApiError::NotFound(_) | ApiError::Store(StoreError::NotFound(_)) => 404,
+            ApiError::TooLarge(_) => 413,
+            ApiError::Unprocessable(_) => 422,
             // A feature switched off in the data directory: what is asked cannot be had here.
             ApiError::Conflict(_) | ApiError::View(ViewError::Off { .. }) => 409,
             ApiError::Unavailable(_) => 503,

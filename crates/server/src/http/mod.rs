@@ -21,7 +21,13 @@
 //! **Access**: the listener takes a loopback address unless a token is configured
 //! (`--http-token FILE`); with a token every request needs `Authorization: Bearer
 //! TOKEN` (the scheme in any case; 401 with `WWW-Authenticate` otherwise, before any
-//! byte of the body is read; compared in constant time).
+//! byte of the body is read; compared in constant time). Submissions (writes) need the
+//! token also on loopback, where any local process, or a browser's page, could send
+//! them: without one they are refused (403) unless the server runs with `--http-open`.
+//! The server answers only requests sent to its own names (`Host`: the address it
+//! listens on, `localhost` on loopback, and those given with `--http-host`; 421
+//! otherwise) and from no other site's pages (`Origin`; 403), so that a page whose
+//! name was rebound to 127.0.0.1 (DNS rebinding) cannot use a daemon on a laptop.
 //!
 //! Routes: `GET /api/documents?after=ID&limit=N&name=PREFIX` (the `list --json` rows,
 //! paged in sequence order), `GET /api/documents/{name_or_id}` (exactly `show --json`),
@@ -57,12 +63,14 @@ mod wire;
 
 use error::ApiError;
 
-use wire::{json_error, Reply, Request, JSON};
+use wire::{json_error, Answer, Reply, Request, JSON};
 
 /// How old a read view may get before a request opens a new one.
 pub const REFRESH: Duration = Duration::from_millis(250);
 /// Submissions remembered for `/api/admissions/{key}`'s ids (then it starts again).
 const SUBMITTED: usize = 1 << 16;
+/// Document keys remembered for those submissions (16 bytes each).
+const SUBMITTED_KEYS: usize = 1 << 20;
 /// How long `POST /api/documents?wait=true` waits for the daemon.
 const WAIT: Duration = Duration::from_secs(30);
 /// Rows of the HTML list at `/`, newest first.
@@ -80,10 +88,18 @@ pub struct HttpOptions {
     pub workers: usize,
     /// The daemon's spool (submitted documents go into `new/` through `tmp/`).
     pub spool: PathBuf,
-    /// Largest request body (the daemon's `--max-doc-bytes`).
-    pub max_body: u64,
+    /// The daemon's input limits: the largest request body (`--max-doc-bytes`), and
+    /// what a compressed body may decode to.
+    pub limits: textorigin_store::input::Limits,
     /// The daemon's open store, which the readers share.
     pub share: StoreShare,
+    /// Further names (`Host` values, with or without a port) the server answers to.
+    pub hosts: Vec<String>,
+    /// Submissions without a token (`--http-open`): on a machine whose every local
+    /// user and page is trusted.
+    pub open: bool,
+    /// The daemon's `--bad-dates undated`: submissions are checked as it stores them.
+    pub undated_bad_dates: bool,
 }
 
 /// Why the server cannot start.
@@ -118,6 +134,10 @@ impl HttpServer {
 /// before they are linked into `new/`.
 pub const SUBMIT_DIR: &str = ".textorigin-http";
 
+/// The directory in [`SUBMIT_DIR`] of the marks of files submitted over HTTP (one empty
+/// file a submission, named by its admission key in hex).
+pub const MARKS_DIR: &str = "via-http";
+
 /// Starts serving `dir` until `stop` is set.
 pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<HttpServer, HttpError> {
     if !opts.addr.ip().is_loopback() && opts.token.is_none() {
@@ -130,18 +150,56 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
     let app = Arc::new(App {
         dir: dir.to_path_buf(),
         spool: opts.spool.clone(),
-        max_body: opts.max_body,
+        limits: opts.limits,
         share: opts.share.clone(),
         view: Mutex::new(None),
         query_view: Mutex::new(None),
-        submitted: Mutex::new(std::collections::HashMap::new()),
+        submitted: Arc::default(),
         next_file: AtomicU64::new(0),
+        open: opts.open || opts.token.is_some(),
+        undated_bad_dates: opts.undated_bad_dates,
     });
-    let limits = wire::Limits { token: opts.token.clone(), max_body: opts.max_body, workers: opts.workers };
+    let limits = wire::Limits {
+        token: opts.token.clone(),
+        hosts: host_names(addr, &opts.hosts),
+        max_body: opts.limits.doc_bytes,
+        workers: opts.workers,
+    };
     let listener = wire::listen(listener, limits, Arc::new(move |r: &Request| app.handle(r)), stop)
         .map_err(|source| HttpError::Bind { addr, source })?;
     tracing::info!(%addr, "http inspector listening");
     Ok(HttpServer { addr, listener })
+}
+
+/// The `Host` values a server on `addr` answers to: its address, `localhost` when it
+/// is loopback, and `extra`; each with its port, and also without when the port is 80.
+fn host_names(addr: SocketAddr, extra: &[String]) -> Vec<String> {
+    let port = addr.port();
+    let mut names = vec![match addr.ip() {
+        std::net::IpAddr::V4(ip) => ip.to_string(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+    }];
+    if addr.ip().is_loopback() {
+        names.extend(["localhost".to_string(), "127.0.0.1".to_string(), "[::1]".to_string()]);
+    }
+    let mut out = Vec::new();
+    for name in names.iter().chain(extra).map(|n| n.trim().to_ascii_lowercase()) {
+        // `name:port`, `[v6]:port`; not a bare IPv6 address.
+        let has_port = name
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| p.parse::<u16>().is_ok() && (h.ends_with(']') || !h.contains(':')));
+        let forms = match has_port {
+            true => vec![name],
+            false if port == 80 => vec![format!("{name}:{port}"), name],
+            false => vec![format!("{name}:{port}")],
+        };
+        for f in forms {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 /// Removes the submissions a crashed server left half written (files of processes that
@@ -160,7 +218,7 @@ fn remove_stale_submissions(dir: &Path) {
 struct App {
     dir: PathBuf,
     spool: PathBuf,
-    max_body: u64,
+    limits: textorigin_store::input::Limits,
     share: StoreShare,
     /// The read view of `/metrics` (the table's counters) and when it was opened.
     view: Mutex<Option<(Instant, Arc<DataDir>)>>,
@@ -168,10 +226,16 @@ struct App {
     /// reads it), one query at a time.
     query_view: Mutex<Option<(Instant, DataDir)>>,
     /// Admission key → the file submitted to this process under that key.
-    submitted: Mutex<std::collections::HashMap<String, Submitted>>,
+    submitted: Arc<Mutex<Submissions>>,
     /// Numbers this process's files in [`SUBMIT_DIR`].
     next_file: AtomicU64,
+    /// Submissions are served (a token is required of every request, or `--http-open`).
+    open: bool,
+    /// A date that is none is stored undated (the daemon's `--bad-dates undated`).
+    undated_bad_dates: bool,
 }
+
+type Submissions = std::collections::HashMap<String, Submitted>;
 
 /// A file submitted to this process.
 #[derive(Debug, Clone)]
@@ -187,7 +251,7 @@ struct Submitted {
 }
 
 impl App {
-    fn handle(&self, request: &Request) -> Reply {
+    fn handle(&self, request: &Request) -> Answer {
         let segments: Vec<String> = request
             .path
             .trim_start_matches('/')
@@ -195,9 +259,16 @@ impl App {
             .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
             .collect();
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-        match (request.method.as_str(), segments.as_slice()) {
+        if (request.method.as_str(), segments.as_slice()) == ("POST", ["api", "documents"].as_slice()) {
+            return self.submit(request).unwrap_or_else(|e| Answer::Reply(e.reply()));
+        }
+        Answer::Reply(self.read(request, &segments))
+    }
+
+    /// Every request but a submission: the reads, and queries.
+    fn read(&self, request: &Request, segments: &[&str]) -> Reply {
+        match (request.method.as_str(), segments) {
             ("POST", ["api", "query"]) => return self.query(request).unwrap_or_else(ApiError::reply),
-            ("POST", ["api", "documents"]) => return self.submit(request).unwrap_or_else(ApiError::reply),
             ("GET", _) if !request.body.is_empty() => return json_error(413, "GET takes no request body"),
             ("GET", _) => {}
             (m, _) => return json_error(405, &format!("{m} {} is not served here", request.path)),
@@ -211,7 +282,7 @@ impl App {
         let Some(store) = self.share.get() else {
             return json_error(503, "the daemon is opening or recovering its data directory; try again");
         };
-        let result = match segments.as_slice() {
+        let result = match segments {
             ["api", "documents"] => documents(&store, &request.query),
             ["api", "documents", x] => document_json(&store, x),
             [""] => index_page(&store, &request.query),
@@ -219,7 +290,7 @@ impl App {
             ["report"] => html::report_docs(&store)
                 .map(|d| (200, HTML, html::report_page(&d).into_bytes()))
                 .map_err(ApiError::from),
-            ["api", "admissions", key] => self.admission(&store, key).and_then(|v| match v {
+            ["api", "admissions", key] => admission(&self.submitted, &store, key).and_then(|v| match v {
                 Some(v) => json(&v),
                 None => Err(ApiError::NotFound(format!(
                     "admission {key} is not known here: not submitted to this server since it started, and not applied"
@@ -233,7 +304,7 @@ impl App {
     /// `POST /api/query`: the body (any input format, by its content type; JSON
     /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
     fn query(&self, request: &Request) -> Result<Reply, ApiError> {
-        let doc = parse_body(request, "query", self.max_body)?;
+        let doc = parse_body(request, "query", self.limits)?;
         let mut slot = self.query_view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if slot.as_ref().is_none_or(|(at, _)| at.elapsed() >= REFRESH) {
             match DataDir::open_read_for_query(&self.dir) {
@@ -246,13 +317,22 @@ impl App {
         json(&model::document(dd.store(), model::DocParts::query(&doc, &q), ViewOptions::default())?)
     }
 
-    /// `POST /api/documents?name=NAME[&wait=true]`: the body becomes spool file
-    /// `NAME.EXT` (the extension from the content type; see the module docs for how it
-    /// gets there): 202 with the admission key once it is durable in the spool; with
-    /// `wait=true`, 201 with the stored documents' ids (`documents`) once the daemon
-    /// has applied it, or 422 with the reasons when its documents failed. A body that
-    /// does not parse is refused at once (400, with the reason): nothing is spooled.
-    fn submit(&self, request: &Request) -> Result<Reply, ApiError> {
+    /// `POST /api/documents?name=NAME[&wait=true][&partial=true]`: the body becomes
+    /// spool file `NAME.EXT` (the extension from the content type; see the module docs
+    /// for how it gets there): 202 with the admission key once it is durable in the
+    /// spool; with `wait=true`, 201 with the stored documents' ids (`documents`) once
+    /// the daemon has applied it, or 422 with the reasons when its documents failed
+    /// (waiting holds no handler). Its documents are checked first as far as they can
+    /// be without the table (JSON, field types, dates, empty or word-less texts, the
+    /// limits): a body with documents that would fail is refused with 422 and the
+    /// reasons, and nothing of it is spooled, unless `partial=true` (the others are
+    /// then stored, the failures recorded).
+    fn submit(&self, request: &Request) -> Result<Answer, ApiError> {
+        if !self.open {
+            return Err(ApiError::Forbidden(
+                "submissions need a token: serve with --http-token FILE (or --http-open where every local user and web page is trusted)".into(),
+            ));
+        }
         let Some(name) = request.param("name").filter(|n| valid_name(n)) else {
             return Err(ApiError::BadRequest(
                 "`name` must be 1-200 bytes without `/`, NUL, control characters or a leading `.`".into(),
@@ -263,13 +343,23 @@ impl App {
         }
         let ext = extension(request);
         let file = format!("{name}.{ext}");
-        let keys = match document_keys(&request.body, ext, name, &file, self.max_body) {
-            Ok(keys) => keys,
-            Err(reasons) => {
-                let v = serde_json::json!({ "error": format!("the body cannot be stored: {}", reasons.join("; ")), "reasons": reasons });
-                return Ok((400, JSON, serde_json::to_vec(&v)?));
-            }
-        };
+        let checked = check_body(&request.body, ext, name, &file, self.limits, self.undated_bad_dates)?;
+        if checked.failed > 0 && request.param("partial") != Some("true") {
+            let v = serde_json::json!({
+                "error": format!(
+                    "{} of {} document(s) cannot be stored; nothing was spooled (partial=true stores the others)",
+                    checked.failed, checked.documents
+                ),
+                "failed": checked.failed,
+                "documents": checked.documents,
+                "reasons": checked.reasons,
+            });
+            return Ok(Answer::Reply((422, JSON, serde_json::to_vec(&v)?)));
+        }
+        // The key the daemon admits the file under, marked as come over HTTP before the
+        // file is in the spool (`--take-over` tells what its dates may do).
+        let key = format!("{:032x}", admission_key(file.as_bytes(), &request.body));
+        self.mark_submission(&key)?;
         let new = self.spool.join("new").join(&file);
         let tmp = self.write_submission(&request.body)?;
         let linked = std::fs::hard_link(&tmp, &new);
@@ -291,37 +381,53 @@ impl App {
         std::fs::File::open(self.spool.join("new"))
             .and_then(|d| d.sync_all())
             .map_err(|e| ApiError::Internal(format!("cannot sync the spool: {e}")))?;
-        // The key the daemon admits the file under.
-        let key = format!("{:032x}", admission_key(file.as_bytes(), &request.body));
         let at_ms =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         {
             let mut submitted = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if submitted.len() >= SUBMITTED {
+            let held: usize = submitted.values().map(|s| s.keys.len()).sum();
+            if submitted.len() >= SUBMITTED || held + checked.keys.len() > SUBMITTED_KEYS {
                 submitted.clear();
             }
-            submitted.insert(key.clone(), Submitted { file: file.clone(), at_ms, keys });
+            submitted.insert(key.clone(), Submitted { file: file.clone(), at_ms, keys: checked.keys });
         }
-        if request.param("wait") == Some("true") {
-            let until = Instant::now() + WAIT;
-            while Instant::now() < until {
-                if let Some(store) = self.share.get() {
-                    let v = self.admission(&store, &key)?.expect("submitted above");
-                    match v["state"].as_str() {
-                        Some("pending") => {}
-                        Some("stored") => return Ok((201, JSON, serde_json::to_vec(&v)?)),
-                        _ => return Ok((422, JSON, serde_json::to_vec(&v)?)),
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            return Err(ApiError::Unavailable(format!(
-                "admission {key} is durable in the spool but was not applied within {} s",
-                WAIT.as_secs()
-            )));
+        let pending = serde_json::json!({ "admission": key, "file": file, "state": "pending" });
+        let pending = (202, JSON, serde_json::to_vec(&pending)?);
+        if request.param("wait") != Some("true") {
+            return Ok(Answer::Reply(pending));
         }
-        let v = serde_json::json!({ "admission": key, "file": file, "state": "pending" });
-        Ok((202, JSON, serde_json::to_vec(&v)?))
+        let (share, submitted) = (self.share.clone(), Arc::clone(&self.submitted));
+        let late = ApiError::Unavailable(format!(
+            "admission {key} is durable in the spool but was not applied within {} s",
+            WAIT.as_secs()
+        ));
+        let poll = move || {
+            let store = share.get()?;
+            let v = match admission(&submitted, &store, &key) {
+                Ok(v) => v.expect("submitted above"),
+                Err(e) => return Some(e.reply()),
+            };
+            let status = match v["state"].as_str() {
+                Some("pending") => return None,
+                Some("stored") => 201,
+                _ => 422,
+            };
+            Some(json(&v).unwrap_or_else(ApiError::reply)).map(|r| (status, r.1, r.2))
+        };
+        Ok(Answer::Wait { poll: Box::new(poll), until: Instant::now() + WAIT, late: late.reply(), busy: pending })
+    }
+
+    /// Marks the spool file of admission key `key` as submitted over HTTP: an empty
+    /// file named by the key in [`MARKS_DIR`], synced, which the daemon reads (its
+    /// documents come in `Via::Http`, also after a restart) and removes once the file
+    /// has left the spool. A producer can make one too, and so only lower its trust.
+    fn mark_submission(&self, key: &str) -> Result<(), ApiError> {
+        let dir = self.spool.join("tmp").join(SUBMIT_DIR).join(MARKS_DIR);
+        let internal =
+            |e: std::io::Error| ApiError::Internal(format!("cannot mark the submission in {}: {e}", dir.display()));
+        std::fs::create_dir_all(&dir).map_err(internal)?;
+        std::fs::File::create(dir.join(key)).and_then(|f| f.sync_all()).map_err(internal)?;
+        std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(internal)
     }
 
     /// Writes a submitted body to a new file of its own in [`SUBMIT_DIR`] (created with
@@ -346,44 +452,6 @@ impl App {
             }
             return Ok(path);
         }
-    }
-
-    /// How far a submitted file was admitted (None: neither submitted to this process
-    /// nor applied); for a file submitted to this process, with the file's name, the
-    /// ids of its stored documents once applied and the reasons of its failures.
-    fn admission(&self, store: &Store, key: &str) -> Result<Option<serde_json::Value>, ApiError> {
-        let k = u128::from_str_radix(key, 16)
-            .map_err(|_| ApiError::BadRequest("an admission key is 32 hex digits".into()))?;
-        let known = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned();
-        let Some(a) = store.admitted(k)? else {
-            return Ok(known.map(|_| serde_json::json!({ "admission": key, "state": "pending" })));
-        };
-        let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) {
-            "failed"
-        } else if a.done >= a.total {
-            "stored"
-        } else {
-            "pending"
-        };
-        let mut v = serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": a.total, "failed": a.failed });
-        if let (Some(sub), "stored" | "failed") = (known, state) {
-            let mut ids = Vec::with_capacity(sub.keys.len());
-            for &k in &sub.keys {
-                ids.extend(store.admitted_document(k)?);
-            }
-            v["documents"] = serde_json::json!(ids);
-            v["file"] = serde_json::json!(sub.file);
-            if a.failed > 0 {
-                let reasons: Vec<String> = store
-                    .failures()?
-                    .into_iter()
-                    .filter(|f| f.file == sub.file && f.at_ms >= sub.at_ms)
-                    .map(|f| f.reason)
-                    .collect();
-                v["reasons"] = serde_json::json!(reasons);
-            }
-        }
-        Ok(Some(v))
     }
 
     /// The read view of `/metrics`, opened again when older than [`REFRESH`].
@@ -501,26 +569,135 @@ fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiErr
     Ok((200, HTML, html::index_page(prefix, &rows, page_of).into_bytes()))
 }
 
+/// How far a submitted file was admitted (None: neither submitted to this process
+/// nor applied); for a file submitted to this process, with the file's name, the ids
+/// of its stored documents once applied and the reasons of its failures.
+fn admission(submitted: &Mutex<Submissions>, store: &Store, key: &str) -> Result<Option<serde_json::Value>, ApiError> {
+    let k =
+        u128::from_str_radix(key, 16).map_err(|_| ApiError::BadRequest("an admission key is 32 hex digits".into()))?;
+    let known = submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(key).cloned();
+    let Some(a) = store.admitted(k)? else {
+        return Ok(known.map(|_| serde_json::json!({ "admission": key, "state": "pending" })));
+    };
+    let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) {
+        "failed"
+    } else if a.done >= a.total {
+        "stored"
+    } else {
+        "pending"
+    };
+    // The file's documents are counted as they are read: no total until its end.
+    let total = (a.total != u32::MAX).then_some(a.total);
+    let mut v = serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": total, "failed": a.failed });
+    if let (Some(sub), "stored" | "failed") = (known, state) {
+        let mut ids = Vec::with_capacity(sub.keys.len());
+        for &k in &sub.keys {
+            ids.extend(store.admitted_document(k)?);
+        }
+        v["documents"] = serde_json::json!(ids);
+        v["file"] = serde_json::json!(sub.file);
+        if a.failed > 0 {
+            let reasons: Vec<String> = store
+                .failures()?
+                .into_iter()
+                .filter(|f| f.file == sub.file && f.at_ms >= sub.at_ms)
+                .map(|f| f.reason)
+                .collect();
+            v["reasons"] = serde_json::json!(reasons);
+        }
+    }
+    Ok(Some(v))
+}
+
 /// A submitted document's name: a spool file name's stem, with no control characters
 /// (they would reach logs and terminals).
 fn valid_name(n: &str) -> bool {
     (1..=200).contains(&n.len()) && !n.starts_with('.') && !n.contains('/') && !n.chars().any(char::is_control)
 }
 
-/// The admission keys of a submitted body's documents as the daemon will find them
-/// (parsed as the spool parses file `file`), or why it cannot be stored.
-fn document_keys(body: &[u8], ext: &str, name: &str, file: &str, max: u64) -> Result<Vec<u128>, Vec<String>> {
-    let docs = match textorigin_store::input::parse_bytes(body.to_vec(), ext, name, "http", max) {
-        Err(e) => return Err(vec![e.to_string()]),
-        Ok(docs) if docs.is_empty() => return Err(vec!["the body holds no document".into()]),
-        Ok(docs) => docs,
-    };
-    let reasons: Vec<String> = docs.iter().filter_map(|d| d.as_ref().err().map(|e| e.to_string())).collect();
-    if !reasons.is_empty() {
-        return Err(reasons);
-    }
+/// A submitted body as checked before it is spooled.
+struct Checked {
+    /// The admission keys of its documents that can be stored, as the daemon will find
+    /// them ([`textorigin_store::storage::store::document_key`]).
+    keys: Vec<u128>,
+    documents: usize,
+    failed: usize,
+    /// The first [`MAX_REASONS`] reasons of failing documents.
+    reasons: Vec<String>,
+}
+
+/// Reasons a refused submission lists (and the count of the rest).
+const MAX_REASONS: usize = 100;
+/// Documents one submission may hold (their keys are held until it is applied).
+const MAX_SUBMITTED_DOCS: usize = 100_000;
+
+/// Checks a submitted body's documents as the spool will read file `file`, one at a
+/// time (a compressed body is decoded as it is read, within `limits`): what fails
+/// without the table (malformed JSON, fields of the wrong type, empty or word-less
+/// texts, dates that are none unless `undated_bad_dates`, the limits). The whole body
+/// failing (no documents, not text, too many documents) is an error.
+fn check_body(
+    body: &[u8],
+    ext: &str,
+    name: &str,
+    file: &str,
+    limits: textorigin_store::input::Limits,
+    undated_bad_dates: bool,
+) -> Result<Checked, ApiError> {
+    use textorigin_store::storage::datadir::DocError;
+    let refuse = |reason: String| ApiError::Unprocessable(reason);
+    let source = format!("spool:{file}");
+    let docs = textorigin_store::input::stream_docs(
+        std::io::Cursor::new(body.to_vec()),
+        Some(ext),
+        name,
+        &source,
+        limits,
+        Some(body.len() as u64),
+    )
+    .map_err(|e| refuse(e.to_string()))?;
     let mut keys = textorigin_store::storage::store::DocumentKeys::new(file.as_bytes());
-    Ok(docs.iter().flatten().map(|d| keys.next(d)).collect())
+    let mut checked = Checked { keys: Vec::new(), documents: 0, failed: 0, reasons: Vec::new() };
+    for d in docs {
+        checked.documents += 1;
+        if checked.documents > MAX_SUBMITTED_DOCS {
+            return Err(ApiError::TooLarge(format!(
+                "the body holds more than {MAX_SUBMITTED_DOCS} documents: split it, or drop the file into the spool"
+            )));
+        }
+        let failure = match d {
+            Err(e) => Some(e.to_string()),
+            Ok(doc) => {
+                let date = doc.published_at.as_deref().map(textorigin_store::input::date::parse_published).transpose();
+                let failure = match date {
+                    Err(e) if !undated_bad_dates => Some(DocError::BadDate(doc.source.clone(), e).to_string()),
+                    _ if !doc.text.chars().any(char::is_alphanumeric) => {
+                        Some(DocError::NoTokens(doc.source.clone()).to_string())
+                    }
+                    _ => None,
+                };
+                // Counted for every document that parses, as the daemon counts them.
+                let key = keys.next(&doc);
+                if failure.is_none() {
+                    checked.keys.push(key);
+                }
+                failure
+            }
+        };
+        if let Some(reason) = failure {
+            checked.failed += 1;
+            if checked.reasons.len() < MAX_REASONS {
+                checked.reasons.push(reason);
+            }
+        }
+    }
+    if checked.documents == 0 {
+        return Err(refuse("the body holds no document".into()));
+    }
+    if checked.failed > MAX_REASONS {
+        checked.reasons.push(format!("… and {} more", checked.failed - MAX_REASONS));
+    }
+    Ok(checked)
 }
 
 /// The input format of a body, as a file extension, from its content type.
@@ -538,7 +715,11 @@ fn extension(request: &Request) -> &'static str {
 }
 
 /// The first document of a request body in its format.
-fn parse_body(request: &Request, name: &str, max: u64) -> Result<textorigin_store::input::InputDoc, ApiError> {
+fn parse_body(
+    request: &Request,
+    name: &str,
+    max: textorigin_store::input::Limits,
+) -> Result<textorigin_store::input::InputDoc, ApiError> {
     if request.body.is_empty() {
         return Err(ApiError::BadRequest("the request body (the document) is empty".into()));
     }

@@ -5,11 +5,16 @@
 //! connections sending a byte every 2 s used to hold the 4 workers and fill the queue,
 //! so that other clients timed out or got 503). A request goes through:
 //! 1. its head, parsed by `httparse`, within [`HEAD_DEADLINE`] in all (not per read);
-//! 2. the token, when the server has one: 401 before any byte of the body is read (and
-//!    before the body's size is checked, so that the limit is not told to strangers);
+//! 2. the `Host` it is sent to, one of the names the server answers to (421 otherwise),
+//!    and the `Origin` of a browser's request, one of those too (403 otherwise): a page
+//!    of another site, its name rebound to 127.0.0.1 (DNS rebinding), gets nothing;
+//!    then the token, when the server has one: 401 before any byte of the body is read
+//!    (and before the body's size is checked, so that the limit is not told to strangers);
 //! 3. the body's size (413 past `--max-doc-bytes`), `100 Continue` when asked for, and
 //!    the body within [`BODY_DEADLINE`] plus one second per [`MIN_BODY_RATE`] bytes;
 //! 4. a handler: one of `workers` permits, waited for at most [`HANDLER_WAIT`] (503);
+//!    a handler that must wait for the daemon ([`Answer::Wait`]) gives its permit back
+//!    and waits on the connection's own thread, one of at most [`MAX_WAITING`];
 //! 5. the reply, written within [`WRITE_DEADLINE`], then the client's unread input
 //!    drained for at most [`LINGER`] in all (closing with unread input would reset the
 //!    connection and could lose the reply).
@@ -46,8 +51,31 @@ const MAX_DRAIN: u64 = 1 << 20;
 /// Open connections at most (each has a thread while it is open).
 pub(super) const MAX_CONNECTIONS: usize = 256;
 
+/// Requests that wait for the daemon at once ([`Answer::Wait`]); more are answered at
+/// once with their fallback.
+pub(super) const MAX_WAITING: usize = 64;
+
 /// A response: status, content type, body.
 pub(super) type Reply = (u16, &'static str, Vec<u8>);
+
+/// What a handler answers: a reply, or a wait for one that holds no handler permit.
+pub(super) enum Answer {
+    Reply(Reply),
+    /// `poll` is called every [`POLL`] until it gives the reply or `until` passes (then
+    /// `late`); with [`MAX_WAITING`] requests waiting already, `busy` at once.
+    Wait {
+        poll: Box<dyn FnMut() -> Option<Reply> + Send>,
+        until: Instant,
+        late: Reply,
+        busy: Reply,
+    },
+}
+
+/// How often a waiting request looks again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A request handler.
+pub(super) type Handler = dyn Fn(&Request) -> Answer + Send + Sync;
 
 /// A request as the handlers see it: the head parsed and the body read.
 pub(super) struct Request {
@@ -74,6 +102,9 @@ impl Request {
 pub(super) struct Limits {
     /// Required of every request when set (`Authorization: Bearer TOKEN`).
     pub(super) token: Option<String>,
+    /// The `Host` values answered to (lower case, each with and without the port when
+    /// the port is the default one); a browser's `Origin` must be `http://` one of them.
+    pub(super) hosts: Vec<String>,
     /// Largest request body.
     pub(super) max_body: u64,
     /// Requests handled at once.
@@ -103,6 +134,8 @@ struct Shared {
     /// Signalled when a connection closes or a permit is given back.
     changed: Condvar,
     permits: Mutex<usize>,
+    /// Requests waiting for the daemon ([`Answer::Wait`]).
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -187,11 +220,17 @@ impl Listener {
 pub(super) fn listen(
     listener: TcpListener,
     limits: Limits,
-    handle: Arc<dyn Fn(&Request) -> Reply + Send + Sync>,
+    handle: Arc<Handler>,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<Listener> {
     let permits = Mutex::new(limits.workers.max(1));
-    let shared = Arc::new(Shared { limits, conns: Mutex::new(Conns::default()), changed: Condvar::new(), permits });
+    let shared = Arc::new(Shared {
+        limits,
+        conns: Mutex::new(Conns::default()),
+        changed: Condvar::new(),
+        permits,
+        waiting: Default::default(),
+    });
     let s = Arc::clone(&shared);
     let thread = std::thread::Builder::new().name("http-listen".into()).spawn(move || {
         while !stop.load(Ordering::SeqCst) {
@@ -208,7 +247,7 @@ pub(super) fn listen(
     Ok(Listener { thread, shared })
 }
 
-fn accepted(shared: &Arc<Shared>, handle: &Arc<dyn Fn(&Request) -> Reply + Send + Sync>, stream: TcpStream) {
+fn accepted(shared: &Arc<Shared>, handle: &Arc<Handler>, stream: TcpStream) {
     let _ = stream.set_nonblocking(false);
     let Some(id) = shared.admit(&stream) else {
         let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
@@ -227,18 +266,22 @@ fn accepted(shared: &Arc<Shared>, handle: &Arc<dyn Fn(&Request) -> Reply + Send 
 }
 
 /// One connection: one request, one reply (`Connection: close`).
-fn serve(shared: &Shared, id: u64, stream: &TcpStream, handle: &(dyn Fn(&Request) -> Reply + Send + Sync)) {
-    let reply = match read_request(shared, stream) {
+fn serve(shared: &Shared, id: u64, stream: &TcpStream, handle: &Handler) {
+    let answer = match read_request(shared, stream) {
         Ok(request) => match shared.permit() {
             Some(_permit) => {
                 shared.set_phase(id, Phase::Handling);
-                let reply = handle(&request);
+                let answer = handle(&request);
                 shared.set_phase(id, Phase::Io);
-                reply
+                answer
             }
-            None => json_error(503, "the server is busy; try again"),
+            None => Answer::Reply(json_error(503, "the server is busy; try again")),
         },
-        Err(reply) => reply,
+        Err(reply) => Answer::Reply(reply),
+    };
+    let reply = match answer {
+        Answer::Reply(reply) => reply,
+        Answer::Wait { poll, until, late, busy } => shared.wait(poll, until, late, busy),
     };
     let written = write_until(stream, &response(reply.0, reply.1, &reply.2), Instant::now() + WRITE_DEADLINE);
     if written.is_ok() {
@@ -247,9 +290,49 @@ fn serve(shared: &Shared, id: u64, stream: &TcpStream, handle: &(dyn Fn(&Request
     }
 }
 
+impl Shared {
+    /// Waits for `poll`'s reply (see [`Answer::Wait`]) without a handler permit.
+    fn wait(
+        &self,
+        mut poll: Box<dyn FnMut() -> Option<Reply> + Send>,
+        until: Instant,
+        late: Reply,
+        busy: Reply,
+    ) -> Reply {
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return busy;
+        }
+        let reply = loop {
+            if let Some(reply) = poll() {
+                break reply;
+            }
+            if Instant::now() >= until {
+                break late;
+            }
+            std::thread::sleep(POLL);
+        };
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        reply
+    }
+}
+
 /// Reads a request in the order the module docs give; an error is the reply.
 fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Reply> {
     let (mut request, content_length, ahead) = read_head(stream, Instant::now() + HEAD_DEADLINE)?;
+    let hosts = &shared.limits.hosts;
+    let host = request.header("host").map(|h| h.trim().to_ascii_lowercase());
+    if !host.as_ref().is_some_and(|h| hosts.contains(h)) {
+        return Err(json_error(
+            421,
+            &format!("this server answers to the host names {} only (--http-host adds one)", hosts.join(", ")),
+        ));
+    }
+    if let Some(origin) = request.header("origin").map(|o| o.trim().to_ascii_lowercase()) {
+        if !origin.strip_prefix("http://").is_some_and(|h| hosts.iter().any(|x| x == h)) {
+            return Err(json_error(403, "requests from pages of another origin are refused"));
+        }
+    }
     if let Some(token) = &shared.limits.token {
         if !authorized(token, request.header("authorization")) {
             return Err(json_error(401, "this server needs `Authorization: Bearer TOKEN`"));
@@ -449,12 +532,14 @@ pub(super) fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> 
         202 => "Accepted",
         400 => "Bad Request",
         401 => "Unauthorized",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         409 => "Conflict",
         411 => "Length Required",
         413 => "Content Too Large",
+        421 => "Misdirected Request",
         422 => "Unprocessable Content",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",

@@ -236,6 +236,10 @@ pub struct DocumentView {
 #[derive(Debug, Clone, Serialize)]
 pub struct RevisionView {
     pub caused_by: DocRef,
+    /// The way the causing document came in (`spool`, `http`, `ingest`, `python`,
+    /// `cluster`; absent for documents stored before this was recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caused_via: Option<&'static str>,
     pub old_tokens_before: u32,
     pub dominant_origin_before: Option<DocRef>,
     /// The copied blocks before: token spans and their origins.
@@ -502,6 +506,7 @@ pub fn stored_document_and_text(store: &Store, seq: u64, opt: ViewOptions) -> Re
         let before = &r.before;
         view.revisions.push(RevisionView {
             caused_by: DocRef::stored(store, r.cause)?,
+            caused_via: store.doc(r.cause)?.and_then(|d| d.via).map(|v| v.name()),
             old_tokens_before: before.old_tokens,
             dominant_origin_before: before.dominant_origin.map(|o| DocRef::stored(store, o)).transpose()?,
             copied_blocks_before: before

@@ -5,12 +5,18 @@ use super::model::{
 };
 use textorigin_store::check::CheckReport;
 
-/// A name, path or reason as it may be shown on a terminal: control characters (escape
-/// sequences, bells, line breaks) written as `\u{1b}` and the like, never sent.
+/// A name, path or reason as it may be shown on a terminal: control characters (C0 and
+/// C1: escape sequences, bells, line breaks) and the bidirectional controls (U+202E
+/// and its kin, which reorder what a terminal shows: "Trojan Source") written as
+/// `\u{1b}` and the like, never sent.
 pub fn safe(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.chars().any(char::is_control) {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if s.chars().any(unsafe_char) {
         s.chars()
-            .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
+            .map(|c| if unsafe_char(c) { c.escape_unicode().to_string() } else { c.to_string() })
             .collect::<String>()
             .into()
     } else {
@@ -53,7 +59,8 @@ pub fn history(v: &DocumentView) -> String {
     }
     let mut out = format!("{id} {}: {} revision(s), oldest first\n", safe(&v.name), v.revisions.len());
     for r in &v.revisions {
-        out += &format!("  revised by {}\n", ref_text(&r.caused_by));
+        let via = r.caused_via.map_or_else(String::new, |v| format!(" (came in by {v})"));
+        out += &format!("  revised by {}{via}\n", ref_text(&r.caused_by));
         let dominant = r.dominant_origin_before.as_ref().map_or_else(|| "itself".to_string(), ref_text);
         out += &format!("    before: {} old tokens, dominant origin {dominant}\n", r.old_tokens_before);
         for b in &r.copied_blocks_before {
@@ -288,7 +295,11 @@ pub fn check(v: &CheckReport) -> String {
         "documents: {}; table: documents up to #{}{}\n",
         v.documents,
         v.table_last,
-        if v.table_in_use { " (in use by a writer)" } else { "" }
+        match (v.table_in_use, v.writer_alive) {
+            (true, true) => " (in use by a live writer)",
+            (true, false) => " (marked in use by a writer that died)",
+            (false, _) => "",
+        }
     );
     out += &format!("table_digest: {}\n", v.table_digest);
     out

@@ -6,8 +6,16 @@
 //! Decoders: flate2 (the rust-lang crate, pure-Rust backend) and ruzstd (pure Rust: the
 //! `zstd` crate would rebuild the zstd-sys that RocksDB links with other features,
 //! and with it RocksDB's C++).
+//!
+//! Decoding stops with an error at the [`Limits`]: past `decoded_bytes` in all, or past
+//! `ratio` decoded bytes per compressed byte read (beyond [`RATIO_FLOOR`]): an 11 KB
+//! zstd file of two million JSON lines is a compression bomb, not a corpus.
 
 use std::io::{BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::{Limits, RATIO_FLOOR};
 
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
@@ -47,14 +55,62 @@ impl Compression {
         }
     }
 
-    /// The decoded bytes of `reader`; a stream that ends inside a member or frame reads
-    /// as an error that says so.
-    pub fn decoder<R: Read + Send + 'static>(self, reader: R) -> Box<dyn Read + Send> {
+    /// The decoded bytes of `reader`, within `limits`; a stream that ends inside a
+    /// member or frame reads as an error that says so.
+    pub fn decoder<R: Read + Send + 'static>(self, reader: R, limits: Limits) -> Box<dyn Read + Send> {
+        let read = Arc::new(AtomicU64::new(0));
+        let reader = Counted { inner: reader, read: read.clone() };
         let inner: Box<dyn Read + Send> = match self {
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, reader))),
             Compression::Zstd => Box::new(ZstdFrames::new(reader)),
         };
-        Box::new(Clear { inner, kind: self })
+        Box::new(Bounded { inner: Clear { inner, kind: self }, kind: self, read, decoded: 0, limits })
+    }
+}
+
+/// Counts the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Stops decoding at the limits (see the module docs).
+struct Bounded {
+    inner: Clear,
+    kind: Compression,
+    /// Compressed bytes read so far.
+    read: Arc<AtomicU64>,
+    decoded: u64,
+    limits: Limits,
+}
+
+impl Read for Bounded {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.decoded += n as u64;
+        let (kind, decoded, limits) = (self.kind.name(), self.decoded, self.limits);
+        if limits.decoded_bytes > 0 && decoded > limits.decoded_bytes {
+            return Err(std::io::Error::other(format!(
+                "the {kind} data decodes to more than {} bytes, over the limit (--max-decoded-bytes); stopped there",
+                limits.decoded_bytes
+            )));
+        }
+        let read = self.read.load(Ordering::Relaxed);
+        if limits.ratio > 0 && decoded > RATIO_FLOOR.saturating_add(read.saturating_mul(limits.ratio)) {
+            return Err(std::io::Error::other(format!(
+                "the {kind} data decodes to over {} times its size ({decoded} bytes from {read}: a compression bomb?), over the limit (--max-ratio); stopped there",
+                limits.ratio
+            )));
+        }
+        Ok(n)
     }
 }
 
@@ -159,7 +215,7 @@ pub(crate) mod tests {
 
     use proptest::prelude::*;
 
-    use super::super::{parse_bytes, InputError};
+    use super::super::{parse_bytes, InputError, Limits};
     use super::Compression;
 
     /// `parts` as the members of one gzip stream.
@@ -226,8 +282,57 @@ pub(crate) mod tests {
         assert_eq!(docs[0].as_ref().unwrap().text, "plain words here");
         let docs = parse_bytes(gzip(&[b" {\"text\": \"a\"}\n{\"text\": \"b\"}"]), "gz", "c", "c.gz", 1000).unwrap();
         assert_eq!(docs.len(), 2);
-        // A text over the limit is measured decoded.
+        // A text over the limit is measured decoded, and decoded no further.
         let err = parse_bytes(gzip(&[&[b'a'; 5000]]), "gz", "big.txt", "big.txt.gz", 1000).unwrap_err();
-        assert_eq!(err, InputError::TooLarge { file: "big.txt.gz".into(), bytes: 5000, limit: 1000 });
+        assert_eq!(err, InputError::OverLimit { file: "big.txt.gz".into(), limit: 1000 });
+    }
+
+    /// A reader that fails once more than `left` bytes were read from it.
+    struct Tripwire<R>(R, u64);
+
+    impl<R: std::io::Read> std::io::Read for Tripwire<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.read(buf)?;
+            self.1 = self.1.checked_sub(n as u64).ok_or_else(|| std::io::Error::other("read past the limit"))?;
+            Ok(n)
+        }
+    }
+
+    /// Regression (issue 32, item 5): a compressed text over the document limit was
+    /// decoded to its end just to say how large it was (100 GiB: 20 s of `ingest`).
+    #[test]
+    fn a_compressed_text_over_the_limit_is_not_decoded_to_its_end() {
+        let packed = gzip(&[&vec![b'a'; 8 << 20]]);
+        // The decoder reads ahead 64 KiB at a time: far less than the 8 MiB's stream.
+        let reader = Tripwire(std::io::Cursor::new(packed), 64 << 10);
+        let err = super::super::stream_docs(reader, Some("gz"), "big.txt", "big.txt.gz", 1000, None).err().unwrap();
+        assert_eq!(err, InputError::OverLimit { file: "big.txt.gz".into(), limit: 1000 });
+    }
+
+    /// Issue 32, item 1: decoding stops at the decoded size and at the ratio, with an
+    /// error for the file after the documents before it.
+    #[test]
+    fn decoding_stops_at_the_decoded_size_and_the_ratio() {
+        let line = "{\"text\": \"alpha beta gamma delta epsilon zeta eta theta iota kappa\"}\n";
+        let lines = line.repeat(100_000); // 6.6 MB, a few KB compressed
+        for packed in [gzip(&[lines.as_bytes()]), zstd(&[lines.as_bytes()])] {
+            let ratio = lines.len() as u64 / packed.len() as u64;
+            assert!(ratio > 100, "a bomb: {ratio}");
+            let read = |limits: Limits| parse_bytes(packed.clone(), "jsonl", "b", "b.jsonl.zst", limits).unwrap();
+            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 0, ratio: 0 });
+            assert!(docs.iter().all(Result::is_ok) && docs.len() == 100_000, "no limit: every document");
+            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 2 << 20, ratio: 0 });
+            let (last, before) = docs.split_last().unwrap();
+            assert!(before.iter().all(Result::is_ok) && (before.len() as u64) <= (2 << 20) / line.len() as u64);
+            assert!(
+                last.as_ref().unwrap_err().to_string().contains("over the limit (--max-decoded-bytes)"),
+                "{last:?}"
+            );
+            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 0, ratio: 50 });
+            let (last, before) = docs.split_last().unwrap();
+            let most = (super::RATIO_FLOOR + 50 * packed.len() as u64) / line.len() as u64;
+            assert!(before.iter().all(Result::is_ok) && before.len() as u64 <= most, "{} > {most}", before.len());
+            assert!(last.as_ref().unwrap_err().to_string().contains("a compression bomb?"), "{last:?}");
+        }
     }
 }

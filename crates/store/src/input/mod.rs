@@ -24,10 +24,12 @@ use std::path::{Path, PathBuf};
 mod compressed;
 pub mod date;
 mod html;
+mod json;
 
 use compressed::Compression;
 
 pub use html::html_to_text;
+pub use json::from_json;
 
 /// A document read from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,8 +56,35 @@ pub struct InputDoc {
 /// document with more fails with [`InputError::MetaTooLarge`].
 pub const MAX_META_BYTES: usize = 64 << 10;
 
-/// The fields of a JSON document that are not metadata.
-const READ_FIELDS: [&str; 6] = ["id", "text", "html", "url", "published_at", "date"];
+/// How far reading an input goes: a document's bytes, and for compressed input what it
+/// may decode to, in bytes and per compressed byte, so that a compression bomb stops at
+/// a limit with an error for its file instead of filling memory or the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest document (a text file, a JSON object, a JSONL line), in bytes.
+    pub doc_bytes: u64,
+    /// Bytes a compressed file may decode to (0: no limit).
+    pub decoded_bytes: u64,
+    /// Decoded bytes per compressed byte read, beyond the first [`RATIO_FLOOR`] bytes
+    /// (0: no limit).
+    pub ratio: u64,
+}
+
+/// Default of [`Limits::decoded_bytes`]: 4 GiB.
+pub const DEFAULT_MAX_DECODED: u64 = 4 << 30;
+/// Default of [`Limits::ratio`]: text compresses 3-10 times (zstd -19 on news, web
+/// pages, mail), heavily duplicated collections some 20-40 times; a bomb thousands of times.
+pub const DEFAULT_MAX_RATIO: u64 = 100;
+/// Decoded bytes that any compressed input may reach whatever its ratio (a small file
+/// of repetitive text).
+pub const RATIO_FLOOR: u64 = 1 << 20;
+
+impl From<u64> for Limits {
+    /// Documents of at most `doc_bytes`, compressed input within the defaults.
+    fn from(doc_bytes: u64) -> Limits {
+        Limits { doc_bytes, decoded_bytes: DEFAULT_MAX_DECODED, ratio: DEFAULT_MAX_RATIO }
+    }
+}
 
 /// Why a document could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -72,6 +101,8 @@ pub enum InputError {
     NoText(String),
     #[error("{file}: {bytes} bytes is over the limit of {limit} bytes")]
     TooLarge { file: String, bytes: u64, limit: u64 },
+    #[error("{file}: over the limit of {limit} bytes (read no further)")]
+    OverLimit { file: String, limit: u64 },
     #[error("{file}: its metadata (the fields beyond id, text, html, url, published_at and date) is {bytes} bytes of JSON, over the limit of {limit} bytes")]
     MetaTooLarge { file: String, bytes: usize, limit: usize },
 }
@@ -121,8 +152,8 @@ pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
 
 /// Reads one file into its documents (several for JSONL). The outer error is for the
 /// whole file; inner ones for single documents.
-pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
-    Ok(read_docs(path, max_bytes)?.collect())
+pub fn read_file(path: &Path, limits: impl Into<Limits>) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
+    Ok(read_docs(path, limits)?.collect())
 }
 
 /// Documents as they are taken.
@@ -132,9 +163,9 @@ pub type Docs = Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>;
 /// ([`jsonl_docs`]); other formats are one document, read whole (up to `max_bytes`); a
 /// gzip or Zstandard file is decoded as it is read (`-`: standard input, see
 /// [`stream_docs`]).
-pub fn read_docs(path: &Path, max_bytes: u64) -> Result<Docs, InputError> {
+pub fn read_docs(path: &Path, limits: impl Into<Limits>) -> Result<Docs, InputError> {
     if is_stdin(path) {
-        return stream_docs(std::io::stdin(), None, "stdin", "<stdin>", max_bytes, None);
+        return stream_docs(std::io::stdin(), None, "stdin", "<stdin>", limits, None);
     }
     let source = path.display().to_string();
     let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.clone(), reason: e.to_string() };
@@ -142,7 +173,7 @@ pub fn read_docs(path: &Path, max_bytes: u64) -> Result<Docs, InputError> {
     let len = file.metadata().map_err(unreadable)?.len();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
-    stream_docs(file, Some(&ext), &stem, &source, max_bytes, Some(len))
+    stream_docs(file, Some(&ext), &stem, &source, limits, Some(len))
 }
 
 /// Whether a path argument means standard input (`-`).
@@ -161,11 +192,18 @@ pub fn stream_docs<R: Read + Send + 'static>(
     ext: Option<&str>,
     stem: &str,
     source: &str,
-    max_bytes: u64,
+    limits: impl Into<Limits>,
     len: Option<u64>,
 ) -> Result<Docs, InputError> {
+    let limits = limits.into();
+    let max_bytes = limits.doc_bytes;
     let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.to_string(), reason: e.to_string() };
-    let (head, reader) = peek(Box::new(reader), |h| h.len() >= 4).map_err(unreadable)?;
+    let mut seen = 0;
+    let (head, reader) = peek(Box::new(reader), 4, |new| {
+        seen += new.len();
+        seen >= 4
+    })
+    .map_err(unreadable)?;
     let named = ext.and_then(Compression::named);
     let (reader, ext, stem, len) = match (Compression::of(&head), named) {
         (Some(c), _) => {
@@ -179,7 +217,7 @@ pub fn stream_docs<R: Read + Send + 'static>(
                 }
                 None => (ext.map(str::to_string), stem.to_string()),
             };
-            (c.decoder(reader), ext, stem, None)
+            (c.decoder(reader, limits), ext, stem, None)
         }
         (None, Some(c)) => {
             let ext = ext.unwrap_or_default();
@@ -190,7 +228,10 @@ pub fn stream_docs<R: Read + Send + 'static>(
     let (reader, ext) = match ext {
         Some(ext) => (reader, ext),
         None => {
-            let (head, reader) = peek(reader, |h| h.iter().any(|b| !b.is_ascii_whitespace())).map_err(unreadable)?;
+            // Past the document limit of white space it is no document of either kind.
+            let (head, reader) =
+                peek(reader, max_bytes.saturating_add(1), |new| new.iter().any(|b| !b.is_ascii_whitespace()))
+                    .map_err(unreadable)?;
             let jsonl = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
             (reader, if jsonl { "jsonl" } else { "txt" }.to_string())
         }
@@ -203,24 +244,26 @@ pub fn stream_docs<R: Read + Send + 'static>(
         return Err(too_large(len));
     }
     let mut bytes = Vec::new();
-    let mut reader = reader;
-    (&mut reader).take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(unreadable)?;
+    reader.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(unreadable)?;
     if bytes.len() as u64 > max_bytes {
-        let rest = std::io::copy(&mut reader, &mut std::io::sink()).unwrap_or(0);
-        return Err(too_large(bytes.len() as u64 + rest));
+        // Not read further just to say how much more there is (a compressed file can
+        // decode to terabytes).
+        return Err(InputError::OverLimit { file: source.to_string(), limit: max_bytes });
     }
     Ok(Box::new(parse_plain(bytes, &ext, &stem, source, max_bytes)?.into_iter()))
 }
 
-/// Reads from `reader` until `enough` holds for what was read or the stream ends;
-/// returns what was read and the whole stream again.
+/// Reads from `reader` until `enough` holds for the bytes just read (it sees each byte
+/// once: the reads are linear in the bytes, whatever the head's length) or `limit`
+/// bytes were read or the stream ends; returns what was read and the whole stream again.
 fn peek(
     mut reader: Box<dyn Read + Send>,
-    enough: impl Fn(&[u8]) -> bool,
+    limit: u64,
+    mut enough: impl FnMut(&[u8]) -> bool,
 ) -> std::io::Result<(Vec<u8>, Box<dyn Read + Send>)> {
     let mut head = Vec::new();
     let mut buf = [0u8; 8192];
-    while !enough(&head) {
+    while (head.len() as u64) < limit {
         let n = match reader.read(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -230,8 +273,12 @@ fn peek(
             break;
         }
         head.extend_from_slice(&buf[..n]);
+        if enough(&buf[..n]) {
+            break;
+        }
     }
-    Ok((head.clone(), Box::new(std::io::Cursor::new(head).chain(reader))))
+    let again = std::io::Cursor::new(head.clone()).chain(reader);
+    Ok((head, Box::new(again)))
 }
 
 /// The documents of a JSONL stream, read a line at a time as they are taken: a file of
@@ -268,7 +315,14 @@ pub fn jsonl_docs<R: Read + Send + 'static>(
                 Ok(Some(_)) => {
                     let text = String::from_utf8_lossy(&line);
                     if !text.trim().is_empty() {
-                        return Some(from_json(&text, &format!("{stem}:{number}"), &src));
+                        let replaced = line.utf8_chunks().filter(|c| !c.invalid().is_empty()).count();
+                        return Some(from_json(&text, &format!("{stem}:{number}"), &src).map(|mut doc| {
+                            if replaced > 0 {
+                                doc.warnings
+                                    .push(format!("{src}: {replaced} invalid UTF-8 sequence(s) replaced by U+FFFD"));
+                            }
+                            doc
+                        }));
                     }
                 }
                 Err(e) => {
@@ -323,13 +377,13 @@ pub fn parse_bytes(
     ext: &str,
     stem: &str,
     source: &str,
-    max_bytes: u64,
+    limits: impl Into<Limits>,
 ) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
-    let bytes = bytes.into();
+    let (bytes, limits) = (bytes.into(), limits.into());
     if Compression::of(&bytes).is_some() || Compression::named(ext).is_some() {
-        return Ok(stream_docs(std::io::Cursor::new(bytes), Some(ext), stem, source, max_bytes, None)?.collect());
+        return Ok(stream_docs(std::io::Cursor::new(bytes), Some(ext), stem, source, limits, None)?.collect());
     }
-    parse_plain(bytes, ext, stem, source, max_bytes)
+    parse_plain(bytes, ext, stem, source, limits.doc_bytes)
 }
 
 fn parse_plain(
@@ -410,59 +464,6 @@ fn decode(bytes: Vec<u8>) -> (String, usize) {
     }
 }
 
-/// One JSON document (an object's text, see the module docs): named `default_name`
-/// when it has no `id`; errors name `source`.
-pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, InputError> {
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| InputError::Json { file: source.to_string(), reason: e.to_string() })?;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| InputError::Json { file: source.to_string(), reason: "expected an object".into() })?;
-    let string = |key: &str| -> Option<String> {
-        match obj.get(key)? {
-            serde_json::Value::String(s) => Some(s.clone()),
-            serde_json::Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        }
-    };
-    let name = string("id").unwrap_or_else(|| default_name.to_string());
-    let body = if let Some(t) = obj.get("text").and_then(|t| t.as_str()) {
-        t.to_string()
-    } else if let Some(h) = obj.get("html").and_then(|t| t.as_str()) {
-        html_to_text(h)
-    } else {
-        return Err(InputError::NoText(source.to_string()));
-    };
-    let mut doc = finish(
-        name,
-        source.to_string(),
-        body,
-        string("url"),
-        string("published_at").or_else(|| string("date")),
-        Vec::new(),
-    )?;
-    doc.message_id = string("message_id");
-    doc.in_reply_to = match obj.get("in_reply_to") {
-        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
-        Some(serde_json::Value::String(s)) => vec![s.clone()],
-        _ => Vec::new(),
-    };
-    let extra: serde_json::Map<String, serde_json::Value> =
-        obj.iter().filter(|(k, _)| !READ_FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
-    if !extra.is_empty() {
-        let text = serde_json::Value::Object(extra).to_string();
-        if text.len() > MAX_META_BYTES {
-            return Err(InputError::MetaTooLarge {
-                file: source.to_string(),
-                bytes: text.len(),
-                limit: MAX_META_BYTES,
-            });
-        }
-        doc.meta = Some(text);
-    }
-    Ok(doc)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,6 +501,48 @@ mod tests {
             .unwrap()
             .collect();
         assert_eq!(docs[0].as_ref().map(|d| d.text.as_str()), Ok("abcd"));
+    }
+
+    /// White space without end, failing when read past `left` bytes.
+    struct Spaces(u64);
+
+    impl std::io::Read for Spaces {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.0 = self.0.checked_sub(buf.len() as u64).ok_or_else(|| std::io::Error::other("read too far"))?;
+            buf.fill(b' ');
+            Ok(buf.len())
+        }
+    }
+
+    /// Regression (issue 32, item 2): a stream with no format named was sniffed by
+    /// scanning all it had read again at every 8 KiB read (64 MiB of spaces: 157 s),
+    /// and without end. Each byte is looked at once, and no further than a document's
+    /// limit: then it is a text over the limit.
+    #[test]
+    fn sniffing_white_space_reads_each_byte_once_and_stops_at_the_limit() {
+        let mut looked = 0;
+        let (head, mut rest) = peek(Box::new(Spaces(1 << 30)), 1 << 20, |new| {
+            looked += new.len();
+            false
+        })
+        .unwrap();
+        assert_eq!((head.len(), looked), (1 << 20, 1 << 20));
+        let mut again = vec![0; 1 << 20];
+        rest.read_exact(&mut again).unwrap();
+        assert_eq!(again, head, "what was read comes first again");
+        let err = stream_docs(Spaces(3 << 20), None, "stdin", "<stdin>", 1 << 20, None).err().unwrap();
+        assert_eq!(err, InputError::OverLimit { file: "<stdin>".into(), limit: 1 << 20 });
+        // Leading white space before a JSON line still says JSON lines.
+        let docs = stream_docs(
+            std::io::Cursor::new(format!("{}{{\"text\": \"a b\"}}\n", " \n".repeat(9000))),
+            None,
+            "s",
+            "s",
+            1 << 20,
+            None,
+        )
+        .unwrap();
+        assert_eq!(docs.map(|d| d.unwrap().text).collect::<Vec<_>>(), ["a b"]);
     }
 
     #[test]

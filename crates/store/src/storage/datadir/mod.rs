@@ -21,7 +21,7 @@ use crate::input::date::parse_published;
 use crate::input::InputDoc;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::StoreError;
-use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store};
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
 use textorigin_core::config::{Config, Overrides};
@@ -90,6 +90,8 @@ pub struct DataDir {
     /// A `published_at` that is not a date is stored as it is, the document taken as
     /// undated (`--bad-dates undated`), instead of failing the document.
     undated_bad_dates: bool,
+    /// The ways in that may take origins over ([`DataDir::set_take_over`]).
+    take_over: Vec<Via>,
     /// The arrival time of the newest stored document: the next one's is not earlier,
     /// so that undated documents, which take their arrival time for their publication
     /// time (issue 25), stay in arrival order whatever the clock does.
@@ -102,6 +104,12 @@ type Result<T> = std::result::Result<T, DataDirError>;
 
 /// The file that marks a sharded deployment's aggregator.
 const AGGREGATOR_MARK: &str = "cluster";
+
+/// The ways in whose dates take origins over unless told otherwise: those that need
+/// the data directory's machine (its spool, its command line, its Python package) or
+/// the cluster's log; not HTTP, where a token may be handed to many producers, and a
+/// back-dated submission would make any stored document "revised by" its copy.
+pub const DEFAULT_TAKE_OVER: [Via; 4] = [Via::Spool, Via::Ingest, Via::Python, Via::Cluster];
 
 /// An error when `dir` is a sharded deployment's aggregator, whose table phases must
 /// not run on its own (empty) table.
@@ -342,6 +350,7 @@ impl DataDir {
             quote_capped: 0,
             latency: Latency::default(),
             undated_bad_dates: false,
+            take_over: DEFAULT_TAKE_OVER.to_vec(),
             last_arrival_ms: 0,
             stage: Box::new(Local::default()),
         }
@@ -437,12 +446,15 @@ impl DataDir {
         if prepared.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
-        // Read once: checked here, ordered by below.
+        // Read once: checked here, ordered by below, unless its way in may not take
+        // origins over (it then stands in arrival order, its date kept).
         let published = match doc.published_at.as_deref().map(parse_published).transpose() {
             Ok(p) => p,
             Err(_) if self.undated_bad_dates => None,
             Err(e) => return Err(DocError::BadDate(doc.source.clone(), e).into()),
         };
+        let by_arrival = published.is_some() && admit.via.is_some_and(|v| !self.take_over.contains(&v));
+        let published = published.filter(|_| !by_arrival);
         let (start, before) = (Instant::now(), self.times);
         let seq = self.store.next_seq()?;
         if self.last_arrival_ms == 0 {
@@ -482,6 +494,8 @@ impl DataDir {
             content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
             ingested_at_ms: arrival_ms,
             meta: doc.meta.clone(),
+            via: admit.via,
+            by_arrival,
         };
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })
@@ -546,6 +560,13 @@ impl DataDir {
     /// (true) or fails (false, the default): see [`crate::input::date`].
     pub fn set_undated_bad_dates(&mut self, undated: bool) {
         self.undated_bad_dates = undated;
+    }
+
+    /// The ways in whose dates may take origins over (`--take-over`; by default all
+    /// but HTTP, [`DEFAULT_TAKE_OVER`]): a document from another way, dated before
+    /// what it copies, stands in arrival order with its date kept.
+    pub fn set_take_over(&mut self, ways: &[Via]) {
+        self.take_over = ways.to_vec();
     }
 
     /// Whether a failed store write left the table ahead of the store.

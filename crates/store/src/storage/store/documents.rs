@@ -35,6 +35,49 @@ pub struct DocMeta {
     /// `encode_doc`), so documents of every schema read alike.
     #[serde(skip)]
     pub meta: Option<String>,
+    /// The way it came in (issue 32; None for documents stored before), and whether
+    /// its date orders it: false when that way may not take origins over
+    /// (`--take-over`), so that it stands in arrival order with its date kept. Stored
+    /// behind `meta` (see `encode_doc`).
+    #[serde(skip)]
+    pub via: Option<Via>,
+    #[serde(skip)]
+    pub by_arrival: bool,
+}
+
+/// The ways a document comes in; `--take-over` says which may take origins over by an
+/// earlier publication date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Via {
+    /// A file dropped into the daemon's spool.
+    Spool,
+    /// `POST /api/documents`.
+    Http,
+    /// `textorigin ingest`.
+    Ingest,
+    /// The Python package.
+    Python,
+    /// A sharded deployment's submission (`cluster submit`).
+    Cluster,
+}
+
+impl Via {
+    pub const ALL: [Via; 5] = [Via::Spool, Via::Http, Via::Ingest, Via::Python, Via::Cluster];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Via::Spool => "spool",
+            Via::Http => "http",
+            Via::Ingest => "ingest",
+            Via::Python => "python",
+            Via::Cluster => "cluster",
+        }
+    }
+
+    /// The way named `name` (as [`Via::name`] gives it).
+    pub fn named(name: &str) -> Option<Via> {
+        Via::ALL.into_iter().find(|v| v.name() == name)
+    }
 }
 
 impl DocMeta {
@@ -43,8 +86,11 @@ impl DocMeta {
     /// under `--bad-dates undated`), its arrival, `ingested_at_ms` (which ingestion
     /// keeps from going backwards, so that undated documents keep their arrival order).
     /// Ingestion computes the same for a document it is storing ([`arrival_time`]).
+    /// A document whose way in may not take origins over ([`DocMeta::by_arrival`])
+    /// takes its arrival too.
     pub fn time(&self) -> i64 {
-        self.published_at.as_deref().and_then(|p| parse_published(p).ok()).unwrap_or(arrival_time(self.ingested_at_ms))
+        let dated = self.published_at.as_deref().filter(|_| !self.by_arrival);
+        dated.and_then(|p| parse_published(p).ok()).unwrap_or(arrival_time(self.ingested_at_ms))
     }
 }
 
@@ -54,13 +100,19 @@ pub fn arrival_time(arrival_ms: u64) -> i64 {
 }
 
 /// A document's metadata value: the fields before `meta` as every schema wrote them,
-/// then, when the document has metadata, its text as a postcard string. Earlier builds
-/// read such a value and ignore the tail (postcard reads what it needs), and a value
-/// without a tail reads as no metadata: no schema step rewrites the documents.
+/// then, when the document has metadata or a way in, its metadata as a postcard string
+/// (empty for none), then, when it has a way in, a postcard `(Via, bool)`: the way and
+/// [`DocMeta::by_arrival`]. Earlier builds read such a value and ignore the tail
+/// (postcard reads what it needs), and a value without a tail reads as no metadata and
+/// no way: no schema step rewrites the documents.
 fn encode_doc(meta: &DocMeta) -> Vec<u8> {
     let mut v = encode(meta);
-    if let Some(m) = &meta.meta {
-        v.extend(postcard::to_allocvec(m).expect("postcard encoding of a string cannot fail"));
+    if meta.meta.is_some() || meta.via.is_some() {
+        let text = meta.meta.as_deref().unwrap_or("");
+        v.extend(postcard::to_allocvec(text).expect("postcard encoding of a string cannot fail"));
+    }
+    if let Some(via) = meta.via {
+        v.extend(postcard::to_allocvec(&(via, meta.by_arrival)).expect("postcard encoding of a pair cannot fail"));
     }
     v
 }
@@ -68,7 +120,12 @@ fn encode_doc(meta: &DocMeta) -> Vec<u8> {
 fn decode_doc(bytes: &[u8]) -> std::result::Result<DocMeta, String> {
     let (mut meta, tail) = decode_with_tail::<DocMeta>(bytes)?;
     if !tail.is_empty() {
-        meta.meta = Some(postcard::from_bytes(tail).map_err(|e| format!("metadata: {e}"))?);
+        let (text, rest) = postcard::take_from_bytes::<String>(tail).map_err(|e| format!("metadata: {e}"))?;
+        meta.meta = (!text.is_empty()).then_some(text);
+        if !rest.is_empty() {
+            let (via, by_arrival) = postcard::from_bytes::<(Via, bool)>(rest).map_err(|e| format!("way in: {e}"))?;
+            (meta.via, meta.by_arrival) = (Some(via), by_arrival);
+        }
     }
     Ok(meta)
 }
@@ -143,6 +200,12 @@ impl Store {
     /// Result of document `seq`.
     pub fn result(&self, seq: u64) -> Result<Option<DocResult>> {
         self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode("result", &v)).transpose()
+    }
+
+    /// xxh3-64 of document `seq`'s stored result (its encoded bytes): two results are
+    /// equal when their digests are (`rebuild --reanalyse` counts what it changed).
+    pub fn result_digest(&self, seq: u64) -> Result<Option<u64>> {
+        Ok(self.get(CF_RESULTS, &seq_key(seq))?.map(|v| xxhash_rust::xxh3::xxh3_64(&v)))
     }
 
     /// Sequence numbers of the documents named `name`, oldest first.
@@ -237,8 +300,19 @@ mod tests {
             content_hash: "h".into(),
             ingested_at_ms: 9,
             meta: Some(r#"{"title":"A title"}"#.into()),
+            via: None,
+            by_arrival: false,
         };
         assert_eq!(decode_doc(&encode_doc(&m)).unwrap(), m);
+        // A way in rides behind the metadata, with or without metadata.
+        for (meta, by_arrival) in [(m.meta.clone(), true), (None, false)] {
+            let w = DocMeta { meta, via: Some(Via::Http), by_arrival, ..m.clone() };
+            assert_eq!(decode_doc(&encode_doc(&w)).unwrap(), w);
+            assert_eq!(
+                decode::<DocMeta>(&encode_doc(&w)).unwrap(),
+                DocMeta { meta: None, via: None, by_arrival: false, ..m.clone() }
+            );
+        }
         // What a build before metadata reads of it: every other field.
         assert_eq!(decode::<DocMeta>(&encode_doc(&m)).unwrap(), DocMeta { meta: None, ..m.clone() });
         // What such a build wrote reads as no metadata.

@@ -61,10 +61,10 @@ pub mod quote_index;
 pub mod revisions;
 pub mod spool_log;
 
-pub use documents::DocMeta;
+pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
 pub use revisions::{Revised, Revision};
-pub use spool_log::{admission_key, document_key, Admission, Admit, DocumentKeys, Failure};
+pub use spool_log::{admission_key, document_key, Admission, AdmissionKey, Admit, DocumentKeys, Failure};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 
 /// Bound on the write-ahead logs kept on disk.
@@ -467,6 +467,8 @@ mod tests {
             content_hash: "h".into(),
             ingested_at_ms: 0,
             meta: None,
+            via: None,
+            by_arrival: false,
         }
     }
 

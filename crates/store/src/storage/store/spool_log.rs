@@ -11,11 +11,32 @@ use super::{Result, Store, CF_ADMITTED, CF_FAILED};
 /// The admission key of a spool file: xxh3-128 of its name's bytes, NUL, its bytes
 /// (streamed: the same value as over their concatenation, without a copy).
 pub fn admission_key(name: &[u8], bytes: &[u8]) -> u128 {
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(name);
-    hasher.update(&[0]);
-    hasher.update(bytes);
-    hasher.digest128()
+    let mut key = AdmissionKey::new(name);
+    key.update(bytes);
+    key.finish()
+}
+
+/// [`admission_key`] of a file read piece by piece (the daemon never holds a spool
+/// file whole).
+pub struct AdmissionKey(xxhash_rust::xxh3::Xxh3);
+
+impl AdmissionKey {
+    /// For the file named `name` (its name's bytes).
+    pub fn new(name: &[u8]) -> AdmissionKey {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(name);
+        hasher.update(&[0]);
+        AdmissionKey(hasher)
+    }
+
+    /// The file's next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    pub fn finish(&self) -> u128 {
+        self.0.digest128()
+    }
 }
 
 /// The admission key of one document (issue 21, items 8 and 9): xxh3-128 of `doc`,
@@ -80,6 +101,8 @@ pub struct Admit {
     pub file: Option<Admission>,
     /// Its [`document_key`].
     pub doc: Option<u128>,
+    /// The way it came in ([`DocMeta::via`](super::DocMeta::via)).
+    pub via: Option<super::Via>,
 }
 
 /// A spool file's admission record, written in the batch of each of its documents:
