@@ -66,9 +66,44 @@ impl LimitArgs {
     }
 }
 
+/// What a document's publication date may do (`serve`, `ingest`): which ways in may
+/// take origins over, and how much re-analysis a take-over may do at once.
+#[derive(Args, Clone, Debug)]
+pub struct TakeOverArgs {
+    /// The ways in whose publication dates may take origins over (a document dated
+    /// before what it copies becomes their origin, and revises them): some of spool,
+    /// http, ingest, python, cluster (comma-separated), or none. A document from
+    /// another way stands in arrival order, its date kept. By default every way but
+    /// http: a token may be handed to many producers, and one back-dated POST of a
+    /// stored document's text would make the original "revised by" its copy.
+    #[arg(long, value_name = "WAYS", default_value = "spool,ingest,python,cluster", value_parser = crate::args::ways)]
+    take_over: crate::args::Ways,
+    /// Re-analysis a take-over may do before its document is stored: documents ...
+    #[arg(long, value_name = "N", default_value_t = textorigin_store::storage::datadir::DEFAULT_REVISION_BUDGET.docs)]
+    revision_budget: u64,
+    /// ... and bytes of their text. The documents beyond wait in a durable revision
+    /// queue, revised a budget at a time after each document, while the daemon is
+    /// idle and at the end of `ingest` (`stats` shows the queue).
+    #[arg(long, value_name = "SIZE", default_value = "8MiB")]
+    revision_budget_bytes: String,
+}
+
+impl TakeOverArgs {
+    pub fn ways(&self) -> Vec<textorigin_store::storage::store::Via> {
+        self.take_over.0.clone()
+    }
+
+    pub fn budget(&self) -> Result<textorigin_store::storage::datadir::Budget> {
+        Ok(textorigin_store::storage::datadir::Budget {
+            docs: self.revision_budget,
+            bytes: size(&self.revision_budget_bytes).context("--revision-budget-bytes")?,
+        })
+    }
+}
+
 /// Ways in (`--take-over`).
 #[derive(Clone, Debug)]
-pub struct Ways(pub Vec<textorigin_store::storage::store::Via>);
+pub struct Ways(Vec<textorigin_store::storage::store::Via>);
 
 /// Parses `--take-over`: ways in (spool, http, ingest, python, cluster), comma-separated,
 /// or `none`.

@@ -7,7 +7,7 @@ use textorigin_store::ingest::{self, Event};
 use textorigin_store::input::expand_paths;
 use textorigin_store::storage::datadir::DataDir;
 
-use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs};
+use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs, TakeOverArgs};
 
 /// Process files in order and store their results. Directories are walked in
 /// sorted order; `-` reads standard input (JSON lines when it starts with `{`, else one
@@ -40,14 +40,8 @@ pub struct Args {
     /// `undated` (it then takes its arrival time, its date kept as text).
     #[arg(long, value_name = "POLICY", default_value = "fail", value_parser = ["fail", "undated"])]
     bad_dates: String,
-    /// The ways in whose publication dates may take origins over (a document dated
-    /// before what it copies becomes their origin, and revises them): some of spool,
-    /// http, ingest, python, cluster (comma-separated), or none. A document from
-    /// another way stands in arrival order, its date kept. By default every way but
-    /// http: a token may be handed to many producers, and one back-dated POST of a
-    /// stored document's text would make the original "revised by" its copy.
-    #[arg(long, value_name = "WAYS", default_value = "spool,ingest,python,cluster", value_parser = crate::args::ways)]
-    take_over: crate::args::Ways,
+    #[command(flatten)]
+    take_over: TakeOverArgs,
     /// Files and directories, processed in the order given (`-`: standard input):
     /// .txt, .html, .json, .jsonl, each also gzip- or zstd-compressed (.jsonl.gz, .jsonl.zst).
     #[arg(required = true, value_name = "PATH")]
@@ -61,7 +55,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let limits = a.limits.limits()?;
     let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
     dd.set_undated_bad_dates(a.bad_dates == "undated");
-    dd.set_take_over(&a.take_over.0);
+    dd.set_take_over(&a.take_over.ways());
+    dd.set_revision_budget(a.take_over.budget()?);
     let files = expand_paths(&a.paths).len();
     let pb = super::progress(files as u64, "ingest");
     let report = |msg: String| pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe(&msg)));

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use textorigin_server::daemon::{self, ServeOptions};
 use textorigin_server::http;
 
-use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs};
+use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs, TakeOverArgs};
 
 /// Run the daemon: take documents from a spool directory as they arrive (see the
 /// README's spool contract), keep the table checkpointed, recover after a crash.
@@ -33,14 +33,8 @@ pub struct Args {
     /// date kept as text).
     #[arg(long, value_name = "POLICY", default_value = "fail", value_parser = ["fail", "undated"])]
     bad_dates: String,
-    /// The ways in whose publication dates may take origins over (a document dated
-    /// before what it copies becomes their origin, and revises them): some of spool,
-    /// http, ingest, python, cluster (comma-separated), or none. A document from
-    /// another way stands in arrival order, its date kept. By default every way but
-    /// http: a token may be handed to many producers, and one back-dated POST of a
-    /// stored document's text would make the original "revised by" its copy.
-    #[arg(long, value_name = "WAYS", default_value = "spool,ingest,python,cluster", value_parser = crate::args::ways)]
-    take_over: crate::args::Ways,
+    #[command(flatten)]
+    take_over: TakeOverArgs,
     /// Checkpoint after this many documents ...
     #[arg(long, default_value_t = 1000)]
     checkpoint_docs: u64,
@@ -92,7 +86,8 @@ pub fn run(a: Args) -> Result<()> {
         keep: a.keep,
         limits: a.limits.limits()?,
         undated_bad_dates: a.bad_dates == "undated",
-        take_over: a.take_over.0.clone(),
+        take_over: a.take_over.ways(),
+        revision_budget: a.take_over.budget()?,
         checkpoint_docs: a.checkpoint_docs,
         checkpoint_secs: a.checkpoint_secs,
         rescan_secs: a.rescan_secs,

@@ -348,3 +348,54 @@ fn a_back_dated_post_takes_nothing_over_unless_http_is_trusted() {
         assert_eq!(digest(dir), before);
     }
 }
+
+/// Issue 32, item 3: one back-dated document sharing a sentence with every stored one
+/// re-analysed them all before it was stored (30,000 documents: the apply thread
+/// stalled 12.8 s, and a normal document sent meanwhile waited as long). Now it
+/// revises within `--revision-budget` and queues the rest, which the daemon revises a
+/// budget at a time while idle (here slowed by a failpoint, so that the queue can be
+/// seen): the normal document behind it is stored while the queue still waits, and the
+/// end equals a batch run with the same budget.
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_back_dating_storm_is_revised_within_the_budget_and_the_rest_while_idle() {
+    let inputs = tempfile::tempdir().unwrap();
+    let boilerplate = "Send this story to a friend by mail or share it on every social network you use today";
+    let line = |id: &str, text: String, date: &str| {
+        serde_json::json!({"id": id, "text": text, "published_at": date}).to_string() + "\n"
+    };
+    let stored: String = (0..200)
+        .map(|i| {
+            let own = |k: usize| (0..12).map(|j| format!("w{i}x{j}x{k}")).collect::<Vec<_>>().join(" ");
+            line(&format!("d{i}"), format!("{}. {boilerplate}. {}.", own(0), own(1)), "2026-01-01")
+        })
+        .collect();
+    let stored_file = inputs.path().join("a-stored.jsonl");
+    std::fs::write(&stored_file, stored).unwrap();
+    let storm = line("old", format!("{boilerplate}. An old pamphlet said so first."), "1900-01-01")
+        + &line("normal", "a normal document of words nobody else has written down yet".into(), "2026-02-01");
+    let storm_file = inputs.path().join("b-storm.jsonl");
+    std::fs::write(&storm_file, storm).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "revise.drain=sleep\n").unwrap();
+    let budget = ["--table-size", "1MiB", "--revision-budget", "8"];
+    let daemon = Daemon::start(dir, &[&budget[..], &["--rescan-secs", "1"]].concat(), Some(&control));
+    drop_into_spool(dir, std::slice::from_ref(&stored_file));
+    wait_drained(dir, 200);
+    drop_into_spool(dir, std::slice::from_ref(&storm_file));
+    wait_drained(dir, 202);
+    let queue = |dir: &std::path::Path| json(dir, &["stats", "--json"])["revision_queue"].as_u64().unwrap();
+    let waiting = queue(dir);
+    assert!(waiting > 100, "the normal document was stored with {waiting} revisions still waiting");
+    wait_until("the revision queue drained", 120, || queue(dir) == 0);
+    daemon.stop();
+    let history = ok(dir, &["show", "--history", "d150"]);
+    assert!(history.contains("revised by #201 old"), "{history}");
+    let batch = tempfile::tempdir().unwrap();
+    let out = ingest(batch.path(), &budget, &[&stored_file, &storm_file]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(queue(batch.path()), 0, "a batch run ends with the queue revised");
+    assert_eq!(export_without_sources(dir), export_without_sources(batch.path()));
+}

@@ -8,7 +8,7 @@ use crate::input::{expand_paths, read_docs, InputDoc, InputError, Limits};
 use crate::pipeline::{ordered_map, WorkerDied};
 use std::os::unix::ffi::OsStrExt;
 
-use crate::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
+use crate::storage::datadir::{Budget, DataDir, DataDirError, Prepared, Preparer};
 use crate::storage::store::{Admit, DocumentKeys, Via};
 
 /// What happened to one input, in input order.
@@ -195,6 +195,11 @@ pub fn ingest_inputs(
     });
     if fatal.is_none() && run.is_ok() {
         empty_warning(&file, &mut event);
+        // The revisions left in the queue by take-overs beyond their budget, done now:
+        // a run ends with every result revised.
+        if let Err(e) = dd.drain_revisions(Budget::UNLIMITED) {
+            fatal = Some(e);
+        }
     }
     match fatal {
         Some(e) => Err(e.into()),

@@ -69,6 +69,9 @@ pub struct ServeOptions {
     pub undated_bad_dates: bool,
     /// The ways in whose dates may take origins over (`--take-over`).
     pub take_over: Vec<textorigin_store::storage::store::Via>,
+    /// The re-analysis a take-over may do before its document is stored; the rest is
+    /// drained a budget at a time while idle (`--revision-budget`).
+    pub revision_budget: textorigin_store::storage::datadir::Budget,
     pub checkpoint_docs: u64,
     pub checkpoint_secs: u64,
     pub rescan_secs: u64,
@@ -376,6 +379,7 @@ pub fn serve(
     let mut dd = DataDir::open_write(dir, overrides)?;
     dd.set_undated_bad_dates(opt.undated_bad_dates);
     dd.set_take_over(&opt.take_over);
+    dd.set_revision_budget(opt.revision_budget);
     let new_dir = opt.spool.join("new");
     let (watcher, wakeups) = watch(&new_dir)?;
     let parsers =
@@ -497,6 +501,18 @@ impl Daemon<'_> {
         if self.since_checkpoint > 0 && self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs {
             self.checkpoint(dd)?;
         }
+        // The revision queue, a budget at a time between looks at the spool (a document
+        // arriving meanwhile waits for one budget at most).
+        match dd.drain_revisions(self.opt.revision_budget) {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::debug!(revised = n, "revision queue drained a step");
+                return Ok(());
+            }
+            Err(e) => {
+                tracing::warn!(error = %textorigin_store::error::chain(&e), "revision queue not drained; trying again later")
+            }
+        }
         let wait = Duration::from_secs(self.opt.rescan_secs.max(1)).min(Duration::from_millis(500));
         let _ = self.wakeups.recv_timeout(notifier.max_wait().map_or(wait, |w| wait.min(w)));
         Ok(())
@@ -522,6 +538,7 @@ impl Daemon<'_> {
         let mut dd = recover_poisoned(dir, overrides, stop)?;
         dd.set_undated_bad_dates(self.opt.undated_bad_dates);
         dd.set_take_over(&self.opt.take_over);
+        dd.set_revision_budget(self.opt.revision_budget);
         self.share(Some(&dd));
         pause(self.backoff.next(), stop);
         Ok(dd)

@@ -566,7 +566,7 @@ fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiErr
             }
         }
     }
-    Ok((200, HTML, html::index_page(prefix, &rows, page_of).into_bytes()))
+    Ok((200, HTML, html::index_page(prefix, &rows, store.queue_len()?, page_of).into_bytes()))
 }
 
 /// How far a submitted file was admitted (None: neither submitted to this process

@@ -65,12 +65,18 @@ pub fn page_in(site: Site, title: &str, body: &str) -> String {
 
 /// The inspector's list of documents (newest first), with a search by name prefix;
 /// `href` is the address of a document's page.
-pub fn index_page(prefix: &str, rows: &[ListRow], href: impl Fn(u64) -> String) -> String {
+pub fn index_page(prefix: &str, rows: &[ListRow], revision_queue: u64, href: impl Fn(u64) -> String) -> String {
     let mut s = String::from(
         "<h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"",
     );
     s += &escape(prefix);
-    s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>\
+    s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>";
+    if revision_queue > 0 {
+        s += &format!(
+            "<p id=\"revision-queue\">{revision_queue} document(s) wait to be revised (by documents published before what they copied; done while the daemon is idle).</p>"
+        );
+    }
+    s += "\
           <table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>";
     for r in rows {
         let dom = match r.dominant() {

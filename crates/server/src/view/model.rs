@@ -613,6 +613,9 @@ pub struct StatsView {
     pub near_duplicates: bool,
     /// Quotation search on.
     pub quotations: bool,
+    /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
+    /// budget, done while the daemon is idle).
+    pub revision_queue: u64,
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
@@ -658,6 +661,7 @@ pub fn stats(
             in_use: table.in_use(),
         },
         shingles: s.shingles,
+        revision_queue: store.queue_len()?,
         ssr_pct: pct(s.lookups, s.shingles),
         table_digest: format!("{:016x}", table.digest()),
         indexes: {

@@ -33,6 +33,12 @@ pub fn stats(v: &StatsView) -> String {
     let c = &i.counters;
     let mut metrics = vec![
         one("textorigin_documents", "gauge", "Documents stored.", v.documents as f64),
+        one(
+            "textorigin_revision_queue",
+            "gauge",
+            "Documents waiting in the revision queue (take-overs beyond their budget).",
+            v.revision_queue as f64,
+        ),
         one("textorigin_table_bytes", "gauge", "Size of the shingle table.", t.bytes as f64),
         one("textorigin_table_capacity_entries", "gauge", "Entries the shingle table holds.", t.capacity as f64),
         one("textorigin_table_occupied_entries", "gauge", "Entries of the shingle table in use.", t.occupied as f64),

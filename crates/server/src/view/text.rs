@@ -267,6 +267,7 @@ pub fn stats(v: &StatsView) -> String {
         if v.near_duplicates { "on" } else { "off" },
         if v.quotations { "on" } else { "off" },
     );
+    out += &format!("revisions:   {} document(s) waiting in the revision queue\n", v.revision_queue);
     if let Some(d) = &v.daemon {
         out += &format!(
             "daemon:      pid {}, {}; {} files admitted, {} failed; last applied #{}; checkpoint generation {} at #{}; backlog {}; {:.1} documents/s\n",

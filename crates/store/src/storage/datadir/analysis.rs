@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::{DataDirError, Result};
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{NearDupWrite, Revised, Store, StoreError};
+use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
 use textorigin_core::align::OriginText;
@@ -284,20 +284,49 @@ pub(super) fn analyse(
     Ok((result, nd, q))
 }
 
+/// How much re-analysis a take-over may do before the document that caused it is
+/// stored (`--revision-budget`): documents and bytes of their text. What lies beyond
+/// waits in the revision queue, drained within the same budget after each document
+/// and while the daemon is idle ([`super::DataDir::drain_revisions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub docs: u64,
+    pub bytes: u64,
+}
+
+impl Budget {
+    /// No bound (`rebuild --reanalyse`, the end of a batch run).
+    pub const UNLIMITED: Budget = Budget { docs: u64::MAX, bytes: u64::MAX };
+
+    /// Takes one document of `bytes` from the budget, if there is room for it (the
+    /// first document of a drain always has room: the queue moves).
+    pub(super) fn take(&mut self, bytes: u64, first: bool) -> bool {
+        if !first && (self.docs == 0 || self.bytes < bytes) {
+            return false;
+        }
+        self.docs = self.docs.saturating_sub(1);
+        self.bytes = self.bytes.saturating_sub(bytes);
+        true
+    }
+}
+
 /// The revisions the arrival of document `cause` (published at its time) makes (issue
 /// 25): the documents whose entries it took over (`taken`) and those that copied from
-/// them, re-analysed as the table now says in publication order; those whose result
-/// changed, with their results before and after. The engine's current document is
-/// replaced, unless nothing was taken (nothing is revised).
+/// them, re-analysed as the table now says in publication order, within `budget`
+/// (which it spends; issue 32): those whose result changed, with their results before
+/// and after, and the documents beyond the budget, for the revision queue. The
+/// engine's current document is replaced, unless nothing was taken (nothing is
+/// revised).
 pub(super) fn revise(
     store: &Store,
     engine: &mut Engine,
     table: &TableFile,
     (cause, time, text, result): (u64, i64, &str, &DocResult),
     taken: &[u64],
-) -> Result<Vec<Revised>> {
+    budget: &mut Budget,
+) -> Result<Revisions> {
     if taken.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Revisions::default());
     }
     // Alignment reads origins' texts and blocks: the cause's and the revised ones' are
     // not stored yet.
@@ -313,23 +342,44 @@ pub(super) fn revise(
         keyed.push((store.published_time(s)?.ok_or(DataDirError::MissingText(s))?, s));
     }
     keyed.sort_unstable();
-    let mut out = Vec::new();
+    let mut out = Revisions::default();
     for (s_time, s) in keyed {
         let text = store.text(s)?.ok_or(DataDirError::MissingText(s))?;
-        engine.prepare(&text);
-        let dates = Dates::new(store, s, s_time);
-        dates.know(cause, time);
-        let when = |x| dates.key(x);
-        let mut after = engine.reanalyse(&**table, s, &when);
-        align_with(store, engine, &mut after, &when, &fresh)?;
-        dates.check()?;
-        let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
-        if after != before {
-            fresh.insert(s, Arc::new(engine.origin_text(&text, &after.copied_blocks)));
-            out.push(Revised { seq: s, after, before });
+        if !out.queued.is_empty() || !budget.take(text.len() as u64, false) {
+            out.queued.push(s);
+            continue;
         }
+        out.done.extend(revise_one(store, engine, table, (s, s_time, &text), Some((cause, time)), &mut fresh)?);
     }
     Ok(out)
+}
+
+/// Re-analyses stored document `s` against the table as it is now (told the time of
+/// `cause` when that is not stored yet): its revision when the result changed, whose
+/// new blocks go into `fresh` for the documents revised after it.
+pub(super) fn revise_one(
+    store: &Store,
+    engine: &mut Engine,
+    table: &TableFile,
+    (s, s_time, text): (u64, i64, &str),
+    cause: Option<(u64, i64)>,
+    fresh: &mut HashMap<u64, Arc<OriginText>>,
+) -> Result<Option<Revised>> {
+    engine.prepare(text);
+    let dates = Dates::new(store, s, s_time);
+    if let Some((c, t)) = cause {
+        dates.know(c, t);
+    }
+    let when = |x| dates.key(x);
+    let mut after = engine.reanalyse(&**table, s, &when);
+    align_with(store, engine, &mut after, &when, fresh)?;
+    dates.check()?;
+    let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
+    if after == before {
+        return Ok(None);
+    }
+    fresh.insert(s, Arc::new(engine.origin_text(text, &after.copied_blocks)));
+    Ok(Some(Revised { seq: s, after, before }))
 }
 
 /// Whether `replayed` reproduces the result a document got when it was applied

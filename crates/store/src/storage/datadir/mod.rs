@@ -9,6 +9,7 @@
 //! in use (a crash) or out of step with the store is refused until `rebuild` replays
 //! the stored documents into a fresh table.
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,8 +40,8 @@ mod rebuild;
 #[cfg(test)]
 mod tests;
 
-use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise};
-pub use analysis::{Prepared, Preparer};
+use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise, revise_one};
+pub use analysis::{Budget, Prepared, Preparer};
 
 pub use error::{DataDirError, DocError};
 pub use rebuild::{RebuildOptions, Rebuilt};
@@ -92,6 +93,11 @@ pub struct DataDir {
     undated_bad_dates: bool,
     /// The ways in that may take origins over ([`DataDir::set_take_over`]).
     take_over: Vec<Via>,
+    /// Re-analysis a take-over may do before its document is stored.
+    revision_budget: Budget,
+    /// The revision queue may hold documents (false once a drain emptied it; set when
+    /// a document queued some, and at open).
+    queue_waiting: bool,
     /// The arrival time of the newest stored document: the next one's is not earlier,
     /// so that undated documents, which take their arrival time for their publication
     /// time (issue 25), stay in arrival order whatever the clock does.
@@ -110,6 +116,11 @@ const AGGREGATOR_MARK: &str = "cluster";
 /// the cluster's log; not HTTP, where a token may be handed to many producers, and a
 /// back-dated submission would make any stored document "revised by" its copy.
 pub const DEFAULT_TAKE_OVER: [Via; 4] = [Via::Spool, Via::Ingest, Via::Python, Via::Cluster];
+
+/// The default revision budget of a document: 64 documents re-analysed, 8 MiB of their
+/// text (a back-dated document sharing a boilerplate sentence with 30,000 stored ones
+/// stalled the apply thread for 12.8 s before there was one).
+pub const DEFAULT_REVISION_BUDGET: Budget = Budget { docs: 64, bytes: 8 << 20 };
 
 /// An error when `dir` is a sharded deployment's aggregator, whose table phases must
 /// not run on its own (empty) table.
@@ -351,6 +362,8 @@ impl DataDir {
             latency: Latency::default(),
             undated_bad_dates: false,
             take_over: DEFAULT_TAKE_OVER.to_vec(),
+            revision_budget: DEFAULT_REVISION_BUDGET,
+            queue_waiting: true,
             last_arrival_ms: 0,
             stage: Box::new(Local::default()),
         }
@@ -478,8 +491,11 @@ impl DataDir {
         // then does not hold: the table is recovered before it takes another.
         let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
         // A late original revises the earlier documents whose passages it now owns.
+        // Within the revision budget; the rest waits in the revision queue.
         let taken = self.stage.taken();
-        let revised = revise(&self.store, &mut self.engine, &self.table, (seq, time, &doc.text, &result), &taken)
+        let mut budget = self.revision_budget;
+        let this = (seq, time, doc.text.as_str(), &result);
+        let revised = revise(&self.store, &mut self.engine, &self.table, this, &taken, &mut budget)
             .inspect_err(|_| self.poisoned = true)?;
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
@@ -517,7 +533,67 @@ impl DataDir {
         }
         self.last_arrival_ms = arrival_ms;
         self.latency.add(start.elapsed().as_secs_f64(), &before, &self.times, meta.text_bytes);
+        // What is left of the budget goes to the queue (the document is stored: a failure
+        // here leaves the queue as it was, for the next drain).
+        self.queue_waiting |= !revised.queued.is_empty();
+        if self.queue_waiting && budget.docs > 0 && budget.bytes > 0 {
+            if let Err(e) = self.drain(budget, false) {
+                tracing::warn!(error = %crate::error::chain(&e), "revision queue not drained; trying again later");
+            }
+        }
         Ok((meta, result))
+    }
+
+    /// Revises documents of the revision queue (issue 32: the take-overs' re-analyses
+    /// beyond their budget) within `budget`, in publication order, against the table as
+    /// it is now; each leaves the queue in the batch of its revision. Returns how many
+    /// documents left the queue (0: it is empty). The daemon calls it while idle;
+    /// ingestion after each document with what its own revisions left of the budget,
+    /// and a batch run ([`crate::ingest`]) with [`Budget::UNLIMITED`] at its end.
+    pub fn drain_revisions(&mut self, budget: Budget) -> Result<u64> {
+        self.drain(budget, true)
+    }
+
+    fn drain(&mut self, mut budget: Budget, first_has_room: bool) -> Result<u64> {
+        debug_assert!(self.writable);
+        if self.poisoned {
+            return Err(DataDirError::Poisoned);
+        }
+        let mut keyed = Vec::new();
+        for (s, cause) in self.store.queued()? {
+            keyed.push((self.store.published_time(s)?.ok_or(DataDirError::MissingText(s))?, s, cause));
+        }
+        keyed.sort_unstable();
+        if keyed.is_empty() {
+            self.queue_waiting = false;
+            return Ok(0);
+        }
+        crate::failpoint::hit("revise.drain")
+            .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })?;
+        let (mut fresh, mut revised, mut drained) = (HashMap::new(), Vec::new(), Vec::new());
+        for (s_time, s, cause) in keyed.iter().copied() {
+            let text = self.store.text(s)?.ok_or(DataDirError::MissingText(s))?;
+            if !budget.take(text.len() as u64, first_has_room && drained.is_empty()) {
+                break;
+            }
+            let one = revise_one(&self.store, &mut self.engine, &self.table, (s, s_time, &text), None, &mut fresh)?;
+            revised.extend(one.map(|r| (cause, r)));
+            drained.push(s);
+        }
+        self.store.put_drained(&revised, &drained)?;
+        self.queue_waiting = drained.len() < keyed.len();
+        Ok(drained.len() as u64)
+    }
+
+    /// Documents waiting in the revision queue (`stats`).
+    pub fn revision_queue(&self) -> Result<u64> {
+        Ok(self.store.queue_len()?)
+    }
+
+    /// The re-analysis a take-over may do before its document is stored
+    /// (`--revision-budget`, [`DEFAULT_REVISION_BUDGET`] unless told).
+    pub fn set_revision_budget(&mut self, budget: Budget) {
+        self.revision_budget = budget;
     }
 
     /// Per-document apply latency (and text bytes) since opening.

@@ -8,7 +8,8 @@ use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
 
 use super::{
-    analyse, db_path, replay, reproduces, revise, table_path, DataDir, DataDirError, Preparer, Result, StageTimes,
+    analyse, db_path, replay, reproduces, revise, table_path, Budget, DataDir, DataDirError, Preparer, Result,
+    StageTimes,
 };
 use crate::error::IoContext;
 use crate::storage::stage::{Local, TableStage};
@@ -103,7 +104,9 @@ impl DataDir {
                     &mut StageTimes::default(),
                 )?;
                 // Revised again, as when the documents arrived.
-                let revised = revise(store, &mut engine, &table, (meta.seq, time, &text, &result), &stage.taken())?;
+                let this = (meta.seq, time, text.as_str(), &result);
+                let mut unlimited = Budget::UNLIMITED;
+                let revised = revise(store, &mut engine, &table, this, &stage.taken(), &mut unlimited)?;
                 Some((result, nd, q, revised))
             } else {
                 None

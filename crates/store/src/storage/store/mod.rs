@@ -63,7 +63,7 @@ pub mod spool_log;
 
 pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
-pub use revisions::{Revised, Revision};
+pub use revisions::{Revised, Revision, Revisions};
 pub use spool_log::{admission_key, document_key, Admission, AdmissionKey, Admit, DocumentKeys, Failure};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 
@@ -372,11 +372,12 @@ impl Store {
     /// Writes batch `b` with the copier edges of document `seq`'s `result` and the
     /// revisions its arrival made (issue 25), then drops the revised documents from the
     /// origin-text cache (alignment reads an origin's blocks through it).
-    fn write_with_revisions(&self, mut b: WriteBatch, seq: u64, result: &DocResult, revised: &[Revised]) -> Result<()> {
+    fn write_with_revisions(&self, mut b: WriteBatch, seq: u64, result: &DocResult, revised: &Revisions) -> Result<()> {
         self.add_copiers(&mut b, seq, result);
-        self.add_revisions(&mut b, seq, revised);
+        self.add_revisions(&mut b, seq, &revised.done);
+        self.add_queued(&mut b, seq, &revised.queued);
         self.write(b, false)?;
-        for r in revised {
+        for r in &revised.done {
             self.caches.origin_texts.remove(&r.seq);
         }
         Ok(())
@@ -403,7 +404,7 @@ impl Store {
         result: &DocResult,
         nd: Option<&NearDupWrite>,
         q: Option<&QuoteFind>,
-        revised: &[Revised],
+        revised: &Revisions,
     ) -> Result<()> {
         // What an earlier analysis stored goes first: the new one may index other
         // sentences, or none (the batch applies its writes in order).
@@ -434,7 +435,7 @@ pub struct DocumentWrite<'a> {
     /// None when quotation search is off.
     pub q: Option<&'a QuoteFind>,
     /// Earlier documents whose results this one's arrival changed (issue 25).
-    pub revised: &'a [Revised],
+    pub revised: &'a Revisions,
 }
 
 /// How often a read-only open is tried while a writer keeps changing the manifest.
@@ -473,7 +474,7 @@ mod tests {
     }
 
     fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
-        s.put_document(&DocumentWrite { meta, text, result, nd: Some(nd), q: Some(q), revised: &[] })
+        s.put_document(&DocumentWrite { meta, text, result, nd: Some(nd), q: Some(q), revised: &Default::default() })
     }
 
     #[test]

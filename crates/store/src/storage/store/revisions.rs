@@ -9,13 +9,25 @@
 //!   arrival of `cause` changed it (postcard, behind a version byte). The stored result
 //!   is always the current one; the first revision holds the result the document got
 //!   when it was applied, which recovery's replay reproduces.
+//! - the revision queue (issue 32), in `meta` under `revise_queue/` + document (8):
+//!   the cause (8). The documents a take-over would revise beyond its budget wait here,
+//!   written in the causing document's batch; a document queued again (back-dated
+//!   again) is one entry, with its newest cause: it is re-analysed once. An entry goes
+//!   in the batch of its revision. No schema step: older builds never read these keys.
 
 use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
 use super::codec::{encode, pair_key, seq_key};
-use super::{Result, Store, CF_COPIERS, CF_RESULTS, CF_REVISIONS};
+use super::{Result, Store, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
+
+/// The prefix of the revision queue's keys in `meta`.
+const QUEUE: &[u8] = b"revise_queue/";
+
+fn queue_key(seq: u64) -> Vec<u8> {
+    [QUEUE, &seq.to_be_bytes()[..]].concat()
+}
 
 /// A stored result that changed: why, and what it was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +36,14 @@ pub struct Revision {
     pub cause: u64,
     /// The result before.
     pub before: DocResult,
+}
+
+/// What a document's arrival revised (issue 32): the revisions made within its budget,
+/// and the documents left for the revision queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Revisions {
+    pub done: Vec<Revised>,
+    pub queued: Vec<u64>,
 }
 
 /// A revision to write with the document that caused it: the revised document, its new
@@ -47,9 +67,11 @@ impl Store {
     }
 
     /// Adds revisions caused by document `cause` to a batch: each revised document's new
-    /// result, the record of its result before, and its new copier edges.
+    /// result, the record of its result before, and its new copier edges; a revised
+    /// document leaves the revision queue.
     pub(super) fn add_revisions(&self, b: &mut WriteBatch, cause: u64, revised: &[Revised]) {
         for r in revised {
+            b.delete_cf(self.cf(CF_META), queue_key(r.seq));
             b.put_cf(self.cf(CF_RESULTS), seq_key(r.seq), encode(&r.after));
             b.put_cf(
                 self.cf(CF_REVISIONS),
@@ -60,13 +82,58 @@ impl Store {
         }
     }
 
-    /// Drops every copier edge and revision (`rebuild --reanalyse` writes them again).
+    /// Drops every copier edge and revision, and the revision queue (`rebuild
+    /// --reanalyse` writes them again).
     pub fn clear_revisions(&self) -> Result<()> {
         let mut b = WriteBatch::default();
         for cf in [CF_COPIERS, CF_REVISIONS] {
             b.delete_range_cf(self.cf(cf), &[0u8; 16][..], &[0xffu8; 17][..]);
         }
+        b.delete_range_cf(self.cf(CF_META), queue_key(0), [QUEUE, &[0xffu8; 9][..]].concat());
         self.write(b, false)
+    }
+
+    /// Adds documents to the revision queue, as revised by `cause` (see the module docs).
+    pub(super) fn add_queued(&self, b: &mut WriteBatch, cause: u64, queued: &[u64]) {
+        for &seq in queued {
+            b.put_cf(self.cf(CF_META), queue_key(seq), cause.to_be_bytes());
+        }
+    }
+
+    /// The revision queue: (document, cause), by document.
+    pub fn queued(&self) -> Result<Vec<(u64, u64)>> {
+        let mode = rocksdb::IteratorMode::From(QUEUE, rocksdb::Direction::Forward);
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_META), mode) {
+            let (k, v) = item.map_err(self.db_err())?;
+            let Some(seq) = k.strip_prefix(QUEUE) else { break };
+            if let (Ok(seq), Ok(cause)) = (<[u8; 8]>::try_from(seq), <[u8; 8]>::try_from(&v[..])) {
+                out.push((u64::from_be_bytes(seq), u64::from_be_bytes(cause)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Documents waiting in the revision queue.
+    pub fn queue_len(&self) -> Result<u64> {
+        Ok(self.queued()?.len() as u64)
+    }
+
+    /// Writes the revisions of queued documents (each leaves the queue, revised or
+    /// not: `drained`), caused by the causes they were queued with.
+    pub fn put_drained(&self, revised: &[(u64, Revised)], drained: &[u64]) -> Result<()> {
+        let mut b = WriteBatch::default();
+        for &seq in drained {
+            b.delete_cf(self.cf(CF_META), queue_key(seq));
+        }
+        for (cause, r) in revised {
+            self.add_revisions(&mut b, *cause, std::slice::from_ref(r));
+        }
+        self.write(b, false)?;
+        for (_, r) in revised {
+            self.caches.origin_texts.remove(&r.seq);
+        }
+        Ok(())
     }
 
     /// The documents whose results named `origin` (ascending).
