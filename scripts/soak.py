@@ -66,14 +66,14 @@ def attacks(dirname, paths, rnd):
         if i % 40 == 39:
             with open(paths[rnd.randrange(i)]) as f:
                 text = f.read()
-            q = stem + "-backdated.json"
+            q = stem + "x-backdated.json"  # after `stem.txt` in name order, as the spool takes them
             with open(q, "w") as f:
                 json.dump({"id": os.path.basename(q), "text": text, "published_at": f"{year}-01-01"}, f)
             out.append(q)
             year -= 1
         if i % 150 == 149:
             line = json.dumps({"text": " ".join(["alpha beta gamma delta epsilon zeta eta theta iota kappa"] * 200)})
-            q = stem + "-bomb.zst"
+            q = stem + "y-bomb.zst"
             subprocess.run(["zstd", "-19", "-q", "-f", "-o", q], input=((line + "\n") * 1000).encode(), check=True)
             out.append(q)
     return out
