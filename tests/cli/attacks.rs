@@ -95,11 +95,6 @@ fn a_bomb_stops_at_the_ratio_with_the_reason() {
     assert!(stored > 0 && stored < 50_000, "{stored}");
 }
 
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// A daemon with `args` serving HTTP on a free port, once it answers.
 fn serving(dir: &std::path::Path, args: &[&str]) -> (Daemon, u16) {
     let port = free_port();

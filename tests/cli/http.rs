@@ -8,11 +8,6 @@ use serde_json::Value;
 
 use crate::util::*;
 
-/// A free loopback port (bound, then released for the daemon).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// Sends `request` as it is and returns (status, headers, body).
 fn raw(port: u16, request: &[u8]) -> (u16, String, Vec<u8>) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();

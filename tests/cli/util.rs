@@ -215,6 +215,11 @@ pub fn drop_into_spool(dir: &Path, files: &[PathBuf]) {
     }
 }
 
+/// A free loopback port (bound, then released for the daemon).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 /// Waits until `n` documents are stored and the spool's new/ is empty.
 pub fn wait_drained(dir: &Path, n: u64) {
     wait_until(&format!("{n} documents and an empty spool"), 120, || {

@@ -374,7 +374,7 @@ impl Store {
     /// origin-text cache (alignment reads an origin's blocks through it).
     fn write_with_revisions(&self, mut b: WriteBatch, seq: u64, result: &DocResult, revised: &Revisions) -> Result<()> {
         self.add_copiers(&mut b, seq, result);
-        self.add_revisions(&mut b, seq, &revised.done);
+        self.add_revisions(&mut b, seq, &revised.done)?;
         self.add_queued(&mut b, seq, &revised.queued);
         self.write(b, false)?;
         for r in &revised.done {
@@ -530,6 +530,40 @@ mod tests {
         assert_eq!(s.text(2).unwrap().unwrap(), "text a again");
         assert_eq!(s.result(1).unwrap().unwrap(), r);
         assert_eq!(s.docs().count(), 5);
+    }
+
+    /// Issue 32: a document revised again and again kept its whole result each time; a
+    /// revision after the first keeps what the history shows, the first the whole result
+    /// (which recovery reproduces); a revised document leaves the revision queue.
+    #[test]
+    fn later_revisions_keep_what_the_history_shows() {
+        use textorigin_core::engine::ShingleOrigin;
+        use textorigin_core::estimate::How;
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let whole = |old_tokens| DocResult {
+            seq: 1,
+            old_tokens,
+            dominant_origin: Some(1),
+            origin_counts: vec![(1, 3)],
+            selected_origins: vec![ShingleOrigin { start_token: 0, end_token: 8, origin: 1, how: How::Found }; 3],
+            ..Default::default()
+        };
+        let mut b = WriteBatch::default();
+        s.add_queued(&mut b, 2, &[1]);
+        s.write(b, false).unwrap();
+        assert_eq!(s.queued().unwrap(), [(1, 2)]);
+        for (cause, old_tokens) in [(2, 0), (3, 5)] {
+            let r = Revised { seq: 1, after: whole(old_tokens + 5), before: whole(old_tokens) };
+            s.put_drained(&[(cause, r)], &[1]).unwrap();
+        }
+        assert_eq!(s.queue_len().unwrap(), 0, "revised: out of the queue");
+        let revs = s.revisions(1).unwrap();
+        assert_eq!(revs[0].before, whole(0), "the first: whole");
+        assert_eq!(s.first_result(1).unwrap().unwrap(), whole(0));
+        let seen = &revs[1].before;
+        assert_eq!((seen.old_tokens, seen.dominant_origin), (5, Some(1)));
+        assert!(seen.selected_origins.is_empty() && seen.origin_counts.is_empty(), "{seen:?}");
     }
 
     #[test]

@@ -8,7 +8,11 @@
 //! - `revisions`: key document (8), cause (8): the document's result before the
 //!   arrival of `cause` changed it (postcard, behind a version byte). The stored result
 //!   is always the current one; the first revision holds the result the document got
-//!   when it was applied, which recovery's replay reproduces.
+//!   when it was applied, whole, which recovery's replay reproduces; a later one holds
+//!   only what the history shows of it (issue 32: old tokens, dominant origin, copied
+//!   blocks; the per-shingle origins, origin counts and novel segments left empty), so
+//!   that a document revised again and again does not store its whole result each
+//!   time. The format is the same, so every build reads both.
 //! - the revision queue (issue 32), in `meta` under `revise_queue/` + document (8):
 //!   the cause (8). The documents a take-over would revise beyond its budget wait here,
 //!   written in the causing document's batch; a document queued again (back-dated
@@ -67,19 +71,27 @@ impl Store {
     }
 
     /// Adds revisions caused by document `cause` to a batch: each revised document's new
-    /// result, the record of its result before, and its new copier edges; a revised
-    /// document leaves the revision queue.
-    pub(super) fn add_revisions(&self, b: &mut WriteBatch, cause: u64, revised: &[Revised]) {
+    /// result, the record of its result before (whole for its first revision, what the
+    /// history shows for a later one: see the module docs), and its new copier edges; a
+    /// revised document leaves the revision queue.
+    pub(super) fn add_revisions(&self, b: &mut WriteBatch, cause: u64, revised: &[Revised]) -> Result<()> {
         for r in revised {
             b.delete_cf(self.cf(CF_META), queue_key(r.seq));
             b.put_cf(self.cf(CF_RESULTS), seq_key(r.seq), encode(&r.after));
-            b.put_cf(
-                self.cf(CF_REVISIONS),
-                pair_key(r.seq, cause),
-                encode(&Revision { cause, before: r.before.clone() }),
-            );
+            let first = self.pairs(CF_REVISIONS, r.seq)?.is_empty();
+            let before = match first {
+                true => r.before.clone(),
+                false => DocResult {
+                    origin_counts: Vec::new(),
+                    novel_segments: Vec::new(),
+                    selected_origins: Vec::new(),
+                    ..r.before.clone()
+                },
+            };
+            b.put_cf(self.cf(CF_REVISIONS), pair_key(r.seq, cause), encode(&Revision { cause, before }));
             self.add_copiers(b, r.seq, &r.after);
         }
+        Ok(())
     }
 
     /// Drops every copier edge and revision, and the revision queue (`rebuild
@@ -127,7 +139,7 @@ impl Store {
             b.delete_cf(self.cf(CF_META), queue_key(seq));
         }
         for (cause, r) in revised {
-            self.add_revisions(&mut b, *cause, std::slice::from_ref(r));
+            self.add_revisions(&mut b, *cause, std::slice::from_ref(r))?;
         }
         self.write(b, false)?;
         for (_, r) in revised {
