@@ -15,6 +15,7 @@ mod golden;
 mod html;
 mod http;
 mod inputs;
+mod languages;
 mod neardups;
 mod outputs;
 mod quotes;

@@ -149,3 +149,24 @@ fn a_schema_7_data_directory_gets_its_features_on_and_keeps_every_result() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"));
     assert_eq!(json(&data, &["stats", "--json"])["table_digest"], digest);
 }
+
+#[test]
+fn a_schema_10_data_directory_keeps_its_term_rule_and_every_result() {
+    // Written by the last build of schema 10 (tests/fixtures/README.md).
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(&fixture("v10-datadir"), &data);
+    let out = run(&data, &["list"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 10 needs an upgrade"));
+    ok(&data, &["upgrade"]);
+    assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v10-export.jsonl")).unwrap());
+    assert!(!ok(&data, &["stats"]).contains("terms="), "the rule before (a new data directory's says terms=unicode)");
+    let out = run(&data, &["rebuild"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");
+    // A Chinese document given now is tokenized as the stored ones were: each run of
+    // ideographs one term (under the new rule its copied sentence would be a block).
+    let copy = dir.path().join("05-chinese-copy.txt");
+    std::fs::write(&copy, std::fs::read_to_string(fixture("v10-chinese.txt")).unwrap() + "另外一句新话。").unwrap();
+    assert!(ingest(&data, &["--table-size", "16KiB", "--index-size", "64KiB"], &[&copy]).status.success());
+    assert_eq!(json(&data, &["show", "--json", "05-chinese-copy"])["tokens"], 4, "four runs, not 33 characters");
+}

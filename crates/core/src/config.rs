@@ -52,6 +52,10 @@ pub struct Config {
     /// Quotation search ([`crate::quote`]; default on). Off: no sentence is split,
     /// signed, indexed or searched, and views say "off".
     pub quotations: bool,
+    /// What makes a term ([`crate::text::Terms`], schema 11): each ideograph and kana a
+    /// term of its own and sentences ended by `。！？` (`Unicode`, the default), or the
+    /// rule before (`Words`, kept by data directories made before).
+    pub terms: crate::text::Terms,
 }
 
 /// The index size that goes with a table size when none is given: half of it, at
@@ -78,6 +82,7 @@ impl Default for Config {
             align: true,
             near_duplicates: true,
             quotations: true,
+            terms: crate::text::Terms::Unicode,
         }
     }
 }
@@ -105,6 +110,8 @@ pub struct Overrides {
     pub near_duplicates: Option<bool>,
     /// Quotation search on or off.
     pub quotations: Option<bool>,
+    /// What makes a term.
+    pub terms: Option<crate::text::Terms>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -171,6 +178,7 @@ impl Overrides {
             align: other.align.or(self.align),
             near_duplicates: other.near_duplicates.or(self.near_duplicates),
             quotations: other.quotations.or(self.quotations),
+            terms: other.terms.or(self.terms),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -228,6 +236,9 @@ impl Overrides {
         if let Some(q) = self.quotations {
             c.quotations = q;
         }
+        if let Some(t) = self.terms {
+            c.terms = t;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -257,7 +268,7 @@ impl Config {
     /// tables made before them keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -272,6 +283,9 @@ impl Config {
             if self.propagate { " propagate=on" } else { "" },
             if self.near_duplicates { "" } else { " neardup=off" },
             if self.quotations { "" } else { " quotes=off" },
+            // Named when it is not the rule before, so that a table file made before
+            // schema 11 keeps its parameters' fingerprint.
+            if self.terms == crate::text::Terms::Words { "" } else { " terms=unicode" },
         )
     }
 

@@ -84,6 +84,8 @@ impl LinearMap {
 #[derive(Clone)]
 pub struct Rabin {
     k: usize,
+    /// What makes a term for [`crate::text::tokenize`] with these tables.
+    terms: crate::text::Terms,
     /// `byte[t] = t · x^62 mod P`: reduces the 8 bits pushed out by a byte shift.
     byte: [u64; 256],
     /// `v ↦ v · x^62 mod P`.
@@ -107,7 +109,23 @@ impl Rabin {
         for (t, slot) in byte.iter_mut().enumerate() {
             *slot = mul_mod(t as u64, x62);
         }
-        Rabin { k, byte, shift: LinearMap::multiply_by(x62), out: LinearMap::multiply_by(x_pow_62(k)) }
+        Rabin {
+            k,
+            terms: crate::text::Terms::Words,
+            byte,
+            shift: LinearMap::multiply_by(x62),
+            out: LinearMap::multiply_by(x_pow_62(k)),
+        }
+    }
+
+    /// These tables for texts whose terms follow `terms` (the configuration's).
+    pub fn with_terms(self, terms: crate::text::Terms) -> Self {
+        Rabin { terms, ..self }
+    }
+
+    /// What makes a term of the texts fingerprinted with these tables.
+    pub fn terms(&self) -> crate::text::Terms {
+        self.terms
     }
 
     /// Shingle length the rolling tables were built for.

@@ -76,6 +76,11 @@ pub struct Settings {
     /// `quotations`. Turning it on later: `rebuild --reanalyse --quotes on`.
     #[cfg_attr(feature = "clap", arg(long = "quotes", value_name = "on|off", value_parser = on_off))]
     pub quotations: Option<bool>,
+    /// What makes a term: unicode (each Chinese or Japanese character a term, sentences
+    /// also ended by 。！？; the default for a new data directory) or words (a run of
+    /// letters and digits whatever the script: data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "unicode|words"))]
+    pub terms: Option<String>,
     /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
     #[cfg_attr(feature = "clap", arg(skip))]
     pub neardup: Option<NearDupConfig>,
@@ -106,6 +111,7 @@ impl Settings {
             align: self.align,
             near_duplicates: self.near_duplicates,
             quotations: self.quotations,
+            terms: parse(&self.terms)?,
             neardup: self.neardup.clone(),
             quotes: self.quotes.clone(),
         })

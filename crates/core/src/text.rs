@@ -8,10 +8,77 @@
 //! term is [`Rabin::token`] of its lower-cased UTF-8 bytes, computed while scanning,
 //! without building a string. ASCII takes a table-driven fast path.
 //!
+//! Which characters make a term is the configuration's [`Terms`] (issue 33), carried
+//! by the [`Rabin`] tables the text is fingerprinted with: with [`Terms::Words`] (data
+//! directories made before schema 11) a run of Chinese or Japanese is one term from
+//! punctuation to punctuation, so a k-shingle spans k whole sentences; with
+//! [`Terms::Unicode`] (the default) every ideograph, hiragana and katakana character
+//! is a term of its own, as Unicode's word boundaries (UAX #29) make each ideograph a
+//! word, while Latin, Cyrillic, Greek, Hangul (written with spaces) and the rest stay
+//! runs. Latin text gives the same terms under both rules.
+//!
 //! Invariants: spans are byte offsets into the text given, `start < end`, terms are in
 //! text order and do not overlap. Pure: no I/O.
 
+use serde::{Deserialize, Serialize};
+
 use crate::rabin::Rabin;
+
+/// What makes a term (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum Terms {
+    /// A maximal run of alphanumeric characters, whatever the script.
+    #[default]
+    Words,
+    /// As `Words`, but each character of a script written without spaces between
+    /// words (Han ideographs, hiragana, katakana) is a term of its own.
+    Unicode,
+}
+
+impl Terms {
+    pub fn name(self) -> &'static str {
+        match self {
+            Terms::Words => "words",
+            Terms::Unicode => "unicode",
+        }
+    }
+}
+
+impl std::str::FromStr for Terms {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Terms, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "words" => Ok(Terms::Words),
+            "unicode" => Ok(Terms::Unicode),
+            _ => Err(format!("terms `{s}`: expected unicode or words")),
+        }
+    }
+}
+
+impl std::fmt::Display for Terms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether `c` is a term of its own under [`Terms::Unicode`]: a character of a script
+/// written without spaces between words (Han, with the iteration marks; hiragana;
+/// katakana, full and half width, and its prolonged sound mark).
+pub fn stands_alone(c: char) -> bool {
+    matches!(c as u32,
+        0x3005..=0x3007 // 々 〆 〇
+        | 0x3021..=0x3029 // Hangzhou numerals
+        | 0x3038..=0x303B
+        | 0x3040..=0x309F // hiragana
+        | 0x30A0..=0x30FF // katakana
+        | 0x31F0..=0x31FF // katakana phonetic extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // compatibility ideographs
+        | 0xFF66..=0xFF9F // half-width katakana
+        | 0x20000..=0x3134F // extensions B-H, compatibility supplement
+    )
+}
 
 /// One term of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +120,7 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
     let mut f = 0u64;
     let mut in_term = false;
     let mut utf8 = [0u8; 4];
+    let unicode = rabin.terms() == Terms::Unicode;
     while i < bytes.len() {
         let b = bytes[i];
         if b < 128 {
@@ -74,6 +142,23 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
         // Non-ASCII: decode one character (i is on a char boundary).
         let c = text[i..].chars().next().expect("char boundary");
         if c.is_alphanumeric() {
+            if unicode && stands_alone(c) {
+                // A term of its own: the run before it ends here.
+                if in_term {
+                    in_term = false;
+                    out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
+                }
+                let mut g = rabin.token_start();
+                for lc in c.to_lowercase() {
+                    for &ub in lc.encode_utf8(&mut utf8).as_bytes() {
+                        g = rabin.token_push(g, ub);
+                    }
+                }
+                let end = i + c.len_utf8();
+                out.push(Token { start: i as u32, end: end as u32, fp: rabin.token_finish(g) });
+                i = end;
+                continue;
+            }
             if !in_term {
                 in_term = true;
                 start = i;
@@ -110,6 +195,63 @@ mod tests {
         let mut t = Vec::new();
         tokenize(text, &r, &mut t);
         t.iter().map(|t| &text[t.start as usize..t.end as usize]).collect()
+    }
+
+    fn unicode_terms(text: &str) -> Vec<&str> {
+        let r = Rabin::new(8).with_terms(Terms::Unicode);
+        let mut t = Vec::new();
+        tokenize(text, &r, &mut t);
+        t.iter().map(|t| &text[t.start as usize..t.end as usize]).collect()
+    }
+
+    /// Issue 33: a Chinese or Japanese sentence was one term; each ideograph and kana is
+    /// one now, beside Latin words and numbers, and Korean keeps its words.
+    #[test]
+    fn each_ideograph_and_kana_is_a_term() {
+        assert_eq!(
+            unicode_terms("旧港大桥周一重新通车。"),
+            ["旧", "港", "大", "桥", "周", "一", "重", "新", "通", "车"]
+        );
+        assert_eq!(terms("旧港大桥周一重新通车。"), ["旧港大桥周一重新通车"], "the rule before");
+        assert_eq!(
+            unicode_terms("設定ファイルでTableSizeを64MiBにする"),
+            ["設", "定", "フ", "ァ", "イ", "ル", "で", "TableSize", "を", "64MiB", "に", "す", "る"]
+        );
+        assert_eq!(unicode_terms("항구 다리가 월요일에 다시 열렸다"), ["항구", "다리가", "월요일에", "다시", "열렸다"]);
+        assert_eq!(unicode_terms("ｶﾀｶﾅ と ＡＢＣ"), ["ｶ", "ﾀ", "ｶ", "ﾅ", "と", "ＡＢＣ"]);
+        // Latin, Cyrillic, Greek and Thai (no dictionary yet) text: the same terms and
+        // fingerprints under both rules.
+        for text in ["The old harbour bridge, 2026.", "Старый мост открыт", "Η γέφυρα", "สะพานเปิดแล้ว"]
+        {
+            let (a, b) = (Rabin::new(8), Rabin::new(8).with_terms(Terms::Unicode));
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            tokenize(text, &a, &mut x);
+            tokenize(text, &b, &mut y);
+            assert_eq!(x, y, "{text}");
+        }
+    }
+
+    proptest! {
+        /// Terms under the Unicode rule cover exactly the alphanumeric characters, on
+        /// character boundaries, in order, each standing-alone character alone.
+        #[test]
+        fn unicode_terms_are_char_spans_of_the_alphanumerics(text in "[a-zA-Z0-9 .,、。\u{4e00}-\u{4e20}\u{3041}-\u{3050}\u{30a1}-\u{30b0}\u{ac00}-\u{ac10}\u{0301}]{0,40}") {
+            let r = Rabin::new(8).with_terms(Terms::Unicode);
+            let mut t = Vec::new();
+            tokenize(&text, &r, &mut t);
+            let mut covered = 0;
+            let mut last = 0;
+            for tok in &t {
+                let (s, e) = (tok.start as usize, tok.end as usize);
+                prop_assert!(s >= last && s < e && text.is_char_boundary(s) && text.is_char_boundary(e));
+                let term = &text[s..e];
+                prop_assert!(term.chars().all(char::is_alphanumeric));
+                prop_assert!(term.chars().count() == 1 || !term.chars().any(stands_alone), "{term}");
+                covered += term.chars().count();
+                last = e;
+            }
+            prop_assert_eq!(covered, text.chars().filter(|c| c.is_alphanumeric()).count());
+        }
     }
 
     #[test]

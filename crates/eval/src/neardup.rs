@@ -51,7 +51,7 @@ pub struct NearDupEval {
 
 /// Exact Jaccard of every (later, earlier) pair sharing a shingle, with J ≥ `floor`.
 fn exact_pairs(docs: &[InputDoc], k: usize, floor: f64) -> HashMap<(u64, u64), f64> {
-    let rabin = Rabin::new(k);
+    let rabin = Rabin::new(k).with_terms(textorigin_core::config::Config::default().terms);
     let mut tokens = Vec::new();
     let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
     let mut sizes: Vec<usize> = Vec::new();

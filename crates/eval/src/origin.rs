@@ -74,7 +74,7 @@ pub fn at_least_tokens(
     docs: Vec<textorigin_store::input::InputDoc>,
     min: usize,
 ) -> Vec<textorigin_store::input::InputDoc> {
-    let rabin = Rabin::new(1);
+    let rabin = Rabin::new(1).with_terms(textorigin_core::config::Config::default().terms);
     let mut tokens = Vec::new();
     docs.into_iter()
         .filter(|d| {
@@ -87,7 +87,7 @@ pub fn at_least_tokens(
 /// Replies with known ancestors, from `message_id` / `in_reply_to` (mail corpora).
 pub fn replies(docs: &[textorigin_store::input::InputDoc]) -> Vec<Reply> {
     let mut by_id: HashMap<&str, u64> = HashMap::new();
-    let rabin = Rabin::new(1);
+    let rabin = Rabin::new(1).with_terms(textorigin_core::config::Config::default().terms);
     let mut tokens = Vec::new();
     let mut out = Vec::new();
     for (i, d) in docs.iter().enumerate() {
@@ -157,7 +157,7 @@ pub struct OracleSummary {
 
 /// The oracle over a corpus: truths per document (sequence number = index + 1).
 pub fn oracle(texts: &[String], k: usize) -> (Vec<DocTruth>, u64, u64, u64) {
-    let rabin = Rabin::new(k);
+    let rabin = Rabin::new(k).with_terms(textorigin_core::config::Config::default().terms);
     let mut first: HashMap<u64, u32> = HashMap::new();
     let mut tokens = Vec::new();
     let mut fps = Vec::new();

@@ -92,7 +92,7 @@ impl Rng {
 
 /// Picks the planted sentences and returns the query documents' new texts.
 fn plant(docs: &[InputDoc], queries: usize) -> Result<(Vec<Plant>, Vec<String>)> {
-    let rabin = Rabin::new(1);
+    let rabin = Rabin::new(1).with_terms(textorigin_core::config::Config::default().terms);
     let collection = docs.len() - queries;
     let mut rng = Rng(XorShift::new(0x9e37_79b9_7f4a_7c15));
     let mut tokens = Vec::new();
@@ -106,7 +106,7 @@ fn plant(docs: &[InputDoc], queries: usize) -> Result<(Vec<Plant>, Vec<String>)>
                 let source = rng.below(collection);
                 let src = &docs[source].text;
                 tokenize(src, &rabin, &mut tokens);
-                let fit: Vec<(u32, quote::Sentence)> = quote::sentences(src, &tokens)
+                let fit: Vec<(u32, quote::Sentence)> = quote::sentences(src, &tokens, rabin.terms())
                     .into_iter()
                     .enumerate()
                     .filter(|(_, s)| (lo..=hi).contains(&s.words.len()))

@@ -177,12 +177,16 @@ pub fn run(
 
 /// The query documents' sentences of at least `min_words` words.
 fn query_sentences(query_docs: &[InputDoc], qcfg: &QuoteConfig) -> Result<Vec<Sentence>> {
-    let rabin = Rabin::new(1);
+    let rabin = Rabin::new(1).with_terms(textorigin_core::config::Config::default().terms);
     let mut tokens = Vec::new();
     let mut qs: Vec<Sentence> = Vec::new();
     for d in query_docs {
         tokenize(&d.text, &rabin, &mut tokens);
-        qs.extend(quote::sentences(&d.text, &tokens).into_iter().filter(|s| s.words.len() as u32 >= qcfg.min_words));
+        qs.extend(
+            quote::sentences(&d.text, &tokens, rabin.terms())
+                .into_iter()
+                .filter(|s| s.words.len() as u32 >= qcfg.min_words),
+        );
     }
     if qs.is_empty() {
         return Err(EvalError::Corpus(format!(

@@ -222,7 +222,7 @@ pub struct Engine {
 impl Engine {
     /// An engine for `cfg` (validated by the caller).
     pub fn new(cfg: Config) -> Engine {
-        let rabin = Rabin::new(cfg.k as usize);
+        let rabin = Rabin::new(cfg.k as usize).with_terms(cfg.terms);
         Engine { cfg, rabin, tokens: Vec::new(), items: Vec::new(), scratch: Scratch::default() }
     }
 

@@ -1,6 +1,6 @@
 //! Sentence splitting (the rules are in the module documentation of [`super`]).
 
-use crate::text::Token;
+use crate::text::{Terms, Token};
 
 use super::Sentence;
 
@@ -13,6 +13,19 @@ const ABBREVIATIONS: &[&str] = &[
 
 fn is_closer(c: char) -> bool {
     matches!(c, '"' | '\'' | '”' | '’' | ')' | ']' | '»')
+}
+
+/// A full stop that ends a sentence wherever it stands, under [`Terms::Unicode`]: the
+/// ideographic ones (Chinese and Japanese write no space after them, and no capital
+/// follows), the Devanagari dandas and the Arabic question mark.
+fn is_hard_end(c: char) -> bool {
+    matches!(c, '。' | '！' | '？' | '｡' | '।' | '॥' | '؟')
+}
+
+/// A closing bracket or quotation mark that stays with the sentence it ends (the
+/// ideographic ones too).
+fn is_hard_closer(c: char) -> bool {
+    is_closer(c) || matches!(c, '」' | '』' | '）' | '】' | '〉' | '》' | '〕' | '］' | '｣')
 }
 
 fn is_opener(c: char) -> bool {
@@ -42,8 +55,9 @@ fn word_before(text: &str, end: usize) -> String {
     text[start..end].trim_start_matches('.').to_lowercase()
 }
 
-/// Sentence boundaries of `text` as byte spans (trimmed, non-empty).
-pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
+/// Sentence boundaries of `text` as byte spans (trimmed, non-empty); under
+/// [`Terms::Unicode`] `。！？` and their kin end a sentence too (`is_hard_end`).
+pub fn sentence_spans(text: &str, terms: Terms) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start = 0usize;
     let push = |s: usize, e: usize, spans: &mut Vec<(usize, usize)>| {
@@ -69,6 +83,16 @@ pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
                 start = next_line;
             }
             i += 1;
+            continue;
+        }
+        if terms == Terms::Unicode && is_hard_end(c) {
+            let mut j = i + c.len_utf8();
+            while let Some(d) = at(j).filter(|&d| is_hard_end(d) || is_hard_closer(d)) {
+                j += d.len_utf8();
+            }
+            push(start, j, &mut spans);
+            start = j;
+            i = j;
             continue;
         }
         if matches!(c, '.' | '!' | '?') {
@@ -107,11 +131,12 @@ pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
     spans
 }
 
-/// Sentences of a tokenized text with their distinct words.
-pub fn sentences(text: &str, tokens: &[Token]) -> Vec<Sentence> {
+/// Sentences of a tokenized text with their distinct words (`terms`: the rule the text
+/// was tokenized by).
+pub fn sentences(text: &str, tokens: &[Token], terms: Terms) -> Vec<Sentence> {
     let mut out = Vec::new();
     let mut t = 0;
-    for (s, e) in sentence_spans(text) {
+    for (s, e) in sentence_spans(text, terms) {
         while t < tokens.len() && (tokens[t].start as usize) < s {
             t += 1;
         }
@@ -199,7 +224,7 @@ mod tests {
         spans
     }
     fn split(text: &str) -> Vec<&str> {
-        sentence_spans(text).into_iter().map(|(s, e)| &text[s..e]).collect()
+        sentence_spans(text, Terms::Words).into_iter().map(|(s, e)| &text[s..e]).collect()
     }
 
     #[test]
@@ -227,12 +252,31 @@ mod tests {
         );
     }
 
+    /// Issue 33: `。！？` ended no sentence, so a Chinese or Japanese paragraph was one
+    /// "sentence"; under the Unicode rule they end one wherever they stand, with their
+    /// closing brackets, as the dandas and the Arabic question mark do.
+    #[test]
+    fn ideographic_full_stops_end_sentences_under_the_unicode_rule() {
+        let text = "旧港大桥周一重新通车。工程师更换了全部钢缆！「真的吗？」他问道。\n下一段";
+        let spans = |terms| sentence_spans(text, terms).into_iter().map(|(s, e)| &text[s..e]).collect::<Vec<_>>();
+        assert_eq!(
+            spans(Terms::Unicode),
+            ["旧港大桥周一重新通车。", "工程师更换了全部钢缆！", "「真的吗？」", "他问道。", "下一段"]
+        );
+        assert_eq!(spans(Terms::Words), [text], "the rule before: one sentence");
+        let hindi = "पुल फिर खुला। लोग खुश हैं।";
+        assert_eq!(sentence_spans(hindi, Terms::Unicode).len(), 2);
+        // Latin text splits as before.
+        let latin = "The bridge reopened. Engineers replaced the cables! Why? Nobody knows.";
+        assert_eq!(sentence_spans(latin, Terms::Unicode), sentence_spans(latin, Terms::Words));
+    }
+
     proptest! {
         /// The cursor over byte offsets splits exactly as the character array it
         /// replaced (kept below as the reference).
         #[test]
         fn sentence_spans_equal_the_character_array_version(text in "([A-Za-zé€0-9]{1,8}|[ .!?\n\"')(\\[\\]»«“”’‘]|Mr\\.|e\\.g\\.|U\\.S\\.|3\\.14|- |1\\. |\n\n){0,60}") {
-            prop_assert_eq!(sentence_spans(&text), old_sentence_spans(&text));
+            prop_assert_eq!(sentence_spans(&text, Terms::Words), old_sentence_spans(&text));
         }
 
         #[test]
@@ -240,8 +284,8 @@ mod tests {
             let r = Rabin::new(8);
             let mut toks = Vec::new();
             tokenize(&text, &r, &mut toks);
-            let sents = sentences(&text, &toks);
-            let spans = sentence_spans(&text);
+            let sents = sentences(&text, &toks, Terms::Words);
+            let spans = sentence_spans(&text, Terms::Words);
             for w in spans.windows(2) { prop_assert!(w[0].1 <= w[1].0); }
             // Every token lies in exactly one sentence.
             for t in &toks {

@@ -82,9 +82,10 @@ impl Preparer {
     /// sentences where those features are on.
     pub fn prepare(&mut self, text: &str) -> Prepared {
         let (near_duplicates, quotations) = features(self.engine.config());
+        let terms = self.engine.config().terms;
         let (tokens, items) = self.engine.prepare(text);
         let sketch = near_duplicates.then(|| neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin));
-        let sentences = quotations.then(|| quote::sentences(text, tokens));
+        let sentences = quotations.then(|| quote::sentences(text, tokens, terms));
         let (tokens, items) = (tokens.to_vec(), items.to_vec());
         Prepared { tokens, items, sketch, sentences }
     }
@@ -209,9 +210,10 @@ pub(super) fn prepare_replay(
 ) -> Result<ReplayPrepared> {
     let (nd_cfg, q_cfg, _) = cfgs;
     let (near_duplicates, quotations) = features(engine.config());
+    let terms = engine.config().terms;
     let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
     let (tokens, items) = engine.prepare(&text);
-    let sentences = if quotations { quote::sentences(&text, tokens) } else { Vec::new() };
+    let sentences = if quotations { quote::sentences(&text, tokens, terms) } else { Vec::new() };
     let (tokens, items) = (tokens.to_vec(), items.to_vec());
     let nd_keys = match near_duplicates {
         true => store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default(),

@@ -5,6 +5,7 @@
 //! after it completes, so a crash during an upgrade re-runs the step. A store newer
 //! than this build is refused, never downgraded.
 
+mod v11_terms;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -76,6 +77,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 9,
         what: "near-duplicate and quotation pairs oriented by publication (new column families, nothing to fill)",
         run: |_| Ok(()),
+    },
+    Migration {
+        from: 10,
+        what: "terms in the config (runs of letters and digits, as before, for an existing data directory)",
+        run: v11_terms::run,
     },
 ];
 

@@ -21,7 +21,13 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let q = store.quote_write(&cfg, meta.seq, quote::sentences(&text, &tokens), &indexes, |_| false)?;
+        let q = store.quote_write(
+            &cfg,
+            meta.seq,
+            quote::sentences(&text, &tokens, textorigin_core::text::Terms::Words),
+            &indexes,
+            |_| false,
+        )?;
         indexes.add(&cfg, meta.seq, &IndexAdd::found(Some(&q), Vec::new()));
         let mut b = WriteBatch::default();
         store.add_quotes(&mut b, meta.seq, &q);

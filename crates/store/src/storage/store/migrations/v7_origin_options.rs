@@ -88,7 +88,7 @@ pub(super) fn quote_config_of(o: QuoteConfigV6) -> QuoteConfig {
 
 /// Schema 6's configuration in today's encoding: propagation and alignment off (the
 /// table and the stored results were made without them), the feature switches of
-/// schema 8 on, as they were.
+/// schema 8 on, as they were, and the terms of schema 11 as they were (`Words`).
 pub(super) fn config_of(old: ConfigV6) -> Config {
     Config {
         k: old.k,
@@ -106,6 +106,7 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         align: false,
         near_duplicates: true,
         quotations: true,
+        terms: textorigin_core::text::Terms::Words,
     }
 }
 

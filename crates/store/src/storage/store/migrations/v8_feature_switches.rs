@@ -19,10 +19,15 @@ use super::v7_origin_options::{config_of, quote_config_of, ConfigV6, QuoteConfig
 /// The configuration as schema 7 stored it: schema 6's fields, then two (postcard
 /// writes a nested struct as its fields, in order).
 #[derive(Deserialize)]
-struct ConfigV7 {
+pub(super) struct ConfigV7 {
     v6: ConfigV6,
     propagate: bool,
     align: bool,
+}
+
+/// Schema 7's configuration in today's encoding (see [`config_of`]), with its options.
+pub(super) fn config_of_v7(o: ConfigV7) -> Config {
+    Config { propagate: o.propagate, align: o.align, ..config_of(o.v6) }
 }
 
 /// The quotation parameters as schema 7 stored them: schema 6's, then two.
@@ -39,9 +44,5 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         splits: o.splits,
         ..quote_config_of(o.v6)
     })?;
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV7| Config {
-        propagate: o.propagate,
-        align: o.align,
-        ..config_of(o.v6)
-    })
+    rewrite_meta(store, MetaKey::Config, "config", config_of_v7)
 }

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Planted copies in held-out documents (issue 33), for any corpus: the share of planted
+sentences found as a copied block with the right origin, found as a copy or a
+quotation, and the share of the held-out text marked copied. Prints one line.
+
+    python3 scripts/planted_copies.py --bin TARGET/release/textorigin CORPUS [--terms unicode|words] [-- ENGINE FLAGS]
+
+CORPUS: JSON lines (`text` fields) or a fortune file (entries between `%` lines, as
+Debian's fortunes-zh: `apt-get download fortunes-zh`, then `dpkg-deb -x`). Shuffled
+(seed 3): 1,200 documents are the collection, the next 300 held out; each held-out one
+gets a sentence of at least 25 characters (ending in 。！？ in a corpus mostly in CJK
+characters, else in .!?) of a random
+collection document at its middle sentence boundary. Found as a copy: blocks with the
+source as origin cover half of it; as a quotation: a quoting sentence overlapping it
+names the source. Not run by CI.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+
+
+def documents(path):
+    raw = open(path, encoding="utf-8", errors="replace").read()
+    if path.endswith(".jsonl"):
+        return [json.loads(l)["text"].strip() for l in raw.splitlines() if l.strip()]
+    raw = re.sub(r"\x1b\[[0-9;]*m", "", raw)
+    return [d.strip() for d in raw.split("\n%\n")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--terms", default="unicode")
+    ap.add_argument("corpus")
+    ap.add_argument("flags", nargs="*")
+    a = ap.parse_args()
+    docs = [d for d in documents(a.corpus) if len(d) >= 80]
+    rnd = random.Random(3)
+    rnd.shuffle(docs)
+    coll, held = docs[:1200], docs[1200:1500]
+    work = tempfile.mkdtemp(prefix="textorigin-planted-")
+
+    def jsonl(name, rows):
+        path = os.path.join(work, name)
+        with open(path, "w") as f:
+            for r in rows:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        return path
+
+    def ingest(data, path, *flags):
+        subprocess.run([a.bin, "ingest", "--data", data, *flags, path], check=True, capture_output=True)
+
+    def export(data):
+        out = subprocess.run([a.bin, "export", "--data", data], capture_output=True, text=True, check=True).stdout
+        return [json.loads(l) for l in out.splitlines()]
+
+    base = os.path.join(work, "base")
+    ingest(base, jsonl("coll.jsonl", [{"id": f"c{i}", "text": t} for i, t in enumerate(coll)]), "--terms", a.terms, *a.flags)
+    plain = os.path.join(work, "plain")
+    shutil.copytree(base, plain)
+    ingest(plain, jsonl("held.jsonl", [{"id": f"h{i}", "text": t} for i, t in enumerate(held)]))
+    old = sum(v["old_tokens"] for v in export(plain) if v["name"].startswith("h"))
+    tok = sum(v["tokens"] for v in export(plain) if v["name"].startswith("h"))
+    # Sentences end at 。！？ in a corpus mostly in CJK characters, else at .!?
+    cjk = sum(1 for t in coll for c in t if "\u3040" <= c <= "\u9fff") > sum(len(t) for t in coll) / 4
+    ends = "。！？" if cjk else ".!?"
+    sentence = re.compile(rf"[^{ends}\n]{{25,160}}[{ends}]")
+    sents = [(i, s.strip()) for i, t in enumerate(coll) for s in sentence.findall(t)
+             if len(re.sub(r"[\s\W]", "", s)) >= 25]
+    rows, planted = [], []
+    for i, t in enumerate(held):
+        src, s = sents[rnd.randrange(len(sents))]
+        cut = [m.end() for m in re.finditer(rf"[{ends}\n]", t)]
+        at = cut[len(cut) // 2] if cut else len(t)
+        rows.append({"id": f"p{i}", "text": t[:at] + s + t[at:]})
+        planted.append((src, at, at + len(s)))
+    pl = os.path.join(work, "planted")
+    shutil.copytree(base, pl)
+    ingest(pl, jsonl("planted.jsonl", rows))
+    copy = either = 0
+    for v in export(pl):
+        if not v["name"].startswith("p"):
+            continue
+        k = int(v["name"][1:])
+        src, a0, b0 = planted[k]
+        text = rows[k]["text"]
+        sa, sb = len(text[:a0].encode()), len(text[:b0].encode())
+        want = src + 1
+        cov = sum(max(0, min(sb, b["end_byte"]) - max(sa, b["start_byte"])) for b in v["copied_blocks"] if b["origin"]["id"] == want)
+        as_copy = cov >= 0.5 * (sb - sa)
+        as_quote = any(max(0, min(sb, q["end_byte"]) - max(sa, q["start_byte"])) > 0 and any(s["id"] == want for s in q["sources"])
+                       for q in v["quotations"])
+        copy += as_copy
+        either += as_copy or as_quote
+    n = len(rows)
+    print(f"terms={a.terms} {' '.join(a.flags)}: planted >= 25 characters: as a copy {copy / n:.3f}, as a copy or quotation "
+          f"{either / n:.3f} (n={n}); held-out text marked copied {100 * old / tok:.2f}% ({old}/{tok} terms)")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

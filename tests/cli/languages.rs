@@ -1,0 +1,56 @@
+//! Text in scripts written without spaces between words (issue 33): a Chinese article
+//! that copies a paragraph from another is shown with the copied block and its quoted
+//! sentences, in the JSON and text views and the page; a data directory made before
+//! keeps the rule it was made with.
+
+use crate::util::*;
+
+const REPORT: &str = "旧港大桥重新通车\n\n旧港大桥在经历了二十六个月的维修之后，于周一早上重新向车辆开放，维修费用几乎是最初预算的两倍。工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统，以便在冬季风暴期间让海水远离桥面。\n\n市长在七点刚过时为大桥剪彩，一小群通勤者、骑自行车的人和退休的码头工人在人行道上欢呼。她感谢东部各区居民在漫长的绕行期间所表现出的耐心。\n";
+
+const ROUNDUP: &str = "每周综述：桥梁、预算和面包店\n\n本周的本地新闻从海滨开始。工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统，以便在冬季风暴期间让海水远离桥面。另外，学校董事会把新课程表的投票推迟到了一月，图书馆宣布从下个月开始周四延长开放时间。\n";
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn a_chinese_article_that_copies_a_paragraph_shows_the_block_and_the_quotation() {
+    let inputs = tempfile::tempdir().unwrap();
+    let report = write(inputs.path(), "01-report.txt", REPORT);
+    let roundup = write(inputs.path(), "02-roundup.txt", ROUNDUP);
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    assert!(ingest(dir, &[], &[&report, &roundup]).status.success());
+    let copied = "工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统，以便在冬季风暴期间让海水远离桥面";
+    let v = json(dir, &["show", "--json", "02-roundup"]);
+    let block =
+        v["copied_blocks"].as_array().unwrap().iter().find(|b| b["origin"]["id"] == 1).unwrap_or_else(|| panic!("{v}"));
+    let text = block["text"].as_str().unwrap();
+    assert!(text.contains(copied), "the copied sentence as one block: {text}");
+    assert!(text.chars().count() <= copied.chars().count() + 2, "not more than it: {text}");
+    let quoted = v["quotations"].as_array().unwrap();
+    assert!(
+        quoted.iter().any(|q| q["text"].as_str().unwrap().starts_with("工程师们") && q["sources"][0]["id"] == 1),
+        "the sentence found as a quotation of the report: {v}"
+    );
+    let shown = ok(dir, &["show", "02-roundup"]);
+    assert!(shown.contains("from #1 01-report") && shown.contains("工程师们更换了"), "{shown}");
+    let page = dir.join("page.html");
+    assert!(run(dir, &["show", "02-roundup", "--html", page.to_str().unwrap()]).status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("工程师们更换了全部十一根钢缆"), "the block on the page");
+    // The rule before (a data directory made with it): each paragraph between
+    // punctuation is one term, and the copied sentence is no block of eight terms.
+    let before = tempfile::tempdir().unwrap();
+    assert!(ingest(before.path(), &["--terms", "words"], &[&report, &roundup]).status.success());
+    let v = json(before.path(), &["show", "--json", "02-roundup"]);
+    assert_eq!(v["copied_blocks"], serde_json::json!([]), "{v}");
+    assert!(!ok(before.path(), &["stats"]).contains("terms="), "the rule before says nothing");
+    // Given more documents without --terms, the data directory keeps its rule.
+    let again = write(inputs.path(), "03-again.txt", REPORT);
+    assert!(ingest(before.path(), &[], &[&again]).status.success());
+    assert!(!ok(before.path(), &["stats"]).contains("terms="));
+    assert!(ok(dir, &["stats"]).contains("terms=unicode"));
+}
