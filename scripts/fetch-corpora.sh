@@ -6,6 +6,8 @@
 #   spdx/spdx.jsonl  license texts (near-duplicates)
 #   news/newsarticles.jsonl  news 2016-17
 #   sotu/sotu.jsonl  State of the Union addresses
+#   zh/fortunes-zh.jsonl, zh/tang300.jsonl  Chinese (Debian's fortunes-zh)
+#   ja/debian-reference-ja.jsonl  Japanese (the Debian Reference's translation)
 # Needs python3, pip, npm, apt-get, dpkg, unzip, xz. Then, for example:
 #   textorigin eval --corpus corpora/spamassassin/sa.jsonl --svg sa.svg
 set -euo pipefail

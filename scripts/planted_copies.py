@@ -7,7 +7,8 @@ quotation, and the share of the held-out text marked copied. Prints one line.
 
 CORPUS: JSON lines (`text` fields) or a fortune file (entries between `%` lines, as
 Debian's fortunes-zh: `apt-get download fortunes-zh`, then `dpkg-deb -x`). Shuffled
-(seed 3): 1,200 documents are the collection, the next 300 held out; each held-out one
+(seed 3): a fifth of the documents (at most 300) is held out, the rest (at most 1,200)
+is the collection; each held-out one
 gets a sentence of at least 25 characters (ending in 。！？ in a corpus mostly in CJK
 characters, else in .!?) of a random
 collection document at its middle sentence boundary. Found as a copy: blocks with the
@@ -43,7 +44,8 @@ def main():
     docs = [d for d in documents(a.corpus) if len(d) >= 80]
     rnd = random.Random(3)
     rnd.shuffle(docs)
-    coll, held = docs[:1200], docs[1200:1500]
+    held_n = min(300, len(docs) // 5)
+    coll, held = docs[: min(1200, len(docs) - held_n)], docs[len(docs) - held_n :]
     work = tempfile.mkdtemp(prefix="textorigin-planted-")
 
     def jsonl(name, rows):
@@ -70,7 +72,7 @@ def main():
     # Sentences end at 。！？ in a corpus mostly in CJK characters, else at .!?
     cjk = sum(1 for t in coll for c in t if "\u3040" <= c <= "\u9fff") > sum(len(t) for t in coll) / 4
     ends = "。！？" if cjk else ".!?"
-    sentence = re.compile(rf"[^{ends}\n]{{25,160}}[{ends}]")
+    sentence = re.compile(rf"[^{ends}]{{25,160}}[{ends}]")  # hard-wrapped lines too
     sents = [(i, s.strip()) for i, t in enumerate(coll) for s in sentence.findall(t)
              if len(re.sub(r"[\s\W]", "", s)) >= 25]
     rows, planted = [], []

@@ -52,8 +52,8 @@ pub struct Config {
     /// Quotation search ([`crate::quote`]; default on). Off: no sentence is split,
     /// signed, indexed or searched, and views say "off".
     pub quotations: bool,
-    /// What makes a term ([`crate::text::Terms`], schema 11): each ideograph and kana a
-    /// term of its own and sentences ended by `。！？` (`Unicode`, the default), or the
+    /// What makes a term ([`crate::text::Terms`], schema 11): each ideograph a term of
+    /// its own, kana runs by script and sentences ended by `。！？` (`Unicode`, the default), or the
     /// rule before (`Words`, kept by data directories made before).
     pub terms: crate::text::Terms,
 }

@@ -76,8 +76,9 @@ pub struct Settings {
     /// `quotations`. Turning it on later: `rebuild --reanalyse --quotes on`.
     #[cfg_attr(feature = "clap", arg(long = "quotes", value_name = "on|off", value_parser = on_off))]
     pub quotations: Option<bool>,
-    /// What makes a term: unicode (each Chinese or Japanese character a term, sentences
-    /// also ended by 。！？; the default for a new data directory) or words (a run of
+    /// What makes a term: unicode (each Chinese or Japanese ideograph a term, each run
+    /// of hiragana or katakana one, sentences also ended by 。！？; the default for a new
+    /// data directory) or words (a run of
     /// letters and digits whatever the script: data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "unicode|words"))]
     pub terms: Option<String>,

@@ -12,10 +12,14 @@
 //! by the [`Rabin`] tables the text is fingerprinted with: with [`Terms::Words`] (data
 //! directories made before schema 11) a run of Chinese or Japanese is one term from
 //! punctuation to punctuation, so a k-shingle spans k whole sentences; with
-//! [`Terms::Unicode`] (the default) every ideograph, hiragana and katakana character
-//! is a term of its own, as Unicode's word boundaries (UAX #29) make each ideograph a
-//! word, while Latin, Cyrillic, Greek, Hangul (written with spaces) and the rest stay
-//! runs. Latin text gives the same terms under both rules.
+//! [`Terms::Unicode`] (the default) every Han ideograph is a term of its own, as
+//! Unicode's word boundaries (UAX #29) make each ideograph a word, a run of hiragana
+//! and a run of katakana are a term each (UAX #29 keeps katakana runs whole; hiragana
+//! runs are mostly particles and endings, `することができます`, which one term a
+//! character would make common phrases of eight terms), and a run ends where the
+//! script changes between kana and the rest; Latin, Cyrillic, Greek, Hangul (written
+//! with spaces) and the other scripts stay runs. Latin text gives the same terms under
+//! both rules.
 //!
 //! Invariants: spans are byte offsets into the text given, `start < end`, terms are in
 //! text order and do not overlap. Pure: no I/O.
@@ -30,8 +34,8 @@ pub enum Terms {
     /// A maximal run of alphanumeric characters, whatever the script.
     #[default]
     Words,
-    /// As `Words`, but each character of a script written without spaces between
-    /// words (Han ideographs, hiragana, katakana) is a term of its own.
+    /// As `Words`, but each Han ideograph is a term of its own, and runs of hiragana
+    /// and of katakana are terms apart from each other and from the rest.
     Unicode,
 }
 
@@ -61,23 +65,29 @@ impl std::fmt::Display for Terms {
     }
 }
 
-/// Whether `c` is a term of its own under [`Terms::Unicode`]: a character of a script
-/// written without spaces between words (Han, with the iteration marks; hiragana;
-/// katakana, full and half width, and its prolonged sound mark).
+/// Whether `c` is a term of its own under [`Terms::Unicode`]: a Han ideograph (with
+/// the iteration marks and Hangzhou numerals).
 pub fn stands_alone(c: char) -> bool {
     matches!(c as u32,
         0x3005..=0x3007 // 々 〆 〇
         | 0x3021..=0x3029 // Hangzhou numerals
         | 0x3038..=0x303B
-        | 0x3040..=0x309F // hiragana
-        | 0x30A0..=0x30FF // katakana
-        | 0x31F0..=0x31FF // katakana phonetic extensions
         | 0x3400..=0x4DBF // CJK extension A
         | 0x4E00..=0x9FFF // CJK unified ideographs
         | 0xF900..=0xFAFF // compatibility ideographs
-        | 0xFF66..=0xFF9F // half-width katakana
         | 0x20000..=0x3134F // extensions B-H, compatibility supplement
     )
+}
+
+/// The script class of a run under [`Terms::Unicode`]: hiragana 1, katakana 2 (full
+/// and half width, with the prolonged sound mark), anything else 0. A run ends where
+/// the class changes.
+pub fn run_class(c: char) -> u8 {
+    match c as u32 {
+        0x3040..=0x309F => 1,
+        0x30A0..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F => 2,
+        _ => 0,
+    }
 }
 
 /// One term of a document.
@@ -121,12 +131,20 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
     let mut in_term = false;
     let mut utf8 = [0u8; 4];
     let unicode = rabin.terms() == Terms::Unicode;
+    // The script class of the term being read (`run_class`; always 0 under `Words`).
+    let mut class = 0u8;
     while i < bytes.len() {
         let b = bytes[i];
         if b < 128 {
             let lower = ASCII_TERM[b as usize];
             if lower != 0 {
+                if in_term && class != 0 {
+                    // A kana run ends where Latin begins.
+                    out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
+                    in_term = false;
+                }
                 if !in_term {
+                    class = 0;
                     in_term = true;
                     start = i;
                     f = rabin.token_start();
@@ -159,8 +177,14 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
                 i = end;
                 continue;
             }
+            let cls = if unicode { run_class(c) } else { 0 };
+            if in_term && cls != class {
+                out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
+                in_term = false;
+            }
             if !in_term {
                 in_term = true;
+                class = cls;
                 start = i;
                 f = rabin.token_start();
             }
@@ -215,10 +239,12 @@ mod tests {
         assert_eq!(terms("旧港大桥周一重新通车。"), ["旧港大桥周一重新通车"], "the rule before");
         assert_eq!(
             unicode_terms("設定ファイルでTableSizeを64MiBにする"),
-            ["設", "定", "フ", "ァ", "イ", "ル", "で", "TableSize", "を", "64MiB", "に", "す", "る"]
+            ["設", "定", "ファイル", "で", "TableSize", "を", "64MiB", "にする"]
         );
+        assert_eq!(unicode_terms("することができます"), ["することができます"], "one hiragana run");
         assert_eq!(unicode_terms("항구 다리가 월요일에 다시 열렸다"), ["항구", "다리가", "월요일에", "다시", "열렸다"]);
-        assert_eq!(unicode_terms("ｶﾀｶﾅ と ＡＢＣ"), ["ｶ", "ﾀ", "ｶ", "ﾅ", "と", "ＡＢＣ"]);
+        assert_eq!(unicode_terms("ｶﾀｶﾅ と ＡＢＣ"), ["ｶﾀｶﾅ", "と", "ＡＢＣ"]);
+        assert_eq!(unicode_terms("データベースdatabaseのテーブル"), ["データベース", "database", "の", "テーブル"]);
         // Latin, Cyrillic, Greek and Thai (no dictionary yet) text: the same terms and
         // fingerprints under both rules.
         for text in ["The old harbour bridge, 2026.", "Старый мост открыт", "Η γέφυρα", "สะพานเปิดแล้ว"]
@@ -247,6 +273,8 @@ mod tests {
                 let term = &text[s..e];
                 prop_assert!(term.chars().all(char::is_alphanumeric));
                 prop_assert!(term.chars().count() == 1 || !term.chars().any(stands_alone), "{term}");
+                let first = run_class(term.chars().next().unwrap());
+                prop_assert!(term.chars().all(|c| run_class(c) == first), "one script class: {term}");
                 covered += term.chars().count();
                 last = e;
             }
