@@ -125,83 +125,80 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
     out.clear();
     let bytes = text.as_bytes();
     debug_assert!(u32::try_from(bytes.len()).is_ok());
-    let mut i = 0usize;
-    let mut start = 0usize;
-    let mut f = 0u64;
-    let mut in_term = false;
-    let mut utf8 = [0u8; 4];
     let unicode = rabin.terms() == Terms::Unicode;
-    // The script class of the term being read (`run_class`; always 0 under `Words`).
-    let mut class = 0u8;
+    // The term being read: its start, fingerprint so far, whether it holds a character
+    // that is not ASCII (under `Unicode` its fingerprint is then taken of its NFKC
+    // form), and its script class (`run_class`; always 0 under `Words`).
+    let mut term: Option<(usize, u64, bool, u8)> = None;
+    let finish = |term: Option<(usize, u64, bool, u8)>, end: usize, out: &mut Vec<Token>| {
+        if let Some((start, f, wide, _)) = term {
+            let fp = if unicode && wide { folded_fp(&text[start..end], rabin) } else { rabin.token_finish(f) };
+            out.push(Token { start: start as u32, end: end as u32, fp });
+        }
+    };
+    let mut utf8 = [0u8; 4];
+    let mut i = 0usize;
     while i < bytes.len() {
         let b = bytes[i];
         if b < 128 {
             let lower = ASCII_TERM[b as usize];
-            if lower != 0 {
-                if in_term && class != 0 {
+            if lower == 0 {
+                finish(term.take(), i, out);
+            } else {
+                if term.is_some_and(|t| t.3 != 0) {
                     // A kana run ends where Latin begins.
-                    out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
-                    in_term = false;
+                    finish(term.take(), i, out);
                 }
-                if !in_term {
-                    class = 0;
-                    in_term = true;
-                    start = i;
-                    f = rabin.token_start();
-                }
-                f = rabin.token_push(f, lower);
-            } else if in_term {
-                in_term = false;
-                out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
+                let t = term.get_or_insert((i, rabin.token_start(), false, 0));
+                t.1 = rabin.token_push(t.1, lower);
             }
             i += 1;
             continue;
         }
         // Non-ASCII: decode one character (i is on a char boundary).
         let c = text[i..].chars().next().expect("char boundary");
-        if c.is_alphanumeric() {
-            if unicode && stands_alone(c) {
-                // A term of its own: the run before it ends here.
-                if in_term {
-                    in_term = false;
-                    out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
-                }
-                let mut g = rabin.token_start();
-                for lc in c.to_lowercase() {
-                    for &ub in lc.encode_utf8(&mut utf8).as_bytes() {
-                        g = rabin.token_push(g, ub);
-                    }
-                }
-                let end = i + c.len_utf8();
-                out.push(Token { start: i as u32, end: end as u32, fp: rabin.token_finish(g) });
-                i = end;
-                continue;
+        let end = i + c.len_utf8();
+        if !c.is_alphanumeric() {
+            finish(term.take(), i, out);
+        } else if unicode && stands_alone(c) {
+            // A term of its own: the run before it ends here. An ideograph is its own
+            // NFKC form but for the compatibility ones.
+            finish(term.take(), i, out);
+            let compatibility = matches!(c as u32, 0xF900..=0xFAFF | 0x2F800..=0x2FA1F);
+            let f = c.encode_utf8(&mut utf8).bytes().fold(rabin.token_start(), |f, b| rabin.token_push(f, b));
+            finish(Some((i, f, compatibility, 0)), end, out);
+        } else {
+            let class = if unicode { run_class(c) } else { 0 };
+            if term.is_some_and(|t| t.3 != class) {
+                finish(term.take(), i, out);
             }
-            let cls = if unicode { run_class(c) } else { 0 };
-            if in_term && cls != class {
-                out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
-                in_term = false;
-            }
-            if !in_term {
-                in_term = true;
-                class = cls;
-                start = i;
-                f = rabin.token_start();
-            }
+            let t = term.get_or_insert((i, rabin.token_start(), true, class));
+            t.2 = true;
             for lc in c.to_lowercase() {
                 for &ub in lc.encode_utf8(&mut utf8).as_bytes() {
-                    f = rabin.token_push(f, ub);
+                    t.1 = rabin.token_push(t.1, ub);
                 }
             }
-        } else if in_term {
-            in_term = false;
-            out.push(Token { start: start as u32, end: i as u32, fp: rabin.token_finish(f) });
         }
-        i += c.len_utf8();
+        i = end;
     }
-    if in_term {
-        out.push(Token { start: start as u32, end: bytes.len() as u32, fp: rabin.token_finish(f) });
+    finish(term.take(), bytes.len(), out);
+}
+
+/// The fingerprint of a term under [`Terms::Unicode`]: of its NFKC form, lower-cased,
+/// so that the same text typed two ways (full- and half-width forms, compatibility
+/// ideographs, ligatures) is the same term. A pure-ASCII term is its own NFKC form, and
+/// takes the fast path instead.
+fn folded_fp(term: &str, rabin: &Rabin) -> u64 {
+    use unicode_normalization::UnicodeNormalization;
+    let mut utf8 = [0u8; 4];
+    let mut f = rabin.token_start();
+    for c in term.nfkc().flat_map(char::to_lowercase) {
+        for &b in c.encode_utf8(&mut utf8).as_bytes() {
+            f = rabin.token_push(f, b);
+        }
     }
+    rabin.token_finish(f)
 }
 
 /// The case-folded form of a term, as fingerprinted (for display and tests).
@@ -257,7 +254,39 @@ mod tests {
         }
     }
 
+    /// Issue 33: the same text typed two ways is the same term under the Unicode rule:
+    /// full-width Latin and digits, half-width katakana (its voiced mark composed),
+    /// compatibility ideographs, ligatures; the rule before keeps them apart.
+    #[test]
+    fn nfkc_forms_are_the_same_terms_under_the_unicode_rule() {
+        let fps = |text: &str, terms: Terms| {
+            let r = Rabin::new(8).with_terms(terms);
+            let mut t = Vec::new();
+            tokenize(text, &r, &mut t);
+            t.iter().map(|t| t.fp).collect::<Vec<u64>>()
+        };
+        for (typed, plain) in
+            [("ＴａｂｌｅＳｉｚｅ ６４", "tablesize 64"), ("ｶﾞｲﾄﾞ", "ガイド"), ("\u{f900}", "\u{8c48}"), ("ﬁle", "file")]
+        {
+            assert_eq!(fps(typed, Terms::Unicode), fps(plain, Terms::Unicode), "{typed}");
+            assert_ne!(fps(typed, Terms::Words), fps(plain, Terms::Words), "{typed}: the rule before");
+        }
+    }
+
     proptest! {
+        /// Tokenizing the NFKC form of a text gives the fingerprints of the original,
+        /// for texts of letters, digits and the forms NFKC folds.
+        #[test]
+        fn the_nfkc_form_gives_the_same_fingerprints(text in "[a-zA-Z0-9 \u{ff21}-\u{ff3a}\u{ff10}-\u{ff19}\u{ff66}-\u{ff9d}\u{30a2}-\u{30f3}\u{4e00}-\u{4e20}\u{f900}-\u{f910}]{0,30}") {
+            use unicode_normalization::UnicodeNormalization;
+            let r = Rabin::new(8).with_terms(Terms::Unicode);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            tokenize(&text, &r, &mut a);
+            let normal: String = text.nfkc().collect();
+            tokenize(&normal, &r, &mut b);
+            prop_assert_eq!(a.iter().map(|t| t.fp).collect::<Vec<_>>(), b.iter().map(|t| t.fp).collect::<Vec<_>>());
+        }
+
         /// Terms under the Unicode rule cover exactly the alphanumeric characters, on
         /// character boundaries, in order, each standing-alone character alone.
         #[test]
