@@ -40,6 +40,11 @@ pub struct Args {
     /// sentences are searched again, or its quotations are dropped).
     #[arg(long = "quotes", value_name = "on|off", value_parser = on_off)]
     quotations: Option<bool>,
+    /// Another rule of what makes a term, unicode or words (needs --reanalyse: every
+    /// document is tokenized again): `--terms unicode` moves a data directory made
+    /// before schema 11 to the rule of new ones (each Chinese or Japanese ideograph a term).
+    #[arg(long, value_name = "unicode|words")]
+    terms: Option<textorigin_core::text::Terms>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -51,6 +56,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         align: a.align,
         near_duplicates: a.near_duplicates,
         quotations: a.quotations,
+        terms: a.terms,
     };
     let pb = super::progress(0, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| {

@@ -53,4 +53,30 @@ fn a_chinese_article_that_copies_a_paragraph_shows_the_block_and_the_quotation()
     assert!(ingest(before.path(), &[], &[&again]).status.success());
     assert!(!ok(before.path(), &["stats"]).contains("terms="));
     assert!(ok(dir, &["stats"]).contains("terms=unicode"));
+    // `rebuild --reanalyse --terms unicode` moves it to the new rule (not without
+    // --reanalyse: the stored results follow from the terms).
+    assert!(!run(before.path(), &["rebuild", "--terms", "unicode"]).status.success());
+    assert!(run(before.path(), &["rebuild", "--reanalyse", "--terms", "unicode"]).status.success());
+    assert!(ok(before.path(), &["stats"]).contains("terms=unicode"));
+    let v = json(before.path(), &["show", "--json", "02-roundup"]);
+    assert!(v["copied_blocks"].as_array().unwrap().iter().any(|b| b["origin"]["id"] == 1), "{v}");
+}
+
+/// Near-duplicates over the same terms: a Chinese article with one character changed is
+/// its original's near-duplicate (under the rule before, a paragraph was one term, and
+/// one character changed a whole term of few).
+#[test]
+fn a_chinese_article_with_one_character_changed_is_a_near_duplicate() {
+    let inputs = tempfile::tempdir().unwrap();
+    let report = write(inputs.path(), "01-report.txt", REPORT);
+    let edited = write(inputs.path(), "02-edited.txt", &REPORT.replacen("周一", "周二", 1));
+    let data = tempfile::tempdir().unwrap();
+    assert!(ingest(data.path(), &[], &[&report, &edited]).status.success());
+    let v = json(data.path(), &["neardups", "--json", "02-edited"]);
+    let found = v["near_duplicates"].as_array().unwrap_or_else(|| panic!("{v}"));
+    assert!(found.iter().any(|n| n["id"] == 1), "{v}");
+    let before = tempfile::tempdir().unwrap();
+    assert!(ingest(before.path(), &["--terms", "words"], &[&report, &edited]).status.success());
+    let v = json(before.path(), &["neardups", "--json", "02-edited"]);
+    assert_eq!(v["near_duplicates"], serde_json::json!([]), "the rule before: {v}");
 }

@@ -33,11 +33,12 @@ impl DataDir {
             align: opts.align,
             near_duplicates: opts.near_duplicates,
             quotations: opts.quotations,
+            terms: opts.terms,
             ..Overrides::default()
         }
         .apply(&stored)?;
-        let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations)
-            != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations);
+        let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
+            != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms);
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
         }
@@ -162,6 +163,9 @@ pub struct RebuildOptions {
     pub near_duplicates: Option<bool>,
     /// Turn quotation search on or off (only with `reanalyse`).
     pub quotations: Option<bool>,
+    /// Another rule of what makes a term (only with `reanalyse`: every document is
+    /// tokenized again).
+    pub terms: Option<textorigin_core::text::Terms>,
 }
 
 /// What `rebuild` did.

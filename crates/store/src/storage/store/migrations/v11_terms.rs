@@ -1,8 +1,7 @@
 //! Schema 10 → 11 (`migrations/0011-terms.md`): the configuration gains `terms` (issue
 //! 33), written `Words` for an existing data directory: its table, indexes and stored
 //! results were made with a run of letters and digits as a term whatever the script, and
-//! keep that rule (`rebuild --reanalyse` on a new data directory moves a collection to
-//! the Unicode rule). The stamp keeps older builds, which cannot read the longer
+//! keep that rule (`rebuild --reanalyse --terms unicode` moves it to the Unicode rule). The stamp keeps older builds, which cannot read the longer
 //! configuration, out.
 
 use serde::Deserialize;
