@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Planted copies in held-out documents (issue 33), for any corpus: the share of planted
-sentences found as a copied block with the right origin, found as a copy or a
-quotation, and the share of the held-out text marked copied. Prints one line.
+"""Planted copies in held-out documents (issue 33), for any corpus: per length band of
+the planted sentence (25-40, 40-80, 80+ letters and digits), whole and with one term
+changed, the share found as a copied block with the right origin and found as a copy
+or a quotation; and the share of the unchanged held-out text marked copied. Prints a
+markdown table.
 
     python3 scripts/planted_copies.py --bin TARGET/release/textorigin CORPUS [--terms unicode|words] [-- ENGINE FLAGS]
 
@@ -9,8 +11,8 @@ CORPUS: JSON lines (`text` fields) or a fortune file (entries between `%` lines,
 Debian's fortunes-zh: `apt-get download fortunes-zh`, then `dpkg-deb -x`). Shuffled
 (seed 3): a fifth of the documents (at most 300) is held out, the rest (at most 1,200)
 is the collection; each held-out one
-gets a sentence of at least 25 characters (ending in 。！？ in a corpus mostly in CJK
-characters, else in .!?) of a random
+gets a sentence of its band (ending in 。！？ in a corpus mostly in CJK characters,
+else in .!?) of a random
 collection document at its middle sentence boundary. Found as a copy: blocks with the
 source as origin cover half of it; as a quotation: a quoting sentence overlapping it
 names the source. Not run by CI.
@@ -72,37 +74,61 @@ def main():
     # Sentences end at 。！？ in a corpus mostly in CJK characters, else at .!?
     cjk = sum(1 for t in coll for c in t if "\u3040" <= c <= "\u9fff") > sum(len(t) for t in coll) / 4
     ends = "。！？" if cjk else ".!?"
-    sentence = re.compile(rf"[^{ends}]{{25,160}}[{ends}]")  # hard-wrapped lines too
-    sents = [(i, s.strip()) for i, t in enumerate(coll) for s in sentence.findall(t)
-             if len(re.sub(r"[\s\W]", "", s)) >= 25]
-    rows, planted = [], []
-    for i, t in enumerate(held):
-        src, s = sents[rnd.randrange(len(sents))]
-        cut = [m.end() for m in re.finditer(rf"[{ends}\n]", t)]
-        at = cut[len(cut) // 2] if cut else len(t)
-        rows.append({"id": f"p{i}", "text": t[:at] + s + t[at:]})
-        planted.append((src, at, at + len(s)))
-    pl = os.path.join(work, "planted")
-    shutil.copytree(base, pl)
-    ingest(pl, jsonl("planted.jsonl", rows))
-    copy = either = 0
-    for v in export(pl):
-        if not v["name"].startswith("p"):
+    sentence = re.compile(rf"[^{ends}]{{25,400}}[{ends}]")  # hard-wrapped lines too
+    sents = [(i, s.strip()) for i, t in enumerate(coll) for s in sentence.findall(t)]
+    # Length bands in characters that are letters or digits: the planted sentence, whole
+    # or with one term changed (a Latin word, or one ideograph).
+    bands = [(25, 40), (40, 80), (80, 400)]
+    word = re.compile(r"[\u4e00-\u9fff]" if cjk else r"[A-Za-z]{3,}")
+
+    def size(s):
+        return len(re.sub(r"[\s\W_]", "", s))
+
+    print(f"{os.path.basename(a.corpus)} ({len(coll)} collection, {len(held)} held out), terms={a.terms} {' '.join(a.flags)}; "
+          f"held-out text marked copied {100 * old / tok:.2f}% ({old}/{tok} terms)")
+    print("| band (characters) | planted | found as a copy | as a copy or quotation | one term changed: as a copy | as a copy or quotation |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for lo, hi in bands:
+        fit = [(i, s) for i, s in sents if lo <= size(s) < hi]
+        if not fit:
             continue
-        k = int(v["name"][1:])
-        src, a0, b0 = planted[k]
-        text = rows[k]["text"]
-        sa, sb = len(text[:a0].encode()), len(text[:b0].encode())
-        want = src + 1
-        cov = sum(max(0, min(sb, b["end_byte"]) - max(sa, b["start_byte"])) for b in v["copied_blocks"] if b["origin"]["id"] == want)
-        as_copy = cov >= 0.5 * (sb - sa)
-        as_quote = any(max(0, min(sb, q["end_byte"]) - max(sa, q["start_byte"])) > 0 and any(s["id"] == want for s in q["sources"])
-                       for q in v["quotations"])
-        copy += as_copy
-        either += as_copy or as_quote
-    n = len(rows)
-    print(f"terms={a.terms} {' '.join(a.flags)}: planted >= 25 characters: as a copy {copy / n:.3f}, as a copy or quotation "
-          f"{either / n:.3f} (n={n}); held-out text marked copied {100 * old / tok:.2f}% ({old}/{tok} terms)")
+        row = []
+        for edit in (False, True):
+            rows, planted = [], []
+            for i, t in enumerate(held):
+                src, s = fit[rnd.randrange(len(fit))]
+                if edit:
+                    ws = list(word.finditer(s))
+                    if ws:
+                        m = ws[len(ws) // 2]
+                        s = s[: m.start()] + ("变" if cjk else "zzzq") + s[m.end() :]
+                cut = [m.end() for m in re.finditer(rf"[{ends}\n]", t)]
+                at = cut[len(cut) // 2] if cut else len(t)
+                rows.append({"id": f"p{i}", "text": t[:at] + s + t[at:]})
+                planted.append((src, at, at + len(s)))
+            pl = os.path.join(work, f"planted-{lo}-{edit}")
+            shutil.copytree(base, pl)
+            ingest(pl, jsonl(f"planted-{lo}-{edit}.jsonl", rows))
+            copy = either = 0
+            for v in export(pl):
+                if not v["name"].startswith("p"):
+                    continue
+                k = int(v["name"][1:])
+                src, a0, b0 = planted[k]
+                text = rows[k]["text"]
+                sa, sb = len(text[:a0].encode()), len(text[:b0].encode())
+                want = src + 1
+                cov = sum(max(0, min(sb, b["end_byte"]) - max(sa, b["start_byte"]))
+                          for b in v["copied_blocks"] if b["origin"]["id"] == want)
+                as_copy = cov >= 0.5 * (sb - sa)
+                as_quote = any(max(0, min(sb, q["end_byte"]) - max(sa, q["start_byte"])) > 0
+                               and any(x["id"] == want for x in q["sources"]) for q in v["quotations"])
+                copy += as_copy
+                either += as_copy or as_quote
+            n = len(rows)
+            row += [f"{copy / n:.3f}", f"{either / n:.3f}"]
+            shutil.rmtree(pl, ignore_errors=True)
+        print(f"| {lo}-{hi} | {len(held)} | " + " | ".join(row) + " |")
     shutil.rmtree(work, ignore_errors=True)
 
 
