@@ -212,3 +212,25 @@ def test_an_ingestion_left_or_interrupted_lets_the_collection_go_on(tmp_path):
         c.close()
     with textorigin.Collection(tmp_path / "d") as again:
         assert again.stats()["documents"] >= stored + 2
+
+
+def test_chinese_text_is_found_copied_by_character(tmp_path):
+    """Issue 33: a Chinese sentence copied into another document is a copied block with
+    its origin, with character offsets into the text, and the `terms` setting is the
+    command line's (`words`, the rule before, finds nothing)."""
+    sentence = "工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统。"
+    docs = [
+        {"id": "report", "text": "旧港大桥重新通车。" + sentence + "市长为大桥剪彩。"},
+        {"id": "roundup", "text": "本周的本地新闻从海滨开始。" + sentence + "图书馆延长了开放时间。"},
+    ]
+    with textorigin.Collection(tmp_path / "u", table_size="4MiB") as c:
+        list(c.ingest(docs))
+        v = c.show("roundup")
+        blocks = [b for b in v["copied_blocks"] if b["origin"]["name"] == "report"]
+        assert blocks and sentence[:-1] in blocks[0]["text"], v["copied_blocks"]
+        text = docs[1]["text"]
+        start = len(text.encode()[: blocks[0]["start_byte"]].decode())
+        assert text[start:].startswith(blocks[0]["text"]), "byte offsets on character boundaries"
+    with textorigin.Collection(tmp_path / "w", table_size="4MiB", terms="words") as c:
+        list(c.ingest(docs))
+        assert c.show("roundup")["copied_blocks"] == []

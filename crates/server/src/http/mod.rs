@@ -736,9 +736,29 @@ fn parse_body(
 /// its first eight words, percent-encoded, so that a browser opens the origin's page at
 /// the passage.
 fn text_fragment(passage: &str) -> String {
-    let words: Vec<&str> = passage.split_whitespace().take(8).collect();
+    // Chinese and Japanese have no spaces: their first sixteen characters (a browser's
+    // segmenter makes each ideograph a word boundary) instead of a whole paragraph.
+    let (mut words, mut cjk, mut start) = (0, 0, String::new());
+    'words: for w in passage.split_whitespace() {
+        if words == 8 {
+            break;
+        }
+        if !start.is_empty() {
+            start.push(' ');
+        }
+        for c in w.chars() {
+            if textorigin_core::text::stands_alone(c) || textorigin_core::text::run_class(c) != 0 {
+                if cjk == 16 {
+                    break 'words;
+                }
+                cjk += 1;
+            }
+            start.push(c);
+        }
+        words += 1;
+    }
     let mut out = String::new();
-    for b in words.join(" ").bytes() {
+    for b in start.trim_end().bytes() {
         if b.is_ascii_alphanumeric() || b"._~".contains(&b) {
             out.push(b as char);
         } else {
@@ -758,5 +778,10 @@ mod tests {
             text_fragment("The old harbour-bridge, reopened\n on Monday at 7 a.m. today"),
             "The%20old%20harbour%2Dbridge%2C%20reopened%20on%20Monday%20at%207"
         );
+        // Issue 33: a Chinese paragraph is one "word" between spaces: its first sixteen
+        // characters, not the whole of it.
+        let fragment = text_fragment("工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统。");
+        let decoded = percent_encoding::percent_decode_str(&fragment).decode_utf8().unwrap();
+        assert_eq!(decoded, "工程师们更换了全部十一根钢缆，重建");
     }
 }
