@@ -6,9 +6,10 @@
 //! `rescan` seconds and after each batch, so no file is missed even when the watcher
 //! overflows. Files found together are taken in file-name order.
 //!
-//! **Admission, exactly once**: a file is read whole and keyed by xxh3-128 of its name
-//! and bytes. Each of its documents is stored (with its results) in one RocksDB batch
-//! that also records "k of n documents of this file are stored". After a batch of files
+//! **Admission, exactly once**: a file is keyed by xxh3-128 of its name and bytes (hashed
+//! as it is read, never held whole). Each of its documents is stored (with its results)
+//! in one RocksDB batch that also records "k documents of this file are stored" (and,
+//! at its end, how many it holds). After a batch of files
 //! the RocksDB log is fsynced (group commit); only then are the files removed from
 //! `new/` (or moved to `done/` with `--keep`) and the directory fsynced. A file seen
 //! again (crash between commit and unlink) continues after its stored documents, so no
@@ -25,14 +26,19 @@
 //! not in step with the store (a crash) is restored from the newest valid checkpoint
 //! and the stored documents after it are replayed ([`DataDir::recover`]).
 //!
-//! **Pipeline**: parser threads (`prep-N`, one a core, [`textorigin_store::pipeline`]) read and
-//! parse the files of a batch in parallel from a bounded queue and prepare their documents (tokens, Rabin
-//! fingerprints, selection, near-duplicate sketch, sentences); the calling thread
-//! applies them strictly in file-name order (index lookups, the table, estimation, the
-//! store), then group-commits. A parser that dies stops the daemon with an error, never a hang.
+//! **Pipeline**: the reader thread opens a batch's files in name order and reads their
+//! documents one at a time (decoding compressed ones within the input limits); parser
+//! threads (`prep-N`, one a core, [`textorigin_store::pipeline`]) prepare them from a
+//! bounded queue (tokens, Rabin fingerprints, selection, near-duplicate sketch,
+//! sentences); the calling thread applies them strictly in order (index lookups, the
+//! table, estimation, the store), then group-commits: a file of any size costs the
+//! memory of a few documents. A reader or parser that dies stops the daemon with an
+//! error, never a hang.
 //!
-//! **Signals**: SIGTERM and SIGINT stop intake, finish the current batch, checkpoint and
-//! exit 0; SIGHUP reopens the log file. One daemon per data directory (RocksDB's lock).
+//! **Signals**: SIGTERM and SIGINT stop intake after the document being applied (a file
+//! cut short continues after its stored documents at the next start), commit,
+//! checkpoint and exit 0; SIGHUP reopens the log file. One daemon per data directory
+//! (RocksDB's lock).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
