@@ -145,9 +145,8 @@ enum State {
     /// Admitted before: every document (before the last crash, say; only moving it was
     /// missing), or as a failure.
     Before(Admission),
-    /// Its documents follow, come in this way (the spool, or HTTP: a file the HTTP
-    /// server marked); the first `done` of them were admitted before.
-    Docs(Option<Admission>, Via),
+    /// Its documents follow; the first `done` of them were admitted before.
+    Docs(Option<Admission>),
 }
 
 /// What the reader yields for a batch of files: each file, its documents, its end.
@@ -182,7 +181,7 @@ pub(super) fn items(
             return Box::new([Item::File(file), Item::End].into_iter());
         };
         let done = match &file.state {
-            State::Docs(Some(a), _) => a.done,
+            State::Docs(Some(a)) => a.done,
             _ => 0,
         };
         let docs = docs.enumerate().map(move |(i, d)| Item::Doc(d, i as u64 >= u64::from(done)));
@@ -203,7 +202,6 @@ fn open_file(
     // UTF-8 map to one lossy string, and must not be taken for one file.
     let raw_name = path.file_name().map(|n| std::os::unix::ffi::OsStrExt::as_bytes(n).to_vec()).unwrap_or_default();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let mark_of = |key: u128| Some(marks.join(format!("{key:032x}"))).filter(|m| key != 0 && m.exists());
     let file = |key: u128, state: State| File {
         path: path.to_path_buf(),
         name: name.clone(),
@@ -211,7 +209,7 @@ fn open_file(
         source: source.clone(),
         key,
         state,
-        mark: mark_of(key),
+        mark: Some(marks.join(format!("{key:032x}"))).filter(|m| key != 0 && m.exists()),
     };
     let opened = textorigin_store::failpoint::hit(&format!("read:{name}"))
         .map_err(Unreadable::Later)
@@ -245,12 +243,11 @@ fn open_file(
     if let Some(b) = before.filter(|b| b.total == 0 || (b.total != u32::MAX && b.done >= b.total)) {
         return (file(key, State::Before(b)), None);
     }
-    let via = if mark_of(key).is_some() { Via::Http } else { Via::Spool };
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     // A stored document names its spool file, not the path it had in `new/`, which is
     // gone once the file is admitted.
     match stream_docs(reader, Some(&ext), &stem, &format!("spool:{name}"), limits, Some(len)) {
-        Ok(docs) => (file(key, State::Docs(before, via)), Some(docs)),
+        Ok(docs) => (file(key, State::Docs(before)), Some(docs)),
         Err(e) => (file(key, State::Fails(e.to_string())), None),
     }
 }
@@ -273,6 +270,7 @@ pub(super) fn prepare(preparer: &mut Preparer, item: Item) -> Ready {
 /// A spool file being admitted on the apply thread.
 pub(super) struct Admitting {
     file: File,
+    /// The way its documents came in: HTTP for a file the HTTP server marked.
     via: Via,
     keys: DocumentKeys,
     /// Documents of the file seen so far, and stored or failed before this run.
@@ -298,8 +296,9 @@ impl Admitting {
                 "{}: {} document(s) failed (recorded before, see `textorigin failed`)",
                 file.source, b.failed
             )]),
-            &State::Docs(before, via) => {
+            &State::Docs(before) => {
                 let (done_before, failed) = before.map_or((0, 0), |b| (b.done, b.failed));
+                let via = if file.mark.is_some() { Via::Http } else { Via::Spool };
                 let keys = DocumentKeys::new(&file.raw_name);
                 let reasons = Vec::new();
                 return Ok(Ok(Admitting { file, via, keys, seen: 0, done_before, failed, reasons, kept: false }));

@@ -147,6 +147,23 @@ pub fn db_path(dir: &Path) -> PathBuf {
     dir.join("db")
 }
 
+/// The process holding a POSIX lock on `path` (RocksDB locks its `LOCK` file with
+/// `fcntl`), as the kernel lists it in `/proc/locks`: None inside when nobody does,
+/// None outside when that cannot be told (no `/proc`). The file itself is never
+/// opened: closing any descriptor of a file drops the POSIX locks this process holds
+/// on it.
+pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(path).ok()?.ino();
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    // "1: POSIX  ADVISORY  WRITE 8626 fe:01:1234567 0 EOF" (a waiter has "->" after "1:").
+    Some(locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().filter(|f| *f != "->").collect();
+        let on_file = f.get(5)?.rsplit(':').next()?.parse::<u64>().ok()? == ino;
+        (on_file && f.get(1) == Some(&"POSIX")).then(|| f.get(4)?.parse().ok()).flatten()
+    }))
+}
+
 /// The parameters a data directory uses: the stored ones (an explicitly requested
 /// difference is an error), or, for a directory that has none yet, the requested ones
 /// (else the defaults), validated and stored.
@@ -583,11 +600,6 @@ impl DataDir {
         self.store.put_drained(&revised, &drained)?;
         self.queue_waiting = drained.len() < keyed.len();
         Ok(drained.len() as u64)
-    }
-
-    /// Documents waiting in the revision queue (`stats`).
-    pub fn revision_queue(&self) -> Result<u64> {
-        Ok(self.store.queue_len()?)
     }
 
     /// The re-analysis a take-over may do before its document is stored
