@@ -3,7 +3,6 @@
 //! before they are spooled, the HTTP server's names and its token for writes, waiting
 //! requests that hold no handler.
 
-use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use serde_json::Value;
@@ -111,20 +110,16 @@ fn serving(dir: &std::path::Path, args: &[&str]) -> (Daemon, u16) {
 
 /// Sends a request with `head` lines (after the request line) and returns (status, body).
 fn send(port: u16, request_line: &str, head: &[String], body: &[u8]) -> (u16, Value) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let mut req = format!("{request_line}\r\n");
     for h in head {
         req.push_str(h);
         req.push_str("\r\n");
     }
     req.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    s.write_all(req.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
-    let split = out.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
-    let status = String::from_utf8_lossy(&out[..split]).split(' ').nth(1).unwrap().parse().unwrap();
-    (status, serde_json::from_slice(&out[split + 4..]).unwrap_or(Value::Null))
+    let mut req = req.into_bytes();
+    req.extend_from_slice(body);
+    let (status, _, body) = raw(port, &req);
+    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
 }
 
 fn host(port: u16) -> String {

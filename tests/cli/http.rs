@@ -8,18 +8,6 @@ use serde_json::Value;
 
 use crate::util::*;
 
-/// Sends `request` as it is and returns (status, headers, body).
-fn raw(port: u16, request: &[u8]) -> (u16, String, Vec<u8>) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.write_all(request).unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
-    let split = out.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
-    let head = String::from_utf8(out[..split].to_vec()).unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head, out[split + 4..].to_vec())
-}
-
 fn get(port: u16, path: &str, token: Option<&str>) -> (u16, String, Vec<u8>) {
     let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     raw(port, format!("GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\n{auth}\r\n").as_bytes())

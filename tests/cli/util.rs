@@ -215,6 +215,20 @@ pub fn drop_into_spool(dir: &Path, files: &[PathBuf]) {
     }
 }
 
+/// Sends `request` as it is to the HTTP server on loopback `port` and returns (status,
+/// headers, body).
+pub fn raw(port: u16, request: &[u8]) -> (u16, String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(request).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let split = out.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
+    let head = String::from_utf8(out[..split].to_vec()).unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head, out[split + 4..].to_vec())
+}
+
 /// A free loopback port (bound, then released for the daemon).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

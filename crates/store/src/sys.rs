@@ -210,26 +210,6 @@ pub fn punch_hole(file: &File, range: std::ops::Range<u64>) -> std::io::Result<(
     }
 }
 
-/// Whether another process holds a write lock on `path` (RocksDB's `LOCK` file: a
-/// process has the store open for writing), asked with `fcntl(F_GETLK)`, which takes
-/// no lock. A missing file is no lock.
-pub fn locked_by_another(path: &std::path::Path) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    let file = match File::open(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        other => other?,
-    };
-    // SAFETY: a zeroed `flock` is a valid value of the plain C struct.
-    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-    lock.l_type = libc::F_WRLCK as libc::c_short;
-    lock.l_whence = libc::SEEK_SET as libc::c_short;
-    // SAFETY: fcntl on an owned, open descriptor with a pointer to a live `flock`.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(lock.l_type != libc::F_UNLCK as libc::c_short)
-}
-
 /// Restores the default SIGPIPE disposition, so that a command whose reader goes away
 /// (`textorigin list | head`) dies quietly instead of failing on a write error.
 /// Call before any thread starts.

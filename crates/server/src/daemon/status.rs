@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use textorigin_store::storage::datadir::lock_holder;
+
 /// What the daemon is doing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DaemonState {
@@ -107,23 +109,6 @@ impl DaemonStatus {
         }
         Some(s)
     }
-}
-
-/// The process holding a POSIX lock on `path` (RocksDB locks its `LOCK` file with
-/// `fcntl`), as the kernel lists it in `/proc/locks`: None inside when nobody does,
-/// None outside when that cannot be told (no `/proc`). The file itself is never
-/// opened: closing any descriptor of a file drops the POSIX locks this process holds
-/// on it.
-pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
-    use std::os::unix::fs::MetadataExt;
-    let ino = std::fs::metadata(path).ok()?.ino();
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    // "1: POSIX  ADVISORY  WRITE 8626 fe:01:1234567 0 EOF" (a waiter has "->" after "1:").
-    Some(locks.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().filter(|f| *f != "->").collect();
-        let on_file = f.get(5)?.rsplit(':').next()?.parse::<u64>().ok()? == ino;
-        (on_file && f.get(1) == Some(&"POSIX")).then(|| f.get(4)?.parse().ok()).flatten()
-    }))
 }
 
 /// `dir/daemon.json`, replaced atomically when the status changed (best effort: a
