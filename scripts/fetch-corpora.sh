@@ -8,6 +8,7 @@
 #   sotu/sotu.jsonl  State of the Union addresses
 #   zh/fortunes-zh.jsonl, zh/tang300.jsonl  Chinese (Debian's fortunes-zh)
 #   ja/debian-reference-ja.jsonl  Japanese (the Debian Reference's translation)
+#   th/messages-th.jsonl  Thai (Firefox's and LibreOffice's Thai language packs)
 # Needs python3, pip, npm, apt-get, dpkg, unzip, xz. Then, for example:
 #   textorigin eval --corpus corpora/spamassassin/sa.jsonl --svg sa.svg
 set -euo pipefail

@@ -12,8 +12,8 @@ Debian's fortunes-zh: `apt-get download fortunes-zh`, then `dpkg-deb -x`). Shuff
 (seed 3): a fifth of the documents (at most 300) is held out, the rest (at most 1,200)
 is the collection; each held-out one
 gets a sentence of its band (ending in 。！？ in a corpus mostly in CJK characters,
-else in .!?) of a random
-collection document at its middle sentence boundary. Found as a copy: blocks with the
+a line of a corpus mostly in Thai, which has no full stop, else ending in .!?) of a
+random collection document at its middle sentence boundary. Found as a copy: blocks with the
 source as origin cover half of it; as a quotation: a quoting sentence overlapping it
 names the source. Not run by CI.
 """
@@ -72,14 +72,17 @@ def main():
     old = sum(v["old_tokens"] for v in export(plain) if v["name"].startswith("h"))
     tok = sum(v["tokens"] for v in export(plain) if v["name"].startswith("h"))
     # Sentences end at 。！？ in a corpus mostly in CJK characters, else at .!?
-    cjk = sum(1 for t in coll for c in t if "\u3040" <= c <= "\u9fff") > sum(len(t) for t in coll) / 4
+    share = lambda lo, hi: sum(1 for t in coll for c in t if lo <= c <= hi) / sum(len(t) for t in coll)
+    cjk = share("\u3040", "\u9fff") > 0.25
+    thai = share("\u0e01", "\u0e5b") > 0.25
     ends = "。！？" if cjk else ".!?"
-    sentence = re.compile(rf"[^{ends}]{{25,400}}[{ends}]")  # hard-wrapped lines too
+    sentence = re.compile(r"[^\n]{25,400}" if thai else rf"[^{ends}]{{25,400}}[{ends}]")  # hard-wrapped lines too
     sents = [(i, s.strip()) for i, t in enumerate(coll) for s in sentence.findall(t)]
     # Length bands in characters that are letters or digits: the planted sentence, whole
     # or with one term changed (a Latin word, or one ideograph).
     bands = [(25, 40), (40, 80), (80, 400)]
-    word = re.compile(r"[\u4e00-\u9fff]" if cjk else r"[A-Za-z]{3,}")
+    # (Thai: two letters, a word's worth, as no spaces show where its words are.)
+    word = re.compile(r"[\u4e00-\u9fff]" if cjk else r"[\u0e01-\u0e2e]{2}" if thai else r"[A-Za-z]{3,}")
 
     def size(s):
         return len(re.sub(r"[\s\W_]", "", s))
@@ -101,8 +104,10 @@ def main():
                     ws = list(word.finditer(s))
                     if ws:
                         m = ws[len(ws) // 2]
-                        s = s[: m.start()] + ("变" if cjk else "zzzq") + s[m.end() :]
+                        s = s[: m.start()] + ("变" if cjk else "ฬฦ" if thai else "zzzq") + s[m.end() :]
                 cut = [m.end() for m in re.finditer(rf"[{ends}\n]", t)]
+                if thai:
+                    s = "\n" + s + "\n"
                 at = cut[len(cut) // 2] if cut else len(t)
                 rows.append({"id": f"p{i}", "text": t[:at] + s + t[at:]})
                 planted.append((src, at, at + len(s)))

@@ -80,3 +80,28 @@ fn a_chinese_article_with_one_character_changed_is_a_near_duplicate() {
     let v = json(before.path(), &["neardups", "--json", "02-edited"]);
     assert_eq!(v["near_duplicates"], serde_json::json!([]), "the rule before: {v}");
 }
+
+/// Issue 33: Thai, written without spaces between words, is split by dictionary; a
+/// Thai article that copies a sentence from another shows it as a block and a
+/// quotation.
+#[test]
+fn a_thai_article_that_copies_a_sentence_shows_the_block_and_the_quotation() {
+    const REPORT: &str = "สะพานท่าเรือเก่าเปิดใช้งานอีกครั้ง\nสะพานท่าเรือเก่ากลับมาเปิดให้รถสัญจรอีกครั้งเมื่อเช้าวันจันทร์หลังจากปิดซ่อมแซมนานถึงยี่สิบหกเดือน วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด นายกเทศมนตรีกล่าวขอบคุณประชาชนที่อดทนรอมาตลอด\n";
+    const ROUNDUP: &str = "สรุปข่าวประจำสัปดาห์\nข่าวท้องถิ่นสัปดาห์นี้เริ่มต้นที่ริมน้ำ วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด ส่วนคณะกรรมการโรงเรียนเลื่อนการลงมติเรื่องตารางเรียนใหม่ออกไปเป็นเดือนมกราคม\n";
+    let inputs = tempfile::tempdir().unwrap();
+    let report = write(inputs.path(), "01-report.txt", REPORT);
+    let roundup = write(inputs.path(), "02-roundup.txt", ROUNDUP);
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    assert!(ingest(dir, &[], &[&report, &roundup]).status.success());
+    let copied = "วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด";
+    let v = json(dir, &["show", "--json", "02-roundup"]);
+    let block =
+        v["copied_blocks"].as_array().unwrap().iter().find(|b| b["origin"]["id"] == 1).unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(block["text"].as_str().unwrap(), copied, "the copied sentence as one block, word for word");
+    let quoted = v["quotations"].as_array().unwrap();
+    assert!(
+        quoted.iter().any(|q| q["text"] == copied && q["sources"][0]["id"] == 1),
+        "the sentence found as a quotation of the report: {v}"
+    );
+}

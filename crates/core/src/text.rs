@@ -18,13 +18,25 @@
 //! runs are mostly particles and endings, `することができます`, which one term a
 //! character would make common phrases of eight terms), and a run ends where the
 //! script changes between kana and the rest; Latin, Cyrillic, Greek, Hangul (written
-//! with spaces) and the other scripts stay runs. Latin text gives the same terms under
-//! both rules.
+//! with spaces) and the other scripts stay runs. Thai, Lao, Khmer and Burmese, written
+//! without spaces between words and with letters (not ideographs) that mean nothing
+//! alone, are split into words by dictionary: a run of their characters (combining
+//! vowel and tone marks included) is given to ICU4X's word segmenter with its compiled
+//! dictionaries ([`icu_segmenter::WordSegmenter::new_dictionary`]), and each word it
+//! finds is a term, fingerprinted of its NFKC form. Chinese and Japanese stay one
+//! ideograph a term rather than the same segmenter's words: a dictionary word is about
+//! two ideographs, so a copied sentence of 25 characters would have half the shingles
+//! (docs/EVALUATION.md measures both). A combining mark stays with the term before it
+//! (an accent typed apart, a variation selector after an ideograph), and one after a
+//! separator is one, so that no term splits a grapheme cluster. Latin text gives the
+//! same terms under both rules but for such marks.
 //!
 //! Invariants: spans are byte offsets into the text given, `start < end`, terms are in
 //! text order and do not overlap. Pure: no I/O.
 
 use serde::{Deserialize, Serialize};
+
+use unicode_normalization::char::is_combining_mark;
 
 use crate::rabin::Rabin;
 
@@ -90,6 +102,38 @@ pub fn run_class(c: char) -> u8 {
     }
 }
 
+/// Whether `c` belongs to a script segmented by dictionary under [`Terms::Unicode`]:
+/// Thai, Lao, Myanmar (with its extensions) and Khmer (with its symbols).
+pub fn by_dictionary(c: char) -> bool {
+    matches!(c as u32, 0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF | 0x19E0..=0x19FF | 0xA9E0..=0xA9FF | 0xAA60..=0xAA7F)
+}
+
+/// The word boundaries of the run `text[start..end]` of [`by_dictionary`] characters,
+/// as byte offsets into `text` in order, the last `end`: those that are grapheme
+/// cluster boundaries too, the first the first cluster boundary at or after `start`
+/// (a vowel sign after a space or a digit belongs to their cluster, and the segmenter
+/// would split it off).
+fn dictionary_words(text: &str, start: usize, end: usize) -> Vec<usize> {
+    use icu_segmenter::{options::WordBreakInvariantOptions, GraphemeClusterSegmenter, WordSegmenter};
+    // Clusters from the character before the run, which a leading sign may join.
+    let from = text[..start].char_indices().next_back().map_or(start, |(i, _)| i);
+    let mut graphemes = GraphemeClusterSegmenter::new()
+        .segment_str(&text[from..end])
+        .map(|g| from + g)
+        .filter(|&g| g >= start)
+        .peekable();
+    let Some(&first) = graphemes.peek() else { return vec![end] };
+    let words = WordSegmenter::new_dictionary(WordBreakInvariantOptions::default()).segment_str(&text[start..end]);
+    let mut bounds = vec![first];
+    for b in words.map(|w| start + w).filter(|&b| b > first) {
+        while graphemes.next_if(|&g| g < b).is_some() {}
+        if graphemes.peek() == Some(&b) {
+            bounds.push(b);
+        }
+    }
+    bounds
+}
+
 /// One term of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
@@ -128,7 +172,8 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
     let unicode = rabin.terms() == Terms::Unicode;
     // The term being read: its start, fingerprint so far, whether it holds a character
     // that is not ASCII (under `Unicode` its fingerprint is then taken of its NFKC
-    // form), and its script class (`run_class`; always 0 under `Words`).
+    // form), and its script class (`run_class`, 3 for an ideograph; always 0 under
+    // `Words`).
     let mut term: Option<(usize, u64, bool, u8)> = None;
     let finish = |term: Option<(usize, u64, bool, u8)>, end: usize, out: &mut Vec<Token>| {
         if let Some((start, f, wide, _)) = term {
@@ -158,15 +203,46 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
         // Non-ASCII: decode one character (i is on a char boundary).
         let c = text[i..].chars().next().expect("char boundary");
         let end = i + c.len_utf8();
+        if unicode && is_combining_mark(c) {
+            // A mark stays with the term it follows (an accent typed apart, a variation
+            // selector after an ideograph), and one after a separator is one: a term
+            // never splits a grapheme cluster.
+            if let Some(t) = term.as_mut() {
+                t.2 = true;
+            }
+            i = end;
+            continue;
+        }
+        if unicode && by_dictionary(c) {
+            // A run of Thai, Lao, Khmer or Burmese: its dictionary words are the terms.
+            finish(term.take(), i, out);
+            let run_end =
+                text[i..].find(|c: char| !by_dictionary(c) && !is_combining_mark(c)).map_or(bytes.len(), |n| i + n);
+            let bounds = dictionary_words(text, i, run_end);
+            // Signs before the first cluster boundary join the term just before them.
+            if let Some(last) = out.last_mut().filter(|t| t.end as usize == i && bounds[0] > i) {
+                last.end = bounds[0] as u32;
+                last.fp = folded_fp(&text[last.start as usize..bounds[0]], rabin);
+            }
+            for w in bounds.windows(2) {
+                let word = &text[w[0]..w[1]];
+                if word.chars().any(char::is_alphanumeric) {
+                    out.push(Token { start: w[0] as u32, end: w[1] as u32, fp: folded_fp(word, rabin) });
+                }
+            }
+            i = run_end;
+            continue;
+        }
         if !c.is_alphanumeric() {
             finish(term.take(), i, out);
         } else if unicode && stands_alone(c) {
-            // A term of its own: the run before it ends here. An ideograph is its own
-            // NFKC form but for the compatibility ones.
+            // A term of its own (class 3: whatever follows ends it, but a mark): the run
+            // before it ends here. An ideograph is its own NFKC form but for the
+            // compatibility ones.
             finish(term.take(), i, out);
             let compatibility = matches!(c as u32, 0xF900..=0xFAFF | 0x2F800..=0x2FA1F);
             let f = c.encode_utf8(&mut utf8).bytes().fold(rabin.token_start(), |f, b| rabin.token_push(f, b));
-            finish(Some((i, f, compatibility, 0)), end, out);
+            term = Some((i, f, compatibility, 3));
         } else {
             let class = if unicode { run_class(c) } else { 0 };
             if term.is_some_and(|t| t.3 != class) {
@@ -242,9 +318,9 @@ mod tests {
         assert_eq!(unicode_terms("항구 다리가 월요일에 다시 열렸다"), ["항구", "다리가", "월요일에", "다시", "열렸다"]);
         assert_eq!(unicode_terms("ｶﾀｶﾅ と ＡＢＣ"), ["ｶﾀｶﾅ", "と", "ＡＢＣ"]);
         assert_eq!(unicode_terms("データベースdatabaseのテーブル"), ["データベース", "database", "の", "テーブル"]);
-        // Latin, Cyrillic, Greek and Thai (no dictionary yet) text: the same terms and
-        // fingerprints under both rules.
-        for text in ["The old harbour bridge, 2026.", "Старый мост открыт", "Η γέφυρα", "สะพานเปิดแล้ว"]
+        // Latin, Cyrillic, Greek and Arabic text: the same terms and fingerprints under
+        // both rules.
+        for text in ["The old harbour bridge, 2026.", "Старый мост открыт", "Η γέφυρα", "الجسر القديم"]
         {
             let (a, b) = (Rabin::new(8), Rabin::new(8).with_terms(Terms::Unicode));
             let (mut x, mut y) = (Vec::new(), Vec::new());
@@ -252,6 +328,24 @@ mod tests {
             tokenize(text, &b, &mut y);
             assert_eq!(x, y, "{text}");
         }
+    }
+
+    /// Issue 33: Thai, Lao, Khmer and Burmese are split into dictionary words (their
+    /// tone and vowel marks inside the words), beside Latin; under the rule before a
+    /// Thai tone mark (not a letter) cut a word in two and a phrase was otherwise one term.
+    #[test]
+    fn thai_lao_khmer_and_burmese_are_split_by_dictionary() {
+        assert_eq!(unicode_terms("ภาษาไทยภาษาไทย"), ["ภาษา", "ไทย", "ภาษา", "ไทย"]);
+        assert_eq!(unicode_terms("ทุกสองสัปดาห์ version 2"), ["ทุก", "สอง", "สัปดาห์", "version", "2"]);
+        assert_eq!(terms("ทุกสองสัปดาห์"), ["ทุกสองสัปดาห"], "the rule before: the last mark is no letter");
+        for text in ["ຂ້ອຍມັກອ່ານປຶ້ມ", "ខ្ញុំចូលចិត្តអានសៀវភៅ", "ကျွန်တော်စာအုပ်ဖတ်ရတာကြိုက်တယ်"]
+        {
+            let words = unicode_terms(text);
+            assert!(words.len() >= 2, "{text}: {words:?}");
+            assert_eq!(words.concat(), text);
+        }
+        // Their digits and punctuation: a number is a term, a sign alone is none.
+        assert_eq!(unicode_terms("ราคา ๑๒๐ ฿"), ["ราคา", "๑๒๐"]);
     }
 
     /// Issue 33: the same text typed two ways is the same term under the Unicode rule:
@@ -287,8 +381,9 @@ mod tests {
             prop_assert_eq!(a.iter().map(|t| t.fp).collect::<Vec<_>>(), b.iter().map(|t| t.fp).collect::<Vec<_>>());
         }
 
-        /// Terms under the Unicode rule cover exactly the alphanumeric characters, on
-        /// character boundaries, in order, each standing-alone character alone.
+        /// Terms under the Unicode rule cover exactly the alphanumeric characters (with
+        /// the marks that follow them), on character boundaries, in order, each
+        /// standing-alone character alone.
         #[test]
         fn unicode_terms_are_char_spans_of_the_alphanumerics(text in "[a-zA-Z0-9 .,、。\u{4e00}-\u{4e20}\u{3041}-\u{3050}\u{30a1}-\u{30b0}\u{ac00}-\u{ac10}\u{0301}]{0,40}") {
             let r = Rabin::new(8).with_terms(Terms::Unicode);
@@ -300,14 +395,43 @@ mod tests {
                 let (s, e) = (tok.start as usize, tok.end as usize);
                 prop_assert!(s >= last && s < e && text.is_char_boundary(s) && text.is_char_boundary(e));
                 let term = &text[s..e];
-                prop_assert!(term.chars().all(char::is_alphanumeric));
-                prop_assert!(term.chars().count() == 1 || !term.chars().any(stands_alone), "{term}");
-                let first = run_class(term.chars().next().unwrap());
-                prop_assert!(term.chars().all(|c| run_class(c) == first), "one script class: {term}");
-                covered += term.chars().count();
+                prop_assert!(term.chars().all(|c| c.is_alphanumeric() || is_combining_mark(c)));
+                prop_assert!(!is_combining_mark(term.chars().next().unwrap()));
+                let letters: Vec<char> = term.chars().filter(|c| !is_combining_mark(*c)).collect();
+                prop_assert!(letters.len() == 1 || !letters.iter().copied().any(stands_alone), "{term}");
+                prop_assert!(letters.iter().all(|&c| run_class(c) == run_class(letters[0])), "one script class: {term}");
+                covered += letters.len();
                 last = e;
             }
             prop_assert_eq!(covered, text.chars().filter(|c| c.is_alphanumeric()).count());
+        }
+    }
+
+    proptest! {
+        /// Terms of text mixing Thai and Latin: on grapheme cluster boundaries (a tone
+        /// mark stays with its letter), in order, each with a letter or digit, and every
+        /// grapheme cluster that begins with a letter or digit (not a lone mark) in a
+        /// term. (Thai marks follow Thai letters, or stand anywhere, as text typed wrong
+        /// has them.)
+        #[test]
+        fn dictionary_terms_keep_grapheme_clusters_whole(text in "([a-z0-9]{1,5} ?|[\u{0e01}-\u{0e2e}\u{0e40}-\u{0e44}][\u{0e30}-\u{0e3a}\u{0e47}-\u{0e4e}]{0,2}|[\u{0e30}-\u{0e3a}\u{0e47}-\u{0e59}]|[ .]){0,30}") {
+            use icu_segmenter::GraphemeClusterSegmenter;
+            let starts_word = |rest: &str| rest.chars().next().is_some_and(|c| c.is_alphanumeric() && !is_combining_mark(c));
+            let graphemes: Vec<usize> = GraphemeClusterSegmenter::new().segment_str(&text).collect();
+            let r = Rabin::new(8).with_terms(Terms::Unicode);
+            let mut t = Vec::new();
+            tokenize(&text, &r, &mut t);
+            let mut last = 0;
+            let mut covered = 0;
+            for tok in &t {
+                let (s, e) = (tok.start as usize, tok.end as usize);
+                prop_assert!(s >= last && s < e);
+                prop_assert!(graphemes.contains(&s) && graphemes.contains(&e), "{:?} splits a cluster", &text[s..e]);
+                prop_assert!(text[s..e].chars().any(char::is_alphanumeric));
+                covered += graphemes.iter().filter(|&&g| g >= s && g < e && starts_word(&text[g..])).count();
+                last = e;
+            }
+            prop_assert_eq!(covered, graphemes.iter().filter(|&&g| starts_word(&text[g..])).count());
         }
     }
 

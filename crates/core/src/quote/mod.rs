@@ -5,7 +5,12 @@
 //!   digit, an opening quote or bracket, or the end; at a blank line; and before a line
 //!   that starts a list item (`-`, `*`, `•`, `1.`, `2)`). A period does not end a
 //!   sentence after a known abbreviation (Mr, Dr, e.g., U.S., Jan, ...) or a single
-//!   letter (an initial), nor inside a number (3.14) or a word (example.com).
+//!   letter (an initial), nor inside a number (3.14) or a word (example.com). Under
+//!   [`crate::text::Terms::Unicode`] (issue 33) also at `。！？` and the other scripts'
+//!   full stops wherever they stand, at a space between two Thai sentences, and at the
+//!   line break after a headline or title: a first line ending without punctuation,
+//!   followed by a line at least a quarter longer that starts as a sentence does
+//!   (hard-wrapped prose keeps its sentences whole).
 //! - **Signatures** (Section 2.1.1): each distinct word (case-folded term, as in
 //!   [`crate::text`]) sets `l` of `m` bits (default 2 of 32), chosen by a seeded hash of
 //!   its fingerprint; a sentence's signature is the OR of its words'.

@@ -17,9 +17,46 @@ fn is_closer(c: char) -> bool {
 
 /// A full stop that ends a sentence wherever it stands, under [`Terms::Unicode`]: the
 /// ideographic ones (Chinese and Japanese write no space after them, and no capital
-/// follows), the Devanagari dandas and the Arabic question mark.
+/// follows), the Devanagari dandas, the Arabic question mark, the Khmer khan and
+/// bariyoosan and the Burmese section mark.
 fn is_hard_end(c: char) -> bool {
-    matches!(c, '。' | '！' | '？' | '｡' | '।' | '॥' | '؟')
+    matches!(c, '。' | '！' | '？' | '｡' | '।' | '॥' | '؟' | '។' | '៕' | '။')
+}
+
+/// A character a line may end with inside a sentence or at its end: a line ending with
+/// none of these, shorter than the next, is a headline, a title or a list item.
+fn continues_or_ends(c: char) -> bool {
+    matches!(c, '.' | '!' | '?' | ',' | ';' | ':' | '-' | '–' | '—' | '，' | '、' | '；' | '：' | '…' | '(' | '[')
+        || is_hard_end(c)
+        || is_closer(c)
+        || is_hard_closer(c)
+}
+
+/// Whether the line break at byte `nl` ends a sentence under [`Terms::Unicode`] though
+/// no punctuation does (issue 33: a news article's headline and its first sentence
+/// were one "sentence"; asked of a text's first line): the line before it (from
+/// `line_start`) ends with none of
+/// [`continues_or_ends`], the next line starts as a sentence does (a capital, a digit,
+/// an opening quote, or a letter of a script without case) and is longer by a quarter
+/// at least. Hard-wrapped prose keeps its sentences whole: its lines are about as long
+/// as the next, or end with punctuation, or the next starts in lower case.
+fn headline_ends_at(text: &str, line_start: usize, nl: usize) -> bool {
+    let line = text[line_start..nl].trim();
+    let next = text[nl + 1..].split('\n').next().unwrap_or("").trim();
+    let (Some(last), Some(first)) = (line.chars().next_back(), next.chars().next()) else { return false };
+    let starts = first.is_uppercase()
+        || first.is_numeric()
+        || is_opener(first)
+        || (first.is_alphabetic() && !first.is_lowercase() && !first.is_uppercase());
+    starts && !continues_or_ends(last) && line.chars().count() * 5 <= next.chars().count() * 4
+}
+
+/// Whether the space at byte `i` ends a Thai sentence under [`Terms::Unicode`]: Thai
+/// has no full stop and writes a space between sentences (and clauses), none between
+/// words.
+fn thai_space_at(text: &str, i: usize) -> bool {
+    let thai = |c: char| matches!(c as u32, 0x0E01..=0x0E5B);
+    text[..i].chars().next_back().is_some_and(thai) && text[i + 1..].chars().next().is_some_and(thai)
 }
 
 /// A closing bracket or quotation mark that stays with the sentence it ends (the
@@ -56,7 +93,9 @@ fn word_before(text: &str, end: usize) -> String {
 }
 
 /// Sentence boundaries of `text` as byte spans (trimmed, non-empty); under
-/// [`Terms::Unicode`] `。！？` and their kin end a sentence too (`is_hard_end`).
+/// [`Terms::Unicode`] `。！？` and their kin end a sentence too (`is_hard_end`), as do
+/// the line break after a headline or title on the first line (`headline_ends_at`)
+/// and a space between Thai sentences.
 pub fn sentence_spans(text: &str, terms: Terms) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start = 0usize;
@@ -71,21 +110,36 @@ pub fn sentence_spans(text: &str, terms: Terms) -> Vec<(usize, usize)> {
     // A forward cursor over byte offsets (no per-character array: a 40 MiB text must
     // not take 16 bytes a character).
     let at = |b: usize| text[b..].chars().next();
+    let unicode = terms == Terms::Unicode;
     let mut i = 0usize;
+    let mut line_start = 0usize;
     while let Some(c) = at(i) {
         if c == '\n' {
-            // Blank line or a list item on the next line ends the sentence.
+            // Blank line or a list item on the next line ends the sentence, and under
+            // the Unicode rule a first line that is a headline or a title (a line inside
+            // the text that ends without punctuation is mostly a mail header, an
+            // address, a signature: hard-wrapped text keeps them as before).
             let next_line = i + 1;
             let blank =
                 text[next_line..].split('\n').next().is_some_and(|l| l.trim().is_empty()) && next_line < text.len();
-            if blank || (next_line < text.len() && list_item_at(text, next_line)) {
+            if blank
+                || (next_line < text.len() && list_item_at(text, next_line))
+                || (unicode && line_start == 0 && headline_ends_at(text, line_start, i))
+            {
                 push(start, i, &mut spans);
                 start = next_line;
             }
+            line_start = next_line;
             i += 1;
             continue;
         }
-        if terms == Terms::Unicode && is_hard_end(c) {
+        if unicode && c == ' ' && thai_space_at(text, i) {
+            push(start, i, &mut spans);
+            start = i + 1;
+            i += 1;
+            continue;
+        }
+        if unicode && is_hard_end(c) {
             let mut j = i + c.len_utf8();
             while let Some(d) = at(j).filter(|&d| is_hard_end(d) || is_hard_closer(d)) {
                 j += d.len_utf8();
@@ -269,6 +323,38 @@ mod tests {
         // Latin text splits as before.
         let latin = "The bridge reopened. Engineers replaced the cables! Why? Nobody knows.";
         assert_eq!(sentence_spans(latin, Terms::Unicode), sentence_spans(latin, Terms::Words));
+        let khmer = "ស្ពានបើកវិញ។ មនុស្សសប្បាយចិត្ត។";
+        assert_eq!(sentence_spans(khmer, Terms::Unicode).len(), 2);
+        let thai = "สะพานเปิดแล้ว ผู้คนดีใจมาก";
+        assert_eq!(sentence_spans(thai, Terms::Unicode).len(), 2, "a space between Thai sentences");
+    }
+
+    /// Issue 33: a headline's line break ends a sentence under the Unicode rule, in every
+    /// script, so that a later article quoting the first sentence alone finds it; hard-
+    /// wrapped prose keeps its sentences (lines as long as the next, or ending with
+    /// punctuation, or followed by lower case), and lines after the first are as before.
+    #[test]
+    fn a_headline_line_ends_a_sentence_under_the_unicode_rule() {
+        let split = |text: &str, terms| {
+            sentence_spans(text, terms).into_iter().map(|(s, e)| text[s..e].to_string()).collect::<Vec<_>>()
+        };
+        let news = "Harbour bridge reopens\nThe old harbour bridge reopened on Monday after two years of repairs.";
+        assert_eq!(
+            split(news, Terms::Unicode),
+            ["Harbour bridge reopens", "The old harbour bridge reopened on Monday after two years of repairs."]
+        );
+        assert_eq!(split(news, Terms::Words).len(), 1, "the rule before");
+        let zh = "旧港大桥重新通车\n旧港大桥在经过两年的维修之后于周一重新通车了，市民们都很高兴。";
+        assert_eq!(split(zh, Terms::Unicode).len(), 2);
+        for wrapped in [
+            "The engineers replaced every cable of the bridge, and the city\nCouncil paid for the work out of its reserves.",
+            "The engineers replaced every cable of the bridge and the city\ncouncil paid for it.",
+            "旧港大桥在经过两年的维修之后于周一重新通车了市民们\n都很高兴工程师更换了全部钢缆。",
+            "* tree.c (build_call): Fix the\n\tLeaked reference.",
+            "The bridge reopened.\nChris Garrigues\nHarbour Street 200, Austin, TX 78701, USA",
+        ] {
+            assert_eq!(split(wrapped, Terms::Unicode), split(wrapped, Terms::Words), "{wrapped}");
+        }
     }
 
     proptest! {
