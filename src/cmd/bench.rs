@@ -16,6 +16,10 @@ pub struct Args {
     /// Corpus: files or directories in any input format.
     #[arg(required_unless_present = "checkpoints", value_name = "PATH")]
     corpus: Vec<PathBuf>,
+    /// TOML file with algorithm options, as `ingest --config` takes (with
+    /// --end-to-end: the `[quotes]` and `[neardup]` tables too); flags override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     #[command(flatten)]
     flags: ConfigArgs,
     /// Measure the whole ingestion into a fresh data directory instead (the configured
@@ -36,7 +40,7 @@ pub struct Args {
 pub fn run(a: Args) -> Result<()> {
     if a.checkpoints {
         let tmp = tempfile::tempdir_in(a.dir.as_deref().unwrap_or(&std::env::temp_dir()))?;
-        let cfg = a.flags.typed().map_err(anyhow::Error::msg)?.apply(&Config::default())?;
+        let cfg = crate::args::overrides(a.config.as_deref(), &a.flags)?.apply(&Config::default())?;
         let r = fill::run(&cfg, tmp.path(), |what| eprintln!("{what} ..."))?;
         return a.format.print(&r, fill::text);
     }
@@ -44,13 +48,13 @@ pub fn run(a: Args) -> Result<()> {
         let tmp = tempfile::tempdir_in(a.dir.as_deref().unwrap_or(&std::env::temp_dir()))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         eprintln!("ingesting into a fresh data directory ...");
-        let r =
-            endtoend::run(&a.corpus, &a.flags.typed().map_err(anyhow::Error::msg)?, &tmp.path().join("data"), threads)?;
+        let overrides = crate::args::overrides(a.config.as_deref(), &a.flags)?;
+        let r = endtoend::run(&a.corpus, &overrides, &tmp.path().join("data"), threads)?;
         return a.format.print(&r, endtoend::text);
     }
     // The table for the operation benchmark defaults to 1 GiB: far larger than caches.
     let base = Config { table_bytes: 1 << 30, ..Config::default() };
-    let cfg = a.flags.typed().map_err(anyhow::Error::msg)?.apply(&base)?;
+    let cfg = crate::args::overrides(a.config.as_deref(), &a.flags)?.apply(&base)?;
     let texts: Vec<String> = super::read_corpus(&a.corpus)?.into_iter().map(|d| d.text).collect();
     let tmp = tempfile::tempdir()?;
     let dir = a.dir.unwrap_or_else(|| tmp.path().to_path_buf());

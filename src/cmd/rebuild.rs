@@ -45,6 +45,11 @@ pub struct Args {
     /// before schema 11 to the rule of new ones (each Chinese or Japanese ideograph a term).
     #[arg(long, value_name = "unicode|words")]
     terms: Option<textorigin_core::text::Terms>,
+    /// Quotation search by clauses too, on or off (needs --reanalyse: every sentence is
+    /// indexed and searched again): `--quote-clauses on` moves a data directory made
+    /// before schema 12 to the search of new ones.
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    quote_clauses: Option<bool>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -57,6 +62,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         near_duplicates: a.near_duplicates,
         quotations: a.quotations,
         terms: a.terms,
+        quote_clauses: a.quote_clauses,
     };
     let pb = super::progress(0, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| {

@@ -151,7 +151,7 @@ fn a_schema_7_data_directory_gets_its_features_on_and_keeps_every_result() {
 }
 
 #[test]
-fn a_schema_10_data_directory_keeps_its_term_rule_and_every_result() {
+fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() {
     // Written by the last build of schema 10 (tests/fixtures/README.md).
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -160,7 +160,9 @@ fn a_schema_10_data_directory_keeps_its_term_rule_and_every_result() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 10 needs an upgrade"));
     ok(&data, &["upgrade"]);
     assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v10-export.jsonl")).unwrap());
-    assert!(!ok(&data, &["stats"]).contains("terms="), "the rule before (a new data directory's says terms=unicode)");
+    let stats = ok(&data, &["stats"]);
+    assert!(!stats.contains("terms="), "the rule before (a new data directory's says terms=unicode)");
+    assert!(!stats.contains("by clause"), "no clause signatures in its index, none searched (schema 12)");
     let out = run(&data, &["rebuild"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");
     // A Chinese document given now is tokenized as the stored ones were: each run of
@@ -169,4 +171,9 @@ fn a_schema_10_data_directory_keeps_its_term_rule_and_every_result() {
     std::fs::write(&copy, std::fs::read_to_string(fixture("v10-chinese.txt")).unwrap() + "另外一句新话。").unwrap();
     assert!(ingest(&data, &["--table-size", "16KiB", "--index-size", "64KiB"], &[&copy]).status.success());
     assert_eq!(json(&data, &["show", "--json", "05-chinese-copy"])["tokens"], 4, "four runs, not 33 characters");
+    // `rebuild --reanalyse --quote-clauses on` moves it to the search of schema 12 (not
+    // without --reanalyse: the stored quotations follow from the index).
+    assert!(!run(&data, &["rebuild", "--quote-clauses", "on"]).status.success());
+    ok(&data, &["rebuild", "--reanalyse", "--quote-clauses", "on"]);
+    assert!(ok(&data, &["stats"]).contains("quotations on (by sentence and by clause)"));
 }

@@ -74,6 +74,45 @@ pub struct QuoteEval {
     pub inverted_micros_per_sentence: f64,
     pub inverted_candidates_per_sentence: f64,
     pub rows: Vec<RadiusRow>,
+    /// The query sentences with a true pair of 0.8 or more that the defaults miss, by
+    /// why (issue 34: what the missed quarter is).
+    pub misses: Vec<MissRow>,
+}
+
+/// One kind of sentence the defaults miss: how many, and their length in distinct words.
+#[derive(Debug, Clone, Serialize)]
+pub struct MissRow {
+    pub kind: &'static str,
+    pub sentences: u64,
+    pub mean_words: f64,
+    /// The mean length of their best earlier sentence, in distinct words.
+    pub mean_source_words: f64,
+}
+
+/// Why the defaults miss query sentence `q`, whose true pairs scoring 0.8 or more are
+/// `best` (key, score): one of them among the candidates before the cap; its earlier
+/// sentence at least a quarter longer (the query is a part of it, as a headline's
+/// sentence with its first line, or a quotation inside a longer sentence), or shorter by
+/// a quarter (the query adds to it); or of about its length (edited).
+fn miss_kind(
+    q: &Sentence,
+    best: &[((u64, u32), f64)],
+    uncapped: &[(u64, u32)],
+    by_key: &HashMap<(u64, u32), &Sentence>,
+) -> (&'static str, usize) {
+    let (key, _) = best.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).expect("a pair of 0.8 or more");
+    let n_s = by_key[&key].words.len();
+    let n_q = q.words.len();
+    let kind = if best.iter().any(|(k, _)| uncapped.contains(k)) {
+        "cut by the cap of candidates"
+    } else if n_s * 4 >= n_q * 5 {
+        "inside a longer earlier sentence"
+    } else if n_s * 5 <= n_q * 4 {
+        "adds to a shorter earlier sentence"
+    } else {
+        "edited (about the same length)"
+    };
+    (kind, n_s)
 }
 
 fn level_of(score: f64) -> Option<usize> {
@@ -142,6 +181,7 @@ pub fn run(
         speedup_vs_inverted: inverted / secs,
     };
     let mut rows = Vec::new();
+    let mut misses = Vec::new();
     for radius in (0..=5u32).map(Some).chain([None]) {
         let measured = measure(&qs, &by_key, &truth, idf_of, qsign_search(&indexes, &qcfg, radius));
         rows.push(row(radius.map_or("formula".to_string(), |d| d.to_string()), measured));
@@ -157,6 +197,9 @@ pub fn run(
         }
         let indexes = other.indexes();
         rows.push(row(name.to_string(), measure(&qs, &by_key, &truth, idf_of, defaults_search(&indexes, &cfg))));
+        if name == "defaults" {
+            misses = classify_misses(&qs, &by_key, &truth, idf_of, &indexes, &cfg);
+        }
         other.close()?;
         progress("qSign radii", rows.len(), 9);
     }
@@ -170,9 +213,55 @@ pub fn run(
         inverted_micros_per_sentence: inverted * 1e6,
         inverted_candidates_per_sentence: inv_candidates as f64 / qs.len() as f64,
         rows,
+        misses,
     };
     dd.close()?;
     Ok(result)
+}
+
+/// The query sentences with a true pair of 0.8 or more that `cfg`'s search misses, by
+/// [`miss_kind`].
+fn classify_misses(
+    qs: &[Sentence],
+    by_key: &HashMap<(u64, u32), &Sentence>,
+    truth: &[HashMap<(u64, u32), usize>],
+    idf_of: impl Fn(u64) -> f64 + Copy,
+    indexes: &Indexes<&[u8]>,
+    cfg: &QuoteConfig,
+) -> Vec<MissRow> {
+    let uncapped_cfg = QuoteConfig { max_candidates: u32::MAX, ..cfg.clone() };
+    let (mut capped, mut uncapped) = (defaults_search(indexes, cfg), defaults_search(indexes, &uncapped_cfg));
+    let mut kinds: Vec<(&'static str, u64, usize, usize)> = Vec::new();
+    for (q, truth) in qs.iter().zip(truth) {
+        if !truth.values().any(|&l| l <= 1) {
+            continue;
+        }
+        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
+        let hit = capped(q).iter().any(|k| truth.get(k).is_some_and(|&l| l <= 1));
+        if hit {
+            continue;
+        }
+        let best: Vec<((u64, u32), f64)> =
+            truth.iter().filter(|(_, &l)| l <= 1).map(|(&k, _)| (k, scorer.score(&by_key[&k].words))).collect();
+        let (kind, n_s) = miss_kind(q, &best, &uncapped(q), by_key);
+        match kinds.iter_mut().find(|k| k.0 == kind) {
+            Some(k) => {
+                k.1 += 1;
+                k.2 += q.words.len();
+                k.3 += n_s;
+            }
+            None => kinds.push((kind, 1, q.words.len(), n_s)),
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|(kind, n, w, s)| MissRow {
+            kind,
+            sentences: n,
+            mean_words: w as f64 / n as f64,
+            mean_source_words: s as f64 / n as f64,
+        })
+        .collect()
 }
 
 /// The query documents' sentences of at least `min_words` words.
@@ -315,11 +404,10 @@ fn defaults_search<'a>(
     cfg: &'a QuoteConfig,
 ) -> impl FnMut(&Sentence) -> Vec<(u64, u32)> + 'a {
     move |q| {
-        let parts = quote::part_signatures(cfg, &q.words);
-        let (sigs, d) = match parts.is_empty() {
-            true => (vec![quote::signature(cfg, &q.words)], quote::radius(cfg, q.words.len() as u32)),
-            false => (parts, 0),
-        };
+        // The signatures `quote::find` searches with: the full one within the radius,
+        // or the parts (and the clauses' parts) exactly.
+        let sigs: Vec<u64> = quote::signatures(cfg, std::slice::from_ref(q)).into_iter().map(|(_, s)| s).collect();
+        let d = if quote::parted(cfg, q.words.len()) { 0 } else { quote::radius(cfg, q.words.len() as u32) };
         let cands =
             sigs.iter().flat_map(|&sig| indexes.quote_candidates(cfg, sig, d).0).map(|(s, x, _)| (s, x)).collect();
         let mut ranked = quote::rank(cands);
@@ -371,6 +459,13 @@ pub fn markdown(r: &QuoteEval) -> String {
             row.speedup_vs_naive,
             row.speedup_vs_inverted
         );
+    }
+    if !r.misses.is_empty() {
+        out += "\nThe defaults' misses (query sentences with a pair of 0.8 or more, none found):\n";
+        out += "| why | sentences | distinct words | of the best earlier sentence |\n| --- | --- | --- | --- |\n";
+        for m in &r.misses {
+            out += &format!("| {} | {} | {:.1} | {:.1} |\n", m.kind, m.sentences, m.mean_words, m.mean_source_words);
+        }
     }
     out
 }

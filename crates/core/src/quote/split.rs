@@ -17,10 +17,12 @@ fn is_closer(c: char) -> bool {
 
 /// A full stop that ends a sentence wherever it stands, under [`Terms::Unicode`]: the
 /// ideographic ones (Chinese and Japanese write no space after them, and no capital
-/// follows), the Devanagari dandas, the Arabic question mark, the Khmer khan and
-/// bariyoosan and the Burmese section mark.
+/// follows), the Devanagari dandas, the Arabic question mark and the Urdu full stop,
+/// the Armenian full stop, the Ethiopic full stop and question marks, the Khmer khan
+/// and bariyoosan and the Burmese section mark (the full stops of UAX #29's sentence
+/// rules that need no space after them).
 fn is_hard_end(c: char) -> bool {
-    matches!(c, '。' | '！' | '？' | '｡' | '।' | '॥' | '؟' | '។' | '៕' | '။')
+    matches!(c, '。' | '！' | '？' | '｡' | '।' | '॥' | '؟' | '۔' | '։' | '።' | '፧' | '፨' | '។' | '៕' | '။')
 }
 
 /// A character a line may end with inside a sentence or at its end: a line ending with
@@ -185,6 +187,43 @@ pub fn sentence_spans(text: &str, terms: Terms) -> Vec<(usize, usize)> {
     spans
 }
 
+/// Whether `c` between two terms ends a clause: a comma, colon, semicolon, dash,
+/// bracket, quotation mark, a stop that ends no sentence (`said.-`, `."?`) or a line
+/// break, and the ideographic ones.
+fn is_clause_break(c: char) -> bool {
+    matches!(
+        c,
+        ',' | ';'
+            | ':'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '"'
+            | '“'
+            | '”'
+            | '«'
+            | '»'
+            | '—'
+            | '–'
+            | '-'
+            | '.'
+            | '!'
+            | '?'
+            | '\n'
+            | '，'
+            | '、'
+            | '；'
+            | '：'
+            | '「'
+            | '」'
+            | '『'
+            | '』'
+            | '（'
+            | '）'
+    )
+}
+
 /// Sentences of a tokenized text with their distinct words (`terms`: the rule the text
 /// was tokenized by).
 pub fn sentences(text: &str, tokens: &[Token], terms: Terms) -> Vec<Sentence> {
@@ -195,13 +234,30 @@ pub fn sentences(text: &str, tokens: &[Token], terms: Terms) -> Vec<Sentence> {
             t += 1;
         }
         let mut words = Vec::new();
+        let mut clauses: Vec<Vec<u64>> = vec![Vec::new()];
+        let mut last_end = s;
         while t < tokens.len() && (tokens[t].end as usize) <= e {
+            let gap = &text[last_end..tokens[t].start as usize];
+            // (A hyphen or a point inside a word or number, `US-led`, `3.14`, is none.)
+            let breaks = gap.contains(is_clause_break) && !matches!(gap, "-" | "." | "'" | "’");
+            if breaks && !clauses.last().is_some_and(Vec::is_empty) {
+                clauses.push(Vec::new());
+            }
+            clauses.last_mut().expect("a clause").push(tokens[t].fp);
             words.push(tokens[t].fp);
+            last_end = tokens[t].end as usize;
             t += 1;
         }
         words.sort_unstable();
         words.dedup();
-        out.push(Sentence { start: s as u32, end: e as u32, words });
+        if clauses.len() < 2 {
+            clauses.clear();
+        }
+        for c in &mut clauses {
+            c.sort_unstable();
+            c.dedup();
+        }
+        out.push(Sentence { start: s as u32, end: e as u32, words, clauses });
     }
     out
 }
@@ -323,10 +379,50 @@ mod tests {
         // Latin text splits as before.
         let latin = "The bridge reopened. Engineers replaced the cables! Why? Nobody knows.";
         assert_eq!(sentence_spans(latin, Terms::Unicode), sentence_spans(latin, Terms::Words));
-        let khmer = "ស្ពានបើកវិញ។ មនុស្សសប្បាយចិត្ត។";
-        assert_eq!(sentence_spans(khmer, Terms::Unicode).len(), 2);
+        for two in ["ស្ពានបើកវិញ។ មនុស្សសប្បាយចិត្ត។", "Կամուրջը բացվեց։ Մարդիկ ուրախ են։", "ድልድዩ ተከፈተ። ሰዎች ደስ ብሏቸዋል።"]
+        {
+            assert_eq!(sentence_spans(two, Terms::Unicode).len(), 2, "{two}");
+        }
         let thai = "สะพานเปิดแล้ว ผู้คนดีใจมาก";
         assert_eq!(sentence_spans(thai, Terms::Unicode).len(), 2, "a space between Thai sentences");
+    }
+
+    /// Issue 34: a sentence's clauses are its words between commas, colons, dashes,
+    /// brackets, quotation marks, stops that end no sentence and line breaks; a hyphen or
+    /// point inside a word or number splits none, and a sentence of one clause has none.
+    #[test]
+    fn clauses_split_at_punctuation_inside_a_sentence() {
+        let r = Rabin::new(8);
+        let clauses = |text: &str| {
+            let mut toks = Vec::new();
+            tokenize(text, &r, &mut toks);
+            let fp = |w: &str| {
+                let mut t = Vec::new();
+                tokenize(w, &r, &mut t);
+                t[0].fp
+            };
+            let s = sentences(text, &toks, Terms::Words);
+            assert_eq!(s.len(), 1, "{text}");
+            let want = move |c: &[&str]| {
+                let mut w: Vec<u64> = c.iter().map(|w| fp(w)).collect();
+                w.sort_unstable();
+                w
+            };
+            (s[0].clauses.clone(), want)
+        };
+        let (got, want) =
+            clauses("\"We are pleased with the US-led results,\" said John Smith (chief of Acme): 3.5 percent.");
+        assert_eq!(
+            got,
+            [
+                want(&["we", "are", "pleased", "with", "the", "us", "led", "results"]),
+                want(&["said", "john", "smith"]),
+                want(&["chief", "of", "acme"]),
+                want(&["3", "5", "percent"]),
+            ]
+        );
+        let (got, _) = clauses("A sentence of one clause only.");
+        assert!(got.is_empty());
     }
 
     /// Issue 33: a headline's line break ends a sentence under the Unicode rule, in every

@@ -101,7 +101,7 @@ proptest::proptest! {
                     }
                     w.sort_unstable();
                     w.dedup();
-                    Sentence { start: k as u32, end: k as u32 + 1, words: w }
+                    Sentence { start: k as u32, end: k as u32 + 1, words: w, clauses: Vec::new() }
                 })
                 .collect();
             let want: Vec<(u32, Vec<QuoteSource>)> = ss
@@ -125,7 +125,7 @@ proptest::proptest! {
     fn an_edited_sentence_is_found_through_a_part_signature(seed in proptest::prelude::any::<u64>(), n in 5usize..=40, at in 0usize..40, pairs in proptest::prelude::any::<bool>()) {
         let mut g = crate::testdata::XorShift::new(seed | 1);
         let mut next = move || g.next_u64();
-        let sentence = |words: Vec<u64>, start: u32| { let mut w = words; w.sort_unstable(); w.dedup(); Sentence { start, end: start + 1, words: w } };
+        let sentence = |words: Vec<u64>, start: u32| { let mut w = words; w.sort_unstable(); w.dedup(); Sentence { start, end: start + 1, words: w, clauses: Vec::new() } };
         {
             let cfg = match pairs {
                 true => QuoteConfig::default(),
@@ -153,6 +153,44 @@ proptest::proptest! {
             edited[at % n] = word();
             let q = mem.add(&cfg, 21, vec![sentence(edited, 0)]);
             proptest::prop_assert!(q.found.iter().any(|f| f.sources.iter().any(|s| s.seq == 7 && s.sentence == 5)));
+        }
+    }
+
+    /// Issue 34: a sentence that repeats one clause of a longer earlier sentence (all
+    /// its words in it: a score of 1) is always found by its clause's signatures, among
+    /// other documents' sentences; with `clauses` off (schema 11) it is not, whenever its
+    /// clause shares no pair signature with the whole.
+    #[test]
+    fn a_sentence_repeating_a_clause_of_a_longer_one_is_found(seed in proptest::prelude::any::<u64>(), n in 5usize..=15, before in 3usize..=20, after in 0usize..=20) {
+        let mut g = crate::testdata::XorShift::new(seed | 1);
+        let mut word = move || g.next_u64();
+        let sorted = |mut w: Vec<u64>| { w.sort_unstable(); w.dedup(); w };
+        let clause: Vec<u64> = (0..n).map(|_| word()).collect();
+        let (head, tail): (Vec<u64>, Vec<u64>) = ((0..before).map(|_| word()).collect(), (0..after).map(|_| word()).collect());
+        let mut clauses = vec![sorted(head.clone()), sorted(clause.clone())];
+        if after > 0 {
+            clauses.push(sorted(tail.clone()));
+        }
+        let whole = Sentence { start: 9, end: 10, words: sorted([head, clause.clone(), tail].concat()), clauses };
+        let found = |cfg: &QuoteConfig, noise: &mut dyn FnMut() -> u64| {
+            let mut mem = Memory { idx: crate::index::Indexes::in_memory(16 << 20, cfg).unwrap(), sentences: Default::default() };
+            for seq in 1..=10u64 {
+                let mut ss: Vec<Sentence> = (0..5).map(|k| Sentence { start: k, end: k + 1, words: sorted((0..12).map(|_| noise()).collect()), clauses: Vec::new() }).collect();
+                if seq == 4 {
+                    ss.push(whole.clone());
+                }
+                mem.add(cfg, seq, ss);
+            }
+            let q = mem.add(cfg, 11, vec![Sentence { start: 0, end: 1, words: sorted(clause.clone()), clauses: Vec::new() }]);
+            q.found.iter().any(|f| f.sources.iter().any(|s| s.seq == 4 && s.sentence == 5 && s.score == 1.0))
+        };
+        let mut rng = word();
+        let mut noise = move || { rng = mix(rng); rng };
+        prop_assert!(found(&QuoteConfig::default(), &mut noise));
+        let off = QuoteConfig { clauses: false, ..QuoteConfig::default() };
+        let shared = part_signatures(&off, &sorted(clause.clone())).iter().any(|p| part_signatures(&off, &whole.words).contains(p));
+        if !shared {
+            prop_assert!(!found(&off, &mut noise));
         }
     }
 }
@@ -230,7 +268,7 @@ fn a_later_published_candidate_quotes_the_searching_document() {
     let mut long = short.clone();
     long.push(99_999_989);
     long.sort_unstable();
-    let sent = |words: &[u64]| Sentence { start: 0, end: 10, words: words.to_vec() };
+    let sent = |words: &[u64]| Sentence { start: 0, end: 10, words: words.to_vec(), clauses: Vec::new() };
     for later in [false, true] {
         let mut mem =
             Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };

@@ -613,6 +613,8 @@ pub struct StatsView {
     pub near_duplicates: bool,
     /// Quotation search on.
     pub quotations: bool,
+    /// Quotation search by clauses too (schema 12's data directories).
+    pub quote_clauses: bool,
     /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
     /// budget, done while the daemon is idle).
     pub revision_queue: u64,
@@ -680,6 +682,7 @@ pub fn stats(
         align: config.align,
         near_duplicates: config.near_duplicates,
         quotations: config.quotations,
+        quote_clauses: store.stored_quote_config()?.is_some_and(|q| q.clauses),
         daemon: DaemonStatus::read(dir),
     })
 }

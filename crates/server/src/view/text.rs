@@ -232,7 +232,7 @@ pub fn list(rows: &[ListRow]) -> String {
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}, quotations {}\n",
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}, quotations {}{}\n",
         v.documents,
         t.path,
         t.bytes,
@@ -266,6 +266,7 @@ pub fn stats(v: &StatsView) -> String {
         if v.align { "on" } else { "off" },
         if v.near_duplicates { "on" } else { "off" },
         if v.quotations { "on" } else { "off" },
+        if v.quotations && v.quote_clauses { " (by sentence and by clause)" } else { "" },
     );
     out += &format!("revisions:   {} document(s) waiting in the revision queue\n", v.revision_queue);
     if let Some(d) = &v.daemon {

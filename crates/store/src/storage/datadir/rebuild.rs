@@ -6,6 +6,7 @@ use std::path::Path;
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
+use textorigin_core::quote::QuoteConfig;
 
 use super::{
     analyse, db_path, replay, reproduces, revise, table_path, Budget, DataDir, DataDirError, Preparer, Result,
@@ -37,34 +38,37 @@ impl DataDir {
             ..Overrides::default()
         }
         .apply(&stored)?;
+        let stored_q = store.quote_config()?;
+        let q_cfg = QuoteConfig { clauses: opts.quote_clauses.unwrap_or(stored_q.clauses), ..stored_q.clone() };
         let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
-            != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms);
+            != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
+            || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
         }
-        let (documents, differing) = Self::rebuild_into(dir, &store, &cfg, opts.reanalyse, &mut progress)?;
+        let (documents, differing) = Self::rebuild_into(dir, &store, (&cfg, &q_cfg), opts.reanalyse, &mut progress)?;
         Ok(Rebuilt { documents, differing, resized: cfg != stored, config: cfg.canonical() })
     }
 
     /// [`DataDir::rebuild`] with the store open and the stored configuration.
     pub(super) fn rebuild_with(dir: &Path, store: &Store, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
-        Self::rebuild_into(dir, store, &cfg, false, progress)
+        Self::rebuild_into(dir, store, (&cfg, &store.quote_config()?), false, progress)
     }
 
-    /// Replays into `table.rebuild` made with `cfg`, then (a new configuration stored
-    /// first, old checkpoint slots removed, as they copy the table being replaced)
-    /// renames it over the table. A crash before the rename leaves the old table, in
+    /// Replays into `table.rebuild` made with `cfg` (and the quotation configuration
+    /// `q_cfg`), then (a new configuration stored first, old checkpoint slots removed,
+    /// as they copy the table being replaced) renames it over the table. A crash before the rename leaves the old table, in
     /// step with the store unless the configuration was already stored, in which case
     /// opening names the difference and `rebuild` runs again.
     fn rebuild_into(
         dir: &Path,
         store: &Store,
-        cfg: &Config,
+        (cfg, q_cfg): (&Config, &QuoteConfig),
         reanalyse: bool,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(u64, u64)> {
-        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
+        let (nd_cfg, q_cfg) = (store.neardup_config()?, q_cfg.clone());
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let tpath = table_path(dir);
         let tmp = dir.join("table.rebuild");
@@ -136,6 +140,9 @@ impl DataDir {
         }
         table.close()?;
         store.sync()?;
+        if store.quote_config()? != q_cfg {
+            store.put_quote_config(&q_cfg)?;
+        }
         if !same_config {
             store.put_config(cfg)?;
         }
@@ -166,6 +173,9 @@ pub struct RebuildOptions {
     /// Another rule of what makes a term (only with `reanalyse`: every document is
     /// tokenized again).
     pub terms: Option<textorigin_core::text::Terms>,
+    /// Quotation search by clauses on or off (only with `reanalyse`: every sentence is
+    /// indexed and searched again).
+    pub quote_clauses: Option<bool>,
 }
 
 /// What `rebuild` did.

@@ -6,6 +6,7 @@
 //! than this build is refused, never downgraded.
 
 mod v11_terms;
+mod v12_clauses;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -82,6 +83,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 10,
         what: "terms in the config (runs of letters and digits, as before, for an existing data directory)",
         run: v11_terms::run,
+    },
+    Migration {
+        from: 11,
+        what: "clauses in the quotation config (off for an existing data directory)",
+        run: v12_clauses::run,
     },
 ];
 
