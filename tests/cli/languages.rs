@@ -3,6 +3,8 @@
 //! sentences, in the JSON and text views and the page; a data directory made before
 //! keeps the rule it was made with.
 
+use serde_json::Value;
+
 use crate::util::*;
 
 const REPORT: &str = "旧港大桥重新通车\n\n旧港大桥在经历了二十六个月的维修之后，于周一早上重新向车辆开放，维修费用几乎是最初预算的两倍。工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统，以便在冬季风暴期间让海水远离桥面。\n\n市长在七点刚过时为大桥剪彩，一小群通勤者、骑自行车的人和退休的码头工人在人行道上欢呼。她感谢东部各区居民在漫长的绕行期间所表现出的耐心。\n";
@@ -15,18 +17,27 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
     p
 }
 
-#[test]
-fn a_chinese_article_that_copies_a_paragraph_shows_the_block_and_the_quotation() {
+/// Two articles, `01-report` and `02-roundup`, ingested into a new data directory
+/// with default settings: the inputs' and the data's directories, the roundup's JSON
+/// view and its copied block from the report.
+fn ingest_pair(report: &str, roundup: &str) -> (tempfile::TempDir, tempfile::TempDir, Value, Value) {
     let inputs = tempfile::tempdir().unwrap();
-    let report = write(inputs.path(), "01-report.txt", REPORT);
-    let roundup = write(inputs.path(), "02-roundup.txt", ROUNDUP);
+    let paths = [write(inputs.path(), "01-report.txt", report), write(inputs.path(), "02-roundup.txt", roundup)];
     let data = tempfile::tempdir().unwrap();
-    let dir = data.path();
-    assert!(ingest(dir, &[], &[&report, &roundup]).status.success());
-    let copied = "工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统，以便在冬季风暴期间让海水远离桥面";
-    let v = json(dir, &["show", "--json", "02-roundup"]);
+    assert!(ingest(data.path(), &[], &[&paths[0], &paths[1]]).status.success());
+    let v = json(data.path(), &["show", "--json", "02-roundup"]);
     let block =
         v["copied_blocks"].as_array().unwrap().iter().find(|b| b["origin"]["id"] == 1).unwrap_or_else(|| panic!("{v}"));
+    let block = block.clone();
+    (inputs, data, v, block)
+}
+
+#[test]
+fn a_chinese_article_that_copies_a_paragraph_shows_the_block_and_the_quotation() {
+    let (inputs, data, v, block) = ingest_pair(REPORT, ROUNDUP);
+    let (report, roundup) = (inputs.path().join("01-report.txt"), inputs.path().join("02-roundup.txt"));
+    let dir = data.path();
+    let copied = "工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统，以便在冬季风暴期间让海水远离桥面";
     let text = block["text"].as_str().unwrap();
     assert!(text.contains(copied), "the copied sentence as one block: {text}");
     assert!(text.chars().count() <= copied.chars().count() + 2, "not more than it: {text}");
@@ -88,16 +99,8 @@ fn a_chinese_article_with_one_character_changed_is_a_near_duplicate() {
 fn a_thai_article_that_copies_a_sentence_shows_the_block_and_the_quotation() {
     const REPORT: &str = "สะพานท่าเรือเก่าเปิดใช้งานอีกครั้ง\nสะพานท่าเรือเก่ากลับมาเปิดให้รถสัญจรอีกครั้งเมื่อเช้าวันจันทร์หลังจากปิดซ่อมแซมนานถึงยี่สิบหกเดือน วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด นายกเทศมนตรีกล่าวขอบคุณประชาชนที่อดทนรอมาตลอด\n";
     const ROUNDUP: &str = "สรุปข่าวประจำสัปดาห์\nข่าวท้องถิ่นสัปดาห์นี้เริ่มต้นที่ริมน้ำ วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด ส่วนคณะกรรมการโรงเรียนเลื่อนการลงมติเรื่องตารางเรียนใหม่ออกไปเป็นเดือนมกราคม\n";
-    let inputs = tempfile::tempdir().unwrap();
-    let report = write(inputs.path(), "01-report.txt", REPORT);
-    let roundup = write(inputs.path(), "02-roundup.txt", ROUNDUP);
-    let data = tempfile::tempdir().unwrap();
-    let dir = data.path();
-    assert!(ingest(dir, &[], &[&report, &roundup]).status.success());
+    let (_inputs, _data, v, block) = ingest_pair(REPORT, ROUNDUP);
     let copied = "วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด";
-    let v = json(dir, &["show", "--json", "02-roundup"]);
-    let block =
-        v["copied_blocks"].as_array().unwrap().iter().find(|b| b["origin"]["id"] == 1).unwrap_or_else(|| panic!("{v}"));
     assert_eq!(block["text"].as_str().unwrap(), copied, "the copied sentence as one block, word for word");
     let quoted = v["quotations"].as_array().unwrap();
     assert!(

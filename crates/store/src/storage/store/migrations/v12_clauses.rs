@@ -10,22 +10,13 @@ use textorigin_core::quote::QuoteConfig;
 use super::super::meta::MetaKey;
 use super::super::{Result, Store};
 use super::rewrite_meta;
+use super::v7_origin_options::{quote_config_of, QuoteConfigV6};
 
-/// The quotation configuration as schemas 8 to 11 stored it.
+/// The quotation configuration as schemas 8 to 11 stored it: schema 6's fields, then
+/// four.
 #[derive(Deserialize)]
 struct QuoteConfigV11 {
-    m: u32,
-    l: u32,
-    k_flex: u32,
-    fp_bound: f64,
-    d_max: u32,
-    radius: Option<u32>,
-    pieces: u32,
-    threshold: f64,
-    min_words: u32,
-    max_sources: u32,
-    max_per_probe: u32,
-    seed: u64,
+    v6: QuoteConfigV6,
     split_words: u32,
     splits: u32,
     pairs: bool,
@@ -34,22 +25,11 @@ struct QuoteConfigV11 {
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
     rewrite_meta(store, MetaKey::QuoteConfig, "quote config", |o: QuoteConfigV11| QuoteConfig {
-        m: o.m,
-        l: o.l,
-        k_flex: o.k_flex,
-        fp_bound: o.fp_bound,
-        d_max: o.d_max,
-        radius: o.radius,
-        pieces: o.pieces,
-        threshold: o.threshold,
-        min_words: o.min_words,
-        max_sources: o.max_sources,
-        max_per_probe: o.max_per_probe,
-        seed: o.seed,
         split_words: o.split_words,
         splits: o.splits,
         pairs: o.pairs,
         max_candidates: o.max_candidates,
         clauses: false,
+        ..quote_config_of(o.v6)
     })
 }
