@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Planted copies in held-out documents (issue 33), for any corpus: per length band of
-the planted sentence (25-40, 40-80, 80+ letters and digits), whole and with one term
+the planted sentence (25-40, 40-80, 80+ letters and digits; kana and ideographs in a
+corpus of CJK text), whole and with one term
 changed, the share found as a copied block with the right origin and found as a copy
 or a quotation; and the share of the unchanged held-out text marked copied. Prints a
 markdown table.
@@ -73,7 +74,10 @@ def main():
     tok = sum(v["tokens"] for v in export(plain) if v["name"].startswith("h"))
     # Sentences end at 。！？ in a corpus mostly in CJK characters, else at .!?
     share = lambda lo, hi: sum(1 for t in coll for c in t if lo <= c <= hi) / sum(len(t) for t in coll)
-    cjk = share("\u3040", "\u9fff") > 0.25
+    # (The Japanese Debian Reference is a fifth kana and ideographs, the rest commands,
+    # paths and untranslated English: a quarter would take it for a Latin corpus and
+    # plant its table-of-contents lines.)
+    cjk = share("\u3040", "\u9fff") > 0.1
     thai = share("\u0e01", "\u0e5b") > 0.25
     ends = "。！？" if cjk else ".!?"
     sentence = re.compile(r"[^\n]{25,400}" if thai else rf"[^{ends}]{{25,400}}[{ends}]")  # hard-wrapped lines too
@@ -85,6 +89,10 @@ def main():
     word = re.compile(r"[\u4e00-\u9fff]" if cjk else r"[\u0e01-\u0e2e]{2}" if thai else r"[A-Za-z]{3,}")
 
     def size(s):
+        # Letters and digits; in a CJK corpus its kana and ideographs only (the issue's
+        # "25 CJK characters").
+        if cjk:
+            return sum(1 for c in s if "\u3040" <= c <= "\u9fff")
         return len(re.sub(r"[\s\W_]", "", s))
 
     print(f"{os.path.basename(a.corpus)} ({len(coll)} collection, {len(held)} held out), terms={a.terms} {' '.join(a.flags)}; "
