@@ -94,12 +94,12 @@ fn a_chinese_article_with_one_character_changed_is_a_near_duplicate() {
 
 /// Issue 33: Thai, written without spaces between words, is split by dictionary; a
 /// Thai article that copies a sentence from another shows it as a block and a
-/// quotation.
+/// quotation, in the JSON and text views and the page.
 #[test]
 fn a_thai_article_that_copies_a_sentence_shows_the_block_and_the_quotation() {
     const REPORT: &str = "สะพานท่าเรือเก่าเปิดใช้งานอีกครั้ง\nสะพานท่าเรือเก่ากลับมาเปิดให้รถสัญจรอีกครั้งเมื่อเช้าวันจันทร์หลังจากปิดซ่อมแซมนานถึงยี่สิบหกเดือน วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด นายกเทศมนตรีกล่าวขอบคุณประชาชนที่อดทนรอมาตลอด\n";
     const ROUNDUP: &str = "สรุปข่าวประจำสัปดาห์\nข่าวท้องถิ่นสัปดาห์นี้เริ่มต้นที่ริมน้ำ วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด ส่วนคณะกรรมการโรงเรียนเลื่อนการลงมติเรื่องตารางเรียนใหม่ออกไปเป็นเดือนมกราคม\n";
-    let (_inputs, _data, v, block) = ingest_pair(REPORT, ROUNDUP);
+    let (_inputs, data, v, block) = ingest_pair(REPORT, ROUNDUP);
     let copied = "วิศวกรได้เปลี่ยนสายเคเบิลเหล็กทั้งสิบเอ็ดเส้นและสร้างทางลาดด้านทิศใต้ขึ้นใหม่ทั้งหมด";
     assert_eq!(block["text"].as_str().unwrap(), copied, "the copied sentence as one block, word for word");
     let quoted = v["quotations"].as_array().unwrap();
@@ -107,4 +107,10 @@ fn a_thai_article_that_copies_a_sentence_shows_the_block_and_the_quotation() {
         quoted.iter().any(|q| q["text"] == copied && q["sources"][0]["id"] == 1),
         "the sentence found as a quotation of the report: {v}"
     );
+    // The text view and the page show it, whole.
+    let shown = ok(data.path(), &["show", "02-roundup"]);
+    assert!(shown.contains("from #1 01-report") && shown.contains(copied), "{shown}");
+    let page = data.path().join("page.html");
+    assert!(run(data.path(), &["show", "02-roundup", "--html", page.to_str().unwrap()]).status.success());
+    assert!(std::fs::read_to_string(&page).unwrap().contains(copied), "the block on the page");
 }
