@@ -250,9 +250,13 @@ pub fn tokenize(text: &str, rabin: &Rabin, out: &mut Vec<Token>) {
             }
             let t = term.get_or_insert((i, rabin.token_start(), true, class));
             t.2 = true;
-            for lc in c.to_lowercase() {
-                for &ub in lc.encode_utf8(&mut utf8).as_bytes() {
-                    t.1 = rabin.token_push(t.1, ub);
+            // (Under `Unicode` such a term is fingerprinted of its NFKC form when it
+            // ends: nothing to roll here.)
+            if !unicode {
+                for lc in c.to_lowercase() {
+                    for &ub in lc.encode_utf8(&mut utf8).as_bytes() {
+                        t.1 = rabin.token_push(t.1, ub);
+                    }
                 }
             }
         }

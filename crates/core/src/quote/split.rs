@@ -30,20 +30,18 @@ fn is_hard_end(c: char) -> bool {
 fn continues_or_ends(c: char) -> bool {
     matches!(c, '.' | '!' | '?' | ',' | ';' | ':' | '-' | '–' | '—' | '，' | '、' | '；' | '：' | '…' | '(' | '[')
         || is_hard_end(c)
-        || is_closer(c)
         || is_hard_closer(c)
 }
 
-/// Whether the line break at byte `nl` ends a sentence under [`Terms::Unicode`] though
-/// no punctuation does (issue 33: a news article's headline and its first sentence
-/// were one "sentence"; asked of a text's first line): the line before it (from
-/// `line_start`) ends with none of
+/// Whether the text's first line break, at byte `nl`, ends a sentence under
+/// [`Terms::Unicode`] though no punctuation does (issue 33: a news article's headline
+/// and its first sentence were one "sentence"): the first line ends with none of
 /// [`continues_or_ends`], the next line starts as a sentence does (a capital, a digit,
 /// an opening quote, or a letter of a script without case) and is longer by a quarter
 /// at least. Hard-wrapped prose keeps its sentences whole: its lines are about as long
 /// as the next, or end with punctuation, or the next starts in lower case.
-fn headline_ends_at(text: &str, line_start: usize, nl: usize) -> bool {
-    let line = text[line_start..nl].trim();
+fn headline_ends_at(text: &str, nl: usize) -> bool {
+    let line = text[..nl].trim();
     let next = text[nl + 1..].split('\n').next().unwrap_or("").trim();
     let (Some(last), Some(first)) = (line.chars().next_back(), next.chars().next()) else { return false };
     let starts = first.is_uppercase()
@@ -114,7 +112,7 @@ pub fn sentence_spans(text: &str, terms: Terms) -> Vec<(usize, usize)> {
     let at = |b: usize| text[b..].chars().next();
     let unicode = terms == Terms::Unicode;
     let mut i = 0usize;
-    let mut line_start = 0usize;
+    let mut first_line = true;
     while let Some(c) = at(i) {
         if c == '\n' {
             // Blank line or a list item on the next line ends the sentence, and under
@@ -126,12 +124,12 @@ pub fn sentence_spans(text: &str, terms: Terms) -> Vec<(usize, usize)> {
                 text[next_line..].split('\n').next().is_some_and(|l| l.trim().is_empty()) && next_line < text.len();
             if blank
                 || (next_line < text.len() && list_item_at(text, next_line))
-                || (unicode && line_start == 0 && headline_ends_at(text, line_start, i))
+                || (unicode && first_line && headline_ends_at(text, i))
             {
                 push(start, i, &mut spans);
                 start = next_line;
             }
-            line_start = next_line;
+            first_line = false;
             i += 1;
             continue;
         }

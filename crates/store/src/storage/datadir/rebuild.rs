@@ -68,8 +68,8 @@ impl DataDir {
         reanalyse: bool,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(u64, u64)> {
-        let (nd_cfg, q_cfg) = (store.neardup_config()?, q_cfg.clone());
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let nd_cfg = store.neardup_config()?;
+        let shape = IndexShape::new(cfg.index_bytes, q_cfg)?;
         let tpath = table_path(dir);
         let tmp = dir.join("table.rebuild");
         let _ = std::fs::remove_file(&tmp);
@@ -93,7 +93,7 @@ impl DataDir {
         };
         for meta in store.docs() {
             let meta = meta?;
-            let cfgs = (&nd_cfg, &q_cfg, shape);
+            let cfgs = (&nd_cfg, q_cfg, shape);
             let time = meta.time();
             let analysed = if reanalyse {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
@@ -140,8 +140,8 @@ impl DataDir {
         }
         table.close()?;
         store.sync()?;
-        if store.quote_config()? != q_cfg {
-            store.put_quote_config(&q_cfg)?;
+        if store.quote_config()? != *q_cfg {
+            store.put_quote_config(q_cfg)?;
         }
         if !same_config {
             store.put_config(cfg)?;
