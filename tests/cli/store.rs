@@ -141,7 +141,7 @@ fn a_schema_7_data_directory_gets_its_features_on_and_keeps_every_result() {
     copy_dir(&fixture("v7-datadir"), &data);
     let out = run(&data, &["list"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 7 needs an upgrade"));
-    let digest = "627a4d118fe3022e";
+    let digest = "25197cd92826b00b";
     ok(&data, &["upgrade"]);
     assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v7-export.jsonl")).unwrap());
     assert!(ok(&data, &["stats"]).contains("features:    near-duplicates on, quotations on"));

@@ -151,7 +151,10 @@ impl<'c> Worker<'c> {
         let meta = read_meta(log)?;
         let deployment = xxh3_64(&encode(&meta));
         let shard = Shard::new(index, meta.shards)?;
+        // A shard's bucket range is checkpointed and copied as it is: its table spans
+        // its memory from the start (untouched pages cost nothing).
         let mut table = Table::in_memory(&meta.config.table_params())?;
+        table.span();
         let mut summary = WorkerSummary::default();
         if let Some(c) = checkpoints {
             std::fs::create_dir_all(&c.dir).map_err(|source| ClusterError::File { shard: index, source })?;
@@ -421,6 +424,7 @@ pub fn union(paths: &[&Path]) -> Result<Table<Vec<u8>>> {
         }
         let shard = Shard::new(h.index, h.count)?;
         let mut t = Table::in_memory(&h.config.table_params())?;
+        t.span();
         let range = shard.buckets(t.buckets());
         let dst = t.range_bytes_mut(range);
         if dst.len() != bytes.len() {

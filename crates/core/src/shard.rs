@@ -137,9 +137,10 @@ pub fn merge_hits(n: usize, probes: &[Probe]) -> Result<Vec<Option<Hit>>, ShardE
     }
 }
 
-/// Lays the shards' bucket ranges side by side into `into` (a table of their shape) and
-/// gives it their counters: per-operation counters summed, per-document ones (equal in
-/// every shard) kept.
+/// Lays the shards' bucket ranges side by side into `into` (a table of their shape,
+/// spanned first) and gives it their counters: per-operation counters summed,
+/// per-document ones (equal in every shard) kept. A shard's table spans its memory
+/// ([`Table::span`]): its bucket range is copied as it is.
 pub fn union<M: BucketMemory, N: BucketMemory>(
     shards: &[(Shard, &Table<M>)],
     into: &mut Table<N>,
@@ -151,10 +152,12 @@ pub fn union<M: BucketMemory, N: BucketMemory>(
             && s.count as usize == count
             && t.buckets() == n
             && t.bucket_entries() == into.bucket_entries()
+            && t.shift() == 0
     });
     if count == 0 || !valid {
         return Err(ShardError::Set { count });
     }
+    into.span();
     let first = shards[0].1.stats();
     let mut stats = TableStats { lookups: 0, hits: 0, inserts: 0, evictions: 0, occupied: 0, ..first };
     for (s, t) in shards {
@@ -288,7 +291,14 @@ mod tests {
     /// The S empty shard tables of `cfg`.
     fn shard_tables(cfg: &Config, count: u32) -> (Vec<Shard>, Vec<Table<Vec<u8>>>) {
         let shards: Vec<Shard> = (0..count).map(|i| Shard::new(i, count).unwrap()).collect();
-        let tables = shards.iter().map(|_| Table::in_memory(&cfg.table_params()).unwrap()).collect();
+        let tables = shards
+            .iter()
+            .map(|_| {
+                let mut t = Table::in_memory(&cfg.table_params()).unwrap();
+                t.span();
+                t
+            })
+            .collect();
         (shards, tables)
     }
 
@@ -312,11 +322,13 @@ mod tests {
         }
     }
 
-    /// The single-node results and table of a generated corpus.
+    /// The single-node results and table of a generated corpus (the table grows while
+    /// the corpus is applied, spanned at the end for comparing bytes).
     fn single(cfg: &Config, texts: &[String]) -> (Vec<DocResult>, Table<Vec<u8>>) {
         let mut t = Table::in_memory(&cfg.table_params()).unwrap();
         let mut e = Engine::new(cfg.clone());
         let results = texts.iter().enumerate().map(|(i, s)| e.apply(&mut t, i as u64 + 1, s)).collect();
+        t.span();
         (results, t)
     }
 

@@ -47,13 +47,20 @@ impl Map {
     /// The writer's copy of `file`: its first `header` bytes always read, the rest only
     /// when `zero_body` is false (a table that never applied a document is zero there),
     /// and then only where the file has data (its holes are zero in memory too, pages
-    /// never touched).
-    pub fn read_write(file: &File, header: usize, zero_body: impl FnOnce(&[u8]) -> bool) -> std::io::Result<Map> {
+    /// never touched). Huge pages are asked for the first `huge` bytes only (the
+    /// buckets, whose part in use is a prefix): a region written at random (the derived
+    /// indexes) would take 2 MiB of memory for every page it touches.
+    pub fn read_write(
+        file: &File,
+        header: usize,
+        huge: usize,
+        zero_body: impl FnOnce(&[u8]) -> bool,
+    ) -> std::io::Result<Map> {
         use std::os::unix::fs::FileExt;
         let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
         let mut mem = MmapMut::map_anon(len)?;
         // Best effort: without transparent huge pages the copy works the same, slower.
-        let _ = mem.advise(memmap2::Advice::HugePage);
+        let _ = mem.advise_range(memmap2::Advice::HugePage, 0, huge.min(len));
         let header = header.min(len);
         file.read_exact_at(&mut mem[..header], 0)?;
         let mut loaded = std::iter::once(0..header).collect::<Vec<_>>();

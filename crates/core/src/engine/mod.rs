@@ -692,14 +692,14 @@ fn lucky_scores<M: BucketMemory>(table: &mut Table<M>, probe: &Probe, fb: &Feedb
         })
         .collect();
     per_entry.sort_by_key(|e| e.0);
-    let mut updates: Vec<(Position, u32)> = Vec::with_capacity(per_entry.len());
+    let mut updates: Vec<(Position, u64, u32)> = Vec::with_capacity(per_entry.len());
     for (pos, base, add, fp) in per_entry {
         if !table.holds(pos, fp) {
             continue; // evicted later in the same document
         }
         match updates.last_mut() {
-            Some((p, total)) if *p == pos => *total += add, // base counts once
-            _ => updates.push((pos, base + add)),
+            Some((p, _, total)) if *p == pos => *total += add, // base counts once
+            _ => updates.push((pos, fp, base + add)),
         }
     }
     table.add_scores(&updates);

@@ -1,10 +1,12 @@
 //! The byte layout of one bucket (`docs/table-format.md`, "Bucket") and the operations
 //! on it: find, read and write an entry, LRU's queue order, halving, the lowest score.
 //!
-//! Bucket layout: `B` tags (u16), then `B` eviction bytes, then `B` records of 13 bytes
-//! (fingerprint bits 16-47 as u32, origin as 48 bits, offset, prev, next). A lookup
-//! reads the tags and the eviction bytes (adjacent, prefetched); an insert or a hit
-//! then touches one record (at most two cache lines).
+//! Bucket layout: `B` tags (u16: fingerprint bits 6-21), then `B` eviction bytes, then
+//! `B` records of 13 bytes (fingerprint bits 22-29 as a byte, bits 30-61 as u32 — the
+//! 32 bits bucket placement uses, so an entry's bucket in a table of any size is known
+//! from the entry alone —, origin as 40 bits, offset, prev, next). A lookup reads the
+//! tags and the eviction bytes (adjacent, prefetched); an insert or a hit then touches
+//! one record (at most two cache lines).
 
 use super::Hit;
 
@@ -29,32 +31,55 @@ pub(super) fn occupied(data: &[u8], n: usize) -> usize {
     data[COL_SCORE * n..COL_SCORE * n + n].iter().position(|&s| s == 0).unwrap_or(n)
 }
 
+/// The tag of a fingerprint: its bits 6-21.
+#[inline]
+fn tag(fp: u64) -> [u8; 2] {
+    ((fp >> 6) as u16).to_le_bytes()
+}
+
+/// Bits 30-61 of the fingerprint of the entry at `slot`: what bucket placement uses
+/// ([`super::bucket_of`]).
+#[inline]
+pub(super) fn placement(data: &[u8], n: usize, slot: usize) -> u32 {
+    get_u32(data, record(n, slot) + 1)
+}
+
+/// The fingerprint bits an entry holds (6-61), the others 0.
+pub(super) fn stored_bits(data: &[u8], n: usize, slot: usize) -> u64 {
+    u64::from(u16::from_le_bytes([data[2 * slot], data[2 * slot + 1]])) << 6
+        | u64::from(data[record(n, slot)]) << 22
+        | u64::from(placement(data, n, slot)) << 30
+}
+
+#[inline]
+fn record_matches(data: &[u8], n: usize, slot: usize, fp: u64) -> bool {
+    data[record(n, slot)] == (fp >> 22) as u8 && placement(data, n, slot) == (fp >> 30) as u32
+}
+
 #[inline]
 pub(super) fn entry_matches(data: &[u8], n: usize, slot: usize, fp: u64) -> bool {
-    let tag = (fp & 0xffff) as u16;
-    u16::from_le_bytes([data[2 * slot], data[2 * slot + 1]]) == tag
-        && get_u32(data, record(n, slot)) == (fp >> 16) as u32
+    data[2 * slot..2 * slot + 2] == tag(fp) && record_matches(data, n, slot, fp)
 }
 
 #[inline]
 pub(super) fn find(data: &[u8], n: usize, fp: u64) -> Option<usize> {
     let count = occupied(data, n);
-    let tag = ((fp & 0xffff) as u16).to_le_bytes();
-    let lo = (fp >> 16) as u32;
-    (0..count).find(|&s| data[2 * s..2 * s + 2] == tag && get_u32(data, record(n, s)) == lo)
+    let tag = tag(fp);
+    (0..count).find(|&s| data[2 * s..2 * s + 2] == tag && record_matches(data, n, s, fp))
 }
 
 #[inline]
 pub(super) fn read_hit(data: &[u8], n: usize, slot: usize) -> Hit {
     let r = &data[record(n, slot)..record(n, slot) + RECORD];
-    let origin = u64::from_le_bytes([r[4], r[5], r[6], r[7], r[8], r[9], 0, 0]);
+    let origin = u64::from_le_bytes([r[5], r[6], r[7], r[8], r[9], 0, 0, 0]);
     Hit { origin, offset: r[10], prev: r[11], next: r[12] }
 }
 
 pub(super) fn write_entry(data: &mut [u8], n: usize, slot: usize, fp: u64, e: Hit) {
-    data[2 * slot..2 * slot + 2].copy_from_slice(&((fp & 0xffff) as u16).to_le_bytes());
+    data[2 * slot..2 * slot + 2].copy_from_slice(&tag(fp));
     let r = &mut data[record(n, slot)..record(n, slot) + RECORD];
-    r[0..4].copy_from_slice(&((fp >> 16) as u32).to_le_bytes());
+    r[0] = (fp >> 22) as u8;
+    r[1..5].copy_from_slice(&((fp >> 30) as u32).to_le_bytes());
     write_hit(data, n, slot, e);
     data[COL_SCORE * n + slot] = 1;
 }
@@ -63,10 +88,19 @@ pub(super) fn write_entry(data: &mut [u8], n: usize, slot: usize, fp: u64, e: Hi
 /// its fingerprint and score.
 pub(super) fn write_hit(data: &mut [u8], n: usize, slot: usize, e: Hit) {
     let r = &mut data[record(n, slot)..record(n, slot) + RECORD];
-    r[4..10].copy_from_slice(&e.origin.to_le_bytes()[..6]);
+    r[5..10].copy_from_slice(&e.origin.to_le_bytes()[..5]);
     r[10] = e.offset;
     r[11] = e.prev;
     r[12] = e.next;
+}
+
+/// Copies the entry at `from` of bucket `src` into the free slot `to` of bucket `dst`
+/// (both of `n` entries).
+pub(super) fn copy_entry(src: &[u8], from: usize, dst: &mut [u8], to: usize, n: usize) {
+    for (col, w) in COLUMNS {
+        dst[col * n + w * to..col * n + w * (to + 1)]
+            .copy_from_slice(&src[col * n + w * from..col * n + w * (from + 1)]);
+    }
 }
 
 /// Moves the entry at `slot` behind the others of the occupied prefix `..count`.
@@ -76,10 +110,10 @@ pub(super) fn move_to_back(data: &mut [u8], n: usize, slot: usize, count: usize)
     }
 }
 
-/// Halves every occupied score, keeping occupied scores at 1 or more.
-pub(super) fn halve(data: &mut [u8], n: usize) {
-    for s in &mut data[COL_SCORE * n..COL_SCORE * n + n] {
-        if *s != 0 {
+/// Halves the occupied scores of the slots `of` selects, keeping them at 1 or more.
+pub(super) fn halve(data: &mut [u8], n: usize, of: impl Fn(usize) -> bool) {
+    for (i, s) in data[COL_SCORE * n..COL_SCORE * n + n].iter_mut().enumerate() {
+        if *s != 0 && of(i) {
             *s = (*s / 2).max(1);
         }
     }

@@ -10,20 +10,31 @@
 //! storage crate (`textorigin_store::storage::table_file`), which adds the header, the
 //! mapping and the files. The same bytes give the same answers either way.
 //!
-//! Each entry takes 16 bytes (the paper's 14-18): 48 bits of the fingerprint (6 bytes),
-//! the origin document's sequence number (6 bytes, up to 2^48 documents), the offset of
-//! the shingle among its origin's selected shingles mod 256 (1), the top bytes of the
-//! fingerprints of the selected shingles before and after it in the origin (1 + 1),
-//! and the eviction byte (1). Within a bucket the 16-bit tags come first, then the
-//! eviction bytes, then the rest of each entry as a 13-byte record: a lookup reads
-//! three prefetched cache lines (B = 64) and an insert or hit one record. The byte
-//! layout is in `docs/table-format.md`.
+//! Each entry takes 16 bytes (the paper's 14-18): 56 bits of the fingerprint (7 bytes:
+//! bits 6-61, the top 32 of them those bucket placement uses), the origin document's
+//! sequence number (5 bytes, up to 2^40 documents), the offset of the shingle among its
+//! origin's selected shingles mod 256 (1), the top bytes of the fingerprints of the
+//! selected shingles before and after it in the origin (1 + 1), and the eviction byte
+//! (1). Within a bucket the 16-bit tags come first, then the eviction bytes, then the
+//! rest of each entry as a 13-byte record: a lookup reads three prefetched cache lines
+//! (B = 64) and an insert or hit one record. The byte layout is in
+//! `docs/table-format.md`.
 //!
 //! The bucket is chosen from the top 32 bits of the 62-bit fingerprint by
 //! multiply-shift (`bucket = (fp >> 30) * buckets >> 32`), so bucket order is
 //! fingerprint order: a table can be cut into shards by the top fingerprint bits, each
-//! shard a contiguous range of buckets. The stored 48 bits are the low ones, which the
-//! bucket index does not use.
+//! shard a contiguous range of buckets.
+//!
+//! **The buckets in use grow inside the fixed memory** (`grow.rs`): a table of N
+//! buckets starts with one bucket in use and doubles the buckets in use when one would
+//! overflow, until it spans all N; only then does eviction begin. With `shift` s, bucket
+//! `c >> s` in use holds the entries of the N-bucket table's buckets `c` (their final
+//! buckets), each final bucket's entries in the order the N-bucket table keeps them; an
+//! entry's final bucket is known from its stored bits. Scores, halving (Copy-Count,
+//! Lucky's rule e), LRU's order and [`Position`]s are all taken per final bucket, so a
+//! growing table answers every operation as the table spanning its memory from the start
+//! would, byte for byte, and equals it once it spans: the growth changes which memory is
+//! touched, never a result.
 //!
 //! Occupied entries of a bucket are a prefix; the eviction byte of an occupied entry is
 //! never 0, and 0 marks the first free slot. Random and LRU keep it at 1.
@@ -43,7 +54,6 @@
 //!   insertion into a full bucket evicts the front.
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
 
 use crate::hash::mix;
 
@@ -51,9 +61,11 @@ mod bucket;
 #[cfg(test)]
 mod tests;
 
+mod grow;
+
 use bucket::{
-    entry_matches, find, get_u32, halve, lowest_score, move_to_back, occupied, read_hit, record, write_entry,
-    write_hit, COL_SCORE,
+    entry_matches, find, halve, lowest_score, move_to_back, occupied, read_hit, stored_bits, write_entry, write_hit,
+    COL_SCORE,
 };
 
 /// Bytes of the header page in front of the buckets in a table file.
@@ -63,7 +75,7 @@ pub const ENTRY_BYTES: usize = 16;
 /// Longest configuration text a table header holds.
 pub const PARAMS_MAX: usize = 512;
 /// Largest origin sequence number an entry can hold.
-pub const MAX_ORIGIN: u64 = (1 << 48) - 1;
+pub const MAX_ORIGIN: u64 = (1 << 40) - 1;
 
 /// Eviction policy of a full bucket (Section 2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -207,7 +219,9 @@ pub struct Hit {
     pub next: u8,
 }
 
-/// Where an entry was found or put: valid until the bucket changes.
+/// Where an entry was found or put: valid until the bucket changes. Taken in the
+/// table that spans its memory (the same while it grows): the entry's final bucket and
+/// its place among that bucket's entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Position {
     pub bucket: u64,
@@ -308,9 +322,13 @@ pub struct Shape {
     pub seed: u64,
     /// Lucky rule (e) limit.
     pub lucky_limit: u8,
+    /// Buckets in use: `((buckets - 1) >> shift) + 1`; 0 once the table spans its
+    /// memory, [`widest_shift`] for a new table.
+    pub shift: u8,
 }
 
 impl From<&TableParams> for Shape {
+    /// The shape of a new table: one bucket in use.
     fn from(p: &TableParams) -> Shape {
         Shape {
             entries: p.bucket_entries,
@@ -318,8 +336,14 @@ impl From<&TableParams> for Shape {
             eviction: p.eviction,
             seed: p.seed,
             lucky_limit: p.lucky_limit,
+            shift: widest_shift(p.buckets()),
         }
     }
+}
+
+/// The shift of a table of `buckets` buckets with one bucket in use.
+pub fn widest_shift(buckets: u64) -> u8 {
+    (64 - buckets.saturating_sub(1).leading_zeros()) as u8
 }
 
 /// The table: bucket logic over a [`BucketMemory`], plus its counters.
@@ -327,6 +351,7 @@ pub struct Table<M> {
     mem: M,
     entries: usize,
     buckets: u64,
+    shift: u8,
     eviction: Eviction,
     seed: u64,
     lucky_limit: u8,
@@ -359,10 +384,12 @@ impl<M: BucketMemory> Table<M> {
         assert!((4..=256).contains(&shape.entries), "bucket entries out of range");
         let entries = shape.entries as usize;
         assert!(mem.bytes().len() >= shape.buckets as usize * entries * ENTRY_BYTES, "bucket memory too short");
+        assert!(shape.shift <= widest_shift(shape.buckets), "shift out of range");
         Table {
             mem,
             entries,
             buckets: shape.buckets,
+            shift: shape.shift,
             eviction: shape.eviction,
             seed: shape.seed,
             lucky_limit: shape.lucky_limit,
@@ -390,7 +417,7 @@ impl<M: BucketMemory> Table<M> {
         &mut self.stats
     }
 
-    /// Capacity in entries.
+    /// Capacity in entries (once the table spans its memory).
     pub fn capacity(&self) -> u64 {
         self.buckets * self.entries as u64
     }
@@ -400,9 +427,19 @@ impl<M: BucketMemory> Table<M> {
         self.entries
     }
 
-    /// Number of buckets.
+    /// Number of buckets of the memory (of the table once it spans it).
     pub fn buckets(&self) -> u64 {
         self.buckets
+    }
+
+    /// The shift: buckets in use are [`Table::used_buckets`].
+    pub fn shift(&self) -> u8 {
+        self.shift
+    }
+
+    /// Buckets in use, at the start of the memory: `((buckets - 1) >> shift) + 1`.
+    pub fn used_buckets(&self) -> u64 {
+        ((self.buckets - 1) >> self.shift) + 1
     }
 
     /// The eviction policy.
@@ -410,19 +447,22 @@ impl<M: BucketMemory> Table<M> {
         self.eviction
     }
 
-    /// xxh3-64 of the bucket region: equal digests, equal table content.
-    pub fn digest(&self) -> u64 {
-        xxh3_64(&self.mem.bytes()[..self.buckets as usize * self.bucket_bytes()])
-    }
-
     /// The bytes of the buckets in `r` (a shard's range, [`crate::shard`]).
+    ///
+    /// # Panics
+    /// When the table does not span its memory ([`Table::span`]).
     pub fn range_bytes(&self, r: std::ops::Range<u64>) -> &[u8] {
+        assert_eq!(self.shift, 0, "a bucket range of a table that does not span its memory");
         let len = self.bucket_bytes();
         &self.mem.bytes()[r.start as usize * len..r.end as usize * len]
     }
 
     /// The bytes of the buckets in `r`, for writing.
+    ///
+    /// # Panics
+    /// When the table does not span its memory ([`Table::span`]).
     pub fn range_bytes_mut(&mut self, r: std::ops::Range<u64>) -> &mut [u8] {
+        assert_eq!(self.shift, 0, "a bucket range of a table that does not span its memory");
         let len = self.bucket_bytes();
         self.mem.range_mut(r.start as usize * len..r.end as usize * len)
     }
@@ -431,7 +471,8 @@ impl<M: BucketMemory> Table<M> {
         self.entries * ENTRY_BYTES
     }
 
-    /// The bucket of a fingerprint.
+    /// The final bucket of a fingerprint: its bucket once the table spans its memory
+    /// ([`Position::bucket`]).
     #[inline]
     pub fn bucket_of(&self, fp: u64) -> u64 {
         bucket_of(fp, self.buckets)
@@ -455,7 +496,7 @@ impl<M: BucketMemory> Table<M> {
     /// up to four cache lines), through [`BucketMemory::prefetch`].
     #[inline]
     pub fn prefetch(&self, fp: u64) {
-        let at = self.bucket_of(fp) as usize * self.bucket_bytes();
+        let at = (self.bucket_of(fp) >> self.shift) as usize * self.bucket_bytes();
         let mut off = 0;
         while off < (3 * self.entries).min(256) {
             self.mem.prefetch(at + off);
@@ -465,30 +506,48 @@ impl<M: BucketMemory> Table<M> {
 
     /// Looks `fp` up without changing anything.
     pub fn lookup(&self, fp: u64) -> Option<(Position, Hit)> {
-        let b = self.bucket_of(fp);
-        let data = self.bucket(b);
-        find(data, self.entries, fp)
-            .map(|slot| (Position { bucket: b, slot: slot as u32 }, read_hit(data, self.entries, slot)))
+        let c = self.bucket_of(fp);
+        let data = self.bucket(c >> self.shift);
+        find(data, self.entries, fp).map(|slot| (self.position(data, c, slot), read_hit(data, self.entries, slot)))
     }
 
-    /// Looks `fp` up and, when absent, inserts it with `new` as its data (evicting if the
-    /// bucket is full). Returns the hit (if found) and where the entry now is.
+    /// Looks `fp` up and, when absent, inserts it with `new` as its data (growing the
+    /// buckets in use, or evicting once the table spans its memory, if the bucket is
+    /// full). Returns the hit (if found) and where the entry now is.
     /// `salt` feeds Random eviction (the engine passes document and position).
     pub fn process(&mut self, fp: u64, new: Hit, salt: u64) -> (Option<Hit>, Position) {
         debug_assert!(new.origin != 0 && new.origin <= MAX_ORIGIN);
         let n = self.entries;
-        let b = self.bucket_of(fp);
-        let (eviction, seed) = (self.eviction, self.seed);
+        let c = self.bucket_of(fp);
         self.stats.lookups += 1;
-        let data = self.bucket_mut(b);
+        while self.shift > 0 && {
+            let data = self.bucket(c >> self.shift);
+            occupied(data, n) == n && find(data, n, fp).is_none()
+        } {
+            self.grow();
+        }
+        let (eviction, seed) = (self.eviction, self.seed);
+        // Copy-Count's halving needs the final bucket's entries (read from the records)
+        // only when the bucket in use has ten counts about to be 255.
+        let members = if eviction == Eviction::CopyCount
+            && self.bucket(c >> self.shift)[COL_SCORE * n..COL_SCORE * n + n].iter().filter(|&&s| s >= 254).count()
+                >= 10
+        {
+            self.members(c)
+        } else {
+            None
+        };
+        let data = self.bucket_mut(c >> self.shift);
+        let member = |i: usize| members.as_ref().is_none_or(|m| m[i]);
         if let Some(slot) = find(data, n, fp) {
             let hit = read_hit(data, n, slot);
             let slot = match eviction {
                 Eviction::CopyCount => {
                     let s = &mut data[COL_SCORE * n + slot];
                     *s = s.saturating_add(1);
-                    if data[COL_SCORE * n..COL_SCORE * n + n].iter().filter(|&&s| s == 255).count() >= 10 {
-                        halve(data, n);
+                    let full = (0..n).filter(|&i| data[COL_SCORE * n + i] == 255 && member(i)).count();
+                    if full >= 10 {
+                        halve(data, n, member);
                     }
                     slot
                 }
@@ -500,7 +559,8 @@ impl<M: BucketMemory> Table<M> {
                 Eviction::Random | Eviction::Lucky => slot,
             };
             self.stats.hits += 1;
-            return (Some(hit), Position { bucket: b, slot: slot as u32 });
+            let data = self.bucket(c >> self.shift);
+            return (Some(hit), self.position(data, c, slot));
         }
         let count = occupied(data, n);
         let slot = if count < n {
@@ -522,14 +582,31 @@ impl<M: BucketMemory> Table<M> {
         } else {
             self.stats.evictions += 1;
         }
-        (None, Position { bucket: b, slot: slot as u32 })
+        let data = self.bucket(c >> self.shift);
+        (None, self.position(data, c, slot))
     }
 
-    /// Whether the entry at `pos` still holds `fp`.
+    /// Whether the entry at `pos`, a position [`Table::process`] gave for `fp`, still
+    /// holds `fp`.
     pub fn holds(&self, pos: Position, fp: u64) -> bool {
-        let data = self.bucket(pos.bucket);
-        let slot = pos.slot as usize;
-        data[COL_SCORE * self.entries + slot] != 0 && entry_matches(data, self.entries, slot, fp)
+        let data = self.bucket(pos.bucket >> self.shift);
+        if self.shift > 0 && self.eviction != Eviction::Lru {
+            // Nothing moves or leaves a bucket before the table spans its memory, but an
+            // LRU hit: the entry is where it was given.
+            return find(data, self.entries, fp).is_some();
+        }
+        self.slot_at(data, pos).is_some_and(|slot| {
+            data[COL_SCORE * self.entries + slot] != 0 && entry_matches(data, self.entries, slot, fp)
+        })
+    }
+
+    /// The slot of `fp`, held at `pos`, in its bucket in use.
+    fn held_slot(&self, pos: Position, fp: u64) -> usize {
+        let data = self.bucket(pos.bucket >> self.shift);
+        if self.shift == 0 {
+            return pos.slot as usize;
+        }
+        find(data, self.entries, fp).expect("a held position")
     }
 
     /// Gives the entry at `pos`, which must still hold `fp` ([`Table::holds`]), a new
@@ -537,9 +614,10 @@ impl<M: BucketMemory> Table<M> {
     pub fn relabel(&mut self, pos: Position, fp: u64, origin: u64, offset: u8) {
         debug_assert!(self.holds(pos, fp) && origin != 0 && origin <= MAX_ORIGIN);
         let n = self.entries;
-        let data = self.bucket_mut(pos.bucket);
-        let hit = Hit { origin, offset, ..read_hit(data, n, pos.slot as usize) };
-        write_hit(data, n, pos.slot as usize, hit);
+        let slot = self.held_slot(pos, fp);
+        let data = self.bucket_mut(pos.bucket >> self.shift);
+        let hit = Hit { origin, offset, ..read_hit(data, n, slot) };
+        write_hit(data, n, slot, hit);
     }
 
     /// Gives the entry at `pos`, which must still hold `fp`, all of `new`'s data (origin,
@@ -548,42 +626,62 @@ impl<M: BucketMemory> Table<M> {
     pub fn take_over(&mut self, pos: Position, fp: u64, new: Hit) {
         debug_assert!(self.holds(pos, fp) && new.origin != 0 && new.origin <= MAX_ORIGIN);
         let n = self.entries;
-        write_hit(self.bucket_mut(pos.bucket), n, pos.slot as usize, new);
+        let slot = self.held_slot(pos, fp);
+        write_hit(self.bucket_mut(pos.bucket >> self.shift), n, slot, new);
     }
 
-    /// Adds Lucky score increments (sorted by position, each position once), saturating
-    /// at 255, then applies rule (e) to every touched bucket.
-    pub fn add_scores(&mut self, updates: &[(Position, u32)]) {
+    /// Adds Lucky score increments to the entries of `fp`s held at positions (sorted by
+    /// position, each position once), saturating at 255, then applies rule (e) to every
+    /// touched (final) bucket.
+    pub fn add_scores(&mut self, updates: &[(Position, u64, u32)]) {
         let n = self.entries;
-        let limit = u32::from(self.lucky_limit);
+        let (limit, spans) = (u32::from(self.lucky_limit), self.shift == 0);
         let mut i = 0;
         while i < updates.len() {
-            let b = updates[i].0.bucket;
+            let b = updates[i].0.bucket >> self.shift;
+            let group = &updates[i..i + updates[i..].iter().take_while(|u| u.0.bucket >> self.shift == b).count()];
+            i += group.len();
+            let slots: Vec<usize> = group.iter().map(|&(pos, fp, _)| self.held_slot(pos, fp)).collect();
             let data = self.bucket_mut(b);
-            while i < updates.len() && updates[i].0.bucket == b {
-                let (pos, add) = updates[i];
-                let s = &mut data[COL_SCORE * n + pos.slot as usize];
+            for (&(_, _, add), &slot) in group.iter().zip(&slots) {
+                let s = &mut data[COL_SCORE * n + slot];
                 *s = (u32::from(*s) + add).min(255) as u8;
-                i += 1;
             }
             let count = occupied(data, n);
-            let sum: u32 = data[COL_SCORE * n..COL_SCORE * n + count].iter().map(|&s| u32::from(s)).sum();
-            if count > 0 && sum >= limit * count as u32 {
-                halve(data, n);
+            let scores = &data[COL_SCORE * n..COL_SCORE * n + count];
+            if spans {
+                let sum: u32 = scores.iter().map(|&s| u32::from(s)).sum();
+                if count > 0 && sum >= limit * count as u32 {
+                    halve(data, n, |_| true);
+                }
+                continue;
+            }
+            // No final bucket averages the limit when no entry reaches it: the final
+            // buckets (read from the records) only when one does.
+            if scores.iter().all(|&s| u32::from(s) < limit) {
+                continue;
+            }
+            let finals = self.finals(b).expect("shift > 0");
+            let data = self.bucket_mut(b);
+            for run in group.chunk_by(|x, y| x.0.bucket == y.0.bucket) {
+                let c = run[0].0.bucket;
+                let (sum, members) = (0..count)
+                    .filter(|&s| finals[s] == c)
+                    .fold((0u32, 0u32), |(sum, m), s| (sum + u32::from(data[COL_SCORE * n + s]), m + 1));
+                if members > 0 && sum >= limit * members {
+                    halve(data, n, |s| s < count && finals[s] == c);
+                }
             }
         }
     }
 
-    /// Reads every occupied entry (for tests and inspection).
+    /// Reads every occupied entry of bucket `bucket` in use, as (the fingerprint bits
+    /// stored: 6-61, the hit, the score) (for tests and inspection).
     pub fn entries_of(&self, bucket: u64) -> Vec<(u64, Hit, u8)> {
         let n = self.entries;
         let data = self.bucket(bucket);
         (0..occupied(data, n))
-            .map(|s| {
-                let fp48 = u64::from(u16::from_le_bytes([data[2 * s], data[2 * s + 1]]))
-                    | u64::from(get_u32(data, record(n, s))) << 16;
-                (fp48, read_hit(data, n, s), data[COL_SCORE * n + s])
-            })
+            .map(|s| (stored_bits(data, n, s), read_hit(data, n, s), data[COL_SCORE * n + s]))
             .collect()
     }
 }

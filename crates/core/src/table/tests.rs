@@ -27,7 +27,7 @@ fn insert_then_find() {
     assert_eq!(t.process(fp, hit(5), 0).0, None);
     assert_eq!(t.process(fp, hit(9), 0).0, Some(hit(5)));
     assert_eq!(t.lookup(fp).map(|x| x.1), Some(hit(5)));
-    assert_eq!(t.lookup(fp ^ 1), None);
+    assert_eq!(t.lookup(fp ^ 1 << 6), None);
     assert_eq!(t.stats().hits, 1);
     assert_eq!(t.stats().occupied, 1);
 }
@@ -38,13 +38,13 @@ fn lru_evicts_least_recently_used() {
     let p = params(HEADER_BYTES as u64 + 4 * 16, 4, Eviction::Lru);
     let mut t = Table::in_memory(&p).unwrap();
     for fp in 1..=4 {
-        t.process(fp, hit(fp), 0);
+        t.process(fp << 6, hit(fp), 0);
     }
-    t.process(1, hit(9), 0); // 1 becomes most recent
-    t.process(5, hit(5), 0); // evicts 2
-    assert!(t.lookup(2).is_none());
+    t.process(1 << 6, hit(9), 0); // 1 becomes most recent
+    t.process(5 << 6, hit(5), 0); // evicts 2
+    assert!(t.lookup(2 << 6).is_none());
     for fp in [1, 3, 4, 5] {
-        assert_eq!(t.lookup(fp).unwrap().1.origin, fp);
+        assert_eq!(t.lookup(fp << 6).unwrap().1.origin, fp);
     }
 }
 
@@ -53,14 +53,14 @@ fn copy_count_evicts_lowest_count() {
     let p = params(HEADER_BYTES as u64 + 4 * 16, 4, Eviction::CopyCount);
     let mut t = Table::in_memory(&p).unwrap();
     for fp in 1..=4 {
-        t.process(fp, hit(fp), 0);
+        t.process(fp << 6, hit(fp), 0);
     }
     for fp in [1, 2, 4, 1, 2, 4] {
-        t.process(fp, hit(99), 0);
+        t.process(fp << 6, hit(99), 0);
     }
-    t.process(5, hit(5), 0); // 3 has count 1
-    assert!(t.lookup(3).is_none());
-    assert!(t.lookup(5).is_some());
+    t.process(5 << 6, hit(5), 0); // 3 has count 1
+    assert!(t.lookup(3 << 6).is_none());
+    assert!(t.lookup(5 << 6).is_some());
 }
 
 proptest! {
@@ -78,7 +78,7 @@ proptest! {
             if found.is_some() { prop_assert!(model.contains(&fp)); }
             model.insert(fp);
             if eviction == Eviction::Lucky && i % 5 == 0 {
-                t.add_scores(&[(pos, 3)]);
+                t.add_scores(&[(pos, fp, 3)]);
             }
         }
         let mut total = 0;
@@ -86,8 +86,8 @@ proptest! {
             let e = t.entries_of(b);
             prop_assert!(e.len() <= 8);
             total += e.len() as u64;
-            for (fp48, _, _) in e {
-                prop_assert!(model.iter().any(|fp| fp & ((1 << 48) - 1) == fp48));
+            for (stored, _, _) in e {
+                prop_assert!(model.iter().any(|fp| fp & !0x3f == stored));
             }
         }
         prop_assert_eq!(total, t.stats().occupied);
@@ -95,4 +95,110 @@ proptest! {
         prop_assert!(total <= t.capacity());
         prop_assert_eq!(t.memory().len(), 3 * 8 * 16, "the table never changes size");
     }
+}
+
+/// One step of a stream applied to two tables: process a fingerprint of a small pool
+/// (so that hits happen), and for Lucky add scores to the positions processed since the
+/// last step of that kind, or relabel the entry just processed.
+#[derive(Debug, Clone)]
+enum Step {
+    Process(u16),
+    Scores,
+    Relabel(u16),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => any::<u16>().prop_map(Step::Process),
+        1 => Just(Step::Scores),
+        1 => any::<u16>().prop_map(Step::Relabel),
+    ]
+}
+
+proptest! {
+    /// Issue 34, decision 2: a table growing inside its memory answers every operation
+    /// as the table spanning its memory from the start (hits, positions, holds, counters
+    /// and content digest after every step, every policy, bucket sizes 4-256, bucket
+    /// counts that are not powers of two), and once spanned its bytes are that table's.
+    #[test]
+    fn a_growing_table_is_the_table_that_spans_its_memory(
+        steps in proptest::collection::vec(step(), 1..1500),
+        buckets in 1u64..40,
+        entries_at in 0usize..5,
+        ev in 0u8..4,
+        pool in 8u16..2000,
+    ) {
+        let entries = [4u32, 8, 16, 64, 256][entries_at];
+        let eviction = [Eviction::Random, Eviction::Lru, Eviction::CopyCount, Eviction::Lucky][ev as usize];
+        let p = params(HEADER_BYTES as u64 + buckets * u64::from(entries) * 16, entries, eviction);
+        let mut grows = Table::in_memory(&p).unwrap();
+        let mut spans = Table::in_memory(&p).unwrap();
+        spans.span();
+        prop_assert_eq!(grows.used_buckets(), 1);
+        let mut recent: Vec<(Position, u64)> = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            let seq = i as u64 + 1;
+            match *s {
+                Step::Process(k) => {
+                    let fp = crate::hash::mix(u64::from(k % pool)) & crate::rabin::MASK;
+                    let a = grows.process(fp, hit(seq), seq);
+                    let b = spans.process(fp, hit(seq), seq);
+                    prop_assert_eq!(a, b);
+                    recent.push((a.1, fp));
+                }
+                Step::Scores if eviction == Eviction::Lucky => {
+                    let mut updates: Vec<(Position, u64, u32)> = recent
+                        .drain(..)
+                        .filter(|&(pos, fp)| spans.holds(pos, fp))
+                        .map(|(pos, fp)| (pos, fp, 1 + (fp % 13) as u32))
+                        .collect();
+                    updates.sort_by_key(|u| u.0);
+                    updates.dedup_by_key(|u| u.0);
+                    grows.add_scores(&updates);
+                    spans.add_scores(&updates);
+                }
+                Step::Scores => recent.clear(),
+                Step::Relabel(o) => {
+                    if let Some(&(pos, fp)) = recent.last() {
+                        let held = spans.holds(pos, fp);
+                        prop_assert_eq!(grows.holds(pos, fp), held);
+                        if held {
+                            grows.relabel(pos, fp, u64::from(o) + 1, o as u8);
+                            spans.relabel(pos, fp, u64::from(o) + 1, o as u8);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(grows.stats(), spans.stats());
+            prop_assert_eq!(grows.digest(), spans.digest());
+            if spans.stats().evictions == 0 {
+                prop_assert!(grows.stats().occupied <= grows.used_buckets() * u64::from(entries));
+            } else {
+                prop_assert_eq!(grows.shift(), 0, "no eviction before the table spans its memory");
+            }
+        }
+        let used = grows.used_buckets() as usize * entries as usize * ENTRY_BYTES;
+        prop_assert!(grows.memory()[used..].iter().all(|&b| b == 0), "nothing is written past the buckets in use");
+        grows.span();
+        prop_assert!(grows.memory() == spans.memory(), "spanned, the bytes are the same");
+    }
+}
+
+#[test]
+fn the_buckets_in_use_double_and_follow_the_entries() {
+    let p = params(HEADER_BYTES as u64 + 1000 * 64 * 16, 64, Eviction::Lucky);
+    let mut t = Table::in_memory(&p).unwrap();
+    assert_eq!((t.shift(), t.used_buckets()), (10, 1));
+    let mut used = vec![t.used_buckets()];
+    for i in 0..20_000u64 {
+        t.process(crate::hash::mix(i) & crate::rabin::MASK, hit(i + 1), i);
+        if *used.last().unwrap() != t.used_buckets() {
+            used.push(t.used_buckets());
+        }
+        // Room for at least a third as many entries again as the table holds: the
+        // buckets in use double only when one would overflow.
+        assert!(t.used_buckets() == 1 || t.used_buckets() * 64 <= 4 * t.stats().occupied.max(64), "{i}");
+    }
+    assert_eq!(used, [1, 2, 4, 8, 16, 32, 63, 125, 250, 500]);
+    assert_eq!(t.stats().evictions, 0);
 }

@@ -580,6 +580,8 @@ pub struct TableView {
     pub path: String,
     pub bytes: u64,
     pub buckets: u64,
+    /// Buckets in use: the table grows inside its file until it spans all `buckets`.
+    pub used_buckets: u64,
     pub bucket_entries: usize,
     pub capacity: u64,
     pub occupied: u64,
@@ -650,6 +652,7 @@ pub fn stats(
             path: table.path().display().to_string(),
             bytes: config.table_bytes,
             buckets: table.buckets(),
+            used_buckets: table.used_buckets(),
             bucket_entries: table.bucket_entries(),
             capacity: table.capacity(),
             occupied: s.occupied,

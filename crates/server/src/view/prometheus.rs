@@ -41,6 +41,12 @@ pub fn stats(v: &StatsView) -> String {
         ),
         one("textorigin_table_bytes", "gauge", "Size of the shingle table.", t.bytes as f64),
         one("textorigin_table_capacity_entries", "gauge", "Entries the shingle table holds.", t.capacity as f64),
+        one(
+            "textorigin_table_buckets_in_use",
+            "gauge",
+            "Buckets of the shingle table in use (it grows inside its file).",
+            t.used_buckets as f64,
+        ),
         one("textorigin_table_occupied_entries", "gauge", "Entries of the shingle table in use.", t.occupied as f64),
         one("textorigin_table_inserts_total", "counter", "Shingles inserted into the table.", t.inserts as f64),
         one("textorigin_table_evictions_total", "counter", "Table entries evicted to make room.", t.evictions as f64),

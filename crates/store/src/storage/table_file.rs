@@ -17,14 +17,16 @@ use crate::storage::dirty::Dirty;
 use crate::sys::Map;
 use textorigin_core::index::INDEX_HEADER_BYTES;
 use textorigin_core::table::{
-    bucket_count, BucketMemory, Eviction, ParamsError, RangeMut, Shape, Table, TableParams, TableStats, ENTRY_BYTES,
-    HEADER_BYTES, PARAMS_MAX,
+    bucket_count, widest_shift, BucketMemory, Eviction, ParamsError, RangeMut, Shape, Table, TableParams, TableStats,
+    ENTRY_BYTES, HEADER_BYTES, PARAMS_MAX,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The file format version this build writes and reads.
-/// Version 2 added the derived indexes behind the buckets (header offset 120).
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 2 added the derived indexes behind the buckets (header offset 120); version
+/// 3 the buckets in use growing inside the file (the shift at header offset 53) and the
+/// entry layout that makes it possible (fingerprint bits 6-61, 40-bit origins).
+pub const FORMAT_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"TXORTBL\0";
 const CHECKSUM_AT: usize = 128 + PARAMS_MAX;
 
@@ -39,7 +41,7 @@ pub enum TableError {
         "table file {path}: format version {found} is newer than this build's {FORMAT_VERSION}; upgrade textorigin"
     )]
     NewerFormat { path: PathBuf, found: u32 },
-    #[error("table file {path}: format version {found} predates the derived indexes; `textorigin upgrade --data DIR` rebuilds it")]
+    #[error("table file {path}: format version {found} is older than this build's {FORMAT_VERSION}; `textorigin upgrade --data DIR` rebuilds it from the stored documents")]
     OlderFormat { path: PathBuf, found: u32 },
     #[error("table file {path}: header checksum mismatch (the header is corrupt)")]
     Checksum { path: PathBuf },
@@ -165,6 +167,7 @@ impl TableFile {
         header[48] = p.eviction.code();
         header[49] = p.lucky_limit;
         header[50..52].copy_from_slice(&(p.fingerprint_text.len() as u16).to_le_bytes());
+        header[53] = widest_shift(p.buckets());
         put_u64(&mut header, 120, p.index_bytes);
         header[128..128 + p.fingerprint_text.len()].copy_from_slice(p.fingerprint_text.as_bytes());
         let sum = xxh3_64(&header[..CHECKSUM_AT]);
@@ -220,8 +223,18 @@ impl TableFile {
         let empty = |h: &[u8]| {
             h.len() == HEADER_BYTES && h[..8] == MAGIC[..] && h[52] == 0 && get_u64(h, 64) == 0 && get_u64(h, 104) == 0
         };
-        let map = if writable { Map::read_write(&file, HEADER_BYTES, empty) } else { Map::read_only(&file) }
-            .map_err(io(path))?;
+        let map = if writable {
+            // Huge pages for the buckets only (`Map::read_write`); the header is checked
+            // once mapped, a bad index size only costs the hint.
+            use std::os::unix::fs::FileExt;
+            let mut head = [0u8; 128];
+            file.read_exact_at(&mut head, 0).map_err(io(path))?;
+            let buckets_end = len.saturating_sub(get_u64(&head, 120).min(len));
+            Map::read_write(&file, HEADER_BYTES, buckets_end as usize, empty)
+        } else {
+            Map::read_only(&file)
+        }
+        .map_err(io(path))?;
         let (shape, stats, index_bytes) = read_header(path, map.bytes(), len)?;
         let mem = Mapped { map, path: path.to_path_buf() };
         Ok(TableFile { path: path.to_path_buf(), _file: file, table: Table::over(mem, shape, stats), index_bytes })
@@ -234,8 +247,9 @@ impl TableFile {
     }
 
     fn write_header(&mut self) -> Result<()> {
-        let s = self.table.stats();
+        let (s, shift) = (self.table.stats(), self.table.shift());
         let h = self.table.memory_mut().header_mut()?;
+        h[53] = shift;
         for (at, v) in [
             (56, s.last_seq),
             (64, s.documents),
@@ -382,6 +396,10 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats, u6
     }
     let eviction = Eviction::from_code(h[48])
         .ok_or_else(|| TableError::UnknownEviction { path: path.to_path_buf(), code: h[48] })?;
+    let shift = h[53];
+    if shift > widest_shift(buckets) {
+        return Err(corrupt());
+    }
     let stats = TableStats {
         last_seq: get_u64(h, 56),
         documents: get_u64(h, 64),
@@ -392,7 +410,7 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats, u6
         occupied: get_u64(h, 104),
         shingles: get_u64(h, 112),
     };
-    Ok((Shape { entries, buckets, eviction, seed: get_u64(h, 40), lucky_limit: h[49] }, stats, index_bytes))
+    Ok((Shape { entries, buckets, eviction, seed: get_u64(h, 40), lucky_limit: h[49], shift }, stats, index_bytes))
 }
 
 #[cfg(test)]

@@ -328,7 +328,7 @@ impl DataDir {
                 Err(TableError::OlderFormat { found, .. }) => {
                     tracing::warn!(
                         format = found,
-                        "the table file predates the derived indexes: rebuilding it from the stored documents"
+                        "the table file is of an older format: rebuilding it from the stored documents"
                     );
                     Self::rebuild_with(dir, &store, &mut |_, _| {})?;
                     TableFile::open(&tpath, &params, true)?
@@ -704,7 +704,7 @@ impl DataDir {
         let last = store.next_seq()? - 1;
         let tpath = table_path(dir);
         if matches!(TableFile::open_any(&tpath, false), Err(TableError::OlderFormat { .. })) {
-            tracing::warn!("the table file predates the derived indexes: rebuilding it from the stored documents");
+            tracing::warn!("the table file is of an older format: rebuilding it from the stored documents");
             let (n, mismatches) = Self::rebuild_with(dir, &store, &mut |i, n| {
                 let _ = progress(i, n);
             })?;
