@@ -1,4 +1,5 @@
-//! The store across versions: migrations from committed old data directories.
+//! The store across versions: migrations from committed old data directories; what the
+//! table file and its checkpoints take as the table fills.
 
 use serde_json::Value;
 
@@ -176,4 +177,31 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     assert!(!run(&data, &["rebuild", "--quote-clauses", "on"]).status.success());
     ok(&data, &["rebuild", "--reanalyse", "--quote-clauses", "on"]);
     assert!(ok(&data, &["stats"]).contains("quotations on (by sentence and by clause)"));
+}
+
+/// Issue 34, decision 2: the table's buckets in use grow inside its file, so its memory,
+/// its disk blocks and a checkpoint slot's follow the entries it holds (within about 3x
+/// their bytes) until it spans the file; before, a table of 1% fill took the whole file.
+#[test]
+fn the_table_file_and_its_checkpoints_follow_the_entries_held() {
+    let scratch = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["bench", "--checkpoints", "--table-size", "64MiB", "--index-size", "8MiB", "--json", "--dir"])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for row in rows {
+        let n = |k: &str| row[k].as_u64().unwrap();
+        let (entries, in_use) = (n("entry_bytes"), n("in_use_bytes"));
+        if row["fill_pct"].as_f64().unwrap() < 50.0 {
+            assert!(in_use <= 4 * entries, "{row}");
+        }
+        // The header page and the derived indexes' counters page beside the buckets.
+        assert!(n("table_disk_bytes") <= in_use + 64 * 1024, "{row}");
+        assert!(n("slot_disk_bytes") <= in_use + 64 * 1024, "{row}");
+    }
 }

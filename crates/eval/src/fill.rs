@@ -7,10 +7,10 @@
 //! file and the first checkpoint of each slot in the process (every chunk written since
 //! the file was opened; a slot is made anew from every chunk ever written), then, after
 //! one more document, a checkpoint and a flush (only the chunks changed since that
-//! place was last written), and the disk blocks the table file and a slot hold. Random
-//! fingerprints spread over every bucket: at 1% fill nearly every 4 KiB chunk holds an
-//! entry, so the first flush and checkpoint cost about as much as at 100%; what follows
-//! the fill is the cost of a short run, and of every checkpoint after the first. The derived-index region is left as a new data directory
+//! place was last written), the disk blocks the table file and a slot hold, and the
+//! bytes of the entries held, of the buckets in use (issue 34: they grow inside the
+//! file, so all of these follow the entries until the table spans the file) and the
+//! process's resident memory. The derived-index region is left as a new data directory
 //! has it (its chunks are written as documents add words, signatures and keys, so a
 //! real run writes a little more per document than this).
 
@@ -45,6 +45,11 @@ pub struct FillRow {
     /// Disk bytes held by the table file and by one slot.
     pub table_disk_bytes: u64,
     pub slot_disk_bytes: u64,
+    /// Bytes of the entries held (16 each) and of the buckets in use.
+    pub entry_bytes: u64,
+    pub in_use_bytes: u64,
+    /// Resident memory of the process (VmRSS), after the flush.
+    pub rss_bytes: u64,
 }
 
 /// What the measurement found.
@@ -55,6 +60,16 @@ pub struct FillBench {
     /// Seconds to create the table file and close it empty.
     pub create_close_s: f64,
     pub rows: Vec<FillRow>,
+}
+
+/// Resident memory of this process (VmRSS; 0 where /proc is not there).
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
+    kb.unwrap_or(0u64) * 1024
 }
 
 /// Disk bytes a file holds (its allocated blocks).
@@ -86,7 +101,7 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str)) -> Result<F
         Ok(t.elapsed().as_secs_f64())
     };
     let mut rows = Vec::new();
-    for target in [0.01, 1.0, 25.0, 100.0] {
+    for target in [0.01, 0.1, 1.0, 10.0, 25.0, 100.0] {
         progress(&format!("filling to {target}%"));
         let capacity = table.capacity() as f64;
         while 100.0 * (table.stats().occupied as f64) < target * capacity * 0.999 {
@@ -117,6 +132,11 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str)) -> Result<F
             flush_s,
             table_disk_bytes: disk(&path),
             slot_disk_bytes: disk(&slot),
+            entry_bytes: table.stats().occupied * textorigin_core::table::ENTRY_BYTES as u64,
+            in_use_bytes: table.used_buckets()
+                * table.bucket_entries() as u64
+                * textorigin_core::table::ENTRY_BYTES as u64,
+            rss_bytes: rss(),
         });
         // The next level's first checkpoints make their slots anew.
         checkpoint::remove_slots(dir)?;
@@ -129,22 +149,25 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str)) -> Result<F
 pub fn text(r: &FillBench) -> String {
     let mib = |b: u64| b as f64 / f64::from(1 << 20);
     let mut out = format!(
-        "table {:.0} MiB + indexes {:.0} MiB; created and closed empty in {:.3} s\n\n| fill | first flush | first checkpoint of a slot | checkpoint after one more document | written | flush after it | table file on disk | a slot on disk |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "table {:.0} MiB + indexes {:.0} MiB; created and closed empty in {:.3} s\n\n| fill | entries | buckets in use | first flush | first checkpoint of a slot | checkpoint after one more document | written | flush after it | table file on disk | a slot on disk | process RSS |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
         mib(r.table_bytes),
         mib(r.index_bytes),
         r.create_close_s
     );
     for row in &r.rows {
         out += &format!(
-            "| {:.2}% | {:.3} s | {:.3} s | {:.4} s | {:.2} MiB | {:.4} s | {:.1} MiB | {:.1} MiB |\n",
+            "| {:.2}% | {:.2} MiB | {:.2} MiB | {:.3} s | {:.3} s | {:.4} s | {:.2} MiB | {:.4} s | {:.1} MiB | {:.1} MiB | {:.1} MiB |\n",
             row.fill_pct,
+            mib(row.entry_bytes),
+            mib(row.in_use_bytes),
             row.first_flush_s,
             row.first_checkpoint_s,
             row.checkpoint_s,
             mib(row.checkpoint_bytes),
             row.flush_s,
             mib(row.table_disk_bytes),
-            mib(row.slot_disk_bytes)
+            mib(row.slot_disk_bytes),
+            mib(row.rss_bytes)
         );
     }
     out

@@ -416,6 +416,7 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats, u6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
     use textorigin_core::table::Hit;
 
     fn params(bytes: u64, entries: u32, eviction: Eviction) -> TableParams {
@@ -461,6 +462,38 @@ mod tests {
         other.bytes = 2 << 20;
         assert!(matches!(TableFile::open(&path, &other, true), Err(TableError::Params { .. })));
         assert_eq!(std::fs::metadata(&path).unwrap().len(), (1 << 20) + p.index_bytes);
+    }
+
+    /// Issue 34: the buckets in use grow in the writer's copy; the file holds the last
+    /// flush's table (shift, buckets and counters together), so a reader, or a writer
+    /// that died after growing, sees a consistent table at one shift.
+    #[test]
+    fn a_grown_table_reaches_the_file_whole_at_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let p = params(HEADER_BYTES as u64 + 1000 * 64 * 16, 64, Eviction::Lucky);
+        let fps: Vec<u64> =
+            (0..6000u64).map(|i| textorigin_core::hash::mix(i) & textorigin_core::rabin::MASK).collect();
+        let mut t = TableFile::create(&path, &p).unwrap();
+        assert_eq!(t.used_buckets(), 1);
+        for (i, &fp) in fps[..3000].iter().enumerate() {
+            t.process(fp, hit(i as u64 + 1), 0);
+        }
+        let flushed = (t.shift(), t.digest());
+        t.flush().unwrap();
+        for (i, &fp) in fps[3000..].iter().enumerate() {
+            t.process(fp, hit(i as u64 + 3001), 0);
+        }
+        assert!(t.shift() < flushed.0, "the table grew after the flush");
+        drop(t); // died without flushing again
+        let r = TableFile::open(&path, &p, false).unwrap();
+        assert_eq!((r.shift(), r.digest()), flushed);
+        assert!(fps[..3000].iter().all(|&fp| r.lookup(fp).is_some()));
+        assert!(fps[3000..].iter().all(|&fp| r.lookup(fp).is_none()));
+        // What a flushed table holds on disk follows its buckets in use.
+        let used = r.used_buckets() * 64 * 16;
+        let on_disk = std::fs::metadata(&path).unwrap().blocks() * 512;
+        assert!(on_disk <= HEADER_BYTES as u64 + used + 2 * 4096 + (1 << 16), "{on_disk} bytes on disk, {used} in use");
     }
 
     #[test]
