@@ -620,6 +620,8 @@ pub struct StatsView {
     /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
     /// budget, done while the daemon is idle).
     pub revision_queue: u64,
+    /// Bytes on disk of the store's column families with data, largest first.
+    pub store_bytes: Vec<(String, u64)>,
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
@@ -667,6 +669,7 @@ pub fn stats(
         },
         shingles: s.shingles,
         revision_queue: store.queue_len()?,
+        store_bytes: store.disk_use()?.into_iter().map(|(cf, bytes)| (cf.to_string(), bytes)).collect(),
         ssr_pct: pct(s.lookups, s.shingles),
         table_digest: format!("{:016x}", table.digest()),
         indexes: {

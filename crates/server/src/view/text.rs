@@ -270,6 +270,9 @@ pub fn stats(v: &StatsView) -> String {
         if v.quotations && v.quote_clauses { " (by sentence and by clause)" } else { "" },
     );
     out += &format!("revisions:   {} document(s) waiting in the revision queue\n", v.revision_queue);
+    let total: u64 = v.store_bytes.iter().map(|(_, b)| b).sum();
+    let parts: Vec<String> = v.store_bytes.iter().map(|(cf, b)| format!("{cf} {:.1}", *b as f64 / 1e6)).collect();
+    out += &format!("store:       {:.1} MB on disk (MB by kind: {})\n", total as f64 / 1e6, parts.join(", "));
     if let Some(d) = &v.daemon {
         out += &format!(
             "daemon:      pid {}, {}; {} files admitted, {} failed; last applied #{}; checkpoint generation {} at #{}; backlog {}; {:.1} documents/s\n",

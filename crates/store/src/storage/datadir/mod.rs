@@ -672,6 +672,7 @@ impl DataDir {
             stage.flush().map_err(DataDirError::Stage)?;
             table.flush()?;
             self.store.sync()?;
+            self.store.flush_memtables()?;
             table.close()?;
         }
         Ok(())

@@ -75,7 +75,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -416,6 +416,33 @@ impl Store {
         self.write_with_revisions(b, seq, result, revised)?;
         self.caches.origin_texts.remove(&seq);
         Ok(())
+    }
+
+    /// Bytes on disk of each column family (its SST files) with data, largest first:
+    /// what the store keeps, by kind (the write-ahead log and memtables aside).
+    pub fn disk_use(&self) -> Result<Vec<(&'static str, u64)>> {
+        let mut out = Vec::new();
+        for name in CFS {
+            let bytes = self
+                .db
+                .property_int_value_cf(self.cf(name), "rocksdb.total-sst-files-size")
+                .map_err(self.db_err())?
+                .unwrap_or(0);
+            if bytes > 0 {
+                out.push((name, bytes));
+            }
+        }
+        out.sort_by_key(|&(name, bytes)| (std::cmp::Reverse(bytes), name));
+        Ok(out)
+    }
+
+    /// Writes every column family's memtable to its files, so that the write-ahead
+    /// log segments are no longer needed and RocksDB deletes them: a closed store keeps
+    /// its data once, compressed (the log held a second, raw copy: 24 of the 94 MB of
+    /// the first 50,000 GCC entries' store).
+    pub fn flush_memtables(&self) -> Result<()> {
+        let cfs: Vec<_> = CFS.iter().map(|&name| self.cf(name)).collect();
+        self.db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default()).map_err(self.db_err())
     }
 
     /// Makes every write so far durable (WAL fsync).

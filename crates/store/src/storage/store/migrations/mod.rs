@@ -7,6 +7,7 @@
 
 mod v11_terms;
 mod v12_clauses;
+mod v13_sketches;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -88,6 +89,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 11,
         what: "clauses in the quotation config (off for an existing data directory)",
         run: v12_clauses::run,
+    },
+    Migration {
+        from: 12,
+        what: "near-duplicate sketches with 32-bit min-values (half the bytes; verdicts as before)",
+        run: v13_sketches::run,
     },
 ];
 
