@@ -1,7 +1,10 @@
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use textorigin_store::error::chain;
 use textorigin_store::ingest::{self, Event};
 use textorigin_store::input::expand_paths;
@@ -17,9 +20,15 @@ use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs, TakeOverArgs};
 /// before (the same file name and content) is skipped unless --force, so running
 /// ingest twice stores nothing twice.
 ///
+/// Ctrl-C (SIGINT) or SIGTERM stops it after the document being stored: the table is
+/// closed cleanly and the same command run again continues (a second Ctrl-C stops at
+/// once, as a kill does). After a kill (or a power cut) the next `ingest` recovers the
+/// table by itself from the stored documents before it goes on, saying so.
+///
 /// Exit status: 0 when every document was stored (or had been before); 3 when some
-/// input failed (the others were stored: see the errors printed); 1 when the command
-/// could not run (no data directory, a store failure); 2 for bad arguments.
+/// input failed (the others were stored: see the errors printed); 130 when interrupted;
+/// 1 when the command could not run (no data directory, a store failure); 2 for bad
+/// arguments.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -50,9 +59,55 @@ pub struct Args {
 
 /// The exit status when some inputs failed and the others were stored.
 pub const SOME_FAILED: u8 = 3;
+/// The exit status of a run stopped by SIGINT or SIGTERM (128 + SIGINT, as shells do).
+pub const INTERRUPTED: u8 = 130;
+
+/// The flag SIGINT and SIGTERM set; a second one while it is set ends the process at
+/// once with [`INTERRUPTED`].
+fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, i32::from(INTERRUPTED), Arc::clone(&flag))
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&flag)))
+            .context("cannot install signal handlers")?;
+    }
+    Ok(flag)
+}
+
+/// Recovers the table of a data directory left by a killed run (marked in use, or
+/// behind the store), replaying the stored documents with a progress bar, and says so.
+/// An interrupt stops the replay (the next run recovers again).
+fn recover(dir: &std::path::Path, interrupt: &AtomicBool) -> Result<()> {
+    let pb = super::progress(0, "recovering the table");
+    let recovered = DataDir::recover(dir, |i, n| {
+        pb.set_length(n);
+        pb.set_position(i);
+        match interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        }
+    });
+    pb.finish_and_clear();
+    if let Some(r) = recovered? {
+        eprintln!(
+            "the table was not closed cleanly (an earlier run was interrupted): recovered it, {} stored document(s) replayed{}",
+            r.replayed,
+            match r.from_checkpoint {
+                0 => String::new(),
+                n => format!(" after the checkpoint at #{n}"),
+            }
+        );
+        if r.mismatches > 0 {
+            eprintln!("warning: {} replayed result(s) differed from the stored ones", r.mismatches);
+        }
+    }
+    Ok(())
+}
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let limits = a.limits.limits()?;
+    let interrupt = interrupt_flag()?;
+    recover(&a.data.dir, &interrupt)?;
     let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
     dd.set_undated_bad_dates(a.bad_dates == "undated");
     dd.set_take_over(&a.take_over.ways());
@@ -61,7 +116,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let pb = super::progress(files as u64, "ingest");
     let report = |msg: String| pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe(&msg)));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = ingest::ingest(&mut dd, &a.paths, limits, threads, a.force, |e| match e {
+    let run = ingest::ingest(&mut dd, &a.paths, limits, threads, a.force, &interrupt, |e| match e {
         Event::File => pb.inc(1),
         Event::Stored(_) | Event::Skipped => {}
         Event::Warning(w) => report(format!("warning: {w}")),
@@ -87,5 +142,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "ingested {} document(s), {} failed{skipped}; table: {} of {} entries used, {} evictions",
         summary.stored, summary.failed, stats.occupied, capacity, stats.evictions
     );
+    if summary.interrupted {
+        eprintln!("interrupted: the table is closed cleanly; run the same command again to continue (what was stored is skipped)");
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
     Ok(if summary.failed > 0 { ExitCode::from(SOME_FAILED) } else { ExitCode::SUCCESS })
 }

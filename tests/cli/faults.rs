@@ -1,8 +1,8 @@
 //! Crashes and faults: kill -9 at random moments, a crash at every failpoint, a full
-//! disk, a dead parser thread, a failed fsync, a killed ingest. Each ends in the state
+//! disk, a dead parser thread, a failed fsync, a killed or interrupted ingest. Each ends in the state
 //! an uninterrupted run reaches.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use serde_json::Value;
 use textorigin_store::storage::checkpoint;
@@ -174,72 +174,99 @@ fn a_failed_fsync_stops_the_daemon_and_the_restart_recovers() {
     assert_eq!(export_without_sources(data.path()), export_without_sources(reference.path()));
 }
 
-#[test]
-fn killed_ingest_is_refused_until_rebuilt_then_matches_an_uninterrupted_run() {
-    // A real crash: kill -9 the ingest half-way through many documents.
-    let corpus = tempfile::tempdir().unwrap();
+/// A corpus of the SPDX fixture's licences, each twenty times with its paragraphs
+/// rotated (plenty of copying), one file a document.
+fn rotated_licences(corpus: &Path) {
     let fixture = std::fs::read_to_string(fixture("spdx-sample.jsonl")).unwrap();
     for (i, line) in fixture.lines().enumerate() {
         let v: Value = serde_json::from_str(line).unwrap();
         for rep in 0..20 {
-            // Each license twenty times with its paragraphs rotated: plenty of copying.
             let text = v["text"].as_str().unwrap();
             let paras: Vec<&str> = text.split("\n\n").collect();
             let r = rep % paras.len().max(1);
             let rotated = [&paras[r..], &paras[..r]].concat().join("\n\n");
-            std::fs::write(corpus.path().join(format!("{:03}-{rep}.txt", i)), rotated).unwrap();
+            std::fs::write(corpus.join(format!("{:03}-{rep}.txt", i)), rotated).unwrap();
         }
     }
-    let dir = tempfile::tempdir().unwrap();
+}
+
+/// `ingest` of `corpus` into `dir` (a small table), stopped by `signal` once 100
+/// documents are in; returns its exit status and what it printed.
+fn ingest_stopped(dir: &Path, corpus: &Path, signal: &str) -> (std::process::ExitStatus, String) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
         .arg("ingest")
         .arg("--data")
-        .arg(dir.path())
+        .arg(dir)
         .args(["--table-size", "256KiB"])
-        .arg(corpus.path())
-        .stderr(std::process::Stdio::null())
+        .arg(corpus)
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until some documents are in (read through the live inspector), then kill.
-    wait_until("100 documents ingested", 60, || child.try_wait().unwrap().is_some() || documents(dir.path()) >= 100);
-    let _ = child.kill();
-    let status = child.wait().unwrap();
-    assert!(!status.success(), "ingest finished before the kill: the crash path was not exercised");
-    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(corpus.path()).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("rebuild"), "{err}");
-    let out = bin().arg("rebuild").arg("--data").arg(dir.path()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(" 0 recomputed result(s) differed"));
-    // Ingest what is not stored yet; the end state must equal an uninterrupted run's.
-    let stored: std::collections::HashSet<String> = json(dir.path(), &["list", "--json"])
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["name"].as_str().unwrap().to_string())
-        .collect();
-    let mut rest: Vec<PathBuf> = std::fs::read_dir(corpus.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| !stored.contains(p.file_stem().unwrap().to_str().unwrap()))
-        .collect();
-    rest.sort();
-    assert!(!rest.is_empty());
-    let out = bin().arg("ingest").arg("--data").arg(dir.path()).args(&rest).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Wait until some documents are in (read through the live inspector), then signal.
+    wait_until("100 documents ingested", 60, || child.try_wait().unwrap().is_some() || documents(dir) >= 100);
+    let sent = std::process::Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status();
+    assert!(sent.unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The uninterrupted run's export and table digest.
+fn uninterrupted(corpus: &Path) -> (String, Value) {
     let clean = tempfile::tempdir().unwrap();
     let out = bin()
         .arg("ingest")
         .arg("--data")
         .arg(clean.path())
         .args(["--table-size", "256KiB"])
-        .arg(corpus.path())
+        .arg(corpus)
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert_eq!(ok(dir.path(), &["export"]), ok(clean.path(), &["export"]));
-    assert_eq!(digest(dir.path()), digest(clean.path()));
+    (ok(clean.path(), &["export"]), digest(clean.path()))
+}
+
+/// Issue 35: after a kill -9 the next `ingest` recovers the table by itself (saying
+/// so) and goes on; `check` fails and `stats` says a recovery is needed until then.
+#[test]
+fn killed_ingest_is_recovered_by_the_next_ingest_then_matches_an_uninterrupted_run() {
+    let corpus = tempfile::tempdir().unwrap();
+    rotated_licences(corpus.path());
+    let dir = tempfile::tempdir().unwrap();
+    let (status, _) = ingest_stopped(dir.path(), corpus.path(), "KILL");
+    assert!(!status.success(), "ingest finished before the kill: the crash path was not exercised");
+    let check = run(dir.path(), &["check"]);
+    assert!(!check.status.success());
+    assert!(String::from_utf8_lossy(&check.stderr).contains("writer died"), "{check:?}");
+    assert!(ok(dir.path(), &["stats"]).contains("recovery:    needed"));
+    assert_eq!(json(dir.path(), &["stats", "--json"])["table"]["needs_recovery"], true);
+    // The same command again: recovery, then what is not stored yet.
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(corpus.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("was not closed cleanly") && err.contains("recovered it"), "{err}");
+    assert!(err.contains("stored before (skipped"), "{err}");
+    assert!(run(dir.path(), &["check"]).status.success());
+    assert_eq!((ok(dir.path(), &["export"]), digest(dir.path())), uninterrupted(corpus.path()));
+}
+
+/// Issue 35: Ctrl-C (SIGINT) stops `ingest` after the document being stored, with the
+/// table closed cleanly, a message saying how to go on and exit status 130; the same
+/// command again ends where an uninterrupted run ends.
+#[test]
+fn interrupted_ingest_closes_cleanly_and_the_same_command_continues() {
+    let corpus = tempfile::tempdir().unwrap();
+    rotated_licences(corpus.path());
+    let dir = tempfile::tempdir().unwrap();
+    let (status, err) = ingest_stopped(dir.path(), corpus.path(), "INT");
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted: the table is closed cleanly; run the same command again"), "{err}");
+    assert!(run(dir.path(), &["check"]).status.success(), "a clean table");
+    assert_eq!(json(dir.path(), &["stats", "--json"])["table"]["in_use"], false);
+    let out = bin().arg("ingest").arg("--data").arg(dir.path()).arg(corpus.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("recovered"), "{err}");
+    assert_eq!((ok(dir.path(), &["export"]), digest(dir.path())), uninterrupted(corpus.path()));
 }
 
 /// Regression: after a failed store write the table is ahead of the store, and `serve`

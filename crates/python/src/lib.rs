@@ -323,7 +323,8 @@ impl Ingestion {
                 let name = format!("python:{n}");
                 Input::Doc(from_json(&line, &name, &name))
             });
-            let run = ingest_inputs(dd, inputs, Via::Python, threads, false, stop, |e| {
+            let never = std::sync::atomic::AtomicBool::new(false);
+            let run = ingest_inputs(dd, inputs, Via::Python, threads, false, stop, &never, |e| {
                 let _ = match e {
                     Event::Stored(seq) => tx.send((Some(seq), String::new())),
                     Event::Failed(why) => tx.send((None, why)),

@@ -86,7 +86,7 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
     r.table_digest = format!("{:016x}", dd.table().digest());
     if r.table_in_use && !r.writer_alive {
         r.violations.push(format!(
-            "the table is marked in use but no process writes it: its writer died (kill -9, a power loss, an interrupted recovery) after document #{}; `serve` recovers it at start, or run `textorigin rebuild`",
+            "the table is marked in use but no process writes it: its writer died (kill -9, a power loss, an interrupted recovery) after document #{}; the next `ingest` or `serve` recovers it at start (or run `textorigin rebuild`)",
             t.last_seq
         ));
     } else if !r.table_in_use && t.last_seq != next - 1 {

@@ -3,6 +3,7 @@
 //! calling thread ([`crate::pipeline`]). The result equals applying them one by one.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::input::{expand_paths, read_docs, InputDoc, InputError, Limits};
 use crate::pipeline::{ordered_map, WorkerDied};
@@ -46,6 +47,9 @@ pub struct Summary {
     pub skipped: u64,
     /// Bytes of text of the stored documents.
     pub text_bytes: u64,
+    /// Stopped by the interrupt flag before the inputs' end (revisions left queued for
+    /// the next run).
+    pub interrupted: bool,
 }
 
 /// An input: a file boundary (its path, or why it cannot be read), or a document (or
@@ -89,16 +93,20 @@ fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
 /// [`crate::storage::store::document_key`]: the same file name and content) is skipped unless `force`. Stops
 /// at the first store failure that leaves the table ahead of the store (the data
 /// directory is then poisoned: the error says so); other failures are reported and
-/// skipped. A file that holds no document is a warning.
+/// skipped. A file that holds no document is a warning. Once `interrupt` is set (a
+/// signal), nothing more is stored: the documents before stay, [`Summary::interrupted`]
+/// says so, and running the same command again stores the rest (those stored are
+/// skipped by their keys).
 pub fn ingest(
     dd: &mut DataDir,
     paths: &[PathBuf],
     limits: impl Into<Limits>,
     threads: usize,
     force: bool,
+    interrupt: &AtomicBool,
     event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
-    ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, false, event)
+    ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, false, interrupt, event)
 }
 
 /// [`ingest`] of `inputs` as they come: files' boundaries and their documents, or
@@ -112,6 +120,7 @@ pub fn ingest_inputs(
     threads: usize,
     force: bool,
     stop_at_failure: bool,
+    interrupt: &AtomicBool,
     mut event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
     let mut summary = Summary::default();
@@ -125,6 +134,10 @@ pub fn ingest_inputs(
         }
     };
     let run = ordered_map(threads, &preparer, inputs, prepare, |ready| {
+        if interrupt.load(Ordering::Relaxed) {
+            summary.interrupted = true;
+            return false;
+        }
         match ready {
             Ready::File(f) => {
                 empty_warning(&file, &mut event);
@@ -193,7 +206,7 @@ pub fn ingest_inputs(
         }
         true
     });
-    if fatal.is_none() && run.is_ok() {
+    if fatal.is_none() && run.is_ok() && !summary.interrupted {
         empty_warning(&file, &mut event);
         // The revisions left in the queue by take-overs beyond their budget, done now:
         // a run ends with every result revised.

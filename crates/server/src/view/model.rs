@@ -593,6 +593,9 @@ pub struct TableView {
     pub hit_pct: f64,
     pub last_applied: u64,
     pub in_use: bool,
+    /// Marked in use with no process holding the data directory: its writer died, and
+    /// the next `ingest` or `serve` recovers it.
+    pub needs_recovery: bool,
 }
 
 /// `stats`.
@@ -666,6 +669,13 @@ pub fn stats(
             hit_pct: pct(s.hits, s.lookups),
             last_applied: s.last_seq,
             in_use: table.in_use(),
+            needs_recovery: table.in_use()
+                && matches!(
+                    textorigin_store::storage::datadir::lock_holder(
+                        &textorigin_store::storage::datadir::db_path(dir).join("LOCK")
+                    ),
+                    Some(None)
+                ),
         },
         shingles: s.shingles,
         revision_queue: store.queue_len()?,

@@ -269,6 +269,9 @@ pub fn stats(v: &StatsView) -> String {
         if v.quotations { "on" } else { "off" },
         if v.quotations && v.quote_clauses { " (by sentence and by clause)" } else { "" },
     );
+    if t.needs_recovery {
+        out += "recovery:    needed: the table is marked in use but its writer is gone (killed, or the power failed); the next `ingest` or `serve` recovers it, or `textorigin rebuild`\n";
+    }
     out += &format!("revisions:   {} document(s) waiting in the revision queue\n", v.revision_queue);
     let total: u64 = v.store_bytes.iter().map(|(_, b)| b).sum();
     let parts: Vec<String> = v.store_bytes.iter().map(|(cf, b)| format!("{cf} {:.1}", *b as f64 / 1e6)).collect();
