@@ -50,6 +50,10 @@ fn a_bomb_in_the_spool_is_applied_as_it_is_read_and_a_stop_cuts_it_short() {
     let daemon = Daemon::start(dir, &args, None);
     drop_into_spool(dir, std::slice::from_ref(&file));
     wait_until("the first 500 documents", 60, || documents(dir) >= 500);
+    // Issue 35: the status counts the documents of the file being applied.
+    wait_until("the status at the 500th document", 10, || {
+        json(dir, &["stats", "--json"])["daemon"]["last_applied"].as_u64().unwrap_or(0) >= 500
+    });
     let peak = peak_mb(daemon.id());
     daemon.signal("TERM");
     let exit = daemon.wait_exit(10);

@@ -23,7 +23,7 @@ use textorigin_core::settings::Settings;
 use textorigin_server::view::dedup;
 use textorigin_server::view::{model, DocParts, ViewOptions};
 use textorigin_store::error::chain;
-use textorigin_store::ingest::{ingest_inputs, Event, IngestError, Input};
+use textorigin_store::ingest::{ingest_inputs, Event, IngestError, Input, StopAt};
 use textorigin_store::input::from_json;
 use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::storage::store::{Store, Via};
@@ -324,7 +324,8 @@ impl Ingestion {
                 Input::Doc(from_json(&line, &name, &name))
             });
             let never = std::sync::atomic::AtomicBool::new(false);
-            let run = ingest_inputs(dd, inputs, Via::Python, threads, false, stop, &never, |e| {
+            let stop = StopAt { failure: stop, interrupt: &never };
+            let run = ingest_inputs(dd, inputs, Via::Python, threads, false, stop, |e| {
                 let _ = match e {
                     Event::Stored(seq) => tx.send((Some(seq), String::new())),
                     Event::Failed(why) => tx.send((None, why)),

@@ -106,21 +106,28 @@ pub fn ingest(
     interrupt: &AtomicBool,
     event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
-    ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, false, interrupt, event)
+    ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, StopAt { failure: false, interrupt }, event)
+}
+
+/// When an ingestion stops before its inputs' end.
+#[derive(Debug, Clone, Copy)]
+pub struct StopAt<'a> {
+    /// At the first document that fails: nothing after it is stored.
+    pub failure: bool,
+    /// Once this is set (a signal): nothing more is stored.
+    pub interrupt: &'a AtomicBool,
 }
 
 /// [`ingest`] of `inputs` as they come: files' boundaries and their documents, or
 /// documents alone (the Python package's), which then have no admission key and are
-/// always stored. With `stop_at_failure`, nothing after the first document that fails
-/// is stored. `via` is the way they come in (`--take-over`).
+/// always stored. `stop` says when to stop early. `via` is the way they come in (`--take-over`).
 pub fn ingest_inputs(
     dd: &mut DataDir,
     inputs: impl Iterator<Item = Input> + Send,
     via: Via,
     threads: usize,
     force: bool,
-    stop_at_failure: bool,
-    interrupt: &AtomicBool,
+    stop: StopAt<'_>,
     mut event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
     let mut summary = Summary::default();
@@ -134,7 +141,7 @@ pub fn ingest_inputs(
         }
     };
     let run = ordered_map(threads, &preparer, inputs, prepare, |ready| {
-        if interrupt.load(Ordering::Relaxed) {
+        if stop.interrupt.load(Ordering::Relaxed) {
             summary.interrupted = true;
             return false;
         }
@@ -162,7 +169,7 @@ pub fn ingest_inputs(
                 }
                 summary.failed += 1;
                 event(Event::Failed(e.to_string()));
-                return !stop_at_failure;
+                return !stop.failure;
             }
             Ready::Doc(Ok(ready)) => {
                 let (doc, prepared, seconds) = *ready;
@@ -199,7 +206,7 @@ pub fn ingest_inputs(
                     Err(e) => {
                         summary.failed += 1;
                         event(Event::Failed(crate::error::chain(&e)));
-                        return !stop_at_failure;
+                        return !stop.failure;
                     }
                 }
             }

@@ -272,6 +272,10 @@ fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<Recovery>> {
 /// own): a batch's memory is bounded in bytes, not in files.
 const BATCH_BYTES: u64 = 64 << 20;
 
+/// How often the status and the table's counters are published while a batch is
+/// applied (a large file is one batch: its documents show as they are applied).
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
 /// The next batch: up to `max` of `files`, in order, within [`BATCH_BYTES`] (sizes from
 /// `lstat`; a file that is not regular counts 0 and is quarantined when read).
 fn next_batch(files: impl Iterator<Item = PathBuf>, max: usize) -> Vec<PathBuf> {
@@ -329,6 +333,8 @@ struct Daemon<'a> {
     started: Instant,
     since_checkpoint: u64,
     last_checkpoint: Instant,
+    /// When the status and the table's counters were last published within a batch.
+    last_progress: Instant,
     /// `new/`, its watcher (kept alive: dropping it ends the watch) and its wake-ups.
     new_dir: PathBuf,
     watcher: notify::RecommendedWatcher,
@@ -397,6 +403,7 @@ pub fn serve(
         started: Instant::now(),
         since_checkpoint: 0,
         last_checkpoint: Instant::now(),
+        last_progress: Instant::now(),
         new_dir,
         watcher,
         wakeups,
@@ -605,6 +612,9 @@ impl Daemon<'_> {
                             if stored {
                                 self.status.documents_applied_this_run += 1;
                                 self.since_checkpoint += 1;
+                                if self.last_progress.elapsed() >= PROGRESS_EVERY {
+                                    self.publish_progress(dd)?;
+                                }
                             }
                             if self.since_checkpoint >= self.opt.checkpoint_docs && !dd.poisoned() {
                                 self.checkpoint(dd)?;
@@ -652,10 +662,7 @@ impl Daemon<'_> {
         for mark in gone {
             let _ = std::fs::remove_file(mark); // only needed while the file waits
         }
-        self.status.last_applied = dd.table().stats().last_seq;
-        dd.publish_counters()?; // live `stats` readers see the table's counters
-        self.status.documents_per_second =
-            self.status.documents_applied_this_run as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+        self.publish_progress(dd)?;
         // A poisoned table (a store write failed after it applied a document) holds a
         // document the store does not: it is never checkpointed, only recovered.
         let due = self.since_checkpoint >= self.opt.checkpoint_docs
@@ -664,6 +671,18 @@ impl Daemon<'_> {
             self.checkpoint(dd)?;
         }
         Ok(kept)
+    }
+
+    /// Publishes what was applied: the status's last document and rate, and the table's
+    /// counters (live `stats` readers see them), also in the middle of a large file.
+    fn publish_progress(&mut self, dd: &mut DataDir) -> Result<()> {
+        self.status.last_applied = dd.table().stats().last_seq;
+        dd.publish_counters()?;
+        self.status.documents_per_second =
+            self.status.documents_applied_this_run as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+        self.status_file.write(&self.status);
+        self.last_progress = Instant::now();
+        Ok(())
     }
 
     /// Moves the committed files out of `new/` (removed, or to `done/`; failed ones to
