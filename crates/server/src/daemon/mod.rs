@@ -42,7 +42,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use textorigin_core::config::Overrides;
@@ -50,13 +50,15 @@ use textorigin_core::config::Overrides;
 use textorigin_store::error::{IoContext, IoError};
 use textorigin_store::storage::checkpoint::CheckpointError;
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Recovery};
-use textorigin_store::storage::store::{Store, StoreError};
+use textorigin_store::storage::store::StoreError;
 use textorigin_store::storage::table_file::TableError;
-use textorigin_store::telemetry::{Latency, StageTimes};
 
 mod sd_notify;
+mod share;
 mod spool;
 mod status;
+
+pub use share::StoreShare;
 
 pub use status::{DaemonState, DaemonStatus};
 
@@ -87,43 +89,6 @@ pub struct ServeOptions {
     /// inspector): set once the data directory is open, replaced after a recovery,
     /// emptied while recovering.
     pub share: Option<StoreShare>,
-}
-
-/// The daemon's store, shared with readers in the same process, and what it measured
-/// (stage seconds and per-document latency since it opened the data directory,
-/// published after each batch).
-#[derive(Clone, Default)]
-pub struct StoreShare(Arc<Mutex<Option<Arc<Store>>>>, Arc<Mutex<(StageTimes, Latency)>>);
-
-impl std::fmt::Debug for StoreShare {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.get().is_some() { "StoreShare(open)" } else { "StoreShare(none)" })
-    }
-}
-
-impl StoreShare {
-    /// The store, when the daemon has one open (None: starting or recovering).
-    pub fn get(&self) -> Option<Arc<Store>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-
-    fn set(&self, store: Option<Arc<Store>>) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
-    }
-
-    /// The stage seconds and latencies of the documents applied so far.
-    pub fn telemetry(&self) -> (StageTimes, Latency) {
-        *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn set_telemetry(&self, dd: &DataDir) {
-        *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = (dd.stage_times(), dd.latency());
-    }
-
-    /// Lets go of the store (when the daemon has stopped).
-    pub fn clear(&self) {
-        self.set(None);
-    }
 }
 
 /// Why the daemon stopped with an error.
