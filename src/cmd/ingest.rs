@@ -1,7 +1,7 @@
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -9,6 +9,7 @@ use textorigin_store::error::chain;
 use textorigin_store::ingest::{self, Event};
 use textorigin_store::input::expand_paths;
 use textorigin_store::storage::datadir::DataDir;
+use textorigin_store::storage::store::Via;
 
 use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs, TakeOverArgs};
 
@@ -107,18 +108,45 @@ fn recover(dir: &std::path::Path, interrupt: &AtomicBool) -> Result<()> {
 pub fn run(a: Args) -> Result<ExitCode> {
     let limits = a.limits.limits()?;
     let interrupt = interrupt_flag()?;
+    // A mistyped path makes no data directory.
+    let found = expand_paths(&a.paths);
+    if !a.data.dir.exists() && !found.is_empty() && found.iter().all(Result::is_err) {
+        for e in found.iter().filter_map(|f| f.as_ref().err()) {
+            eprintln!("error: {e}");
+        }
+        anyhow::bail!("no input could be read: no data directory was made at {}", a.data.dir.display());
+    }
     recover(&a.data.dir, &interrupt)?;
     let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
     dd.set_undated_bad_dates(a.bad_dates == "undated");
     dd.set_take_over(&a.take_over.ways());
     dd.set_revision_budget(a.take_over.budget()?);
-    let files = expand_paths(&a.paths).len();
-    let pb = super::progress(files as u64, "ingest");
+    // Progress by the bytes read of the inputs (their sizes on disk) and documents.
+    let total: u64 = found.iter().flatten().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    let read = Arc::new(AtomicU64::new(0));
+    let pb = super::progress_bytes(total);
+    let (mut stored, mut skipped) = (0u64, 0u64);
+    let show = |stored: u64, skipped: u64| {
+        pb.set_position(read.load(Ordering::Relaxed));
+        pb.set_message(match skipped {
+            0 => format!("ingest: {stored} documents"),
+            n => format!("ingest: {stored} documents ({n} stored before)"),
+        });
+    };
     let report = |msg: String| pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe(&msg)));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = ingest::ingest(&mut dd, &a.paths, limits, threads, a.force, &interrupt, |e| match e {
-        Event::File => pb.inc(1),
-        Event::Stored(_) | Event::Skipped => {}
+    let inputs = ingest::inputs_counting(&a.paths, limits, Some(Arc::clone(&read)));
+    let stop = ingest::StopAt { failure: false, interrupt: &interrupt };
+    let run = ingest::ingest_inputs(&mut dd, inputs, Via::Ingest, threads, a.force, stop, |e| match e {
+        Event::File => show(stored, skipped),
+        Event::Stored(_) => {
+            stored += 1;
+            show(stored, skipped);
+        }
+        Event::Skipped => {
+            skipped += 1;
+            show(stored, skipped);
+        }
         Event::Warning(w) => report(format!("warning: {w}")),
         Event::Failed(e) => report(format!("error: {e}")),
     });

@@ -49,6 +49,18 @@ impl Format {
     }
 }
 
+/// A progress bar on standard error for `total` bytes of input (a spinner when that is
+/// not known, 0), with the rate and the time left; its message says what is done.
+/// Drawn on a terminal only (hidden in a pipe).
+pub fn progress_bytes(total: u64) -> ProgressBar {
+    let (pb, template) = match total {
+        0 => (ProgressBar::new_spinner(), "{spinner} {msg} {bytes} read, {bytes_per_sec}"),
+        n => (ProgressBar::new(n), "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"),
+    };
+    pb.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
+    pb
+}
+
 /// A progress bar on standard error for `len` steps of `what`.
 pub fn progress(len: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);

@@ -300,3 +300,19 @@ fn a_publication_date_that_is_not_one_fails_its_document_unless_undated_is_asked
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(json(dir.path(), &["show", "--json", "d4"])["published_at"], "next tuesday");
 }
+
+/// Issue 35: a mistyped input path makes no data directory (it used to make an empty
+/// one); with a data directory there, a bad path is a failed input beside the others.
+#[test]
+fn no_data_directory_is_made_when_no_input_can_be_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let out = bin().arg("ingest").arg("--data").arg(&data).arg(tmp.path().join("mistyped.jsonl")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mistyped.jsonl") && err.contains("no data directory was made"), "{err}");
+    assert!(!data.exists());
+    ok(&data, &["ingest", examples().join("01-harbour-bridge.txt").to_str().unwrap()]);
+    let out = bin().arg("ingest").arg("--data").arg(&data).arg(tmp.path().join("mistyped.jsonl")).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "a failed input of an existing data directory");
+}

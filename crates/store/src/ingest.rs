@@ -3,9 +3,10 @@
 //! calling thread ([`crate::pipeline`]). The result equals applying them one by one.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
-use crate::input::{expand_paths, read_docs, InputDoc, InputError, Limits};
+use crate::input::{expand_paths, read_docs_counting, InputDoc, InputError, Limits};
 use crate::pipeline::{ordered_map, WorkerDied};
 use std::os::unix::ffi::OsStrExt;
 
@@ -68,9 +69,18 @@ enum Ready {
 /// The inputs' files and documents in order, read as they are taken (a JSONL file a
 /// line at a time: the memory bound holds for a file of any size).
 pub fn inputs(paths: &[PathBuf], limits: impl Into<Limits>) -> impl Iterator<Item = Input> + Send + '_ {
+    inputs_counting(paths, limits, None)
+}
+
+/// [`inputs`], adding the bytes read from the files to `read` as they are read.
+pub fn inputs_counting(
+    paths: &[PathBuf],
+    limits: impl Into<Limits>,
+    read: Option<Arc<AtomicU64>>,
+) -> impl Iterator<Item = Input> + Send + '_ {
     let limits = limits.into();
     expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Input> + Send> {
-        match f.and_then(|path| Ok((read_docs(&path, limits)?, path))) {
+        match f.and_then(|path| Ok((read_docs_counting(&path, limits, read.clone())?, path))) {
             Ok((docs, path)) => Box::new(std::iter::once(Input::File(Ok(path))).chain(docs.map(Input::Doc))),
             Err(e) => Box::new(std::iter::once(Input::File(Err(e)))),
         }

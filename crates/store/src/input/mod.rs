@@ -20,6 +20,8 @@
 
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 mod compressed;
 pub mod date;
@@ -164,8 +166,18 @@ pub type Docs = Box<dyn Iterator<Item = Result<InputDoc, InputError>> + Send>;
 /// gzip or Zstandard file is decoded as it is read (`-`: standard input, see
 /// [`stream_docs`]).
 pub fn read_docs(path: &Path, limits: impl Into<Limits>) -> Result<Docs, InputError> {
+    read_docs_counting(path, limits, None)
+}
+
+/// [`read_docs`], adding the bytes read from the file (compressed ones for a compressed
+/// file, as its size counts them) to `read` as they are read: what a progress bar shows.
+pub fn read_docs_counting(
+    path: &Path,
+    limits: impl Into<Limits>,
+    read: Option<Arc<AtomicU64>>,
+) -> Result<Docs, InputError> {
     if is_stdin(path) {
-        return stream_docs(std::io::stdin(), None, "stdin", "<stdin>", limits, None);
+        return stream_docs(Counting(std::io::stdin(), read), None, "stdin", "<stdin>", limits, None);
     }
     let source = path.display().to_string();
     let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.clone(), reason: e.to_string() };
@@ -173,7 +185,20 @@ pub fn read_docs(path: &Path, limits: impl Into<Limits>) -> Result<Docs, InputEr
     let len = file.metadata().map_err(unreadable)?.len();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
-    stream_docs(file, Some(&ext), &stem, &source, limits, Some(len))
+    stream_docs(Counting(file, read), Some(&ext), &stem, &source, limits, Some(len))
+}
+
+/// A reader that adds the bytes it reads to a counter (when it has one).
+struct Counting<R>(R, Option<Arc<AtomicU64>>);
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if let Some(c) = &self.1 {
+            c.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        Ok(n)
+    }
 }
 
 /// Whether a path argument means standard input (`-`).
