@@ -89,7 +89,16 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
     let d = lines(&["--format", "decisions", "--old-threshold", "0.4", "--near-threshold", "0.99"]);
     assert_eq!(d[4]["reason"], "old_fraction");
     assert_eq!(d[4]["rule"], format!("old fraction {old5:.4} >= 0.4000"));
-    assert_eq!((d[2]["decision"].as_str(), d[2]["cluster"].as_u64()), (Some("drop"), Some(3)), "{}", d[2]);
+    // Issue 35: dropped for its old fraction, a document names its dominant origin and
+    // joins that origin's cluster.
+    // (Half new, it dominates itself: `of` is its most-copied origin.)
+    assert_eq!((d[4]["of"].as_u64(), d[4]["cluster"].as_u64()), (Some(1), Some(1)), "{}", d[4]);
+    assert_eq!(
+        (d[2]["decision"].as_str(), d[2]["of"].as_u64(), d[2]["cluster"].as_u64()),
+        (Some("drop"), Some(1), Some(1)),
+        "{}",
+        d[2]
+    );
     assert_eq!(d[2]["reason"], "old_fraction", "not a near-duplicate at 0.99, but all old");
 
     // CSV: a header and a row a document.

@@ -132,12 +132,14 @@ pub struct Decision {
     /// The rule that dropped it, in words (None: kept).
     pub rule: Option<String>,
     pub reason: Option<Reason>,
-    /// The earlier document of the duplicate rules.
+    /// The earlier document of the duplicate rules; for the old-fraction rule the
+    /// document's dominant origin (its most-copied one when it dominates itself).
     pub of: Option<u64>,
     pub resemblance: Option<f64>,
     pub old_fraction: f64,
-    /// Its near-duplicate cluster: the id of the earliest member (itself when it
-    /// resembles no earlier document at the threshold).
+    /// Its cluster: the id of the earliest member, reached through near-duplicate links
+    /// and, for a document dropped for its old fraction, its `of` (itself when it has
+    /// neither).
     pub cluster: u64,
 }
 
@@ -178,8 +180,17 @@ impl<'a> Decider<'a> {
             let views = near.iter().filter(|d| d.says(Mode::Default)).map(|d| (d.seq, d.exact, round4(d.resemblance)));
             // Each link goes to an earlier-published document: no cycle, unless the
             // store is corrupt.
-            match self.link(views) {
-                Some((earlier, _)) if !path.contains(&earlier) => at = earlier,
+            let next = match self.link(views) {
+                Some((earlier, _)) => Some(earlier),
+                None => {
+                    let r = self.store.result(at)?;
+                    r.and_then(|r| {
+                        self.old_origin(at, r.old_tokens, r.tokens, [r.dominant_origin, r.most_copied_origin])
+                    })
+                }
+            };
+            match next {
+                Some(earlier) if !path.contains(&earlier) => at = earlier,
                 _ => break at,
             }
         };
@@ -187,6 +198,14 @@ impl<'a> Decider<'a> {
             self.remember(p, root);
         }
         Ok(root)
+    }
+
+    /// Where document `seq`'s old text came from when the old-fraction rule drops it:
+    /// its dominant origin, or its most-copied origin when it dominates itself (half
+    /// of it new).
+    fn old_origin(&self, seq: u64, old_tokens: u32, tokens: u32, origins: [Option<u64>; 2]) -> Option<u64> {
+        let dropped = tokens > 0 && round4(fraction(old_tokens, tokens)) >= self.thresholds.old;
+        origins.into_iter().flatten().find(|&o| o != seq).filter(|_| dropped)
     }
 
     fn remember(&mut self, seq: u64, root: u64) {
@@ -203,9 +222,11 @@ impl<'a> Decider<'a> {
         let near = v.near_duplicates.as_deref().unwrap_or_default();
         let old_fraction = round4(fraction(v.old_tokens, v.tokens));
         let link = self.link(near.iter().map(|d| (d.id, d.exact, d.resemblance)));
-        let cluster = match link {
-            Some((earlier, _)) => self.root(earlier)?,
-            None => id,
+        let origins = [&v.dominant_origin, &v.most_copied_origin].map(|o| o.as_ref().and_then(|o| o.id));
+        let dominant = self.old_origin(id, v.old_tokens, v.tokens, origins);
+        let cluster = match (link, dominant) {
+            (Some((earlier, _)), _) | (None, Some(earlier)) => self.root(earlier)?,
+            (None, None) => id,
         };
         self.remember(id, cluster);
         let exact = exact_copy_of(near);
@@ -220,7 +241,7 @@ impl<'a> Decider<'a> {
             )
         } else if v.tokens > 0 && old_fraction >= self.thresholds.old {
             let rule = format!("old fraction {old_fraction:.4} >= {:.4}", self.thresholds.old);
-            (Some(Reason::OldFraction), None, None, Some(rule))
+            (Some(Reason::OldFraction), dominant, None, Some(rule))
         } else {
             (None, None, None, None)
         };
