@@ -143,7 +143,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             stored += 1;
             show(stored, skipped);
         }
-        Event::Skipped => {
+        Event::Skipped(_) => {
             skipped += 1;
             show(stored, skipped);
         }

@@ -134,10 +134,11 @@ impl Native {
     /// Starts an ingestion: documents fed to it ([`Ingestion::feed`], JSON objects'
     /// text) are stored in order on `threads` preparation threads, the `n`th named
     /// `python:<first + n>` when it has no `id`; with `stop`, nothing after the first
-    /// failure. One at a time: it holds the writer until its feed is closed and what
-    /// was fed is stored.
-    #[pyo3(signature = (first, threads, stop = false))]
-    fn ingestion(&self, py: Python<'_>, first: u64, threads: usize, stop: bool) -> PyResult<Ingestion> {
+    /// failure; a document stored before (by its admission key) is not stored again,
+    /// its stored id given as its outcome, unless `force`. One at a time: it holds the
+    /// writer until its feed is closed and what was fed is stored.
+    #[pyo3(signature = (first, threads, stop = false, force = false))]
+    fn ingestion(&self, py: Python<'_>, first: u64, threads: usize, stop: bool, force: bool) -> PyResult<Ingestion> {
         let mut current = lock(&self.feed)?;
         if current.as_ref().is_some_and(|f| f.is_open()) {
             return Err(error("another ingestion is running on this collection: finish it first"));
@@ -148,7 +149,7 @@ impl Native {
         let (feed, batches) = Feed::new();
         let feed = Arc::new(feed);
         *current = Some(Arc::clone(&feed));
-        Ok(Ingestion::start(Arc::clone(&self.dd), feed, batches, first, threads.max(1), stop))
+        Ok(Ingestion::start(Arc::clone(&self.dd), feed, batches, first, threads.max(1), stop, force))
     }
 
     /// The results of stored documents (`results`: "view", "summary" or "id"), as JSON
@@ -292,6 +293,10 @@ impl Feed {
 /// What an ingestion says of a document: its id, or why it failed.
 type Outcome = (Option<u64>, String);
 
+/// The input name of the rows Python gives (their admission keys', as a file's name is
+/// on the command line).
+const PYTHON_INPUT: &str = "python";
+
 /// A running ingestion (`Native.ingestion`): one `ingest_inputs` on a thread of its
 /// own over every batch fed to it, so the preparation threads never wait at a batch's
 /// end for the next one; each document's outcome is taken as soon as it is stored.
@@ -311,6 +316,7 @@ impl Ingestion {
         first: u64,
         threads: usize,
         stop: bool,
+        force: bool,
     ) -> Ingestion {
         let (tx, outcomes) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new().name("ingest".into()).spawn(move || {
@@ -319,17 +325,21 @@ impl Ingestion {
                 Err(_) => return Some("the data directory failed in another thread".to_string()),
             };
             let Some(dd) = guard.as_mut() else { return Some("the collection is closed".to_string()) };
-            let inputs = batches.into_iter().flatten().zip(first..).map(|(line, n)| {
+            // The rows are the documents of one input named `python`: each gets the
+            // command line's admission key (that name, its own name, text, URL and
+            // date), so a row stored before is not stored again.
+            let rows = batches.into_iter().flatten().zip(first..).map(|(line, n)| {
                 let name = format!("python:{n}");
                 Input::Doc(from_json(&line, &name, &name))
             });
+            let inputs = std::iter::once(Input::File(Ok(PYTHON_INPUT.into()))).chain(rows);
             let never = std::sync::atomic::AtomicBool::new(false);
             let stop = StopAt { failure: stop, interrupt: &never };
-            let run = ingest_inputs(dd, inputs, Via::Python, threads, false, stop, |e| {
+            let run = ingest_inputs(dd, inputs, Via::Python, threads, force, stop, |e| {
                 let _ = match e {
-                    Event::Stored(seq) => tx.send((Some(seq), String::new())),
+                    Event::Stored(seq) | Event::Skipped(seq) => tx.send((Some(seq), String::new())),
                     Event::Failed(why) => tx.send((None, why)),
-                    Event::File | Event::Skipped | Event::Warning(_) => Ok(()),
+                    Event::File | Event::Warning(_) => Ok(()),
                 };
             });
             match run {

@@ -205,9 +205,9 @@ def test_an_ingestion_left_or_interrupted_lets_the_collection_go_on(tmp_path):
         first.close()
         stored = c.stats()["documents"]
         assert stored >= 5
-        assert next(c.ingest(docs[:1]))["id"] == stored + 1
+        assert next(c.ingest(docs[:1], force=True))["id"] == stored + 1
         # Closing the collection while an ingestion waits for its reader.
-        third = c.ingest(docs[1:50], batch=8)
+        third = c.ingest(docs[1:50], batch=8, force=True)
         next(third)
         c.close()
     with textorigin.Collection(tmp_path / "d") as again:
@@ -234,3 +234,26 @@ def test_chinese_text_is_found_copied_by_character(tmp_path):
     with textorigin.Collection(tmp_path / "w", table_size="4MiB", terms="words") as c:
         list(c.ingest(docs))
         assert c.show("roundup")["copied_blocks"] == []
+
+
+def test_a_rerun_stores_nothing_twice_unless_forced(tmp_path):
+    """Issue 35: the same rows again (a re-run of a script) are not stored twice; their
+    stored results come back, as the command line skips what it stored before."""
+    docs = generated(30)
+    with textorigin.Collection(tmp_path / "c", table_size="4MiB") as c:
+        first = list(c.ingest(docs))
+    with textorigin.Collection(tmp_path / "c") as c:
+        again = list(c.ingest(docs))
+        assert again == first
+        assert c.stats()["documents"] == 30
+        forced = list(c.ingest(docs[:3], force=True))
+        assert [v["id"] for v in forced] == [31, 32, 33]
+        assert c.stats()["documents"] == 33
+    # Rows without ids are named by their place in an ingestion of a collection
+    # opened anew: a script run again gives them the same names.
+    unnamed = [{"text": d["text"]} for d in docs[:5]]
+    with textorigin.Collection(tmp_path / "u", table_size="4MiB") as c:
+        a = [v["id"] for v in c.ingest(unnamed)]
+    with textorigin.Collection(tmp_path / "u") as c:
+        assert [v["id"] for v in c.ingest(unnamed)] == a
+        assert c.stats()["documents"] == 5

@@ -20,8 +20,9 @@ pub enum Event {
     File,
     /// A document was stored, with this sequence number.
     Stored(u64),
-    /// A document was stored before (its admission key, `--force` to store it again).
-    Skipped,
+    /// A document was stored before (its admission key, `--force` to store it again),
+    /// with the sequence number it was stored under.
+    Skipped(u64),
     /// A document's warning (e.g. invalid UTF-8 replaced).
     Warning(String),
     /// A file or document failed and was skipped.
@@ -188,9 +189,9 @@ pub fn ingest_inputs(
                     f.1.next(&doc)
                 });
                 match key.map(|k| dd.store().admitted_document(k)).transpose() {
-                    Ok(Some(Some(_))) if !force => {
+                    Ok(Some(Some(seq))) if !force => {
                         summary.skipped += 1;
-                        event(Event::Skipped);
+                        event(Event::Skipped(seq));
                         return true;
                     }
                     Ok(_) => {}

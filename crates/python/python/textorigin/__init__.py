@@ -86,7 +86,13 @@ class Collection:
         self._native.close()
 
     def _ingest(
-        self, docs: Iterable[Document], errors: str, batch: int, threads: Optional[int], results: str
+        self,
+        docs: Iterable[Document],
+        errors: str,
+        batch: int,
+        threads: Optional[int],
+        results: str,
+        force: bool = False,
     ) -> Iterator[Tuple[bool, str]]:
         """(ok, result or reason) per document, in order. Three stages overlap: a thread
         turns the documents into JSON batches and feeds them to one native ingestion
@@ -100,7 +106,7 @@ class Collection:
         threads = threads or os.cpu_count() or 1
         stop = threading.Event()
         failure: List[BaseException] = []
-        ingestion = self._native.ingestion(self._named + 1, threads, errors == "raise")
+        ingestion = self._native.ingestion(self._named + 1, threads, errors == "raise", force)
 
         def encode() -> None:
             try:
@@ -146,8 +152,14 @@ class Collection:
         results: str = "view",
         batch: int = 2048,
         threads: Optional[int] = None,
+        force: bool = False,
     ) -> Iterator[Dict[str, Any]]:
         """Stores and analyses ``docs`` in order, yielding each one's result.
+
+        A document stored before (the same ``id``, or the same place in an ingestion of
+        a collection opened anew when it has none, and the same text, ``url`` and date)
+        is not stored again, as with the command line: its stored result is yielded.
+        ``force=True`` stores it again.
 
         A document that cannot be ingested (no text, malformed, too much metadata)
         fails alone, as in the command line: with ``errors="report"`` its place in the
@@ -160,7 +172,7 @@ class Collection:
         ``export`` give the rest later). Documents go to Rust ``batch`` at a time;
         ``threads`` preparation threads (default: one a core).
         """
-        for ok, payload in self._ingest(docs, errors, batch, threads, results):
+        for ok, payload in self._ingest(docs, errors, batch, threads, results, force):
             yield json.loads(payload) if ok else {"error": payload}
 
     def query(self, doc: Document) -> Dict[str, Any]:
