@@ -23,16 +23,19 @@ pub struct Args {
     /// name, tokens, old_fraction, dominant_origin, near_duplicate_of,
     /// exact_duplicate_of, quotations). decisions: keep or drop per document, with the
     /// rule and its near-duplicate cluster (the earliest member's id). attributes: Dolma
-    /// attributes, the copied spans as [start, end, origin id] in characters. corpus:
+    /// attributes, the copied spans as [start, end, origin id] in characters, and
+    /// document-level ones as a span over the whole text (textorigin_drop: 1 when the
+    /// decisions drop it, textorigin_old_fraction, textorigin_cluster). corpus:
     /// the kept documents as JSON lines (id, text, url, published_at, their metadata).
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
     /// Drop a near-duplicate of an earlier document at this resemblance or more (of the
-    /// near-duplicates found: estimate >= 0.82). decisions, corpus.
+    /// near-duplicates found: estimate >= 0.82). decisions, attributes, corpus.
     #[arg(long, default_value_t = Thresholds::default().near, value_name = "R")]
     near_threshold: f64,
     /// Drop a document when this fraction of its tokens or more is old (found in earlier
-    /// documents); 1 drops only wholly copied ones, above 1 none. decisions, corpus.
+    /// documents); 1 drops only wholly copied ones, above 1 none. decisions, attributes,
+    /// corpus.
     #[arg(long, default_value_t = Thresholds::default().old, value_name = "F")]
     old_threshold: f64,
     /// The attribute name of the copied spans. attributes.
@@ -98,7 +101,10 @@ pub fn run(a: Args) -> Result<()> {
             Format::Json => line(&mut out, &serde_json::to_value(&v)?)?,
             Format::Csv => out.write_all(&csv_row(dedup::summary_cells(&dedup::summary(&v)))?)?,
             Format::Decisions => line(&mut out, &serde_json::to_value(decider.decide(&v)?)?)?,
-            Format::Attributes => line(&mut out, &dedup::attributes_line(&v, &text, &a.attribute))?,
+            Format::Attributes => {
+                let d = decider.decide(&v)?;
+                line(&mut out, &dedup::attributes_line(&v, &text, &a.attribute, &d))?
+            }
             Format::Corpus => {
                 if a.all || decider.decide(&v)?.decision == "keep" {
                     line(&mut out, &dedup::corpus_line(&v, &text, a.remove_copied))?;

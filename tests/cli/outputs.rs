@@ -126,7 +126,24 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
     // Dolma attributes: the copied spans in characters, each the text of its origin.
     let att = lines(&["--format", "attributes", "--attribute", "copied"]);
     assert_eq!(att.len(), 5);
-    assert_eq!(att[0], json!({"id": "d1", "attributes": {"copied": []}}));
+    let n = texts[0].chars().count();
+    assert_eq!(
+        att[0],
+        json!({"id": "d1", "attributes": {
+            "copied": [],
+            "textorigin_drop": [[0, n, 0.0]],
+            "textorigin_old_fraction": [[0, n, 0.0]],
+            "textorigin_cluster": [[0, n, 1.0]],
+        }})
+    );
+    // Issue 35: the document-level attributes say what the decisions say.
+    for (a, d) in att.iter().zip(&lines(&["--format", "decisions"])) {
+        let score = |name: &str| a["attributes"][name][0][2].as_f64().unwrap();
+        assert_eq!(score("textorigin_drop"), if d["decision"] == "drop" { 1.0 } else { 0.0 });
+        assert_eq!(score("textorigin_old_fraction"), d["old_fraction"].as_f64().unwrap());
+        assert_eq!(score("textorigin_cluster"), d["cluster"].as_f64().unwrap());
+    }
+    assert_eq!(att[1]["attributes"]["textorigin_drop"][0][2], 1.0, "the exact copy goes");
     let spans = att[4]["attributes"]["copied"].as_array().unwrap();
     assert!(!spans.is_empty());
     let chars: Vec<char> = texts[4].chars().collect();

@@ -283,10 +283,23 @@ pub fn copied_spans(v: &DocumentView, text: &str) -> Vec<[u64; 3]> {
     blocks.iter().map(|&(s, e, o)| [chars_at[&s], chars_at[&e], o]).collect()
 }
 
-/// A Dolma attributes line: `{"id": name, "attributes": {attribute: spans}}`.
-pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str) -> Value {
+/// Names of the document-level attributes of [`attributes_line`].
+pub const DOCUMENT_ATTRIBUTES: [&str; 3] = ["textorigin_drop", "textorigin_old_fraction", "textorigin_cluster"];
+
+/// A Dolma attributes line: `{"id": name, "attributes": {attribute: spans, ...}}`: the
+/// copied spans under `attribute`, and the document-level attributes a mixer filters
+/// on (issue 35), each one span over the whole text as Dolma writes document-level
+/// attributes: `textorigin_drop` (1 when `decision` drops the document, else 0),
+/// `textorigin_old_fraction` and `textorigin_cluster` (the cluster's id).
+pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str, decision: &Decision) -> Value {
     let mut attributes = Map::new();
     attributes.insert(attribute.to_string(), serde_json::to_value(copied_spans(v, text)).unwrap_or_default());
+    let chars = text.chars().count();
+    let drop = if decision.decision == "drop" { 1.0 } else { 0.0 };
+    let scores = [drop, decision.old_fraction, decision.cluster as f64];
+    for (name, score) in DOCUMENT_ATTRIBUTES.iter().zip(scores) {
+        attributes.insert(name.to_string(), serde_json::json!([[0, chars, score]]));
+    }
     serde_json::json!({"id": v.name, "attributes": attributes})
 }
 
