@@ -252,3 +252,31 @@ fn decisions_follow_publication_dates_whatever_the_arrival_order() {
         "{d:#?}"
     );
 }
+
+/// Issue 35: Dolma's mixer pairs attributes with documents by their ids, so an id given
+/// as a JSON number comes back as one in the attributes and the corpus (an integer
+/// beyond 64 bits, which JSON readers take apart, as text).
+#[test]
+fn numeric_input_ids_come_back_as_numbers() {
+    let inputs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = inputs.path().join("ids.jsonl");
+    let ids = ["17", "\"a\"", "-7.50", "12345678901234567890123", "\"18\""];
+    let lines: String = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| format!("{{\"id\": {id}, \"text\": \"{}\"}}\n", text(&words(10 + i as u64, 60))))
+        .collect();
+    std::fs::write(&f, lines).unwrap();
+    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let want = [json!(17), json!("a"), json!(-7.5), json!("12345678901234567890123"), json!("18")];
+    for format in ["attributes", "corpus"] {
+        let mut args = vec!["export", "--format", format];
+        if format == "corpus" {
+            args.push("--all");
+        }
+        let got: Vec<Value> =
+            ok(dir.path(), &args).lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
+        assert_eq!(got, want, "{format}");
+    }
+}

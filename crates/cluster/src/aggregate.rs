@@ -188,6 +188,7 @@ pub fn run(
             message_id: None,
             in_reply_to: Vec::new(),
             meta: doc.meta,
+            id_number: false, // not carried on the wire yet (issue 35)
         };
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);

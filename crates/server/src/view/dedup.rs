@@ -300,7 +300,20 @@ pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str, decision: 
     for (name, score) in DOCUMENT_ATTRIBUTES.iter().zip(scores) {
         attributes.insert(name.to_string(), serde_json::json!([[0, chars, score]]));
     }
-    serde_json::json!({"id": v.name, "attributes": attributes})
+    serde_json::json!({"id": input_id(v), "attributes": attributes})
+}
+
+/// A document's input id as the input had it: a number when it was one (an integer
+/// beyond 64 bits, which JSON readers take apart, stays text), else its name.
+pub fn input_id(v: &DocumentView) -> Value {
+    let number = v.id_number.then(|| {
+        let n = &v.name;
+        n.parse::<u64>().map(Into::into).or_else(|_| n.parse::<i64>().map(Into::into)).ok().or_else(|| {
+            let small = !n.trim_start_matches('-').chars().all(|c| c.is_ascii_digit());
+            n.parse::<f64>().ok().filter(|_| small).and_then(serde_json::Number::from_f64)
+        })
+    });
+    number.flatten().map_or_else(|| Value::String(v.name.clone()), Value::Number)
 }
 
 /// A document as a corpus line again: `id` (its name), `text` (without its copied
@@ -327,7 +340,7 @@ pub fn corpus_line(v: &DocumentView, text: &str, remove_copied: bool) -> Value {
     } else {
         text.to_string()
     };
-    out.insert("id".into(), Value::String(v.name.clone()));
+    out.insert("id".into(), input_id(v));
     out.insert("text".into(), Value::String(text));
     for (k, x) in [("url", &v.url), ("published_at", &v.published_at)] {
         if let Some(x) = x {

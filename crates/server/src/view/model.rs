@@ -193,6 +193,10 @@ pub struct DocumentView {
     /// None for a query (not stored).
     pub id: Option<u64>,
     pub name: String,
+    /// The name was a JSON number `id` in the input (the outputs a pipeline pairs with
+    /// its input write it back as one).
+    #[serde(skip)]
+    pub id_number: bool,
     pub source: Option<String>,
     pub url: Option<String>,
     pub published_at: Option<String>,
@@ -411,6 +415,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
     Ok(DocumentView {
         id: meta.map(|m| m.seq),
         name: name.to_string(),
+        id_number: meta.is_some_and(|m| m.id_number),
         source: meta.map(|m| m.source.clone()),
         url: meta.and_then(|m| m.url.clone()),
         published_at: meta.and_then(|m| m.published_at.clone()),

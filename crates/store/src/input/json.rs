@@ -43,6 +43,7 @@ pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDo
         }
     };
     let name = field("id", true)?.unwrap_or_else(|| default_name.to_string());
+    let id_number = obj.get("id").is_some_and(|r| matches!(r.get().as_bytes().first(), Some(b'-' | b'0'..=b'9')));
     let body = match (field("text", false)?, field("html", false)?) {
         (Some(t), _) => t,
         (None, Some(h)) => html_to_text(&h),
@@ -55,6 +56,7 @@ pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDo
     };
     field("title", false)?;
     let mut doc = finish(name, source.to_string(), body, url, date, Vec::new())?;
+    doc.id_number = id_number;
     let value = |raw: &RawValue| serde_json::from_str::<serde_json::Value>(raw.get()).map_err(|e| json(e.to_string()));
     doc.message_id = obj.get("message_id").map(|r| value(r)).transpose()?.and_then(|v| v.as_str().map(str::to_string));
     doc.in_reply_to = match obj.get("in_reply_to").map(|r| value(r)).transpose()? {

@@ -52,6 +52,9 @@ pub struct InputDoc {
     /// and `date`, as a JSON object's text (keys sorted), at most [`MAX_META_BYTES`];
     /// None when there are none.
     pub meta: Option<String>,
+    /// Its name is the `id` of a JSON object given as a number (written back as one by
+    /// the outputs a pipeline pairs with its input, issue 35).
+    pub id_number: bool,
 }
 
 /// Largest metadata a document keeps (its further JSON fields, as JSON text); a
@@ -462,6 +465,7 @@ fn finish(
         message_id: None,
         in_reply_to: Vec::new(),
         meta: None,
+        id_number: false,
     })
 }
 

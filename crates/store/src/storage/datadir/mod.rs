@@ -529,6 +529,7 @@ impl DataDir {
             meta: doc.meta.clone(),
             via: admit.via,
             by_arrival,
+            id_number: doc.id_number,
         };
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })

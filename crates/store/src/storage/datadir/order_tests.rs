@@ -63,6 +63,7 @@ fn corpus(seed: u64, n: usize) -> Vec<InputDoc> {
             message_id: None,
             in_reply_to: Vec::new(),
             meta: None,
+            id_number: false,
         })
         .collect()
 }

@@ -32,6 +32,7 @@ fn corpus() -> Vec<InputDoc> {
             message_id: None,
             in_reply_to: Vec::new(),
             meta: None,
+            id_number: false,
         })
         .collect()
 }

@@ -43,6 +43,11 @@ pub struct DocMeta {
     pub via: Option<Via>,
     #[serde(skip)]
     pub by_arrival: bool,
+    /// Its name was a JSON number `id` (issue 35). Stored behind the way in, when there
+    /// is one (every document stored since issue 32 has one); builds before read
+    /// past it.
+    #[serde(skip)]
+    pub id_number: bool,
 }
 
 /// The ways a document comes in; `--take-over` says which may take origins over by an
@@ -113,6 +118,9 @@ fn encode_doc(meta: &DocMeta) -> Vec<u8> {
     }
     if let Some(via) = meta.via {
         v.extend(postcard::to_allocvec(&(via, meta.by_arrival)).expect("postcard encoding of a pair cannot fail"));
+        if meta.id_number {
+            v.extend(postcard::to_allocvec(&true).expect("postcard encoding of a bool cannot fail"));
+        }
     }
     v
 }
@@ -123,8 +131,12 @@ fn decode_doc(bytes: &[u8]) -> std::result::Result<DocMeta, String> {
         let (text, rest) = postcard::take_from_bytes::<String>(tail).map_err(|e| format!("metadata: {e}"))?;
         meta.meta = (!text.is_empty()).then_some(text);
         if !rest.is_empty() {
-            let (via, by_arrival) = postcard::from_bytes::<(Via, bool)>(rest).map_err(|e| format!("way in: {e}"))?;
+            let ((via, by_arrival), rest) =
+                postcard::take_from_bytes::<(Via, bool)>(rest).map_err(|e| format!("way in: {e}"))?;
             (meta.via, meta.by_arrival) = (Some(via), by_arrival);
+            if !rest.is_empty() {
+                meta.id_number = postcard::from_bytes::<bool>(rest).map_err(|e| format!("id kind: {e}"))?;
+            }
         }
     }
     Ok(meta)
@@ -302,12 +314,15 @@ mod tests {
             meta: Some(r#"{"title":"A title"}"#.into()),
             via: None,
             by_arrival: false,
+            id_number: false,
         };
         assert_eq!(decode_doc(&encode_doc(&m)).unwrap(), m);
         // A way in rides behind the metadata, with or without metadata.
         for (meta, by_arrival) in [(m.meta.clone(), true), (None, false)] {
             let w = DocMeta { meta, via: Some(Via::Http), by_arrival, ..m.clone() };
             assert_eq!(decode_doc(&encode_doc(&w)).unwrap(), w);
+            let numbered = DocMeta { id_number: true, ..w.clone() };
+            assert_eq!(decode_doc(&encode_doc(&numbered)).unwrap(), numbered);
             assert_eq!(
                 decode::<DocMeta>(&encode_doc(&w)).unwrap(),
                 DocMeta { meta: None, via: None, by_arrival: false, ..m.clone() }

@@ -497,6 +497,7 @@ mod tests {
             meta: None,
             via: None,
             by_arrival: false,
+            id_number: false,
         }
     }
 
