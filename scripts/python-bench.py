@@ -29,7 +29,7 @@ path, data, results = sys.argv[1], sys.argv[2], sys.argv[3]
 settings = json.loads(sys.argv[4])
 with open(path) as f, textorigin.Collection(data, **settings) as c:
     docs = (json.loads(line) for line in f if line.strip())
-    n = sum(1 for _ in c.ingest(docs, results=results))
+    n = sum(1 for _ in c.ingest_iter(docs, results=results))
 print(n, file=sys.stderr)
 """
 

@@ -99,7 +99,7 @@ def test_settings_are_the_command_lines(tmp_path):
     with pytest.raises(textorigin.Error, match="bogus"):
         textorigin.Collection(tmp_path / "b", table_size="bogus")
     with textorigin.Collection(tmp_path / "c", table_size="4MiB", quotations=False) as c:
-        view = next(c.ingest(["a document with a few words in it"]))
+        view = c.ingest(["a document with a few words in it"])[0]
         assert view["quotations"] is None, "quotation search is off: null, not []"
         assert c.stats()["quotations"] is False
     # The directory remembers; another switch is refused with the command's advice.
@@ -191,23 +191,23 @@ def test_an_ingestion_left_or_interrupted_lets_the_collection_go_on(tmp_path):
         # A document Python cannot send: the ones before it come out, then the error.
         out = []
         with pytest.raises(TypeError):
-            for v in c.ingest(docs[:5] + [42] + docs[5:10], batch=2):
+            for v in c.ingest_iter(docs[:5] + [42] + docs[5:10], batch=2):
                 out.append(v["id"])
         assert out == [1, 2, 3, 4], "the documents of the batches before the bad one"
         # A generator left half-way (its documents never end): what was fed is stored,
         # and the next one goes on.
         endless = ({"text": docs[i % 300]["text"]} for i in itertools.count())
-        first = c.ingest(endless, batch=16)
+        first = c.ingest_iter(endless, batch=16)
         assert next(first)["id"] == 5
-        second = c.ingest(docs[:1])
+        second = c.ingest_iter(docs[:1])
         with pytest.raises(textorigin.Error, match="another ingestion is running"):
             next(second)
         first.close()
         stored = c.stats()["documents"]
         assert stored >= 5
-        assert next(c.ingest(docs[:1], force=True))["id"] == stored + 1
+        assert c.ingest(docs[:1], force=True)[0]["id"] == stored + 1
         # Closing the collection while an ingestion waits for its reader.
-        third = c.ingest(docs[1:50], batch=8, force=True)
+        third = c.ingest_iter(docs[1:50], batch=8, force=True)
         next(third)
         c.close()
     with textorigin.Collection(tmp_path / "d") as again:
@@ -257,3 +257,16 @@ def test_a_rerun_stores_nothing_twice_unless_forced(tmp_path):
     with textorigin.Collection(tmp_path / "u") as c:
         assert [v["id"] for v in c.ingest(unnamed)] == a
         assert c.stats()["documents"] == 5
+
+
+def test_ingest_stores_without_being_iterated(tmp_path):
+    """Issue 35: ``r = c.ingest(rows)`` stored nothing until ``r`` was iterated; it is
+    eager now, and the lazy form says so in its name."""
+    docs = generated(12)
+    with textorigin.Collection(tmp_path / "c", table_size="4MiB") as c:
+        r = c.ingest(docs)
+        assert c.stats()["documents"] == 12
+        assert [v["id"] for v in r] == list(range(1, 13))
+        lazy = c.ingest_iter(generated(3, seed=9))
+        assert c.stats()["documents"] == 12, "nothing before it is iterated"
+        assert len(list(lazy)) == 3 and c.stats()["documents"] == 15

@@ -153,8 +153,26 @@ class Collection:
         batch: int = 2048,
         threads: Optional[int] = None,
         force: bool = False,
+    ) -> List[Dict[str, Any]]:
+        """Stores and analyses ``docs`` in order and returns their results, one a
+        document, once all are stored (:meth:`ingest_iter` yields them as they come,
+        for a stream too large to hold its results). Arguments as :meth:`ingest_iter`.
+        """
+        return list(self.ingest_iter(docs, errors=errors, results=results, batch=batch, threads=threads, force=force))
+
+    def ingest_iter(
+        self,
+        docs: Iterable[Document],
+        *,
+        errors: str = "report",
+        results: str = "view",
+        batch: int = 2048,
+        threads: Optional[int] = None,
+        force: bool = False,
     ) -> Iterator[Dict[str, Any]]:
-        """Stores and analyses ``docs`` in order, yielding each one's result.
+        """Stores and analyses ``docs`` in order, yielding each one's result as it is
+        stored: lazily, so nothing is stored until the results are taken (iterate it to
+        the end, or use :meth:`ingest`, which does).
 
         A document stored before (the same ``id``, or the same place in an ingestion of
         a collection opened anew when it has none, and the same text, ``url`` and date)
