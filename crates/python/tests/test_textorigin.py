@@ -270,3 +270,16 @@ def test_ingest_stores_without_being_iterated(tmp_path):
         lazy = c.ingest_iter(generated(3, seed=9))
         assert c.stats()["documents"] == 12, "nothing before it is iterated"
         assert len(list(lazy)) == 3 and c.stats()["documents"] == 15
+
+
+def test_annotate_names_origins_by_the_datasets_ids(tmp_path):
+    """Issue 35: ``annotate``'s ``dominant_origin`` was textorigin's internal id; with
+    rows that have ids it is the dataset's, ours beside it."""
+    docs = [dict(d, id=f"row-{i}") for i, d in enumerate(generated(10))]
+    with textorigin.Collection(tmp_path / "c", table_size="4MiB") as c:
+        list(c.ingest(docs[:8]))
+        again = [dict(docs[1], id="copy-of-1"), dict(docs[9])]
+        out = list(textorigin.annotate(c, again))
+    assert out[0]["near_duplicate_of"] == "row-1" and out[0]["textorigin_near_duplicate_of"] == 2
+    assert out[0]["dominant_origin"] == "row-1" and out[0]["textorigin_dominant_origin"] == 2
+    assert out[1]["textorigin_id"] == 10

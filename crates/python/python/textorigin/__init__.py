@@ -227,8 +227,10 @@ def annotate(
 ) -> Iterator[Dict[str, Any]]:
     """Ingests ``rows`` (dicts with a ``text`` field, as a dataset's rows) and yields
     each row with the columns ``old_fraction``, ``dominant_origin`` and
-    ``near_duplicate_of`` (ids of earlier documents, or ``None``), and ``textorigin_id``
-    (its own id; ``None`` with ``error`` when it failed)."""
+    ``near_duplicate_of`` (earlier documents, or ``None``: by the dataset's own ``id``
+    when its rows have one, else by textorigin's id), ``textorigin_dominant_origin``
+    and ``textorigin_near_duplicate_of`` (textorigin's ids of the same), and
+    ``textorigin_id`` (its own id; ``None`` with ``error`` when it failed)."""
     # One ingestion for all the rows (its pipeline runs on); each result is for the
     # oldest row handed to it and not yet answered.
     pending: "collections.deque[Dict[str, Any]]" = collections.deque()
@@ -238,17 +240,41 @@ def annotate(
             pending.append(row)
             yield dict(row, text=row[text]) if text != "text" else row
 
+    # textorigin's id -> the dataset's id, for the rows of this call and the earlier
+    # documents looked up (by their stored name, which is the id they came with).
+    theirs: Dict[int, Any] = {}
+
+    def dataset_id(ours: Optional[int]) -> Any:
+        if ours is None:
+            return None
+        if ours not in theirs:
+            theirs[ours] = collection.show(ours)["name"]
+        return theirs[ours]
+
     for ok, payload in collection._ingest(docs(), "report", batch, None, "summary"):
         row = pending.popleft()
         out = dict(row)
         if ok:
             s = json.loads(payload)
+            if "id" in row:
+                theirs[s["id"]] = row["id"]
+            by_theirs = "id" in row
             out.update(
                 textorigin_id=s["id"],
                 old_fraction=s["old_fraction"],
-                dominant_origin=s["dominant_origin"],
-                near_duplicate_of=s["near_duplicate_of"],
+                dominant_origin=dataset_id(s["dominant_origin"]) if by_theirs else s["dominant_origin"],
+                near_duplicate_of=dataset_id(s["near_duplicate_of"]) if by_theirs else s["near_duplicate_of"],
+                textorigin_dominant_origin=s["dominant_origin"],
+                textorigin_near_duplicate_of=s["near_duplicate_of"],
             )
         else:
-            out.update(textorigin_id=None, old_fraction=None, dominant_origin=None, near_duplicate_of=None, error=payload)
+            out.update(
+                textorigin_id=None,
+                old_fraction=None,
+                dominant_origin=None,
+                near_duplicate_of=None,
+                textorigin_dominant_origin=None,
+                textorigin_near_duplicate_of=None,
+                error=payload,
+            )
         yield out
