@@ -297,6 +297,25 @@ type Outcome = (Option<u64>, String);
 /// on the command line).
 const PYTHON_INPUT: &str = "python";
 
+/// Where row `name` (`python:N`) came from, as errors name it: with the row's own `id`
+/// when it has one (a string's value or a number's text), so that a failure points at
+/// the dataset's row (issue 35).
+fn row_source(name: &str, line: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct Id<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let id = serde_json::from_str::<Id<'_>>(line)
+        .ok()
+        .and_then(|r| r.id)
+        .map(|raw| serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().to_string()));
+    match id {
+        Some(id) if id != "null" => format!("{name} (id {id})"),
+        _ => name.to_string(),
+    }
+}
+
 /// A running ingestion (`Native.ingestion`): one `ingest_inputs` on a thread of its
 /// own over every batch fed to it, so the preparation threads never wait at a batch's
 /// end for the next one; each document's outcome is taken as soon as it is stored.
@@ -330,7 +349,7 @@ impl Ingestion {
             // date), so a row stored before is not stored again.
             let rows = batches.into_iter().flatten().zip(first..).map(|(line, n)| {
                 let name = format!("python:{n}");
-                Input::Doc(from_json(&line, &name, &name))
+                Input::Doc(from_json(&line, &name, &row_source(&name, &line)))
             });
             let inputs = std::iter::once(Input::File(Ok(PYTHON_INPUT.into()))).chain(rows);
             let never = std::sync::atomic::AtomicBool::new(false);

@@ -77,10 +77,10 @@ def test_a_bad_document_fails_alone_as_in_the_command_line(tmp_path):
     assert "bad.jsonl:2: JSON object has neither `text` nor `html`\n" in run.stderr
     with textorigin.Collection(tmp_path / "report", table_size="4MiB") as c:
         out = list(c.ingest(docs))
-        assert out[1] == {"error": "python:2: JSON object has neither `text` nor `html`"}
+        assert out[1] == {"error": "python:2 (id b): JSON object has neither `text` nor `html`"}
         assert [o.get("name") for o in out] == ["a", None, "python:3"]
     with textorigin.Collection(tmp_path / "raise", table_size="4MiB") as c:
-        with pytest.raises(textorigin.DocumentError, match="python:2: JSON object has neither `text` nor `html`"):
+        with pytest.raises(textorigin.DocumentError, match=r"python:2 \(id b\): JSON object has neither `text` nor `html`"):
             list(c.ingest(docs, errors="raise"))
         assert c.stats()["documents"] == 1, "the document before it is stored"
     # A failure that ends a batch stops the batches after it too.
@@ -283,3 +283,12 @@ def test_annotate_names_origins_by_the_datasets_ids(tmp_path):
     assert out[0]["near_duplicate_of"] == "row-1" and out[0]["textorigin_near_duplicate_of"] == 2
     assert out[0]["dominant_origin"] == "row-1" and out[0]["textorigin_dominant_origin"] == 2
     assert out[1]["textorigin_id"] == 10
+
+
+def test_errors_name_the_rows_own_id(tmp_path):
+    """Issue 35: a failed row was named ``python:8`` only; its own id is named too."""
+    with textorigin.Collection(tmp_path / "c", table_size="4MiB") as c:
+        out = c.ingest([{"id": "ok-1", "text": "a few words here"}, {"id": "article-42", "text": "   "}, {"id": 7, "html": 3}])
+    assert "error" not in out[0]
+    assert "python:2 (id article-42)" in out[1]["error"], out[1]
+    assert "python:3 (id 7)" in out[2]["error"], out[2]
