@@ -70,25 +70,13 @@ enum Format {
 
 pub fn run(a: Args) -> Result<()> {
     let thresholds = Thresholds { near: a.near_threshold, old: a.old_threshold };
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&thresholds.near) && thresholds.old >= 0.0,
-        "--near-threshold must be within 0-1 and --old-threshold at least 0"
-    );
     let opt = ViewOptions { shingles: a.shingles, times: a.times };
     let dd = DataDir::open_read(&a.data.dir)?;
     let store = dd.store();
-    // The decisions read the near-duplicates the data directory's search kept: a
-    // threshold below what it keeps would silently act as that (issue 35).
-    let nd = store.neardup_config()?;
-    let kept = nd.threshold - nd.margin;
-    let decides = matches!(a.format, Format::Decisions | Format::Attributes | Format::Corpus);
-    if decides && thresholds.near < kept - 1e-9 {
-        anyhow::bail!(
-            "--near-threshold {} is below what this data directory's near-duplicate search keeps (resemblance estimates of {kept:.2} or more: its threshold {} less its margin {}); a lower threshold needs a data directory made with `[neardup] threshold` lower (see README, Configuration)",
-            thresholds.near,
-            nd.threshold,
-            nd.margin
-        );
+    if matches!(a.format, Format::Decisions | Format::Attributes | Format::Corpus) {
+        thresholds
+            .check(&store.neardup_config()?)
+            .map_err(|e| anyhow::anyhow!("--near-threshold, --old-threshold: {e}"))?;
     }
     let file: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),

@@ -91,7 +91,7 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
     let low = run(dir.path(), &["export", "--format", "decisions", "--near-threshold", "0.5"]);
     assert!(!low.status.success());
     let err = String::from_utf8_lossy(&low.stderr);
-    assert!(err.contains("--near-threshold 0.5 is below") && err.contains("0.82"), "{err}");
+    assert!(err.contains("near threshold 0.5 is below") && err.contains("0.82"), "{err}");
     assert_eq!(d[4]["reason"], "old_fraction");
     assert_eq!(d[4]["rule"], format!("old fraction {old5:.4} >= 0.4000"));
     // Issue 35: dropped for its old fraction, a document names its dominant origin and

@@ -211,6 +211,45 @@ impl Native {
         })
     }
 
+    /// The decisions (`export --format decisions`) of up to `n` stored documents after
+    /// sequence number `after`, in order, at thresholds `near` and `old`.
+    fn decisions_after(
+        &self,
+        py: Python<'_>,
+        after: u64,
+        n: usize,
+        near: f64,
+        old: f64,
+    ) -> PyResult<Vec<(u64, String)>> {
+        let store = self.store()?;
+        let thresholds = dedup::Thresholds { near, old };
+        thresholds.check(&store.neardup_config().map_err(|e| error(chain(&e)))?).map_err(error)?;
+        py.detach(|| {
+            // A decider per call: its memo only saves reads, its answers are the same.
+            let mut decider = dedup::Decider::new(&store, thresholds);
+            let mut out = Vec::with_capacity(n);
+            for meta in store.docs_from(after + 1).take(n) {
+                let seq = meta.map_err(|e| error(chain(&e)))?.seq;
+                let v = model::stored_document(&store, seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
+                out.push((seq, json(&decider.decide(&v).map_err(|e| error(chain(&e)))?)?));
+            }
+            Ok(out)
+        })
+    }
+
+    /// The rows of `list --json` of up to `n` stored documents after `after`, in order.
+    fn documents_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
+        let store = self.store()?;
+        py.detach(|| {
+            let mut out = Vec::with_capacity(n);
+            for meta in store.docs_from(after + 1).take(n) {
+                let meta = meta.map_err(|e| error(chain(&e)))?;
+                out.push((meta.seq, json(&model::list_row(&store, &meta).map_err(|e| error(chain(&e)))?)?));
+            }
+            Ok(out)
+        })
+    }
+
     /// `stats --json`.
     fn stats(&self, py: Python<'_>) -> PyResult<String> {
         py.detach(|| {

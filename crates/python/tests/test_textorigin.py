@@ -292,3 +292,22 @@ def test_errors_name_the_rows_own_id(tmp_path):
     assert "error" not in out[0]
     assert "python:2 (id article-42)" in out[1]["error"], out[1]
     assert "python:3 (id 7)" in out[2]["error"], out[2]
+
+
+def test_decisions_and_documents_equal_the_command_lines(tmp_path):
+    """Issue 35: the decisions and the list, as the command line gives them."""
+    docs = generated(40) + generated(3)
+    with textorigin.Collection(tmp_path / "c", table_size="4MiB") as c:
+        c.ingest(docs, force=True)
+        decisions = list(c.decisions(batch=7))
+        strict = list(c.decisions(near_threshold=0.99, old_threshold=0.5))
+        rows = list(c.documents(batch=5))
+        with pytest.raises(textorigin.Error, match="near threshold 0.5 is below"):
+            list(c.decisions(near_threshold=0.5))
+    def cli_lines(*args):
+        out = subprocess.run([cli(), *args, "--data", str(tmp_path / "c")], check=True, capture_output=True, text=True)
+        return out.stdout
+    assert decisions == [json.loads(l) for l in cli_lines("export", "--format", "decisions").splitlines()]
+    assert strict == [json.loads(l) for l in cli_lines("export", "--format", "decisions", "--near-threshold", "0.99", "--old-threshold", "0.5").splitlines()]
+    assert rows == json.loads(cli_lines("list", "--json"))
+    assert [d["decision"] for d in decisions[40:]] == ["drop"] * 3, "the repeated first three"

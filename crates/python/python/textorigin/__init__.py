@@ -213,6 +213,29 @@ class Collection:
                 after = seq
                 yield json.loads(view)
 
+    def _paged(self, fetch: Any, batch: int) -> Iterator[Dict[str, Any]]:
+        after = 0
+        while True:
+            rows = fetch(after, batch)
+            if not rows:
+                return
+            for seq, row in rows:
+                after = seq
+                yield json.loads(row)
+
+    def decisions(
+        self, *, near_threshold: float = 0.9, old_threshold: float = 0.9, batch: int = 256
+    ) -> Iterator[Dict[str, Any]]:
+        """Every stored document's keep or drop decision in order, with its rule and
+        cluster (what ``textorigin export --format decisions`` writes, at the same
+        thresholds)."""
+        return self._paged(lambda after, n: self._native.decisions_after(after, n, near_threshold, old_threshold), batch)
+
+    def documents(self, batch: int = 1024) -> Iterator[Dict[str, Any]]:
+        """Every stored document's row in order (what ``textorigin list --json`` prints:
+        id, name, source, tokens, old tokens, copied blocks, dominant origin)."""
+        return self._paged(self._native.documents_after, batch)
+
     def stats(self) -> Dict[str, Any]:
         """What ``textorigin stats --json`` prints."""
         return json.loads(self._native.stats())

@@ -113,6 +113,25 @@ impl Default for Thresholds {
     }
 }
 
+impl Thresholds {
+    /// Checks the thresholds against the near-duplicate search of the data directory
+    /// (`nd`): the decisions read the near-duplicates it kept, so a near threshold below
+    /// what it keeps would silently act as that (issue 35).
+    pub fn check(&self, nd: &textorigin_core::neardup::NearDupConfig) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.near) || self.old < 0.0 {
+            return Err("the near threshold must be within 0-1 and the old threshold at least 0".into());
+        }
+        let kept = nd.threshold - nd.margin;
+        if self.near < kept - 1e-9 {
+            return Err(format!(
+                "near threshold {} is below what this data directory's near-duplicate search keeps (resemblance estimates of {kept:.2} or more: its threshold {} less its margin {}); a lower threshold needs a data directory made with `[neardup] threshold` lower (see README, Configuration)",
+                self.near, nd.threshold, nd.margin
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Why a document is dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
