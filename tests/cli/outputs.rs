@@ -285,3 +285,25 @@ fn numeric_input_ids_come_back_as_numbers() {
         assert_eq!(got, want, "{format}");
     }
 }
+
+/// Issue 35: `corpus` wrote a document's date as `published_at` whatever the input
+/// called it; it keeps the input's field name.
+#[test]
+fn the_corpus_keeps_the_inputs_date_field() {
+    let inputs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = inputs.path().join("dates.jsonl");
+    let lines = format!(
+        "{}\n{}\n",
+        json!({"id": "a", "text": text(&words(21, 60)), "date": "2024-01-02"}),
+        json!({"id": "b", "text": text(&words(22, 60)), "published_at": "2024-01-03"})
+    );
+    std::fs::write(&f, lines).unwrap();
+    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let got: Vec<Value> = ok(dir.path(), &["export", "--format", "corpus", "--all"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!((got[0].get("date"), got[0].get("published_at")), (Some(&json!("2024-01-02")), None));
+    assert_eq!((got[1].get("date"), got[1].get("published_at")), (None, Some(&json!("2024-01-03"))));
+}

@@ -189,6 +189,7 @@ pub fn run(
             in_reply_to: Vec::new(),
             meta: doc.meta,
             id_number: false, // not carried on the wire yet (issue 35)
+            date_field: false,
         };
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);

@@ -336,7 +336,8 @@ pub fn input_id(v: &DocumentView) -> Value {
 }
 
 /// A document as a corpus line again: `id` (its name), `text` (without its copied
-/// blocks when `remove_copied`), `url`, `published_at` and its metadata's fields.
+/// blocks when `remove_copied`), `url`, `published_at` (or `date`, the input's name for
+/// it) and its metadata's fields.
 pub fn corpus_line(v: &DocumentView, text: &str, remove_copied: bool) -> Value {
     let mut out = Map::new();
     if let Some(Value::Object(meta)) = &v.meta {
@@ -361,7 +362,8 @@ pub fn corpus_line(v: &DocumentView, text: &str, remove_copied: bool) -> Value {
     };
     out.insert("id".into(), input_id(v));
     out.insert("text".into(), Value::String(text));
-    for (k, x) in [("url", &v.url), ("published_at", &v.published_at)] {
+    let date = if v.date_field { "date" } else { "published_at" };
+    for (k, x) in [("url", &v.url), (date, &v.published_at)] {
         if let Some(x) = x {
             out.insert(k.into(), Value::String(x.clone()));
         }

@@ -197,6 +197,9 @@ pub struct DocumentView {
     /// its input write it back as one).
     #[serde(skip)]
     pub id_number: bool,
+    /// The date came as the input's `date` field (the corpus output keeps that name).
+    #[serde(skip)]
+    pub date_field: bool,
     pub source: Option<String>,
     pub url: Option<String>,
     pub published_at: Option<String>,
@@ -416,6 +419,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         id: meta.map(|m| m.seq),
         name: name.to_string(),
         id_number: meta.is_some_and(|m| m.id_number),
+        date_field: meta.is_some_and(|m| m.date_field),
         source: meta.map(|m| m.source.clone()),
         url: meta.and_then(|m| m.url.clone()),
         published_at: meta.and_then(|m| m.published_at.clone()),

@@ -50,13 +50,13 @@ pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDo
         (None, None) => return Err(InputError::NoText(source.to_string())),
     };
     let url = field("url", false)?;
-    let date = match field("published_at", true)? {
-        Some(d) => Some(d),
-        None => field("date", true)?,
+    let (date, date_field) = match field("published_at", true)? {
+        Some(d) => (Some(d), false),
+        None => field("date", true)?.map_or((None, false), |d| (Some(d), true)),
     };
     field("title", false)?;
     let mut doc = finish(name, source.to_string(), body, url, date, Vec::new())?;
-    doc.id_number = id_number;
+    (doc.id_number, doc.date_field) = (id_number, date_field);
     let value = |raw: &RawValue| serde_json::from_str::<serde_json::Value>(raw.get()).map_err(|e| json(e.to_string()));
     doc.message_id = obj.get("message_id").map(|r| value(r)).transpose()?.and_then(|v| v.as_str().map(str::to_string));
     doc.in_reply_to = match obj.get("in_reply_to").map(|r| value(r)).transpose()? {

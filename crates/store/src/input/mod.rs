@@ -55,6 +55,9 @@ pub struct InputDoc {
     /// Its name is the `id` of a JSON object given as a number (written back as one by
     /// the outputs a pipeline pairs with its input, issue 35).
     pub id_number: bool,
+    /// Its date was the JSON field `date`, not `published_at` (the corpus output keeps
+    /// the input's field name).
+    pub date_field: bool,
 }
 
 /// Largest metadata a document keeps (its further JSON fields, as JSON text); a
@@ -466,6 +469,7 @@ fn finish(
         in_reply_to: Vec::new(),
         meta: None,
         id_number: false,
+        date_field: false,
     })
 }
 

@@ -530,6 +530,7 @@ impl DataDir {
             via: admit.via,
             by_arrival,
             id_number: doc.id_number,
+            date_field: doc.date_field,
         };
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })

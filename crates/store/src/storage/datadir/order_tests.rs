@@ -64,6 +64,7 @@ fn corpus(seed: u64, n: usize) -> Vec<InputDoc> {
             in_reply_to: Vec::new(),
             meta: None,
             id_number: false,
+            date_field: false,
         })
         .collect()
 }

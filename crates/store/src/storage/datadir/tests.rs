@@ -33,6 +33,7 @@ fn corpus() -> Vec<InputDoc> {
             in_reply_to: Vec::new(),
             meta: None,
             id_number: false,
+            date_field: false,
         })
         .collect()
 }

@@ -48,6 +48,9 @@ pub struct DocMeta {
     /// past it.
     #[serde(skip)]
     pub id_number: bool,
+    /// Its date came as the JSON field `date` (behind `id_number`, when either is set).
+    #[serde(skip)]
+    pub date_field: bool,
 }
 
 /// The ways a document comes in; `--take-over` says which may take origins over by an
@@ -118,7 +121,10 @@ fn encode_doc(meta: &DocMeta) -> Vec<u8> {
     }
     if let Some(via) = meta.via {
         v.extend(postcard::to_allocvec(&(via, meta.by_arrival)).expect("postcard encoding of a pair cannot fail"));
-        if meta.id_number {
+        if meta.id_number || meta.date_field {
+            v.extend(postcard::to_allocvec(&meta.id_number).expect("postcard encoding of a bool cannot fail"));
+        }
+        if meta.date_field {
             v.extend(postcard::to_allocvec(&true).expect("postcard encoding of a bool cannot fail"));
         }
     }
@@ -135,7 +141,11 @@ fn decode_doc(bytes: &[u8]) -> std::result::Result<DocMeta, String> {
                 postcard::take_from_bytes::<(Via, bool)>(rest).map_err(|e| format!("way in: {e}"))?;
             (meta.via, meta.by_arrival) = (Some(via), by_arrival);
             if !rest.is_empty() {
-                meta.id_number = postcard::from_bytes::<bool>(rest).map_err(|e| format!("id kind: {e}"))?;
+                let (id_number, rest) = postcard::take_from_bytes::<bool>(rest).map_err(|e| format!("id kind: {e}"))?;
+                meta.id_number = id_number;
+                if !rest.is_empty() {
+                    meta.date_field = postcard::from_bytes::<bool>(rest).map_err(|e| format!("date field: {e}"))?;
+                }
             }
         }
     }
@@ -315,14 +325,17 @@ mod tests {
             via: None,
             by_arrival: false,
             id_number: false,
+            date_field: false,
         };
         assert_eq!(decode_doc(&encode_doc(&m)).unwrap(), m);
         // A way in rides behind the metadata, with or without metadata.
         for (meta, by_arrival) in [(m.meta.clone(), true), (None, false)] {
             let w = DocMeta { meta, via: Some(Via::Http), by_arrival, ..m.clone() };
             assert_eq!(decode_doc(&encode_doc(&w)).unwrap(), w);
-            let numbered = DocMeta { id_number: true, ..w.clone() };
-            assert_eq!(decode_doc(&encode_doc(&numbered)).unwrap(), numbered);
+            for (id_number, date_field) in [(true, false), (false, true), (true, true)] {
+                let shaped = DocMeta { id_number, date_field, ..w.clone() };
+                assert_eq!(decode_doc(&encode_doc(&shaped)).unwrap(), shaped);
+            }
             assert_eq!(
                 decode::<DocMeta>(&encode_doc(&w)).unwrap(),
                 DocMeta { meta: None, via: None, by_arrival: false, ..m.clone() }

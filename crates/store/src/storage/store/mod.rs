@@ -498,6 +498,7 @@ mod tests {
             via: None,
             by_arrival: false,
             id_number: false,
+            date_field: false,
         }
     }
 
