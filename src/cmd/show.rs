@@ -38,8 +38,9 @@ pub fn run(a: Args) -> Result<()> {
     if named.len() > 1 {
         eprintln!("note: {} documents are named `{}`; showing the latest (#{seq})", named.len(), a.name_or_id);
     }
-    let (v, stored) =
+    let (mut v, stored) =
         model::stored_document_and_text(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
+    v.copied_by = Some(model::copied_by(dd.store(), seq)?).filter(|c| c.count > 0);
     if let Some(path) = a.html {
         std::fs::write(&path, html::document_page(&v, &stored))
             .with_context(|| format!("cannot write {}", path.display()))?;

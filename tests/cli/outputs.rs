@@ -307,3 +307,26 @@ fn the_corpus_keeps_the_inputs_date_field() {
     assert_eq!((got[0].get("date"), got[0].get("published_at")), (Some(&json!("2024-01-02")), None));
     assert_eq!((got[1].get("date"), got[1].get("published_at")), (None, Some(&json!("2024-01-03"))));
 }
+
+/// Issue 35: `show` of an original lists the documents that copied from it, with how
+/// much each took.
+#[test]
+fn show_of_an_original_lists_who_copied_from_it() {
+    let inputs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (f, _) = corpus(inputs.path());
+    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let v = json(dir.path(), &["show", "d1", "--json"]);
+    let copiers: Vec<(u64, u64)> = v["copied_by"]["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["id"].as_u64().unwrap(), d["tokens"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(v["copied_by"]["count"], 3, "{v}");
+    assert_eq!(copiers.iter().map(|c| c.0).collect::<Vec<_>>(), [2, 3, 5]);
+    assert!(copiers[0].1 >= 400 && copiers[2].1 >= 190 && copiers[2].1 <= 215, "{copiers:?}");
+    let text = ok(dir.path(), &["show", "d1"]);
+    assert!(text.contains("copied by (3 documents):") && text.contains("d5"), "{text}");
+    assert!(json(dir.path(), &["show", "d4", "--json"]).get("copied_by").is_none(), "nobody copied the new text");
+}

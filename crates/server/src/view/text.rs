@@ -139,6 +139,15 @@ pub fn document(v: &DocumentView) -> String {
         Some(quotes) => out += &format!("quotations ({} sentences):\n{}", quotes.len(), quotations(quotes)),
         None => out += "quotations: off in this data directory\n",
     }
+    if let Some(c) = &v.copied_by {
+        out += &format!("copied by ({} documents):\n", c.count);
+        for d in &c.documents {
+            out += &format!("  {}: {} tokens\n", ref_text(&d.document), d.tokens);
+        }
+        if c.count > c.documents.len() {
+            out += &format!("  ... and {} more\n", c.count - c.documents.len());
+        }
+    }
     out
 }
 
