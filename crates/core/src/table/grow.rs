@@ -68,17 +68,6 @@ impl<M: BucketMemory> Table<M> {
         }
     }
 
-    /// Which slots of the bucket in use holding final bucket `c` are that final
-    /// bucket's; `None` when every one is (the table spans its memory).
-    pub(super) fn members(&self, c: u64) -> Option<[bool; 256]> {
-        let finals = self.finals(c >> self.shift)?;
-        let mut m = [false; 256];
-        for (s, &f) in finals.iter().enumerate() {
-            m[s] = f == c;
-        }
-        Some(m)
-    }
-
     /// The final buckets of the occupied entries of bucket `b` in use; `None` when the
     /// table spans its memory (they are all `b`).
     pub(super) fn finals(&self, b: u64) -> Option<Vec<u64>> {
@@ -105,7 +94,7 @@ impl<M: BucketMemory> Table<M> {
     pub(super) fn slot_at(&self, data: &[u8], pos: Position) -> Option<usize> {
         let n = self.entries;
         if self.shift == 0 {
-            return (pos.slot as usize).lt(&n).then_some(pos.slot as usize);
+            return (pos.slot < n as u32).then_some(pos.slot as usize);
         }
         (0..occupied(data, n)).filter(|&s| final_of(data, n, s, self.buckets) == pos.bucket).nth(pos.slot as usize)
     }

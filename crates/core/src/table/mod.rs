@@ -529,16 +529,16 @@ impl<M: BucketMemory> Table<M> {
         let (eviction, seed) = (self.eviction, self.seed);
         // Copy-Count's halving needs the final bucket's entries (read from the records)
         // only when the bucket in use has ten counts about to be 255.
-        let members = if eviction == Eviction::CopyCount
+        let finals = if eviction == Eviction::CopyCount
             && self.bucket(c >> self.shift)[COL_SCORE * n..COL_SCORE * n + n].iter().filter(|&&s| s >= 254).count()
                 >= 10
         {
-            self.members(c)
+            self.finals(c >> self.shift)
         } else {
             None
         };
         let data = self.bucket_mut(c >> self.shift);
-        let member = |i: usize| members.as_ref().is_none_or(|m| m[i]);
+        let member = |i: usize| finals.as_ref().is_none_or(|f| f.get(i) == Some(&c));
         if let Some(slot) = find(data, n, fp) {
             let hit = read_hit(data, n, slot);
             let slot = match eviction {
@@ -602,11 +602,10 @@ impl<M: BucketMemory> Table<M> {
 
     /// The slot of `fp`, held at `pos`, in its bucket in use.
     fn held_slot(&self, pos: Position, fp: u64) -> usize {
-        let data = self.bucket(pos.bucket >> self.shift);
         if self.shift == 0 {
             return pos.slot as usize;
         }
-        find(data, self.entries, fp).expect("a held position")
+        find(self.bucket(pos.bucket >> self.shift), self.entries, fp).expect("a held position")
     }
 
     /// Gives the entry at `pos`, which must still hold `fp` ([`Table::holds`]), a new
