@@ -83,7 +83,7 @@ fn recover(dir: &std::path::Path, interrupt: &AtomicBool) -> Result<()> {
     let recovered = DataDir::recover(dir, |i, n| {
         pb.set_length(n);
         pb.set_position(i);
-        match interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        match interrupt.load(Ordering::Relaxed) {
             true => ControlFlow::Break(()),
             false => ControlFlow::Continue(()),
         }
@@ -135,8 +135,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let report = |msg: String| pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe(&msg)));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let inputs = ingest::inputs_counting(&a.paths, limits, Some(Arc::clone(&read)));
-    let stop = ingest::StopAt { failure: false, interrupt: &interrupt };
+    let inputs = ingest::inputs_of(found, limits, Some(Arc::clone(&read)));
+    let stop = ingest::StopAt { failure: false, interrupt: Some(&interrupt) };
     let run = ingest::ingest_inputs(&mut dd, inputs, Via::Ingest, threads, a.force, stop, |e| match e {
         Event::File => show(stored, skipped),
         Event::Stored(_) => {

@@ -60,8 +60,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
     let open_seconds = start.elapsed().as_secs_f64();
     let mut window_rates = Vec::new();
     let (mut stored, mut window_start) = (0u64, Instant::now());
-    let never = std::sync::atomic::AtomicBool::new(false);
-    let summary = ingest(&mut dd, paths, u64::MAX, threads, false, &never, |e| {
+    let summary = ingest(&mut dd, paths, u64::MAX, threads, false, |e| {
         if matches!(e, textorigin_store::ingest::Event::Stored(_)) {
             stored += 1;
             if stored % WINDOW == 0 {

@@ -391,8 +391,7 @@ impl Ingestion {
                 Input::Doc(from_json(&line, &name, &row_source(&name, &line)))
             });
             let inputs = std::iter::once(Input::File(Ok(PYTHON_INPUT.into()))).chain(rows);
-            let never = std::sync::atomic::AtomicBool::new(false);
-            let stop = StopAt { failure: stop, interrupt: &never };
+            let stop = StopAt { failure: stop, interrupt: None };
             let run = ingest_inputs(dd, inputs, Via::Python, threads, force, stop, |e| {
                 let _ = match e {
                     Event::Stored(seq) | Event::Skipped(seq) => tx.send((Some(seq), String::new())),

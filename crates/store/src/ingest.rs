@@ -69,18 +69,19 @@ enum Ready {
 
 /// The inputs' files and documents in order, read as they are taken (a JSONL file a
 /// line at a time: the memory bound holds for a file of any size).
-pub fn inputs(paths: &[PathBuf], limits: impl Into<Limits>) -> impl Iterator<Item = Input> + Send + '_ {
-    inputs_counting(paths, limits, None)
+pub fn inputs(paths: &[PathBuf], limits: impl Into<Limits>) -> impl Iterator<Item = Input> + Send {
+    inputs_of(expand_paths(paths), limits, None)
 }
 
-/// [`inputs`], adding the bytes read from the files to `read` as they are read.
-pub fn inputs_counting(
-    paths: &[PathBuf],
+/// [`inputs`] of files already found ([`expand_paths`]), adding the bytes read from
+/// them to `read` as they are read.
+pub fn inputs_of(
+    files: Vec<Result<PathBuf, InputError>>,
     limits: impl Into<Limits>,
     read: Option<Arc<AtomicU64>>,
-) -> impl Iterator<Item = Input> + Send + '_ {
+) -> impl Iterator<Item = Input> + Send {
     let limits = limits.into();
-    expand_paths(paths).into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Input> + Send> {
+    files.into_iter().flat_map(move |f| -> Box<dyn Iterator<Item = Input> + Send> {
         match f.and_then(|path| Ok((read_docs_counting(&path, limits, read.clone())?, path))) {
             Ok((docs, path)) => Box::new(std::iter::once(Input::File(Ok(path))).chain(docs.map(Input::Doc))),
             Err(e) => Box::new(std::iter::once(Input::File(Err(e)))),
@@ -104,29 +105,27 @@ fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
 /// [`crate::storage::store::document_key`]: the same file name and content) is skipped unless `force`. Stops
 /// at the first store failure that leaves the table ahead of the store (the data
 /// directory is then poisoned: the error says so); other failures are reported and
-/// skipped. A file that holds no document is a warning. Once `interrupt` is set (a
-/// signal), nothing more is stored: the documents before stay, [`Summary::interrupted`]
-/// says so, and running the same command again stores the rest (those stored are
-/// skipped by their keys).
+/// skipped. A file that holds no document is a warning.
 pub fn ingest(
     dd: &mut DataDir,
     paths: &[PathBuf],
     limits: impl Into<Limits>,
     threads: usize,
     force: bool,
-    interrupt: &AtomicBool,
     event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
-    ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, StopAt { failure: false, interrupt }, event)
+    ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, StopAt::default(), event)
 }
 
-/// When an ingestion stops before its inputs' end.
-#[derive(Debug, Clone, Copy)]
+/// When an ingestion stops before its inputs' end (by default: at neither).
+#[derive(Debug, Clone, Copy, Default)]
 pub struct StopAt<'a> {
     /// At the first document that fails: nothing after it is stored.
     pub failure: bool,
-    /// Once this is set (a signal): nothing more is stored.
-    pub interrupt: &'a AtomicBool,
+    /// Once this is set (a signal): nothing more is stored; the documents before stay,
+    /// [`Summary::interrupted`] says so, and running the same command again stores the
+    /// rest (those stored are skipped by their keys).
+    pub interrupt: Option<&'a AtomicBool>,
 }
 
 /// [`ingest`] of `inputs` as they come: files' boundaries and their documents, or
@@ -152,7 +151,7 @@ pub fn ingest_inputs(
         }
     };
     let run = ordered_map(threads, &preparer, inputs, prepare, |ready| {
-        if stop.interrupt.load(Ordering::Relaxed) {
+        if stop.interrupt.is_some_and(|i| i.load(Ordering::Relaxed)) {
             summary.interrupted = true;
             return false;
         }
