@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::storage::checkpoint;
-use crate::storage::datadir::{db_path, lock_holder, DataDir, DataDirError};
+use crate::storage::datadir::{writer_gone, DataDir, DataDirError};
 
 /// What `check` found.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -82,7 +82,7 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
     r.table_in_use = dd.table().in_use();
     // Not alive only when the kernel says that nobody holds the store's lock (without
     // `/proc/locks` that cannot be told, and no writer is called dead).
-    r.writer_alive = !matches!(lock_holder(&db_path(dir).join("LOCK")), Some(None));
+    r.writer_alive = !writer_gone(dir);
     r.table_digest = format!("{:016x}", dd.table().digest());
     if r.table_in_use && !r.writer_alive {
         r.violations.push(format!(

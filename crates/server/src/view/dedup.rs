@@ -223,8 +223,13 @@ impl<'a> Decider<'a> {
     /// its dominant origin, or its most-copied origin when it dominates itself (half
     /// of it new).
     fn old_origin(&self, seq: u64, old_tokens: u32, tokens: u32, origins: [Option<u64>; 2]) -> Option<u64> {
-        let dropped = tokens > 0 && round4(fraction(old_tokens, tokens)) >= self.thresholds.old;
+        let dropped = self.old_enough(old_tokens, tokens);
         origins.into_iter().flatten().find(|&o| o != seq).filter(|_| dropped)
+    }
+
+    /// Whether the old-fraction rule drops a document with these counts.
+    fn old_enough(&self, old_tokens: u32, tokens: u32) -> bool {
+        tokens > 0 && round4(fraction(old_tokens, tokens)) >= self.thresholds.old
     }
 
     fn remember(&mut self, seq: u64, root: u64) {
@@ -258,7 +263,7 @@ impl<'a> Decider<'a> {
                 Some(r),
                 Some(format!("near-duplicate of #{x} at resemblance {r:.4}")),
             )
-        } else if v.tokens > 0 && old_fraction >= self.thresholds.old {
+        } else if self.old_enough(v.old_tokens, v.tokens) {
             let rule = format!("old fraction {old_fraction:.4} >= {:.4}", self.thresholds.old);
             (Some(Reason::OldFraction), dominant, None, Some(rule))
         } else {

@@ -685,13 +685,7 @@ pub fn stats(
             hit_pct: pct(s.hits, s.lookups),
             last_applied: s.last_seq,
             in_use: table.in_use(),
-            needs_recovery: table.in_use()
-                && matches!(
-                    textorigin_store::storage::datadir::lock_holder(
-                        &textorigin_store::storage::datadir::db_path(dir).join("LOCK")
-                    ),
-                    Some(None)
-                ),
+            needs_recovery: table.in_use() && textorigin_store::storage::datadir::writer_gone(dir),
         },
         shingles: s.shingles,
         revision_queue: store.queue_len()?,

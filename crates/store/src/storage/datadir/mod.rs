@@ -147,6 +147,12 @@ pub fn db_path(dir: &Path) -> PathBuf {
     dir.join("db")
 }
 
+/// Whether no process holds the store lock of the data directory `dir` (its writer is
+/// gone, killed or never started); false when that cannot be told ([`lock_holder`]).
+pub fn writer_gone(dir: &Path) -> bool {
+    matches!(lock_holder(&db_path(dir).join("LOCK")), Some(None))
+}
+
 /// The process holding a POSIX lock on `path` (RocksDB locks its `LOCK` file with
 /// `fcntl`), as the kernel lists it in `/proc/locks`: None inside when nobody does,
 /// None outside when that cannot be told (no `/proc`). The file itself is never
