@@ -26,7 +26,7 @@ use textorigin_store::error::chain;
 use textorigin_store::ingest::{ingest_inputs, Event, IngestError, Input, StopAt};
 use textorigin_store::input::from_json;
 use textorigin_store::storage::datadir::DataDir;
-use textorigin_store::storage::store::{Store, Via};
+use textorigin_store::storage::store::{DocMeta, Store, Via};
 
 pyo3::create_exception!(
     _textorigin,
@@ -201,14 +201,7 @@ impl Native {
     /// The views of up to `n` stored documents after sequence number `after`, in order.
     fn export_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
         let store = self.store()?;
-        py.detach(|| {
-            let mut out = Vec::with_capacity(n);
-            for meta in store.docs_from(after + 1).take(n) {
-                let seq = meta.map_err(|e| error(chain(&e)))?.seq;
-                out.push((seq, result(&store, seq, Results::View)?));
-            }
-            Ok(out)
-        })
+        py.detach(|| page(&store, after, n, |meta| result(&store, meta.seq, Results::View)))
     }
 
     /// The decisions (`export --format decisions`) of up to `n` stored documents after
@@ -227,27 +220,18 @@ impl Native {
         py.detach(|| {
             // A decider per call: its memo only saves reads, its answers are the same.
             let mut decider = dedup::Decider::new(&store, thresholds);
-            let mut out = Vec::with_capacity(n);
-            for meta in store.docs_from(after + 1).take(n) {
-                let seq = meta.map_err(|e| error(chain(&e)))?.seq;
-                let v = model::stored_document(&store, seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
-                out.push((seq, json(&decider.decide(&v).map_err(|e| error(chain(&e)))?)?));
-            }
-            Ok(out)
+            page(&store, after, n, |meta| {
+                let v =
+                    model::stored_document(&store, meta.seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
+                json(&decider.decide(&v).map_err(|e| error(chain(&e)))?)
+            })
         })
     }
 
     /// The rows of `list --json` of up to `n` stored documents after `after`, in order.
     fn documents_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
         let store = self.store()?;
-        py.detach(|| {
-            let mut out = Vec::with_capacity(n);
-            for meta in store.docs_from(after + 1).take(n) {
-                let meta = meta.map_err(|e| error(chain(&e)))?;
-                out.push((meta.seq, json(&model::list_row(&store, &meta).map_err(|e| error(chain(&e)))?)?));
-            }
-            Ok(out)
-        })
+        py.detach(|| page(&store, after, n, |meta| json(&model::list_row(&store, meta).map_err(|e| error(chain(&e)))?)))
     }
 
     /// `stats --json`.
@@ -331,6 +315,22 @@ impl Feed {
 
 /// What an ingestion says of a document: its id, or why it failed.
 type Outcome = (Option<u64>, String);
+
+/// Up to `n` stored documents after sequence number `after`, in order, each with what
+/// `f` makes of it (the pages `export`, `decisions` and `documents` read).
+fn page(
+    store: &Store,
+    after: u64,
+    n: usize,
+    mut f: impl FnMut(&DocMeta) -> PyResult<String>,
+) -> PyResult<Vec<(u64, String)>> {
+    let mut out = Vec::with_capacity(n);
+    for meta in store.docs_from(after + 1).take(n) {
+        let meta = meta.map_err(|e| error(chain(&e)))?;
+        out.push((meta.seq, f(&meta)?));
+    }
+    Ok(out)
+}
 
 /// The input name of the rows Python gives (their admission keys', as a file's name is
 /// on the command line).

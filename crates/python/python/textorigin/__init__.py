@@ -204,14 +204,7 @@ class Collection:
 
     def export(self, batch: int = 256) -> Iterator[Dict[str, Any]]:
         """Every stored document's result in order (what ``textorigin export`` writes)."""
-        after = 0
-        while True:
-            views = self._native.export_after(after, batch)
-            if not views:
-                return
-            for seq, view in views:
-                after = seq
-                yield json.loads(view)
+        return self._paged(self._native.export_after, batch)
 
     def _paged(self, fetch: Any, batch: int) -> Iterator[Dict[str, Any]]:
         after = 0
