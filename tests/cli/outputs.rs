@@ -47,12 +47,18 @@ fn corpus(dir: &std::path::Path) -> (std::path::PathBuf, Vec<String>) {
     (f, texts)
 }
 
-#[test]
-fn dedup_outputs_say_what_a_pipeline_acts_on() {
+/// [`corpus`] ingested: its inputs' directory, the data directory and the texts.
+fn ingested_corpus() -> (tempfile::TempDir, tempfile::TempDir, Vec<String>) {
     let inputs = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (f, texts) = corpus(inputs.path());
     assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    (inputs, dir, texts)
+}
+
+#[test]
+fn dedup_outputs_say_what_a_pipeline_acts_on() {
+    let (inputs, dir, texts) = ingested_corpus();
     let lines = |args: &[&str]| -> Vec<Value> {
         let mut all = vec!["export"];
         all.extend_from_slice(args);
@@ -189,10 +195,7 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
 /// attributes.
 #[test]
 fn the_whole_corpus_pairs_with_the_attributes() {
-    let inputs = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (f, texts) = corpus(inputs.path());
-    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let (_inputs, dir, texts) = ingested_corpus();
     let all = ok(dir.path(), &["export", "--format", "corpus", "--all"]);
     let att = ok(dir.path(), &["export", "--format", "attributes"]);
     let ids = |s: &str, key: &str| -> Vec<(String, Option<String>)> {
@@ -312,10 +315,7 @@ fn the_corpus_keeps_the_inputs_date_field() {
 /// much each took.
 #[test]
 fn show_of_an_original_lists_who_copied_from_it() {
-    let inputs = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (f, _) = corpus(inputs.path());
-    assert!(ingest(dir.path(), &[], &[&f]).status.success());
+    let (_inputs, dir, _) = ingested_corpus();
     let v = json(dir.path(), &["show", "d1", "--json"]);
     let copiers: Vec<(u64, u64)> = v["copied_by"]["documents"]
         .as_array()
