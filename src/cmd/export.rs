@@ -29,14 +29,15 @@ pub struct Args {
     /// the kept documents as JSON lines (id, text, url, published_at, their metadata).
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
-    /// Drop a near-duplicate of an earlier document at this resemblance or more (of the
-    /// near-duplicates found: estimate >= 0.82). decisions, attributes, corpus.
-    #[arg(long, default_value_t = Thresholds::default().near, value_name = "R")]
-    near_threshold: f64,
+    /// Drop a near-duplicate of an earlier document at this resemblance or more (at
+    /// least the data directory's near-duplicate threshold, its default: 0.7 for one
+    /// made since schema 14). decisions, attributes, corpus.
+    #[arg(long, value_name = "R")]
+    near_threshold: Option<f64>,
     /// Drop a document when this fraction of its tokens or more is old (found in earlier
     /// documents); 1 drops only wholly copied ones, above 1 none. decisions, attributes,
     /// corpus.
-    #[arg(long, default_value_t = Thresholds::default().old, value_name = "F")]
+    #[arg(long, default_value_t = dedup::OLD_THRESHOLD, value_name = "F")]
     old_threshold: f64,
     /// The attribute name of the copied spans. attributes.
     #[arg(long, default_value = "textorigin_copied_spans", value_name = "NAME")]
@@ -69,15 +70,18 @@ enum Format {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let thresholds = Thresholds { near: a.near_threshold, old: a.old_threshold };
     let opt = ViewOptions { shingles: a.shingles, times: a.times };
     let dd = DataDir::open_read(&a.data.dir)?;
     let store = dd.store();
-    if matches!(a.format, Format::Decisions | Format::Attributes | Format::Corpus) {
-        thresholds
-            .check(&store.neardup_config()?)
-            .map_err(|e| anyhow::anyhow!("--near-threshold, --old-threshold: {e}"))?;
-    }
+    let thresholds = Thresholds::of(&store.neardup_config()?, a.near_threshold, Some(a.old_threshold));
+    let thresholds = match (thresholds, a.format) {
+        (Ok(t), _) => t,
+        (Err(e), Format::Decisions | Format::Attributes | Format::Corpus) => {
+            anyhow::bail!("--near-threshold, --old-threshold: {e}")
+        }
+        // The other formats make no decision.
+        (Err(_), _) => Thresholds { near: 1.0, old: dedup::OLD_THRESHOLD },
+    };
     let file: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),
         None => Box::new(std::io::stdout().lock()),

@@ -99,3 +99,84 @@ fn neardup_eval_meets_the_default_verdict_targets_on_real_licenses() {
     assert!(default["recall"].as_f64().unwrap() >= 0.9, "{default}");
     assert!(default["precision_at_0_7"].as_f64().unwrap() >= 0.9, "{default}");
 }
+
+/// `text` with every `step`-th word replaced by a word of its own.
+fn edited(text: &str, step: usize) -> String {
+    let mut words: Vec<String> = text.split(' ').map(str::to_string).collect();
+    for at in (step / 2..words.len()).step_by(step) {
+        words[at] = format!("edit{at}");
+    }
+    words.join(" ")
+}
+
+#[test]
+fn lightly_edited_copies_are_near_duplicates_at_the_threshold_given() {
+    // Issue 35: copies with 2.5% and 5% of their words replaced, as dedup users try
+    // their tools; at the papers' setting (shingles of 8 at 0.9) neither was one.
+    let base = long_license();
+    let inputs = tempfile::tempdir().unwrap();
+    let p = |n: &str| inputs.path().join(n);
+    std::fs::write(p("a-base.txt"), &base).unwrap();
+    std::fs::write(p("b-2.5-percent.txt"), edited(&base, 40)).unwrap();
+    std::fs::write(p("c-5-percent.txt"), edited(&base, 20)).unwrap();
+    std::fs::write(p("d-10-percent.txt"), edited(&base, 10)).unwrap();
+    let resemblance = |dir: &std::path::Path, name: &str| -> Option<f64> {
+        let v = json(dir, &["neardups", name, "--json"]);
+        let list = v["near_duplicates"].as_array().unwrap().clone();
+        list.iter().find(|d| d["name"] == "a-base").map(|d| d["resemblance"].as_f64().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    assert!(ingest(dir.path(), &[], &[inputs.path()]).status.success());
+    let (b, c) = (resemblance(dir.path(), "b-2.5-percent"), resemblance(dir.path(), "c-5-percent"));
+    assert!(b.is_some_and(|r| (0.8..0.95).contains(&r)), "{b:?}");
+    assert!(c.is_some_and(|r| (0.7..0.8).contains(&r)), "{c:?}");
+    assert_eq!(resemblance(dir.path(), "d-10-percent"), None, "J ≈ 0.57 is below 0.7");
+    // The threshold given is the one used: at 0.8 the 5% copy is not one.
+    let strict = tempfile::tempdir().unwrap();
+    assert!(ingest(strict.path(), &["--near-threshold", "0.8"], &[inputs.path()]).status.success());
+    assert!(resemblance(strict.path(), "b-2.5-percent").is_some());
+    assert_eq!(resemblance(strict.path(), "c-5-percent"), None);
+    // The papers' setting finds neither.
+    let papers = tempfile::tempdir().unwrap();
+    assert!(ingest(papers.path(), &["--near-k", "8", "--near-threshold", "0.9"], &[inputs.path()]).status.success());
+    assert_eq!((resemblance(papers.path(), "b-2.5-percent"), resemblance(papers.path(), "c-5-percent")), (None, None));
+    // Fixed at creation, and checked.
+    for (flags, says) in [
+        (&["--near-threshold", "0.9"][..], "other near-duplicate parameters"),
+        (&["--near-threshold", "0"][..], "threshold 0 out of range"),
+        (&["--near-k", "0"][..], "shingle length 0"),
+    ] {
+        let out = ingest(dir.path(), flags, &[&p("a-base.txt")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{flags:?}: {err}");
+    }
+    // Decisions default to the data directory's threshold.
+    let decisions = ok(dir.path(), &["export", "--format", "decisions"]);
+    let dropped: Vec<Value> = decisions.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let reasons: Vec<&str> = dropped.iter().map(|d| d["reason"].as_str().unwrap_or("kept")).collect();
+    assert_eq!(reasons[..3], ["kept", "near_duplicate", "near_duplicate"], "{decisions}");
+}
+
+#[test]
+fn neardup_eval_finds_planted_edits_by_rate() {
+    let out = bin()
+        .arg("neardup-eval")
+        .arg(fixture("spdx-sample.jsonl"))
+        .args(["--planted", "10", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rates: Vec<(f64, f64)> = v["planted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["rate"].as_f64().unwrap(), r["recall"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(rates.iter().map(|r| r.0).collect::<Vec<_>>(), [0.01, 0.025, 0.05, 0.1]);
+    assert!(rates[1].1 >= 0.95 && rates[2].1 >= 0.8, "{rates:?}");
+    let default = v["verdicts"].as_array().unwrap().iter().find(|x| x["mode"] == "default").unwrap();
+    assert!(default["precision"].as_f64().unwrap() >= 0.98, "{default}");
+    // By the estimate alone (before schema 14), pairs near the threshold go by chance.
+    assert_eq!(v["verify"], true);
+}

@@ -45,6 +45,11 @@ pub struct OriginText {
 }
 
 impl OriginText {
+    /// The document's token fingerprints.
+    pub fn tokens(&self) -> &[u64] {
+        &self.tokens
+    }
+
     /// Tokenizes `text` with `rabin` (the engine's, of its k); `blocks` are the copied
     /// blocks of the document's own stored result.
     pub fn new(text: &str, rabin: &Rabin, blocks: &[Block]) -> OriginText {

@@ -3,7 +3,8 @@
 //! Implements, for every document against all earlier ones:
 //! - **Exact duplicates**: xxh3-128 of the token fingerprint sequence.
 //! - **Broder (B)** (Broder's slides "Algorithms for duplicate documents"; Henzinger
-//!   2006, Section 2): `m = 84` min-values of the document's k-shingle set (k = 8)
+//!   2006, Section 2): `m = 84` min-values of the document's k-shingle set (k = 8 in
+//!   the papers, 3 by default here: see Defaults)
 //!   under 84 hash functions, grouped into `l = 6` supershingles of 14 min-values each
 //!   (xxh3 of the 14 values). B-similar: at least 2 supershingles agree. The
 //!   resemblance estimate is the fraction of agreeing min-values.
@@ -26,12 +27,23 @@
 //!   keeps min-values at the next group's ratio; a pair one group apart is compared,
 //!   and indexed, at the coarser ratio. Pairs further apart are below the threshold.
 //! - **The default verdict** answers "which earlier documents are near-copies of this
-//!   one" at Jaccard threshold θ (0.9): candidates from LSH bands of the min-values
-//!   (12 bands of 7; a pair at J = 0.9 becomes a candidate with probability
-//!   1 − (1 − 0.9^7)^12 ≈ 0.9996, at J = 0.5 with 0.09), from the supershingles, the
-//!   SimHash pieces and the exact hash; verified by the resemblance estimate from all
-//!   84 min-values, accepted at `θ − margin` (margin 0.08, about 2.4 standard deviations
-//!   of the estimate at J = 0.9, so pairs at the threshold are not lost half the time).
+//!   one" at Jaccard threshold θ of the k-shingle sets: candidates from LSH bands of
+//!   the min-values, from the supershingles, the SimHash pieces and the exact hash. The
+//!   bands are tuned to θ ([`band_shape`]: the most rows per band with which a pair at
+//!   θ is a candidate with probability ≥ 0.995; 21 bands of 4 at 0.7, where a pair
+//!   at J = 0.75 is one with 0.9997, at 0.3 with 0.16 and at 0.1 with 0.002). A candidate whose estimate from the
+//!   84 min-values is within three standard deviations of θ ([`verify_window`], 0.15
+//!   at 0.7) is decided by its exact resemblance, computed from the two texts
+//!   ([`NearDupConfig::verify`], issue 35), and its verdict carries that value; one
+//!   further away by its estimate. Before schema 14 every pair was decided by its
+//!   estimate at `θ − margin` (margin 0.08): a pair near θ was accepted or lost by
+//!   chance.
+//! - **Defaults (issue 35)**: k = 3 and θ = 0.7, chosen on planted copies of news
+//!   articles (`neardup-eval --planted`): a copy with 2.5% of its words replaced has
+//!   J ≈ 0.86 with its original at k = 3 (0.79 at k = 5, 0.69 at the papers' k = 8), one
+//!   with 5% J ≈ 0.75 (0.63, 0.49), one with 10% 0.57: the dedup tools' word 5-grams
+//!   at 0.7 lose the 5% copies, k = 8 at 0.9 (the defaults before) even the 2.5% ones.
+//!   `--near-k 8 --near-threshold 0.9` gives the papers' setting back.
 //!
 //! Hash family: min-value i of a shingle fingerprint x is `mix(x ⊕ K_i)` with
 //! `K_i = mix(seed + i)` and `mix` the SplitMix64 finalizer (a bijection of 64-bit
@@ -52,7 +64,7 @@ use crate::text::Token;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NearDupConfig {
-    /// Shingle length for the min-hashes.
+    /// Shingle length for the min-hashes (3; 8 before issue 35).
     pub k: u32,
     /// Number of min-values (B: 84).
     pub minhashes: u32,
@@ -66,11 +78,12 @@ pub struct NearDupConfig {
     pub c_threshold: u32,
     /// C-similarity a B-similar pair needs in the combined algorithm (355).
     pub combined_threshold: u32,
-    /// Jaccard threshold of the default verdict (0.9).
+    /// Jaccard threshold of the default verdict (0.7; 0.9 before issue 35).
     pub threshold: f64,
     /// Accept a candidate when its estimated resemblance is at least threshold − margin.
     pub margin: f64,
-    /// LSH bands of the min-values for the default verdict's candidates.
+    /// LSH bands of the min-values for the default verdict's candidates (21 bands of 4
+    /// rows: [`band_shape`] of the threshold; 12 of 7 before issue 35).
     pub bands: u32,
     /// Min-values per band.
     pub rows: u32,
@@ -80,25 +93,32 @@ pub struct NearDupConfig {
     pub seed: u64,
     /// At most this many documents are read per index key (a bound on boilerplate).
     pub max_per_key: u32,
+    /// Decide a pair whose estimate is within [`verify_window`] of the threshold by the
+    /// exact resemblance of the two documents' shingle sets, computed from their texts
+    /// (issue 35): the estimate from 84 min-values has a standard deviation of about
+    /// 0.05 there, so the pairs near the threshold were accepted or lost by chance.
+    /// Off in data directories made before schema 14.
+    pub verify: bool,
 }
 
 impl Default for NearDupConfig {
     fn default() -> Self {
         NearDupConfig {
-            k: 8,
+            k: 3,
             minhashes: 84,
             supershingles: 6,
             b_min_agree: 2,
             simhash_bits: 384,
             c_threshold: 372,
             combined_threshold: 355,
-            threshold: 0.9,
+            threshold: 0.7,
             margin: 0.08,
-            bands: 12,
-            rows: 7,
+            bands: 21,
+            rows: 4,
             sampling: vec![(500, 1), (3000, 2), (10_000, 4), (u32::MAX, 8)],
             seed: 0,
             max_per_key: 1000,
+            verify: true,
         }
     }
 }
@@ -117,7 +137,8 @@ impl NearDupConfig {
             && self.simhash_bits - self.c_threshold < 255
             && self.bands * self.rows <= self.minhashes
             && self.rows >= 1
-            && (0.0..=1.0).contains(&self.threshold)
+            && self.threshold > 0.0
+            && self.threshold <= 1.0
             && !self.sampling.is_empty()
             && self.sampling.iter().all(|&(_, n)| n >= 1);
         if ok {
@@ -127,10 +148,98 @@ impl NearDupConfig {
         }
     }
 
+    /// These parameters with shingle length `k` and resemblance threshold `threshold`,
+    /// the LSH bands tuned to the threshold ([`band_shape`]): what the flags
+    /// `--near-k` and `--near-threshold` set (issue 35).
+    pub fn tuned(&self, k: u32, threshold: f64) -> NearDupConfig {
+        let (bands, rows) = band_shape(self.minhashes, threshold);
+        NearDupConfig { k, threshold, bands, rows, ..self.clone() }
+    }
+
+    /// The lowest resemblance of a pair the default verdict holds for: the threshold
+    /// with [`NearDupConfig::verify`] (a pair near it is decided exactly), else the
+    /// threshold less the margin (an estimate that reaches it).
+    pub fn lowest(&self) -> f64 {
+        if self.verify {
+            self.threshold
+        } else {
+            self.threshold - self.margin
+        }
+    }
+
     /// Number of SimHash pieces: one more than the differing bits allowed.
     pub fn pieces(&self) -> u32 {
         self.simhash_bits - self.c_threshold + 1
     }
+}
+
+/// The probability that a pair of resemblance `j` shares at least one of `bands`
+/// LSH bands of `rows` min-values: `1 − (1 − j^rows)^bands`.
+pub fn candidate_probability(j: f64, bands: u32, rows: u32) -> f64 {
+    1.0 - (1.0 - j.powi(rows as i32)).powi(bands as i32)
+}
+
+/// The LSH bands (bands, rows) of `minhashes` min-values for a resemblance threshold:
+/// the most rows per band (the fewest candidates below the threshold to read) with
+/// which a pair at the threshold still becomes a candidate with probability at least
+/// 0.995 (so the estimate, not the bands, decides: a pair 0.05 above it is one with
+/// 0.9997 at 0.7). At 0.9 this is 10 bands of 8 (12 of 7, the defaults before issue
+/// 35, reach 0.9996 and read 2.5 times the candidates at J = 0.5), at 0.7 21 bands of
+/// 4 (28 of 3 read 3.4 times the candidates at J = 0.3, and cost 10% of the ingestion
+/// of templated GCC ChangeLog entries), at 0.5 42 bands of 2.
+pub fn band_shape(minhashes: u32, threshold: f64) -> (u32, u32) {
+    let mut best = (minhashes, 1);
+    for rows in 1..=minhashes {
+        let bands = minhashes / rows;
+        if candidate_probability(threshold, bands, rows) >= 0.995 {
+            best = (bands, rows);
+        }
+    }
+    best
+}
+
+/// How far from the threshold an estimate leaves the default verdict to the exact
+/// resemblance ([`NearDupConfig::verify`]): three standard deviations of the estimate
+/// from `minhashes` min-values at the threshold, `3·√(θ(1−θ)/m)` (0.15 at 0.7 with 84
+/// min-values, 0.098 at 0.9); at least 0.01.
+pub fn verify_window(cfg: &NearDupConfig) -> f64 {
+    let t = cfg.threshold;
+    (3.0 * (t * (1.0 - t) / f64::from(cfg.minhashes.max(1))).sqrt()).max(0.01)
+}
+
+/// The exact Jaccard resemblance of two sorted, distinct shingle sets (0 when both are
+/// empty).
+pub fn exact_resemblance(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - shared;
+    if union == 0 {
+        0.0
+    } else {
+        shared as f64 / union as f64
+    }
+}
+
+/// The sorted, distinct shingles of `k` tokens of a token sequence, each a hash of its
+/// tokens' fingerprints (not their Rabin fingerprint, which needs tables built for k:
+/// two sets of the same k compare the same): what [`exact_resemblance`] compares. A
+/// sequence shorter than k is one shingle.
+pub fn shingle_set(tokens: &[u64], k: u32) -> Vec<u64> {
+    let k = (k as usize).clamp(1, tokens.len().max(1));
+    let mut out: Vec<u64> = tokens.windows(k).map(|w| w.iter().fold(0u64, |h, &t| mix(h ^ t))).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// What is kept of a document to compare it with later ones.
@@ -163,10 +272,10 @@ pub fn sketch(cfg: &NearDupConfig, tokens: &[Token], rabin: &Rabin) -> Sketch {
     let rate = sampling_ratio(cfg, tokens.len());
     let own = sample(&shingles, rate);
     let mins = min_values(&own, &keys);
-    // A near-duplicate (resemblance at least threshold − margin) has at most 1/(θ − m)
-    // times the shingles: when that reaches the next group, keep its rate's min-values too.
+    // A near-duplicate (resemblance at least `lowest`) has at most 1/lowest times the
+    // shingles: when that reaches the next group, keep its rate's min-values too.
     let coarse = match next_group(cfg, tokens.len()) {
-        Some((upper, n)) if tokens.len() as f64 >= f64::from(upper) * (cfg.threshold - cfg.margin) => {
+        Some((upper, n)) if tokens.len() as f64 >= f64::from(upper) * cfg.lowest() => {
             // Sampling 1 in n of a sample 1 in rate is sampling 1 in n when rate divides n.
             let from = if n % rate == 0 && own.iter().all(|s| s % u64::from(rate) == 0) { &own } else { &shingles };
             min_values(&sample(from, n), &keys)
@@ -394,7 +503,38 @@ pub fn verdicts<S: std::borrow::Borrow<Sketch>>(
     sketch: &Sketch,
     candidates: impl IntoIterator<Item = (u64, S)>,
 ) -> Vec<NearDup> {
-    candidates.into_iter().map(|(c, other)| compare(cfg, c, sketch, other.borrow())).filter(any_verdict).collect()
+    let none = |_| Ok::<_, std::convert::Infallible>(None);
+    match verified_verdicts(cfg, sketch, candidates, none) {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}
+
+/// [`verdicts`], with a pair whose estimate is within [`verify_window`] of the
+/// threshold decided by `exact(candidate)`, its exact resemblance (when
+/// [`NearDupConfig::verify`] is on and `exact` knows it): the verdict's resemblance is
+/// then the exact one, and the default verdict holds at the threshold itself.
+pub fn verified_verdicts<S: std::borrow::Borrow<Sketch>, E>(
+    cfg: &NearDupConfig,
+    sketch: &Sketch,
+    candidates: impl IntoIterator<Item = (u64, S)>,
+    mut exact: impl FnMut(u64) -> Result<Option<f64>, E>,
+) -> Result<Vec<NearDup>, E> {
+    let window = verify_window(cfg);
+    let mut out = Vec::new();
+    for (c, other) in candidates {
+        let mut d = compare(cfg, c, sketch, other.borrow());
+        if cfg.verify && !d.exact && (d.resemblance - cfg.threshold).abs() < window {
+            if let Some(j) = exact(c)? {
+                d.resemblance = j;
+                d.default = j >= cfg.threshold;
+            }
+        }
+        if any_verdict(&d) {
+            out.push(d);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -430,13 +570,17 @@ mod tests {
     }
 
     /// Near-identical documents on either side of every size-group boundary (adaptive
-    /// sampling gives them different rates): the default and B verdicts hold (the
-    /// combined one also needs SimHash, which sampling does not touch) and they share an
-    /// index key, so each finds the other.
+    /// sampling gives them different rates): the default verdict holds, and B under the
+    /// papers' setting (k = 8: at 14 min-values a supershingle, two of six agree at
+    /// J ≈ 0.92 only about half the time; the combined one also needs SimHash, which
+    /// sampling does not touch), and they share an index key, so each finds the other.
     #[test]
     fn pairs_straddling_each_sampling_boundary_are_found() {
-        let cfg = NearDupConfig::default();
-        for (below, extra) in [(480, 40), (2900, 200), (9700, 600)] {
+        let papers = NearDupConfig::default().tuned(8, 0.9);
+        for (cfg, below, extra) in [(480, 40), (2900, 200), (9700, 600)]
+            .into_iter()
+            .flat_map(|(b, e)| [(NearDupConfig::default(), b, e), (papers.clone(), b, e)])
+        {
             let w = words(below as u64, below + extra);
             let (a, sa) = sk(&cfg, &w[..below].join(" "));
             let (b, sb) = sk(&cfg, &w.join(" "));
@@ -449,7 +593,7 @@ mod tests {
             );
             for (x, y) in [(&a, &b), (&b, &a)] {
                 let d = compare(&cfg, 1, x, y);
-                assert!(d.default && d.b, "{below}: {d:?}");
+                assert!(d.default && (d.b || cfg.k != 8), "{below}: {d:?}");
                 assert!(
                     (d.resemblance - jaccard).abs() < 0.12,
                     "{below}: estimate {} for J = {jaccard}",
@@ -459,6 +603,60 @@ mod tests {
             let keys: std::collections::HashSet<u64> = crate::index::nd_keys(&cfg, &a).into_iter().collect();
             assert!(crate::index::nd_keys(&cfg, &b).iter().any(|k| keys.contains(k)), "{below}: no shared index key");
         }
+    }
+
+    #[test]
+    fn bands_are_tuned_to_the_threshold() {
+        assert_eq!(band_shape(84, 0.9), (10, 8));
+        assert_eq!(band_shape(84, 0.7), (21, 4));
+        assert_eq!(band_shape(84, 0.5), (42, 2));
+        for t in [0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95] {
+            let (b, r) = band_shape(84, t);
+            assert!(b * r <= 84 && candidate_probability(t, b, r) >= 0.995, "{t}: {b}x{r}");
+            // One more row per band would lose pairs at the threshold.
+            let (b2, r2) = (84 / (r + 1), r + 1);
+            assert!(candidate_probability(t, b2, r2) < 0.995, "{t}: {b2}x{r2} would do");
+        }
+        let c = NearDupConfig::default().tuned(5, 0.7);
+        assert_eq!((c.k, c.threshold, c.bands, c.rows), (5, 0.7, 21, 4));
+        assert_eq!(NearDupConfig::default(), NearDupConfig::default().tuned(3, 0.7));
+        assert!(c.validate().is_ok());
+    }
+
+    /// A pair near the threshold is decided by its exact resemblance, and its verdict
+    /// carries it; one far from it by the estimate (the exact value is not asked for);
+    /// without `verify`, as before schema 14.
+    #[test]
+    fn pairs_near_the_threshold_are_decided_exactly() {
+        let cfg = NearDupConfig::default();
+        let w = words(3, 400);
+        let (a, sa) = sk(&cfg, &w.join(" "));
+        let mut edited = w.clone();
+        for i in (0..400).step_by(25) {
+            edited[i] = format!("new{i}");
+        }
+        let (b, sb) = sk(&cfg, &edited.join(" "));
+        let j = sa.intersection(&sb).count() as f64 / sa.union(&sb).count() as f64;
+        let estimate = compare(&cfg, 1, &b, &a).resemblance;
+        assert!((estimate - cfg.threshold).abs() < verify_window(&cfg), "estimate {estimate} for J = {j}");
+        for (exact, holds) in [(0.69, false), (0.7, true)] {
+            let mut asked = vec![];
+            let v = verified_verdicts(&cfg, &b, [(1, &a)], |c| {
+                asked.push(c);
+                Ok::<_, ()>(Some(exact))
+            })
+            .unwrap();
+            assert_eq!(asked, [1]);
+            assert_eq!(
+                v.iter().find(|d| d.seq == 1).map(|d| (d.default, d.resemblance)).unwrap_or((false, exact)),
+                (holds, exact)
+            );
+        }
+        let off = NearDupConfig { verify: false, ..cfg.clone() };
+        let v = verified_verdicts(&off, &b, [(1, &a)], |_| Err("not asked")).unwrap();
+        assert_eq!(v.first().map(|d| d.default), Some(estimate >= off.threshold - off.margin));
+        let (far, _) = sk(&cfg, &words(99, 400).join(" "));
+        assert!(verified_verdicts(&cfg, &far, [(1, &a)], |_| Err("not asked")).unwrap().iter().all(|d| !d.default));
     }
 
     #[test]
@@ -513,6 +711,23 @@ mod tests {
             let (sb, set_b) = sk(&cfg, &b.join(" "));
             let j = set_a.intersection(&set_b).count() as f64 / set_a.union(&set_b).count() as f64;
             prop_assert!((resemblance(&sa.mins, &sb.mins) - j).abs() < 0.09);
+        }
+
+        #[test]
+        fn exact_resemblance_is_the_jaccard_of_the_shingle_sets(
+            a in proptest::collection::vec(0u64..40, 0..60),
+            b in proptest::collection::vec(0u64..40, 0..60),
+            k in 1u32..5,
+        ) {
+            let set = |t: &[u64]| -> std::collections::HashSet<Vec<u64>> {
+                let k = (k as usize).clamp(1, t.len().max(1));
+                t.windows(k).map(<[u64]>::to_vec).collect()
+            };
+            let (sa, sb) = (set(&a), set(&b));
+            let union = sa.union(&sb).count();
+            let want = if union == 0 { 0.0 } else { sa.intersection(&sb).count() as f64 / union as f64 };
+            let got = exact_resemblance(&shingle_set(&a, k), &shingle_set(&b, k));
+            prop_assert!((got - want).abs() < 1e-12, "{got} != {want}");
         }
 
         #[test]

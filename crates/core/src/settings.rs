@@ -82,7 +82,18 @@ pub struct Settings {
     /// letters and digits whatever the script: data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "unicode|words"))]
     pub terms: Option<String>,
+    /// Shingle length of the near-duplicate search, in terms (default 3 for a new data
+    /// directory; its own setting, apart from the table's k). Fixed at creation.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "K"))]
+    pub near_k: Option<u32>,
+    /// Jaccard resemblance (of the near-duplicate shingle sets) at which a pair is a
+    /// near-duplicate (default 0.7 for a new data directory): the LSH bands are tuned
+    /// to it, and a pair near it is decided by its exact resemblance. Fixed at
+    /// creation.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "J"))]
+    pub near_threshold: Option<f64>,
     /// Near-duplicate parameters (TOML table `[neardup]` only; see `NearDupConfig`).
+    /// `near_k` and `near_threshold` set two of them (and retune the bands).
     #[cfg_attr(feature = "clap", arg(skip))]
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters (TOML table `[quotes]` only; see `QuoteConfig`).
@@ -113,9 +124,28 @@ impl Settings {
             near_duplicates: self.near_duplicates,
             quotations: self.quotations,
             terms: parse(&self.terms)?,
-            neardup: self.neardup.clone(),
+            neardup: self.near_duplicate_config()?,
             quotes: self.quotes.clone(),
         })
+    }
+}
+
+impl Settings {
+    /// The `[neardup]` table with `near_k` and `near_threshold` applied (the bands
+    /// tuned to the threshold: [`NearDupConfig::tuned`]).
+    fn near_duplicate_config(&self) -> Result<Option<NearDupConfig>, String> {
+        if self.near_k.is_none() && self.near_threshold.is_none() {
+            return Ok(self.neardup.clone());
+        }
+        let base = self.neardup.clone().unwrap_or_default();
+        let c = base.tuned(self.near_k.unwrap_or(base.k), self.near_threshold.unwrap_or(base.threshold));
+        c.validate().map_err(|_| {
+            format!(
+                "near-duplicate shingle length {} or threshold {} out of range (k at least 1, threshold 0-1)",
+                c.k, c.threshold
+            )
+        })?;
+        Ok(Some(c))
     }
 }
 

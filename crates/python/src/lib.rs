@@ -211,12 +211,12 @@ impl Native {
         py: Python<'_>,
         after: u64,
         n: usize,
-        near: f64,
+        near: Option<f64>,
         old: f64,
     ) -> PyResult<Vec<(u64, String)>> {
         let store = self.store()?;
-        let thresholds = dedup::Thresholds { near, old };
-        thresholds.check(&store.neardup_config().map_err(|e| error(chain(&e)))?).map_err(error)?;
+        let nd = store.neardup_config().map_err(|e| error(chain(&e)))?;
+        let thresholds = dedup::Thresholds::of(&nd, near, Some(old)).map_err(error)?;
         py.detach(|| {
             // A decider per call: its memo only saves reads, its answers are the same.
             let mut decider = dedup::Decider::new(&store, thresholds);

@@ -217,11 +217,12 @@ class Collection:
                 yield json.loads(row)
 
     def decisions(
-        self, *, near_threshold: float = 0.9, old_threshold: float = 0.9, batch: int = 256
+        self, *, near_threshold: Optional[float] = None, old_threshold: float = 0.9, batch: int = 256
     ) -> Iterator[Dict[str, Any]]:
         """Every stored document's keep or drop decision in order, with its rule and
         cluster (what ``textorigin export --format decisions`` writes, at the same
-        thresholds)."""
+        thresholds; ``near_threshold`` by default the collection's near-duplicate
+        threshold, as there)."""
         return self._paged(lambda after, n: self._native.decisions_after(after, n, near_threshold, old_threshold), batch)
 
     def documents(self, batch: int = 1024) -> Iterator[Dict[str, Any]]:

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use textorigin_core::neardup::Mode;
+use textorigin_core::neardup::{Mode, NearDupConfig};
 use textorigin_store::storage::store::Store;
 
 use super::model::{round4, DocumentView, Dominant, NearDupView, ViewError};
@@ -107,28 +107,37 @@ pub struct Thresholds {
     pub old: f64,
 }
 
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds { near: 0.9, old: 0.9 }
-    }
-}
+/// The old-fraction threshold when none is given.
+pub const OLD_THRESHOLD: f64 = 0.9;
 
 impl Thresholds {
-    /// Checks the thresholds against the near-duplicate search of the data directory
-    /// (`nd`): the decisions read the near-duplicates it kept, so a near threshold below
-    /// what it keeps would silently act as that (issue 35).
-    pub fn check(&self, nd: &textorigin_core::neardup::NearDupConfig) -> Result<(), String> {
-        if !(0.0..=1.0).contains(&self.near) || self.old < 0.0 {
+    /// The thresholds asked for, by default the near-duplicate threshold of the data
+    /// directory's search (`nd`) and [`OLD_THRESHOLD`], checked against that search: the
+    /// decisions read the near-duplicates it kept, so a near threshold below what it
+    /// keeps would silently act as that (issue 35).
+    pub fn of(nd: &NearDupConfig, near: Option<f64>, old: Option<f64>) -> Result<Thresholds, String> {
+        let t = Thresholds { near: near.unwrap_or(nd.threshold), old: old.unwrap_or(OLD_THRESHOLD) };
+        if !(0.0..=1.0).contains(&t.near) || t.old < 0.0 {
             return Err("the near threshold must be within 0-1 and the old threshold at least 0".into());
         }
-        let kept = nd.threshold - nd.margin;
-        if self.near < kept - 1e-9 {
+        // With exact verification every pair at the threshold is kept; before schema 14
+        // those whose estimate reached the threshold less the margin.
+        let kept = nd.lowest();
+        let how = if nd.verify {
+            format!("pairs of resemblance {kept:.2} or more, its threshold")
+        } else {
+            format!(
+                "resemblance estimates of {kept:.2} or more: its threshold {} less its margin {}",
+                nd.threshold, nd.margin
+            )
+        };
+        if t.near < kept - 1e-9 {
             return Err(format!(
-                "near threshold {} is below what this data directory's near-duplicate search keeps (resemblance estimates of {kept:.2} or more: its threshold {} less its margin {}); a lower threshold needs a data directory made with `[neardup] threshold` lower (see README, Configuration)",
-                self.near, nd.threshold, nd.margin
+                "near threshold {} is below what this data directory's near-duplicate search keeps ({how}); a lower threshold needs a data directory made with a lower `--near-threshold` (see README, Configuration)",
+                t.near
             ));
         }
-        Ok(())
+        Ok(t)
     }
 }
 

@@ -267,7 +267,8 @@ pub(super) fn analyse(
     let when = |s| dates.key(s);
     // A pair with a document published after this one is oriented the other way.
     let later = |other| when(other) > when(seq);
-    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, &indexes, later)).transpose()?;
+    let verify = Some((&*engine, &tokens[..]));
+    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, &indexes, later, verify)).transpose()?;
     times.neardup += lap(&mut t);
     let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, &indexes, later)).transpose()?;
     times.quotes += lap(&mut t);

@@ -628,7 +628,9 @@ impl DataDir {
         let (tokens, items, sketch, sentences) = self.preparer.prepare(&doc.text).into_parts();
         let indexes = Indexes::over(self.table.index_region(), self.shape);
         // A query is a document arriving now: pairs in arrival order.
-        let nd = sketch.map(|s| self.store.near_dup_write(&self.nd_cfg, seq, s, &indexes, |_| false)).transpose()?;
+        let verify = Some((&self.engine, &tokens[..]));
+        let nd =
+            sketch.map(|s| self.store.near_dup_write(&self.nd_cfg, seq, s, &indexes, |_| false, verify)).transpose()?;
         let q = sentences.map(|s| self.store.quote_write(&self.q_cfg, seq, s, &indexes, |_| false)).transpose()?;
         self.engine.load_prepared(tokens, items);
         let mut result = self.engine.query_prepared(&*self.table, seq);

@@ -75,7 +75,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -522,6 +522,7 @@ mod tests {
                 Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6], rate: 1, coarse: vec![] },
                 &idx,
                 |_| false,
+                None,
             )
             .unwrap()
         };

@@ -13,8 +13,10 @@
 use std::sync::Arc;
 
 use rocksdb::WriteBatch;
+use textorigin_core::engine::Engine;
 use textorigin_core::index::{self, Indexes};
 use textorigin_core::neardup::{self, NearDup, NearDupConfig, Sketch};
+use textorigin_core::text::Token;
 
 use super::codec::{encode, pair_key, seq_key};
 use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
@@ -46,7 +48,10 @@ impl Store {
 
     /// Compares a new document's sketch with every earlier document that shares an
     /// index key with it (found through `indexes`); those for which `later` holds were
-    /// published after it.
+    /// published after it. With `verify` (the engine and the document's tokens), a
+    /// pair near the threshold is decided by the exact resemblance of the two
+    /// documents' shingles ([`NearDupConfig::verify`]), the other's read from its stored
+    /// text as alignment reads it.
     pub fn near_dup_write<M: AsRef<[u8]>>(
         &self,
         cfg: &NearDupConfig,
@@ -54,6 +59,7 @@ impl Store {
         sketch: Sketch,
         indexes: &Indexes<M>,
         later: impl Fn(u64) -> bool,
+        verify: Option<(&Engine, &[Token])>,
     ) -> Result<NearDupWrite> {
         let keys = index::nd_keys(cfg, &sketch);
         let mut others = Vec::new();
@@ -62,7 +68,16 @@ impl Store {
                 others.push((c, other));
             }
         }
-        let (late, found) = neardup::verdicts(cfg, &sketch, others).into_iter().partition(|d| later(d.seq));
+        let mut own: Option<Vec<u64>> = None;
+        let exact = |c: u64| -> Result<Option<f64>> {
+            let Some((engine, tokens)) = verify else { return Ok(None) };
+            let Some(other) = self.origin_text(engine, c)? else { return Ok(None) };
+            let own = own
+                .get_or_insert_with(|| neardup::shingle_set(&tokens.iter().map(|t| t.fp).collect::<Vec<u64>>(), cfg.k));
+            Ok(Some(neardup::exact_resemblance(own, &neardup::shingle_set(other.tokens(), cfg.k))))
+        };
+        let (late, found) =
+            neardup::verified_verdicts(cfg, &sketch, others, exact)?.into_iter().partition(|d| later(d.seq));
         Ok(NearDupWrite { sketch, found, late, keys })
     }
 

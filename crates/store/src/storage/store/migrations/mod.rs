@@ -8,6 +8,7 @@
 mod v11_terms;
 mod v12_clauses;
 mod v13_sketches;
+mod v14_verify;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -94,6 +95,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 12,
         what: "near-duplicate sketches with 32-bit min-values (half the bytes; verdicts as before)",
         run: v13_sketches::run,
+    },
+    Migration {
+        from: 13,
+        what: "exact verification of near-duplicate pairs near the threshold in the config (off for an existing data directory)",
+        run: v14_verify::run,
     },
 ];
 

@@ -22,7 +22,8 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let nd = store.near_dup_write(&cfg, meta.seq, neardup::sketch(&cfg, &tokens, &rabin), &indexes, |_| false)?;
+        let nd =
+            store.near_dup_write(&cfg, meta.seq, neardup::sketch(&cfg, &tokens, &rabin), &indexes, |_| false, None)?;
         indexes.add(&q, meta.seq, &IndexAdd { nd_keys: nd.keys.clone(), ..IndexAdd::default() });
         let mut b = WriteBatch::default();
         store.add_near_dups(&mut b, meta.seq, &nd);
