@@ -15,7 +15,7 @@ fi
 venv="$CARGO_TARGET_DIR/python-venv"
 rm -rf "$venv" "$CARGO_TARGET_DIR/wheels"
 python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.9,<2" pytest
+"$venv/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.9,<2" pytest pyarrow
 # The same profile and target directory as the rest: RocksDB is not compiled again.
 "$venv/bin/maturin" build --release --locked --quiet -m crates/python/Cargo.toml -o "$CARGO_TARGET_DIR/wheels"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "$CARGO_TARGET_DIR"/wheels/textorigin-*.whl

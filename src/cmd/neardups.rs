@@ -8,7 +8,8 @@ use crate::args::DataArg;
 /// List a document's near-duplicates: earlier documents it resembles (and with
 /// --later, later ones that resemble it), with the exact-duplicate flag, Broder's
 /// agreeing supershingles (of 6), Charikar's agreeing SimHash bits (of 384) and the
-/// estimated Jaccard resemblance of their 8-word shingle sets.
+/// Jaccard resemblance of their shingle sets (exact for a pair near the threshold,
+/// else estimated from the min-values).
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -18,9 +19,9 @@ pub struct Args {
     /// Also list later documents that resemble it.
     #[arg(long)]
     later: bool,
-    /// Which verdict decides: default (bands and pieces verified by the resemblance
-    /// estimate, threshold 0.9), b (Broder: 2 of 6 supershingles), c (Charikar: 372
-    /// of 384 bits), combined (B-similar and 355 bits).
+    /// Which verdict decides: default (the data directory's threshold, 0.7 of shingles
+    /// of 3 terms for a new one), b (Broder: 2 of 6 supershingles), c (Charikar: 372 of
+    /// 384 bits), combined (B-similar and 355 bits).
     #[arg(long, default_value = "default", value_parser = ["default", "b", "c", "combined"])]
     mode: String,
     #[command(flatten)]

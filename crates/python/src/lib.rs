@@ -19,6 +19,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use serde::Serialize;
+use textorigin_core::neardup::Mode;
 use textorigin_core::settings::Settings;
 use textorigin_server::view::dedup;
 use textorigin_server::view::{model, DocParts, ViewOptions};
@@ -205,7 +206,10 @@ impl Native {
     }
 
     /// The decisions (`export --format decisions`) of up to `n` stored documents after
-    /// sequence number `after`, in order, at thresholds `near` and `old`.
+    /// sequence number `after`, in order, at thresholds `near` and `old`; with
+    /// `attribute`, their Dolma attributes lines (`export --format attributes`) instead,
+    /// the copied spans under that name.
+    #[pyo3(signature = (after, n, near, old, attribute = None))]
     fn decisions_after(
         &self,
         py: Python<'_>,
@@ -213,6 +217,7 @@ impl Native {
         n: usize,
         near: Option<f64>,
         old: f64,
+        attribute: Option<String>,
     ) -> PyResult<Vec<(u64, String)>> {
         let store = self.store()?;
         let nd = store.neardup_config().map_err(|e| error(chain(&e)))?;
@@ -221,9 +226,38 @@ impl Native {
             // A decider per call: its memo only saves reads, its answers are the same.
             let mut decider = dedup::Decider::new(&store, thresholds);
             page(&store, after, n, |meta| {
+                let opt = ViewOptions::default();
+                let Some(name) = &attribute else {
+                    let v = model::stored_document(&store, meta.seq, opt).map_err(|e| error(chain(&e)))?;
+                    return json(&decider.decide(&v).map_err(|e| error(chain(&e)))?);
+                };
+                let (v, text) = model::stored_document_and_text(&store, meta.seq, opt).map_err(|e| error(chain(&e)))?;
+                let d = decider.decide(&v).map_err(|e| error(chain(&e)))?;
+                json(&dedup::attributes_line(&v, &text, name, &d))
+            })
+        })
+    }
+
+    /// The earlier near-duplicates (`neardups --json`, default verdict) of up to `n`
+    /// stored documents after `after`, in order.
+    fn near_duplicates_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
+        let store = self.store()?;
+        py.detach(|| {
+            page(&store, after, n, |meta| {
+                json(&model::neardups(&store, meta.seq, Mode::Default, false).map_err(|e| error(chain(&e)))?)
+            })
+        })
+    }
+
+    /// The summary rows (`export --format csv`'s columns) of up to `n` stored documents
+    /// after `after`, in order.
+    fn summaries_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
+        let store = self.store()?;
+        py.detach(|| {
+            page(&store, after, n, |meta| {
                 let v =
                     model::stored_document(&store, meta.seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
-                json(&decider.decide(&v).map_err(|e| error(chain(&e)))?)
+                json(&dedup::summary(&v))
             })
         })
     }

@@ -311,3 +311,32 @@ def test_decisions_and_documents_equal_the_command_lines(tmp_path):
     assert strict == [json.loads(l) for l in cli_lines("export", "--format", "decisions", "--near-threshold", "0.99", "--old-threshold", "0.5").splitlines()]
     assert rows == json.loads(cli_lines("list", "--json"))
     assert [d["decision"] for d in decisions[40:]] == ["drop"] * 3, "the repeated first three"
+
+
+def test_attributes_near_duplicates_and_summaries_equal_the_command_lines(tmp_path):
+    """Issue 35: attributes, near-duplicates and the CSV's rows (and as Arrow)."""
+    docs = generated(30)
+    edited = dict(docs[4], id="g4-edited", text=docs[4]["text"].replace("w", "v", 2))
+    docs += [edited, dict(docs[7], id="g7-again")]
+    with textorigin.Collection(tmp_path / "c", table_size="4MiB") as c:
+        c.ingest(docs)
+        attributes = list(c.attributes(batch=4, attribute="copied"))
+        near = list(c.near_duplicates(batch=6))
+        summaries = list(c.summaries(batch=9))
+        table = c.to_arrow()
+
+    def cli_lines(*args):
+        out = subprocess.run([cli(), *args, "--data", str(tmp_path / "c")], check=True, capture_output=True, text=True)
+        return out.stdout.splitlines()
+
+    assert attributes == [json.loads(l) for l in cli_lines("export", "--format", "attributes", "--attribute", "copied")]
+    assert [n["name"] for n in near] == ["g4-edited", "g7-again"], near
+    for n in near:
+        assert n == json.loads("\n".join(cli_lines("neardups", n["name"], "--json")))
+    assert near[0]["near_duplicates"][0]["name"] == "g4" and near[0]["near_duplicates"][0]["resemblance"] >= 0.7
+    csv_rows = cli_lines("export", "--format", "csv")
+    assert csv_rows[0].split(",") == list(summaries[0].keys())
+    assert len(summaries) == len(csv_rows) - 1 == 32
+    assert summaries[-1]["exact_duplicate_of"] == 8
+    assert table.num_rows == 32 and table.column_names == list(summaries[0].keys())
+    assert table.column("name").to_pylist() == [s["name"] for s in summaries]

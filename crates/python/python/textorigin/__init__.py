@@ -225,6 +225,44 @@ class Collection:
         threshold, as there)."""
         return self._paged(lambda after, n: self._native.decisions_after(after, n, near_threshold, old_threshold), batch)
 
+    def attributes(
+        self,
+        *,
+        near_threshold: Optional[float] = None,
+        old_threshold: float = 0.9,
+        attribute: str = "textorigin_copied_spans",
+        batch: int = 256,
+    ) -> Iterator[Dict[str, Any]]:
+        """Every stored document's Dolma attributes in order (what ``textorigin export
+        --format attributes`` writes: the copied spans in characters under
+        ``attribute``, and ``textorigin_drop``, ``textorigin_old_fraction`` and
+        ``textorigin_cluster`` at the same thresholds as :meth:`decisions`)."""
+        return self._paged(
+            lambda after, n: self._native.decisions_after(after, n, near_threshold, old_threshold, attribute), batch
+        )
+
+    def near_duplicates(self, batch: int = 256) -> Iterator[Dict[str, Any]]:
+        """Every stored document that has earlier near-duplicates, in order, with them
+        (what ``textorigin neardups NAME --json`` prints: id, name and
+        ``near_duplicates``, each with its id, name, resemblance and verdicts)."""
+        return (v for v in self._paged(self._native.near_duplicates_after, batch) if v["near_duplicates"])
+
+    def summaries(self, batch: int = 1024) -> Iterator[Dict[str, Any]]:
+        """Every stored document's summary row in order (the columns of ``textorigin
+        export --format csv``: id, name, tokens, old_fraction, dominant_origin,
+        near_duplicate_of, exact_duplicate_of, quotations; None where the CSV cell is
+        empty)."""
+        return self._paged(self._native.summaries_after, batch)
+
+    def to_arrow(self) -> Any:
+        """The summary rows (:meth:`summaries`) as a ``pyarrow.Table`` (needs
+        ``pyarrow``; ``.to_pandas()`` on it gives a DataFrame)."""
+        try:
+            import pyarrow
+        except ImportError as e:
+            raise ImportError("Collection.to_arrow needs pyarrow: pip install pyarrow") from e
+        return pyarrow.Table.from_pylist(list(self.summaries()))
+
     def documents(self, batch: int = 1024) -> Iterator[Dict[str, Any]]:
         """Every stored document's row in order (what ``textorigin list --json`` prints:
         id, name, source, tokens, old tokens, copied blocks, dominant origin)."""
