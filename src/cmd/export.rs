@@ -49,6 +49,12 @@ pub struct Args {
     /// corpus.
     #[arg(long)]
     all: bool,
+    /// Write one attributes file per input file: the input files are under this
+    /// directory (a Dolma `documents/` tree), and each one's attributes go to the same
+    /// relative path under --output, a directory (gzip-compressed when the input's
+    /// name ends in .gz). attributes.
+    #[arg(long, value_name = "DOCUMENTS_DIR", requires = "output")]
+    mirror: Option<PathBuf>,
     /// Compress the output with gzip (also when --output ends in .gz).
     #[arg(long)]
     gzip: bool,
@@ -82,12 +88,13 @@ pub fn run(a: Args) -> Result<()> {
         // The other formats make no decision.
         (Err(_), _) => Thresholds { near: 1.0, old: dedup::OLD_THRESHOLD },
     };
-    let file: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let gzip = a.gzip || a.output.as_ref().is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
-    let mut out = Out::new(file, gzip);
+    if a.mirror.is_some() && a.format != Format::Attributes {
+        anyhow::bail!("--mirror writes attributes files: it needs --format attributes");
+    }
+    if a.format == Format::Attributes {
+        return attributes(&a, store, Decider::new(store, thresholds));
+    }
+    let mut out = output(&a)?;
     if a.format == Format::Csv {
         out.write_all(&csv_row(dedup::SUMMARY_COLUMNS)?)?;
     }
@@ -106,10 +113,7 @@ pub fn run(a: Args) -> Result<()> {
             Format::Json => line(&mut out, &serde_json::to_value(&v)?)?,
             Format::Csv => out.write_all(&csv_row(dedup::summary_cells(&dedup::summary(&v)))?)?,
             Format::Decisions => line(&mut out, &serde_json::to_value(decider.decide(&v)?)?)?,
-            Format::Attributes => {
-                let d = decider.decide(&v)?;
-                line(&mut out, &dedup::attributes_line(&v, &text, &a.attribute, &d))?
-            }
+            Format::Attributes => unreachable!("written by attributes()"),
             Format::Corpus => {
                 if a.all || decider.decide(&v)?.decision == "keep" {
                     line(&mut out, &dedup::corpus_line(&v, &text, a.remove_copied))?;
@@ -120,6 +124,66 @@ pub fn run(a: Args) -> Result<()> {
     }
     pb.finish_and_clear();
     out.finish()
+}
+
+/// The output: --output (gzip-compressed with --gzip or a name ending in .gz), else
+/// standard output.
+fn output(a: &Args) -> Result<Out> {
+    let file: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let gzip = a.gzip || a.output.as_ref().is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
+    Ok(Out::new(file, gzip))
+}
+
+/// `--format attributes`: a line for every input document in the input's order, the
+/// stored ones' with their spans and decisions, the failed ones' (`failed_docs`)
+/// naming the reason, to one output or, with --mirror, a file per input file.
+fn attributes(a: &Args, store: &textorigin_store::storage::store::Store, mut decider: Decider<'_>) -> Result<()> {
+    use super::attributes::{split_source, Failed, Sink};
+    let mut sink = match &a.mirror {
+        Some(documents) => Sink::Mirror {
+            documents: documents.clone(),
+            out: a.output.clone().expect("clap requires --output"),
+            current: None,
+            done: Default::default(),
+        },
+        None => Sink::One(output(a)?),
+    };
+    let failed_line = |f: &textorigin_store::storage::store::DocFailure| {
+        dedup::failed_attributes_line(f.id.as_deref(), &f.reason, &a.attribute)
+    };
+    let mut failed = Failed::new(store.doc_failures()?);
+    let mut last: Option<String> = None;
+    let pb = super::progress(store.next_seq()? - 1, "export");
+    for meta in store.docs() {
+        let (v, text) = model::stored_document_and_text(store, meta?.seq, ViewOptions::default())?;
+        let (file, line) = split_source(v.source.as_deref().unwrap_or_default());
+        if last.as_deref() != Some(file) {
+            if let Some(previous) = last.replace(file.to_string()) {
+                for f in failed.rest_of(&previous) {
+                    sink.line(&previous, &failed_line(&f))?;
+                }
+            }
+        }
+        for f in failed.before(file, line) {
+            sink.line(file, &failed_line(&f))?;
+        }
+        let d = decider.decide(&v)?;
+        sink.line(file, &dedup::attributes_line(&v, &text, &a.attribute, &d))?;
+        pb.inc(1);
+    }
+    if let Some(previous) = last {
+        for f in failed.rest_of(&previous) {
+            sink.line(&previous, &failed_line(&f))?;
+        }
+    }
+    for (file, f) in failed.rest() {
+        sink.line(&file, &failed_line(&f))?;
+    }
+    pb.finish_and_clear();
+    sink.finish()
 }
 
 /// One CSV record (RFC 4180 quoting), its line end included. A cell that a spreadsheet
@@ -143,13 +207,13 @@ fn defused(cell: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 }
 
 /// The output, gzip-compressed or not; [`Out::finish`] ends a gzip stream.
-enum Out {
+pub(super) enum Out {
     Plain(std::io::BufWriter<Box<dyn Write>>),
     Gzip(flate2::write::GzEncoder<std::io::BufWriter<Box<dyn Write>>>),
 }
 
 impl Out {
-    fn new(to: Box<dyn Write>, gzip: bool) -> Out {
+    pub(super) fn new(to: Box<dyn Write>, gzip: bool) -> Out {
         let buffered = std::io::BufWriter::new(to);
         match gzip {
             true => Out::Gzip(flate2::write::GzEncoder::new(buffered, flate2::Compression::default())),
@@ -157,7 +221,7 @@ impl Out {
         }
     }
 
-    fn finish(self) -> Result<()> {
+    pub(super) fn finish(self) -> Result<()> {
         let mut inner = match self {
             Out::Plain(w) => w,
             Out::Gzip(g) => g.finish()?,

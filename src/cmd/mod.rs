@@ -2,6 +2,7 @@
 //! command's help) and a `run` that converts them into typed options and calls the
 //! library. Nothing here knows an algorithm or a file format.
 
+mod attributes;
 pub mod bench;
 pub mod bench_daemon;
 pub mod check;

@@ -331,3 +331,100 @@ fn show_of_an_original_lists_who_copied_from_it() {
     assert!(text.contains("copied by (3 documents):") && text.contains("d5"), "{text}");
     assert!(json(dir.path(), &["show", "d4", "--json"]).get("copied_by").is_none(), "nobody copied the new text");
 }
+
+/// The lines of a JSONL file, gzip-compressed when its name ends in .gz.
+fn jsonl(path: &std::path::Path) -> Vec<Value> {
+    use std::io::Read;
+    let mut raw = Vec::new();
+    std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).read_to_end(&mut raw).unwrap();
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&raw[..]).read_to_string(&mut s).unwrap();
+        s
+    } else {
+        String::from_utf8(raw).unwrap()
+    };
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// What Dolma's mixer does with a documents file and its attributes file, by its
+/// documented contract: the files are read line for line and each pair must have the
+/// same id; a span attribute's [start, end, score] spans are character offsets into the
+/// text, and a `span_replacement` with an empty replacement removes them. Returns the
+/// texts after the removal, and the ids marked failed.
+fn mix(documents: &[Value], attributes: &[Value], name: &str) -> (Vec<String>, Vec<Value>) {
+    assert_eq!(documents.len(), attributes.len(), "attributes in lockstep with the documents");
+    let mut texts = Vec::new();
+    let mut failed = Vec::new();
+    for (d, a) in documents.iter().zip(attributes) {
+        assert_eq!(d["id"], a["id"], "line for line, the same ids");
+        if a["attributes"].get("textorigin_failed").is_some() {
+            failed.push(a["id"].clone());
+        }
+        let chars: Vec<char> = d["text"].as_str().unwrap_or_default().chars().collect();
+        let mut keep = vec![true; chars.len()];
+        for span in a["attributes"][name].as_array().unwrap() {
+            let (s, e) = (span[0].as_u64().unwrap() as usize, span[1].as_u64().unwrap() as usize);
+            keep[s..e].iter_mut().for_each(|k| *k = false);
+        }
+        texts.push(chars.iter().zip(&keep).filter(|x| *x.1).map(|x| *x.0).collect());
+    }
+    (texts, failed)
+}
+
+/// Issue 35: an attributes file per documents file (`--mirror`), line for line with it
+/// even where a document failed, so that Dolma's mixer pairs them.
+#[test]
+fn attributes_mirror_a_dolma_documents_tree_line_for_line() {
+    use std::io::Write;
+    let root = tempfile::tempdir().unwrap();
+    let documents = root.path().join("documents");
+    std::fs::create_dir_all(documents.join("sub")).unwrap();
+    let (original, fresh) = (text(&words(11, 300)), text(&words(12, 300)));
+    let copied = format!("{} {}", text(&words(13, 40)), &original[..original.len() / 2]);
+    let part0 = [
+        json!({"id": 1, "text": original}),
+        json!({"id": 2, "title": "no text: fails"}),
+        json!({"id": 3, "text": fresh}),
+    ];
+    let part1 = [json!({"id": "x-1", "text": copied}), json!({"id": "x-2", "text": ""})];
+    let lines = |docs: &[Value]| docs.iter().map(|d| d.to_string() + "\n").collect::<String>();
+    std::fs::write(documents.join("part-0.jsonl"), lines(&part0)).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(lines(&part1).as_bytes()).unwrap();
+    std::fs::write(documents.join("sub/part-1.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&documents]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 document(s), 2 failed"), "{out:?}");
+    let attributes = root.path().join("attributes/textorigin");
+    let att = attributes.to_str().unwrap();
+    ok(dir.path(), &["export", "--format", "attributes", "--mirror", documents.to_str().unwrap(), "-o", att]);
+    let (texts0, failed0) = mix(
+        &jsonl(&documents.join("part-0.jsonl")),
+        &jsonl(&attributes.join("part-0.jsonl")),
+        "textorigin_copied_spans",
+    );
+    assert_eq!(failed0, [json!(2)]);
+    assert_eq!(texts0[0], original, "nothing copied in the original");
+    let (texts1, failed1) = mix(
+        &jsonl(&documents.join("sub/part-1.jsonl.gz")),
+        &jsonl(&attributes.join("sub/part-1.jsonl.gz")),
+        "textorigin_copied_spans",
+    );
+    assert_eq!(failed1, [json!("x-2")]);
+    assert_eq!(texts1[0].trim(), text(&words(13, 40)), "the copied half removed, the new words kept");
+    // Without --mirror, the same lines in one output, in the inputs' order.
+    let one: Vec<Value> = ok(dir.path(), &["export", "--format", "attributes"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        one.iter().map(|a| a["id"].clone()).collect::<Vec<_>>(),
+        [json!(1), json!(2), json!(3), json!("x-1"), json!("x-2")]
+    );
+    // A documents tree the inputs are not under is refused.
+    let elsewhere = root.path().join("elsewhere");
+    let out =
+        run(dir.path(), &["export", "--format", "attributes", "--mirror", elsewhere.to_str().unwrap(), "-o", att]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not under it"), "{out:?}");
+}

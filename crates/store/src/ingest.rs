@@ -11,7 +11,7 @@ use crate::pipeline::{ordered_map, WorkerDied};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::storage::datadir::{Budget, DataDir, DataDirError, Prepared, Preparer};
-use crate::storage::store::{Admit, DocumentKeys, Via};
+use crate::storage::store::{Admit, DocFailure, DocumentKeys, Via};
 
 /// What happened to one input, in input order.
 #[derive(Debug)]
@@ -178,6 +178,11 @@ pub fn ingest_inputs(
                     f.2 = true;
                 }
                 summary.failed += 1;
+                let failure = DocFailure { id: e.id().map(str::to_string), reason: e.inner().to_string() };
+                if let Err(e) = dd.store().put_doc_failure(e.source(), &failure) {
+                    fatal = Some(e.into());
+                    return false;
+                }
                 event(Event::Failed(e.to_string()));
                 return !stop.failure;
             }
@@ -215,7 +220,15 @@ pub fn ingest_inputs(
                     }
                     Err(e) => {
                         summary.failed += 1;
-                        event(Event::Failed(crate::error::chain(&e)));
+                        let reason = crate::error::chain(&e);
+                        let id = doc_id(&doc);
+                        if let Err(e) =
+                            dd.store().put_doc_failure(&doc.source, &DocFailure { id, reason: reason.clone() })
+                        {
+                            fatal = Some(e.into());
+                            return false;
+                        }
+                        event(Event::Failed(reason));
                         return !stop.failure;
                     }
                 }
@@ -235,4 +248,10 @@ pub fn ingest_inputs(
         Some(e) => Err(e.into()),
         None => Ok(run.map(|()| summary)?),
     }
+}
+
+/// A document's id as JSON text (its name: a number's literal when the input gave a
+/// number), for its failure record.
+fn doc_id(doc: &InputDoc) -> Option<String> {
+    Some(if doc.id_number { doc.name.clone() } else { serde_json::Value::String(doc.name.clone()).to_string() })
 }

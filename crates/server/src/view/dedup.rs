@@ -336,6 +336,15 @@ pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str, decision: 
     serde_json::json!({"id": input_id(v), "attributes": attributes})
 }
 
+/// The attributes line of an input document that failed to be stored (issue 35: a
+/// line for every input document, so that attributes stay in lockstep with the
+/// documents file): its id as the input had it (null when it was never read), no
+/// copied spans, and `textorigin_failed`, one empty span whose value is the reason.
+pub fn failed_attributes_line(id: Option<&str>, reason: &str, attribute: &str) -> Value {
+    let id = id.and_then(|id| serde_json::from_str::<Value>(id).ok()).unwrap_or(Value::Null);
+    serde_json::json!({"id": id, "attributes": {attribute: [], "textorigin_failed": [[0, 0, reason]]}})
+}
+
 /// A document's input id as the input had it: a number when it was one (an integer
 /// beyond 64 bits, which JSON readers take apart, stays text), else its name.
 pub fn input_id(v: &DocumentView) -> Value {

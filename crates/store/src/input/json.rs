@@ -1,6 +1,8 @@
 //! One JSON document: an object's fields read as a document's parts, each of the type
 //! it must have (see [`from_json`]); the others kept as its metadata.
 
+use serde_json::value::RawValue;
+
 use super::{finish, html_to_text, InputDoc, InputError, MAX_META_BYTES};
 
 /// The fields of a JSON document that are not metadata.
@@ -13,14 +15,30 @@ const READ_FIELDS: [&str; 6] = ["id", "text", "html", "url", "published_at", "da
 /// literal text (`12345678901234567890123` stays that, never a float's rounding);
 /// `text`, `html`, `url` and `title` strings; `published_at` and `date` strings or
 /// numbers (Unix seconds); `null` counts as absent.
+///
+/// A document that fails after its `id` was read fails with
+/// [`InputError::Identified`], which names it (its attributes line, issue 35).
 pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, InputError> {
-    use serde_json::value::RawValue;
     let json = |reason: String| InputError::Json { file: source.to_string(), reason };
     let obj: std::collections::BTreeMap<String, &RawValue> = match serde_json::from_str(text) {
         Ok(obj) => obj,
         Err(e) if e.classify() == serde_json::error::Category::Data => return Err(json("expected an object".into())),
         Err(e) => return Err(json(e.to_string())),
     };
+    let id = obj.get("id").map(|r| r.get()).filter(|r| matches!(r.as_bytes()[0], b'"' | b'-' | b'0'..=b'9'));
+    document(&obj, default_name, source).map_err(|error| match id {
+        Some(id) => InputError::Identified { id: id.to_string(), error: Box::new(error) },
+        None => error,
+    })
+}
+
+/// The document of a JSON object's fields ([`from_json`]).
+fn document(
+    obj: &std::collections::BTreeMap<String, &RawValue>,
+    default_name: &str,
+    source: &str,
+) -> Result<InputDoc, InputError> {
+    let json = |reason: String| InputError::Json { file: source.to_string(), reason };
     // A field of one of the kinds allowed, as its text (a string's value, a number's
     // literal), or None when absent or null.
     let field = |key: &str, numbers: bool| -> Result<Option<String>, InputError> {

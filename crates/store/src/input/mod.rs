@@ -113,6 +113,42 @@ pub enum InputError {
     OverLimit { file: String, limit: u64 },
     #[error("{file}: its metadata (the fields beyond id, text, html, url, published_at and date) is {bytes} bytes of JSON, over the limit of {limit} bytes")]
     MetaTooLarge { file: String, bytes: usize, limit: usize },
+    /// A JSON document that failed after its `id` was read: `id` is its JSON text (a
+    /// string's quotes kept, a number's literal), so that its outputs name it as the
+    /// input did.
+    #[error("{error}")]
+    Identified { id: String, error: Box<InputError> },
+}
+
+impl InputError {
+    /// Where the failure is: the file, with `:LINE` for a JSON line.
+    pub fn source(&self) -> &str {
+        match self {
+            InputError::Unreadable { file, .. }
+            | InputError::Json { file, .. }
+            | InputError::TooLarge { file, .. }
+            | InputError::OverLimit { file, .. }
+            | InputError::MetaTooLarge { file, .. } => file,
+            InputError::Binary(file) | InputError::Empty(file) | InputError::NoText(file) => file,
+            InputError::Identified { error, .. } => error.source(),
+        }
+    }
+
+    /// The failed document's `id` as JSON text, when it was read.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            InputError::Identified { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The failure itself (without the id around it).
+    pub fn inner(&self) -> &InputError {
+        match self {
+            InputError::Identified { error, .. } => error.inner(),
+            e => e,
+        }
+    }
 }
 
 /// Lists the files under `paths` in processing order: files as given, directories
@@ -709,7 +745,12 @@ mod tests {
         assert_eq!(docs[0].as_ref().unwrap().name, "f:1");
         assert!(matches!(&docs[1], Err(InputError::Json { file, .. }) if file == "f.jsonl:3"));
         assert_eq!(docs[2].as_ref().unwrap().text, "x");
-        assert!(matches!(&docs[3], Err(InputError::NoText(_))));
+        // Issue 35: a document failing after its id was read is named by it.
+        let e = docs[3].as_ref().unwrap_err();
+        assert!(matches!(e.inner(), InputError::NoText(_)));
+        assert_eq!((e.id(), e.source()), (Some("\"q\""), "f.jsonl:5"));
+        assert_eq!(e.to_string(), "f.jsonl:5: JSON object has neither `text` nor `html`");
+        assert_eq!(docs[1].as_ref().unwrap_err().id(), None);
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! | `admitted` | `d` + a document's [`document_key`], BE (17 bytes; written since schema 7 by this build, absent for documents stored before: older builds ignore them) | u64 BE: the document's id |
 //! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (schema 4) |
 //! | `meta` | `failed_next` | u64 LE: the next failure number (schema 4) |
+//! | `failed_docs` | a failed input document's source (`path:LINE`) | version byte 1, postcard [`DocFailure`]: its id and why (schema 15, written by `ingest` and Python) |
 //!
 //! Schema 6 moved the derived indexes (`nd_index`, `q_index`, `q_df` and `q_docs`:
 //! near-duplicate keys, qSign signatures, document frequencies) out of RocksDB into the
@@ -64,7 +65,7 @@ pub mod spool_log;
 pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
 pub use revisions::{Revised, Revision, Revisions};
-pub use spool_log::{admission_key, document_key, Admission, AdmissionKey, Admit, DocumentKeys, Failure};
+pub use spool_log::{admission_key, document_key, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 
 /// Bound on the write-ahead logs kept on disk.
@@ -75,7 +76,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -93,9 +94,10 @@ const CF_ADMITTED: &str = "admitted";
 const CF_FAILED: &str = "failed";
 const CF_COPIERS: &str = "copiers";
 const CF_REVISIONS: &str = "revisions";
+const CF_FAILED_DOCS: &str = "failed_docs";
 /// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
 const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
-const CFS: [&str; 16] = [
+const CFS: [&str; 17] = [
     CF_ADMITTED,
     CF_FAILED,
     CF_META,
@@ -112,6 +114,7 @@ const CFS: [&str; 16] = [
     CF_Q_LATE,
     CF_COPIERS,
     CF_REVISIONS,
+    CF_FAILED_DOCS,
 ];
 
 /// Errors of the store.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codec::encode;
 use super::meta::MetaKey;
-use super::{Result, Store, CF_ADMITTED, CF_FAILED};
+use super::{Result, Store, CF_ADMITTED, CF_FAILED, CF_FAILED_DOCS};
 
 /// The admission key of a spool file: xxh3-128 of its name's bytes, NUL, its bytes
 /// (streamed: the same value as over their concatenation, without a copy).
@@ -118,6 +118,16 @@ pub struct Admission {
     pub failed: u32,
 }
 
+/// An input document that failed to be stored (`ingest`, Python; schema 15), under its
+/// source: what lets the outputs that pair with the input files give it a line
+/// (issue 35: Dolma's mixer reads documents and attributes line by line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocFailure {
+    /// Its `id` as JSON text (a string's quotes kept), when it was read.
+    pub id: Option<String>,
+    pub reason: String,
+}
+
 /// A spool file (or line) that could not be processed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
@@ -188,6 +198,24 @@ impl Store {
         b.put_cf(self.cf(CF_FAILED), n.to_be_bytes(), encode(failure));
         self.put_meta_u64(&mut b, MetaKey::FailedNext, n + 1);
         self.write(b, true)
+    }
+
+    /// Records that the input document at `source` failed (synced; a failure recorded
+    /// before under the same source is replaced: a re-run fails it again).
+    pub fn put_doc_failure(&self, source: &str, failure: &DocFailure) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_FAILED_DOCS), source.as_bytes(), encode(failure));
+        self.write(b, true)
+    }
+
+    /// Every failed input document by its source, in byte order of the sources.
+    pub fn doc_failures(&self) -> Result<Vec<(String, DocFailure)>> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_FAILED_DOCS), IteratorMode::Start) {
+            let (k, v) = item.map_err(self.db_err())?;
+            out.push((String::from_utf8_lossy(&k).into_owned(), self.decode("document failure", &v)?));
+        }
+        Ok(out)
     }
 
     /// Every recorded failure, oldest first.

@@ -101,6 +101,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "exact verification of near-duplicate pairs near the threshold in the config (off for an existing data directory)",
         run: v14_verify::run,
     },
+    // Schema 15 only adds the column family `failed_docs`, which opening creates.
+    Migration {
+        from: 14,
+        what: "failed input documents by their source (a new column family, nothing to fill)",
+        run: |_| Ok(()),
+    },
 ];
 
 /// Rewrites the meta value under `key` from an older encoding `Old` to `New` with
