@@ -140,6 +140,21 @@ fn a_late_original_is_not_called_a_copy_and_later_copies_name_it() {
     assert!(std::fs::read_to_string(&page).unwrap().contains("Revised by #2 blog, then #3 report"));
     let history = ok(dated.path(), &["show", "--history", "roundup"]);
     assert!(history.contains("2 revision(s)") && history.contains("before: 0 old tokens"), "{history}");
+    // Issue 35: each revision shows the state after it too: the next one's before, the
+    // last one's the result now.
+    let states = |when: &str| -> Vec<String> {
+        history
+            .lines()
+            .filter(|l| l.contains(&format!("{when}: ")) && l.contains("old tokens"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (befores, afters) = (states("before"), states("after"));
+    assert_eq!(afters.len(), 2, "{history}");
+    assert_eq!(afters[0].replace("after", "before"), befores[1], "{history}");
+    let now = roundup["old_tokens"].as_u64().unwrap();
+    assert!(afters[1].contains(&format!("after: {now} old tokens")), "{history}");
+    assert!(history.lines().any(|l| l.contains("after: tokens")), "the blocks after: {history}");
     assert!(json(ordered.path(), &["show", "--json", "roundup"]).get("revisions").is_none(), "in order: none");
 
     // The take-overs replay from the stored dates: a rebuilt table is the same.

@@ -1,7 +1,8 @@
 //! The views for people: plain text rendered from the view model.
 
 use super::model::{
-    DocRef, DocumentView, Dominant, ListRow, NearDupView, NearDupsView, QuotationView, QuotesView, StatsView,
+    DocRef, DocumentView, Dominant, ListRow, NearDupView, NearDupsView, QuotationView, QuotesView, RevisionView,
+    StatsView,
 };
 use textorigin_store::check::CheckReport;
 
@@ -58,20 +59,33 @@ pub fn history(v: &DocumentView) -> String {
         return format!("{id} {}: never revised\n", safe(&v.name));
     }
     let mut out = format!("{id} {}: {} revision(s), oldest first\n", safe(&v.name), v.revisions.len());
-    for r in &v.revisions {
+    // A revision's state after is the next one's before, the last one's the result now.
+    let dominant = |d: Option<&DocRef>| d.map_or_else(|| "itself".to_string(), ref_text);
+    let now: Vec<(u32, u32, &DocRef)> =
+        v.copied_blocks.iter().map(|b| (b.start_token, b.end_token, &b.origin)).collect();
+    let state = |when: &str, old: u32, dom: Option<&DocRef>, blocks: &[(u32, u32, &DocRef)]| {
+        let mut s = format!("    {when}: {old} old tokens, dominant origin {}\n", dominant(dom));
+        for (start, end, origin) in blocks {
+            s += &format!("    {when}: tokens {start}-{end} from {}\n", ref_text(origin));
+        }
+        s
+    };
+    #[allow(clippy::type_complexity)] // old tokens, dominant origin, blocks: named above
+    fn before(r: &RevisionView) -> (u32, Option<&DocRef>, Vec<(u32, u32, &DocRef)>) {
+        let blocks = r.copied_blocks_before.iter().map(|b| (b.start_token, b.end_token, &b.origin)).collect();
+        (r.old_tokens_before, r.dominant_origin_before.as_ref(), blocks)
+    }
+    for (i, r) in v.revisions.iter().enumerate() {
         let via = r.caused_via.map_or_else(String::new, |v| format!(" (came in by {v})"));
         out += &format!("  revised by {}{via}\n", ref_text(&r.caused_by));
-        let dominant = r.dominant_origin_before.as_ref().map_or_else(|| "itself".to_string(), ref_text);
-        out += &format!("    before: {} old tokens, dominant origin {dominant}\n", r.old_tokens_before);
-        for b in &r.copied_blocks_before {
-            out += &format!("    before: tokens {}-{} from {}\n", b.start_token, b.end_token, ref_text(&b.origin));
-        }
+        let (old, dom, blocks) = before(r);
+        out += &state("before", old, dom, &blocks);
+        let (old, dom, blocks) = match v.revisions.get(i + 1) {
+            Some(next) => before(next),
+            None => (v.old_tokens, v.dominant_origin.as_ref(), now.clone()),
+        };
+        out += &state("after", old, dom, &blocks);
     }
-    out += &format!(
-        "  now: {} old tokens, dominant origin {}\n",
-        v.old_tokens,
-        v.dominant_origin.as_ref().map_or_else(|| "itself".to_string(), ref_text)
-    );
     out
 }
 
