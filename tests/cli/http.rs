@@ -607,3 +607,44 @@ fn a_spool_fed_out_of_order_ends_as_the_batch_and_the_api_gives_the_history() {
     assert!(ingest(batch.path(), &[], &paths).status.success());
     assert_eq!(export_without_sources(dir), export_without_sources(batch.path()));
 }
+
+/// Issue 35: the index is paged and searched by name, title and URL, and shows titles.
+#[test]
+fn the_index_is_paged_searched_and_titled() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let lines: String = (1..=230)
+        .map(|i| {
+            let text: String = (0..40).map(|w| format!("d{i}w{w} ")).collect();
+            serde_json::json!({"id": format!("doc-{i}"), "title": format!("Story {i}"), "url": format!("https://example.org/p-{i}"), "text": text}).to_string() + "\n"
+        })
+        .collect();
+    let corpus = inputs.path().join("c.jsonl");
+    std::fs::write(&corpus, lines).unwrap();
+    assert!(ingest(dir, &["--table-size", "1MiB"], &[&corpus]).status.success());
+    let (daemon, port) = serving(dir, &[]);
+    wait_until("the data directory open", 20, || get(port, "/", None).0 == 200);
+    let page = |path: &str| {
+        let (status, _, body) = get(port, path, None);
+        assert_eq!(status, 200, "{path}");
+        String::from_utf8(body).unwrap()
+    };
+    let rows = |html: &str| html.matches("<tr><td>").count();
+    let first = page("/");
+    assert_eq!(rows(&first), 200, "a page of 200");
+    assert!(
+        first.contains("Story 230 <small>(doc-230)</small>") && !first.contains("(doc-30)"),
+        "titles, newest first"
+    );
+    assert!(first.contains("href=\"/?before=31\""), "the next page");
+    let second = page("/?before=31");
+    assert_eq!(rows(&second), 30);
+    assert!(second.contains("(doc-30)") && second.contains("(doc-1)") && !second.contains("id=\"older\""));
+    let by_title = page("/?q=story+17");
+    assert!(by_title.contains("(doc-17)") && by_title.contains("(doc-170)") && !by_title.contains("(doc-7)"));
+    assert_eq!(rows(&by_title), 11, "17 and 170-179");
+    assert_eq!(rows(&page("/?q=EXAMPLE.org%2Fp-42")), 1, "by URL, ignoring case");
+    assert_eq!(rows(&page("/?name=doc-22")), 11, "by name prefix, as before: 22 and 220-229");
+    drop(daemon);
+}

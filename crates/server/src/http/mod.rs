@@ -31,8 +31,8 @@
 //!
 //! Routes: `GET /api/documents?after=ID&limit=N&name=PREFIX` (the `list --json` rows,
 //! paged in sequence order), `GET /api/documents/{name_or_id}` (exactly `show --json`),
-//! `GET /metrics` (`stats --prometheus`), `GET /` (the newest documents, with a search
-//! by name), `GET /documents/{name_or_id}` (the document page: copied blocks coloured
+//! `GET /metrics` (`stats --prometheus`), `GET /` (the newest documents, a page at a time,
+//! with a search by name, title and URL), `GET /documents/{name_or_id}` (the document page: copied blocks coloured
 //! by origin, each linking to its origin's page at the passage, by a text fragment),
 //! `GET /report` (the collection
 //! report), `POST /api/query` (what `query --json` prints, against the newest
@@ -46,6 +46,7 @@
 //! hard-linked into `new/` under `NAME.EXT` (409 when a file of that name is waiting
 //! there), so that a 202 means that this body is durable in the spool.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -75,6 +76,8 @@ const SUBMITTED_KEYS: usize = 1 << 20;
 const WAIT: Duration = Duration::from_secs(30);
 /// Rows of the HTML list at `/`, newest first.
 const INDEX_ROWS: usize = 200;
+/// Documents whose metadata a search page reads at most (about 20 ms here).
+const INDEX_SCAN: usize = 20_000;
 /// Most rows of one `/api/documents` page.
 const MAX_LIMIT: usize = 1000;
 
@@ -553,20 +556,65 @@ fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, ApiErr
     Ok((200, "text/plain; version=0.0.4", body.into_bytes()))
 }
 
-/// `GET /`: the newest documents (or those whose name starts with `name`), newest first.
+/// `GET /`: the newest documents, [`INDEX_ROWS`] a page (`before=ID`: those before
+/// it), or those whose name, title or URL contains `q` (ignoring case; `name=`: whose
+/// name starts with it), newest first. A search reads at most [`INDEX_SCAN`] documents'
+/// metadata a page, so that a page answers in bounded time however large the
+/// collection: the page then links the next stretch (issue 35).
 fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiError> {
-    let prefix = query.iter().find(|(n, _)| n == "name").map_or("", |(_, v)| v.as_str());
+    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
+    let before = match param("before").map(str::parse::<u64>) {
+        None => u64::MAX,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => return Err(ApiError::BadRequest("`before` must be a document id".into())),
+    };
+    let search = param("q").map(str::to_lowercase);
+    let prefix = param("name");
+    let matches = |meta: &textorigin_store::storage::store::DocMeta| {
+        let title = Store::title_of_meta(meta);
+        prefix.is_none_or(|p| meta.name.starts_with(p))
+            && search.as_deref().is_none_or(|q| {
+                [Some(meta.name.as_str()), title.as_deref(), meta.url.as_deref()]
+                    .iter()
+                    .flatten()
+                    .any(|f| f.to_lowercase().contains(q))
+            })
+    };
     let mut rows = Vec::new();
-    for meta in store.docs_newest_first() {
+    let mut titles = HashMap::new();
+    let (mut scanned, mut next) = (0, None);
+    for meta in store.docs_down_from(before.saturating_sub(1)) {
         let meta = meta?;
-        if meta.name.starts_with(prefix) {
+        if rows.len() == INDEX_ROWS || scanned == INDEX_SCAN {
+            next = Some(meta.seq + 1);
+            break;
+        }
+        scanned += 1;
+        if matches(&meta) {
+            titles.extend(Store::title_of_meta(&meta).map(|t| (meta.seq, t)));
             rows.push(model::list_row(store, &meta)?);
-            if rows.len() == INDEX_ROWS {
-                break;
-            }
         }
     }
-    Ok((200, HTML, html::index_page(prefix, &rows, store.queue_len()?, page_of).into_bytes()))
+    for o in rows.iter().filter_map(|r| r.dominant_origin.as_ref().and_then(|d| d.id)) {
+        if let std::collections::hash_map::Entry::Vacant(e) = titles.entry(o) {
+            e.insert(store.doc(o)?.as_ref().and_then(Store::title_of_meta).unwrap_or_default());
+        }
+    }
+    titles.retain(|_, t| !t.is_empty());
+    let page = html::IndexPage {
+        search: param("q").or(prefix).unwrap_or(""),
+        rows: &rows,
+        titles: &titles,
+        revision_queue: store.queue_len()?,
+        older: next.map(|n| {
+            let mut q = format!("/?before={n}");
+            for (k, v) in query.iter().filter(|(k, _)| k == "q" || k == "name") {
+                q += &format!("&{k}={}", html::escape_query(v));
+            }
+            q
+        }),
+    };
+    Ok((200, HTML, html::index_page(&page, page_of).into_bytes()))
 }
 
 /// How far a submitted file was admitted (None: neither submitted to this process

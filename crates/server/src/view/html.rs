@@ -63,13 +63,42 @@ pub fn page_in(site: Site, title: &str, body: &str) -> String {
     )
 }
 
-/// The inspector's list of documents (newest first), with a search by name prefix;
-/// `href` is the address of a document's page.
-pub fn index_page(prefix: &str, rows: &[ListRow], revision_queue: u64, href: impl Fn(u64) -> String) -> String {
+/// A page of the inspector's list of documents.
+pub struct IndexPage<'a> {
+    /// The search asked for (name, title or URL).
+    pub search: &'a str,
+    /// The documents, newest first.
+    pub rows: &'a [ListRow],
+    /// Titles by document id, of the rows and their dominant origins (those with one).
+    pub titles: &'a std::collections::HashMap<u64, String>,
+    pub revision_queue: u64,
+    /// The address of the next page (older documents), when there is one.
+    pub older: Option<String>,
+}
+
+/// `s` escaped for a URL's query (RFC 3986 unreserved characters kept).
+pub fn escape_query(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The inspector's list of documents (newest first), a page of them, with a search by
+/// name, title and URL; a document is shown by its title when it has one (its name
+/// beside); `href` is the address of a document's page.
+pub fn index_page(p: &IndexPage<'_>, href: impl Fn(u64) -> String) -> String {
+    let (rows, revision_queue) = (p.rows, p.revision_queue);
+    let shown = |id: u64, name: &str| match p.titles.get(&id) {
+        Some(t) => format!("{} <small>({})</small>", escape(t), escape(name)),
+        None => escape(name),
+    };
     let mut s = String::from(
-        "<h1>Documents</h1><form action=\"/\"><input name=\"name\" placeholder=\"name starts with\" value=\"",
+        "<h1>Documents</h1><form action=\"/\"><input name=\"q\" placeholder=\"name, title or URL\" value=\"",
     );
-    s += &escape(prefix);
+    s += &escape(p.search);
     s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>";
     if revision_queue > 0 {
         s += &format!(
@@ -81,12 +110,8 @@ pub fn index_page(prefix: &str, rows: &[ListRow], revision_queue: u64, href: imp
     for r in rows {
         let dom = match r.dominant() {
             Dominant::Other(d) => {
-                format!(
-                    "<a href=\"{}\">#{} {}</a>",
-                    escape(&href(d.id.unwrap_or(0))),
-                    d.id.unwrap_or(0),
-                    escape(&d.name)
-                )
+                let id = d.id.unwrap_or(0);
+                format!("<a href=\"{}\">#{id} {}</a>", escape(&href(id)), shown(id, &d.name))
             }
             Dominant::Itself => r.itself_text().into(),
             Dominant::None => "-".into(),
@@ -96,11 +121,17 @@ pub fn index_page(prefix: &str, rows: &[ListRow], revision_queue: u64, href: imp
             "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{old:.1}%</td><td>{dom}</td></tr>",
             r.id,
             escape(&href(r.id)),
-            escape(&r.name),
+            shown(r.id, &r.name),
             r.tokens
         );
     }
     s += "</table>\n";
+    if rows.is_empty() {
+        s += "<p>No document here.</p>\n";
+    }
+    if let Some(older) = &p.older {
+        s += &format!("<p><a id=\"older\" href=\"{}\">Older documents</a></p>\n", escape(older));
+    }
     page("textorigin", &s)
 }
 
