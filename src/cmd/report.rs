@@ -1,13 +1,14 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use textorigin_server::view::html;
+use textorigin_server::view::model::ViewError;
+use textorigin_server::view::report;
 use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
 
-/// Write an HTML overview of the collection: documents, most-copied sources and
-/// the copy graph.
+/// Write an HTML overview of the collection: totals, the most-copied sources (with
+/// copied boilerplate apart), the copy graph and every document.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -19,8 +20,11 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let dd = DataDir::open_read(&a.data.dir)?;
-    let docs = html::report_docs(dd.store())?;
-    std::fs::write(&a.html, html::report_page(&docs)).with_context(|| format!("cannot write {}", a.html.display()))?;
+    let store = dd.store();
+    let summary = report::summary(store)?;
+    let docs = report::rows(store, store.docs().map(|m| m.map_err(ViewError::from)))?;
+    let page = report::report_page(Some(&summary), &docs, None);
+    std::fs::write(&a.html, page).with_context(|| format!("cannot write {}", a.html.display()))?;
     eprintln!("wrote {}", a.html.display());
     Ok(())
 }

@@ -617,6 +617,8 @@ fn the_index_is_paged_searched_and_titled() {
     let lines: String = (1..=230)
         .map(|i| {
             let text: String = (0..40).map(|w| format!("d{i}w{w} ")).collect();
+            // A share bar every page ends with: boilerplate, not a story.
+            let text = text + ". Share this on Facebook, Twitter and by email, or print it.";
             serde_json::json!({"id": format!("doc-{i}"), "title": format!("Story {i}"), "url": format!("https://example.org/p-{i}"), "text": text}).to_string() + "\n"
         })
         .collect();
@@ -646,5 +648,17 @@ fn the_index_is_paged_searched_and_titled() {
     assert_eq!(rows(&by_title), 11, "17 and 170-179");
     assert_eq!(rows(&page("/?q=EXAMPLE.org%2Fp-42")), 1, "by URL, ignoring case");
     assert_eq!(rows(&page("/?name=doc-22")), 11, "by name prefix, as before: 22 and 220-229");
+    // The report: its documents paged, its summary computed off the request path, the
+    // share bar every document copies from the first shown as boilerplate.
+    let mut report = page("/report");
+    assert!(report.contains("page 1 of 1") && report.matches("<tr id=\"doc-").count() == 230, "the documents");
+    wait_until("the report's summary", 20, || {
+        report = page("/report");
+        report.contains("id=\"boilerplate\"")
+    });
+    let (sources, boilerplate) = report.split_once("id=\"boilerplate\"").unwrap();
+    assert!(boilerplate.split("</table>").next().unwrap().contains("#1 Story 1<"), "{report}");
+    assert!(!sources.contains("#1 Story 1<"), "{sources}");
+    assert_eq!(get(port, "/report?page=2", None).0, 400);
     drop(daemon);
 }

@@ -46,7 +46,6 @@
 //! hard-linked into `new/` under `NAME.EXT` (409 when a file of that name is waiting
 //! there), so that a 202 means that this body is durable in the spool.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -55,11 +54,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::daemon::StoreShare;
-use crate::view::{html, model, prometheus, ViewOptions};
+use crate::view::{model, prometheus, ViewOptions};
 use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::storage::store::{admission_key, Store, StoreError};
 
 mod error;
+mod pages;
 mod wire;
 
 use error::ApiError;
@@ -74,10 +74,6 @@ const SUBMITTED: usize = 1 << 16;
 const SUBMITTED_KEYS: usize = 1 << 20;
 /// How long `POST /api/documents?wait=true` waits for the daemon.
 const WAIT: Duration = Duration::from_secs(30);
-/// Rows of the HTML list at `/`, newest first.
-const INDEX_ROWS: usize = 200;
-/// Documents whose metadata a search page reads at most (about 20 ms here).
-const INDEX_SCAN: usize = 20_000;
 /// Most rows of one `/api/documents` page.
 const MAX_LIMIT: usize = 1000;
 
@@ -158,6 +154,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         view: Mutex::new(None),
         query_view: Mutex::new(None),
         submitted: Arc::default(),
+        report: Arc::default(),
         next_file: AtomicU64::new(0),
         open: opts.open || opts.token.is_some(),
         undated_bad_dates: opts.undated_bad_dates,
@@ -230,6 +227,8 @@ struct App {
     query_view: Mutex<Option<(Instant, DataDir)>>,
     /// Admission key → the file submitted to this process under that key.
     submitted: Arc<Mutex<Submissions>>,
+    /// The collection report's summary, computed off the request path.
+    report: Arc<Mutex<pages::ReportCache>>,
     /// Numbers this process's files in [`SUBMIT_DIR`].
     next_file: AtomicU64,
     /// Submissions are served (a token is required of every request, or `--http-open`).
@@ -288,11 +287,9 @@ impl App {
         let result = match segments {
             ["api", "documents"] => documents(&store, &request.query),
             ["api", "documents", x] => document_json(&store, x),
-            [""] => index_page(&store, &request.query),
-            ["documents", x] => document_page(&store, x),
-            ["report"] => html::report_docs(&store)
-                .map(|d| (200, HTML, html::report_page(&d).into_bytes()))
-                .map_err(ApiError::from),
+            [""] => pages::index(&store, &request.query),
+            ["documents", x] => pages::document(&store, x),
+            ["report"] => pages::report(&store, &request.query, &self.report),
             ["api", "admissions", key] => admission(&self.submitted, &store, key).and_then(|v| match v {
                 Some(v) => json(&v),
                 None => Err(ApiError::NotFound(format!(
@@ -471,8 +468,6 @@ impl App {
     }
 }
 
-const HTML: &str = "text/html; charset=utf-8";
-
 fn json(v: &impl serde::Serialize) -> Result<Reply, ApiError> {
     Ok((200, JSON, serde_json::to_vec(v)?))
 }
@@ -516,26 +511,10 @@ fn resolve(store: &Store, name_or_id: &str) -> Result<u64, ApiError> {
     })
 }
 
-/// The path of a document's page: by id, in the `#ID` form no name can take.
-fn page_of(id: u64) -> String {
-    format!("/documents/%23{id}")
-}
-
 /// `GET /api/documents/{x}`: what `show --json` prints.
 fn document_json(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
     let seq = resolve(store, name_or_id)?;
     json(&model::stored_document(store, seq, ViewOptions::default())?)
-}
-
-/// `GET /documents/{x}`: the document page, its origins linking to their own pages.
-fn document_page(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
-    let seq = resolve(store, name_or_id)?;
-    let (v, text) = model::stored_document_and_text(store, seq, ViewOptions::default())?;
-    let page = html::document_page_linked(html::Site::Inspector, &v, &text, |id, seg| match text_fragment(seg) {
-        f if f.is_empty() => page_of(id),
-        f => format!("{}#:~:text={f}", page_of(id)),
-    });
-    Ok((200, HTML, page.into_bytes()))
 }
 
 /// `GET /metrics`: `stats --prometheus`, then the daemon's stage seconds, apply
@@ -554,67 +533,6 @@ fn metrics(dd: &DataDir, dir: &Path, share: &StoreShare) -> Result<Reply, ApiErr
         .map(|d| d.as_secs_f64());
     let body = prometheus::stats(&v) + &prometheus::telemetry(&times, &latency, age);
     Ok((200, "text/plain; version=0.0.4", body.into_bytes()))
-}
-
-/// `GET /`: the newest documents, [`INDEX_ROWS`] a page (`before=ID`: those before
-/// it), or those whose name, title or URL contains `q` (ignoring case; `name=`: whose
-/// name starts with it), newest first. A search reads at most [`INDEX_SCAN`] documents'
-/// metadata a page, so that a page answers in bounded time however large the
-/// collection: the page then links the next stretch (issue 35).
-fn index_page(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiError> {
-    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
-    let before = match param("before").map(str::parse::<u64>) {
-        None => u64::MAX,
-        Some(Ok(n)) => n,
-        Some(Err(_)) => return Err(ApiError::BadRequest("`before` must be a document id".into())),
-    };
-    let search = param("q").map(str::to_lowercase);
-    let prefix = param("name");
-    let matches = |meta: &textorigin_store::storage::store::DocMeta| {
-        let title = Store::title_of_meta(meta);
-        prefix.is_none_or(|p| meta.name.starts_with(p))
-            && search.as_deref().is_none_or(|q| {
-                [Some(meta.name.as_str()), title.as_deref(), meta.url.as_deref()]
-                    .iter()
-                    .flatten()
-                    .any(|f| f.to_lowercase().contains(q))
-            })
-    };
-    let mut rows = Vec::new();
-    let mut titles = HashMap::new();
-    let (mut scanned, mut next) = (0, None);
-    for meta in store.docs_down_from(before.saturating_sub(1)) {
-        let meta = meta?;
-        if rows.len() == INDEX_ROWS || scanned == INDEX_SCAN {
-            next = Some(meta.seq + 1);
-            break;
-        }
-        scanned += 1;
-        if matches(&meta) {
-            titles.extend(Store::title_of_meta(&meta).map(|t| (meta.seq, t)));
-            rows.push(model::list_row(store, &meta)?);
-        }
-    }
-    for o in rows.iter().filter_map(|r| r.dominant_origin.as_ref().and_then(|d| d.id)) {
-        if let std::collections::hash_map::Entry::Vacant(e) = titles.entry(o) {
-            e.insert(store.doc(o)?.as_ref().and_then(Store::title_of_meta).unwrap_or_default());
-        }
-    }
-    titles.retain(|_, t| !t.is_empty());
-    let page = html::IndexPage {
-        search: param("q").or(prefix).unwrap_or(""),
-        rows: &rows,
-        titles: &titles,
-        revision_queue: store.queue_len()?,
-        older: next.map(|n| {
-            let mut q = format!("/?before={n}");
-            for (k, v) in query.iter().filter(|(k, _)| k == "q" || k == "name") {
-                q += &format!("&{k}={}", html::escape_query(v));
-            }
-            q
-        }),
-    };
-    Ok((200, HTML, html::index_page(&page, page_of).into_bytes()))
 }
 
 /// How far a submitted file was admitted (None: neither submitted to this process
@@ -777,59 +695,5 @@ fn parse_body(
         Some(Ok(doc)) => Ok(doc),
         Some(Err(e)) => Err(ApiError::BadRequest(e.to_string())),
         None => Err(ApiError::BadRequest("the body holds no document".into())),
-    }
-}
-
-/// A text fragment (`#:~:text=...`, the scroll-to-text URL fragment) for a passage:
-/// its first eight words, percent-encoded, so that a browser opens the origin's page at
-/// the passage.
-fn text_fragment(passage: &str) -> String {
-    // Chinese and Japanese have no spaces: their first sixteen characters (a browser's
-    // segmenter makes each ideograph a word boundary) instead of a whole paragraph.
-    let (mut words, mut cjk, mut start) = (0, 0, String::new());
-    'words: for w in passage.split_whitespace() {
-        if words == 8 {
-            break;
-        }
-        if !start.is_empty() {
-            start.push(' ');
-        }
-        for c in w.chars() {
-            if textorigin_core::text::stands_alone(c) || textorigin_core::text::run_class(c) != 0 {
-                if cjk == 16 {
-                    break 'words;
-                }
-                cjk += 1;
-            }
-            start.push(c);
-        }
-        words += 1;
-    }
-    let mut out = String::new();
-    for b in start.trim_end().bytes() {
-        if b.is_ascii_alphanumeric() || b"._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out += &format!("%{b:02X}");
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_fragments_take_the_first_words_encoded() {
-        assert_eq!(
-            text_fragment("The old harbour-bridge, reopened\n on Monday at 7 a.m. today"),
-            "The%20old%20harbour%2Dbridge%2C%20reopened%20on%20Monday%20at%207"
-        );
-        // Issue 33: a Chinese paragraph is one "word" between spaces: its first sixteen
-        // characters, not the whole of it.
-        let fragment = text_fragment("工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统。");
-        let decoded = percent_encoding::percent_decode_str(&fragment).decode_utf8().unwrap();
-        assert_eq!(decoded, "工程师们更换了全部十一根钢缆，重建");
     }
 }

@@ -7,8 +7,7 @@
 //! `data-origin-id`, `data-origin-name` and a link to the origin's entry in the legend;
 //! novel text is not marked.
 
-use super::model::{DocRef, DocumentView, Dominant, ListRow, NearDupView, QuotationView, ViewError};
-use textorigin_store::storage::store::Store;
+use super::model::{DocRef, DocumentView, Dominant, ListRow, NearDupView, QuotationView};
 
 /// Escapes text for HTML and SVG.
 pub fn escape(s: &str) -> String {
@@ -133,32 +132,6 @@ pub fn index_page(p: &IndexPage<'_>, href: impl Fn(u64) -> String) -> String {
         s += &format!("<p><a id=\"older\" href=\"{}\">Older documents</a></p>\n", escape(older));
     }
     page("textorigin", &s)
-}
-
-/// The rows of the report: every stored document with what it copied.
-pub fn report_docs(store: &Store) -> Result<Vec<ReportDoc>, ViewError> {
-    let mut docs = Vec::new();
-    for meta in store.docs() {
-        let meta = meta?;
-        let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
-        let mut copied: Vec<Copied> = Vec::new();
-        for b in &r.copied_blocks {
-            let n = u64::from(b.span.end_token - b.span.start_token);
-            match copied.iter_mut().find(|c| c.origin == b.origin) {
-                Some(c) => c.amount += n,
-                None => copied.push(Copied { origin: b.origin, name: store.name_of(b.origin)?, amount: n }),
-            }
-        }
-        docs.push(ReportDoc {
-            id: meta.seq,
-            name: meta.name.clone(),
-            tokens: u64::from(r.tokens),
-            old_tokens: u64::from(r.old_tokens),
-            dominant: r.dominant_origin.map(|o| Ok::<_, ViewError>((o, store.name_of(o)?))).transpose()?,
-            copied_from: copied,
-        });
-    }
-    Ok(docs)
 }
 
 /// The document page of a stored document's view (with `text`, its whole stored text):
@@ -370,18 +343,6 @@ fn quotation_items(quotes: &[QuotationView], href: impl Fn(u64, &str) -> String)
     body
 }
 
-/// One document of the collection overview.
-#[derive(Debug, Clone)]
-pub struct ReportDoc {
-    pub id: u64,
-    pub name: String,
-    pub tokens: u64,
-    pub old_tokens: u64,
-    pub dominant: Option<(u64, String)>,
-    /// Its origins with the tokens copied from each.
-    pub copied_from: Vec<Copied>,
-}
-
 /// An origin and how much was copied from it (tokens in the report, bytes on a
 /// document page).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -389,99 +350,4 @@ pub struct Copied {
     pub origin: u64,
     pub name: String,
     pub amount: u64,
-}
-
-/// The collection overview: documents, most-copied sources, and the copy graph.
-pub fn report_page(docs: &[ReportDoc]) -> String {
-    let mut sources: std::collections::BTreeMap<u64, (String, u64, u64)> = std::collections::BTreeMap::new();
-    let mut edges: Vec<(u64, u64, u64)> = Vec::new();
-    for d in docs {
-        for Copied { origin: o, name, amount: n } in &d.copied_from {
-            let e = sources.entry(*o).or_insert((name.clone(), 0, 0));
-            e.1 += 1;
-            e.2 += n;
-            edges.push((d.id, *o, *n));
-        }
-    }
-    let mut ranked: Vec<(u64, String, u64, u64)> = sources.into_iter().map(|(id, (n, d, t))| (id, n, d, t)).collect();
-    ranked.sort_by(|a, b| b.3.cmp(&a.3).then(a.0.cmp(&b.0)));
-    let total_tokens: u64 = docs.iter().map(|d| d.tokens).sum();
-    let old: u64 = docs.iter().map(|d| d.old_tokens).sum();
-    let mut s = format!(
-        "<h1>Collection report</h1>\n<p>{} documents, {} tokens, {:.1}% of them copied from earlier documents.</p>\n",
-        docs.len(),
-        total_tokens,
-        100.0 * old as f64 / total_tokens.max(1) as f64
-    );
-    s += "<h2>Most-copied sources</h2>\n<table id=\"sources\"><tr><th>source</th><th>documents copying</th><th>tokens copied</th></tr>\n";
-    for (id, name, ndocs, toks) in ranked.iter().take(50) {
-        s += &format!(
-            "<tr><td><a href=\"#doc-{id}\">#{id} {}</a></td><td>{ndocs}</td><td>{toks}</td></tr>\n",
-            escape(name)
-        );
-    }
-    s += "</table>\n<h2>Copy graph</h2>\n";
-    s += &graph_svg(docs, &edges);
-    s += "<h2>Documents</h2>\n<table id=\"documents\"><tr><th>id</th><th>name</th><th>tokens</th><th>old</th><th>dominant origin</th></tr>\n";
-    for d in docs {
-        let dom = match &d.dominant {
-            None => "-".to_string(),
-            Some((o, _)) if *o == d.id => "itself".to_string(),
-            Some((o, n)) => format!("<a href=\"#doc-{o}\">#{o} {}</a>", escape(n)),
-        };
-        s += &format!(
-            "<tr id=\"doc-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{dom}</td></tr>\n",
-            d.id,
-            d.id,
-            escape(&d.name),
-            d.tokens,
-            100.0 * d.old_tokens as f64 / d.tokens.max(1) as f64
-        );
-    }
-    s += "</table>\n";
-    page("Collection report", &s)
-}
-
-/// Documents on a circle (the 60 most involved), an arrow from each copier to its source.
-fn graph_svg(docs: &[ReportDoc], edges: &[(u64, u64, u64)]) -> String {
-    let mut degree: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    for &(a, b, n) in edges {
-        *degree.entry(a).or_default() += n;
-        *degree.entry(b).or_default() += n;
-    }
-    let mut nodes: Vec<u64> = degree.keys().copied().collect();
-    nodes.sort_by(|a, b| degree[b].cmp(&degree[a]).then(a.cmp(b)));
-    nodes.truncate(60);
-    nodes.sort_unstable();
-    let (w, h, r) = (640.0, 640.0, 250.0);
-    let pos = |i: usize| {
-        let a = std::f64::consts::TAU * i as f64 / nodes.len().max(1) as f64;
-        (w / 2.0 + r * a.cos(), h / 2.0 + r * a.sin())
-    };
-    let name = |id: u64| docs.iter().find(|d| d.id == id).map_or(String::new(), |d| d.name.clone());
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"graph\" width=\"{w}\" height=\"{h}\" font-size=\"10\" font-family=\"sans-serif\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#555\"/></marker></defs>\n"
-    );
-    let max = edges.iter().map(|e| e.2).max().unwrap_or(1).max(1) as f64;
-    for &(a, b, n) in edges {
-        let (Some(ia), Some(ib)) = (nodes.iter().position(|&x| x == a), nodes.iter().position(|&x| x == b)) else {
-            continue;
-        };
-        let ((x1, y1), (x2, y2)) = (pos(ia), pos(ib));
-        s += &format!(
-            "<line class=\"edge\" x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#555\" stroke-opacity=\"0.6\" stroke-width=\"{:.1}\" marker-end=\"url(#arrow)\"><title>#{a} copied {n} tokens from #{b}</title></line>\n",
-            0.5 + 3.0 * n as f64 / max
-        );
-    }
-    for (i, &id) in nodes.iter().enumerate() {
-        let (x, y) = pos(i);
-        s += &format!(
-            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#1f77b4\"><title>#{id} {}</title></circle><text x=\"{:.1}\" y=\"{:.1}\">#{id}</text>\n",
-            escape(&name(id)),
-            x + 7.0,
-            y + 3.0
-        );
-    }
-    s += "</svg>\n";
-    s
 }

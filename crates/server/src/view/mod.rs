@@ -11,6 +11,7 @@ pub mod dedup;
 pub mod html;
 pub mod model;
 pub mod prometheus;
+pub mod report;
 pub mod text;
 
 pub use model::{DocParts, DocumentView, ViewError, ViewOptions};

@@ -1,0 +1,200 @@
+//! The inspector's HTML pages: the index of documents (paged, searched), a document's
+//! page (its copied blocks linking their origins' pages at the passage) and the
+//! collection report.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::view::model::ViewError;
+use crate::view::{html, model, report, ViewOptions};
+use textorigin_store::storage::store::Store;
+
+use super::error::ApiError;
+use super::resolve;
+use super::wire::Reply;
+
+pub(super) const HTML: &str = "text/html; charset=utf-8";
+
+/// The report's summary as last computed, and whether a computation is running.
+#[derive(Default)]
+pub(super) struct ReportCache {
+    summary: Option<Arc<report::Summary>>,
+    computing: bool,
+}
+
+/// `GET /report?page=N`: the collection report, its documents [`report::PAGE_ROWS`] a
+/// page (oldest first). Its summary reads every stored result (2.2 s on 199,000
+/// documents): it is computed in a thread of its own when missing or older than the
+/// newest document, and the page shows the last one computed (saying of which
+/// document), or that it is being computed (issue 35).
+pub(super) fn report(
+    store: &Arc<Store>,
+    query: &[(String, String)],
+    cache: &Arc<Mutex<ReportCache>>,
+) -> Result<Reply, ApiError> {
+    let newest = store.next_seq()?.saturating_sub(1);
+    let pages = newest.div_ceil(report::PAGE_ROWS).max(1);
+    let at = match query.iter().find(|(k, _)| k == "page").map(|(_, v)| v.parse::<u64>()) {
+        None => 1,
+        Some(Ok(p)) if (1..=pages).contains(&p) => p,
+        _ => return Err(ApiError::BadRequest(format!("`page` must be 1-{pages}"))),
+    };
+    let summary = {
+        let mut c = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if c.summary.as_ref().is_none_or(|s| s.as_of < newest) && !c.computing {
+            c.computing = true;
+            let (store, cache) = (Arc::clone(store), Arc::clone(cache));
+            std::thread::Builder::new()
+                .name("report".into())
+                .spawn(move || {
+                    let done = report::summary(&store);
+                    let mut c = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    c.computing = false;
+                    match done {
+                        Ok(s) => c.summary = Some(Arc::new(s)),
+                        Err(e) => tracing::warn!(error = %e, "the report's summary failed"),
+                    }
+                })
+                .map_err(|e| ApiError::Internal(format!("cannot start the report's thread: {e}")))?;
+        }
+        c.summary.clone()
+    };
+    let first = (at - 1) * report::PAGE_ROWS + 1;
+    let metas = store.docs_from(first).take(report::PAGE_ROWS as usize).map(|m| m.map_err(ViewError::from));
+    let rows = report::rows(store, metas)?;
+    Ok((200, HTML, report::report_page(summary.as_deref(), &rows, Some((at, pages))).into_bytes()))
+}
+/// Rows of the HTML list at `/`, newest first.
+const INDEX_ROWS: usize = 200;
+/// Documents whose metadata a search page reads at most (about 20 ms here).
+const INDEX_SCAN: usize = 20_000;
+/// The path of a document's page: by id, in the `#ID` form no name can take.
+pub(super) fn page_of(id: u64) -> String {
+    format!("/documents/%23{id}")
+}
+
+/// `GET /documents/{x}`: the document page, its origins linking to their own pages.
+pub(super) fn document(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
+    let seq = resolve(store, name_or_id)?;
+    let (v, text) = model::stored_document_and_text(store, seq, ViewOptions::default())?;
+    let page = html::document_page_linked(html::Site::Inspector, &v, &text, |id, seg| match text_fragment(seg) {
+        f if f.is_empty() => page_of(id),
+        f => format!("{}#:~:text={f}", page_of(id)),
+    });
+    Ok((200, HTML, page.into_bytes()))
+}
+
+/// `GET /`: the newest documents, [`INDEX_ROWS`] a page (`before=ID`: those before
+/// it), or those whose name, title or URL contains `q` (ignoring case; `name=`: whose
+/// name starts with it), newest first. A search reads at most [`INDEX_SCAN`] documents'
+/// metadata a page, so that a page answers in bounded time however large the
+/// collection: the page then links the next stretch (issue 35).
+pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiError> {
+    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
+    let before = match param("before").map(str::parse::<u64>) {
+        None => u64::MAX,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => return Err(ApiError::BadRequest("`before` must be a document id".into())),
+    };
+    let search = param("q").map(str::to_lowercase);
+    let prefix = param("name");
+    let matches = |meta: &textorigin_store::storage::store::DocMeta| {
+        let title = Store::title_of_meta(meta);
+        prefix.is_none_or(|p| meta.name.starts_with(p))
+            && search.as_deref().is_none_or(|q| {
+                [Some(meta.name.as_str()), title.as_deref(), meta.url.as_deref()]
+                    .iter()
+                    .flatten()
+                    .any(|f| f.to_lowercase().contains(q))
+            })
+    };
+    let mut rows = Vec::new();
+    let mut titles = HashMap::new();
+    let (mut scanned, mut next) = (0, None);
+    for meta in store.docs_down_from(before.saturating_sub(1)) {
+        let meta = meta?;
+        if rows.len() == INDEX_ROWS || scanned == INDEX_SCAN {
+            next = Some(meta.seq + 1);
+            break;
+        }
+        scanned += 1;
+        if matches(&meta) {
+            titles.extend(Store::title_of_meta(&meta).map(|t| (meta.seq, t)));
+            rows.push(model::list_row(store, &meta)?);
+        }
+    }
+    for o in rows.iter().filter_map(|r| r.dominant_origin.as_ref().and_then(|d| d.id)) {
+        if let std::collections::hash_map::Entry::Vacant(e) = titles.entry(o) {
+            e.insert(store.doc(o)?.as_ref().and_then(Store::title_of_meta).unwrap_or_default());
+        }
+    }
+    titles.retain(|_, t| !t.is_empty());
+    let page = html::IndexPage {
+        search: param("q").or(prefix).unwrap_or(""),
+        rows: &rows,
+        titles: &titles,
+        revision_queue: store.queue_len()?,
+        older: next.map(|n| {
+            let mut q = format!("/?before={n}");
+            for (k, v) in query.iter().filter(|(k, _)| k == "q" || k == "name") {
+                q += &format!("&{k}={}", html::escape_query(v));
+            }
+            q
+        }),
+    };
+    Ok((200, HTML, html::index_page(&page, page_of).into_bytes()))
+}
+
+/// A text fragment (`#:~:text=...`, the scroll-to-text URL fragment) for a passage:
+/// its first eight words, percent-encoded, so that a browser opens the origin's page at
+/// the passage.
+fn text_fragment(passage: &str) -> String {
+    // Chinese and Japanese have no spaces: their first sixteen characters (a browser's
+    // segmenter makes each ideograph a word boundary) instead of a whole paragraph.
+    let (mut words, mut cjk, mut start) = (0, 0, String::new());
+    'words: for w in passage.split_whitespace() {
+        if words == 8 {
+            break;
+        }
+        if !start.is_empty() {
+            start.push(' ');
+        }
+        for c in w.chars() {
+            if textorigin_core::text::stands_alone(c) || textorigin_core::text::run_class(c) != 0 {
+                if cjk == 16 {
+                    break 'words;
+                }
+                cjk += 1;
+            }
+            start.push(c);
+        }
+        words += 1;
+    }
+    let mut out = String::new();
+    for b in start.trim_end().bytes() {
+        if b.is_ascii_alphanumeric() || b"._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out += &format!("%{b:02X}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_fragments_take_the_first_words_encoded() {
+        assert_eq!(
+            text_fragment("The old harbour-bridge, reopened\n on Monday at 7 a.m. today"),
+            "The%20old%20harbour%2Dbridge%2C%20reopened%20on%20Monday%20at%207"
+        );
+        // Issue 33: a Chinese paragraph is one "word" between spaces: its first sixteen
+        // characters, not the whole of it.
+        let fragment = text_fragment("工程师们更换了全部十一根钢缆，重建了南侧引桥，并安装了新的排水系统。");
+        let decoded = percent_encoding::percent_decode_str(&fragment).decode_utf8().unwrap();
+        assert_eq!(decoded, "工程师们更换了全部十一根钢缆，重建");
+    }
+}
