@@ -134,10 +134,11 @@ fn every_route_answers_and_the_api_equals_the_cli() {
         "quotations link their sources"
     );
     let (_, _, body) = get(port, "/documents/1", None);
-    assert!(
-        String::from_utf8(body).unwrap().contains("The old harbour bridge reopened"),
-        "the origin's page holds the passage"
-    );
+    let original = String::from_utf8(body).unwrap();
+    assert!(original.contains("The old harbour bridge reopened"), "the origin's page holds the passage");
+    // Issue 35: and lists who copied from it, linking them.
+    let copied_by = original.split("<ul id=\"copied-by\">").nth(1).expect("a copied-by list");
+    assert!(copied_by.contains("href=\"/documents/%233\">#3 03-weekly-roundup</a>: "), "{copied_by}");
     let (status, _, body) = get(port, "/report", None);
     assert!(status == 200 && String::from_utf8(body).unwrap().contains("01-harbour-bridge"));
     daemon.stop();

@@ -76,7 +76,8 @@ pub(super) fn page_of(id: u64) -> String {
 /// `GET /documents/{x}`: the document page, its origins linking to their own pages.
 pub(super) fn document(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
     let seq = resolve(store, name_or_id)?;
-    let (v, text) = model::stored_document_and_text(store, seq, ViewOptions::default())?;
+    let (mut v, text) = model::stored_document_and_text(store, seq, ViewOptions::default())?;
+    v.copied_by = Some(model::copied_by(store, seq)?);
     let page = html::document_page_linked(html::Site::Inspector, &v, &text, |id, seg| match text_fragment(seg) {
         f if f.is_empty() => page_of(id),
         f => format!("{}#:~:text={f}", page_of(id)),

@@ -246,6 +246,24 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         }
         Some(_) => {}
     }
+    // Issue 35: the later documents that copied from it (when the caller looked them up).
+    if let Some(c) = view.copied_by.as_ref().filter(|c| c.count > 0) {
+        body += &format!("<h2>Copied by</h2>\n<p>{} later document(s) copied from it", c.count);
+        if c.count > c.documents.len() {
+            body += &format!(" (the first {} shown)", c.documents.len());
+        }
+        body += ":</p>\n<ul id=\"copied-by\">\n";
+        for d in &c.documents {
+            let id = d.document.id.unwrap_or(0);
+            body += &format!(
+                "<li><a href=\"{}\">#{id} {}</a>: {} tokens</li>\n",
+                escape(&href(id, "")),
+                escape(&d.document.name),
+                d.tokens
+            );
+        }
+        body += "</ul>\n";
+    }
     page_in(site, name, &body)
 }
 
