@@ -661,5 +661,13 @@ fn the_index_is_paged_searched_and_titled() {
     assert!(boilerplate.split("</table>").next().unwrap().contains("#1 Story 1<"), "{report}");
     assert!(!sources.contains("#1 Story 1<"), "{sources}");
     assert_eq!(get(port, "/report?page=2", None).0, 400);
+    // Search by text: the documents that hold a passage, through the table.
+    let words: Vec<String> = (2..26).map(|w| format!("d5w{w}")).collect();
+    let own = page(&format!("/?text=D5W1,+{}", words.join("+")));
+    assert!(own.contains("1 document(s) hold this passage") && rows(&own) == 1 && own.contains("(doc-5)"), "{own}");
+    let bar = page("/?text=Share+this+on+Facebook%2C+Twitter+and+by+email%2C+or+print+it.");
+    assert!(bar.contains("The first 200 documents that hold this passage") && bar.contains("(doc-1)"), "{bar}");
+    assert!(page("/?text=d5w2+d5w3").contains("shorter than the shingles"));
+    assert!(page("/?text=nothing+like+this+was+ever+written+in+any+stored+story").contains("No stored document"));
     drop(daemon);
 }

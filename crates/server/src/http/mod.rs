@@ -287,7 +287,10 @@ impl App {
         let result = match segments {
             ["api", "documents"] => documents(&store, &request.query),
             ["api", "documents", x] => document_json(&store, x),
-            [""] => pages::index(&store, &request.query),
+            [""] => match request.param("text").filter(|t| !t.trim().is_empty()) {
+                Some(text) => self.with_query_view(|dd| pages::text_search(&store, dd, text)),
+                None => pages::index(&store, &request.query),
+            },
             ["documents", x] => pages::document(&store, x),
             ["report"] => pages::report(&store, &request.query, &self.report),
             ["api", "admissions", key] => admission(&self.submitted, &store, key).and_then(|v| match v {
@@ -305,6 +308,15 @@ impl App {
     /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
     fn query(&self, request: &Request) -> Result<Reply, ApiError> {
         let doc = parse_body(request, "query", self.limits)?;
+        self.with_query_view(|dd| {
+            let q = dd.query(&doc)?;
+            json(&model::document(dd.store(), model::DocParts::query(&doc, &q), ViewOptions::default())?)
+        })
+    }
+
+    /// `f` with the view queries analyse against (the newest checkpoint, reopened when
+    /// older than [`REFRESH`]), one query at a time.
+    fn with_query_view<T>(&self, f: impl FnOnce(&mut DataDir) -> Result<T, ApiError>) -> Result<T, ApiError> {
         let mut slot = self.query_view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if slot.as_ref().is_none_or(|(at, _)| at.elapsed() >= REFRESH) {
             match DataDir::open_read_for_query(&self.dir) {
@@ -312,9 +324,7 @@ impl App {
                 Err(e) => return Err(ApiError::Unavailable(format!("the data directory cannot be read now: {e}"))),
             }
         }
-        let (_, dd) = slot.as_mut().expect("opened above");
-        let q = dd.query(&doc)?;
-        json(&model::document(dd.store(), model::DocParts::query(&doc, &q), ViewOptions::default())?)
+        f(&mut slot.as_mut().expect("opened above").1)
     }
 
     /// `POST /api/documents?name=NAME[&wait=true][&partial=true]`: the body becomes

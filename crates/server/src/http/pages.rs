@@ -7,6 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use crate::view::model::ViewError;
 use crate::view::{html, model, report, ViewOptions};
+use textorigin_core::rabin::Rabin;
+use textorigin_core::text::tokenize;
+use textorigin_store::input::from_json;
+use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::storage::store::Store;
 
 use super::error::ApiError;
@@ -135,6 +139,8 @@ pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, 
         rows: &rows,
         titles: &titles,
         revision_queue: store.queue_len()?,
+        text: "",
+        note: None,
         older: next.map(|n| {
             let mut q = format!("/?before={n}");
             for (k, v) in query.iter().filter(|(k, _)| k == "q" || k == "name") {
@@ -142,6 +148,76 @@ pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, 
             }
             q
         }),
+    };
+    Ok((200, HTML, html::index_page(&page, page_of).into_bytes()))
+}
+
+/// Documents a text search reads at most (the earliest sources of the passage and those
+/// that copied from them).
+const TEXT_CANDIDATES: usize = 2_000;
+
+/// `GET /?text=PASSAGE`: the documents that hold a passage (its terms in order, whatever
+/// the case, spacing and punctuation), oldest first (issue 35). The passage is analysed
+/// as a query against the newest checkpoint: its copied blocks name the earliest
+/// documents holding its parts; those and the documents that copied from them (the
+/// copiers index) are read, at most [`TEXT_CANDIDATES`], and each is kept when its text
+/// holds the passage. A passage shorter than the table's shingles (k terms) is not
+/// found through the table, one shorter than 2k terms may hold no selected shingle (the
+/// page says so).
+pub(super) fn text_search(store: &Store, dd: &mut DataDir, passage: &str) -> Result<Reply, ApiError> {
+    let doc = from_json(&serde_json::json!({ "text": passage }).to_string(), "search", "search")
+        .map_err(|e| ApiError::BadRequest(format!("the passage: {e}")))?;
+    let q = dd.query(&doc)?;
+    let rabin = Rabin::new(1).with_terms(dd.config().terms);
+    let terms = |text: &str| {
+        let mut tokens = Vec::new();
+        tokenize(text, &rabin, &mut tokens);
+        tokens.iter().map(|t| t.fp).collect::<Vec<u64>>()
+    };
+    let want = terms(passage);
+    let mut candidates = std::collections::BTreeSet::new();
+    for o in q.result.copied_blocks.iter().map(|b| b.origin) {
+        candidates.insert(o);
+        for c in store.copiers_of(o)? {
+            if candidates.len() >= TEXT_CANDIDATES {
+                break;
+            }
+            candidates.insert(c);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut titles = HashMap::new();
+    for &c in &candidates {
+        let (Some(meta), Some(text)) = (store.doc(c)?, store.text(c)?) else { continue };
+        if !want.is_empty() && terms(&text).windows(want.len()).any(|w| w == want) {
+            titles.extend(Store::title_of_meta(&meta).map(|t| (c, t)));
+            rows.push(model::list_row(store, &meta)?);
+            if rows.len() == INDEX_ROWS {
+                break;
+            }
+        }
+    }
+    let k = dd.config().k as usize;
+    let note = match (rows.len(), want.len()) {
+        (_, n) if n < k => format!(
+            "A passage of {n} terms is shorter than the shingles the table holds ({k} terms): give at least {k}."
+        ),
+        (0, n) if n < 2 * k => format!(
+            "No stored document was found holding this passage; one of fewer than {} terms may be missed (the table keeps some of its shingles, not all): give a longer one.",
+            2 * k
+        ),
+        (0, _) => "No stored document holds this passage.".to_string(),
+        (n, _) if n == INDEX_ROWS => format!("The first {n} documents that hold this passage, oldest first."),
+        (n, _) => format!("{n} document(s) hold this passage, oldest first."),
+    };
+    let page = html::IndexPage {
+        search: "",
+        rows: &rows,
+        titles: &titles,
+        revision_queue: store.queue_len()?,
+        older: None,
+        text: passage,
+        note: Some(note),
     };
     Ok((200, HTML, html::index_page(&page, page_of).into_bytes()))
 }

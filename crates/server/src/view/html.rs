@@ -73,6 +73,9 @@ pub struct IndexPage<'a> {
     pub revision_queue: u64,
     /// The address of the next page (older documents), when there is one.
     pub older: Option<String>,
+    /// The passage a text search asked for, and what it found, in words.
+    pub text: &'a str,
+    pub note: Option<String>,
 }
 
 /// `s` escaped for a URL's query (RFC 3986 unreserved characters kept).
@@ -98,7 +101,12 @@ pub fn index_page(p: &IndexPage<'_>, href: impl Fn(u64) -> String) -> String {
         "<h1>Documents</h1><form action=\"/\"><input name=\"q\" placeholder=\"name, title or URL\" value=\"",
     );
     s += &escape(p.search);
-    s += "\"> <button>Search</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>";
+    s += "\"> <button>Search</button></form><form action=\"/\"><input name=\"text\" size=\"60\" placeholder=\"a passage: the documents that hold it\" value=\"";
+    s += &escape(p.text);
+    s += "\"> <button>Find</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>";
+    if let Some(note) = &p.note {
+        s += &format!("<p id=\"found\">{}</p>", escape(note));
+    }
     if revision_queue > 0 {
         s += &format!(
             "<p id=\"revision-queue\">{revision_queue} document(s) wait to be revised (by documents published before what they copied; done while the daemon is idle).</p>"
