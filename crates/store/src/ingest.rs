@@ -221,10 +221,8 @@ pub fn ingest_inputs(
                     Err(e) => {
                         summary.failed += 1;
                         let reason = crate::error::chain(&e);
-                        let id = doc_id(&doc);
-                        if let Err(e) =
-                            dd.store().put_doc_failure(&doc.source, &DocFailure { id, reason: reason.clone() })
-                        {
+                        let failure = DocFailure { id: Some(doc_id(&doc)), reason: reason.clone() };
+                        if let Err(e) = dd.store().put_doc_failure(&doc.source, &failure) {
                             fatal = Some(e.into());
                             return false;
                         }
@@ -252,6 +250,10 @@ pub fn ingest_inputs(
 
 /// A document's id as JSON text (its name: a number's literal when the input gave a
 /// number), for its failure record.
-fn doc_id(doc: &InputDoc) -> Option<String> {
-    Some(if doc.id_number { doc.name.clone() } else { serde_json::Value::String(doc.name.clone()).to_string() })
+fn doc_id(doc: &InputDoc) -> String {
+    if doc.id_number {
+        doc.name.clone()
+    } else {
+        serde_json::Value::String(doc.name.clone()).to_string()
+    }
 }

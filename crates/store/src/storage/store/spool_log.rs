@@ -200,12 +200,15 @@ impl Store {
         self.write(b, true)
     }
 
-    /// Records that the input document at `source` failed (synced; a failure recorded
-    /// before under the same source is replaced: a re-run fails it again).
+    /// Records that the input document at `source` failed (a failure recorded before
+    /// under the same source is replaced: a re-run fails it again). Not synced, as a
+    /// stored document's batch is not: the run's sync at its end makes both durable, and
+    /// the run that resumes after a crash fails the document again (it has no admission
+    /// record) and writes the record again.
     pub fn put_doc_failure(&self, source: &str, failure: &DocFailure) -> Result<()> {
         let mut b = WriteBatch::default();
         b.put_cf(self.cf(CF_FAILED_DOCS), source.as_bytes(), encode(failure));
-        self.write(b, true)
+        self.write(b, false)
     }
 
     /// Every failed input document by its source, in byte order of the sources.
