@@ -103,11 +103,11 @@ pub fn run(a: Args) -> Result<()> {
         serde_json::to_writer(&mut *out, v)?;
         Ok(out.write_all(b"\n")?)
     };
-    let total = store.next_seq()? - 1;
-    let pb = super::progress(total, "export");
+    let mut pb = Progress::new(store)?;
     for meta in store.docs() {
         let seq = meta?.seq;
         let (v, text) = model::stored_document_and_text(store, seq, opt)?;
+        pb.done(text.len());
         match a.format {
             // Through `Value`: keys in sorted order, as export has always written them.
             Format::Json => line(&mut out, &serde_json::to_value(&v)?)?,
@@ -120,9 +120,8 @@ pub fn run(a: Args) -> Result<()> {
                 }
             }
         }
-        pb.inc(1);
     }
-    pb.finish_and_clear();
+    pb.finish();
     out.finish()
 }
 
@@ -156,7 +155,7 @@ fn attributes(a: &Args, store: &textorigin_store::storage::store::Store, mut dec
     };
     let mut failed = Failed::new(store.doc_failures()?);
     let mut last: Option<String> = None;
-    let pb = super::progress(store.next_seq()? - 1, "export");
+    let mut pb = Progress::new(store)?;
     for meta in store.docs() {
         let (v, text) = model::stored_document_and_text(store, meta?.seq, ViewOptions::default())?;
         let (file, line) = split_source(v.source.as_deref().unwrap_or_default());
@@ -172,7 +171,7 @@ fn attributes(a: &Args, store: &textorigin_store::storage::store::Store, mut dec
         }
         let d = decider.decide(&v)?;
         sink.line(file, &dedup::attributes_line(&v, &text, &a.attribute, &d))?;
-        pb.inc(1);
+        pb.done(text.len());
     }
     if let Some(previous) = last {
         for f in failed.rest_of(&previous) {
@@ -182,8 +181,37 @@ fn attributes(a: &Args, store: &textorigin_store::storage::store::Store, mut dec
     for (file, f) in failed.rest() {
         sink.line(&file, &failed_line(&f))?;
     }
-    pb.finish_and_clear();
+    pb.finish();
     sink.finish()
+}
+
+/// Export's progress on a terminal: the stored texts' bytes (their sizes from the
+/// metadata), with the documents done in the message.
+struct Progress {
+    pb: indicatif::ProgressBar,
+    documents: u64,
+    of: u64,
+}
+
+impl Progress {
+    fn new(store: &textorigin_store::storage::store::Store) -> Result<Progress> {
+        let (mut bytes, mut of) = (0, 0);
+        for meta in store.docs() {
+            (bytes, of) = (bytes + meta?.text_bytes, of + 1);
+        }
+        Ok(Progress { pb: super::progress_bytes(bytes), documents: 0, of })
+    }
+
+    /// One more document, of `bytes` of text.
+    fn done(&mut self, bytes: usize) {
+        self.documents += 1;
+        self.pb.inc(bytes as u64);
+        self.pb.set_message(format!("export: {}/{} documents", self.documents, self.of));
+    }
+
+    fn finish(self) {
+        self.pb.finish_and_clear();
+    }
 }
 
 /// One CSV record (RFC 4180 quoting), its line end included. A cell that a spreadsheet
