@@ -79,16 +79,15 @@ fn interrupt_flag() -> Result<Arc<AtomicBool>> {
 /// behind the store), replaying the stored documents with a progress bar, and says so.
 /// An interrupt stops the replay (the next run recovers again).
 fn recover(dir: &std::path::Path, interrupt: &AtomicBool) -> Result<()> {
-    let pb = super::progress(0, "recovering the table");
+    let pb = super::ReplayProgress::new(dir, "recovering the table");
     let recovered = DataDir::recover(dir, |i, n| {
-        pb.set_length(n);
-        pb.set_position(i);
+        pb.at(i, n);
         match interrupt.load(Ordering::Relaxed) {
             true => ControlFlow::Break(()),
             false => ControlFlow::Continue(()),
         }
     });
-    pb.finish_and_clear();
+    pb.finish();
     if let Some(r) = recovered? {
         eprintln!(
             "the table was not closed cleanly (an earlier run was interrupted): recovered it, {} stored document(s) replayed{}",

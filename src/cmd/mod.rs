@@ -62,6 +62,59 @@ pub fn progress_bytes(total: u64) -> ProgressBar {
     pb
 }
 
+/// Progress of a replay of the stored documents (`rebuild`, the recovery of a killed
+/// run's table) by the bytes of their texts, with the documents done: the replay counts
+/// documents, the bytes come from their metadata, read before it starts.
+pub struct ReplayProgress {
+    pb: ProgressBar,
+    what: &'static str,
+    /// Text bytes of the documents up to each sequence number (`[0]` is 0).
+    cumulative: Vec<u64>,
+}
+
+impl ReplayProgress {
+    /// A progress bar for replaying the documents of data directory `dir` (a spinner
+    /// by documents when its store cannot be read now).
+    pub fn new(dir: &std::path::Path, what: &'static str) -> ReplayProgress {
+        let mut cumulative = vec![0];
+        let read = textorigin_store::storage::datadir::DataDir::open_read(dir).map(|dd| {
+            for meta in dd.store().docs() {
+                let Ok(meta) = meta else { return };
+                let before = *cumulative.last().expect("starts with 0");
+                cumulative.resize(meta.seq as usize, before);
+                cumulative.push(before + meta.text_bytes);
+            }
+        });
+        if read.is_err() {
+            cumulative.truncate(1);
+        }
+        ReplayProgress { pb: progress_bytes(0), what, cumulative }
+    }
+
+    /// `done` of the `of` documents that end the store replayed.
+    pub fn at(&self, done: u64, of: u64) {
+        let last = self.cumulative.len() as u64 - 1;
+        let from = last.saturating_sub(of);
+        let at = |seq: u64| self.cumulative.get(seq as usize).copied().unwrap_or(0);
+        if self.pb.length().is_none() && of <= last {
+            self.pb.set_length(at(last) - at(from));
+            self.pb.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+        }
+        self.pb.set_position(at(from + done).saturating_sub(at(from)));
+        self.pb.set_message(format!("{}: {done}/{of} documents", self.what));
+    }
+
+    pub fn finish(&self) {
+        self.pb.finish_and_clear();
+    }
+}
+
 /// A progress bar on standard error for `len` steps of `what`.
 pub fn progress(len: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);

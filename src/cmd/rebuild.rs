@@ -64,12 +64,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         terms: a.terms,
         quote_clauses: a.quote_clauses,
     };
-    let pb = super::progress(0, "rebuild");
-    let r = DataDir::rebuild(&a.data.dir, opts, |i, total| {
-        pb.set_length(total);
-        pb.set_position(i);
-    })?;
-    pb.finish_and_clear();
+    let pb = super::ReplayProgress::new(&a.data.dir, "rebuild");
+    let r = DataDir::rebuild(&a.data.dir, opts, |i, total| pb.at(i, total))?;
+    pb.finish();
     eprintln!("configuration: {}", r.config);
     if r.resized || a.reanalyse {
         let done =

@@ -135,6 +135,8 @@ fn lightly_edited_copies_are_near_duplicates_at_the_threshold_given() {
     let strict = tempfile::tempdir().unwrap();
     assert!(ingest(strict.path(), &["--near-threshold", "0.8"], &[inputs.path()]).status.success());
     assert!(resemblance(strict.path(), "b-2.5-percent").is_some());
+    assert!(ok(strict.path(), &["stats"]).contains("near-duplicates on (shingles of 3 terms at Jaccard 0.8"));
+    assert_eq!(json(dir.path(), &["stats", "--json"])["near_threshold"], 0.7);
     assert_eq!(resemblance(strict.path(), "c-5-percent"), None);
     // The papers' setting finds neither.
     let papers = tempfile::tempdir().unwrap();

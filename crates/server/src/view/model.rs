@@ -636,6 +636,11 @@ pub struct StatsView {
     pub quotations: bool,
     /// Quotation search by clauses too (schema 12's data directories).
     pub quote_clauses: bool,
+    /// The near-duplicate search: its shingle length, its Jaccard threshold, and whether
+    /// a pair near the threshold is decided by its exact resemblance (schema 14).
+    pub near_k: u32,
+    pub near_threshold: f64,
+    pub near_verify: bool,
     /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
     /// budget, done while the daemon is idle).
     pub revision_queue: u64,
@@ -667,6 +672,7 @@ pub fn stats(
 ) -> Result<StatsView> {
     let s = table.stats();
     let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    let nd = store.neardup_config()?;
     Ok(StatsView {
         documents: store.next_seq()? - 1,
         table: TableView {
@@ -709,6 +715,9 @@ pub fn stats(
         near_duplicates: config.near_duplicates,
         quotations: config.quotations,
         quote_clauses: store.stored_quote_config()?.is_some_and(|q| q.clauses),
+        near_k: nd.k,
+        near_threshold: nd.threshold,
+        near_verify: nd.verify,
         daemon: DaemonStatus::read(dir),
     })
 }

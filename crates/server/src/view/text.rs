@@ -255,7 +255,7 @@ pub fn list(rows: &[ListRow]) -> String {
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}, quotations {}{}\n",
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}\n",
         v.documents,
         t.path,
         t.bytes,
@@ -289,6 +289,14 @@ pub fn stats(v: &StatsView) -> String {
         if v.propagate { "on" } else { "off" },
         if v.align { "on" } else { "off" },
         if v.near_duplicates { "on" } else { "off" },
+        match (v.near_duplicates, v.near_verify) {
+            (false, _) => String::new(),
+            (true, true) => format!(
+                " (shingles of {} terms at Jaccard {}, a pair near it decided exactly)",
+                v.near_k, v.near_threshold
+            ),
+            (true, false) => format!(" (shingles of {} terms at Jaccard {}, by the estimate)", v.near_k, v.near_threshold),
+        },
         if v.quotations { "on" } else { "off" },
         if v.quotations && v.quote_clauses { " (by sentence and by clause)" } else { "" },
     );
