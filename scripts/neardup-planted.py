@@ -29,6 +29,7 @@ lower-cased words), and the seconds of the run. Not run by CI.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -36,6 +37,11 @@ import re
 import subprocess
 import tempfile
 import time
+
+# gaoya's run (its stream of queries then inserts) is neardup-compare.py's.
+_spec = importlib.util.spec_from_file_location("neardup_compare", os.path.join(os.path.dirname(__file__), "neardup-compare.py"))
+neardup_compare = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(neardup_compare)
 
 WORD = re.compile(r"\w+")
 NON_ALNUM = re.compile(r"[^A-Za-z_0-9]")
@@ -100,20 +106,6 @@ def run_minhash(texts, k, words, num_perm, threshold=None, params=None):
     return found
 
 
-def run_gaoya(texts):
-    from gaoya.minhash import MinHashStringIndex
-
-    index = MinHashStringIndex(
-        hash_size=32, jaccard_threshold=0.8, num_bands=25, band_size=5, analyzer="word", lowercase=True, ngram_range=(8, 8)
-    )
-    found = set()
-    for i, t in enumerate(texts):
-        for j in index.query(t):
-            found.add((j, i))
-        index.insert_document(i, t)
-    return found
-
-
 def run_textorigin(binary, texts, extra):
     with tempfile.TemporaryDirectory() as d:
         corpus = os.path.join(d, "corpus.jsonl")
@@ -149,7 +141,7 @@ def main():
         ("text-dedup (5-grams, 250 perms, 0.7)", lambda: run_minhash(texts, 5, words_textdedup, 250, 0.7), 5, words_textdedup, 0.7),
         ("datatrove (5-grams, 14x8)", lambda: run_minhash(texts, 5, words_plain, 112, params=(14, 8)), 5, words_plain, 0.72),
         ("datasketch (5-grams, 128 perms, 0.9)", lambda: run_minhash(texts, 5, words_plain, 128, 0.9), 5, words_plain, 0.9),
-        ("gaoya (8-grams, 25x5, 0.8)", lambda: run_gaoya(texts), 8, words_plain, 0.8),
+        ("gaoya (8-grams, 25x5, 0.8)", lambda: neardup_compare.run_gaoya(texts), 8, words_plain, 0.8),
     ]
     print(f"{len(texts)} documents ({len(placed)} planted copies of {a.planted} originals)")
     head = " | ".join(f"{100 * r:g}% found" for r in RATES)
