@@ -101,10 +101,16 @@ pub fn run(a: Args) -> Result<()> {
     let texts: Vec<String> = docs.into_iter().map(|d| d.text).collect();
     let base = Config { bucket_entries: a.bucket_entries, ..Config::default() };
     let tmp = tempfile::tempdir()?;
-    let pb = super::progress((setups.len() * sizes.len()) as u64, "runs");
+    let pb = super::progress_bytes(0);
     pb.enable_steady_tick(std::time::Duration::from_millis(500));
-    let r =
-        origin::run(&texts, &replies, &base, &setups, &sizes, a.queries, tmp.path(), |i, _| pb.set_position(i as u64))?;
+    let r = origin::run(&texts, &replies, &base, &setups, &sizes, a.queries, tmp.path(), |p| {
+        if pb.length() != Some(p.of_bytes) {
+            pb.set_length(p.of_bytes);
+            pb.set_style(super::bytes_style());
+        }
+        pb.set_position(p.bytes);
+        pb.set_message(format!("eval: {}/{} runs", p.runs, p.of_runs));
+    })?;
     pb.finish_and_clear();
     if let Some(path) = a.svg {
         std::fs::write(&path, origin::svg(&r)).with_context(|| format!("cannot write {}", path.display()))?;

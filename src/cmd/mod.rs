@@ -54,12 +54,22 @@ impl Format {
 /// not known, 0), with the rate and the time left; its message says what is done.
 /// Drawn on a terminal only (hidden in a pipe).
 pub fn progress_bytes(total: u64) -> ProgressBar {
-    let (pb, template) = match total {
-        0 => (ProgressBar::new_spinner(), "{spinner} {msg} {bytes} read, {bytes_per_sec}"),
-        n => (ProgressBar::new(n), "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"),
-    };
-    pb.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
-    pb
+    match total {
+        0 => {
+            let pb = ProgressBar::new_spinner();
+            let style = ProgressStyle::with_template("{spinner} {msg} {bytes} read, {bytes_per_sec}");
+            pb.set_style(style.expect("valid template"));
+            pb
+        }
+        n => ProgressBar::new(n).with_style(bytes_style()),
+    }
+}
+
+/// The style of a progress bar by bytes of a known total.
+pub fn bytes_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+        .expect("valid template")
+        .progress_chars("=> ")
 }
 
 /// Progress of a replay of the stored documents (`rebuild`, the recovery of a killed
@@ -98,13 +108,7 @@ impl ReplayProgress {
         let at = |seq: u64| self.cumulative.get(seq as usize).copied().unwrap_or(0);
         if self.pb.length().is_none() && of <= last {
             self.pb.set_length(at(last) - at(from));
-            self.pb.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
+            self.pb.set_style(bytes_style());
         }
         self.pb.set_position(at(from + done).saturating_sub(at(from)));
         self.pb.set_message(format!("{}: {done}/{of} documents", self.what));

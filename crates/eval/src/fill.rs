@@ -172,3 +172,13 @@ pub fn text(r: &FillBench) -> String {
     }
     out
 }
+
+/// Bytes of a table whose entries hold `pct` percent of `shingles`, in whole buckets
+/// (the evaluation's table sizes, as percentages of a corpus's shingles).
+pub fn bytes_for_percent(pct: f64, shingles: u64, bucket_entries: u32) -> u64 {
+    use textorigin_core::table::{ENTRY_BYTES, HEADER_BYTES};
+    let entries = (pct / 100.0 * shingles as f64).ceil().max(1.0) as u64;
+    let per_bucket = u64::from(bucket_entries);
+    let buckets = entries.div_ceil(per_bucket).max(1);
+    HEADER_BYTES as u64 + buckets * per_bucket * ENTRY_BYTES as u64
+}

@@ -30,7 +30,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -45,7 +45,7 @@ use textorigin_core::engine::{by_arrival, Block, DocResult, Engine, When};
 use textorigin_core::estimate::Estimation;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::select::Selection;
-use textorigin_core::table::{Eviction, ENTRY_BYTES, HEADER_BYTES};
+use textorigin_core::table::Eviction;
 use textorigin_core::text::tokenize;
 use textorigin_store::storage::table_file::TableFile;
 
@@ -338,15 +338,18 @@ pub struct EvalReport {
     pub rows: Vec<Row>,
 }
 
-/// Bytes of a table whose entries hold `pct` percent of `shingles`, in whole buckets.
-pub fn bytes_for_percent(pct: f64, shingles: u64, bucket_entries: u32) -> u64 {
-    let entries = (pct / 100.0 * shingles as f64).ceil().max(1.0) as u64;
-    let per_bucket = u64::from(bucket_entries);
-    let buckets = entries.div_ceil(per_bucket).max(1);
-    HEADER_BYTES as u64 + buckets * per_bucket * ENTRY_BYTES as u64
+/// How far [`run`] is: the texts' bytes read over all runs (each run reads the whole
+/// corpus), and the runs done.
+#[derive(Debug, Clone, Copy)]
+pub struct RunsDone {
+    pub bytes: u64,
+    pub of_bytes: u64,
+    pub runs: usize,
+    pub of_runs: usize,
 }
 
-/// Runs the evaluation. `base` carries k, T, bucket size, seed and Lucky parameters.
+/// Runs the evaluation. `base` carries k, T, bucket size, seed and Lucky parameters;
+/// `progress` is told how far it is as the runs read their documents.
 #[allow(clippy::too_many_arguments)] // one call site, each argument a different input
 pub fn run(
     texts: &[String],
@@ -356,7 +359,7 @@ pub fn run(
     sizes: &[Size],
     queries: usize,
     dir: &Path,
-    progress: impl Fn(usize, usize) + Sync,
+    progress: impl Fn(RunsDone) + Sync,
 ) -> Result<EvalReport> {
     let k = base.k as usize;
     let (truths, shingles, distinct, copied) = oracle(texts, k);
@@ -380,13 +383,20 @@ pub fn run(
     let jobs: Vec<(Setup, Size)> = setups.iter().flat_map(|s| sizes.iter().map(move |z| (*s, *z))).collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
+    // Progress by the texts' bytes every run goes through (a run reads the corpus once).
+    let of_bytes = texts.iter().map(|t| t.len() as u64).sum::<u64>() * jobs.len() as u64;
+    let bytes = AtomicU64::new(0);
+    let read = |b: u64| {
+        let bytes = bytes.fetch_add(b, Ordering::Relaxed) + b;
+        progress(RunsDone { bytes, of_bytes, runs: done.load(Ordering::SeqCst), of_runs: jobs.len() });
+    };
     let rows: Mutex<Vec<(usize, Row)>> = Mutex::new(Vec::new());
     let errors: Mutex<Vec<EvalError>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len()).max(1);
     std::thread::scope(|scope| {
         for t in 0..threads {
-            let (next, done, rows, errors, jobs, truths, is_query, progress) =
-                (&next, &done, &rows, &errors, &jobs, &truths, &is_query, &progress);
+            let (next, done, rows, errors, jobs, truths, is_query, read) =
+                (&next, &done, &rows, &errors, &jobs, &truths, &is_query, &read);
             std::thread::Builder::new()
                 .name(format!("eval-{t}"))
                 .spawn_scoped(scope, move || loop {
@@ -405,11 +415,13 @@ pub fn run(
                         truths,
                         is_query,
                         &dir.join(format!("table-{j}")),
+                        read,
                     ) {
                         Ok(row) => rows.lock().expect("no panics hold this lock").push((j, row)),
                         Err(e) => errors.lock().expect("no panics hold this lock").push(e),
                     }
-                    progress(done.fetch_add(1, Ordering::SeqCst) + 1, jobs.len());
+                    done.fetch_add(1, Ordering::SeqCst);
+                    read(0);
                 })
                 .expect("spawn an evaluation thread");
         }
@@ -539,10 +551,11 @@ fn run_one(
     truths: &[DocTruth],
     is_query: &[bool],
     path: &Path,
+    read: &(dyn Fn(u64) + Sync),
 ) -> Result<Row> {
     let table_bytes = match size {
         Size::Bytes(b) => b,
-        Size::Percent(p) => bytes_for_percent(p, shingles, base.bucket_entries),
+        Size::Percent(p) => crate::fill::bytes_for_percent(p, shingles, base.bucket_entries),
     };
     let cfg = Config {
         selection: setup.selection,
@@ -578,8 +591,13 @@ fn run_one(
             copiers.entry(s.origin).or_default().insert(r.seq);
         }
     };
+    let mut unreported = 0;
     for (pos, &i) in order.iter().enumerate() {
         let seq = pos as u64 + 1;
+        unreported += texts[i].len() as u64;
+        if pos % 256 == 255 || pos + 1 == order.len() {
+            read(std::mem::take(&mut unreported));
+        }
         engine.prepare(&texts[i]);
         // With dates (issue 25), a document published before an entry's origin takes
         // the entry over, and the documents it took from and their copiers are revised.
@@ -700,7 +718,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let setup = Setup::paper(Selection::All, Eviction::Lucky, Estimation::Nb);
         let r =
-            run(&texts, &[], &Config::default(), &[setup], &[Size::Percent(200.0)], 30, dir.path(), |_, _| {}).unwrap();
+            run(&texts, &[], &Config::default(), &[setup], &[Size::Percent(200.0)], 30, dir.path(), |_| {}).unwrap();
         let row = &r.rows[0];
         assert_eq!(row.evictions, 0);
         assert_eq!((row.do_, row.do_rule, row.tf), (100.0, 100.0, 100.0), "{row:?}");
@@ -732,8 +750,7 @@ mod tests {
         .into_iter()
         .map(|(arrival, dated)| Setup { arrival, dated, ..setup })
         .collect();
-        let r =
-            run(&texts, &[], &Config::default(), &setups, &[Size::Percent(200.0)], 30, dir.path(), |_, _| {}).unwrap();
+        let r = run(&texts, &[], &Config::default(), &setups, &[Size::Percent(200.0)], 30, dir.path(), |_| {}).unwrap();
         let (inorder, reverse, shuffled) = (&r.rows[0], &r.rows[1], &r.rows[2]);
         assert_eq!((inorder.arrival.as_str(), inorder.origin_right), ("in-order", 100.0));
         assert_eq!((reverse.arrival.as_str(), reverse.origin_right), ("reverse, undated", 0.0), "{reverse:?}");
@@ -769,7 +786,7 @@ mod tests {
             &[Size::Percent(1.0), Size::Percent(100.0)],
             30,
             dir.path(),
-            |_, _| {},
+            |_| {},
         )
         .unwrap();
         assert!(r.rows[0].evictions > 0 && r.rows[1].evictions == 0);
