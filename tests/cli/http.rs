@@ -671,3 +671,49 @@ fn the_index_is_paged_searched_and_titled() {
     assert!(page("/?text=nothing+like+this+was+ever+written+in+any+stored+story").contains("No stored document"));
     drop(daemon);
 }
+
+/// Issue 35: the pages stay small on a larger collection: 1,500 documents, the index
+/// and each page of the report under 200 KB, the report 500 documents a page.
+#[test]
+fn the_pages_stay_bounded_on_a_larger_collection() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let lines: String = (1..=1500)
+        .map(|i| {
+            // Every tenth copies half of the one before: a copy graph and sources.
+            let own: String = (0..30).map(|w| format!("d{i}w{w} ")).collect();
+            let copied: String =
+                if i % 10 == 0 { (0..20).map(|w| format!("d{}w{w} ", i - 1)).collect() } else { String::new() };
+            serde_json::json!({"id": format!("doc-{i}"), "title": format!("Story {i}"), "text": own + &copied})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let corpus = inputs.path().join("c.jsonl");
+    std::fs::write(&corpus, lines).unwrap();
+    assert!(ingest(dir, &["--table-size", "4MiB", "--quotes", "off"], &[&corpus]).status.success());
+    let (daemon, port) = serving(dir, &[]);
+    wait_until("the data directory open", 20, || get(port, "/", None).0 == 200);
+    let page = |path: &str| {
+        let (status, _, body) = get(port, path, None);
+        assert_eq!(status, 200, "{path}");
+        String::from_utf8(body).unwrap()
+    };
+    assert!(page("/").len() < 200_000);
+    let mut report = page("/report");
+    wait_until("the report's summary", 30, || {
+        report = page("/report");
+        report.contains("id=\"sources\"")
+    });
+    for (at, rows) in [(1, 500), (2, 500), (3, 500)] {
+        let p = if at == 1 { report.clone() } else { page(&format!("/report?page={at}")) };
+        assert!(p.len() < 200_000, "page {at}: {} bytes", p.len());
+        assert!(p.contains(&format!("page {at} of 3")), "page {at}");
+        assert_eq!(p.matches("<tr id=\"doc-").count(), rows, "page {at}");
+    }
+    assert!(report.contains("1500 documents") && report.contains("#9 Story 9<"), "the sources, by title");
+    let doc = page("/documents/%231500");
+    assert!(doc.contains("<h1>Story 1500 <small>(doc-1500)</small></h1>"), "the document page's title");
+    drop(daemon);
+}

@@ -228,9 +228,14 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         Dominant::Itself => view.itself_text(),
         Dominant::Other(r) => format!("#{} {}", r.id.unwrap_or(0), escape(&r.name)),
     };
+    // Its title (from its metadata) when it has one, its name beside.
+    let title = view.meta.as_ref().and_then(|m| m.get("title")?.as_str());
+    let heading = match title {
+        Some(t) => format!("{} <small>({})</small>", escape(t), escape(name)),
+        None => escape(name),
+    };
     let mut body = format!(
-        "<h1>{}</h1>\n{}<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
-        escape(name),
+        "<h1>{heading}</h1>\n{}<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
         about(view),
         view.tokens,
         view.old_tokens,
