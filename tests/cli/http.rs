@@ -715,5 +715,8 @@ fn the_pages_stay_bounded_on_a_larger_collection() {
     assert!(report.contains("1500 documents") && report.contains("#9 Story 9<"), "the sources, by title");
     let doc = page("/documents/%231500");
     assert!(doc.contains("<h1>Story 1500 <small>(doc-1500)</small></h1>"), "the document page's title");
+    assert!(doc.contains("#1499 doc-1499 “Story 1499”"), "its origin by title in the legend");
+    let copied = page("/documents/%231499");
+    assert!(copied.contains("#1500 doc-1500</a> “Story 1500”: 20 tokens"), "who copied it, by title");
     drop(daemon);
 }

@@ -269,9 +269,10 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         for d in &c.documents {
             let id = d.document.id.unwrap_or(0);
             body += &format!(
-                "<li><a href=\"{}\">#{id} {}</a>: {} tokens</li>\n",
+                "<li><a href=\"{}\">#{id} {}</a>{}: {} tokens</li>\n",
                 escape(&href(id, "")),
                 escape(&d.document.name),
+                details(&d.document),
                 d.tokens
             );
         }
