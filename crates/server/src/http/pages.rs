@@ -113,7 +113,7 @@ pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, 
     let search = param("q").map(str::to_lowercase);
     let prefix = param("name");
     let matches = |meta: &textorigin_store::storage::store::DocMeta| {
-        let title = Store::title_of_meta(meta);
+        let title = model::title_of_meta(meta);
         prefix.is_none_or(|p| meta.name.starts_with(p))
             && search.as_deref().is_none_or(|q| {
                 [Some(meta.name.as_str()), title.as_deref(), meta.url.as_deref()]
@@ -133,16 +133,11 @@ pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, 
         }
         scanned += 1;
         if matches(&meta) {
-            titles.extend(Store::title_of_meta(&meta).map(|t| (meta.seq, t)));
+            titles.extend(model::title_of_meta(&meta).map(|t| (meta.seq, t)));
             rows.push(model::list_row(store, &meta)?);
         }
     }
-    for o in rows.iter().filter_map(|r| r.dominant_origin.as_ref().and_then(|d| d.id)) {
-        if let std::collections::hash_map::Entry::Vacant(e) = titles.entry(o) {
-            e.insert(store.doc(o)?.as_ref().and_then(Store::title_of_meta).unwrap_or_default());
-        }
-    }
-    titles.retain(|_, t| !t.is_empty());
+    origin_titles(store, &rows, &mut titles)?;
     let page = html::IndexPage {
         search: param("q").or(prefix).unwrap_or(""),
         rows: &rows,
@@ -159,6 +154,18 @@ pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, 
         }),
     };
     Ok((200, HTML, html::index_page(&page, page_of).into_bytes()))
+}
+
+/// Adds to `titles` (those of `rows`, by id) the titles of the rows' dominant origins,
+/// for a page of the list.
+fn origin_titles(store: &Store, rows: &[model::ListRow], titles: &mut HashMap<u64, String>) -> Result<(), ApiError> {
+    for o in rows.iter().filter_map(|r| r.dominant_origin.as_ref().and_then(|d| d.id)) {
+        if let std::collections::hash_map::Entry::Vacant(e) = titles.entry(o) {
+            e.insert(store.doc(o)?.as_ref().and_then(model::title_of_meta).unwrap_or_default());
+        }
+    }
+    titles.retain(|_, t| !t.is_empty());
+    Ok(())
 }
 
 /// Documents a text search reads at most (the earliest sources of the passage and those
@@ -199,13 +206,14 @@ pub(super) fn text_search(store: &Store, dd: &mut DataDir, passage: &str) -> Res
     for &c in &candidates {
         let (Some(meta), Some(text)) = (store.doc(c)?, store.text(c)?) else { continue };
         if !want.is_empty() && terms(&text).windows(want.len()).any(|w| w == want) {
-            titles.extend(Store::title_of_meta(&meta).map(|t| (c, t)));
+            titles.extend(model::title_of_meta(&meta).map(|t| (c, t)));
             rows.push(model::list_row(store, &meta)?);
             if rows.len() == INDEX_ROWS {
                 break;
             }
         }
     }
+    origin_titles(store, &rows, &mut titles)?;
     let k = dd.config().k as usize;
     let note = match (rows.len(), want.len()) {
         (_, n) if n < k => format!(

@@ -88,6 +88,11 @@ fn title_of(meta: Option<&str>) -> Option<String> {
     meta_json(meta.filter(|m| m.contains("\"title\"")))?.get("title")?.as_str().map(str::to_string)
 }
 
+/// A stored document's title: the `title` of its metadata, when it is a string.
+pub fn title_of_meta(meta: &DocMeta) -> Option<String> {
+    title_of(meta.meta.as_deref())
+}
+
 /// An origin with its count of selected shingles.
 #[derive(Debug, Clone, Serialize)]
 pub struct OriginCount {

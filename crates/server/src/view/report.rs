@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use textorigin_store::storage::store::{DocMeta, Store};
 
-use super::html::{escape, page, Copied};
-use super::model::ViewError;
+use super::html::{escape, page};
+use super::model::{title_of_meta, ViewError};
 
 /// A source is copied boilerplate when at least this many documents copy it...
 pub const BOILERPLATE_COPIERS: u64 = 10;
@@ -29,8 +29,6 @@ pub struct ReportDoc {
     pub tokens: u64,
     pub old_tokens: u64,
     pub dominant: Option<(u64, String)>,
-    /// Its origins with the tokens copied from each.
-    pub copied_from: Vec<Copied>,
 }
 
 /// A source and how much the collection copied from it.
@@ -63,7 +61,7 @@ pub struct Summary {
 /// How a document is shown: its title (from its metadata) when it has one.
 fn shown(store: &Store, id: u64) -> Result<String, ViewError> {
     let meta = store.doc(id)?;
-    Ok(meta.as_ref().and_then(Store::title_of_meta).or(meta.map(|m| m.name)).unwrap_or_default())
+    Ok(meta.as_ref().and_then(title_of_meta).or(meta.map(|m| m.name)).unwrap_or_default())
 }
 
 /// The report's rows of `metas` (documents in order).
@@ -75,21 +73,12 @@ pub fn rows(
     for meta in metas {
         let meta = meta?;
         let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
-        let mut copied: Vec<Copied> = Vec::new();
-        for b in &r.copied_blocks {
-            let n = u64::from(b.span.end_token - b.span.start_token);
-            match copied.iter_mut().find(|c| c.origin == b.origin) {
-                Some(c) => c.amount += n,
-                None => copied.push(Copied { origin: b.origin, name: store.name_of(b.origin)?, amount: n }),
-            }
-        }
         docs.push(ReportDoc {
             id: meta.seq,
-            name: Store::title_of_meta(&meta).unwrap_or(meta.name),
+            name: title_of_meta(&meta).unwrap_or(meta.name),
             tokens: u64::from(r.tokens),
             old_tokens: u64::from(r.old_tokens),
             dominant: r.dominant_origin.map(|o| Ok::<_, ViewError>((o, shown(store, o)?))).transpose()?,
-            copied_from: copied,
         });
     }
     Ok(docs)

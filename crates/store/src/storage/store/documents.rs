@@ -287,13 +287,6 @@ impl Store {
         self.docs_in(IteratorMode::From(&seq_key(last), rocksdb::Direction::Reverse))
     }
 
-    /// A document's title: the `title` of its metadata (its input's further JSON
-    /// fields), when it is a string.
-    pub fn title_of_meta(meta: &DocMeta) -> Option<String> {
-        let m: serde_json::Value = serde_json::from_str(meta.meta.as_deref()?).ok()?;
-        m.get("title")?.as_str().map(str::to_string)
-    }
-
     fn docs_in(&self, mode: IteratorMode<'_>) -> impl Iterator<Item = Result<DocMeta>> + '_ {
         self.db.iterator_cf(self.cf(CF_DOCS), mode).map(move |item| {
             let (_, v) = item.map_err(self.db_err())?;
