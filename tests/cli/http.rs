@@ -609,12 +609,39 @@ fn a_spool_fed_out_of_order_ends_as_the_batch_and_the_api_gives_the_history() {
     assert_eq!(export_without_sources(dir), export_without_sources(batch.path()));
 }
 
+/// A daemon serving HTTP on `docs` (JSON lines) ingested with `flags` into a fresh data
+/// directory, once its pages answer.
+fn serving_ingested(docs: &str, flags: &[&str]) -> (tempfile::TempDir, Daemon, u16) {
+    let data = tempfile::tempdir().unwrap();
+    let inputs = tempfile::tempdir().unwrap();
+    let corpus = inputs.path().join("c.jsonl");
+    std::fs::write(&corpus, docs).unwrap();
+    assert!(ingest(data.path(), flags, &[&corpus]).status.success());
+    let (daemon, port) = serving(data.path(), &[]);
+    wait_until("the data directory open", 20, || get(port, "/", None).0 == 200);
+    (data, daemon, port)
+}
+
+/// The HTML page at `path` (answered with 200).
+fn html_page(port: u16, path: &str) -> String {
+    let (status, _, body) = get(port, path, None);
+    assert_eq!(status, 200, "{path}");
+    String::from_utf8(body).unwrap()
+}
+
+/// The report's first page once its summary (computed in the background) is on it.
+fn report_with_summary(port: u16) -> String {
+    let mut report = String::new();
+    wait_until("the report's summary", 30, || {
+        report = html_page(port, "/report");
+        report.contains("id=\"sources\"") && report.contains("id=\"boilerplate\"")
+    });
+    report
+}
+
 /// Issue 35: the index is paged and searched by name, title and URL, and shows titles.
 #[test]
 fn the_index_is_paged_searched_and_titled() {
-    let data = tempfile::tempdir().unwrap();
-    let dir = data.path();
-    let inputs = tempfile::tempdir().unwrap();
     let lines: String = (1..=230)
         .map(|i| {
             let text: String = (0..40).map(|w| format!("d{i}w{w} ")).collect();
@@ -623,16 +650,8 @@ fn the_index_is_paged_searched_and_titled() {
             serde_json::json!({"id": format!("doc-{i}"), "title": format!("Story {i}"), "url": format!("https://example.org/p-{i}"), "text": text}).to_string() + "\n"
         })
         .collect();
-    let corpus = inputs.path().join("c.jsonl");
-    std::fs::write(&corpus, lines).unwrap();
-    assert!(ingest(dir, &["--table-size", "1MiB"], &[&corpus]).status.success());
-    let (daemon, port) = serving(dir, &[]);
-    wait_until("the data directory open", 20, || get(port, "/", None).0 == 200);
-    let page = |path: &str| {
-        let (status, _, body) = get(port, path, None);
-        assert_eq!(status, 200, "{path}");
-        String::from_utf8(body).unwrap()
-    };
+    let (_data, daemon, port) = serving_ingested(&lines, &["--table-size", "1MiB"]);
+    let page = |path: &str| html_page(port, path);
     let rows = |html: &str| html.matches("<tr><td>").count();
     let first = page("/");
     assert_eq!(rows(&first), 200, "a page of 200");
@@ -651,12 +670,9 @@ fn the_index_is_paged_searched_and_titled() {
     assert_eq!(rows(&page("/?name=doc-22")), 11, "by name prefix, as before: 22 and 220-229");
     // The report: its documents paged, its summary computed off the request path, the
     // share bar every document copies from the first shown as boilerplate.
-    let mut report = page("/report");
+    let report = page("/report");
     assert!(report.contains("page 1 of 1") && report.matches("<tr id=\"doc-").count() == 230, "the documents");
-    wait_until("the report's summary", 20, || {
-        report = page("/report");
-        report.contains("id=\"boilerplate\"")
-    });
+    let report = report_with_summary(port);
     let (sources, boilerplate) = report.split_once("id=\"boilerplate\"").unwrap();
     assert!(boilerplate.split("</table>").next().unwrap().contains("#1 Story 1<"), "{report}");
     assert!(!sources.contains("#1 Story 1<"), "{sources}");
@@ -676,9 +692,6 @@ fn the_index_is_paged_searched_and_titled() {
 /// and each page of the report under 200 KB, the report 500 documents a page.
 #[test]
 fn the_pages_stay_bounded_on_a_larger_collection() {
-    let data = tempfile::tempdir().unwrap();
-    let dir = data.path();
-    let inputs = tempfile::tempdir().unwrap();
     let lines: String = (1..=1500)
         .map(|i| {
             // Every tenth copies half of the one before: a copy graph and sources.
@@ -690,22 +703,10 @@ fn the_pages_stay_bounded_on_a_larger_collection() {
                 + "\n"
         })
         .collect();
-    let corpus = inputs.path().join("c.jsonl");
-    std::fs::write(&corpus, lines).unwrap();
-    assert!(ingest(dir, &["--table-size", "4MiB", "--quotes", "off"], &[&corpus]).status.success());
-    let (daemon, port) = serving(dir, &[]);
-    wait_until("the data directory open", 20, || get(port, "/", None).0 == 200);
-    let page = |path: &str| {
-        let (status, _, body) = get(port, path, None);
-        assert_eq!(status, 200, "{path}");
-        String::from_utf8(body).unwrap()
-    };
+    let (_data, daemon, port) = serving_ingested(&lines, &["--table-size", "4MiB", "--quotes", "off"]);
+    let page = |path: &str| html_page(port, path);
     assert!(page("/").len() < 200_000);
-    let mut report = page("/report");
-    wait_until("the report's summary", 30, || {
-        report = page("/report");
-        report.contains("id=\"sources\"")
-    });
+    let report = report_with_summary(port);
     for (at, rows) in [(1, 500), (2, 500), (3, 500)] {
         let p = if at == 1 { report.clone() } else { page(&format!("/report?page={at}")) };
         assert!(p.len() < 200_000, "page {at}: {} bytes", p.len());
