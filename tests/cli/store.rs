@@ -171,6 +171,10 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v10-export.jsonl")).unwrap());
     let stats = ok(&data, &["stats"]);
     assert!(!stats.contains("terms="), "the rule before (a new data directory's says terms=unicode)");
+    // Schema 16: its sketches and sentences are what this build computes from the
+    // texts, so none is kept (the export above is unchanged).
+    let kinds = stats.lines().find(|l| l.starts_with("store:")).unwrap();
+    assert!(kinds.contains("text") && !kinds.contains("nd_sketch") && !kinds.contains("q_sent"), "{kinds}");
     assert!(!stats.contains("by clause"), "no clause signatures in its index, none searched (schema 12)");
     let out = run(&data, &["rebuild"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");

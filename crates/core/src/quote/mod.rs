@@ -62,6 +62,8 @@
 //!
 //! Pure: no I/O.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::hash::mix;
@@ -194,16 +196,17 @@ impl QuoteConfig {
     }
 }
 
-/// A sentence: its byte span and its distinct words' fingerprints (sorted).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A sentence: its byte span and its distinct words' fingerprints (sorted). Never
+/// stored: the store splits a document's stored text again when a search reads its
+/// sentences (schema 16), as a replay does to index them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sentence {
     pub start: u32,
     pub end: u32,
     pub words: Vec<u64>,
     /// The distinct words of each of its clauses (parts between commas, colons,
-    /// dashes, brackets, quotation marks and line breaks), when it has two or more;
-    /// not stored (a stored sentence is a source, its clauses were indexed when it came).
-    #[serde(skip)]
+    /// dashes, brackets, quotation marks and line breaks), when it has two or more
+    /// (searched for a new document; a source's were indexed when it came).
     pub clauses: Vec<Vec<u64>>,
 }
 
@@ -328,17 +331,41 @@ pub trait SentenceIndex {
     /// and how many the per-probe cap left out.
     #[allow(clippy::type_complexity)] // one plain tuple, named in the line above
     fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error>;
-    /// An indexed sentence (shared: a cache hands out the same one).
-    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<std::sync::Arc<Sentence>>, Self::Error>;
+    /// An indexed sentence (shared: a cache hands out its document's list).
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>, Self::Error>;
+}
+
+/// One sentence of a document's sentences, shared: a search reads a document's list
+/// once for all its candidates there.
+#[derive(Debug, Clone)]
+pub struct SharedSentence {
+    all: Arc<[Sentence]>,
+    idx: usize,
+}
+
+impl SharedSentence {
+    /// Sentence `idx` of `all`, if there is one.
+    pub fn new(all: Arc<[Sentence]>, idx: u32) -> Option<SharedSentence> {
+        let idx = idx as usize;
+        (idx < all.len()).then_some(SharedSentence { all, idx })
+    }
+}
+
+impl std::ops::Deref for SharedSentence {
+    type Target = Sentence;
+    fn deref(&self) -> &Sentence {
+        &self.all[self.idx]
+    }
 }
 
 /// A document's quotation search: what to index and what it found.
 #[derive(Debug, Clone)]
 pub struct QuoteFind {
-    /// (index, sentence) of the sentences to index, each once.
-    pub indexed: Vec<(u32, Sentence)>,
     /// (sentence index, signature) of their index entries ([`signatures`]).
     pub signatures: Vec<(u32, u64)>,
+    /// All the document's sentences, in order, without their clauses: what a later
+    /// search reads of it ([`SentenceIndex::sentence`]).
+    pub sentences: Arc<[Sentence]>,
     /// The document's distinct words (for the document frequencies).
     pub words: Vec<u64>,
     /// The quoting sentences with their sources, best first.
@@ -382,7 +409,6 @@ pub fn find<I: SentenceIndex>(
     let mut found = Vec::new();
     // (quoting document, its sentence, span) → sources here.
     let mut late: std::collections::BTreeMap<(u64, u32), (u32, u32, Vec<QuoteSource>)> = Default::default();
-    let mut indexed = Vec::new();
     let (mut candidates, mut capped) = (0u64, 0u64);
     // The same sentences and signatures a replay indexes ([`signatures`]): a sentence's
     // full signature, or a long one's part signatures.
@@ -390,7 +416,6 @@ pub fn find<I: SentenceIndex>(
     for entries in sigs.chunk_by(|a, b| a.0 == b.0) {
         let i = entries[0].0;
         let s = &sentences[i as usize];
-        indexed.push((i, s.clone()));
         if n_docs == 0 {
             continue;
         }
@@ -477,7 +502,9 @@ pub fn find<I: SentenceIndex>(
             _ => by_doc.push((doc, vec![q])),
         }
     }
-    Ok(QuoteFind { indexed, signatures: sigs, words: words(&sentences), found, late: by_doc, candidates, capped })
+    let words = words(&sentences);
+    let sentences = sentences.into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect();
+    Ok(QuoteFind { signatures: sigs, sentences, words, found, late: by_doc, candidates, capped })
 }
 
 /// A sentence's sources in their order: best score first, then by document and

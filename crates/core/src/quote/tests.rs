@@ -7,7 +7,7 @@ use proptest::prelude::*;
 /// An in-memory sentence index over the derived indexes, for [`find`].
 struct Memory {
     idx: crate::index::Indexes<Vec<u8>>,
-    sentences: std::collections::HashMap<(u64, u32), std::sync::Arc<Sentence>>,
+    sentences: std::collections::HashMap<u64, Arc<[Sentence]>>,
 }
 
 impl SentenceIndex for Memory {
@@ -21,17 +21,15 @@ impl SentenceIndex for Memory {
     fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error> {
         Ok(self.idx.quote_candidates(cfg, sig, d))
     }
-    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<std::sync::Arc<Sentence>>, Self::Error> {
-        Ok(self.sentences.get(&(seq, idx)).cloned())
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>, Self::Error> {
+        Ok(self.sentences.get(&seq).and_then(|all| SharedSentence::new(Arc::clone(all), idx)))
     }
 }
 
 impl Memory {
     fn add(&mut self, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> QuoteFind {
         let q = find(self, cfg, seq, sentences, |_| false).unwrap();
-        for (i, s) in &q.indexed {
-            self.sentences.insert((seq, *i), std::sync::Arc::new(s.clone()));
-        }
+        self.sentences.insert(seq, Arc::clone(&q.sentences));
         self.idx.add(cfg, seq, &crate::index::IndexAdd::found(Some(&q), Vec::new()));
         q
     }
@@ -63,7 +61,7 @@ fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence)
     let mut out: Vec<QuoteSource> = cands
         .into_iter()
         .filter_map(|(cseq, cidx)| {
-            let other = &mem.sentences[&(cseq, cidx)];
+            let other = &mem.sentences[&cseq][cidx as usize];
             let sc = score(&s.words, &other.words, idf);
             let distance = (full ^ signature(cfg, &other.words)).count_ones();
             (sc >= cfg.threshold).then_some(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc })

@@ -1,6 +1,6 @@
 //! Bounded read caches in front of RocksDB for what is read again and again and never
-//! changes once written: the indexed sentences quotation search reads for its
-//! candidates, the sketches near-duplicate search reads for its candidates, the
+//! changes once written: the sentences quotation search reads for its candidates (split
+//! from the stored texts), the sketches near-duplicate search reads for its candidates, the
 //! texts alignment reads for its origins (tokenized), and the publication times that
 //! order pairs and origins (issue 25). They hold exactly what the store
 //! holds for their keys, so they change speed, never results. Each keeps two
@@ -12,11 +12,12 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use textorigin_core::align::OriginText;
-use textorigin_core::neardup::Sketch;
+use textorigin_core::neardup::{NearDupConfig, Sketch};
 use textorigin_core::quote::Sentence;
+use textorigin_core::rabin::Rabin;
 
 /// Bytes of sentences held (each weighs its words and a fixed overhead).
 const SENTENCE_BYTES: usize = 32 << 20;
@@ -33,9 +34,9 @@ pub(super) const TIME_BYTES: usize = 48;
 /// headers and the allocator's.
 const ENTRY_OVERHEAD: usize = 96;
 
-/// The weight of a sentence in its cache.
-pub(super) fn sentence_bytes(s: &Sentence) -> usize {
-    ENTRY_OVERHEAD + s.words.len() * 8
+/// The weight of a document's sentences in their cache.
+pub(super) fn sentences_bytes(all: &[Sentence]) -> usize {
+    ENTRY_OVERHEAD + all.iter().map(|s| std::mem::size_of::<Sentence>() + s.words.len() * 8).sum::<usize>()
 }
 
 /// The weight of a sketch in its cache.
@@ -146,8 +147,12 @@ impl<K: Eq + Hash + Clone, V: Clone> Bounded<K, V> {
 /// The store's caches.
 #[derive(Debug)]
 pub(super) struct Caches {
-    /// (seq, sentence index) → the indexed sentence (`q_sent`).
-    pub(super) sentences: Bounded<(u64, u32), Arc<Sentence>>,
+    /// seq → the sentences of the document's text, in order.
+    pub(super) sentences: Bounded<u64, Arc<[Sentence]>>,
+    /// The tokenizer of the data directory's terms, made on first use.
+    pub(super) tokenizer: OnceLock<Rabin>,
+    /// The near-duplicate configuration and its shingle fingerprints, made on first use.
+    pub(super) sketcher: OnceLock<(NearDupConfig, Rabin)>,
     /// seq → the document's near-duplicate sketch (`nd_sketch`).
     pub(super) sketches: Bounded<u64, Arc<Sketch>>,
     /// seq → the document's text as alignment reads it (tokens and shingles).
@@ -160,6 +165,8 @@ impl Default for Caches {
     fn default() -> Self {
         Caches {
             sentences: Bounded::new(SENTENCE_BYTES),
+            tokenizer: OnceLock::new(),
+            sketcher: OnceLock::new(),
             sketches: Bounded::new(SKETCH_BYTES),
             origin_texts: Bounded::new(ORIGIN_TEXT_BYTES),
             times: Bounded::new(TIMES_BYTES),

@@ -65,11 +65,6 @@ pub(super) fn be_u64(k: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(k[at..at + 8].try_into().expect("key layout"))
 }
 
-/// A big-endian u32 at `at` of a key.
-pub(super) fn be_u32(k: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(k[at..at + 4].try_into().expect("key layout"))
-}
-
 /// The key of a pair of documents: both sequence numbers, big-endian (a prefix scan on
 /// the first finds its pairs, by the second: [`super::Store::pairs`]).
 pub(super) fn pair_key(a: u64, b: u64) -> [u8; 16] {

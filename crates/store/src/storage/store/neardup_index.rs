@@ -1,5 +1,6 @@
-//! Near-duplicate data in the store: sketches (`nd_sketch`) and the recorded verdicts
-//! (`nd_result`, and `nd_later` seen from the earlier document). Candidates come from
+//! Near-duplicate data in the store: the recorded verdicts (`nd_result`, and `nd_later`
+//! seen from the earlier document) and the sketches searches read (computed again from
+//! the stored texts since schema 16: [`super::recompute`]). Candidates come from
 //! the derived key index in the table file (`textorigin_core::index`); the verdicts
 //! are computed by `textorigin_core::neardup`.
 //!
@@ -24,7 +25,7 @@ use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
 /// A document's near-duplicate data, ready to be written with it.
 #[derive(Debug, Clone)]
 pub struct NearDupWrite {
-    pub sketch: Sketch,
+    pub sketch: Arc<Sketch>,
     /// Earlier documents with at least one verdict, by sequence number.
     pub found: Vec<NearDup>,
     /// Documents that arrived earlier but were published later, with at least one
@@ -35,15 +36,21 @@ pub struct NearDupWrite {
 }
 
 impl Store {
-    /// The sketch of document `seq`.
+    /// The sketch of document `seq` (computed again from its stored text since schema
+    /// 16: [`super::recompute`]).
     pub fn sketch(&self, seq: u64) -> Result<Option<Arc<Sketch>>> {
-        self.get_cached(
-            &self.caches.sketches,
-            seq,
-            (CF_ND_SKETCH, || seq_key(seq)),
-            "sketch",
-            super::cache::sketch_bytes,
-        )
+        if let Some(s) = self.caches.sketches.get(&seq) {
+            return Ok(Some(s));
+        }
+        let Some(s) = self.recompute_sketch(seq)? else { return Ok(None) };
+        let s = Arc::new(s);
+        self.cache_sketch(seq, &s);
+        Ok(Some(s))
+    }
+
+    /// Keeps document `seq`'s sketch for the searches that read it.
+    pub(super) fn cache_sketch(&self, seq: u64, s: &Arc<Sketch>) {
+        self.caches.sketches.put(seq, Arc::clone(s), super::cache::sketch_bytes(s));
     }
 
     /// Compares a new document's sketch with every earlier document that shares an
@@ -78,13 +85,12 @@ impl Store {
         };
         let (late, found) =
             neardup::verified_verdicts(cfg, &sketch, others, exact)?.into_iter().partition(|d| later(d.seq));
-        Ok(NearDupWrite { sketch, found, late, keys })
+        Ok(NearDupWrite { sketch: Arc::new(sketch), found, late, keys })
     }
 
     /// Adds a document's near-duplicate data to a batch.
     pub(super) fn add_near_dups(&self, b: &mut WriteBatch, seq: u64, nd: &NearDupWrite) {
         let key = seq_key(seq);
-        b.put_cf(self.cf(CF_ND_SKETCH), key, encode(&nd.sketch));
         b.put_cf(self.cf(CF_ND_RESULT), key, encode(&nd.found));
         for d in &nd.found {
             let later = NearDup { seq, ..*d };
@@ -96,7 +102,8 @@ impl Store {
         }
     }
 
-    /// Deletes document `seq`'s sketch and verdicts (before a re-analysis).
+    /// Deletes document `seq`'s verdicts, and the sketch an older build stored for it
+    /// (before a re-analysis, which computes it as this build does).
     pub(super) fn delete_near_dups(&self, b: &mut WriteBatch, seq: u64) {
         b.delete_cf(self.cf(CF_ND_SKETCH), seq_key(seq));
         b.delete_cf(self.cf(CF_ND_RESULT), seq_key(seq));

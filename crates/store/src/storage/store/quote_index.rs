@@ -1,8 +1,8 @@
-//! Quotation data in the store: indexed sentences (`q_sent`) and the recorded
-//! quotations (`q_result`). The signature index and the document frequencies are
-//! derived indexes in the table file (`textorigin_core::index`); [`Search`] joins them
-//! with the stored sentences for `textorigin_core::quote::find`, which searches and
-//! scores.
+//! Quotation data in the store: the recorded quotations (`q_result`, `q_late`) and the
+//! sentences searches read (split again from the stored texts since schema 16:
+//! [`super::recompute`]). The signature index and the document frequencies are derived
+//! indexes in the table file (`textorigin_core::index`); [`Search`] joins them with the
+//! sentences for `textorigin_core::quote::find`, which searches and scores.
 //!
 //! Quotations are oriented by publication (issue 25): a sentence of a document that
 //! arrived earlier but was published after the searching one quotes it, not the
@@ -15,15 +15,11 @@ use std::sync::Arc;
 
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::index::Indexes;
-use textorigin_core::quote::{self, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex};
+use textorigin_core::quote::{self, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex, SharedSentence};
 
-use super::codec::{be_u32, be_u64, encode, pair_key, seq_key};
-use super::{Result, Store, StoreError, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT};
-
-/// `q_sent` key: sequence number, sentence index.
-fn sentence_key(seq: u64, idx: u32) -> Vec<u8> {
-    [&seq_key(seq)[..], &idx.to_be_bytes()[..]].concat()
-}
+use super::codec::{be_u64, encode, pair_key, seq_key};
+use super::recompute::sentence_key;
+use super::{Result, Store, StoreError, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT, CF_TEXT};
 
 /// The earlier documents' sentences as quotation search sees them: candidates and
 /// frequencies from the derived indexes, sentences from the store.
@@ -47,29 +43,42 @@ impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
         Ok(self.indexes.quote_candidates(cfg, sig, d))
     }
 
-    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Arc<Sentence>>> {
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
         self.store.sentence(seq, idx)
     }
 }
 
 impl Store {
-    /// A stored sentence.
-    pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<Arc<Sentence>>> {
-        self.get_cached(
-            &self.caches.sentences,
-            (seq, idx),
-            (CF_Q_SENT, || sentence_key(seq, idx)),
-            "sentence",
-            super::cache::sentence_bytes,
-        )
+    /// Sentence `idx` of document `seq` (every sentence of its text, in order, as
+    /// [`quote::sentences`] splits it, without its clauses; quotation search indexes
+    /// those of `min_words` distinct words or more). `None` when no such document or
+    /// sentence is stored.
+    pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
+        if let Some(all) = self.caches.sentences.get(&seq) {
+            return Ok(SharedSentence::new(all, idx));
+        }
+        let Some(all) = self.recompute_sentences(seq)? else { return Ok(None) };
+        let all: Arc<[Sentence]> = all.into();
+        self.cache_sentences(seq, &all);
+        Ok(SharedSentence::new(all, idx))
     }
 
-    /// Every indexed sentence: ((seq, sentence index), sentence).
+    /// Keeps document `seq`'s sentences for the searches that read them.
+    pub(super) fn cache_sentences(&self, seq: u64, all: &Arc<[Sentence]>) {
+        self.caches.sentences.put(seq, Arc::clone(all), super::cache::sentences_bytes(all));
+    }
+
+    /// Every indexed sentence: ((seq, sentence index), sentence), of every stored text.
     pub fn all_sentences(&self) -> Result<Vec<((u64, u32), Sentence)>> {
+        let cfg = self.quote_config()?;
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_Q_SENT), IteratorMode::Start) {
-            let (k, v) = item.map_err(self.db_err())?;
-            out.push(((be_u64(&k, 0), be_u32(&k, 8)), self.decode("sentence", &v)?));
+        for item in self.db.iterator_cf(self.cf(CF_TEXT), IteratorMode::Start) {
+            let (k, _) = item.map_err(self.db_err())?;
+            let seq = be_u64(&k, 0);
+            let Some(all) = self.recompute_sentences(seq)? else { continue };
+            let mut indexed: Vec<u32> = quote::signatures(&cfg, &all).into_iter().map(|(i, _)| i).collect();
+            indexed.dedup();
+            out.extend(indexed.into_iter().map(|i| ((seq, i), all[i as usize].clone())));
         }
         Ok(out)
     }
@@ -88,18 +97,16 @@ impl Store {
         quote::find(&Search { store: self, indexes }, cfg, seq, sentences, later)
     }
 
-    /// Adds a document's indexed sentences and quotations to a batch.
+    /// Adds a document's quotations to a batch.
     pub(super) fn add_quotes(&self, b: &mut WriteBatch, seq: u64, q: &QuoteFind) {
-        for (idx, s) in &q.indexed {
-            b.put_cf(self.cf(CF_Q_SENT), sentence_key(seq, *idx), encode(s));
-        }
         b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));
         for (quoting, found) in &q.late {
             b.put_cf(self.cf(CF_Q_LATE), pair_key(*quoting, seq), encode(found));
         }
     }
 
-    /// Deletes document `seq`'s sentences and quotations (before a re-analysis).
+    /// Deletes document `seq`'s quotations, and the sentences an older build stored for
+    /// it (before a re-analysis, which splits them as this build does).
     pub(super) fn delete_quotes(&self, b: &mut WriteBatch, seq: u64) {
         b.delete_range_cf(self.cf(CF_Q_SENT), sentence_key(seq, 0), sentence_key(seq + 1, 0));
         b.delete_cf(self.cf(CF_Q_RESULT), seq_key(seq));

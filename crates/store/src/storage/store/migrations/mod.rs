@@ -9,6 +9,7 @@ mod v11_terms;
 mod v12_clauses;
 mod v13_sketches;
 mod v14_verify;
+mod v16_recomputed;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -106,6 +107,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 14,
         what: "failed input documents by their source (a new column family, nothing to fill)",
         run: |_| Ok(()),
+    },
+    Migration {
+        from: 15,
+        what: "sentences and near-duplicate sketches computed again from the stored texts (those this build computes alike deleted)",
+        run: v16_recomputed::run,
     },
 ];
 

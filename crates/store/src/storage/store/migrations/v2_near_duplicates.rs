@@ -7,11 +7,14 @@ use rocksdb::WriteBatch;
 use textorigin_core::index::IndexAdd;
 use textorigin_core::neardup;
 use textorigin_core::rabin::Rabin;
-use textorigin_core::text::tokenize;
+use textorigin_core::text::{tokenize, Terms};
 
 use crate::storage::store::{DocMeta, Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
+    // The earlier documents' sketches and sentences this step reads are computed
+    // from their texts (schema 16), split by words as schemas before 11 did.
+    store.tokenize_by(Terms::Words);
     let cfg = store.neardup_config()?;
     let q = store.quote_config()?;
     let mut indexes = super::scratch_indexes(&q);

@@ -7,11 +7,14 @@ use rocksdb::WriteBatch;
 use textorigin_core::index::IndexAdd;
 use textorigin_core::quote;
 use textorigin_core::rabin::Rabin;
-use textorigin_core::text::tokenize;
+use textorigin_core::text::{tokenize, Terms};
 
 use crate::storage::store::{DocMeta, Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
+    // The earlier documents' sketches and sentences this step reads are computed
+    // from their texts (schema 16), split by words as schemas before 11 did.
+    store.tokenize_by(Terms::Words);
     let cfg = store.quote_config()?;
     store.put_quote_config(&cfg)?;
     let mut indexes = super::scratch_indexes(&cfg);
@@ -21,13 +24,8 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let q = store.quote_write(
-            &cfg,
-            meta.seq,
-            quote::sentences(&text, &tokens, textorigin_core::text::Terms::Words),
-            &indexes,
-            |_| false,
-        )?;
+        let q =
+            store.quote_write(&cfg, meta.seq, quote::sentences(&text, &tokens, Terms::Words), &indexes, |_| false)?;
         indexes.add(&cfg, meta.seq, &IndexAdd::found(Some(&q), Vec::new()));
         let mut b = WriteBatch::default();
         store.add_quotes(&mut b, meta.seq, &q);

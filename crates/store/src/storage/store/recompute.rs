@@ -1,0 +1,291 @@
+//! What the store recomputes from a document's stored text instead of keeping it
+//! (schema 16, `migrations/0016-recomputed-from-text.md`; issue 34, decision 3): its
+//! sentences with their word lists, which quotation search reads for its candidates,
+//! and its near-duplicate sketch, which near-duplicate search reads for its
+//! candidates. They were a third and another third of the store on GCC ChangeLog
+//! entries. A new document's are computed when it is prepared, as before, and handed
+//! to the caches once it is stored ([`Store::put_document`]): the documents searches
+//! meet most are the recent ones, and those are in the caches; an older one's are
+//! computed again from its text (tokenized by the data directory's terms, the
+//! engine's) by the same functions, so they are exactly what was indexed, and what a
+//! replay indexes again.
+//!
+//! A data directory stored before keeps what this build would compute differently (a
+//! sketch of schema 6 or older has no sampling rate; a splitter of an older build
+//! may have cut a sentence elsewhere): its schema step deletes a stored sketch, or a
+//! document's stored sentences, only where recomputing gives the same, and a read
+//! prefers what is stored.
+
+use rocksdb::{IteratorMode, WriteBatch};
+use textorigin_core::neardup::{self, NearDupConfig, Sketch};
+use textorigin_core::quote::{self, Sentence};
+use textorigin_core::rabin::Rabin;
+use textorigin_core::text::{tokenize, Terms, Token};
+
+use super::codec::{be_u64, decode_text, seq_key};
+use super::{Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
+
+/// `q_sent` key: sequence number, sentence index (kept by schema 16 only for the
+/// documents of older builds whose sentences it splits otherwise).
+pub(super) fn sentence_key(seq: u64, idx: u32) -> Vec<u8> {
+    [&seq_key(seq)[..], &idx.to_be_bytes()[..]].concat()
+}
+
+/// Documents per batch of the schema step.
+const BATCH: usize = 4096;
+
+impl Store {
+    /// The tokenizer of the data directory's terms (the engine's: a token's
+    /// fingerprint does not depend on the shingle length), made on first use, after
+    /// the configuration is stored.
+    fn tokenizer(&self) -> Result<&Rabin> {
+        if let Some(r) = self.caches.tokenizer.get() {
+            return Ok(r);
+        }
+        let terms = self.config()?.unwrap_or_default().terms;
+        Ok(self.caches.tokenizer.get_or_init(|| Rabin::new(1).with_terms(terms)))
+    }
+
+    /// Tokenizes by `terms` from now on, for the schema steps that run before the
+    /// stored configuration reads as this build's (schemas 1-10 split by words).
+    pub(super) fn tokenize_by(&self, terms: Terms) {
+        let _ = self.caches.tokenizer.set(Rabin::new(1).with_terms(terms));
+    }
+
+    /// The near-duplicate configuration with its shingle fingerprints, made on first
+    /// use.
+    fn sketcher(&self) -> Result<&(NearDupConfig, Rabin)> {
+        if let Some(s) = self.caches.sketcher.get() {
+            return Ok(s);
+        }
+        let cfg = self.neardup_config()?;
+        Ok(self.caches.sketcher.get_or_init(|| {
+            let rabin = Rabin::new(cfg.k as usize);
+            (cfg, rabin)
+        }))
+    }
+
+    fn tokens(&self, text: &str) -> Result<Vec<Token>> {
+        let mut tokens = Vec::new();
+        tokenize(text, self.tokenizer()?, &mut tokens);
+        Ok(tokens)
+    }
+
+    /// `text` split into sentences by the data directory's terms, without their
+    /// clauses (only a new document's search reads those).
+    pub(super) fn split(&self, text: &str) -> Result<Vec<Sentence>> {
+        let tokens = self.tokens(text)?;
+        let terms = self.tokenizer()?.terms();
+        Ok(quote::sentences(text, &tokens, terms).into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect())
+    }
+
+    /// The sentences of document `seq`: split from its stored text, with those an
+    /// older build stored for it instead.
+    pub(super) fn recompute_sentences(&self, seq: u64) -> Result<Option<Vec<Sentence>>> {
+        let Some(text) = self.text(seq)? else { return Ok(None) };
+        let mut all = self.split(&text)?;
+        for (idx, s) in self.stored_sentences(seq)? {
+            if let Some(slot) = all.get_mut(idx as usize) {
+                *slot = s;
+            }
+        }
+        Ok(Some(all))
+    }
+
+    /// The sentences an older build stored for document `seq` (none for a document
+    /// stored since schema 16).
+    fn stored_sentences(&self, seq: u64) -> Result<Vec<(u32, Sentence)>> {
+        let prefix = seq_key(seq);
+        let mut out = Vec::new();
+        let from = IteratorMode::From(&prefix, rocksdb::Direction::Forward);
+        for item in self.db.iterator_cf(self.cf(CF_Q_SENT), from) {
+            let (k, v) = item.map_err(self.db_err())?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            let idx = u32::from_be_bytes(k[8..12].try_into().expect("key layout"));
+            let (start, end, words): (u32, u32, Vec<u64>) = self.decode("sentence", &v)?;
+            out.push((idx, Sentence { start, end, words, clauses: Vec::new() }));
+        }
+        Ok(out)
+    }
+
+    /// The sketch of document `seq`: the one an older build stored, else computed from
+    /// its stored text.
+    pub(super) fn recompute_sketch(&self, seq: u64) -> Result<Option<Sketch>> {
+        if let Some(v) = self.get(CF_ND_SKETCH, &seq_key(seq))? {
+            return self.decode("sketch", &v).map(Some);
+        }
+        let Some(text) = self.text(seq)? else { return Ok(None) };
+        Ok(Some(self.sketch_of(&text)?))
+    }
+
+    fn sketch_of(&self, text: &str) -> Result<Sketch> {
+        let tokens = self.tokens(text)?;
+        let (cfg, rabin) = self.sketcher()?;
+        Ok(neardup::sketch(cfg, &tokens, rabin))
+    }
+
+    /// The schema step: deletes every stored sketch and every document's stored
+    /// sentences that recomputing from the text gives again, keeps the others, and
+    /// compacts both column families. A re-run after a crash finds fewer to compare.
+    /// Returns (sketches, documents' sentences) kept.
+    pub(super) fn drop_recomputable(&self) -> Result<(u64, u64)> {
+        let mut kept = (0, 0);
+        let mut batch = WriteBatch::default();
+        let mut pending = 0;
+        for item in self.db.iterator_cf(self.cf(CF_TEXT), IteratorMode::Start) {
+            let (k, v) = item.map_err(self.db_err())?;
+            let seq = be_u64(&k, 0);
+            let text = decode_text(&v).map_err(|reason| StoreError::Corrupt {
+                path: self.path.clone(),
+                what: format!("text of {seq}"),
+                reason,
+            })?;
+            if let Some(v) = self.get(CF_ND_SKETCH, &k)? {
+                let stored: Sketch = self.decode("sketch", &v)?;
+                if stored == self.sketch_of(&text)? {
+                    batch.delete_cf(self.cf(CF_ND_SKETCH), &k);
+                } else {
+                    kept.0 += 1;
+                }
+            }
+            let stored = self.stored_sentences(seq)?;
+            if !stored.is_empty() {
+                let split = self.split(&text)?;
+                if stored.iter().all(|(idx, s)| split.get(*idx as usize) == Some(s)) {
+                    batch.delete_range_cf(self.cf(CF_Q_SENT), sentence_key(seq, 0), sentence_key(seq + 1, 0));
+                } else {
+                    kept.1 += 1;
+                }
+            }
+            pending += 1;
+            if pending == BATCH {
+                self.write(std::mem::take(&mut batch), false)?;
+                pending = 0;
+            }
+        }
+        self.write(batch, false)?;
+        self.sync()?;
+        // Their files go now, not at some later compaction.
+        for cf in [CF_ND_SKETCH, CF_Q_SENT] {
+            self.db.compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(kept)
+    }
+
+    /// Encodes a sentence as schemas 3-15 stored it (for the tests of the step).
+    #[cfg(test)]
+    pub(super) fn put_stored_sentence(&self, seq: u64, idx: u32, s: &Sentence) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_Q_SENT), sentence_key(seq, idx), super::codec::encode(&(s.start, s.end, &s.words)));
+        self.write(b, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use textorigin_core::config::Config;
+    use textorigin_core::engine::DocResult;
+    use textorigin_core::index::Indexes;
+    use textorigin_core::quote::QuoteConfig;
+
+    use super::super::DocumentWrite;
+    use super::*;
+
+    const TEXTS: [&str; 3] = [
+        "The committee met on Tuesday. It is too early to tell, the chair said, whether the plan will pass.",
+        "Nobody expected the vote to fail. The committee met on Tuesday and again on Friday!",
+        "A third text, with one sentence only and a clause or two, to be sure.",
+    ];
+
+    /// Stores `TEXTS` as the data directory does: each document's sketch and sentences
+    /// computed when prepared. Returns them.
+    fn ingest(s: &Store) -> Vec<(Sketch, Vec<Sentence>)> {
+        let cfg = Config::default();
+        s.put_config(&cfg).unwrap();
+        let (nc, qc) = (s.neardup_config().unwrap(), QuoteConfig::default());
+        let rabin = Rabin::new(cfg.k as usize).with_terms(cfg.terms);
+        let idx = Indexes::in_memory(1 << 20, &qc).unwrap();
+        let mut out = Vec::new();
+        for (i, text) in TEXTS.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let mut tokens = Vec::new();
+            tokenize(text, &rabin, &mut tokens);
+            let sketch = neardup::sketch(&nc, &tokens, &Rabin::new(nc.k as usize));
+            let sentences = quote::sentences(text, &tokens, cfg.terms);
+            let nd = s.near_dup_write(&nc, seq, sketch.clone(), &idx, |_| false, None).unwrap();
+            let q = s.quote_write(&qc, seq, sentences.clone(), &idx, |_| false).unwrap();
+            let result = DocResult { seq, ..Default::default() };
+            let meta = super::super::tests::meta(seq, "d");
+            let doc = DocumentWrite {
+                meta: &meta,
+                text,
+                result: &result,
+                nd: Some(&nd),
+                q: Some(&q),
+                revised: &Default::default(),
+            };
+            s.put_document(&doc).unwrap();
+            out.push((sketch, sentences.into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect()));
+        }
+        out
+    }
+
+    fn stored(s: &Store, cf: &str) -> usize {
+        s.db.iterator_cf(s.cf(cf), IteratorMode::Start).count()
+    }
+
+    #[test]
+    fn sketches_and_sentences_are_not_stored_and_read_back_as_computed() {
+        let dir = tempfile::tempdir().unwrap();
+        let computed = ingest(&Store::open(dir.path()).unwrap());
+        // Opened again: empty caches, everything computed from the texts.
+        let s = Store::open(dir.path()).unwrap();
+        assert_eq!((stored(&s, CF_ND_SKETCH), stored(&s, CF_Q_SENT)), (0, 0));
+        for (i, (sketch, sentences)) in computed.iter().enumerate() {
+            let seq = i as u64 + 1;
+            assert_eq!(*s.sketch(seq).unwrap().unwrap(), *sketch);
+            for (idx, sentence) in sentences.iter().enumerate() {
+                assert_eq!(*s.sentence(seq, idx as u32).unwrap().unwrap(), *sentence);
+            }
+            assert!(s.sentence(seq, sentences.len() as u32).unwrap().is_none());
+        }
+        assert!(s.sketch(9).unwrap().is_none() && s.sentence(9, 0).unwrap().is_none());
+        assert_eq!(s.all_sentences().unwrap().len(), 5, "each has 5 distinct words or more");
+    }
+
+    #[test]
+    fn the_schema_step_deletes_only_what_this_build_computes_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let computed = ingest(&Store::open(dir.path()).unwrap());
+        let s = Store::open(dir.path()).unwrap();
+        // As an older build stored them: document 1 as this build computes it,
+        // document 2 otherwise (a sketch without its rate, a sentence cut elsewhere).
+        let put_sketch = |seq: u64, sketch: &Sketch| {
+            let mut b = WriteBatch::default();
+            b.put_cf(s.cf(CF_ND_SKETCH), seq_key(seq), super::super::codec::encode(sketch));
+            s.write(b, true).unwrap();
+        };
+        put_sketch(1, &computed[0].0);
+        s.put_stored_sentence(1, 0, &computed[0].1[0]).unwrap();
+        let old_sketch = Sketch { rate: 0, ..computed[1].0.clone() };
+        put_sketch(2, &old_sketch);
+        let old_sentence = Sentence { end: 20, ..computed[1].1[1].clone() };
+        s.put_stored_sentence(2, 1, &old_sentence).unwrap();
+        s.put_stored_sentence(2, 0, &computed[1].1[0]).unwrap();
+        for _ in 0..2 {
+            // A re-run after a crash keeps the same.
+            assert_eq!(s.drop_recomputable().unwrap(), (1, 1));
+            assert_eq!((stored(&s, CF_ND_SKETCH), stored(&s, CF_Q_SENT)), (1, 2));
+        }
+        let s = {
+            drop(s);
+            Store::open(dir.path()).unwrap()
+        };
+        assert_eq!(*s.sketch(2).unwrap().unwrap(), old_sketch, "what is kept is read");
+        assert_eq!(*s.sentence(2, 1).unwrap().unwrap(), old_sentence);
+        assert_eq!(*s.sentence(2, 0).unwrap().unwrap(), computed[1].1[0]);
+        assert_eq!(*s.sketch(1).unwrap().unwrap(), computed[0].0);
+    }
+}
