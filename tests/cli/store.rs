@@ -191,6 +191,25 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     assert!(ok(&data, &["stats"]).contains("quotations on (by sentence and by clause)"));
 }
 
+/// Schema 16's step (issue 34, decision 3) killed after it deleted what this build
+/// computes alike, before the version stamp: the next open runs it again and ends as
+/// an uninterrupted upgrade does.
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_crash_in_the_schema_16_step_is_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(&fixture("v10-datadir"), &data);
+    let control = dir.path().join("failpoints");
+    std::fs::write(&control, "upgrade.recomputed=abort\n").unwrap();
+    let out = bin().args(["upgrade", "--data"]).arg(&data).env("TEXTORIGIN_FAILPOINTS", &control).output().unwrap();
+    assert!(!out.status.success(), "aborted in the step");
+    let stderr = String::from_utf8_lossy(&run(&data, &["list"]).stderr).to_string();
+    assert!(stderr.contains("schema version 15 needs an upgrade"), "{stderr}");
+    ok(&data, &["upgrade"]);
+    assert_eq!(ok(&data, &["export"]), std::fs::read_to_string(fixture("v10-export.jsonl")).unwrap());
+}
+
 /// Issue 34, decision 2: the table's buckets in use grow inside its file, so its memory,
 /// its disk blocks and a checkpoint slot's follow the entries it holds (within about 3x
 /// their bytes) until it spans the file; before, a table of 1% fill took the whole file.

@@ -21,7 +21,9 @@
 //! NAME; `error` makes it unreadable), `table.close.after-flush` (a table's buckets
 //! flushed, its clean flag not yet written), `recover.replay` (before each document
 //! recovery replays), `analyse.after-table` (a document applied to the table, the
-//! reads of its origins' texts for alignment to come; `error` simulates a failed read).
+//! reads of its origins' texts for alignment to come; `error` simulates a failed read),
+//! `upgrade.recomputed` (schema 16's step: after each of its batches, the last one
+//! before the version stamp).
 //!
 //! Compiled in only with the `failpoints` feature (the test suite's builds); without
 //! it [`hit`] is an empty inline function and the variable is ignored.

@@ -70,7 +70,7 @@ use crate::hash::mix;
 
 mod split;
 
-pub use split::{sentence_spans, sentences};
+pub use split::{sentence_spans, sentences, sentences_without_clauses};
 
 /// Quotation-search parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -331,30 +331,44 @@ pub trait SentenceIndex {
     /// and how many the per-probe cap left out.
     #[allow(clippy::type_complexity)] // one plain tuple, named in the line above
     fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error>;
-    /// An indexed sentence (shared: a cache hands out its document's list).
+    /// An indexed sentence (shared: a cache hands out its document's).
     fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>, Self::Error>;
 }
 
-/// One sentence of a document's sentences, shared: a search reads a document's list
-/// once for all its candidates there.
+/// A document's indexed sentences (those of `min_words` distinct words or more:
+/// [`indexed_sentences`]) with their indexes, ascending, shared: a search reads a
+/// document's once for all its candidates there.
+pub type DocSentences = Arc<[(u32, Sentence)]>;
+
+/// The sentences of `sentences` that are indexed, with their indexes, without their
+/// clauses (a later search reads a document's sentences, whose clauses were indexed).
+pub fn indexed_sentences(cfg: &QuoteConfig, sentences: impl IntoIterator<Item = Sentence>) -> DocSentences {
+    (0u32..)
+        .zip(sentences)
+        .filter(|(_, s)| s.words.len() as u32 >= cfg.min_words)
+        .map(|(i, s)| (i, Sentence { clauses: Vec::new(), ..s }))
+        .collect()
+}
+
+/// One indexed sentence of a document, shared ([`DocSentences`]).
 #[derive(Debug, Clone)]
 pub struct SharedSentence {
-    all: Arc<[Sentence]>,
-    idx: usize,
+    all: DocSentences,
+    at: usize,
 }
 
 impl SharedSentence {
-    /// Sentence `idx` of `all`, if there is one.
-    pub fn new(all: Arc<[Sentence]>, idx: u32) -> Option<SharedSentence> {
-        let idx = idx as usize;
-        (idx < all.len()).then_some(SharedSentence { all, idx })
+    /// Sentence `idx` of `all`, if it is there.
+    pub fn new(all: DocSentences, idx: u32) -> Option<SharedSentence> {
+        let at = all.binary_search_by_key(&idx, |e| e.0).ok()?;
+        Some(SharedSentence { all, at })
     }
 }
 
 impl std::ops::Deref for SharedSentence {
     type Target = Sentence;
     fn deref(&self) -> &Sentence {
-        &self.all[self.idx]
+        &self.all[self.at].1
     }
 }
 
@@ -363,9 +377,9 @@ impl std::ops::Deref for SharedSentence {
 pub struct QuoteFind {
     /// (sentence index, signature) of their index entries ([`signatures`]).
     pub signatures: Vec<(u32, u64)>,
-    /// All the document's sentences, in order, without their clauses: what a later
-    /// search reads of it ([`SentenceIndex::sentence`]).
-    pub sentences: Arc<[Sentence]>,
+    /// The document's indexed sentences: what a later search reads of it
+    /// ([`SentenceIndex::sentence`]).
+    pub sentences: DocSentences,
     /// The document's distinct words (for the document frequencies).
     pub words: Vec<u64>,
     /// The quoting sentences with their sources, best first.
@@ -503,7 +517,7 @@ pub fn find<I: SentenceIndex>(
         }
     }
     let words = words(&sentences);
-    let sentences = sentences.into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect();
+    let sentences = indexed_sentences(cfg, sentences);
     Ok(QuoteFind { signatures: sigs, sentences, words, found, late: by_doc, candidates, capped })
 }
 

@@ -225,6 +225,16 @@ fn is_clause_break(c: char) -> bool {
 /// Sentences of a tokenized text with their distinct words (`terms`: the rule the text
 /// was tokenized by).
 pub fn sentences(text: &str, tokens: &[Token], terms: Terms) -> Vec<Sentence> {
+    split(text, tokens, terms, true)
+}
+
+/// [`sentences`] without their clauses (what a search reads of an earlier document's
+/// sentences: its clauses were indexed when it came), at less cost.
+pub fn sentences_without_clauses(text: &str, tokens: &[Token], terms: Terms) -> Vec<Sentence> {
+    split(text, tokens, terms, false)
+}
+
+fn split(text: &str, tokens: &[Token], terms: Terms, with_clauses: bool) -> Vec<Sentence> {
     let mut out = Vec::new();
     let mut t = 0;
     for (s, e) in sentence_spans(text, terms) {
@@ -232,9 +242,14 @@ pub fn sentences(text: &str, tokens: &[Token], terms: Terms) -> Vec<Sentence> {
             t += 1;
         }
         let mut words = Vec::new();
-        let mut clauses: Vec<Vec<u64>> = vec![Vec::new()];
+        let mut clauses: Vec<Vec<u64>> = if with_clauses { vec![Vec::new()] } else { Vec::new() };
         let mut last_end = s;
         while t < tokens.len() && (tokens[t].end as usize) <= e {
+            if !with_clauses {
+                words.push(tokens[t].fp);
+                t += 1;
+                continue;
+            }
             let gap = &text[last_end..tokens[t].start as usize];
             // (A hyphen or a point inside a word or number, `US-led`, `3.14`, is none.)
             let breaks = gap.contains(is_clause_break) && !matches!(gap, "-" | "." | "'" | "’");
@@ -474,6 +489,18 @@ mod tests {
             }
             let total: usize = sents.iter().map(|s| s.words.len()).sum();
             prop_assert!(total <= toks.len());
+        }
+
+        /// What a search recomputes of an earlier document (schema 16) is what was
+        /// indexed, clauses aside.
+        #[test]
+        fn sentences_without_clauses_are_the_sentences(text in "([A-Za-z]{1,8}[ .,;:!?\n()\"-]{1,3}){0,40}") {
+            let r = Rabin::new(8);
+            let mut toks = Vec::new();
+            tokenize(&text, &r, &mut toks);
+            let want: Vec<Sentence> =
+                sentences(&text, &toks, Terms::Words).into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect();
+            prop_assert_eq!(sentences_without_clauses(&text, &toks, Terms::Words), want);
         }
     }
 }

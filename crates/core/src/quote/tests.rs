@@ -7,7 +7,7 @@ use proptest::prelude::*;
 /// An in-memory sentence index over the derived indexes, for [`find`].
 struct Memory {
     idx: crate::index::Indexes<Vec<u8>>,
-    sentences: std::collections::HashMap<u64, Arc<[Sentence]>>,
+    sentences: std::collections::HashMap<u64, DocSentences>,
 }
 
 impl SentenceIndex for Memory {
@@ -61,7 +61,7 @@ fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence)
     let mut out: Vec<QuoteSource> = cands
         .into_iter()
         .filter_map(|(cseq, cidx)| {
-            let other = &mem.sentences[&cseq][cidx as usize];
+            let other = SharedSentence::new(Arc::clone(&mem.sentences[&cseq]), cidx).expect("a candidate is indexed");
             let sc = score(&s.words, &other.words, idf);
             let distance = (full ^ signature(cfg, &other.words)).count_ones();
             (sc >= cfg.threshold).then_some(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc })

@@ -221,6 +221,7 @@ impl Store {
         let mut store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
         store.upgrade()?;
         store.ensure_id()?;
+        store.note_kept();
         Ok(store)
     }
 
@@ -262,6 +263,7 @@ impl Store {
             }
         };
         let store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
+        store.note_kept();
         let v = store.schema_version()?;
         if v > SCHEMA_VERSION {
             return Err(StoreError::Newer { path: path.to_path_buf(), found: v });

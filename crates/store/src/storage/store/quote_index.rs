@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::index::Indexes;
-use textorigin_core::quote::{self, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex, SharedSentence};
+use textorigin_core::quote::{
+    self, DocSentences, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex, SharedSentence,
+};
 
 use super::codec::{be_u64, encode, pair_key, seq_key};
 use super::recompute::sentence_key;
@@ -49,36 +51,31 @@ impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
 }
 
 impl Store {
-    /// Sentence `idx` of document `seq` (every sentence of its text, in order, as
-    /// [`quote::sentences`] splits it, without its clauses; quotation search indexes
-    /// those of `min_words` distinct words or more). `None` when no such document or
-    /// sentence is stored.
+    /// Indexed sentence `idx` of document `seq` (of its text's sentences, in order, as
+    /// [`quote::sentences`] splits it, one of `min_words` distinct words or more;
+    /// without its clauses). `None` when no such document or sentence is stored.
     pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
         if let Some(all) = self.caches.sentences.get(&seq) {
             return Ok(SharedSentence::new(all, idx));
         }
         let Some(all) = self.recompute_sentences(seq)? else { return Ok(None) };
-        let all: Arc<[Sentence]> = all.into();
         self.cache_sentences(seq, &all);
         Ok(SharedSentence::new(all, idx))
     }
 
-    /// Keeps document `seq`'s sentences for the searches that read them.
-    pub(super) fn cache_sentences(&self, seq: u64, all: &Arc<[Sentence]>) {
+    /// Keeps document `seq`'s indexed sentences for the searches that read them.
+    pub(super) fn cache_sentences(&self, seq: u64, all: &DocSentences) {
         self.caches.sentences.put(seq, Arc::clone(all), super::cache::sentences_bytes(all));
     }
 
     /// Every indexed sentence: ((seq, sentence index), sentence), of every stored text.
     pub fn all_sentences(&self) -> Result<Vec<((u64, u32), Sentence)>> {
-        let cfg = self.quote_config()?;
         let mut out = Vec::new();
         for item in self.db.iterator_cf(self.cf(CF_TEXT), IteratorMode::Start) {
             let (k, _) = item.map_err(self.db_err())?;
             let seq = be_u64(&k, 0);
             let Some(all) = self.recompute_sentences(seq)? else { continue };
-            let mut indexed: Vec<u32> = quote::signatures(&cfg, &all).into_iter().map(|(i, _)| i).collect();
-            indexed.dedup();
-            out.extend(indexed.into_iter().map(|i| ((seq, i), all[i as usize].clone())));
+            out.extend(all.iter().map(|(i, s)| ((seq, *i), s.clone())));
         }
         Ok(out)
     }

@@ -16,9 +16,11 @@
 //! document's stored sentences, only where recomputing gives the same, and a read
 //! prefers what is stored.
 
+use std::sync::atomic::Ordering;
+
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::neardup::{self, NearDupConfig, Sketch};
-use textorigin_core::quote::{self, Sentence};
+use textorigin_core::quote::{self, DocSentences, QuoteConfig, Sentence};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::{tokenize, Terms, Token};
 
@@ -65,31 +67,48 @@ impl Store {
         }))
     }
 
-    fn tokens(&self, text: &str) -> Result<Vec<Token>> {
-        let mut tokens = Vec::new();
-        tokenize(text, self.tokenizer()?, &mut tokens);
-        Ok(tokens)
+    /// `f` of `text`'s tokens by the data directory's terms (in a buffer each thread
+    /// keeps: this runs for every document a search meets outside the caches).
+    fn with_tokens<T>(&self, text: &str, f: impl FnOnce(&[Token], Terms) -> T) -> Result<T> {
+        thread_local! {
+            static TOKENS: std::cell::RefCell<Vec<Token>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let rabin = self.tokenizer()?;
+        Ok(TOKENS.with_borrow_mut(|tokens| {
+            tokenize(text, rabin, tokens);
+            f(tokens, rabin.terms())
+        }))
     }
 
     /// `text` split into sentences by the data directory's terms, without their
     /// clauses (only a new document's search reads those).
     pub(super) fn split(&self, text: &str) -> Result<Vec<Sentence>> {
-        let tokens = self.tokens(text)?;
-        let terms = self.tokenizer()?.terms();
-        Ok(quote::sentences(text, &tokens, terms).into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect())
+        self.with_tokens(text, |tokens, terms| quote::sentences_without_clauses(text, tokens, terms))
     }
 
-    /// The sentences of document `seq`: split from its stored text, with those an
-    /// older build stored for it instead.
-    pub(super) fn recompute_sentences(&self, seq: u64) -> Result<Option<Vec<Sentence>>> {
+    /// The indexed sentences of document `seq`: split from its stored text, with those
+    /// an older build stored for it instead.
+    pub(super) fn recompute_sentences(&self, seq: u64) -> Result<Option<DocSentences>> {
         let Some(text) = self.text(seq)? else { return Ok(None) };
-        let mut all = self.split(&text)?;
-        for (idx, s) in self.stored_sentences(seq)? {
-            if let Some(slot) = all.get_mut(idx as usize) {
-                *slot = s;
-            }
+        let split = self.split(&text)?;
+        if !self.caches.kept_sentences.load(Ordering::Relaxed) {
+            return Ok(Some(quote::indexed_sentences(self.quote_settings()?, split)));
         }
-        Ok(Some(all))
+        let stored = self.stored_sentences(seq)?;
+        if stored.is_empty() {
+            return Ok(Some(quote::indexed_sentences(self.quote_settings()?, split)));
+        }
+        // An older build's: its indexed sentences are the ones it stored.
+        Ok(Some(stored.into()))
+    }
+
+    /// The quotation configuration (which sentences are indexed), read on first use.
+    fn quote_settings(&self) -> Result<&QuoteConfig> {
+        if let Some(c) = self.caches.quote_config.get() {
+            return Ok(c);
+        }
+        let cfg = self.quote_config()?;
+        Ok(self.caches.quote_config.get_or_init(|| cfg))
     }
 
     /// The sentences an older build stored for document `seq` (none for a document
@@ -113,17 +132,28 @@ impl Store {
     /// The sketch of document `seq`: the one an older build stored, else computed from
     /// its stored text.
     pub(super) fn recompute_sketch(&self, seq: u64) -> Result<Option<Sketch>> {
-        if let Some(v) = self.get(CF_ND_SKETCH, &seq_key(seq))? {
-            return self.decode("sketch", &v).map(Some);
+        if self.caches.kept_sketches.load(Ordering::Relaxed) {
+            if let Some(v) = self.get(CF_ND_SKETCH, &seq_key(seq))? {
+                return self.decode("sketch", &v).map(Some);
+            }
         }
         let Some(text) = self.text(seq)? else { return Ok(None) };
         Ok(Some(self.sketch_of(&text)?))
     }
 
     fn sketch_of(&self, text: &str) -> Result<Sketch> {
-        let tokens = self.tokens(text)?;
         let (cfg, rabin) = self.sketcher()?;
-        Ok(neardup::sketch(cfg, &tokens, rabin))
+        self.with_tokens(text, |tokens, _| neardup::sketch(cfg, tokens, rabin))
+    }
+
+    /// Notes whether an older build's sketches and sentences are stored (read at open
+    /// and after the schema step: a store without any reads none).
+    pub(super) fn note_kept(&self) {
+        // (An older store opened read-only may lack them: it is refused right after.)
+        let any =
+            |cf| self.db.cf_handle(cf).is_some_and(|h| self.db.iterator_cf(h, IteratorMode::Start).next().is_some());
+        self.caches.kept_sketches.store(any(CF_ND_SKETCH), Ordering::Relaxed);
+        self.caches.kept_sentences.store(any(CF_Q_SENT), Ordering::Relaxed);
     }
 
     /// The schema step: deletes every stored sketch and every document's stored
@@ -162,16 +192,25 @@ impl Store {
             pending += 1;
             if pending == BATCH {
                 self.write(std::mem::take(&mut batch), false)?;
+                self.step_failpoint()?;
                 pending = 0;
             }
         }
         self.write(batch, false)?;
         self.sync()?;
+        self.step_failpoint()?;
         // Their files go now, not at some later compaction.
         for cf in [CF_ND_SKETCH, CF_Q_SENT] {
             self.db.compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
         }
+        self.note_kept();
         Ok(kept)
+    }
+
+    /// A crash or an error between the step's batches, or after its last one (before
+    /// the stamp), for the crash tests.
+    fn step_failpoint(&self) -> Result<()> {
+        crate::failpoint::hit("upgrade.recomputed").map_err(|source| StoreError::Io { path: self.path.clone(), source })
     }
 
     /// Encodes a sentence as schemas 3-15 stored it (for the tests of the step).
