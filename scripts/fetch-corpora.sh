@@ -9,6 +9,7 @@
 #   zh/fortunes-zh.jsonl, zh/tang300.jsonl  Chinese (Debian's fortunes-zh)
 #   ja/debian-reference-ja.jsonl  Japanese (the Debian Reference's translation)
 #   th/messages-th.jsonl  Thai (Firefox's and LibreOffice's Thai language packs)
+#   versions/versions.jsonl  heavy reuse: 12 releases each of 4 PyPI packages' docs
 # Needs python3, pip, npm, apt-get, dpkg, unzip, xz. Then, for example:
 #   textorigin eval --corpus corpora/spamassassin/sa.jsonl --svg sa.svg
 set -euo pipefail

@@ -11,6 +11,7 @@ pub mod origin;
 pub mod planted;
 pub mod quote;
 mod report;
+mod tally;
 
 use textorigin_core::config::ConfigError;
 use textorigin_store::error::IoError;

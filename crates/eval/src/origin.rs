@@ -13,7 +13,9 @@
 //!    and then inserted, as in a stream) in a fresh table; the query documents are
 //!    scored: DO = share of query documents whose dominant origin the engine gets right
 //!    (the engine's argmax; `DO rule`: the paper's 10% rule applied to the engine's
-//!    counts, which fails on ties), TF = share of their tokens labelled right, ssr =
+//!    counts, which fails on ties; `DO blocks`: the argmax with each selected shingle
+//!    inside a copied block counted for the block's origin, issue 36,
+//!    `DocResult::dominant_by_blocks`), TF = share of their tokens labelled right, ssr =
 //!    selected shingles / all shingles, overall = (DO + TF) / 2. Beyond the paper,
 //!    **per-token origin accuracy**: of the query tokens the oracle calls copied, the
 //!    share inside a copied block whose origin is the earliest source of a shingle
@@ -36,6 +38,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use super::arrival::{renumber, Arrival};
+use super::tally::Tally;
 use super::{EvalError, Result};
 use serde::Serialize;
 
@@ -215,6 +218,7 @@ pub struct Row {
     pub do_: f64,
     /// Dominant origin right by the paper's 10% rule over the engine's counts.
     pub do_rule: f64,
+    pub do_blocks: f64,
     pub tf: f64,
     pub overall: f64,
     /// Per-token origin accuracy: of the tokens the oracle calls copied, the shares
@@ -467,79 +471,6 @@ fn summarize(
     Ok((summary, query_set))
 }
 
-/// What one run counts, document by document.
-#[derive(Debug, Default)]
-struct Tally {
-    /// Shingle length.
-    k: usize,
-    do_ok: u64,
-    do_rule_ok: u64,
-    do_n: u64,
-    /// Copied query tokens: with a right origin, with wrong ones only, in no block.
-    origin: [u64; 3],
-    tf_ok: u64,
-    tf_n: u64,
-    selected: u64,
-    all: u64,
-    reply_ok: u64,
-    reply_n: u64,
-}
-
-impl Tally {
-    /// Counts one document's result: its quoted tokens when it is a reply, its
-    /// dominant origin and token labels when it is a query.
-    fn add(&mut self, r: &DocResult, reply: Option<&Reply>, truth: Option<&DocTruth>) {
-        if let Some(reply) = reply {
-            for &(a, b) in &reply.quoted {
-                for t in a..b {
-                    self.reply_n += 1;
-                    self.reply_ok += u64::from(r.copied_blocks.iter().any(|blk| {
-                        blk.span.start_token <= t && t < blk.span.end_token && reply.ancestors.contains(&blk.origin)
-                    }));
-                }
-            }
-        }
-        self.selected += u64::from(r.selected);
-        self.all += u64::from(r.shingles);
-        if let Some(truth) = truth {
-            self.do_n += 1;
-            self.do_ok += u64::from(r.dominant_origin == truth.dominant);
-            self.do_rule_ok += u64::from(r.dominant_by_rule() == truth.dominant);
-            self.add_origins(r, truth);
-            let mut fresh = vec![false; r.tokens as usize];
-            for s in &r.novel_segments {
-                fresh[s.start_token as usize..s.end_token as usize].iter_mut().for_each(|f| *f = true);
-            }
-            self.tf_n += fresh.len() as u64;
-            self.tf_ok += fresh.iter().zip(&truth.fresh).filter(|(a, b)| a == b).count() as u64;
-        }
-    }
-}
-
-impl Tally {
-    /// Per-token origin accuracy of one query document: a copied token is right when a
-    /// block covering it has the earliest source of one of the k-shingles covering it.
-    fn add_origins(&mut self, r: &DocResult, truth: &DocTruth) {
-        let (k, n, seq) = (self.k, truth.fresh.len(), r.seq);
-        // 0: in no block; 1: only in blocks of other origins; 2: in a block of a right origin.
-        let mut got = vec![0u8; n];
-        for b in &r.copied_blocks {
-            let (a, z) = (b.span.start_token as usize, (b.span.end_token as usize).min(n));
-            for (t, g) in got.iter_mut().enumerate().take(z).skip(a) {
-                let covering = &truth.origins
-                    [(t + 1).saturating_sub(k).min(truth.origins.len())..(t + 1).min(truth.origins.len())];
-                let right = covering.iter().any(|&o| u64::from(o) != seq && u64::from(o) == b.origin);
-                *g = (*g).max(if right { 2 } else { 1 });
-            }
-        }
-        for (t, &g) in got.iter().enumerate() {
-            if !truth.fresh[t] {
-                self.origin[2 - usize::from(g)] += 1;
-            }
-        }
-    }
-}
-
 #[allow(clippy::too_many_arguments)] // the inputs of one run, each different; one call site
 fn run_one(
     texts: &[String],
@@ -632,7 +563,8 @@ fn run_one(
     drop(table);
     let _ = std::fs::remove_file(path);
     let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
-    let Tally { k: _, do_ok, do_rule_ok, do_n, origin, tf_ok, tf_n, selected, all, reply_ok, reply_n } = tally;
+    let Tally { k: _, do_ok, do_rule_ok, do_blocks_ok, do_n, origin, tf_ok, tf_n, selected, all, reply_ok, reply_n } =
+        tally;
     let (do_, tf) = (pct(do_ok, do_n), pct(tf_ok, tf_n));
     let copied: u64 = origin.iter().sum();
     Ok(Row {
@@ -652,6 +584,7 @@ fn run_one(
         ssr: pct(selected, all),
         do_,
         do_rule: pct(do_rule_ok, do_n),
+        do_blocks: pct(do_blocks_ok, do_n),
         tf,
         overall: (do_ + tf) / 2.0,
         origin_right: pct(origin[0], copied),

@@ -22,18 +22,18 @@ pub fn markdown(r: &EvalReport) -> String {
     if arrivals {
         s += "| arrival ";
     }
-    s += "| selection | eviction | estimation | propagate | align | table | % of shingles | % of distinct | ssr | DO | DO rule | TF | overall | origin right | wrong | unlabelled | replies | hits | evictions | s |\n";
+    s += "| selection | eviction | estimation | propagate | align | table | % of shingles | % of distinct | ssr | DO | DO rule | DO blocks | TF | overall | origin right | wrong | unlabelled | replies | hits | evictions | s |\n";
     if arrivals {
         s += "| --- ";
     }
-    s += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    s += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     let on = |b: bool| if b { "on" } else { "off" };
     for x in &r.rows {
         if arrivals {
             s += &format!("| {} ", x.arrival);
         }
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {:.2}% | {:.2}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.1} |\n",
+            "| {} | {} | {} | {} | {} | {} | {:.2}% | {:.2}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.1} |\n",
             x.selection,
             x.eviction,
             x.estimation,
@@ -45,6 +45,7 @@ pub fn markdown(r: &EvalReport) -> String {
             x.ssr,
             x.do_,
             x.do_rule,
+            x.do_blocks,
             x.tf,
             x.overall,
             x.origin_right,

@@ -123,6 +123,36 @@ impl DocResult {
         (10 * u64::from(top) >= 11 * u64::from(second)).then_some(o)
     }
 
+    /// The dominant origin by the copied blocks (issue 36): the argmax of the selected
+    /// shingles' counts, as [`DocResult::dominant_origin`], with each selected shingle
+    /// inside a copied block (its tokens all in one block, a run of the origin's text)
+    /// counted for the block's origin instead of the table's answer (a tie: the
+    /// document itself; none without tokens). After alignment the blocks name the
+    /// earliest source the stored results know, whatever the table still holds; a
+    /// shingle across two blocks' seam keeps the table's origin (the document holding
+    /// both runs together).
+    pub fn dominant_by_blocks(&self) -> Option<u64> {
+        let mut counts: Vec<(u64, u32)> = Vec::new();
+        let mut b = 0;
+        for s in &self.selected_origins {
+            // Blocks are in token order and do not overlap: the first one not ending
+            // before the shingle is the only one that can hold it.
+            while b < self.copied_blocks.len() && self.copied_blocks[b].span.end_token < s.end_token {
+                b += 1;
+            }
+            let origin = match self.copied_blocks.get(b) {
+                Some(blk) if blk.span.start_token <= s.start_token => blk.origin,
+                _ => s.origin,
+            };
+            match counts.iter_mut().find(|c| c.0 == origin) {
+                Some(c) => c.1 += 1,
+                None => counts.push((origin, 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        dominant_of(&counts, self.seq, self.tokens as usize)
+    }
+
     /// The copied blocks as a reader wants them: adjacent blocks of one origin (two
     /// runs of the same origin's text that meet, as alignment leaves them: each stored
     /// block is one run) joined into one, their shingles added up. The stored result

@@ -57,6 +57,9 @@ proptest! {
             prop_assert_eq!(&got_origins, &want.origins, "doc {}", seq);
             prop_assert_eq!(got.fresh_tokens, want.fresh_tokens);
             prop_assert_eq!(got.dominant_by_rule(), want.dominant_origin);
+            // Every shingle selected, none evicted: the blocks hold exactly the copied
+            // shingles, so counting by blocks is counting the oracle's origins.
+            prop_assert_eq!(got.dominant_by_blocks(), got.dominant_origin);
         }
         prop_assert_eq!(t.stats().evictions, 0);
     }
