@@ -86,20 +86,17 @@ impl Store {
         self.with_tokens(text, |tokens, terms| quote::sentences_without_clauses(text, tokens, terms))
     }
 
-    /// The indexed sentences of document `seq`: split from its stored text, with those
-    /// an older build stored for it instead.
+    /// The indexed sentences of document `seq`: those an older build stored for it
+    /// where it split otherwise, else split from its stored text.
     pub(super) fn recompute_sentences(&self, seq: u64) -> Result<Option<DocSentences>> {
+        if self.caches.kept_sentences.load(Ordering::Relaxed) {
+            let stored = self.stored_sentences(seq)?;
+            if !stored.is_empty() {
+                return Ok(Some(stored.into()));
+            }
+        }
         let Some(text) = self.text(seq)? else { return Ok(None) };
-        let split = self.split(&text)?;
-        if !self.caches.kept_sentences.load(Ordering::Relaxed) {
-            return Ok(Some(quote::indexed_sentences(self.quote_settings()?, split)));
-        }
-        let stored = self.stored_sentences(seq)?;
-        if stored.is_empty() {
-            return Ok(Some(quote::indexed_sentences(self.quote_settings()?, split)));
-        }
-        // An older build's: its indexed sentences are the ones it stored.
-        Ok(Some(stored.into()))
+        Ok(Some(quote::indexed_sentences(self.quote_settings()?, self.split(&text)?)))
     }
 
     /// The quotation configuration (which sentences are indexed), read on first use.
