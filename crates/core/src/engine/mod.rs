@@ -132,25 +132,19 @@ impl DocResult {
     /// shingle across two blocks' seam keeps the table's origin (the document holding
     /// both runs together).
     pub fn dominant_by_blocks(&self) -> Option<u64> {
-        let mut counts: Vec<(u64, u32)> = Vec::new();
         let mut b = 0;
-        for s in &self.selected_origins {
+        let origins = self.selected_origins.iter().map(|s| {
             // Blocks are in token order and do not overlap: the first one not ending
             // before the shingle is the only one that can hold it.
             while b < self.copied_blocks.len() && self.copied_blocks[b].span.end_token < s.end_token {
                 b += 1;
             }
-            let origin = match self.copied_blocks.get(b) {
+            match self.copied_blocks.get(b) {
                 Some(blk) if blk.span.start_token <= s.start_token => blk.origin,
                 _ => s.origin,
-            };
-            match counts.iter_mut().find(|c| c.0 == origin) {
-                Some(c) => c.1 += 1,
-                None => counts.push((origin, 1)),
             }
-        }
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        dominant_of(&counts, self.seq, self.tokens as usize)
+        });
+        dominant_of(&origin_counts(origins, &by_arrival), self.seq, self.tokens as usize)
     }
 
     /// The copied blocks as a reader wants them: adjacent blocks of one origin (two
@@ -540,7 +534,7 @@ pub fn build_result(
         end_byte: tokens[end as usize - 1].end,
     };
     let blocks = copied_blocks(seq, items, origins, span);
-    let counts = origin_counts(origins, when);
+    let counts = origin_counts(origins.iter().map(|x| x.0), when);
     let mut result = DocResult {
         seq,
         tokens: tokens.len() as u32,
@@ -652,8 +646,8 @@ fn copied_blocks(seq: u64, items: &[Item], origins: &[(u64, How)], span: impl Fn
 }
 
 /// (origin, selected shingles), most first (ties: the earlier origin).
-fn origin_counts(origins: &[(u64, How)], when: When<'_>) -> Vec<(u64, u32)> {
-    let mut sorted: Vec<u64> = origins.iter().map(|x| x.0).collect();
+fn origin_counts(origins: impl IntoIterator<Item = u64>, when: When<'_>) -> Vec<(u64, u32)> {
+    let mut sorted: Vec<u64> = origins.into_iter().collect();
     sorted.sort_unstable_by_key(|&o| when(o));
     let mut counts: Vec<(u64, u32)> = Vec::new();
     for o in sorted {

@@ -345,9 +345,16 @@ pub type DocSentences = Arc<[(u32, Sentence)]>;
 pub fn indexed_sentences(cfg: &QuoteConfig, sentences: impl IntoIterator<Item = Sentence>) -> DocSentences {
     (0u32..)
         .zip(sentences)
-        .filter(|(_, s)| s.words.len() as u32 >= cfg.min_words)
+        .filter(|(_, s)| is_indexed(cfg, s))
         .map(|(i, s)| (i, Sentence { clauses: Vec::new(), ..s }))
         .collect()
+}
+
+/// Whether a sentence is indexed and searched: `min_words` distinct words or more
+/// (what [`signatures`] signs and what a store keeps of a document for later
+/// searches, [`indexed_sentences`], must be the same sentences).
+pub fn is_indexed(cfg: &QuoteConfig, s: &Sentence) -> bool {
+    s.words.len() as u32 >= cfg.min_words
 }
 
 /// One indexed sentence of a document, shared ([`DocSentences`]).
@@ -558,7 +565,7 @@ pub fn words(sentences: &[Sentence]) -> Vec<u64> {
 /// with.
 pub fn signatures(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u32, u64)> {
     let mut out = Vec::new();
-    for (i, s) in sentences.iter().enumerate().filter(|(_, s)| s.words.len() as u32 >= cfg.min_words) {
+    for (i, s) in sentences.iter().enumerate().filter(|(_, s)| is_indexed(cfg, s)) {
         let parts = part_signatures(cfg, &s.words);
         if parts.is_empty() {
             out.push((i as u32, signature(cfg, &s.words)));

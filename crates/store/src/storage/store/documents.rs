@@ -195,15 +195,16 @@ impl Store {
 
     /// Text of document `seq`.
     pub fn text(&self, seq: u64) -> Result<Option<String>> {
-        self.get(CF_TEXT, &seq_key(seq))?
-            .map(|v| {
-                decode_text(&v).map_err(|reason| StoreError::Corrupt {
-                    path: self.path.clone(),
-                    what: format!("text of {seq}"),
-                    reason,
-                })
-            })
-            .transpose()
+        self.get(CF_TEXT, &seq_key(seq))?.map(|v| self.decode_stored_text(seq, &v)).transpose()
+    }
+
+    /// Document `seq`'s text from its stored value (`text`).
+    pub(super) fn decode_stored_text(&self, seq: u64, v: &[u8]) -> Result<String> {
+        decode_text(v).map_err(|reason| StoreError::Corrupt {
+            path: self.path.clone(),
+            what: format!("text of {seq}"),
+            reason,
+        })
     }
 
     /// Document `seq` as alignment reads it (cached): its text tokenized by `engine`

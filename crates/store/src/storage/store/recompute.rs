@@ -24,7 +24,7 @@ use textorigin_core::quote::{self, DocSentences, QuoteConfig, Sentence};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::{tokenize, Terms, Token};
 
-use super::codec::{be_u64, decode_text, seq_key};
+use super::codec::{be_u64, seq_key};
 use super::{Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
 
 /// `q_sent` key: sequence number, sentence index (kept by schema 16 only for the
@@ -164,11 +164,7 @@ impl Store {
         for item in self.db.iterator_cf(self.cf(CF_TEXT), IteratorMode::Start) {
             let (k, v) = item.map_err(self.db_err())?;
             let seq = be_u64(&k, 0);
-            let text = decode_text(&v).map_err(|reason| StoreError::Corrupt {
-                path: self.path.clone(),
-                what: format!("text of {seq}"),
-                reason,
-            })?;
+            let text = self.decode_stored_text(seq, &v)?;
             if let Some(v) = self.get(CF_ND_SKETCH, &k)? {
                 let stored: Sketch = self.decode("sketch", &v)?;
                 if stored == self.sketch_of(&text)? {
