@@ -6,7 +6,11 @@ changed, the share found as a copied block with the right origin and found as a 
 or a quotation; and the share of the unchanged held-out text marked copied. Prints a
 markdown table.
 
-    python3 scripts/planted_copies.py --bin TARGET/release/textorigin CORPUS [--terms unicode|words] [-- ENGINE FLAGS]
+    python3 scripts/planted_copies.py --bin TARGET/release/textorigin CORPUS [--terms unicode|words] [--bands words] [-- ENGINE FLAGS]
+
+`--bands words`: bands of 10-19 and 20-40 words (runs of letters and digits) instead,
+issue 36's targets for English. The right origin of a planted sentence is the earliest
+collection document that holds it (a sentence can occur in several).
 
 CORPUS: JSON lines (`text` fields) or a fortune file (entries between `%` lines, as
 Debian's fortunes-zh: `apt-get download fortunes-zh`, then `dpkg-deb -x`). Shuffled
@@ -41,6 +45,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--terms", default="unicode")
+    ap.add_argument("--bands", default="characters", choices=["characters", "words"])
     ap.add_argument("corpus")
     ap.add_argument("flags", nargs="*")
     a = ap.parse_args()
@@ -84,20 +89,22 @@ def main():
     sents = [(i, s.strip()) for i, t in enumerate(coll) for s in sentence.findall(t)]
     # Length bands in characters that are letters or digits: the planted sentence, whole
     # or with one term changed (a Latin word, or one ideograph).
-    bands = [(25, 40), (40, 80), (80, 400)]
+    bands = [(25, 40), (40, 80), (80, 400)] if a.bands == "characters" else [(10, 20), (20, 41)]
     # (Thai: two letters, a word's worth, as no spaces show where its words are.)
     word = re.compile(r"[\u4e00-\u9fff]" if cjk else r"[\u0e01-\u0e2e]{2}" if thai else r"[A-Za-z]{3,}")
 
     def size(s):
         # Letters and digits; in a CJK corpus its kana and ideographs only (the issue's
-        # "25 CJK characters").
+        # "25 CJK characters"); with word bands, runs of letters and digits.
+        if a.bands == "words":
+            return len(re.findall(r"\w+", s))
         if cjk:
             return sum(1 for c in s if "\u3040" <= c <= "\u9fff")
         return len(re.sub(r"[\s\W_]", "", s))
 
     print(f"{os.path.basename(a.corpus)} ({len(coll)} collection, {len(held)} held out), terms={a.terms} {' '.join(a.flags)}; "
           f"held-out text marked copied {100 * old / tok:.2f}% ({old}/{tok} terms)")
-    print("| band (characters) | planted | found as a copy | as a copy or quotation | one term changed: as a copy | as a copy or quotation |")
+    print(f"| band ({a.bands}) | planted | found as a copy | as a copy or quotation | one term changed: as a copy | as a copy or quotation |")
     print("| --- | --- | --- | --- | --- | --- |")
     for lo, hi in bands:
         fit = [(i, s) for i, s in sents if lo <= size(s) < hi]
@@ -105,7 +112,7 @@ def main():
             continue
         row = []
         for edit in (False, True):
-            rows, planted = [], []
+            rows, planted, first_holder = [], [], []
             for i, t in enumerate(held):
                 src, s = fit[rnd.randrange(len(fit))]
                 if edit:
@@ -119,6 +126,8 @@ def main():
                 at = cut[len(cut) // 2] if cut else len(t)
                 rows.append({"id": f"p{i}", "text": t[:at] + s + t[at:]})
                 planted.append((src, at, at + len(s)))
+                whole = s.strip()
+                first_holder.append(1 + next((j for j in range(src + 1) if whole in coll[j]), src))
             pl = os.path.join(work, f"planted-{lo}-{edit}")
             shutil.copytree(base, pl)
             ingest(pl, jsonl(f"planted-{lo}-{edit}.jsonl", rows))
@@ -130,7 +139,8 @@ def main():
                 src, a0, b0 = planted[k]
                 text = rows[k]["text"]
                 sa, sb = len(text[:a0].encode()), len(text[:b0].encode())
-                want = src + 1
+                # The earliest collection document holding the sentence.
+                want = first_holder[k]
                 cov = sum(max(0, min(sb, b["end_byte"]) - max(sa, b["start_byte"]))
                           for b in v["copied_blocks"] if b["origin"]["id"] == want)
                 as_copy = cov >= 0.5 * (sb - sa)

@@ -6,6 +6,7 @@ use serde::Serialize;
 use textorigin_cluster::log::Log;
 use textorigin_cluster::wire::Meta;
 use textorigin_cluster::{aggregate, init, read_meta, submit, trim, worker, Submitted, Trimmed};
+use textorigin_core::config::Density;
 use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
@@ -152,9 +153,17 @@ struct UnionArgs {
 pub fn run(a: Args) -> Result<ExitCode> {
     match a.command {
         Command::Init(a) => {
-            let log = Log::connect(&a.nats.nats, a.replicas)?;
             anyhow::ensure!(a.shards >= 1, "--shards must be at least 1");
-            let dd = DataDir::open_write_aggregator(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
+            let mut ov = overrides(a.config.as_deref(), &a.flags)?;
+            // Each shard's table would raise its density threshold apart from the
+            // others': the deployment selects as the paper does (issue 36).
+            anyhow::ensure!(
+                ov.density != Some(Density::Adaptive),
+                "the sharded deployment selects shingles as the paper does: omit `density` or give `--density paper`"
+            );
+            ov.density = Some(Density::Paper);
+            let log = Log::connect(&a.nats.nats, a.replicas)?;
+            let dd = DataDir::open_write_aggregator(&a.data.dir, &ov)?;
             let meta = Meta { shards: a.shards, config: dd.config().clone(), prepared: a.prepared };
             dd.close()?;
             init(&log, &meta)?;

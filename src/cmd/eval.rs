@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use textorigin_core::config::Config;
+use textorigin_core::config::{Config, Density};
 use textorigin_eval::arrival::Arrival;
 use textorigin_eval::origin::{self, DateUse, Setup, Size};
 
@@ -27,6 +27,10 @@ pub struct Args {
     /// Estimations, comma-separated (nb, e, b, be).
     #[arg(long, default_value = "be", value_delimiter = ',')]
     estimation: Vec<String>,
+    /// Selection density, comma-separated (paper: the selection alone; adaptive: more
+    /// shingles while the table has room): each value is a run of each selection.
+    #[arg(long, default_value = "paper,adaptive", value_delimiter = ',')]
+    density: Vec<String>,
     /// Origin propagation, comma-separated (on, off): each value is a run.
     #[arg(long, default_value = "on", value_delimiter = ',', value_parser = on_off)]
     propagate: Vec<bool>,
@@ -82,6 +86,8 @@ pub fn run(a: Args) -> Result<()> {
         arrivals.insert(0, Arrival::InOrder);
     }
     let uses: Vec<DateUse> = parse_all(&a.dates)?;
+    let densities: Vec<Density> = parse_all(&a.density)?;
+    let selections: Vec<_> = selections.iter().flat_map(|&s| densities.iter().map(move |&d| (s, d))).collect();
     let product = Setup::product(&selections, &evictions, &estimations, &options);
     let mut setups: Vec<Setup> = Vec::new();
     for &arrival in &arrivals {

@@ -50,6 +50,16 @@ pub struct Args {
     /// before schema 12 to the search of new ones.
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     quote_clauses: Option<bool>,
+    /// Another selection density, adaptive or paper (needs --reanalyse: every document
+    /// is selected and applied again): `--density adaptive` moves a data directory made
+    /// before schema 17 to the selection of new ones (more shingles while the table has
+    /// room).
+    #[arg(long, value_name = "adaptive|paper")]
+    density: Option<textorigin_core::config::Density>,
+    /// Another dominant origin, blocks or table (needs --reanalyse): `--dominant blocks`
+    /// moves a data directory made before schema 17 to the dominant origin of new ones.
+    #[arg(long, value_name = "blocks|table")]
+    dominant: Option<textorigin_core::config::Dominant>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -63,6 +73,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         quotations: a.quotations,
         terms: a.terms,
         quote_clauses: a.quote_clauses,
+        density: a.density,
+        dominant: a.dominant,
     };
     let pb = super::ReplayProgress::new(&a.data.dir, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| pb.at(i, total))?;

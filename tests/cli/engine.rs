@@ -26,7 +26,7 @@ fn three_document_chain_is_attributed_to_earliest_sources() {
     let last_words = "during winter storms";
     assert_eq!(origin_of(&c, &text, last_words).as_deref(), Some("01-harbour-bridge"));
     let paper = tempfile::tempdir().unwrap();
-    assert!(ingest(paper.path(), &["--align", "off"], &[&examples()]).status.success());
+    assert!(ingest(paper.path(), &["--align", "off", "--density", "paper"], &[&examples()]).status.success());
     assert_eq!(origin_of(&json(paper.path(), &["show", "03-weekly-roundup", "--json"]), &text, last_words), None);
     // C's own text is fresh: inside a novel segment, in no copied block.
     let fresh = "the school board postponed its vote on the new timetable until January";

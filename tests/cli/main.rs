@@ -8,6 +8,7 @@ mod attacks;
 mod cluster;
 mod daemon;
 mod dates;
+mod density;
 mod engine;
 mod faults;
 mod features;

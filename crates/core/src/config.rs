@@ -56,6 +56,77 @@ pub struct Config {
     /// its own, kana runs by script and sentences ended by `。！？` (`Unicode`, the default), or the
     /// rule before (`Words`, kept by data directories made before).
     pub terms: crate::text::Terms,
+    /// Selection density ([`crate::select`], issue 36, schema 17): `Adaptive` (the
+    /// default) selects extra shingles while the table has room; `Paper` (kept by data
+    /// directories made before) the policy's selection alone.
+    pub density: Density,
+    /// What the stored dominant origin is ([`crate::engine`], issue 36, schema 17):
+    /// `Blocks` (the default) counts the shingles inside copied blocks for the blocks'
+    /// origins; `Table` is the table's answers' argmax (kept by data directories made
+    /// before).
+    pub dominant: Dominant,
+}
+
+/// Selection density (issue 36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Density {
+    /// The policy's selection alone (the paper).
+    Paper,
+    /// The policy's selection and, while the table has room, every other shingle of
+    /// rank >= the table's threshold.
+    #[default]
+    Adaptive,
+}
+
+/// How the stored dominant origin is counted (issue 36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Dominant {
+    /// The argmax of the selected shingles' origins as the table answered.
+    Table,
+    /// The same argmax with each shingle inside a copied block counted for the block's
+    /// origin ([`crate::engine::DocResult::dominant_by_blocks`]).
+    #[default]
+    Blocks,
+}
+
+impl std::str::FromStr for Density {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "paper" => Ok(Density::Paper),
+            "adaptive" => Ok(Density::Adaptive),
+            _ => Err(format!("unknown density `{s}`; expected adaptive or paper")),
+        }
+    }
+}
+
+impl std::fmt::Display for Density {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Density::Paper => "paper",
+            Density::Adaptive => "adaptive",
+        })
+    }
+}
+
+impl std::str::FromStr for Dominant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "table" => Ok(Dominant::Table),
+            "blocks" => Ok(Dominant::Blocks),
+            _ => Err(format!("unknown dominant origin `{s}`; expected blocks or table")),
+        }
+    }
+}
+
+impl std::fmt::Display for Dominant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Dominant::Table => "table",
+            Dominant::Blocks => "blocks",
+        })
+    }
 }
 
 /// The index size that goes with a table size when none is given: half of it, at
@@ -83,6 +154,8 @@ impl Default for Config {
             near_duplicates: true,
             quotations: true,
             terms: crate::text::Terms::Unicode,
+            density: Density::Adaptive,
+            dominant: Dominant::Blocks,
         }
     }
 }
@@ -112,6 +185,10 @@ pub struct Overrides {
     pub quotations: Option<bool>,
     /// What makes a term.
     pub terms: Option<crate::text::Terms>,
+    /// Selection density.
+    pub density: Option<Density>,
+    /// How the dominant origin is counted.
+    pub dominant: Option<Dominant>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -179,6 +256,8 @@ impl Overrides {
             near_duplicates: other.near_duplicates.or(self.near_duplicates),
             quotations: other.quotations.or(self.quotations),
             terms: other.terms.or(self.terms),
+            density: other.density.or(self.density),
+            dominant: other.dominant.or(self.dominant),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -239,6 +318,12 @@ impl Overrides {
         if let Some(t) = self.terms {
             c.terms = t;
         }
+        if let Some(d) = self.density {
+            c.density = d;
+        }
+        if let Some(d) = self.dominant {
+            c.dominant = d;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -264,11 +349,12 @@ impl Config {
 
     /// One line naming every value that shapes the table's content (stored in the
     /// table header and compared on open). Origin propagation appears only when on, and
-    /// the feature switches (which shape the derived indexes) only when off, so that
-    /// tables made before them keep their line.
+    /// the feature switches (which shape the derived indexes) only when off, and the
+    /// density and dominant origin only when not the paper's, so that tables made
+    /// before them keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -286,6 +372,8 @@ impl Config {
             // Named when it is not the rule before, so that a table file made before
             // schema 11 keeps its parameters' fingerprint.
             if self.terms == crate::text::Terms::Words { "" } else { " terms=unicode" },
+            if self.density == Density::Paper { "" } else { " density=adaptive" },
+            if self.dominant == Dominant::Table { "" } else { " dominant=blocks" },
         )
     }
 
@@ -299,6 +387,7 @@ impl Config {
             lucky_limit: self.lucky_limit,
             index_bytes: self.index_bytes,
             fingerprint_text: self.canonical(),
+            adaptive: self.density == Density::Adaptive,
         }
     }
 }

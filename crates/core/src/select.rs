@@ -28,6 +28,17 @@
 //!   here; the platform's `cos` may differ in the last bit between C libraries, which
 //!   can move a coefficient across a quantization boundary.
 //!
+//! **Density that follows the table's room** (issue 36, not in the paper): besides the
+//! policy's selection, every other k-shingle gets a density rank, the leading zero bits
+//! of `mix` of its stored fingerprint bits ([`density_rank`]); at density threshold `t`
+//! (density 2^-t) the shingles of rank >= `t` are selected as well ([`kept`]). Raising
+//! the threshold halves the extra shingles and keeps a subset of them (nested sets: a
+//! shingle kept at a lower density is kept at every higher one), so a later copy finds
+//! what an earlier document inserted while both used the same or a lower threshold. At
+//! [`FLOOR`] no extra shingle is selected: the policy's selection alone, the paper's.
+//! The table decides the threshold ([`crate::table`]); [`with_extras`] lists the
+//! candidates once, [`kept`] filters them at the threshold in force.
+//!
 //! Pure: no I/O, no clock, no randomness.
 
 use std::fmt;
@@ -35,6 +46,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::hash::mix;
 use crate::rabin::{Rabin, MASK};
 use crate::text::Token;
 
@@ -132,6 +144,61 @@ pub struct Item {
     pub start: u32,
     /// One past the last token covered.
     pub end: u32,
+    /// [`SELECTED`] for the policy's selection, else the shingle's [`density_rank`] (an
+    /// extra shingle, kept at thresholds up to it).
+    pub rank: u8,
+}
+
+/// The rank of a shingle the policy selected: kept at every threshold.
+pub const SELECTED: u8 = u8::MAX;
+
+/// The threshold at which no extra shingle is kept: the paper's selection alone
+/// (density 2^-8 would add one shingle in 256, too few to matter).
+pub const FLOOR: u8 = 8;
+
+/// Fingerprint bits a table entry stores (6-61): ranks are computed from them alone, so
+/// that an entry's rank is known from the table.
+const STORED_BITS: u64 = MASK & !0x3f;
+
+/// The density rank of a shingle: the leading zero bits of `mix` of its stored
+/// fingerprint bits (a shingle has rank >= t with probability 2^-t).
+#[inline]
+pub fn density_rank(fp: u64) -> u8 {
+    mix(fp & STORED_BITS ^ 0x6465_6e73_6974_7921).leading_zeros() as u8
+}
+
+/// Whether a shingle of rank `rank` is selected at threshold `t`.
+#[inline]
+pub fn kept(rank: u8, t: u8) -> bool {
+    rank == SELECTED || (t < FLOOR && rank >= t)
+}
+
+/// The density a threshold stands for, as a reader wants it: `1`, `1/2`, ... `1/128`,
+/// or `paper` at [`FLOOR`].
+pub fn density_label(t: u8) -> String {
+    match t {
+        0 => "1".into(),
+        t if t < FLOOR => format!("1/{}", 1u32 << t),
+        _ => "paper".into(),
+    }
+}
+
+/// Adds every k-shingle [`select`] left out (its last call, with `scratch`) to `out`
+/// with its density rank, keeping document order (by first token). Hash-breaking and
+/// DCT select segments, not k-shingles: they get no extras.
+pub fn with_extras(sel: Selection, k: usize, scratch: &Scratch, out: &mut Vec<Item>) {
+    if matches!(sel, Selection::HashBreaking(_) | Selection::Dct(_) | Selection::All) {
+        return;
+    }
+    let policy = std::mem::take(out);
+    let mut next = policy.iter().peekable();
+    for (i, &fp) in scratch.shingle_fps.iter().enumerate() {
+        match next.peek() {
+            Some(it) if it.start as usize == i => out.push(*next.next().expect("peeked")),
+            _ => out.push(Item { fp, start: i as u32, end: (i + k) as u32, rank: density_rank(fp) }),
+        }
+    }
+    out.extend(next);
 }
 
 /// Reusable buffers for [`select`].
@@ -162,7 +229,7 @@ pub fn select(sel: Selection, tokens: &[Token], rabin: &Rabin, scratch: &mut Scr
                     Selection::Dct(_) => dct_fingerprint(seg, rabin),
                     _ => rabin.sequence(seg.iter().copied()),
                 };
-                out.push(Item { fp, start: start as u32, end: end as u32 });
+                out.push(Item { fp, start: start as u32, end: end as u32, rank: SELECTED });
             });
             return;
         }
@@ -207,7 +274,7 @@ pub fn select(sel: Selection, tokens: &[Token], rabin: &Rabin, scratch: &mut Scr
     if no_overlap {
         drop_complete_overlaps(picked, k32);
     }
-    out.extend(picked.iter().map(|&i| Item { fp: fps[i as usize], start: i, end: i + k32 }));
+    out.extend(picked.iter().map(|&i| Item { fp: fps[i as usize], start: i, end: i + k32, rank: SELECTED }));
 }
 
 /// Winnowing: the right-most minimum of every window of `w` shingles, each position once.
@@ -318,6 +385,43 @@ mod tests {
             }
         }
         c
+    }
+
+    proptest! {
+        /// Issue 36: the extras are nested (a shingle kept at a threshold is kept at
+        /// every lower one), at threshold 0 every shingle is there once in document
+        /// order, and at the floor the policy's selection alone, exactly.
+        #[test]
+        fn density_selects_nested_sets_down_to_the_policy(seed in any::<u64>(), len in 0usize..300, sel in 0usize..4) {
+            let sel = [Selection::default(), "w8".parse().unwrap(), "m4".parse().unwrap(), "nm3".parse().unwrap()][sel];
+            let (r, doc) = (Rabin::new(8), toks(&random_doc(seed, len)));
+            let (mut scratch, mut policy, mut all) = (Scratch::default(), Vec::new(), Vec::new());
+            select(sel, &doc, &r, &mut scratch, &mut policy);
+            select(sel, &doc, &r, &mut scratch, &mut all);
+            with_extras(sel, 8, &scratch, &mut all);
+            let starts: Vec<u32> = all.iter().map(|it| it.start).collect();
+            prop_assert_eq!(starts, (0..shingle_count(len, 8) as u32).collect::<Vec<_>>());
+            let at = |t: u8| -> Vec<Item> { all.iter().copied().filter(|it| kept(it.rank, t)).collect() };
+            prop_assert_eq!(at(FLOOR), policy);
+            for t in 0..FLOOR {
+                let (wide, narrow) = (at(t), at(t + 1));
+                prop_assert!(narrow.iter().all(|it| wide.contains(it)), "threshold {}", t);
+            }
+        }
+    }
+
+    #[test]
+    fn a_rank_is_known_from_the_stored_bits_and_halves_the_extras() {
+        let fps: Vec<u64> = (0..20_000u64).map(|i| crate::hash::mix(i) & MASK).collect();
+        assert!(fps.iter().all(|&fp| density_rank(fp) == density_rank(fp & !0x3f)));
+        let share = |t: u8| fps.iter().filter(|&&fp| density_rank(fp) >= t).count() as f64 / fps.len() as f64;
+        for t in 1..FLOOR {
+            let want = 1.0 / f64::from(1u32 << t);
+            assert!((share(t) - want).abs() < 0.25 * want + 0.002, "threshold {t}: {} of the shingles", share(t));
+        }
+        assert_eq!(density_label(0), "1");
+        assert_eq!(density_label(3), "1/8");
+        assert_eq!(density_label(FLOOR), "paper");
     }
 
     #[test]

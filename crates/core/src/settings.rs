@@ -82,6 +82,18 @@ pub struct Settings {
     /// letters and digits whatever the script: data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "unicode|words"))]
     pub terms: Option<String>,
+    /// Selection density: adaptive (while the table has room, shingles beyond the
+    /// selection's are inserted and looked up too, halving as the table fills, down to
+    /// the selection alone; finds short copies; the default for a new data directory)
+    /// or paper (the selection alone: data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "adaptive|paper"))]
+    pub density: Option<String>,
+    /// The stored dominant origin: blocks (each selected shingle inside a copied block
+    /// counts for the block's origin, the earliest source alignment found, so that it
+    /// survives eviction; the default for a new data directory) or table (the table's
+    /// answers alone: data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "blocks|table"))]
+    pub dominant: Option<String>,
     /// Shingle length of the near-duplicate search, in terms (default 3 for a new data
     /// directory; its own setting, apart from the table's k). Fixed at creation.
     #[cfg_attr(feature = "clap", arg(long, value_name = "K"))]
@@ -124,6 +136,8 @@ impl Settings {
             near_duplicates: self.near_duplicates,
             quotations: self.quotations,
             terms: parse(&self.terms)?,
+            density: parse(&self.density)?,
+            dominant: parse(&self.dominant)?,
             neardup: self.near_duplicate_config()?,
             quotes: self.quotes.clone(),
         })

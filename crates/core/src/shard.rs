@@ -310,6 +310,12 @@ mod tests {
         all
     }
 
+    /// The default configuration as the sharded deployment runs it: the paper's
+    /// selection density (issue 36).
+    fn paper() -> Config {
+        Config { density: crate::config::Density::Paper, ..Config::default() }
+    }
+
     /// A table of `buckets` buckets of 8 entries: small enough to evict.
     fn small_table(eviction: Eviction, propagate: bool, buckets: u64) -> Config {
         let entries = 8;
@@ -318,7 +324,7 @@ mod tests {
             propagate,
             bucket_entries: entries,
             table_bytes: 4096 + 16 * u64::from(entries) * buckets,
-            ..Config::default()
+            ..paper()
         }
     }
 
@@ -463,7 +469,7 @@ mod tests {
 
     #[test]
     fn the_equality_test_runs_with_evictions_and_several_shards() {
-        let cfg = Config { bucket_entries: 8, table_bytes: 4096 + 16 * 8 * 13, ..Config::default() };
+        let cfg = Config { bucket_entries: 8, table_bytes: 4096 + 16 * 8 * 13, ..paper() };
         let texts = corpus(7, 40);
         let (want, one) = single(&cfg, &texts);
         assert!(one.stats().evictions > 100, "the small table evicts");
@@ -473,7 +479,7 @@ mod tests {
             assert_eq!((got, all.memory()), (want.clone(), one.memory()), "prepared: {prepared}");
         }
         // A larger table, where documents rarely share buckets: shards probe ahead.
-        let cfg = Config { bucket_entries: 8, table_bytes: 4096 + 16 * 8 * 4096, ..Config::default() };
+        let cfg = Config { bucket_entries: 8, table_bytes: 4096 + 16 * 8 * 4096, ..paper() };
         let (want, one) = single(&cfg, &texts);
         let (got, all, ahead) = sharded_ahead(&cfg, &texts, 2, 11, 4);
         assert!(ahead > 20, "the shards probed ahead ({ahead} times)");

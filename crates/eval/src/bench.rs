@@ -102,7 +102,7 @@ pub fn run(texts: &[String], cfg: &Config, dir: &Path) -> Result<BenchReport> {
                 }
                 let fp = fp ^ salt;
                 let new = Hit { origin: seq, offset: i as u8, prev: top_byte(fp), next: 0 };
-                std::hint::black_box(table.process(fp, new, seq << 24 ^ i as u64));
+                std::hint::black_box(table.process(fp, new, seq << 24 ^ i as u64, textorigin_core::select::SELECTED));
                 ops += 1;
             }
         }

@@ -92,7 +92,7 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str)) -> Result<F
         for i in 0..300u32 {
             let fp = g.next_u64() & textorigin_core::rabin::MASK;
             let hit = Hit { origin: seq, offset: i as u8, prev: top_byte(fp), next: 0 };
-            table.process(fp, hit, seq << 24 ^ u64::from(i));
+            table.process(fp, hit, seq << 24 ^ u64::from(i), textorigin_core::select::SELECTED);
         }
     };
     let checkpoint = |table: &mut TableFile| -> Result<f64> {

@@ -43,11 +43,11 @@ use super::{EvalError, Result};
 use serde::Serialize;
 
 use textorigin_core::align::OriginText;
-use textorigin_core::config::Config;
+use textorigin_core::config::{Config, Density};
 use textorigin_core::engine::{by_arrival, Block, DocResult, Engine, When};
 use textorigin_core::estimate::Estimation;
 use textorigin_core::rabin::Rabin;
-use textorigin_core::select::Selection;
+use textorigin_core::select::{Selection, FLOOR};
 use textorigin_core::table::Eviction;
 use textorigin_core::text::tokenize;
 use textorigin_store::storage::table_file::TableFile;
@@ -256,6 +256,9 @@ impl std::str::FromStr for Size {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Setup {
     pub selection: Selection,
+    /// Selection density (issue 36): the selection alone, or more while the table has
+    /// room.
+    pub density: Density,
     pub eviction: Eviction,
     pub estimation: Estimation,
     /// Origin propagation.
@@ -297,6 +300,7 @@ impl Setup {
     pub fn paper(selection: Selection, eviction: Eviction, estimation: Estimation) -> Setup {
         Setup {
             selection,
+            density: Density::Paper,
             eviction,
             estimation,
             propagate: false,
@@ -306,20 +310,22 @@ impl Setup {
         }
     }
 
-    /// Every combination, selections outermost; `options` lists (propagate, align).
+    /// Every combination, selections outermost (each at every density); `options`
+    /// lists (propagate, align).
     pub fn product(
-        selections: &[Selection],
+        selections: &[(Selection, Density)],
         evictions: &[Eviction],
         estimations: &[Estimation],
         options: &[(bool, bool)],
     ) -> Vec<Setup> {
         let mut out = Vec::new();
-        for &selection in selections {
+        for &(selection, density) in selections {
             for &eviction in evictions {
                 for &estimation in estimations {
                     for &(propagate, align) in options {
                         out.push(Setup {
                             selection,
+                            density,
                             eviction,
                             estimation,
                             propagate,
@@ -490,6 +496,7 @@ fn run_one(
     };
     let cfg = Config {
         selection: setup.selection,
+        density: setup.density,
         eviction: setup.eviction,
         estimation: setup.estimation,
         propagate: setup.propagate,
@@ -544,6 +551,7 @@ fn run_one(
         affected.dedup();
         for s in affected {
             engine.prepare(&texts[rank(s)]);
+            engine.at_density(results[s as usize - 1].density.unwrap_or(FLOOR));
             let mut r = engine.reanalyse(&*table, s, when);
             align(&engine, &mut r, &mut origin_texts, &blocks, texts, &order, when);
             origin_texts.remove(&s); // its blocks, which its copiers' alignment reads, changed
@@ -573,7 +581,10 @@ fn run_one(
             DateUse::TakeOver => format!("{}, no revisions", setup.arrival),
             DateUse::Off => format!("{}, undated", setup.arrival),
         },
-        selection: setup.selection.to_string(),
+        selection: match setup.density {
+            Density::Paper => setup.selection.to_string(),
+            Density::Adaptive => format!("{} + density", setup.selection),
+        },
         eviction: setup.eviction.to_string(),
         estimation: setup.estimation.to_string(),
         propagate: setup.propagate,

@@ -43,7 +43,7 @@ impl Tally {
         self.all += u64::from(r.shingles);
         if let Some(truth) = truth {
             self.do_n += 1;
-            self.do_ok += u64::from(r.dominant_origin == truth.dominant);
+            self.do_ok += u64::from(r.dominant_by_table() == truth.dominant);
             self.do_rule_ok += u64::from(r.dominant_by_rule() == truth.dominant);
             self.do_blocks_ok += u64::from(r.dominant_by_blocks() == truth.dominant);
             self.add_origins(r, truth);

@@ -37,6 +37,15 @@
 //!   selected shingle; +1 for every y-th selected shingle (the y-th, 2y-th, ...).
 //!   Repeats within a document add their bonuses to the one entry.
 //! - Documents with fewer than k tokens have no shingles: all their tokens are fresh.
+//! - **Selection density** (issue 36, [`crate::select`]): with an adaptive density a
+//!   prepared document holds the policy's shingles and every other one with its rank;
+//!   before the table phases it keeps those the table's threshold selects
+//!   ([`Engine::at_density`], done by [`Engine::apply`] and the like), and its result
+//!   records that threshold ([`DocResult::density`]) so that it can be analysed again
+//!   alike. The "selected shingles" above are these.
+//! - **Dominant origin by blocks** (issue 36, the default `dominant = blocks`): after
+//!   alignment the stored dominant origin is [`DocResult::dominant_by_blocks`]; with
+//!   `dominant = table` it stays the argmax of the table's answers.
 //!
 //! Apply is a pure function of (table, document, sequence number, configuration): no
 //! clock, no unseeded randomness, no iteration over hash maps.
@@ -46,10 +55,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::align::{align, Alignment, OriginText};
-use crate::config::Config;
+use crate::config::{Config, Density, Dominant};
 use crate::estimate::{estimate_with_offsets, How};
 use crate::rabin::Rabin;
-use crate::select::{select, shingle_count, Item, Scratch};
+use crate::select::{kept, select, shingle_count, with_extras, Item, Scratch, FLOOR, SELECTED};
 use crate::table::{top_byte, BucketMemory, Eviction, Hit, Position, Table};
 use crate::text::{tokenize, Token};
 
@@ -112,6 +121,12 @@ pub struct DocResult {
     pub copied_blocks: Vec<Block>,
     pub novel_segments: Vec<Span>,
     pub selected_origins: Vec<ShingleOrigin>,
+    /// The density threshold the document was selected at (issue 36;
+    /// [`crate::select::kept`]); `None`: the policy's selection alone. Not in the
+    /// serde form: the store keeps it behind the result's value, and a sharded
+    /// deployment selects as the paper does.
+    #[serde(skip)]
+    pub density: Option<u8>,
 }
 
 impl DocResult {
@@ -121,6 +136,13 @@ impl DocResult {
         let (o, top) = *self.origin_counts.first()?;
         let second = self.origin_counts.get(1).map_or(0, |x| x.1);
         (10 * u64::from(top) >= 11 * u64::from(second)).then_some(o)
+    }
+
+    /// The dominant origin by the table's answers: the argmax of
+    /// [`DocResult::origin_counts`] (what [`DocResult::dominant_origin`] holds with
+    /// `dominant = table`).
+    pub fn dominant_by_table(&self) -> Option<u64> {
+        dominant_of(&self.origin_counts, self.seq, self.tokens as usize)
     }
 
     /// The dominant origin by the copied blocks (issue 36): the argmax of the selected
@@ -206,6 +228,14 @@ pub struct ShardItem {
     pub fp: u64,
     pub prev: u8,
     pub next: u8,
+    /// The shingle's rank ([`Item::rank`]); not sent: a sharded deployment selects as
+    /// the paper does.
+    #[serde(skip, default = "selected_rank")]
+    pub rank: u8,
+}
+
+fn selected_rank() -> u8 {
+    SELECTED
 }
 
 impl ShardItem {
@@ -216,6 +246,7 @@ impl ShardItem {
             fp: items[i].fp,
             prev: if i > 0 { top_byte(items[i - 1].fp) } else { 0 },
             next: items.get(i + 1).map_or(0, |it| top_byte(it.fp)),
+            rank: items[i].rank,
         }
     }
 }
@@ -241,13 +272,16 @@ pub struct Engine {
     tokens: Vec<Token>,
     items: Vec<Item>,
     scratch: Scratch,
+    /// The threshold the current document's items are kept at ([`FLOOR`]: the
+    /// policy's alone).
+    density: u8,
 }
 
 impl Engine {
     /// An engine for `cfg` (validated by the caller).
     pub fn new(cfg: Config) -> Engine {
         let rabin = Rabin::new(cfg.k as usize).with_terms(cfg.terms);
-        Engine { cfg, rabin, tokens: Vec::new(), items: Vec::new(), scratch: Scratch::default() }
+        Engine { cfg, rabin, tokens: Vec::new(), items: Vec::new(), scratch: Scratch::default(), density: FLOOR }
     }
 
     /// The configuration.
@@ -255,11 +289,36 @@ impl Engine {
         &self.cfg
     }
 
-    /// Tokenizes and selects; returns (tokens, selected items) of `text`.
+    /// Tokenizes and selects; returns (tokens, selected items) of `text`: with an
+    /// adaptive density, the extra shingles too, for [`Engine::at_density`] to filter.
     pub fn prepare(&mut self, text: &str) -> (&[Token], &[Item]) {
         tokenize(text, &self.rabin, &mut self.tokens);
         select(self.cfg.selection, &self.tokens, &self.rabin, &mut self.scratch, &mut self.items);
+        if self.cfg.density == Density::Adaptive {
+            with_extras(self.cfg.selection, self.cfg.k as usize, &self.scratch, &mut self.items);
+        }
+        self.density = self.unfiltered();
         (&self.tokens, &self.items)
+    }
+
+    /// The threshold of a document just prepared: 0 (every extra shingle) with an
+    /// adaptive density, else [`FLOOR`].
+    fn unfiltered(&self) -> u8 {
+        if self.cfg.density == Density::Adaptive {
+            0
+        } else {
+            FLOOR
+        }
+    }
+
+    /// Keeps the shingles of the current document that threshold `t` selects (the
+    /// table's, [`Table::density`]; a stored document's own, [`DocResult::density`]).
+    /// A threshold below the one already applied keeps what is there.
+    pub fn at_density(&mut self, t: u8) {
+        if t > self.density {
+            self.items.retain(|it| kept(it.rank, t));
+            self.density = t;
+        }
     }
 
     /// Selected shingles of the document last prepared or loaded.
@@ -277,6 +336,7 @@ impl Engine {
     pub fn load_prepared(&mut self, tokens: Vec<Token>, items: Vec<Item>) {
         self.tokens = tokens;
         self.items = items;
+        self.density = self.unfiltered();
     }
 
     /// Applies document `seq` to the table (lookups, insertions, scores, counters) and
@@ -289,6 +349,7 @@ impl Engine {
     /// [`Engine::apply`] for the document last given to [`Engine::prepare`]: the three
     /// phases [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn.
     pub fn apply_prepared<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64) -> DocResult {
+        self.at_density(table.density());
         let probe = self.probe(table, seq);
         let estimate = self.estimate(seq, &probe.hits);
         self.score(table, &probe, &self.feedback(&estimate));
@@ -366,6 +427,7 @@ impl Engine {
         stats.documents += 1;
         stats.last_seq = fb.seq;
         stats.shingles += u64::from(fb.shingles);
+        table.end_document();
     }
 
     /// [`Engine::apply_prepared`] for a document that may be older than what the table
@@ -379,6 +441,7 @@ impl Engine {
         seq: u64,
         when: When<'_>,
     ) -> (DocResult, Vec<u64>) {
+        self.at_density(table.density());
         let probe = self.probe_dated(table, seq, when);
         let estimate = self.estimate_by(seq, &probe.hits, when);
         self.score(table, &probe, &self.feedback(&estimate));
@@ -412,10 +475,12 @@ impl Engine {
     /// Analyses `text` as document `seq` against the table without changing anything.
     pub fn query<M: BucketMemory>(&mut self, table: &Table<M>, seq: u64, text: &str) -> DocResult {
         self.prepare(text);
+        self.at_density(table.density());
         self.query_prepared(table, seq)
     }
 
-    /// [`Engine::query`] for the document last prepared or loaded.
+    /// [`Engine::query`] for the document last prepared or loaded (and filtered by
+    /// [`Engine::at_density`]).
     pub fn query_prepared<M: BucketMemory>(&self, table: &Table<M>, seq: u64) -> DocResult {
         let hits: Vec<Option<Hit>> = self.items.iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
         self.finish(seq, &hits, &by_arrival).result
@@ -426,18 +491,18 @@ impl Engine {
         let tops: Vec<u8> = self.items.iter().map(|it| top_byte(it.fp)).collect();
         let (origins, offsets) =
             estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
-        Estimate {
-            result: build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize, when),
-            offsets,
-        }
+        let mut result = build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize, when);
+        result.density = (self.density < FLOOR).then_some(self.density);
+        Estimate { result, offsets }
     }
 
     /// When the configuration aligns (the default): replaces the copied blocks of
     /// `result`, the document last prepared or loaded, by blocks aligned against their
     /// origins' texts ([`crate::align`]), and derives the token labels, novel segments
-    /// and the most-copied origin from them (the dominant origin stays the argmax of
-    /// the selected shingles' counts). `origin_text(o)` gives document `o`'s text and
-    /// stored blocks (None: not stored; its blocks stay as estimated).
+    /// and the most-copied origin from them; with `dominant = blocks` the dominant
+    /// origin is then counted by the blocks ([`DocResult::dominant_by_blocks`]), else it
+    /// stays the argmax of the table's answers. `origin_text(o)` gives document `o`'s
+    /// text and stored blocks (None: not stored; its blocks stay as estimated).
     pub fn align(&self, result: &mut DocResult, origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>) {
         self.align_by(result, origin_text, &by_arrival);
     }
@@ -449,19 +514,21 @@ impl Engine {
         origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
         when: When<'_>,
     ) {
-        if !self.cfg.align || result.copied_blocks.is_empty() {
-            return;
+        if self.cfg.align && !result.copied_blocks.is_empty() {
+            let doc = Alignment {
+                seq: result.seq,
+                tokens: &self.tokens,
+                selected: &result.selected_origins,
+                rabin: &self.rabin,
+                when,
+            };
+            let (blocks, labels) = align(&doc, origin_text);
+            result.copied_blocks = blocks;
+            label_tokens(result, &self.tokens, &labels, when);
         }
-        let doc = Alignment {
-            seq: result.seq,
-            tokens: &self.tokens,
-            selected: &result.selected_origins,
-            rabin: &self.rabin,
-            when,
-        };
-        let (blocks, labels) = align(&doc, origin_text);
-        result.copied_blocks = blocks;
-        label_tokens(result, &self.tokens, &labels, when);
+        if self.cfg.dominant == Dominant::Blocks {
+            result.dominant_origin = result.dominant_by_blocks();
+        }
     }
 
     /// An earlier document as [`Engine::align`] reads it: its text and the copied
@@ -503,7 +570,7 @@ pub fn probe_items_dated<M: BucketMemory>(
             table.prefetch(fp);
         }
         let new = Hit { origin: seq, offset: it.index as u8, prev: it.prev, next: it.next };
-        let (mut hit, pos) = table.process(it.fp, new, seq << 24 ^ u64::from(it.index));
+        let (mut hit, pos) = table.process(it.fp, new, seq << 24 ^ u64::from(it.index), it.rank);
         if let Some(h) = hit.filter(|h| h.origin != seq && later(h.origin)) {
             table.take_over(pos, it.fp, new);
             probe.taken.push(h.origin);

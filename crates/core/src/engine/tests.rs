@@ -1,5 +1,8 @@
 use super::*;
+use crate::config::Density;
 use crate::reference::Reference;
+use crate::select::FLOOR;
+use crate::table::{Shape, TableStats};
 use crate::text::tokenize;
 use proptest::prelude::*;
 
@@ -452,5 +455,104 @@ fn any_arrival_order_ends_as_date_ordered_ingestion_for_every_selection() {
                 true => assert!(differ * 50 <= all, "{selection}, propagation: {differ} of {all} documents differ"),
             }
         }
+    }
+}
+
+/// A small table of `cfg`'s shape (`bytes` of buckets, 16 entries each) and the
+/// documents of `corpus(seed, docs)` applied to it: the results.
+fn apply_all(cfg: &Config, t: &mut Table<Vec<u8>>, texts: &[String]) -> Vec<DocResult> {
+    let mut e = Engine::new(cfg.clone());
+    texts.iter().enumerate().map(|(i, text)| e.apply(t, i as u64 + 1, text)).collect()
+}
+
+fn small(density: Density) -> Config {
+    Config { table_bytes: 8 << 10, bucket_entries: 16, density, ..Config::default() }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Issue 36: with the density at its floor from the start, an adaptive table gives
+    /// the paper's results and table, byte for byte.
+    #[test]
+    fn density_at_the_floor_is_the_paper(seed in any::<u64>(), docs in 60usize..100) {
+        let texts = corpus(seed, docs);
+        let mut paper = table(&small(Density::Paper));
+        let want = apply_all(&small(Density::Paper), &mut paper, &texts);
+        let mut floor = table(&small(Density::Adaptive));
+        floor.stats_mut().density = FLOOR;
+        let got = apply_all(&small(Density::Adaptive), &mut floor, &texts);
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(floor.digest(), paper.digest());
+        prop_assert_eq!(floor.stats(), TableStats { density: FLOOR, ..paper.stats() });
+        prop_assert!(paper.stats().evictions > 0, "the table evicts");
+    }
+
+    /// Issue 36: replayed from a checkpoint taken anywhere (the table's bytes and
+    /// counters, the density threshold among them), the documents after it get the
+    /// same results and leave the same table, while the density falls mid-stream.
+    #[test]
+    fn replay_from_any_checkpoint_is_exact_while_the_density_falls(seed in any::<u64>(), cut in 0usize..60) {
+        let cfg = small(Density::Adaptive);
+        let texts = corpus(seed, 60);
+        let mut whole = table(&cfg);
+        let mut e = Engine::new(cfg.clone());
+        let mut results = Vec::new();
+        let mut checkpoint = None;
+        for (i, text) in texts.iter().enumerate() {
+            if i == cut {
+                checkpoint = Some((whole.memory().clone(), whole.stats(), whole.shift()));
+            }
+            results.push(e.apply(&mut whole, i as u64 + 1, text));
+        }
+        let (mem, stats, shift) = checkpoint.expect("cut < 60");
+        let shape = Shape { shift, ..Shape::from(&cfg.table_params()) };
+        let mut replayed = Table::over(mem, shape, stats);
+        let mut e = Engine::new(cfg.clone());
+        for (i, text) in texts.iter().enumerate().skip(cut) {
+            prop_assert_eq!(&e.apply(&mut replayed, i as u64 + 1, text), &results[i], "document {}", i + 1);
+        }
+        prop_assert_eq!(replayed.digest(), whole.digest());
+        prop_assert_eq!(replayed.stats(), whole.stats());
+    }
+}
+
+/// The density falls from every shingle to the paper's selection as the table fills
+/// (the replay property above sees it fall within its 60 documents), and each result
+/// records the threshold it was selected at.
+#[test]
+fn the_density_falls_from_every_shingle_to_the_paper_as_the_table_fills() {
+    let cfg = small(Density::Adaptive);
+    let mut t = table(&cfg);
+    let results = apply_all(&cfg, &mut t, &corpus(7, 150));
+    let seen: Vec<Option<u8>> = results.iter().map(|r| r.density).collect();
+    assert_eq!(seen[0], Some(0));
+    assert!(seen.windows(2).all(|w| w[0].unwrap_or(FLOOR) <= w[1].unwrap_or(FLOOR)), "{seen:?}");
+    assert_eq!(seen.last(), Some(&None), "{seen:?}");
+    assert!(seen.iter().any(|&d| d.is_some_and(|d| d > 0)), "a threshold between: {seen:?}");
+    assert_eq!(t.density(), FLOOR);
+    // At the floor every extra entry was swept out: the next documents are the paper's.
+    assert!(t.stats().evictions > 0);
+}
+
+/// Issue 36: a short copy that the policy's selection misses is found while the table
+/// has room.
+#[test]
+fn a_short_copy_is_found_while_the_table_has_room() {
+    let source = (0..200).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+    let copy =
+        format!("{} and then new words follow here", (50..62).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" "));
+    for (density, found) in [(Density::Paper, false), (Density::Adaptive, true)] {
+        let cfg = Config { density, ..exact_config() };
+        let cfg = Config {
+            selection: crate::select::Selection::default(),
+            estimation: crate::estimate::Estimation::Be,
+            ..cfg
+        };
+        let mut t = table(&cfg);
+        let mut e = Engine::new(cfg);
+        e.apply(&mut t, 1, &source);
+        let r = e.apply(&mut t, 2, &copy);
+        let old = r.selected_origins.iter().filter(|s| s.origin == 1).count();
+        assert_eq!(old >= 5, found, "{density}: {old} shingles found in the source");
     }
 }

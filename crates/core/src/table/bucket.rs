@@ -4,7 +4,9 @@
 //! Bucket layout: `B` tags (u16: fingerprint bits 6-21), then `B` eviction bytes, then
 //! `B` records of 13 bytes (fingerprint bits 22-29 as a byte, bits 30-61 as u32 — the
 //! 32 bits bucket placement uses, so an entry's bucket in a table of any size is known
-//! from the entry alone —, origin as 40 bits, offset, prev, next). A lookup reads the
+//! from the entry alone —, origin as 39 bits and the extra flag as bit 39 (issue 36: the
+//! entry was inserted for a shingle the density added, not the policy), offset, prev,
+//! next). A lookup reads the
 //! tags and the eviction bytes (adjacent, prefetched); an insert or a hit then touches
 //! one record (at most two cache lines).
 
@@ -68,27 +70,45 @@ pub(super) fn find(data: &[u8], n: usize, fp: u64) -> Option<usize> {
     (0..count).find(|&s| data[2 * s..2 * s + 2] == tag && record_matches(data, n, s, fp))
 }
 
+/// The byte of a record holding the extra flag (bit 7: origin bit 39).
+const FLAG_BYTE: usize = 9;
+
 #[inline]
 pub(super) fn read_hit(data: &[u8], n: usize, slot: usize) -> Hit {
     let r = &data[record(n, slot)..record(n, slot) + RECORD];
-    let origin = u64::from_le_bytes([r[5], r[6], r[7], r[8], r[9], 0, 0, 0]);
+    let origin = u64::from_le_bytes([r[5], r[6], r[7], r[8], r[9] & 0x7f, 0, 0, 0]);
     Hit { origin, offset: r[10], prev: r[11], next: r[12] }
 }
 
-pub(super) fn write_entry(data: &mut [u8], n: usize, slot: usize, fp: u64, e: Hit) {
+/// Whether the entry at `slot` was inserted for an extra shingle (issue 36).
+#[inline]
+pub(super) fn is_extra(data: &[u8], n: usize, slot: usize) -> bool {
+    data[record(n, slot) + FLAG_BYTE] & 0x80 != 0
+}
+
+/// Sets or clears the extra flag of the entry at `slot`.
+pub(super) fn set_extra(data: &mut [u8], n: usize, slot: usize, extra: bool) {
+    let b = &mut data[record(n, slot) + FLAG_BYTE];
+    *b = *b & 0x7f | u8::from(extra) << 7;
+}
+
+pub(super) fn write_entry(data: &mut [u8], n: usize, slot: usize, fp: u64, e: Hit, extra: bool) {
     data[2 * slot..2 * slot + 2].copy_from_slice(&tag(fp));
     let r = &mut data[record(n, slot)..record(n, slot) + RECORD];
     r[0] = (fp >> 22) as u8;
     r[1..5].copy_from_slice(&((fp >> 30) as u32).to_le_bytes());
     write_hit(data, n, slot, e);
+    set_extra(data, n, slot, extra);
     data[COL_SCORE * n + slot] = 1;
 }
 
 /// Rewrites the data of the entry at `slot` (origin, offset, neighbour bytes), leaving
-/// its fingerprint and score.
+/// its fingerprint, extra flag and score.
 pub(super) fn write_hit(data: &mut [u8], n: usize, slot: usize, e: Hit) {
     let r = &mut data[record(n, slot)..record(n, slot) + RECORD];
+    let flag = r[FLAG_BYTE] & 0x80;
     r[5..10].copy_from_slice(&e.origin.to_le_bytes()[..5]);
+    r[FLAG_BYTE] |= flag;
     r[10] = e.offset;
     r[11] = e.prev;
     r[12] = e.next;
@@ -121,9 +141,14 @@ pub(super) fn halve(data: &mut [u8], n: usize, of: impl Fn(usize) -> bool) {
 
 /// The slot with the lowest score of a full bucket; ties go to the `h mod ties`-th.
 pub(super) fn lowest_score(data: &[u8], n: usize, h: u64) -> usize {
-    let scores = &data[COL_SCORE * n..COL_SCORE * n + n];
-    let min = *scores.iter().min().expect("bucket not empty");
-    let ties = scores.iter().filter(|&&s| s == min).count();
+    lowest_score_of(data, n, 0..n, h)
+}
+
+/// [`lowest_score`] among the slots `of` (not empty).
+pub(super) fn lowest_score_of(data: &[u8], n: usize, of: impl Iterator<Item = usize> + Clone, h: u64) -> usize {
+    let score = |i: usize| data[COL_SCORE * n + i];
+    let min = of.clone().map(score).min().expect("slots to choose from");
+    let ties = of.clone().filter(|&i| score(i) == min).count();
     let pick = (h % ties as u64) as usize;
-    scores.iter().enumerate().filter(|(_, &s)| s == min).nth(pick).map(|(i, _)| i).expect("pick < ties")
+    of.filter(|&i| score(i) == min).nth(pick).expect("pick < ties")
 }

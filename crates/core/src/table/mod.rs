@@ -36,6 +36,26 @@
 //! would, byte for byte, and equals it once it spans: the growth changes which memory is
 //! touched, never a result.
 //!
+//! **Density** (issue 36, [`crate::select`]): with an adaptive density the table keeps
+//! the threshold in force ([`TableStats::density`], 0 for a new table: every shingle)
+//! and marks the entries inserted for extra shingles (not the policy's). While the
+//! buckets in use grow nothing is evicted, so the threshold stays; once the table spans
+//! its memory a full bucket gives up an extra entry before any of the policy's:
+//! - an extra entry whose rank is below the threshold (stale: its shingle is no longer
+//!   selected) goes first; with none, and some extra entry in the bucket, the threshold
+//!   is raised by one (the density halves, for the whole table) and the entries it
+//!   leaves behind go first;
+//! - else the lowest-scored extra entry (Copy-Count, Lucky; the first in queue order
+//!   for LRU, a seeded pick for Random); a bucket without extra entries evicts by the
+//!   policy for a policy shingle and refuses an extra one, which is then looked up only
+//!   (as is an extra shingle the raise left below the threshold);
+//! - the lookup of a policy shingle that finds an extra entry makes it a policy entry.
+//!
+//! When the threshold reaches [`crate::select::FLOOR`] (no extra shingle selected), the
+//! end of the document sweeps every extra entry out ([`Table::end_document`]): from
+//! then on the table is the paper's and costs nothing more. Without an adaptive density
+//! no entry is marked and every choice is the paper's.
+//!
 //! Occupied entries of a bucket are a prefix; the eviction byte of an occupied entry is
 //! never 0, and 0 marks the first free slot. Random and LRU keep it at 1.
 //!
@@ -61,11 +81,13 @@ mod bucket;
 #[cfg(test)]
 mod tests;
 
+mod density;
 mod grow;
 
+use crate::select::{FLOOR, SELECTED};
 use bucket::{
-    entry_matches, find, halve, lowest_score, move_to_back, occupied, read_hit, stored_bits, write_entry, write_hit,
-    COL_SCORE,
+    entry_matches, find, halve, is_extra, lowest_score, move_to_back, occupied, read_hit, set_extra, stored_bits,
+    write_entry, write_hit, COL_SCORE,
 };
 
 /// Bytes of the header page in front of the buckets in a table file.
@@ -74,8 +96,9 @@ pub const HEADER_BYTES: usize = 4096;
 pub const ENTRY_BYTES: usize = 16;
 /// Longest configuration text a table header holds.
 pub const PARAMS_MAX: usize = 512;
-/// Largest origin sequence number an entry can hold.
-pub const MAX_ORIGIN: u64 = (1 << 40) - 1;
+/// Largest origin sequence number an entry can hold (39 bits; bit 39 of the stored
+/// origin is the extra flag).
+pub const MAX_ORIGIN: u64 = (1 << 39) - 1;
 
 /// Eviction policy of a full bucket (Section 2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -157,6 +180,9 @@ pub struct TableParams {
     /// Canonical text of every configuration value that shapes the table's content,
     /// stored in the header and compared on open (at most 512 bytes).
     pub fingerprint_text: String,
+    /// An adaptive selection density (issue 36): the table keeps the threshold and
+    /// marks extra entries.
+    pub adaptive: bool,
 }
 
 /// Parameters that cannot make a table.
@@ -247,6 +273,10 @@ pub struct TableStats {
     pub occupied: u64,
     /// k-shingles of all applied documents (for ssr).
     pub shingles: u64,
+    /// The density threshold in force (issue 36; [`crate::select::kept`]): 0 for a new
+    /// table, raised when the table needs room, up to [`crate::select::FLOOR`].
+    /// Meaningful with an adaptive density only ([`Table::density`]).
+    pub density: u8,
 }
 
 /// The bucket of fingerprint `fp` in a table of `buckets` buckets: a multiply-shift of
@@ -325,6 +355,8 @@ pub struct Shape {
     /// Buckets in use: `((buckets - 1) >> shift) + 1`; 0 once the table spans its
     /// memory, [`widest_shift`] for a new table.
     pub shift: u8,
+    /// An adaptive selection density ([`TableParams::adaptive`]).
+    pub adaptive: bool,
 }
 
 impl From<&TableParams> for Shape {
@@ -337,6 +369,7 @@ impl From<&TableParams> for Shape {
             seed: p.seed,
             lucky_limit: p.lucky_limit,
             shift: widest_shift(p.buckets()),
+            adaptive: p.adaptive,
         }
     }
 }
@@ -356,6 +389,10 @@ pub struct Table<M> {
     seed: u64,
     lucky_limit: u8,
     stats: TableStats,
+    adaptive: bool,
+    /// The threshold reached the floor during this document: extra entries are swept
+    /// out at its end.
+    sweep: bool,
 }
 
 impl<M> std::fmt::Debug for Table<M> {
@@ -394,6 +431,8 @@ impl<M: BucketMemory> Table<M> {
             seed: shape.seed,
             lucky_limit: shape.lucky_limit,
             stats,
+            adaptive: shape.adaptive,
+            sweep: false,
         }
     }
 
@@ -514,8 +553,10 @@ impl<M: BucketMemory> Table<M> {
     /// Looks `fp` up and, when absent, inserts it with `new` as its data (growing the
     /// buckets in use, or evicting once the table spans its memory, if the bucket is
     /// full). Returns the hit (if found) and where the entry now is.
-    /// `salt` feeds Random eviction (the engine passes document and position).
-    pub fn process(&mut self, fp: u64, new: Hit, salt: u64) -> (Option<Hit>, Position) {
+    /// `salt` feeds Random eviction (the engine passes document and position). `rank`
+    /// is the shingle's ([`crate::select::Item::rank`]): an extra shingle's entry is
+    /// marked, evicted first, and may be refused (then the position holds nothing).
+    pub fn process(&mut self, fp: u64, new: Hit, salt: u64, rank: u8) -> (Option<Hit>, Position) {
         debug_assert!(new.origin != 0 && new.origin <= MAX_ORIGIN);
         let n = self.entries;
         let c = self.bucket_of(fp);
@@ -526,7 +567,7 @@ impl<M: BucketMemory> Table<M> {
         } {
             self.grow();
         }
-        let (eviction, seed) = (self.eviction, self.seed);
+        let (eviction, seed, adaptive, density) = (self.eviction, self.seed, self.adaptive, self.stats.density);
         // Copy-Count's halving needs the final bucket's entries (read from the records)
         // only when the bucket in use has ten counts about to be 255.
         let finals = if eviction == Eviction::CopyCount
@@ -558,6 +599,9 @@ impl<M: BucketMemory> Table<M> {
                 }
                 Eviction::Random | Eviction::Lucky => slot,
             };
+            if rank == SELECTED && adaptive && is_extra(data, n, slot) {
+                set_extra(data, n, slot, false);
+            }
             self.stats.hits += 1;
             let data = self.bucket(c >> self.shift);
             return (Some(hit), self.position(data, c, slot));
@@ -565,6 +609,11 @@ impl<M: BucketMemory> Table<M> {
         let count = occupied(data, n);
         let slot = if count < n {
             count
+        } else if adaptive && density < FLOOR {
+            let Some(slot) = self.victim(c, fp, salt, rank) else {
+                return (None, Position { bucket: c, slot: u32::MAX });
+            };
+            slot
         } else {
             match eviction {
                 Eviction::Random => (mix(seed ^ mix(fp ^ mix(salt))) % n as u64) as usize,
@@ -575,7 +624,8 @@ impl<M: BucketMemory> Table<M> {
                 Eviction::CopyCount | Eviction::Lucky => lowest_score(data, n, mix(seed ^ fp)),
             }
         };
-        write_entry(data, n, slot, fp, new);
+        let data = self.bucket_mut(c >> self.shift);
+        write_entry(data, n, slot, fp, new, rank != SELECTED);
         self.stats.inserts += 1;
         if count < n {
             self.stats.occupied += 1;

@@ -1,6 +1,7 @@
 //! The bucket logic against a model: capacity, eviction policies, counters.
 
 use super::*;
+use crate::select::{density_rank, FLOOR, SELECTED};
 use proptest::prelude::*;
 
 fn params(bytes: u64, entries: u32, eviction: Eviction) -> TableParams {
@@ -12,6 +13,7 @@ fn params(bytes: u64, entries: u32, eviction: Eviction) -> TableParams {
         lucky_limit: 11,
         index_bytes: crate::index::MIN_INDEX_BYTES,
         fingerprint_text: format!("test {eviction}"),
+        adaptive: false,
     }
 }
 
@@ -24,8 +26,8 @@ fn insert_then_find() {
     let p = params(1 << 20, 64, Eviction::Lucky);
     let mut t = Table::in_memory(&p).unwrap();
     let fp = 0x2bad_cafe_f00d_1234 & crate::rabin::MASK;
-    assert_eq!(t.process(fp, hit(5), 0).0, None);
-    assert_eq!(t.process(fp, hit(9), 0).0, Some(hit(5)));
+    assert_eq!(t.process(fp, hit(5), 0, SELECTED).0, None);
+    assert_eq!(t.process(fp, hit(9), 0, SELECTED).0, Some(hit(5)));
     assert_eq!(t.lookup(fp).map(|x| x.1), Some(hit(5)));
     assert_eq!(t.lookup(fp ^ 1 << 6), None);
     assert_eq!(t.stats().hits, 1);
@@ -38,10 +40,10 @@ fn lru_evicts_least_recently_used() {
     let p = params(HEADER_BYTES as u64 + 4 * 16, 4, Eviction::Lru);
     let mut t = Table::in_memory(&p).unwrap();
     for fp in 1..=4 {
-        t.process(fp << 6, hit(fp), 0);
+        t.process(fp << 6, hit(fp), 0, SELECTED);
     }
-    t.process(1 << 6, hit(9), 0); // 1 becomes most recent
-    t.process(5 << 6, hit(5), 0); // evicts 2
+    t.process(1 << 6, hit(9), 0, SELECTED); // 1 becomes most recent
+    t.process(5 << 6, hit(5), 0, SELECTED); // evicts 2
     assert!(t.lookup(2 << 6).is_none());
     for fp in [1, 3, 4, 5] {
         assert_eq!(t.lookup(fp << 6).unwrap().1.origin, fp);
@@ -53,12 +55,12 @@ fn copy_count_evicts_lowest_count() {
     let p = params(HEADER_BYTES as u64 + 4 * 16, 4, Eviction::CopyCount);
     let mut t = Table::in_memory(&p).unwrap();
     for fp in 1..=4 {
-        t.process(fp << 6, hit(fp), 0);
+        t.process(fp << 6, hit(fp), 0, SELECTED);
     }
     for fp in [1, 2, 4, 1, 2, 4] {
-        t.process(fp << 6, hit(99), 0);
+        t.process(fp << 6, hit(99), 0, SELECTED);
     }
-    t.process(5 << 6, hit(5), 0); // 3 has count 1
+    t.process(5 << 6, hit(5), 0, SELECTED); // 3 has count 1
     assert!(t.lookup(3 << 6).is_none());
     assert!(t.lookup(5 << 6).is_some());
 }
@@ -73,7 +75,7 @@ proptest! {
         for (i, &fp) in fps.iter().enumerate() {
             // spread over all 62 bits so buckets differ
             let fp = crate::hash::mix(fp) & crate::rabin::MASK;
-            let (found, pos) = t.process(fp, hit(i as u64 + 1), i as u64);
+            let (found, pos) = t.process(fp, hit(i as u64 + 1), i as u64, SELECTED);
             prop_assert!(t.holds(pos, fp));
             if found.is_some() { prop_assert!(model.contains(&fp)); }
             model.insert(fp);
@@ -141,8 +143,8 @@ proptest! {
             match *s {
                 Step::Process(k) => {
                     let fp = crate::hash::mix(u64::from(k % pool)) & crate::rabin::MASK;
-                    let a = grows.process(fp, hit(seq), seq);
-                    let b = spans.process(fp, hit(seq), seq);
+                    let a = grows.process(fp, hit(seq), seq, SELECTED);
+                    let b = spans.process(fp, hit(seq), seq, SELECTED);
                     prop_assert_eq!(a, b);
                     recent.push((a.1, fp));
                 }
@@ -191,7 +193,7 @@ fn the_buckets_in_use_double_and_follow_the_entries() {
     assert_eq!((t.shift(), t.used_buckets()), (10, 1));
     let mut used = vec![t.used_buckets()];
     for i in 0..20_000u64 {
-        t.process(crate::hash::mix(i) & crate::rabin::MASK, hit(i + 1), i);
+        t.process(crate::hash::mix(i) & crate::rabin::MASK, hit(i + 1), i, SELECTED);
         if *used.last().unwrap() != t.used_buckets() {
             used.push(t.used_buckets());
         }
@@ -201,4 +203,75 @@ fn the_buckets_in_use_double_and_follow_the_entries() {
     }
     assert_eq!(used, [1, 2, 4, 8, 16, 32, 63, 125, 250, 500]);
     assert_eq!(t.stats().evictions, 0);
+}
+
+/// Fingerprints whose density rank `rank` accepts, distinct from `not`.
+fn with_rank(rank: impl Fn(u8) -> bool, not: &[u64]) -> u64 {
+    (1u64..)
+        .map(|i| crate::hash::mix(i) & crate::rabin::MASK)
+        .find(|&fp| rank(density_rank(fp)) && !not.contains(&fp))
+        .expect("some fingerprint")
+}
+
+/// One bucket of four entries with an adaptive density.
+fn adaptive_bucket() -> Table<Vec<u8>> {
+    Table::in_memory(&TableParams { adaptive: true, ..params(4096 + 16 * 4, 4, Eviction::Lucky) }).unwrap()
+}
+
+#[test]
+fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
+    let mut t = adaptive_bucket();
+    let p: Vec<u64> = (0..4).fold(Vec::new(), |mut v, _| {
+        v.push(with_rank(|_| true, &v));
+        v
+    });
+    let e0 = with_rank(|r| r == 0, &p);
+    let e2 = with_rank(|r| r >= 2, &[&p[..], &[e0]].concat());
+    let e0b = with_rank(|r| r == 0, &[&p[..], &[e0, e2]].concat());
+    for (i, (fp, rank)) in [(p[0], SELECTED), (p[1], SELECTED), (e0, 0), (e2, density_rank(e2))].into_iter().enumerate()
+    {
+        t.process(fp, hit(i as u64 + 1), 0, rank);
+    }
+    assert_eq!((t.stats().occupied, t.density()), (4, 0));
+    // A policy shingle into the full bucket: no extra entry is stale at 0, so the
+    // density halves, and the one it leaves behind (rank 0) goes.
+    t.process(p[2], hit(5), 0, SELECTED);
+    assert_eq!(t.density(), 1);
+    assert!(t.lookup(e0).is_none() && t.lookup(e2).is_some() && t.lookup(p[2]).is_some());
+    // An extra shingle of rank 0: the density halves again (nothing stale), which
+    // leaves the newcomer itself out: looked up, not inserted.
+    let (found, pos) = t.process(e0b, hit(6), 0, 0);
+    assert_eq!((found, t.density()), (None, 2));
+    assert!(t.lookup(e0b).is_none() && !t.holds(pos, e0b));
+    // A policy shingle that finds the extra entry makes it the policy's: the next
+    // policy shingle then evicts by Lucky's scores among four policy entries, and
+    // the density stays.
+    assert!(t.process(e2, hit(7), 0, SELECTED).0.is_some());
+    t.process(p[3], hit(8), 0, SELECTED);
+    assert_eq!((t.density(), t.stats().evictions, t.stats().occupied), (2, 2, 4));
+    // An extra shingle never evicts a policy entry.
+    let e5 = with_rank(|r| r >= 5, &[&p[..], &[e0, e2, e0b]].concat());
+    assert_eq!(t.process(e5, hit(9), 0, density_rank(e5)).0, None);
+    assert!(t.lookup(e5).is_none());
+    assert_eq!((t.density(), t.stats().occupied), (2, 4));
+}
+
+#[test]
+fn at_the_floor_the_extra_entries_are_swept_out_at_the_end_of_the_document() {
+    let mut t = adaptive_bucket();
+    t.stats_mut().density = FLOOR - 1;
+    let p0 = with_rank(|_| true, &[]);
+    let e = [with_rank(|r| r >= FLOOR, &[p0])];
+    let e = [e[0], with_rank(|r| r >= FLOOR, &[p0, e[0]])];
+    let e = [e[0], e[1], with_rank(|r| r >= FLOOR, &[p0, e[0], e[1]])];
+    t.process(p0, hit(1), 0, SELECTED);
+    for (i, &fp) in e.iter().enumerate() {
+        t.process(fp, hit(i as u64 + 2), 0, density_rank(fp));
+    }
+    let p1 = with_rank(|_| true, &[p0, e[0], e[1], e[2]]);
+    t.process(p1, hit(5), 0, SELECTED);
+    assert_eq!((t.density(), t.stats().occupied, t.stats().evictions), (FLOOR, 4, 1));
+    t.end_document();
+    assert_eq!(t.stats().occupied, 2);
+    assert!(t.lookup(p0).is_some() && t.lookup(p1).is_some() && e.iter().all(|&fp| t.lookup(fp).is_none()));
 }

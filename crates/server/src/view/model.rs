@@ -215,10 +215,17 @@ pub struct DocumentView {
     pub tokens: u32,
     pub shingles: u32,
     pub selected: u32,
+    /// The selection density the document was applied at (issue 36): `1`, `1/2`, ...
+    /// `1/128` of the shingles the selection leaves out selected too; absent for the
+    /// selection alone (so that the exports of data directories made before are as
+    /// they were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub density: Option<String>,
     pub hits: u32,
     pub fresh_tokens: u32,
     pub old_tokens: u32,
-    /// The argmax of the origin counts (a tie: the document itself).
+    /// The argmax of the origin counts (a tie: the document itself); with `dominant =
+    /// blocks`, each selected shingle inside a copied block counted for its origin.
     pub dominant_origin: Option<DocRef>,
     /// The paper's 10% rule over the same counts: null when no origin leads by 10%.
     pub dominant_origin_rule: Option<DocRef>,
@@ -439,6 +446,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         tokens: r.tokens,
         shingles: r.shingles,
         selected: r.selected,
+        density: r.density.map(textorigin_core::select::density_label),
         hits: r.hits,
         fresh_tokens: r.fresh_tokens,
         old_tokens: r.old_tokens,
@@ -612,6 +620,9 @@ pub struct TableView {
     pub lookups: u64,
     pub hits: u64,
     pub hit_pct: f64,
+    /// The selection density in force (issue 36): `1`, `1/2`, ... `1/128` of the
+    /// shingles the policy leaves out are selected too, or `paper` (none).
+    pub density: String,
     pub last_applied: u64,
     pub in_use: bool,
     /// Marked in use with no process holding the data directory: its writer died, and
@@ -694,6 +705,12 @@ pub fn stats(
             lookups: s.lookups,
             hits: s.hits,
             hit_pct: pct(s.hits, s.lookups),
+            density: match config.density {
+                textorigin_core::config::Density::Adaptive => textorigin_core::select::density_label(s.density),
+                textorigin_core::config::Density::Paper => {
+                    textorigin_core::select::density_label(textorigin_core::select::FLOOR)
+                }
+            },
             last_applied: s.last_seq,
             in_use: table.in_use(),
             needs_recovery: table.in_use() && textorigin_store::storage::datadir::writer_gone(dir),

@@ -255,7 +255,7 @@ pub fn list(rows: &[ListRow]) -> String {
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}\n",
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ndensity:     {}\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}\n",
         v.documents,
         t.path,
         t.bytes,
@@ -272,6 +272,10 @@ pub fn stats(v: &StatsView) -> String {
         t.hit_pct,
         v.ssr_pct,
         v.shingles,
+        match t.density.as_str() {
+            "paper" => "paper (the selection alone)".to_string(),
+            d => format!("{d} of the shingles the selection leaves out are sent too (adaptive: halves as the table fills)"),
+        },
         v.table_digest,
         v.indexes.bytes,
         v.indexes.counters.documents,

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::storage::dirty::Dirty;
 use crate::sys::Map;
 use textorigin_core::index::INDEX_HEADER_BYTES;
+use textorigin_core::select::FLOOR;
 use textorigin_core::table::{
     bucket_count, widest_shift, BucketMemory, Eviction, ParamsError, RangeMut, Shape, Table, TableParams, TableStats,
     ENTRY_BYTES, HEADER_BYTES, PARAMS_MAX,
@@ -25,7 +26,9 @@ use xxhash_rust::xxh3::xxh3_64;
 /// The file format version this build writes and reads.
 /// Version 2 added the derived indexes behind the buckets (header offset 120); version
 /// 3 the buckets in use growing inside the file (the shift at header offset 53) and the
-/// entry layout that makes it possible (fingerprint bits 6-61, 40-bit origins).
+/// entry layout that makes it possible (fingerprint bits 6-61, 40-bit origins; since
+/// issue 36 39 bits of origin and the extra flag, with the density threshold at header
+/// offset 54: both 0 in files made before, which read as they are).
 pub const FORMAT_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"TXORTBL\0";
 const CHECKSUM_AT: usize = 128 + PARAMS_MAX;
@@ -201,6 +204,7 @@ impl TableFile {
         if stored != p.fingerprint_text || stored_shape != wanted_shape {
             return Err(TableError::Params { path: path.to_path_buf(), stored, requested: p.fingerprint_text.clone() });
         }
+        t.table.set_adaptive(p.adaptive);
         if writable {
             if t.in_use() {
                 return Err(TableError::NotClean(path.to_path_buf()));
@@ -250,6 +254,7 @@ impl TableFile {
         let (s, shift) = (self.table.stats(), self.table.shift());
         let h = self.table.memory_mut().header_mut()?;
         h[53] = shift;
+        h[54] = s.density;
         for (at, v) in [
             (56, s.last_seq),
             (64, s.documents),
@@ -409,14 +414,22 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats, u6
         evictions: get_u64(h, 96),
         occupied: get_u64(h, 104),
         shingles: get_u64(h, 112),
+        density: h[54],
     };
-    Ok((Shape { entries, buckets, eviction, seed: get_u64(h, 40), lucky_limit: h[49], shift }, stats, index_bytes))
+    if stats.density > FLOOR {
+        return Err(corrupt());
+    }
+    // Whether the density is adaptive is in the configuration text (compared on open):
+    // the caller sets it from its parameters.
+    let shape = Shape { entries, buckets, eviction, seed: get_u64(h, 40), lucky_limit: h[49], shift, adaptive: false };
+    Ok((shape, stats, index_bytes))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+    use textorigin_core::select::SELECTED;
     use textorigin_core::table::Hit;
 
     fn params(bytes: u64, entries: u32, eviction: Eviction) -> TableParams {
@@ -428,6 +441,7 @@ mod tests {
             lucky_limit: 11,
             index_bytes: textorigin_core::index::MIN_INDEX_BYTES,
             fingerprint_text: format!("test {eviction}"),
+            adaptive: false,
         }
     }
 
@@ -441,9 +455,9 @@ mod tests {
         let path = dir.path().join("t");
         let p = params(1 << 20, 64, Eviction::Lucky);
         let mut t = TableFile::create(&path, &p).unwrap();
-        t.process(12345, hit(1), 0);
+        t.process(12345, hit(1), 0, SELECTED);
         t.flush().unwrap();
-        t.process(999, hit(2), 0);
+        t.process(999, hit(2), 0, SELECTED);
         drop(t); // not closed
         assert!(matches!(TableFile::open(&path, &p, true), Err(TableError::NotClean(_))));
         assert!(TableFile::open(&path, &p, false).is_ok(), "readers may look at a table in use");
@@ -477,12 +491,12 @@ mod tests {
         let mut t = TableFile::create(&path, &p).unwrap();
         assert_eq!(t.used_buckets(), 1);
         for (i, &fp) in fps[..3000].iter().enumerate() {
-            t.process(fp, hit(i as u64 + 1), 0);
+            t.process(fp, hit(i as u64 + 1), 0, SELECTED);
         }
         let flushed = (t.shift(), t.digest());
         t.flush().unwrap();
         for (i, &fp) in fps[3000..].iter().enumerate() {
-            t.process(fp, hit(i as u64 + 3001), 0);
+            t.process(fp, hit(i as u64 + 3001), 0, SELECTED);
         }
         assert!(t.shift() < flushed.0, "the table grew after the flush");
         drop(t); // died without flushing again

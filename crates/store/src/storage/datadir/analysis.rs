@@ -22,6 +22,7 @@ use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
+use textorigin_core::select::FLOOR;
 
 /// Seconds since `t`, restarting it.
 pub(super) fn lap(t: &mut Instant) -> f64 {
@@ -368,7 +369,10 @@ pub(super) fn revise_one(
     cause: Option<(u64, i64)>,
     fresh: &mut HashMap<u64, Arc<OriginText>>,
 ) -> Result<Option<Revised>> {
+    let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
     engine.prepare(text);
+    // The shingles it was selected with when applied (issue 36).
+    engine.at_density(before.density.unwrap_or(FLOOR));
     let dates = Dates::new(store, s, s_time);
     if let Some((c, t)) = cause {
         dates.know(c, t);
@@ -377,7 +381,6 @@ pub(super) fn revise_one(
     let mut after = engine.reanalyse(&**table, s, &when);
     align_with(store, engine, &mut after, &when, fresh)?;
     dates.check()?;
-    let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
     if after == before {
         return Ok(None);
     }
@@ -388,7 +391,8 @@ pub(super) fn revise_one(
 /// Whether `replayed` reproduces the result a document got when it was applied
 /// (`first`, [`Store::first_result`]): equal, or, where one of its origins' results was
 /// revised since (alignment reads an origin's current blocks), equal in everything
-/// estimation made of the table (counts, per-shingle origins, dominant origin).
+/// estimation made of the table (counts, per-shingle origins, and so the table's
+/// dominant origin; the dominant origin by blocks follows the alignment).
 pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&DocResult>) -> Result<bool> {
     let Some(first) = first else { return Ok(false) };
     if replayed == first {
@@ -396,9 +400,8 @@ pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&Doc
     }
     let same_counts = (replayed.seq, replayed.tokens, replayed.shingles, replayed.selected, replayed.hits)
         == (first.seq, first.tokens, first.shingles, first.selected, first.hits);
-    let same_origins = replayed.dominant_origin == first.dominant_origin
-        && replayed.origin_counts == first.origin_counts
-        && replayed.selected_origins == first.selected_origins;
+    let same_origins = (&replayed.origin_counts, &replayed.selected_origins, replayed.density)
+        == (&first.origin_counts, &first.selected_origins, first.density);
     if !(same_counts && same_origins) {
         return Ok(false);
     }
@@ -418,13 +421,15 @@ pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>);
 /// estimation here, in publication order (`when`). Times them into `times` from `t`.
 pub(super) fn table_phases(
     stage: &mut dyn TableStage,
-    engine: &Engine,
+    engine: &mut Engine,
     table: &mut TableFile,
     seq: u64,
     when: When<'_>,
     times: &mut StageTimes,
     t: &mut Instant,
 ) -> Result<DocResult> {
+    // The shingles the table's density threshold selects now (issue 36).
+    engine.at_density(table.density());
     let hits = stage.probe(engine, table, seq, when).map_err(DataDirError::Stage)?;
     times.table += lap(t);
     let estimate = engine.estimate_by(seq, &hits, when);

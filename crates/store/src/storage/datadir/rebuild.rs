@@ -35,6 +35,8 @@ impl DataDir {
             near_duplicates: opts.near_duplicates,
             quotations: opts.quotations,
             terms: opts.terms,
+            density: opts.density,
+            dominant: opts.dominant,
             ..Overrides::default()
         }
         .apply(&stored)?;
@@ -42,6 +44,7 @@ impl DataDir {
         let q_cfg = QuoteConfig { clauses: opts.quote_clauses.unwrap_or(stored_q.clauses), ..stored_q.clone() };
         let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
             != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
+            || (cfg.density, cfg.dominant) != (stored.density, stored.dominant)
             || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
@@ -176,6 +179,10 @@ pub struct RebuildOptions {
     /// Quotation search by clauses on or off (only with `reanalyse`: every sentence is
     /// indexed and searched again).
     pub quote_clauses: Option<bool>,
+    /// Another selection density (only with `reanalyse`).
+    pub density: Option<textorigin_core::config::Density>,
+    /// Another way of counting the dominant origin (only with `reanalyse`).
+    pub dominant: Option<textorigin_core::config::Dominant>,
 }
 
 /// What `rebuild` did.

@@ -4,6 +4,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use textorigin_core::engine::DocResult;
 
 /// Version byte in front of every value.
 pub(super) const VALUE_VERSION: u8 = 1;
@@ -31,6 +32,32 @@ pub(super) fn decode_with_tail<T: DeserializeOwned>(bytes: &[u8]) -> Result<(T, 
         Some((&VALUE_VERSION, rest)) => postcard::take_from_bytes(rest).map_err(|e| e.to_string()),
         Some((v, _)) => Err(format!("unknown value version {v}")),
         None => Err("empty value".into()),
+    }
+}
+
+/// A document's result: [`encode`], then, when it was selected at a density threshold
+/// (issue 36, schema 17), that threshold as one byte. A value without it (every
+/// result stored before, and those selected as the paper does) reads as none: earlier
+/// builds read the value and ignore the byte (postcard reads what it needs).
+pub(super) fn encode_result(r: &DocResult) -> Vec<u8> {
+    let mut v = encode(r);
+    v.extend(r.density);
+    v
+}
+
+/// Decodes a value written by [`encode_result`].
+pub(super) fn decode_result(bytes: &[u8]) -> Result<DocResult, String> {
+    let (mut r, tail) = decode_with_tail::<DocResult>(bytes)?;
+    r.density = density_byte(tail)?;
+    Ok(r)
+}
+
+/// The density threshold behind a result ([`encode_result`]): none for no byte.
+pub(super) fn density_byte(tail: &[u8]) -> Result<Option<u8>, String> {
+    match tail {
+        [] => Ok(None),
+        [t] if *t < textorigin_core::select::FLOOR => Ok(Some(*t)),
+        _ => Err(format!("{} bytes after the result, not a density threshold", tail.len())),
     }
 }
 
@@ -87,5 +114,19 @@ mod tests {
         assert!(decode::<u32>(&[]).is_err());
         assert_eq!(decode_text(&encode_text("héllo")).unwrap(), "héllo");
         assert!(decode_text(&[2, b'a']).is_err());
+    }
+
+    #[test]
+    fn a_results_density_rides_behind_it_and_the_papers_results_are_as_before() {
+        let paper = DocResult { seq: 3, tokens: 9, ..DocResult::default() };
+        assert_eq!(encode_result(&paper), encode(&paper), "no byte for the selection alone");
+        assert_eq!(decode_result(&encode(&paper)).unwrap(), paper, "a result stored before reads as none");
+        let dense = DocResult { density: Some(2), ..paper.clone() };
+        assert_eq!(decode_result(&encode_result(&dense)).unwrap(), dense);
+        let mut bad = encode(&paper);
+        bad.push(textorigin_core::select::FLOOR);
+        assert!(decode_result(&bad).is_err());
+        bad.push(0);
+        assert!(decode_result(&bad).is_err());
     }
 }

@@ -10,7 +10,7 @@ use textorigin_core::engine::{DocResult, Engine};
 
 use crate::input::date::parse_published;
 
-use super::codec::{decode_text, decode_with_tail, encode, encode_text, seq_key};
+use super::codec::{decode_result, decode_text, decode_with_tail, encode, encode_result, encode_text, seq_key};
 use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_TEXT};
 
 /// Metadata of a stored document.
@@ -167,7 +167,7 @@ impl Store {
         b.put_cf(self.cf(CF_DOCS), key, encode_doc(meta));
         b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
         b.put_cf(self.cf(CF_TEXT), key, encode_text(text));
-        b.put_cf(self.cf(CF_RESULTS), key, encode(result));
+        b.put_cf(self.cf(CF_RESULTS), key, encode_result(result));
     }
 
     /// Metadata of document `seq`.
@@ -222,7 +222,7 @@ impl Store {
 
     /// Result of document `seq`.
     pub fn result(&self, seq: u64) -> Result<Option<DocResult>> {
-        self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode("result", &v)).transpose()
+        self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode_with(decode_result, "result", &v)).transpose()
     }
 
     /// xxh3-64 of document `seq`'s stored result (its encoded bytes): two results are

@@ -76,7 +76,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 16;
+pub const SCHEMA_VERSION: u32 = 17;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -313,11 +313,17 @@ impl Store {
     }
 
     fn decode<T: DeserializeOwned>(&self, what: &str, bytes: &[u8]) -> Result<T> {
-        codec::decode(bytes).map_err(|reason| StoreError::Corrupt {
-            path: self.path.clone(),
-            what: what.to_string(),
-            reason,
-        })
+        self.decode_with(codec::decode, what, bytes)
+    }
+
+    /// A value decoded by `f`, its failure a corrupt `what`.
+    fn decode_with<T>(
+        &self,
+        f: impl Fn(&[u8]) -> std::result::Result<T, String>,
+        what: &str,
+        bytes: &[u8],
+    ) -> Result<T> {
+        f(bytes).map_err(|reason| StoreError::Corrupt { path: self.path.clone(), what: what.to_string(), reason })
     }
 
     fn write(&self, b: WriteBatch, sync: bool) -> Result<()> {
@@ -416,7 +422,7 @@ impl Store {
         self.delete_near_dups(&mut b, seq);
         self.delete_quotes(&mut b, seq);
         self.add_findings(&mut b, seq, nd, q);
-        b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode(result));
+        b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode_result(result));
         self.write_with_revisions(b, seq, result, revised)?;
         self.cache_findings(seq, nd, q);
         self.caches.origin_texts.remove(&seq);

@@ -23,7 +23,7 @@ use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
-use super::codec::{encode, pair_key, seq_key};
+use super::codec::{decode_with_tail, density_byte, encode, pair_key, seq_key};
 use super::{Result, Store, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
 
 /// The prefix of the revision queue's keys in `meta`.
@@ -77,7 +77,7 @@ impl Store {
     pub(super) fn add_revisions(&self, b: &mut WriteBatch, cause: u64, revised: &[Revised]) -> Result<()> {
         for r in revised {
             b.delete_cf(self.cf(CF_META), queue_key(r.seq));
-            b.put_cf(self.cf(CF_RESULTS), seq_key(r.seq), encode(&r.after));
+            b.put_cf(self.cf(CF_RESULTS), seq_key(r.seq), super::codec::encode_result(&r.after));
             let first = self.pairs(CF_REVISIONS, r.seq)?.is_empty();
             let before = match first {
                 true => r.before.clone(),
@@ -88,7 +88,10 @@ impl Store {
                     ..r.before.clone()
                 },
             };
-            b.put_cf(self.cf(CF_REVISIONS), pair_key(r.seq, cause), encode(&Revision { cause, before }));
+            // The result before keeps its density threshold behind, as a stored result.
+            let mut v = encode(&Revision { cause, before });
+            v.extend(r.before.density);
+            b.put_cf(self.cf(CF_REVISIONS), pair_key(r.seq, cause), v);
             self.add_copiers(b, r.seq, &r.after);
         }
         Ok(())
@@ -168,6 +171,14 @@ impl Store {
     }
 
     fn decode_revision(&self, v: &[u8]) -> Result<Revision> {
-        self.decode("revision", v)
+        self.decode_with(
+            |v| {
+                let (mut r, tail) = decode_with_tail::<Revision>(v)?;
+                r.before.density = density_byte(tail)?;
+                Ok(r)
+            },
+            "revision",
+            v,
+        )
     }
 }

@@ -10,6 +10,7 @@ mod v12_clauses;
 mod v13_sketches;
 mod v14_verify;
 mod v16_recomputed;
+mod v17_density;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -112,6 +113,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 15,
         what: "sentences and near-duplicate sketches computed again from the stored texts (those this build computes alike deleted)",
         run: v16_recomputed::run,
+    },
+    Migration {
+        from: 16,
+        what: "selection density and dominant origin in the config (the paper's and the table's for an existing data directory)",
+        run: v17_density::run,
     },
 ];
 

@@ -6,6 +6,7 @@
 
 use serde::Deserialize;
 use textorigin_core::config::Config;
+use textorigin_core::text::Terms;
 
 use super::super::meta::MetaKey;
 use super::super::{Result, Store};
@@ -14,16 +15,17 @@ use super::v8_feature_switches::{config_of_v7, ConfigV7};
 
 /// The configuration as schemas 8 to 10 stored it: schema 7's fields, then two.
 #[derive(Deserialize)]
-struct ConfigV10 {
+pub(super) struct ConfigV10 {
     v7: ConfigV7,
     near_duplicates: bool,
     quotations: bool,
 }
 
+/// Schema 10's configuration in today's encoding, with `terms`.
+pub(super) fn config_of_v10(o: ConfigV10, terms: Terms) -> Config {
+    Config { near_duplicates: o.near_duplicates, quotations: o.quotations, terms, ..config_of_v7(o.v7) }
+}
+
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV10| Config {
-        near_duplicates: o.near_duplicates,
-        quotations: o.quotations,
-        ..config_of_v7(o.v7)
-    })
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV10| config_of_v10(o, Terms::Words))
 }

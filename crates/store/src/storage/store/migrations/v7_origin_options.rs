@@ -88,7 +88,8 @@ pub(super) fn quote_config_of(o: QuoteConfigV6) -> QuoteConfig {
 
 /// Schema 6's configuration in today's encoding: propagation and alignment off (the
 /// table and the stored results were made without them), the feature switches of
-/// schema 8 on, as they were, and the terms of schema 11 as they were (`Words`).
+/// schema 8 on, as they were, the terms of schema 11 as they were (`Words`), and the
+/// density and dominant origin of schema 17 as they were (`Paper`, `Table`).
 pub(super) fn config_of(old: ConfigV6) -> Config {
     Config {
         k: old.k,
@@ -107,6 +108,8 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         near_duplicates: true,
         quotations: true,
         terms: textorigin_core::text::Terms::Words,
+        density: textorigin_core::config::Density::Paper,
+        dominant: textorigin_core::config::Dominant::Table,
     }
 }
 

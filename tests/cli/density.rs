@@ -1,0 +1,84 @@
+//! Selection density and the dominant origin by blocks (issue 36) through the command
+//! line: the density falls as a small table fills, each result and `stats` say which
+//! one was in force, a rebuild replays it exactly, an older data directory keeps the
+//! paper's, and the sharded deployment refuses it.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// The density labels of an export, in sequence order (`paper` where it says none).
+fn densities(dir: &std::path::Path) -> Vec<String> {
+    ok(dir, &["export"])
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["density"].as_str().unwrap_or("paper").to_string())
+        .collect()
+}
+
+/// The rank of a density label: 0 for `1`, t for `1/2^t`, 8 for `paper`.
+fn threshold(label: &str) -> u32 {
+    match label {
+        "paper" => 8,
+        l => l.strip_prefix("1/").map_or(0, |d| d.parse::<u32>().unwrap().trailing_zeros()),
+    }
+}
+
+#[test]
+fn the_density_falls_as_a_small_table_fills_and_a_rebuild_replays_it_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &["--table-size", "48KiB"], &[&fixture("gcc-sample.jsonl")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen = densities(dir.path());
+    assert_eq!(seen[0], "1", "a new table selects every shingle");
+    let t: Vec<u32> = seen.iter().map(|l| threshold(l)).collect();
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "the density only falls: {seen:?}");
+    assert!(t.last() > Some(&1), "a 48 KiB table falls below 1/2 on 400 entries: {seen:?}");
+    let stats = json(dir.path(), &["stats", "--json"]);
+    assert_eq!(stats["table"]["density"].as_str(), seen.last().map(String::as_str), "stats says the one in force");
+    assert!(ok(dir.path(), &["stats"]).contains("density:"));
+    let before = ok(dir.path(), &["export"]);
+    let out = run(dir.path(), &["rebuild"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && said.contains(" 0 recomputed result(s) differed"), "{said}");
+    assert_eq!(ok(dir.path(), &["export"]), before);
+}
+
+#[test]
+fn the_paper_density_and_the_tables_dominant_origin_are_one_option_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--density", "paper", "--dominant", "table"];
+    assert!(ingest(dir.path(), &flags, &[&fixture("gcc-sample.jsonl")]).status.success());
+    assert!(densities(dir.path()).iter().all(|d| d == "paper"));
+    let stats = json(dir.path(), &["stats", "--json"]);
+    assert_eq!(stats["table"]["density"], "paper");
+    let config = stats["config"].as_str().unwrap();
+    assert!(!config.contains("density") && !config.contains("dominant"), "{config}");
+    // The dominant origin is the argmax of the origins' counts, as the table answered.
+    for l in ok(dir.path(), &["export"]).lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        let (top, second) = (&v["origins"][0], &v["origins"][1]);
+        if second.is_null() || top["shingles"].as_u64() > second["shingles"].as_u64() {
+            assert_eq!(v["dominant_origin"]["id"], top["id"], "{}", v["name"]);
+        }
+    }
+    // A data directory remembers its settings: another one is refused.
+    let out = ingest(dir.path(), &["--density", "adaptive"], &[&fixture("mail-sample.jsonl")]);
+    assert!(!out.status.success());
+    // `rebuild --reanalyse` moves it to the new defaults.
+    let out = run(dir.path(), &["rebuild", "--reanalyse", "--density", "adaptive", "--dominant", "blocks"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(densities(dir.path())[0], "1");
+}
+
+#[test]
+fn the_sharded_deployment_refuses_an_adaptive_density() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["cluster", "init", "--shards", "1", "--density", "adaptive", "--data"])
+        .arg(dir.path())
+        .env("TEXTORIGIN_NATS", "nats://127.0.0.1:1")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("selects shingles as the paper does"), "{said}");
+}
