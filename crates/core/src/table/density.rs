@@ -2,7 +2,7 @@
 //! [`super`] say the rules): the threshold in force, the slot a full bucket gives up
 //! while extra entries are in it, and the sweep at the floor.
 
-use super::bucket::{copy_entry, is_extra, lowest_score, lowest_score_of, move_to_back, occupied, stored_bits};
+use super::bucket::{copy_entry, is_extra, lowest_score_of, move_to_back, occupied, stored_bits};
 use super::{BucketMemory, Eviction, Table, ENTRY_BYTES};
 use crate::hash::mix;
 use crate::select::{density_rank, kept, FLOOR, SELECTED};
@@ -51,29 +51,20 @@ impl<M: BucketMemory> Table<M> {
     }
 
     /// The slot a full bucket (final bucket `c`, the table spanning its memory, the
-    /// threshold below the floor) gives up for `fp` of rank `rank`, raising the
-    /// threshold when it must (see the module docs); `None`: `fp` is not inserted.
+    /// threshold below the floor or the sweep still to come) gives up for `fp` of rank
+    /// `rank`, raising the threshold when it must (see the module docs); `None`: `fp`
+    /// is not inserted.
     pub(super) fn victim(&mut self, c: u64, fp: u64, salt: u64, rank: u8) -> Option<usize> {
         let n = self.entries;
         let data = self.bucket(c);
         let extras: Vec<(usize, u8)> =
             (0..n).filter(|&s| is_extra(data, n, s)).map(|s| (s, density_rank(stored_bits(data, n, s)))).collect();
-        let (eviction, seed) = (self.eviction, self.seed);
         if extras.is_empty() {
-            if rank != SELECTED {
-                return None;
-            }
-            return Some(match eviction {
-                Eviction::Random => (mix(seed ^ mix(fp ^ mix(salt))) % n as u64) as usize,
-                Eviction::Lru => {
-                    move_to_back(self.bucket_mut(c), n, 0, n);
-                    n - 1
-                }
-                Eviction::CopyCount | Eviction::Lucky => lowest_score(self.bucket(c), n, mix(seed ^ fp)),
-            });
+            return (rank == SELECTED).then(|| self.policy_victim(c, fp, salt));
         }
+        let (eviction, seed) = (self.eviction, self.seed);
         let stale = |t: u8| extras.iter().filter(move |e| !kept(e.1, t)).map(|e| e.0);
-        if stale(self.stats.density).next().is_none() {
+        if self.stats.density < FLOOR && stale(self.stats.density).next().is_none() {
             self.stats.density += 1;
             self.sweep = self.stats.density == FLOOR;
         }

@@ -567,7 +567,8 @@ impl<M: BucketMemory> Table<M> {
         } {
             self.grow();
         }
-        let (eviction, seed, adaptive, density) = (self.eviction, self.seed, self.adaptive, self.stats.density);
+        let eviction = self.eviction;
+        let (adaptive, density, sweeping) = (self.adaptive, self.stats.density, self.sweep);
         // Copy-Count's halving needs the final bucket's entries (read from the records)
         // only when the bucket in use has ten counts about to be 255.
         let finals = if eviction == Eviction::CopyCount
@@ -609,20 +610,14 @@ impl<M: BucketMemory> Table<M> {
         let count = occupied(data, n);
         let slot = if count < n {
             count
-        } else if adaptive && density < FLOOR {
+        } else if adaptive && (density < FLOOR || sweeping) {
+            // Extra entries may be in the bucket (until the sweep at the floor).
             let Some(slot) = self.victim(c, fp, salt, rank) else {
                 return (None, Position { bucket: c, slot: u32::MAX });
             };
             slot
         } else {
-            match eviction {
-                Eviction::Random => (mix(seed ^ mix(fp ^ mix(salt))) % n as u64) as usize,
-                Eviction::Lru => {
-                    move_to_back(data, n, 0, n);
-                    n - 1
-                }
-                Eviction::CopyCount | Eviction::Lucky => lowest_score(data, n, mix(seed ^ fp)),
-            }
+            self.policy_victim(c, fp, salt)
         };
         let data = self.bucket_mut(c >> self.shift);
         write_entry(data, n, slot, fp, new, rank != SELECTED);
@@ -634,6 +629,20 @@ impl<M: BucketMemory> Table<M> {
         }
         let data = self.bucket(c >> self.shift);
         (None, self.position(data, c, slot))
+    }
+
+    /// The slot the eviction policy gives up in the full final bucket `c` (the table
+    /// spanning its memory) for `fp` (LRU: the front, moved to the back).
+    fn policy_victim(&mut self, c: u64, fp: u64, salt: u64) -> usize {
+        let (n, seed) = (self.entries, self.seed);
+        match self.eviction {
+            Eviction::Random => (mix(seed ^ mix(fp ^ mix(salt))) % n as u64) as usize,
+            Eviction::Lru => {
+                move_to_back(self.bucket_mut(c), n, 0, n);
+                n - 1
+            }
+            Eviction::CopyCount | Eviction::Lucky => lowest_score(self.bucket(c), n, mix(seed ^ fp)),
+        }
     }
 
     /// Whether the entry at `pos`, a position [`Table::process`] gave for `fp`, still
