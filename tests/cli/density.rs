@@ -29,10 +29,10 @@ fn the_density_falls_as_a_small_table_fills_and_a_rebuild_replays_it_exactly() {
     let out = ingest(dir.path(), &["--table-size", "48KiB"], &[&fixture("gcc-sample.jsonl")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let seen = densities(dir.path());
-    assert_eq!(seen[0], "1", "a new table selects every shingle");
+    assert_eq!(seen[0], "1/4", "a new table selects a quarter of the shingles the selection leaves out");
     let t: Vec<u32> = seen.iter().map(|l| threshold(l)).collect();
     assert!(t.windows(2).all(|w| w[0] <= w[1]), "the density only falls: {seen:?}");
-    assert!(t.last() > Some(&1), "a 48 KiB table falls below 1/2 on 400 entries: {seen:?}");
+    assert!(t.last() > Some(&2), "a 48 KiB table falls below 1/4 on 400 entries: {seen:?}");
     let stats = json(dir.path(), &["stats", "--json"]);
     assert_eq!(stats["table"]["density"].as_str(), seen.last().map(String::as_str), "stats says the one in force");
     assert!(ok(dir.path(), &["stats"]).contains("density:"));
@@ -67,7 +67,7 @@ fn the_paper_density_and_the_tables_dominant_origin_are_one_option_away() {
     // `rebuild --reanalyse` moves it to the new defaults.
     let out = run(dir.path(), &["rebuild", "--reanalyse", "--density", "adaptive", "--dominant", "blocks"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(densities(dir.path())[0], "1");
+    assert_eq!(densities(dir.path())[0], "1/4");
 }
 
 #[test]

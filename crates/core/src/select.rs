@@ -156,6 +156,12 @@ pub const SELECTED: u8 = u8::MAX;
 /// (density 2^-8 would add one shingle in 256, too few to matter).
 pub const FLOOR: u8 = 8;
 
+/// The threshold of a new table: a quarter of the shingles the policy leaves out. Every
+/// one (0) found planted English sentences of 10-19 words 0.973 of the time against
+/// 0.943 at a quarter, but made the origins-only job 2.3 times slower instead of 1.36
+/// (`docs/PERFORMANCE.md`, "Selection density").
+pub const START: u8 = 2;
+
 /// Fingerprint bits a table entry stores (6-61): ranks are computed from them alone, so
 /// that an entry's rank is known from the table.
 const STORED_BITS: u64 = MASK & !0x3f;

@@ -47,7 +47,7 @@ use textorigin_core::config::{Config, Density};
 use textorigin_core::engine::{by_arrival, Block, DocResult, Engine, When};
 use textorigin_core::estimate::Estimation;
 use textorigin_core::rabin::Rabin;
-use textorigin_core::select::{Selection, FLOOR};
+use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 use textorigin_core::text::tokenize;
 use textorigin_store::storage::table_file::TableFile;
@@ -551,8 +551,7 @@ fn run_one(
         affected.dedup();
         for s in affected {
             engine.prepare(&texts[rank(s)]);
-            engine.at_density(results[s as usize - 1].density.unwrap_or(FLOOR));
-            let mut r = engine.reanalyse(&*table, s, when);
+            let mut r = engine.reanalyse(&*table, s, results[s as usize - 1].density, when);
             align(&engine, &mut r, &mut origin_texts, &blocks, texts, &order, when);
             origin_texts.remove(&s); // its blocks, which its copiers' alignment reads, changed
             blocks[s as usize - 1] = r.copied_blocks.clone();

@@ -278,10 +278,13 @@ def test_annotate_names_origins_by_the_datasets_ids(tmp_path):
     docs = [dict(d, id=f"row-{i}") for i, d in enumerate(generated(10))]
     with textorigin.Collection(tmp_path / "c", table_size="4MiB") as c:
         list(c.ingest(docs[:8]))
-        again = [dict(docs[1], id="copy-of-1"), dict(docs[9])]
+        # A copy of the first row, all of whose text originated there (a later row's
+        # text is partly copied from earlier ones, so its copy's dominant origin can be
+        # either: issue 36 counts it by the earliest sources).
+        again = [dict(docs[0], id="copy-of-0"), dict(docs[9])]
         out = list(textorigin.annotate(c, again))
-    assert out[0]["near_duplicate_of"] == "row-1" and out[0]["textorigin_near_duplicate_of"] == 2
-    assert out[0]["dominant_origin"] == "row-1" and out[0]["textorigin_dominant_origin"] == 2
+    assert out[0]["near_duplicate_of"] == "row-0" and out[0]["textorigin_near_duplicate_of"] == 1
+    assert out[0]["dominant_origin"] == "row-0" and out[0]["textorigin_dominant_origin"] == 1
     assert out[1]["textorigin_id"] == 10
 
 

@@ -37,7 +37,8 @@
 //! touched, never a result.
 //!
 //! **Density** (issue 36, [`crate::select`]): with an adaptive density the table keeps
-//! the threshold in force ([`TableStats::density`], 0 for a new table: every shingle)
+//! the threshold in force ([`TableStats::density`]; a new table's,
+//! [`crate::select::START`], selects a quarter of the shingles the policy leaves out)
 //! and marks the entries inserted for extra shingles (not the policy's). While the
 //! buckets in use grow nothing is evicted, so the threshold stays; once the table spans
 //! its memory a full bucket gives up an extra entry before any of the policy's:
@@ -273,10 +274,19 @@ pub struct TableStats {
     pub occupied: u64,
     /// k-shingles of all applied documents (for ssr).
     pub shingles: u64,
-    /// The density threshold in force (issue 36; [`crate::select::kept`]): 0 for a new
-    /// table, raised when the table needs room, up to [`crate::select::FLOOR`].
+    /// The density threshold in force (issue 36; [`crate::select::kept`]):
+    /// [`crate::select::START`] for a new table, raised when the table needs room, up
+    /// to [`crate::select::FLOOR`].
     /// Meaningful with an adaptive density only ([`Table::density`]).
     pub density: u8,
+}
+
+impl TableStats {
+    /// The counters of a new table of parameters `p`: none, and the density threshold
+    /// at [`crate::select::START`] when it is adaptive.
+    pub fn new(p: &TableParams) -> TableStats {
+        TableStats { density: if p.adaptive { crate::select::START } else { 0 }, ..TableStats::default() }
+    }
 }
 
 /// The bucket of fingerprint `fp` in a table of `buckets` buckets: a multiply-shift of
@@ -407,7 +417,7 @@ impl Table<Vec<u8>> {
         p.check()?;
         let shape = Shape::from(p);
         let len = shape.buckets as usize * shape.entries as usize * ENTRY_BYTES;
-        Ok(Table::over(vec![0; len], shape, TableStats::default()))
+        Ok(Table::over(vec![0; len], shape, TableStats::new(p)))
     }
 }
 

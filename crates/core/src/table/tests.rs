@@ -221,6 +221,8 @@ fn adaptive_bucket() -> Table<Vec<u8>> {
 #[test]
 fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
     let mut t = adaptive_bucket();
+    assert_eq!(t.density(), crate::select::START, "a new table starts at a quarter");
+    t.stats_mut().density = 0;
     let p: Vec<u64> = (0..4).fold(Vec::new(), |mut v, _| {
         v.push(with_rank(|_| true, &v));
         v

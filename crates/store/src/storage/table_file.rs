@@ -171,6 +171,7 @@ impl TableFile {
         header[49] = p.lucky_limit;
         header[50..52].copy_from_slice(&(p.fingerprint_text.len() as u16).to_le_bytes());
         header[53] = widest_shift(p.buckets());
+        header[54] = TableStats::new(p).density;
         put_u64(&mut header, 120, p.index_bytes);
         header[128..128 + p.fingerprint_text.len()].copy_from_slice(p.fingerprint_text.as_bytes());
         let sum = xxh3_64(&header[..CHECKSUM_AT]);

@@ -22,7 +22,6 @@ use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
-use textorigin_core::select::FLOOR;
 
 /// Seconds since `t`, restarting it.
 pub(super) fn lap(t: &mut Instant) -> f64 {
@@ -371,14 +370,13 @@ pub(super) fn revise_one(
 ) -> Result<Option<Revised>> {
     let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
     engine.prepare(text);
-    // The shingles it was selected with when applied (issue 36).
-    engine.at_density(before.density.unwrap_or(FLOOR));
     let dates = Dates::new(store, s, s_time);
     if let Some((c, t)) = cause {
         dates.know(c, t);
     }
     let when = |x| dates.key(x);
-    let mut after = engine.reanalyse(&**table, s, &when);
+    // The shingles it was selected with when applied (issue 36).
+    let mut after = engine.reanalyse(&**table, s, before.density, &when);
     align_with(store, engine, &mut after, &when, fresh)?;
     dates.check()?;
     if after == before {
