@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use textorigin_cluster::log::Log;
 use textorigin_cluster::wire::Meta;
-use textorigin_cluster::{aggregate, init, read_meta, submit, trim, worker, Submitted, Trimmed};
+use textorigin_cluster::{aggregate, init, read_meta, status, submit, trim, worker, Submitted, Trimmed};
 use textorigin_core::config::Density;
 use textorigin_store::storage::datadir::DataDir;
 
@@ -29,6 +29,7 @@ enum Command {
     Worker(WorkerArgs),
     Aggregate(AggregateArgs),
     Trim(TrimArgs),
+    Status(StatusArgs),
     Union(UnionArgs),
 }
 
@@ -124,6 +125,21 @@ struct AggregateArgs {
     /// documents stored after the newest).
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     checkpoint_secs: f64,
+}
+
+/// Where each process of the deployment is: the last document it is done with (a
+/// worker's last answer, the aggregator's last published estimation), how far behind
+/// the log's last document that is, its rate over `--interval` seconds, and where its
+/// oldest checkpoint would restart it.
+#[derive(clap::Args)]
+struct StatusArgs {
+    #[command(flatten)]
+    nats: Nats,
+    /// Seconds between the two readings the rates come from.
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    interval: f64,
+    #[command(flatten)]
+    format: Format,
 }
 
 /// Drop from the log what no process can need again: the messages before the oldest
@@ -248,6 +264,52 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 None => {
                     format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped)
                 }
+            })?;
+        }
+        Command::Status(a) => {
+            anyhow::ensure!(
+                a.interval > 0.0 && a.interval.is_finite(),
+                "--interval must be a positive number of seconds"
+            );
+            let log = Log::connect(&a.nats.nats, 1)?;
+            let (_, before) = status(&log)?;
+            std::thread::sleep(std::time::Duration::from_secs_f64(a.interval));
+            let (documents, now) = status(&log)?;
+            #[derive(Serialize)]
+            struct Row {
+                process: String,
+                done: u64,
+                lag: u64,
+                /// Documents a second over the interval.
+                rate: f64,
+                checkpoint: Option<u64>,
+            }
+            #[derive(Serialize)]
+            struct Out {
+                documents: u64,
+                processes: Vec<Row>,
+            }
+            let processes = now
+                .into_iter()
+                .zip(before)
+                .map(|(p, b)| Row {
+                    lag: documents.saturating_sub(p.done),
+                    rate: p.done.saturating_sub(b.done) as f64 / a.interval,
+                    process: p.process,
+                    done: p.done,
+                    checkpoint: p.checkpoint,
+                })
+                .collect();
+            a.format.print(&Out { documents, processes }, |o| {
+                let mut s = format!(
+                    "documents in the log: {}\nprocess        done       lag    docs/s  checkpoint\n",
+                    o.documents
+                );
+                for r in &o.processes {
+                    let cp = r.checkpoint.map_or("none yet".to_string(), |c| format!("#{c}"));
+                    s += &format!("{:<8} {:>10} {:>9} {:>9.1}  {cp}\n", r.process, r.done, r.lag, r.rate);
+                }
+                s
             })?;
         }
         Command::Union(a) => {

@@ -356,6 +356,20 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
         .collect();
     children.push(cluster(&["aggregate", "--until", &last, "--data"]).arg(&agg).spawn().unwrap());
     finish(&mut children, 120, "the deployment (a shard missing shingles would wait)");
+    // `cluster status`: every process done with the last document, none behind, none
+    // moving now.
+    let out = cluster(&["status", "--json", "--interval", "0.2"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["documents"].to_string(), last);
+    let processes = status["processes"].as_array().unwrap();
+    let names: Vec<&str> = processes.iter().map(|p| p["process"].as_str().unwrap()).collect();
+    assert_eq!(names, ["w0", "w1", "agg"]);
+    for p in processes {
+        assert_eq!((p["done"].to_string(), p["lag"].as_u64(), p["rate"].as_f64()), (last.clone(), Some(0), Some(0.0)));
+    }
+    let text = String::from_utf8(cluster(&["status", "--interval", "0.1"]).output().unwrap().stdout).unwrap();
+    assert!(text.contains("documents in the log") && text.contains("agg"), "{text}");
     let dir = tmp.path().join("single");
     let out =
         bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&a).arg(&b).output().unwrap();

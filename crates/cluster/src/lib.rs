@@ -133,6 +133,37 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
     Ok(Trimmed::Below { from: from + 1, dropped })
 }
 
+/// Where one process of the deployment is (issue 37's `cluster status`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProcessAt {
+    /// `w<s>` for shard worker s, `agg` for the aggregator.
+    pub process: String,
+    /// The last document it is done with: a worker's last answer, the aggregator's
+    /// last feedback (the document's estimation, published after its table phases).
+    pub done: u64,
+    /// The document its oldest checkpoint slot holds (where it would restart); none
+    /// before its first checkpoint.
+    pub checkpoint: Option<u64>,
+}
+
+/// Where every process of the deployment is, and the last document in the log.
+pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
+    let meta = read_meta(log)?;
+    log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
+    let docs = log.last_seq(DOCS)?;
+    let mut out = Vec::new();
+    for who in (0..meta.shards).map(Some).chain([None]) {
+        let stream = who.map_or_else(|| FEEDBACK.to_string(), hits_stream);
+        let checkpoint = log.latest(POSITIONS, &position_subject(who))?;
+        out.push(ProcessAt {
+            process: process_name(who),
+            done: log.last_seq(&stream)?,
+            checkpoint: checkpoint.map(|b| decode::<u64>(&b, "position")).transpose()?,
+        });
+    }
+    Ok((docs, out))
+}
+
 /// The deployment's description.
 pub fn read_meta(log: &Log) -> Result<Meta> {
     log.create_stream(META, &subject(META))?;
