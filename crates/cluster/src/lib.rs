@@ -120,9 +120,9 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
     let meta = read_meta(log)?;
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     let mut from = u64::MAX;
-    for who in (0..meta.shards).map(Some).chain([None]) {
-        match log.latest(POSITIONS, &position_subject(who))? {
-            Some(bytes) => from = from.min(decode::<u64>(&bytes, "position")?),
+    for who in processes(&meta) {
+        match checkpoint_position(log, who)? {
+            Some(seq) => from = from.min(seq),
             None => return Ok(Trimmed::Waiting(process_name(who))),
         }
     }
@@ -152,16 +152,27 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     let docs = log.last_seq(DOCS)?;
     let mut out = Vec::new();
-    for who in (0..meta.shards).map(Some).chain([None]) {
+    for who in processes(&meta) {
         let stream = who.map_or_else(|| FEEDBACK.to_string(), hits_stream);
-        let checkpoint = log.latest(POSITIONS, &position_subject(who))?;
         out.push(ProcessAt {
             process: process_name(who),
             done: log.last_seq(&stream)?,
-            checkpoint: checkpoint.map(|b| decode::<u64>(&b, "position")).transpose()?,
+            checkpoint: checkpoint_position(log, who)?,
         });
     }
     Ok((docs, out))
+}
+
+/// The deployment's processes: worker `Some(s)` for each shard, then the aggregator.
+fn processes(meta: &Meta) -> impl Iterator<Item = Option<u32>> {
+    (0..meta.shards).map(Some).chain([None])
+}
+
+/// The document process `who`'s oldest checkpoint slot holds, as it said in
+/// `TXO_POSITIONS` ([`publish_position`]; the caller has made the stream); none before
+/// its first checkpoint.
+fn checkpoint_position(log: &Log, who: Option<u32>) -> Result<Option<u64>> {
+    Ok(log.latest(POSITIONS, &position_subject(who))?.map(|b| decode::<u64>(&b, "position")).transpose()?)
 }
 
 /// The deployment's description.

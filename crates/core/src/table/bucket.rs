@@ -139,16 +139,12 @@ pub(super) fn halve(data: &mut [u8], n: usize, of: impl Fn(usize) -> bool) {
     }
 }
 
-/// The slot with the lowest score of a full bucket; ties go to the `h mod ties`-th.
-pub(super) fn lowest_score(data: &[u8], n: usize, h: u64) -> usize {
-    lowest_score_of(data, n, 0..n, h)
-}
-
-/// [`lowest_score`] among the slots `of` (not empty).
-pub(super) fn lowest_score_of(data: &[u8], n: usize, of: impl Iterator<Item = usize> + Clone, h: u64) -> usize {
+/// The slot with the lowest score among the slots `of` (in bucket order, not empty) of
+/// a bucket of `n` entries; ties go to the `h mod ties`-th.
+pub(super) fn lowest_score(data: &[u8], n: usize, of: &[usize], h: u64) -> usize {
     let score = |i: usize| data[COL_SCORE * n + i];
-    let min = of.clone().map(score).min().expect("slots to choose from");
-    let ties = of.clone().filter(|&i| score(i) == min).count();
+    let min = of.iter().map(|&i| score(i)).min().expect("slots to choose from");
+    let ties = of.iter().filter(|&&i| score(i) == min).count();
     let pick = (h % ties as u64) as usize;
-    of.filter(|&i| score(i) == min).nth(pick).expect("pick < ties")
+    *of.iter().filter(|&&i| score(i) == min).nth(pick).expect("pick < ties")
 }

@@ -2,9 +2,8 @@
 //! [`super`] say the rules): the threshold in force, the slot a full bucket gives up
 //! while extra entries are in it, and the sweep at the floor.
 
-use super::bucket::{copy_entry, is_extra, lowest_score_of, move_to_back, occupied, stored_bits};
-use super::{BucketMemory, Eviction, Table, ENTRY_BYTES};
-use crate::hash::mix;
+use super::bucket::{copy_entry, is_extra, occupied, stored_bits};
+use super::{BucketMemory, Table, ALL_SLOTS, ENTRY_BYTES};
 use crate::select::{density_rank, kept, FLOOR, SELECTED};
 
 impl<M: BucketMemory> Table<M> {
@@ -60,9 +59,8 @@ impl<M: BucketMemory> Table<M> {
         let extras: Vec<(usize, u8)> =
             (0..n).filter(|&s| is_extra(data, n, s)).map(|s| (s, density_rank(stored_bits(data, n, s)))).collect();
         if extras.is_empty() {
-            return (rank == SELECTED).then(|| self.policy_victim(c, fp, salt));
+            return (rank == SELECTED).then(|| self.policy_victim(c, fp, salt, &ALL_SLOTS[..n]));
         }
-        let (eviction, seed) = (self.eviction, self.seed);
         let stale = |t: u8| extras.iter().filter(move |e| !kept(e.1, t)).map(|e| e.0);
         if self.stats.density < FLOOR && stale(self.stats.density).next().is_none() {
             self.stats.density += 1;
@@ -76,15 +74,6 @@ impl<M: BucketMemory> Table<M> {
             Some(_) => stale(t).collect(),
             None => extras.iter().map(|e| e.0).collect(),
         };
-        Some(match eviction {
-            Eviction::Random => pool[(mix(seed ^ mix(fp ^ mix(salt))) % pool.len() as u64) as usize],
-            Eviction::Lru => {
-                move_to_back(self.bucket_mut(c), n, pool[0], n);
-                n - 1
-            }
-            Eviction::CopyCount | Eviction::Lucky => {
-                lowest_score_of(self.bucket(c), n, pool.iter().copied(), mix(seed ^ fp))
-            }
-        })
+        Some(self.policy_victim(c, fp, salt, &pool))
     }
 }

@@ -97,6 +97,17 @@ pub const HEADER_BYTES: usize = 4096;
 pub const ENTRY_BYTES: usize = 16;
 /// Longest configuration text a table header holds.
 pub const PARAMS_MAX: usize = 512;
+/// Slot numbers 0..256: every slot of a bucket is `&ALL_SLOTS[..B]`.
+const ALL_SLOTS: [usize; 256] = {
+    let mut a = [0; 256];
+    let mut i = 0;
+    while i < 256 {
+        a[i] = i;
+        i += 1;
+    }
+    a
+};
+
 /// Largest origin sequence number an entry can hold (39 bits; bit 39 of the stored
 /// origin is the extra flag).
 pub const MAX_ORIGIN: u64 = (1 << 39) - 1;
@@ -627,7 +638,7 @@ impl<M: BucketMemory> Table<M> {
             };
             slot
         } else {
-            self.policy_victim(c, fp, salt)
+            self.policy_victim(c, fp, salt, &ALL_SLOTS[..n])
         };
         let data = self.bucket_mut(c >> self.shift);
         write_entry(data, n, slot, fp, new, rank != SELECTED);
@@ -641,17 +652,20 @@ impl<M: BucketMemory> Table<M> {
         (None, self.position(data, c, slot))
     }
 
-    /// The slot the eviction policy gives up in the full final bucket `c` (the table
-    /// spanning its memory) for `fp` (LRU: the front, moved to the back).
-    fn policy_victim(&mut self, c: u64, fp: u64, salt: u64) -> usize {
+    /// The slot the eviction policy gives up for `fp` in the full final bucket `c` (the
+    /// table spanning its memory), choosing among the slots `among` (in bucket order,
+    /// not empty): every one ([`ALL_SLOTS`]), or the extra entries the density gives up
+    /// first. Random: a seeded pick; LRU: the first, moved to the back; Copy-Count and
+    /// Lucky: the lowest score.
+    pub(super) fn policy_victim(&mut self, c: u64, fp: u64, salt: u64, among: &[usize]) -> usize {
         let (n, seed) = (self.entries, self.seed);
         match self.eviction {
-            Eviction::Random => (mix(seed ^ mix(fp ^ mix(salt))) % n as u64) as usize,
+            Eviction::Random => among[(mix(seed ^ mix(fp ^ mix(salt))) % among.len() as u64) as usize],
             Eviction::Lru => {
-                move_to_back(self.bucket_mut(c), n, 0, n);
+                move_to_back(self.bucket_mut(c), n, among[0], n);
                 n - 1
             }
-            Eviction::CopyCount | Eviction::Lucky => lowest_score(self.bucket(c), n, mix(seed ^ fp)),
+            Eviction::CopyCount | Eviction::Lucky => lowest_score(self.bucket(c), n, among, mix(seed ^ fp)),
         }
     }
 
