@@ -705,12 +705,7 @@ pub fn stats(
             lookups: s.lookups,
             hits: s.hits,
             hit_pct: pct(s.hits, s.lookups),
-            density: match config.density {
-                textorigin_core::config::Density::Adaptive => textorigin_core::select::density_label(s.density),
-                textorigin_core::config::Density::Paper => {
-                    textorigin_core::select::density_label(textorigin_core::select::FLOOR)
-                }
-            },
+            density: textorigin_core::select::density_label(table.density()),
             last_applied: s.last_seq,
             in_use: table.in_use(),
             needs_recovery: table.in_use() && textorigin_store::storage::datadir::writer_gone(dir),
