@@ -13,9 +13,8 @@ use crate::util::{bin, fixture, json, ok, root, without_sources};
 const CONFIG: &str = "table_size = \"64KiB\"\ndensity = \"paper\"\n";
 
 /// The sample corpus `times` over, in `tmp`: the mail's dates a year later at each
-/// repetition, so that the stream stays in publication order. Out of order, a single
-/// node takes entries over where the shard workers, which have no dates, do not
-/// (docs/SCALE-OUT.md).
+/// repetition, so that the stream stays in publication order (out of order, see
+/// [`shuffled`]).
 fn corpus(tmp: &Path, times: usize) -> Vec<PathBuf> {
     let mail = std::fs::read_to_string(fixture("mail-sample.jsonl")).unwrap();
     (0..times)
@@ -30,6 +29,29 @@ fn corpus(tmp: &Path, times: usize) -> Vec<PathBuf> {
         })
         .collect()
 }
+
+/// The documents of `files` (the sample corpus: ChangeLog entries of 1988-1998, mail
+/// of 2002) in a fixed order far from their dates, in `tmp`: late originals take
+/// entries over and revise the results of their copies, and of those that copied from
+/// them.
+fn shuffled(tmp: &Path, files: &[PathBuf]) -> Vec<PathBuf> {
+    let lines: Vec<String> = files
+        .iter()
+        .flat_map(|f| std::fs::read_to_string(f).unwrap().lines().map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    let n = lines.len();
+    assert!(!n.is_multiple_of(7919), "the shuffle is a permutation");
+    let mut keyed: Vec<(usize, String)> =
+        lines.into_iter().enumerate().map(|(i, l)| ((i * 7919 + 13) % n, l)).collect();
+    keyed.sort();
+    let path = tmp.join("shuffled.jsonl");
+    std::fs::write(&path, keyed.into_iter().map(|(_, l)| l + "\n").collect::<String>()).unwrap();
+    vec![path]
+}
+
+/// A one-node run with every revision made before its cause is stored, as the sharded
+/// deployment makes them.
+const UNBOUNDED_REVISIONS: &[&str] = &["--revision-budget", "1000000000", "--revision-budget-bytes", "1TiB"];
 
 /// A temporary directory holding a configuration file of [`CONFIG`]: (the directory,
 /// the file).
@@ -55,6 +77,12 @@ fn export_values(text: &str) -> Vec<Value> {
 /// One node: the export and `stats --json` (`--force`: a corpus given `times` over is
 /// stored `times` over, as `cluster submit` admits it).
 fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
+    single_of(tmp, config, &corpus(tmp, times), &[])
+}
+
+/// [`single`] of the corpus `files`, with `ingest` given `args` too; its data
+/// directory is `tmp/single`.
+fn single_of(tmp: &Path, config: &Path, files: &[PathBuf], args: &[&str]) -> (Vec<Value>, Value) {
     let dir = tmp.join("single");
     let out = bin()
         .arg("ingest")
@@ -63,7 +91,8 @@ fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
         .arg(&dir)
         .arg("--config")
         .arg(config)
-        .args(corpus(tmp, times))
+        .args(args)
+        .args(files)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -73,6 +102,11 @@ fn single(tmp: &Path, config: &Path, times: usize) -> (Vec<Value>, Value) {
 /// `scripts/cluster.sh` with `args`: the export, the union of the shard tables and the
 /// script's report on standard error.
 fn cluster(tmp: &Path, config: &Path, times: usize, args: &[&str]) -> (Vec<Value>, Value, String) {
+    cluster_of(tmp, config, &corpus(tmp, times), args)
+}
+
+/// [`cluster`] of the corpus `files`.
+fn cluster_of(tmp: &Path, config: &Path, files: &[PathBuf], args: &[&str]) -> (Vec<Value>, Value, String) {
     let (export, union) = (tmp.join("cluster.jsonl"), tmp.join("union.json"));
     let script = root().join("scripts/cluster.sh");
     let out = Command::new("bash")
@@ -84,7 +118,7 @@ fn cluster(tmp: &Path, config: &Path, times: usize, args: &[&str]) -> (Vec<Value
         .arg(&export)
         .arg("--union")
         .arg(&union)
-        .args(corpus(tmp, times))
+        .args(files)
         .env("TEXTORIGIN_BIN", assert_cmd::cargo::cargo_bin("textorigin"))
         .env("TMPDIR", tmp)
         .output()
@@ -133,16 +167,32 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
 }
 
 #[test]
+fn dated_documents_arriving_shuffled_take_over_and_revise_as_on_one_node() {
+    let (tmp, config) = with_config();
+    let files = shuffled(tmp.path(), &corpus(tmp.path(), 1));
+    let one = single_of(tmp.path(), &config, &files, UNBOUNDED_REVISIONS);
+    // The export holds each document's revision records (without the way in).
+    let revised = one.0.iter().filter(|d| d["revisions"].as_array().is_some_and(|r| !r.is_empty())).count();
+    assert!(revised >= 5, "the shuffled corpus revises results: {revised} revised");
+    for args in [&["--shards", "1"][..], &["--shards", "2"], &["--shards", "4", "--prepared"]] {
+        let c = cluster_of(tmp.path(), &config, &files, &[args, &["--servers", "1"]].concat());
+        assert_equal(&one, &c, &format!("{args:?}, dates shuffled"));
+    }
+}
+
+#[test]
 fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     let (tmp, config) = with_config();
     // The corpus eight times over (every document after the first round a copy), so
-    // that the run outlasts several kills (four times over once took 2 s, one kill).
-    let one = single(tmp.path(), &config, 8);
+    // that the run outlasts several kills (four times over once took 2 s, one kill),
+    // shuffled: its dates take entries over and revise results all along (issue 37).
+    let files = shuffled(tmp.path(), &corpus(tmp.path(), 8));
+    let one = single_of(tmp.path(), &config, &files, UNBOUNDED_REVISIONS);
     // Two shards on three log servers (each kind of process killed), one and four
     // shards on one (workers and the aggregator killed, more often: one server makes
     // the run shorter).
     for (shards, servers, chaos) in [("2", "3", "1"), ("1", "1", "0.3"), ("4", "1", "0.3")] {
-        let c = cluster(tmp.path(), &config, 8, &["--shards", shards, "--servers", servers, "--chaos", chaos]);
+        let c = cluster_of(tmp.path(), &config, &files, &["--shards", shards, "--servers", servers, "--chaos", chaos]);
         let kinds: &[&str] =
             if servers == "3" { &["killed w", "killed log server", "killed agg"] } else { &["killed w", "killed agg"] };
         for killed in kinds {

@@ -6,6 +6,12 @@
 //! feedback the log lacks is replayed by a restart), then does what `ingest` does after
 //! the table: near-duplicates, quotations, alignment, the derived indexes, the store.
 //!
+//! Dates (issue 37): the workers take entries over where they live and name the
+//! origins taken in their answers; the aggregator decides what that revises (those
+//! documents and their copiers, from its store), lists them with their shingles in the
+//! cause's feedback, and re-analyses them from the workers' lookups (their lookups
+//! streams), every one before the cause is stored (no revision budget or queue here).
+//!
 //! Restart: the data directory recovers as `serve`'s does, from its newest checkpoint
 //! slot (written now and then, as `serve` writes them) or an empty table, replaying the
 //! stored documents after it with their answers read again from the log; feedback
@@ -20,13 +26,14 @@ use textorigin_core::engine::{Engine, Feedback, Probe, When};
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_store::input::InputDoc;
-use textorigin_store::storage::datadir::{DataDir, DataDirError};
+use textorigin_store::storage::datadir::{Budget, DataDir, DataDirError};
 use textorigin_store::storage::stage::{StageError, TableStage};
+use textorigin_store::storage::store::{Admit, Via};
 use textorigin_store::storage::table_file::Mapped;
 use textorigin_store::telemetry::StageTimes;
 
 use crate::log::{Appends, Log, Reader};
-use crate::wire::{decode, encode, hits_stream, subject, Answer, Doc, DOCS, FEEDBACK};
+use crate::wire::{decode, encode, hits_stream, lookups_stream, subject, Answer, Doc, Lookups, DOCS, FEEDBACK};
 use crate::{read_meta, ClusterError, Result};
 
 /// The table's phases on the shard workers, seen from the aggregator.
@@ -44,6 +51,12 @@ struct State {
     /// the data directory flushes the stage: before a checkpoint or its close).
     published: u64,
     feedback: Appends,
+    /// The origins the last document's shards took over (ascending, each once).
+    taken: Vec<u64>,
+    /// The last feedback's revisions (its document, and each revised document with its
+    /// count of selected shingles), and, once read, what their shingles found.
+    request: Option<(u64, Vec<(u64, usize)>)>,
+    found: Option<Vec<Vec<Option<Hit>>>>,
     /// Seconds waiting for the shards' answers, and appending the feedback.
     answers_secs: f64,
     feedback_secs: f64,
@@ -69,7 +82,16 @@ impl Remote {
     pub fn new(log: &Log, shards: u32) -> Result<Remote> {
         let published = log.last_seq(FEEDBACK)?;
         let feedback = log.appends(FEEDBACK, &subject(FEEDBACK));
-        let state = State { readers: Vec::new(), published, feedback, answers_secs: 0.0, feedback_secs: 0.0 };
+        let state = State {
+            readers: Vec::new(),
+            published,
+            feedback,
+            taken: Vec::new(),
+            request: None,
+            found: None,
+            answers_secs: 0.0,
+            feedback_secs: 0.0,
+        };
         Ok(Remote { log: log.clone(), shards, state: Arc::new(Mutex::new(state)) })
     }
 
@@ -82,18 +104,25 @@ impl Remote {
                 .collect::<std::result::Result<_, _>>()?;
         }
         let mut probes = Vec::with_capacity(state.readers.len());
-        let State { readers, feedback, .. } = &mut *state;
+        let State { readers, feedback, taken, .. } = &mut *state;
+        taken.clear();
         for r in readers {
             let (_, bytes) = r.read_after(feedback)?;
             let a: Answer = decode(&bytes, "shard answer")?;
+            taken.extend(&a.taken);
             probes.push(Probe { items: a.items, hits: a.hits, ..Probe::default() });
         }
+        taken.sort_unstable();
+        taken.dedup();
         state.answers_secs += started.elapsed().as_secs_f64();
         Ok(merge_hits(n, &probes)?)
     }
 
     fn publish(&self, fb: &Feedback) -> Result<()> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.request =
+            (!fb.revise.is_empty()).then(|| (fb.seq, fb.revise.iter().map(|(s, f)| (*s, f.len())).collect()));
+        state.found = None;
         if fb.seq > state.published {
             let started = Instant::now();
             state.feedback.push(fb.seq, encode(fb))?;
@@ -102,6 +131,68 @@ impl Remote {
         }
         Ok(())
     }
+
+    /// What the shingles of document `seq`, revised by the last feedback's document,
+    /// find in the workers' tables: read from every shard's lookups stream the first
+    /// time one is asked for.
+    fn revision_lookups(&self, seq: u64) -> Result<Vec<Option<Hit>>> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((cause, docs)) = state.request.clone() else {
+            return Err(ClusterError::OutOfStep { what: "a revision without a cause", want: 0, got: seq });
+        };
+        if state.found.is_none() {
+            let started = Instant::now();
+            // The workers look up after reading the feedback: it must be in the log.
+            state.feedback.flush()?;
+            let k = lookups_position(&self.log, cause)?;
+            let mut per_shard = Vec::with_capacity(self.shards as usize);
+            for s in 0..self.shards {
+                let mut reader = self.log.reader(&lookups_stream(s), k)?;
+                let (_, bytes) = reader.read_after(&mut state.feedback)?;
+                let l: Lookups = decode(&bytes, "shard lookups")?;
+                if l.cause != cause || l.found.len() != docs.len() {
+                    return Err(ClusterError::OutOfStep { what: "a shard's lookups", want: cause, got: l.cause });
+                }
+                per_shard.push(l.found);
+            }
+            let mut found = Vec::with_capacity(docs.len());
+            for (i, &(_, n)) in docs.iter().enumerate() {
+                let probes: Vec<Probe> = per_shard
+                    .iter()
+                    .map(|f| Probe { items: f[i].items.clone(), hits: f[i].hits.clone(), ..Probe::default() })
+                    .collect();
+                found.push(merge_hits(n, &probes)?);
+            }
+            state.found = Some(found);
+            state.answers_secs += started.elapsed().as_secs_f64();
+        }
+        let i = docs.iter().position(|&(s, _)| s == seq);
+        let found = state.found.as_ref().expect("read above");
+        i.map(|i| found[i].clone()).ok_or(ClusterError::OutOfStep {
+            what: "a revision the feedback does not list",
+            want: cause,
+            got: seq,
+        })
+    }
+}
+
+/// The message of the lookups streams that answers the revisions caused by document
+/// `cause`: the first whose cause is not before it (the streams' causes ascend; every
+/// shard's stream has the same messages), or the next one to come.
+fn lookups_position(log: &Log, cause: u64) -> Result<u64> {
+    let stream = lookups_stream(0);
+    let (mut lo, mut hi) = (log.first_seq(&stream)?.max(1), log.last_seq(&stream)? + 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let bytes =
+            log.get(&stream, mid)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: mid, got: 0 })?;
+        if decode::<Lookups>(&bytes, "shard lookups")?.cause < cause {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
 }
 
 impl TableStage for Remote {
@@ -115,6 +206,27 @@ impl TableStage for Remote {
         _when: When<'_>,
     ) -> std::result::Result<Vec<Option<Hit>>, StageError> {
         Ok(self.answers(seq, engine.selected())?)
+    }
+
+    fn taken(&self) -> Vec<u64> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).taken.clone()
+    }
+
+    fn elsewhere(&self) -> bool {
+        true
+    }
+
+    fn lookups(
+        &mut self,
+        engine: &Engine,
+        _table: &Table<Mapped>,
+        seq: u64,
+    ) -> std::result::Result<Vec<Option<Hit>>, StageError> {
+        let found = self.revision_lookups(seq)?;
+        if found.len() != engine.selected() {
+            return Err(ClusterError::OutOfStep { what: "a revision's lookups", want: seq, got: 0 }.into());
+        }
+        Ok(found)
     }
 
     fn score(
@@ -168,6 +280,10 @@ pub fn run(
     // The log holds what submission admitted: a document is never refused here (its
     // id is taken), whatever a later build thinks of its date.
     dd.set_undated_bad_dates(true);
+    // Its dates take entries over (as the workers decide), and every revision is made
+    // before its cause is stored: the workers look them up at that point only.
+    dd.set_take_over(&[Via::Cluster]);
+    dd.set_revision_budget(Budget::UNLIMITED);
     let mut preparer = dd.preparer();
     let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;
@@ -178,6 +294,7 @@ pub fn run(
         let (seq, bytes) = docs.read_after(&mut waits.lock().unwrap_or_else(|p| p.into_inner()).feedback)?;
         docs_secs += started.elapsed().as_secs_f64();
         let doc = Doc::decode(&bytes)?;
+        let arrived_ms = doc.arrived_ms;
         let input = InputDoc {
             name: doc.name,
             source: doc.source,
@@ -194,10 +311,7 @@ pub fn run(
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);
         dd.add_prepare_time(started.elapsed().as_secs_f64());
-        let admit = textorigin_store::storage::store::Admit {
-            via: Some(textorigin_store::storage::store::Via::Cluster),
-            ..Default::default()
-        };
+        let admit = Admit { via: Some(Via::Cluster), arrival_ms: Some(arrived_ms), ..Default::default() };
         let (stored, _) = dd.ingest_prepared(&input, prepared, admit)?;
         if stored.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the aggregator's store", want: seq, got: stored.seq });

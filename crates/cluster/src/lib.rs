@@ -24,8 +24,8 @@ use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
 use crate::wire::{
-    decode, encode, hits_stream, items_stream, position_subject, process_name, subject, Doc, Items, Meta, WireError,
-    DOCS, FEEDBACK, META, POSITIONS,
+    decode, encode, hits_stream, items_stream, lookups_stream, position_subject, process_name, subject, time_of, Doc,
+    Items, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS,
 };
 
 /// Errors of the deployment's processes.
@@ -74,7 +74,7 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         }
         None => log.append(META, &subject(META), 1, &encode(meta))?,
     }
-    for s in document_streams(meta) {
+    for s in document_streams(meta).into_iter().chain((0..meta.shards).map(lookups_stream)) {
         log.create_stream(&s, &subject(&s))?;
     }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
@@ -211,6 +211,11 @@ pub fn submit(
 ) -> Result<u64> {
     let mut engine = Engine::new(meta.config.clone());
     let mut last = log.last_seq(DOCS)?;
+    // Arrival times never go back, across submissions too.
+    let mut arrived_ms = match last {
+        0 => 0,
+        _ => Doc::decode(&log.get(DOCS, last)?.ok_or(ClusterError::NoMeta)?)?.arrived_ms,
+    };
     let docs_subject = subject(DOCS);
     let shards = meta.prepared.then(|| Splitter::new(meta)).transpose()?;
     if let Some(s) = &shards {
@@ -242,11 +247,14 @@ pub fn submit(
             event(Submitted::Failed(DocError::BadDate(doc.source.clone(), e).to_string()));
             continue;
         }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        arrived_ms = arrived_ms.max(now as u64);
         let msg = Doc {
             name: doc.name,
             source: doc.source,
             url: doc.url,
             published_at: doc.published_at,
+            arrived_ms,
             text: doc.text,
             meta: doc.meta,
         };
@@ -255,7 +263,7 @@ pub fn submit(
         textorigin_store::failpoint::hit("submit.after-doc")
             .map_err(|source| ClusterError::Io { what: "submission", source })?;
         if let Some(s) = &shards {
-            s.append(log, &engine, last)?;
+            s.append(log, &engine, last, time_of(msg.published_at.as_deref(), arrived_ms))?;
         }
         event(Submitted::Doc(last));
     }
@@ -277,12 +285,12 @@ impl Splitter {
     }
 
     /// Appends message `seq` of every shard's stream: the selected shingles of the
-    /// document `engine` prepared last.
-    fn append(&self, log: &Log, engine: &Engine, seq: u64) -> Result<()> {
+    /// document `engine` prepared last, at `time` in publication order.
+    fn append(&self, log: &Log, engine: &Engine, seq: u64, time: i64) -> Result<()> {
         let selected = engine.selected() as u32;
         for (s, items) in split(engine.items(), self.buckets, self.shards).into_iter().enumerate() {
             let stream = items_stream(s as u32);
-            log.append(&stream, &subject(&stream), seq, &encode(&Items { selected, items }))?;
+            log.append(&stream, &subject(&stream), seq, &encode(&Items { time, selected, items }))?;
         }
         Ok(())
     }
@@ -302,7 +310,7 @@ impl Splitter {
             let (seq, bytes) = docs.read()?;
             let doc = Doc::decode(&bytes)?;
             engine.prepare(&doc.text);
-            self.append(log, engine, seq)?;
+            self.append(log, engine, seq, time_of(doc.published_at.as_deref(), doc.arrived_ms))?;
         }
         Ok(())
     }

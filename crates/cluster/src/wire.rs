@@ -7,8 +7,9 @@ use textorigin_core::config::Config;
 use textorigin_core::engine::ShardItem;
 use textorigin_core::table::Hit;
 
-/// The message format version this build writes and reads.
-pub const VERSION: u8 = 1;
+/// The message format version this build writes and reads (2: documents carry their
+/// arrival, answers the origins taken over, feedback the revisions' shingles).
+pub const VERSION: u8 = 2;
 
 /// The deployment's description: message 1 of [`META`].
 pub const META: &str = "TXO_META";
@@ -40,6 +41,12 @@ pub fn position_subject(worker: Option<u32>) -> String {
 /// Shard `s`'s answers: message `n` is its answer for document `n`.
 pub fn hits_stream(s: u32) -> String {
     format!("TXO_HITS_{s}")
+}
+
+/// Shard `s`'s lookups for the revisions of take-overs (issue 37): message `k` answers
+/// the `k`-th feedback that lists revised documents ([`Lookups`]).
+pub fn lookups_stream(s: u32) -> String {
+    format!("TXO_LOOKUPS_{s}")
 }
 
 /// Shard `s`'s selected shingles of the documents (a deployment whose documents are
@@ -103,6 +110,10 @@ pub struct Doc {
     pub source: String,
     pub url: Option<String>,
     pub published_at: Option<String>,
+    /// When `cluster submit` admitted it (milliseconds since the epoch, never less than
+    /// the document before): an undated document's place in publication order, the
+    /// same for every process ([`time_of`]).
+    pub arrived_ms: u64,
     pub text: String,
     /// The input's further fields as JSON text ([`textorigin_store::input::InputDoc::meta`]),
     /// written behind the other fields when there are any (see [`Doc::encode`]), so a
@@ -144,12 +155,36 @@ impl Doc {
 pub struct Answer {
     pub items: Vec<u32>,
     pub hits: Vec<Option<Hit>>,
+    /// The origins whose entries the document took over (published after it): ascending,
+    /// each once.
+    pub taken: Vec<u64>,
+}
+
+/// A shard's lookups for the documents a take-over revises (the feedback of document
+/// `cause` listed them, [`textorigin_core::engine::Feedback::revise`]): for each, in
+/// the feedback's order, what its shingles in the shard's buckets find in the table
+/// right after the cause's phase 3 (`hits` of an [`Answer`]; `taken` empty).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lookups {
+    pub cause: u64,
+    pub found: Vec<Answer>,
+}
+
+/// A document's place in publication order as every process of the deployment sees it
+/// (the aggregator's data directory gives it the same, `Admit::arrival_ms`): its
+/// publication date, or when it was admitted; a date that is not one counts as none.
+pub fn time_of(published_at: Option<&str>, arrived_ms: u64) -> i64 {
+    use textorigin_store::input::date::parse_published;
+    use textorigin_store::storage::store::documents::arrival_time;
+    published_at.and_then(|p| parse_published(p).ok()).unwrap_or_else(|| arrival_time(arrived_ms))
 }
 
 /// A shard's selected shingles of a document, as [`textorigin_core::shard::split`]
 /// gives them, and how many the document has in all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Items {
+    /// The document's place in publication order ([`time_of`]).
+    pub time: i64,
     pub selected: u32,
     pub items: Vec<ShardItem>,
 }
@@ -160,7 +195,8 @@ mod tests {
 
     #[test]
     fn messages_round_trip_and_other_versions_are_refused() {
-        let a = Answer { items: vec![0, 3], hits: vec![None, Some(Hit { origin: 7, offset: 1, prev: 2, next: 3 })] };
+        let hit = Some(Hit { origin: 7, offset: 1, prev: 2, next: 3 });
+        let a = Answer { items: vec![0, 3], hits: vec![None, hit], taken: vec![9] };
         let bytes = encode(&a);
         assert_eq!(decode::<Answer>(&bytes, "answer").unwrap(), a);
         let mut newer = bytes.clone();
@@ -184,6 +220,7 @@ mod tests {
             source: "s".into(),
             url: None,
             published_at: Some("2020".into()),
+            arrived_ms: 1_800_000_000_000,
             text: "words".into(),
             meta: Some(r#"{"title":"T"}"#.into()),
         };

@@ -8,6 +8,15 @@
 //! feedback ([`Ahead`]). Its table is the single-node table's bucket range, byte for
 //! byte.
 //!
+//! Dates (issue 37): every document's place in publication order ([`time_of`]) is
+//! kept (and checkpointed), so a document published before an entry's origin takes it
+//! over here, where the entry lives, as on one node, and the answer names the origins
+//! taken. The revisions that causes are decided at the aggregator; the feedback lists
+//! the revised documents' shingles, which the worker looks up right after the cause's
+//! phase 3 and answers in its lookups stream. A document that could take anything over
+//! (published before one already seen) is therefore not probed past: nothing later is
+//! probed before its feedback.
+//!
 //! Restart: the table is held in memory, restored from the newest checkpoint slot
 //! (the daemon's A/B slots, `textorigin_store::storage::checkpoint`, holding the range,
 //! its counters and the document it reflects) and brought up to date by replaying the
@@ -30,7 +39,10 @@ use textorigin_store::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::{Appends, Log, Reader};
-use crate::wire::{decode, encode, hits_stream, items_stream, subject, Answer, Doc, Items, DOCS, FEEDBACK};
+use crate::wire::{
+    decode, encode, hits_stream, items_stream, lookups_stream, subject, time_of, Answer, Doc, Items, Lookups, DOCS,
+    FEEDBACK,
+};
 use crate::{read_meta, ClusterError, Result};
 
 /// What a worker did.
@@ -116,6 +128,7 @@ enum Step<'c> {
 /// A shard worker between two steps: its table, where it is in each stream, and what
 /// it measured.
 struct Worker<'c> {
+    log: Log,
     shard: Shard,
     config: Config,
     prepared: bool,
@@ -135,6 +148,17 @@ struct Worker<'c> {
     appends: Appends,
     /// Documents probed and not yet scored.
     ahead: Ahead,
+    /// Every document's place in publication order (document `n` at `n − 1`), the
+    /// latest of them, and the document not to probe past until its feedback (it may
+    /// take entries over, and its revisions are looked up before any later document).
+    times: Vec<i64>,
+    latest: i64,
+    barrier: Option<u64>,
+    /// The lookups stream: its name, its next message, and its last one before the
+    /// start (compared with the replay's, not appended again).
+    lookups: String,
+    lookups_next: u64,
+    lookups_given: u64,
     /// The last document scored (applied whole), the last probed, the last in a slot.
     last: u64,
     probed: u64,
@@ -156,16 +180,20 @@ impl<'c> Worker<'c> {
         let mut table = Table::in_memory(&meta.config.table_params())?;
         table.span();
         let mut summary = WorkerSummary::default();
+        let mut restored = Restored::default();
         if let Some(c) = checkpoints {
             std::fs::create_dir_all(&c.dir).map_err(|source| ClusterError::File { shard: index, source })?;
-            summary.restored = restore(&c.dir, deployment, shard, &meta.config, &mut table)?;
+            restored = restore(&c.dir, deployment, shard, &meta.config, &mut table)?;
+            summary.restored = restored.seq;
         }
         let last = summary.restored;
         let answers = hits_stream(index);
         let answered = log.last_seq(&answers)?;
         let given = if answered > last { Some(log.reader(&answers, last + 1)?) } else { None };
         let input = if meta.prepared { items_stream(index) } else { DOCS.to_string() };
+        let lookups = lookups_stream(index);
         Ok(Worker {
+            log: log.clone(),
             shard,
             engine: Engine::new(meta.config.clone()),
             config: meta.config,
@@ -181,6 +209,12 @@ impl<'c> Worker<'c> {
             appends: log.appends(&answers, &subject(&answers)),
             answers,
             ahead: Ahead::default(),
+            latest: restored.times.iter().copied().max().unwrap_or(i64::MIN),
+            times: restored.times,
+            barrier: None,
+            lookups_given: log.last_seq(&lookups)?,
+            lookups_next: restored.lookups + 1,
+            lookups,
             last,
             probed: last,
             checkpointed_at: last,
@@ -201,7 +235,12 @@ impl<'c> Worker<'c> {
             Some(c) if self.ahead.is_empty() => Step::Checkpoint(c),
             _ if self.until.is_some_and(|u| self.last >= u) => Step::Done,
             Some(_) => Step::Feedback,
-            None if self.until.is_some_and(|u| self.probed >= u) || self.ahead.len() >= AHEAD => Step::Feedback,
+            None if self.until.is_some_and(|u| self.probed >= u)
+                || self.ahead.len() >= AHEAD
+                || self.barrier.is_some() =>
+            {
+                Step::Feedback
+            }
             None => Step::Probe,
         }
     }
@@ -210,7 +249,7 @@ impl<'c> Worker<'c> {
     fn checkpoint(&mut self, log: &Log, c: &Checkpoints) -> Result<()> {
         // A slot puts its documents beyond a replay: their answers must be in the log.
         self.appends.flush()?;
-        let (head, range) = image(self.shard, &self.config, &self.table);
+        let (head, range) = image(self.shard, &self.config, &self.table, &self.times, self.lookups_next - 1);
         checkpoint::write_parts(&c.dir, &[&head, range], self.last, self.deployment)?;
         crate::publish_position(log, Some(self.shard.index()), &c.dir, self.deployment)?;
         self.summary.checkpoints += 1;
@@ -229,36 +268,54 @@ impl<'c> Worker<'c> {
     }
 
     /// The document's selected shingles whose buckets are this shard's: prepared here,
-    /// or read as they were prepared at submission.
-    fn items_of(&mut self, bytes: &[u8]) -> Result<Vec<ShardItem>> {
+    /// or read as they were prepared at submission; and its place in publication order.
+    fn items_of(&mut self, bytes: &[u8]) -> Result<(Vec<ShardItem>, i64)> {
         self.summary.read_bytes += bytes.len() as u64;
         if self.prepared {
             let items: Items = decode(bytes, "selected shingles")?;
             self.summary.log_secs += lap(&mut self.clock);
             self.summary.selected += u64::from(items.selected);
-            return Ok(items.items);
+            return Ok((items.items, items.time));
         }
-        let doc: Doc = decode(bytes, "document")?;
+        let doc = Doc::decode(bytes)?;
         self.summary.log_secs += lap(&mut self.clock);
         self.summary.selected += self.engine.prepare(&doc.text).1.len() as u64;
         self.summary.prepare_secs += lap(&mut self.clock);
         let (shard, buckets) = (self.shard, self.table.buckets());
-        Ok(self.engine.items_where(buckets, |b| shard.owns(b, buckets)))
+        let time = time_of(doc.published_at.as_deref(), doc.arrived_ms);
+        Ok((self.engine.items_where(buckets, |b| shard.owns(b, buckets)), time))
     }
 
-    /// Phase 1 for document `seq` once no pending document touches its buckets; its
-    /// answer appended, or compared with the one given before a restart.
-    fn probe(&mut self, seq: u64, items: Vec<ShardItem>, progress: &mut impl FnMut(u64)) -> Result<()> {
+    /// Phase 1 for document `seq`, at `time` in publication order, once no pending
+    /// document touches its buckets; its answer appended, or compared with the one
+    /// given before a restart.
+    fn probe(&mut self, seq: u64, (items, time): (Vec<ShardItem>, i64), progress: &mut impl FnMut(u64)) -> Result<()> {
         while self.ahead.conflicts(&self.table, &items) {
             let message = self.feedback.read_after(&mut self.appends)?;
             self.summary.log_secs += lap(&mut self.clock);
             self.score(message, progress)?;
         }
+        if self.times.len() as u64 != seq - 1 {
+            return Err(ClusterError::OutOfStep {
+                what: "the worker's dates",
+                want: self.times.len() as u64 + 1,
+                got: seq,
+            });
+        }
+        self.times.push(time);
+        // Published before a document already seen: it may take entries over.
+        if time < self.latest {
+            self.barrier = Some(seq);
+        }
+        self.latest = self.latest.max(time);
         self.summary.ahead += u64::from(!self.ahead.is_empty());
-        let probe = self.ahead.probe(&mut self.table, seq, &items);
+        let times = &self.times;
+        let when = |o: u64| (times[o as usize - 1], o);
+        let probe = self.ahead.probe_dated(&mut self.table, seq, &items, |o| when(o) > (time, seq));
         self.summary.probed += probe.items.len() as u64;
         self.summary.table_secs += lap(&mut self.clock);
-        let answer = encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone() });
+        let answer =
+            encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone(), taken: probe.taken.clone() });
         match self.given.as_mut().filter(|_| seq <= self.answered) {
             Some(given) => {
                 if given.read()?.1 != answer {
@@ -296,10 +353,54 @@ impl<'c> Worker<'c> {
     }
 
     /// Phase 3 for the oldest pending document from `message`, the feedback stream's
-    /// next.
-    fn score(&mut self, message: (u64, Vec<u8>), progress: &mut impl FnMut(u64)) -> Result<()> {
-        self.last = score(&self.engine, &mut self.table, &mut self.ahead, message)?;
+    /// next; then the lookups of the revisions it lists.
+    fn score(&mut self, (f, bytes): (u64, Vec<u8>), progress: &mut impl FnMut(u64)) -> Result<()> {
+        let fb: Feedback = decode(&bytes, "feedback")?;
+        if f != fb.seq {
+            return Err(ClusterError::OutOfStep { what: "the feedback stream", want: f, got: fb.seq });
+        }
+        self.last = self.ahead.score(&self.engine, &mut self.table, &fb)?;
+        if !fb.revise.is_empty() {
+            self.look_up(&fb)?;
+        }
+        if self.barrier == Some(self.last) {
+            self.barrier = None;
+        }
         progress(self.last);
+        Ok(())
+    }
+
+    /// What the shingles in this shard's buckets of each document `fb` revises find in
+    /// the table now, right after `fb`'s phase 3 (nothing later is probed yet: the
+    /// document was a barrier), appended as the lookups stream's next message, or
+    /// compared with the one given before a restart.
+    fn look_up(&mut self, fb: &Feedback) -> Result<()> {
+        if self.barrier != Some(fb.seq) || !self.ahead.is_empty() {
+            return Err(ClusterError::OutOfStep { what: "a revision's lookups", want: fb.seq, got: self.probed });
+        }
+        let (shard, buckets) = (self.shard, self.table.buckets());
+        let found = fb
+            .revise
+            .iter()
+            .map(|(_, fps)| {
+                let mine =
+                    (0..fps.len()).filter(|&i| shard.owns(textorigin_core::table::bucket_of(fps[i], buckets), buckets));
+                let items: Vec<u32> = mine.map(|i| i as u32).collect();
+                let hits = items.iter().map(|&i| self.table.lookup(fps[i as usize]).map(|(_, h)| h)).collect();
+                Answer { items, hits, taken: Vec::new() }
+            })
+            .collect();
+        let message = encode(&Lookups { cause: fb.seq, found });
+        let k = self.lookups_next;
+        if k <= self.lookups_given {
+            if log_get(&self.log, &self.lookups, k)? != message {
+                return Err(crate::log::LogError::Conflict { stream: self.lookups.clone(), seq: k }.into());
+            }
+        } else {
+            self.log.append(&self.lookups, &subject(&self.lookups), k, &message)?;
+        }
+        self.lookups_next += 1;
+        self.summary.table_secs += lap(&mut self.clock);
         Ok(())
     }
 
@@ -307,7 +408,8 @@ impl<'c> Worker<'c> {
     fn finish(mut self, out: Option<&Path>) -> Result<WorkerSummary> {
         self.appends.flush()?;
         if let Some(out) = out {
-            write_image(out, self.shard, &self.config, &self.table)
+            let lookups = self.lookups_next - 1;
+            write_image(out, self.shard, &self.config, &self.table, &self.times, lookups)
                 .map_err(|source| ClusterError::File { shard: self.shard.index(), source })?;
         }
         Ok(self.summary)
@@ -323,21 +425,27 @@ fn lap(clock: &mut Instant) -> f64 {
 /// How many documents a worker probes ahead of their feedback, at most.
 pub const AHEAD: usize = 32;
 
-/// Phase 3 for the oldest document pending in `ahead`, from `message`, the feedback
-/// stream's next; returns that document.
-fn score(engine: &Engine, table: &mut Table<Vec<u8>>, ahead: &mut Ahead, (f, bytes): (u64, Vec<u8>)) -> Result<u64> {
-    let fb: Feedback = decode(&bytes, "feedback")?;
-    if f != fb.seq {
-        return Err(ClusterError::OutOfStep { what: "the feedback stream", want: f, got: fb.seq });
-    }
-    Ok(ahead.score(engine, table, &fb)?)
+/// Message `k` of `stream`, which must be there.
+fn log_get(log: &Log, stream: &str, k: u64) -> Result<Vec<u8>> {
+    log.get(stream, k)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: k, got: 0 })
 }
 
-/// Restores the newest valid checkpoint slot of this deployment and shard into `table`:
-/// the document it holds, or 0 without one.
-fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &mut Table<Vec<u8>>) -> Result<u64> {
+/// What a checkpoint slot gives back: the document it reflects, every document's place
+/// in publication order up to it, and the lookups messages written by then.
+#[derive(Debug, Default)]
+struct Restored {
+    seq: u64,
+    times: Vec<i64>,
+    lookups: u64,
+}
+
+/// Restores the newest valid checkpoint slot of this deployment and shard into `table`
+/// (nothing without one).
+fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &mut Table<Vec<u8>>) -> Result<Restored> {
     // Any document of the log may be the slot's: the log keeps them all.
-    let Some((slot, m)) = checkpoint::newest_usable(dir, u64::MAX, deployment) else { return Ok(0) };
+    let Some((slot, m)) = checkpoint::newest_usable(dir, u64::MAX, deployment) else {
+        return Ok(Restored::default());
+    };
     let path = checkpoint::slot_paths(dir, slot).0;
     let bytes = std::fs::read(&path).map_err(|source| ClusterError::Image { path: path.clone(), source })?;
     let (header, range) = parse_image(&bytes, &path)?;
@@ -347,6 +455,7 @@ fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &m
         || header.config != *config
         || dst.len() != range.len()
         || header.stats.last_seq != m.seq
+        || header.times.len() as u64 != m.seq
     {
         return Err(ClusterError::File {
             shard: shard.index(),
@@ -359,7 +468,7 @@ fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &m
     }
     dst.copy_from_slice(range);
     *table.stats_mut() = header.stats;
-    Ok(m.seq)
+    Ok(Restored { seq: m.seq, times: header.times, lookups: header.lookups })
 }
 
 /// What a shard image file holds before its buckets.
@@ -369,25 +478,44 @@ pub struct ImageHeader {
     pub count: u32,
     pub config: Config,
     pub stats: TableStats,
+    /// Every document's place in publication order up to the image's ([`time_of`]).
+    pub times: Vec<i64>,
+    /// Messages of the shard's lookups stream written by then.
+    pub lookups: u64,
 }
 
 /// A shard's bucket range and counters as one image in two parts: a header
 /// ([`ImageHeader`] as a message, behind its length as u32 little-endian), then the
 /// range's bytes. The file of `--image` and a worker's checkpoint slot hold it.
-fn image<'t>(shard: Shard, config: &Config, table: &'t Table<Vec<u8>>) -> (Vec<u8>, &'t [u8]) {
+fn image<'t>(
+    shard: Shard,
+    config: &Config,
+    table: &'t Table<Vec<u8>>,
+    times: &[i64],
+    lookups: u64,
+) -> (Vec<u8>, &'t [u8]) {
     let header = encode(&ImageHeader {
         index: shard.index(),
         count: shard.count(),
         config: config.clone(),
         stats: table.stats(),
+        times: times.to_vec(),
+        lookups,
     });
     let mut head = (header.len() as u32).to_le_bytes().to_vec();
     head.extend(header);
     (head, table.range_bytes(shard.buckets(table.buckets())))
 }
 
-fn write_image(path: &Path, shard: Shard, config: &Config, table: &Table<Vec<u8>>) -> std::io::Result<()> {
-    let (head, range) = image(shard, config, table);
+fn write_image(
+    path: &Path,
+    shard: Shard,
+    config: &Config,
+    table: &Table<Vec<u8>>,
+    times: &[i64],
+    lookups: u64,
+) -> std::io::Result<()> {
+    let (head, range) = image(shard, config, table, times, lookups);
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
     f.write_all(&head)?;
     f.write_all(range)?;

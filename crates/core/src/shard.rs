@@ -35,7 +35,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
-use crate::engine::{probe_items, Engine, Feedback, Probe, ShardItem};
+use crate::engine::{probe_items_dated, Engine, Feedback, Probe, ShardItem};
 use crate::select::Item;
 use crate::table::{bucket_of, BucketMemory, Hit, Table, TableStats};
 
@@ -102,7 +102,7 @@ fn shard_of(b: u64, buckets: u64, count: u32) -> u32 {
 }
 
 /// A document's selected shingles `items` split among `count` shards of a table of
-/// `buckets` buckets: shard `s`'s, in order, as [`probe_items`] takes them (what a
+/// `buckets` buckets: shard `s`'s, in order, as [`probe_items`](crate::engine::probe_items) takes them (what a
 /// worker that does not prepare documents receives). [`Engine::probe_where`] on shard
 /// `s`'s range probes the same shingles.
 ///
@@ -209,15 +209,28 @@ impl Ahead {
         !self.touched.is_empty() && items.iter().any(|it| self.touched.contains_key(&table.bucket_of(it.fp)))
     }
 
-    /// Phase 1 for document `seq`'s `items` ([`probe_items`]), pending until its
+    /// Phase 1 for document `seq`'s `items` ([`probe_items`](crate::engine::probe_items)), pending until its
     /// feedback: the probe, whose hits are the shard's answer.
     pub fn probe<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64, items: &[ShardItem]) -> &Probe {
+        self.probe_dated(table, seq, items, |_| false)
+    }
+
+    /// [`Ahead::probe`] for a document that may be older than what the table holds:
+    /// an entry whose origin `later` says was published after it is taken over
+    /// ([`probe_items_dated`]).
+    pub fn probe_dated<M: BucketMemory>(
+        &mut self,
+        table: &mut Table<M>,
+        seq: u64,
+        items: &[ShardItem],
+        later: impl Fn(u64) -> bool,
+    ) -> &Probe {
         debug_assert!(!self.conflicts(table, items));
         let buckets: Vec<u64> = items.iter().map(|it| table.bucket_of(it.fp)).collect();
         for &b in &buckets {
             *self.touched.entry(b).or_default() += 1;
         }
-        self.probes.push_back((seq, probe_items(table, seq, items), buckets));
+        self.probes.push_back((seq, probe_items_dated(table, seq, items, later), buckets));
         &self.probes.back().expect("just pushed").1
     }
 
@@ -250,7 +263,7 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::engine::tests::corpus;
-    use crate::engine::{DocResult, Engine};
+    use crate::engine::{probe_items, DocResult, Engine};
     use crate::table::Eviction;
     use proptest::prelude::*;
 
@@ -444,6 +457,31 @@ mod tests {
             prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
         }
 
+        /// Dates (issue 37): documents published out of order take entries over where
+        /// the entries live, and the lookups a revision needs, made by each shard right
+        /// after the cause's feedback (a document that may take over is not probed past),
+        /// give one node's re-analyses; results and tables are one node's.
+        #[test]
+        fn dated_shards_equal_one_node(
+            seed in any::<u64>(),
+            docs in 1usize..30,
+            count in 1u32..4,
+            eviction in prop_oneof![Just(Eviction::Lru), Just(Eviction::Lucky)],
+            propagate in any::<bool>(),
+            buckets in 1u64..40,
+            cap in 1usize..8,
+        ) {
+            let cfg = small_table(eviction, propagate, buckets);
+            let texts = corpus(seed, docs);
+            let mut g = crate::testdata::XorShift::new(seed ^ 0x5eed);
+            let times: Vec<i64> = texts.iter().map(|_| (g.next_u64() % 8) as i64).collect();
+            let want = single_dated(&cfg, &texts, &times);
+            let got = sharded_dated(&cfg, &texts, &times, count, seed, cap);
+            prop_assert_eq!(got.0, want.0);
+            prop_assert_eq!(got.1, want.1, "the revisions' re-analyses");
+            prop_assert!(got.2.memory() == want.2.memory(), "the union of the shards is the single-node table");
+        }
+
         /// The scale-out issue's equality gate on the engine: for every eviction, with and
         /// without propagation, on tables small enough to evict, S shards give the
         /// single-node results and their union the single-node table, counters included.
@@ -465,6 +503,109 @@ mod tests {
             prop_assert_eq!(all.stats(), one.stats());
             prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
         }
+    }
+
+    /// One node's results of a corpus published at `times`, and, after each document
+    /// that took entries over, the re-analysis of every earlier document (what revisions
+    /// would compute), and the table.
+    type Dated = (Vec<DocResult>, Vec<DocResult>, Table<Vec<u8>>);
+
+    fn single_dated(cfg: &Config, texts: &[String], times: &[i64]) -> Dated {
+        let when = |o: u64| (times[o as usize - 1], o);
+        let mut t = Table::in_memory(&cfg.table_params()).unwrap();
+        let (mut e, mut other) = (Engine::new(cfg.clone()), Engine::new(cfg.clone()));
+        let (mut results, mut revisions) = (Vec::new(), Vec::new());
+        for (i, text) in texts.iter().enumerate() {
+            let seq = i as u64 + 1;
+            e.prepare(text);
+            let (result, taken) = e.apply_dated(&mut t, seq, &when);
+            results.push(result);
+            if !taken.is_empty() {
+                for (j, earlier) in texts[..i].iter().enumerate() {
+                    other.prepare(earlier);
+                    revisions.push(other.reanalyse(&t, j as u64 + 1, None, &when));
+                }
+            }
+        }
+        t.span();
+        (results, revisions, t)
+    }
+
+    /// [`single_dated`] through `count` shards probing ahead as a worker does (see
+    /// [`sharded_ahead`]), each taking entries over by the dates and not probing past a
+    /// document published before one already seen until its feedback, after which it
+    /// looks up every earlier document's shingles in its buckets.
+    fn sharded_dated(cfg: &Config, texts: &[String], times: &[i64], count: u32, seed: u64, cap: usize) -> Dated {
+        let when = |o: u64| (times[o as usize - 1], o);
+        let (shards, mut tables) = shard_tables(cfg, count);
+        let mut aheads: Vec<Ahead> = shards.iter().map(|_| Ahead::default()).collect();
+        let mut delivered = vec![0usize; shards.len()];
+        let n = tables[0].buckets();
+        let (mut e, mut other) = (Engine::new(cfg.clone()), Engine::new(cfg.clone()));
+        let (mut results, mut revisions, mut feedback) = (Vec::new(), Vec::new(), Vec::<Feedback>::new());
+        let mut g = crate::testdata::XorShift::new(seed | 1);
+        let mut latest = i64::MIN;
+        for (i, text) in texts.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let parts = split(e.prepare(text).1, n, count);
+            let selected = e.selected();
+            let (mut probes, mut taken) = (Vec::new(), Vec::new());
+            for s in 0..shards.len() {
+                while aheads[s].len() >= cap || aheads[s].conflicts(&tables[s], &parts[s]) {
+                    aheads[s].score(&e, &mut tables[s], &feedback[delivered[s]]).unwrap();
+                    delivered[s] += 1;
+                }
+                let p = aheads[s].probe_dated(&mut tables[s], seq, &parts[s], |o| when(o) > when(seq)).clone();
+                taken.extend(p.taken.iter().copied());
+                probes.push(p);
+            }
+            let barrier = times[i] < latest;
+            latest = latest.max(times[i]);
+            let estimate = e.estimate_by(seq, &merge_hits(selected, &probes).unwrap(), &when);
+            feedback.push(e.feedback(&estimate));
+            results.push(estimate.result);
+            if barrier {
+                for s in 0..shards.len() {
+                    for fb in &feedback[delivered[s]..] {
+                        aheads[s].score(&e, &mut tables[s], fb).unwrap();
+                    }
+                    delivered[s] = feedback.len();
+                }
+            }
+            if !taken.is_empty() {
+                assert!(barrier, "only a document published before one seen takes over");
+                for (j, earlier) in texts[..i].iter().enumerate() {
+                    other.prepare(earlier);
+                    let fps: Vec<u64> = other.items().iter().map(|it| it.fp).collect();
+                    let found: Vec<Probe> = shards
+                        .iter()
+                        .zip(&tables)
+                        .map(|(sh, t)| {
+                            let items: Vec<u32> =
+                                (0..fps.len() as u32).filter(|&k| sh.owns(t.bucket_of(fps[k as usize]), n)).collect();
+                            let hits = items.iter().map(|&k| t.lookup(fps[k as usize]).map(|(_, h)| h)).collect();
+                            Probe { items, hits, ..Probe::default() }
+                        })
+                        .collect();
+                    let merged = merge_hits(fps.len(), &found).unwrap();
+                    revisions.push(other.reanalyse_found(j as u64 + 1, &merged, &when));
+                }
+            }
+            for s in 0..shards.len() {
+                for _ in 0..g.next_u64() % 3 {
+                    if delivered[s] < feedback.len() {
+                        aheads[s].score(&e, &mut tables[s], &feedback[delivered[s]]).unwrap();
+                        delivered[s] += 1;
+                    }
+                }
+            }
+        }
+        for s in 0..shards.len() {
+            for fb in &feedback[delivered[s]..] {
+                aheads[s].score(&e, &mut tables[s], fb).unwrap();
+            }
+        }
+        (results, revisions, union_of(cfg, &shards, &tables))
     }
 
     #[test]

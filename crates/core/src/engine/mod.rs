@@ -262,6 +262,12 @@ pub struct Feedback {
     pub origins: Vec<(u64, u8)>,
     /// Lucky rules (b)-(d) of every selected shingle (empty without Lucky eviction).
     pub bonus: Vec<u32>,
+    /// The documents the document's take-overs revise (issue 25), ascending, each with
+    /// the fingerprints of its selected shingles, for a table that is elsewhere (a
+    /// sharded deployment's workers look them up right after phase 3, before any later
+    /// document: `docs/SCALE-OUT.md`, "Dates and revisions"). Empty on one node, which
+    /// looks them up itself.
+    pub revise: Vec<(u64, Vec<u64>)>,
 }
 
 /// Engine state: configuration, fingerprint tables, reusable buffers.
@@ -411,7 +417,7 @@ impl Engine {
         } else {
             Vec::new()
         };
-        Feedback { seq: result.seq, shingles: result.shingles, origins, bonus }
+        Feedback { seq: result.seq, shingles: result.shingles, origins, bonus, revise: Vec::new() }
     }
 
     /// Phase 3: origin propagation (when configured), Lucky scoring (rules a-e) and the
@@ -462,12 +468,23 @@ impl Engine {
         when: When<'_>,
     ) -> DocResult {
         self.at_density(density.unwrap_or(FLOOR));
+        let found: Vec<Option<Hit>> = self.items.iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
+        self.reanalyse_found(seq, &found, when)
+    }
+
+    /// [`Engine::reanalyse`] of the document last prepared or loaded (and filtered by
+    /// [`Engine::at_density`] to the threshold it was selected at), given what each of
+    /// its selected shingles finds in the table now (`found`: plain lookups, in order;
+    /// a sharded deployment's come from the shard workers).
+    pub fn reanalyse_found(&self, seq: u64, found: &[Option<Hit>], when: When<'_>) -> DocResult {
+        debug_assert_eq!(found.len(), self.items.len());
         let mut own_seen = std::collections::BTreeSet::new();
         let hits: Vec<Option<Hit>> = self
             .items
             .iter()
-            .map(|it| {
-                let h = table.lookup(it.fp).map(|(_, h)| h)?;
+            .zip(found)
+            .map(|(it, &h)| {
+                let h = h?;
                 match h.origin == seq {
                     true => own_seen.contains(&it.fp).then_some(h).or_else(|| {
                         own_seen.insert(it.fp);

@@ -344,7 +344,7 @@ impl Admitting {
                         dd.ingest_prepared(
                             &doc,
                             prepared,
-                            Admit { file: Some(admission), doc: Some(doc_key), via: Some(self.via) },
+                            Admit { file: Some(admission), doc: Some(doc_key), via: Some(self.via), arrival_ms: None },
                         )
                         .map(|_| ())
                     }

@@ -37,6 +37,23 @@ pub trait TableStage: Send + Sync {
     /// of applied documents move on either way.
     fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> Result<(), StageError>;
 
+    /// What each selected shingle of the document the engine has prepared (and
+    /// filtered to the threshold it was selected at) finds in the table now, without
+    /// changing anything: what re-analysing stored document `seq` for a revision needs
+    /// ([`Engine::reanalyse_found`]). On a table elsewhere, only for the documents the
+    /// last [`TableStage::score`]'s feedback listed ([`Feedback::revise`]).
+    fn lookups(&mut self, engine: &Engine, table: &Table<Mapped>, seq: u64) -> Result<Vec<Option<Hit>>, StageError> {
+        let _ = seq;
+        Ok(engine.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect())
+    }
+
+    /// Whether the table is elsewhere: the feedback then lists the documents the
+    /// take-overs revise, with their shingles ([`Feedback::revise`]), for
+    /// [`TableStage::lookups`] to be answered.
+    fn elsewhere(&self) -> bool {
+        false
+    }
+
     /// Waits until what [`TableStage::score`] sent is durable where it went (a sharded
     /// deployment's feedback, acknowledged by its log). The data directory calls it
     /// before a checkpoint slot or a clean close puts its documents beyond a replay.

@@ -22,6 +22,7 @@ use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
+use textorigin_core::select::FLOOR;
 
 /// Seconds since `t`, restarting it.
 pub(super) fn lap(t: &mut Instant) -> f64 {
@@ -236,7 +237,9 @@ pub(super) fn apply_replay(
     engine.load_prepared(prepared.tokens, prepared.items);
     let dates = Dates::stored(store, seq)?;
     let when = |s| dates.key(s);
-    let mut result = table_phases(stage, engine, table, seq, &when, &mut StageTimes::default(), &mut Instant::now())?;
+    let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
+    let mut times = StageTimes::default();
+    let mut result = table_phases(stage, engine, table, (seq, &when), &mut times, &mut Instant::now(), revised)?;
     align(store, engine, &mut result, &when)?;
     dates.check()?;
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
@@ -275,7 +278,8 @@ pub(super) fn analyse(
     times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());
     engine.load_prepared(tokens, items);
-    let mut result = table_phases(stage, engine, table, seq, &when, times, &mut t)?;
+    let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
+    let mut result = table_phases(stage, engine, table, (seq, &when), times, &mut t, revised)?;
     crate::failpoint::hit("analyse.after-table")
         .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
     align(store, engine, &mut result, &when)?;
@@ -323,7 +327,7 @@ impl Budget {
 pub(super) fn revise(
     store: &Store,
     engine: &mut Engine,
-    table: &TableFile,
+    (table, stage): (&TableFile, &mut dyn TableStage),
     (cause, time, text, result): (u64, i64, &str, &DocResult),
     taken: &[u64],
     budget: &mut Budget,
@@ -335,11 +339,7 @@ pub(super) fn revise(
     // not stored yet.
     let mut fresh: HashMap<u64, Arc<OriginText>> = HashMap::new();
     fresh.insert(cause, Arc::new(engine.origin_text(text, &result.copied_blocks)));
-    let mut affected: BTreeSet<u64> = taken.iter().copied().collect();
-    for &o in taken {
-        affected.extend(store.copiers_of(o)?);
-    }
-    affected.remove(&cause);
+    let affected = affected(store, cause, taken)?;
     let mut keyed = Vec::with_capacity(affected.len());
     for s in affected {
         keyed.push((store.published_time(s)?.ok_or(DataDirError::MissingText(s))?, s));
@@ -352,7 +352,35 @@ pub(super) fn revise(
             out.queued.push(s);
             continue;
         }
-        out.done.extend(revise_one(store, engine, table, (s, s_time, &text), Some((cause, time)), &mut fresh)?);
+        let one = revise_one(store, engine, (table, &mut *stage), (s, s_time, &text), Some((cause, time)), &mut fresh)?;
+        out.done.extend(one);
+    }
+    Ok(out)
+}
+
+/// The documents a take-over of `taken`'s entries by document `cause` revises: those
+/// it took from and those that copied from them, ascending.
+fn affected(store: &Store, cause: u64, taken: &[u64]) -> Result<BTreeSet<u64>> {
+    let mut affected: BTreeSet<u64> = taken.iter().copied().collect();
+    for &o in taken {
+        affected.extend(store.copiers_of(o)?);
+    }
+    affected.remove(&cause);
+    Ok(affected)
+}
+
+/// What a table elsewhere needs to answer the revisions of a take-over of `taken`'s
+/// entries by document `cause` ([`Feedback::revise`](textorigin_core::engine::Feedback::revise)):
+/// each revised document with the fingerprints of the shingles it was selected with.
+fn revised_shingles(store: &Store, cfg: &Config, cause: u64, taken: &[u64]) -> Result<Vec<(u64, Vec<u64>)>> {
+    let mut engine = Engine::new(cfg.clone());
+    let mut out = Vec::new();
+    for s in affected(store, cause, taken)? {
+        let text = store.text(s)?.ok_or(DataDirError::MissingText(s))?;
+        let density = store.result(s)?.ok_or(DataDirError::MissingText(s))?.density;
+        engine.prepare(&text);
+        engine.at_density(density.unwrap_or(FLOOR));
+        out.push((s, engine.items().iter().map(|it| it.fp).collect()));
     }
     Ok(out)
 }
@@ -363,7 +391,7 @@ pub(super) fn revise(
 pub(super) fn revise_one(
     store: &Store,
     engine: &mut Engine,
-    table: &TableFile,
+    (table, stage): (&TableFile, &mut dyn TableStage),
     (s, s_time, text): (u64, i64, &str),
     cause: Option<(u64, i64)>,
     fresh: &mut HashMap<u64, Arc<OriginText>>,
@@ -376,7 +404,9 @@ pub(super) fn revise_one(
     }
     let when = |x| dates.key(x);
     // The shingles it was selected with when applied (issue 36).
-    let mut after = engine.reanalyse(&**table, s, before.density, &when);
+    engine.at_density(before.density.unwrap_or(FLOOR));
+    let found = stage.lookups(engine, table, s).map_err(DataDirError::Stage)?;
+    let mut after = engine.reanalyse_found(s, &found, &when);
     align_with(store, engine, &mut after, &when, fresh)?;
     dates.check()?;
     if after == before {
@@ -417,14 +447,16 @@ pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>);
 
 /// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
 /// estimation here, in publication order (`when`). Times them into `times` from `t`.
+/// For a table elsewhere, the feedback lists what the take-overs revise, from
+/// `revised` (given the origins taken over).
 pub(super) fn table_phases(
     stage: &mut dyn TableStage,
     engine: &mut Engine,
     table: &mut TableFile,
-    seq: u64,
-    when: When<'_>,
+    (seq, when): (u64, When<'_>),
     times: &mut StageTimes,
     t: &mut Instant,
+    revised: impl FnOnce(&Config, &[u64]) -> Result<Vec<(u64, Vec<u64>)>>,
 ) -> Result<DocResult> {
     // The shingles the table's density threshold selects now (issue 36).
     engine.at_density(table.density());
@@ -432,7 +464,14 @@ pub(super) fn table_phases(
     times.table += lap(t);
     let estimate = engine.estimate_by(seq, &hits, when);
     times.estimation += lap(t);
-    stage.score(engine, table, &engine.feedback(&estimate)).map_err(DataDirError::Stage)?;
+    let mut feedback = engine.feedback(&estimate);
+    if stage.elsewhere() {
+        let taken = stage.taken();
+        if !taken.is_empty() {
+            feedback.revise = revised(engine.config(), &taken)?;
+        }
+    }
+    stage.score(engine, table, &feedback).map_err(DataDirError::Stage)?;
     times.table += lap(t);
     Ok(estimate.result)
 }

@@ -497,7 +497,7 @@ impl DataDir {
             self.last_arrival_ms = self.store.docs_newest_first().next().transpose()?.map_or(0, |m| m.ingested_at_ms);
         }
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        let arrival_ms = now.max(self.last_arrival_ms);
+        let arrival_ms = admit.arrival_ms.unwrap_or(now.max(self.last_arrival_ms));
         let time = published.unwrap_or(crate::storage::store::documents::arrival_time(arrival_ms));
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let analysed = analyse(
@@ -518,7 +518,7 @@ impl DataDir {
         let taken = self.stage.taken();
         let mut budget = self.revision_budget;
         let this = (seq, time, doc.text.as_str(), &result);
-        let revised = revise(&self.store, &mut self.engine, &self.table, this, &taken, &mut budget)
+        let revised = revise(&self.store, &mut self.engine, (&self.table, &mut *self.stage), this, &taken, &mut budget)
             .inspect_err(|_| self.poisoned = true)?;
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
@@ -601,7 +601,9 @@ impl DataDir {
             if !budget.take(text.len() as u64, first_has_room && drained.is_empty()) {
                 break;
             }
-            let one = revise_one(&self.store, &mut self.engine, &self.table, (s, s_time, &text), None, &mut fresh)?;
+            let stage: &mut dyn TableStage = &mut *self.stage;
+            let one =
+                revise_one(&self.store, &mut self.engine, (&self.table, stage), (s, s_time, &text), None, &mut fresh)?;
             revised.extend(one.map(|r| (cause, r)));
             drained.push(s);
         }

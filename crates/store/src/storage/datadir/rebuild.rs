@@ -114,7 +114,8 @@ impl DataDir {
                 // Revised again, as when the documents arrived.
                 let this = (meta.seq, time, text.as_str(), &result);
                 let mut unlimited = Budget::UNLIMITED;
-                let revised = revise(store, &mut engine, &table, this, &stage.taken(), &mut unlimited)?;
+                let taken = stage.taken();
+                let revised = revise(store, &mut engine, (&table, &mut stage), this, &taken, &mut unlimited)?;
                 Some((result, nd, q, revised))
             } else {
                 None

@@ -103,6 +103,9 @@ pub struct Admit {
     pub doc: Option<u128>,
     /// The way it came in ([`DocMeta::via`](super::DocMeta::via)).
     pub via: Option<super::Via>,
+    /// When it arrived, in milliseconds since the epoch, if it was admitted elsewhere
+    /// (a sharded deployment's submission, whose workers order by it): else now.
+    pub arrival_ms: Option<u64>,
 }
 
 /// A spool file's admission record, written in the batch of each of its documents:
