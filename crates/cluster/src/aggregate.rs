@@ -57,6 +57,9 @@ struct State {
     /// count of selected shingles), and, once read, what their shingles found.
     request: Option<(u64, Vec<(u64, usize)>)>,
     found: Option<Vec<Vec<Option<Hit>>>>,
+    /// One reader per shard's lookups stream, all at the same position (found by a
+    /// search at the first revision after a start, then read in turn).
+    lookups: Vec<Reader>,
     /// Seconds waiting for the shards' answers, and appending the feedback.
     answers_secs: f64,
     feedback_secs: f64,
@@ -89,6 +92,7 @@ impl Remote {
             taken: Vec::new(),
             request: None,
             found: None,
+            lookups: Vec::new(),
             answers_secs: 0.0,
             feedback_secs: 0.0,
         };
@@ -144,17 +148,21 @@ impl Remote {
             let started = Instant::now();
             // The workers look up after reading the feedback: it must be in the log.
             state.feedback.flush()?;
-            let k = lookups_position(&self.log, cause)?;
-            let mut per_shard = Vec::with_capacity(self.shards as usize);
-            for s in 0..self.shards {
-                let mut reader = self.log.reader(&lookups_stream(s), k)?;
-                let (_, bytes) = reader.read_after(&mut state.feedback)?;
-                let l: Lookups = decode(&bytes, "shard lookups")?;
-                if l.cause != cause || l.found.len() != docs.len() {
-                    return Err(ClusterError::OutOfStep { what: "a shard's lookups", want: cause, got: l.cause });
-                }
-                per_shard.push(l.found);
+            let State { lookups, feedback, .. } = &mut *state;
+            let mut per_shard = read_lookups(lookups, feedback)?;
+            if per_shard.first().is_none_or(|l| l.cause != cause) {
+                // The first revision after a start: find its message.
+                let k = lookups_position(&self.log, cause)?;
+                *lookups = (0..self.shards)
+                    .map(|s| self.log.reader(&lookups_stream(s), k))
+                    .collect::<std::result::Result<_, _>>()?;
+                per_shard = read_lookups(lookups, feedback)?;
             }
+            if per_shard.iter().any(|l| l.cause != cause || l.found.len() != docs.len()) {
+                let got = per_shard.iter().map(|l| l.cause).find(|&c| c != cause).unwrap_or(cause);
+                return Err(ClusterError::OutOfStep { what: "a shard's lookups", want: cause, got });
+            }
+            let per_shard: Vec<Vec<Answer>> = per_shard.into_iter().map(|l| l.found).collect();
             let mut found = Vec::with_capacity(docs.len());
             for (i, &(_, n)) in docs.iter().enumerate() {
                 let probes: Vec<Probe> = per_shard
@@ -174,6 +182,11 @@ impl Remote {
             got: seq,
         })
     }
+}
+
+/// The next message of every shard's lookups reader (none before the readers are made).
+fn read_lookups(readers: &mut [Reader], feedback: &mut Appends) -> Result<Vec<Lookups>> {
+    readers.iter_mut().map(|r| Ok(decode(&r.read_after(feedback)?.1, "shard lookups")?)).collect()
 }
 
 /// The message of the lookups streams that answers the revisions caused by document

@@ -12,10 +12,9 @@
 //! kept (and checkpointed), so a document published before an entry's origin takes it
 //! over here, where the entry lives, as on one node, and the answer names the origins
 //! taken. The revisions that causes are decided at the aggregator; the feedback lists
-//! the revised documents' shingles, which the worker looks up right after the cause's
-//! phase 3 and answers in its lookups stream. A document that could take anything over
-//! (published before one already seen) is therefore not probed past: nothing later is
-//! probed before its feedback.
+//! the revised documents' shingles, which the worker looks up in the table as it was
+//! right after the cause's phase 3 (the buckets later documents touched since are kept
+//! as they were: [`Ahead::score_and_look_up`]) and answers in its lookups stream.
 //!
 //! Restart: the table is held in memory, restored from the newest checkpoint slot
 //! (the daemon's A/B slots, `textorigin_store::storage::checkpoint`, holding the range,
@@ -148,12 +147,10 @@ struct Worker<'c> {
     appends: Appends,
     /// Documents probed and not yet scored.
     ahead: Ahead,
-    /// Every document's place in publication order (document `n` at `n − 1`), the
-    /// latest of them, and the document not to probe past until its feedback (it may
-    /// take entries over, and its revisions are looked up before any later document).
+    /// Every document's place in publication order (document `n` at `n − 1`) and the
+    /// latest of them.
     times: Vec<i64>,
     latest: i64,
-    barrier: Option<u64>,
     /// The lookups stream: its name, its next message, and its last one before the
     /// start (compared with the replay's, not appended again).
     lookups: String,
@@ -211,7 +208,6 @@ impl<'c> Worker<'c> {
             ahead: Ahead::default(),
             latest: restored.times.iter().copied().max().unwrap_or(i64::MIN),
             times: restored.times,
-            barrier: None,
             lookups_given: log.last_seq(&lookups)?,
             lookups_next: restored.lookups + 1,
             lookups,
@@ -235,12 +231,7 @@ impl<'c> Worker<'c> {
             Some(c) if self.ahead.is_empty() => Step::Checkpoint(c),
             _ if self.until.is_some_and(|u| self.last >= u) => Step::Done,
             Some(_) => Step::Feedback,
-            None if self.until.is_some_and(|u| self.probed >= u)
-                || self.ahead.len() >= AHEAD
-                || self.barrier.is_some() =>
-            {
-                Step::Feedback
-            }
+            None if self.until.is_some_and(|u| self.probed >= u) || self.ahead.len() >= AHEAD => Step::Feedback,
             None => Step::Probe,
         }
     }
@@ -304,14 +295,13 @@ impl<'c> Worker<'c> {
         }
         self.times.push(time);
         // Published before a document already seen: it may take entries over.
-        if time < self.latest {
-            self.barrier = Some(seq);
-        }
+        let may_take_over = time < self.latest;
         self.latest = self.latest.max(time);
         self.summary.ahead += u64::from(!self.ahead.is_empty());
         let times = &self.times;
         let when = |o: u64| (times[o as usize - 1], o);
-        let probe = self.ahead.probe_dated(&mut self.table, seq, &items, |o| when(o) > (time, seq));
+        let later = |o| when(o) > (time, seq);
+        let probe = self.ahead.probe_dated(&mut self.table, (seq, may_take_over), &items, later);
         self.summary.probed += probe.items.len() as u64;
         self.summary.table_secs += lap(&mut self.clock);
         let answer =
@@ -359,38 +349,23 @@ impl<'c> Worker<'c> {
         if f != fb.seq {
             return Err(ClusterError::OutOfStep { what: "the feedback stream", want: f, got: fb.seq });
         }
-        self.last = self.ahead.score(&self.engine, &mut self.table, &fb)?;
+        let (shard, buckets) = (self.shard, self.table.buckets());
+        let (last, found) =
+            self.ahead.score_and_look_up(&self.engine, &mut self.table, &fb, |b| shard.owns(b, buckets))?;
+        self.last = last;
         if !fb.revise.is_empty() {
-            self.look_up(&fb)?;
-        }
-        if self.barrier == Some(self.last) {
-            self.barrier = None;
+            let found = found.into_iter().map(|p| Answer { items: p.items, hits: p.hits, taken: Vec::new() });
+            self.answer_lookups(Lookups { cause: fb.seq, found: found.collect() })?;
         }
         progress(self.last);
         Ok(())
     }
 
-    /// What the shingles in this shard's buckets of each document `fb` revises find in
-    /// the table now, right after `fb`'s phase 3 (nothing later is probed yet: the
-    /// document was a barrier), appended as the lookups stream's next message, or
-    /// compared with the one given before a restart.
-    fn look_up(&mut self, fb: &Feedback) -> Result<()> {
-        if self.barrier != Some(fb.seq) || !self.ahead.is_empty() {
-            return Err(ClusterError::OutOfStep { what: "a revision's lookups", want: fb.seq, got: self.probed });
-        }
-        let (shard, buckets) = (self.shard, self.table.buckets());
-        let found = fb
-            .revise
-            .iter()
-            .map(|(_, fps)| {
-                let mine =
-                    (0..fps.len()).filter(|&i| shard.owns(textorigin_core::table::bucket_of(fps[i], buckets), buckets));
-                let items: Vec<u32> = mine.map(|i| i as u32).collect();
-                let hits = items.iter().map(|&i| self.table.lookup(fps[i as usize]).map(|(_, h)| h)).collect();
-                Answer { items, hits, taken: Vec::new() }
-            })
-            .collect();
-        let message = encode(&Lookups { cause: fb.seq, found });
+    /// Appends what the shingles in this shard's buckets of the documents a feedback
+    /// revises found as the lookups stream's next message, or compares it with the one
+    /// given before a restart.
+    fn answer_lookups(&mut self, lookups: Lookups) -> Result<()> {
+        let message = encode(&lookups);
         let k = self.lookups_next;
         if k <= self.lookups_given {
             if log_get(&self.log, &self.lookups, k)? != message {

@@ -188,10 +188,24 @@ pub fn union<M: BucketMemory, N: BucketMemory>(
 /// earlier one's feedback only when [`Ahead::conflicts`] says it touches none of those
 /// buckets (module documentation). The table is then the one of the single-node order
 /// at every point where nothing is pending.
+///
+/// Dates (issue 37): a pending document that may take entries over (published before
+/// one already seen) may revise earlier documents, whose shingles are then looked up
+/// in the table as it is right after its phase 3 ([`Ahead::score_and_look_up`]). A
+/// later document probed meanwhile touches other buckets only, so those are kept as
+/// they were before it touched them: the lookups read the table of the single-node
+/// order without waiting for the feedback before probing on.
 #[derive(Debug, Default)]
 pub struct Ahead {
     probes: VecDeque<(u64, Probe, Vec<u64>)>,
     touched: HashMap<u64, u32>,
+    /// The pending documents that may take entries over, oldest first; the buckets
+    /// documents probed after the newest of them touched, each as it was before the
+    /// first of them (document, bucket, bytes; in probing order); and the document of
+    /// each bucket's latest such copy.
+    causes: VecDeque<u64>,
+    kept: VecDeque<(u64, u64, Vec<u8>)>,
+    kept_at: HashMap<u64, u64>,
 }
 
 impl Ahead {
@@ -212,21 +226,35 @@ impl Ahead {
     /// Phase 1 for document `seq`'s `items` ([`probe_items`](crate::engine::probe_items)), pending until its
     /// feedback: the probe, whose hits are the shard's answer.
     pub fn probe<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64, items: &[ShardItem]) -> &Probe {
-        self.probe_dated(table, seq, items, |_| false)
+        self.probe_dated(table, (seq, false), items, |_| false)
     }
 
     /// [`Ahead::probe`] for a document that may be older than what the table holds:
     /// an entry whose origin `later` says was published after it is taken over
-    /// ([`probe_items_dated`]).
+    /// ([`probe_items_dated`]). `may_take_over`: whether it can (it was published
+    /// before a document already seen; else `later` is false for every origin).
     pub fn probe_dated<M: BucketMemory>(
         &mut self,
         table: &mut Table<M>,
-        seq: u64,
+        (seq, may_take_over): (u64, bool),
         items: &[ShardItem],
         later: impl Fn(u64) -> bool,
     ) -> &Probe {
         debug_assert!(!self.conflicts(table, items));
         let buckets: Vec<u64> = items.iter().map(|it| table.bucket_of(it.fp)).collect();
+        // A bucket first touched since the newest pending cause is kept as it was: each
+        // cause reads the first copy after it (the first document after it touching it).
+        if let Some(&newest) = self.causes.back() {
+            for &b in &buckets {
+                if self.kept_at.get(&b).is_none_or(|&m| m < newest) {
+                    self.kept.push_back((seq, b, table.range_bytes(b..b + 1).to_vec()));
+                    self.kept_at.insert(b, seq);
+                }
+            }
+        }
+        if may_take_over {
+            self.causes.push_back(seq);
+        }
         for &b in &buckets {
             *self.touched.entry(b).or_default() += 1;
         }
@@ -237,6 +265,77 @@ impl Ahead {
     /// Phase 3 ([`Engine::score`]) for the oldest pending document, whose feedback `fb`
     /// must be; returns that document.
     pub fn score<M: BucketMemory>(
+        &mut self,
+        engine: &Engine,
+        table: &mut Table<M>,
+        fb: &Feedback,
+    ) -> Result<u64, ShardError> {
+        Ok(self.score_and_look_up(engine, table, fb, |_| true)?.0)
+    }
+
+    /// [`Ahead::score`], then, when the feedback lists documents its take-overs revise
+    /// ([`Feedback::revise`]), what the shingles of each whose buckets `owns` accepts
+    /// find in the table right after this phase 3 (the buckets later documents touched
+    /// read as they were): a probe's `items` (indexes among the document's shingles)
+    /// and `hits` per revised document, in the feedback's order.
+    pub fn score_and_look_up<M: BucketMemory>(
+        &mut self,
+        engine: &Engine,
+        table: &mut Table<M>,
+        fb: &Feedback,
+        owns: impl Fn(u64) -> bool,
+    ) -> Result<(u64, Vec<Probe>), ShardError> {
+        let seq = self.score_only(engine, table, fb)?;
+        if self.causes.front() == Some(&seq) {
+            self.causes.pop_front();
+        }
+        let found = if fb.revise.is_empty() { Vec::new() } else { self.look_up(table, seq, fb, owns) };
+        // Copies no pending cause reads any more.
+        let oldest = self.causes.front().copied().unwrap_or(u64::MAX);
+        while self.kept.front().is_some_and(|k| k.0 <= oldest) {
+            let (m, b, _) = self.kept.pop_front().expect("checked");
+            if self.kept_at.get(&b) == Some(&m) {
+                self.kept_at.remove(&b);
+            }
+        }
+        Ok((seq, found))
+    }
+
+    /// The lookups of [`Ahead::score_and_look_up`] for document `seq`, just scored.
+    fn look_up<M: BucketMemory>(
+        &mut self,
+        table: &mut Table<M>,
+        seq: u64,
+        fb: &Feedback,
+        owns: impl Fn(u64) -> bool,
+    ) -> Vec<Probe> {
+        // The buckets as they were right after this document, for the lookups only.
+        let mut first = HashMap::new();
+        for (i, (m, b, _)) in self.kept.iter().enumerate() {
+            if *m > seq {
+                first.entry(*b).or_insert(i);
+            }
+        }
+        for (&b, &i) in &first {
+            table.range_bytes_mut(b..b + 1).swap_with_slice(&mut self.kept[i].2);
+        }
+        let found = fb
+            .revise
+            .iter()
+            .map(|(_, fps)| {
+                let items: Vec<u32> =
+                    (0..fps.len() as u32).filter(|&i| owns(table.bucket_of(fps[i as usize]))).collect();
+                let hits = items.iter().map(|&i| table.lookup(fps[i as usize]).map(|(_, h)| h)).collect();
+                Probe { items, hits, ..Probe::default() }
+            })
+            .collect();
+        for (&b, &i) in &first {
+            table.range_bytes_mut(b..b + 1).swap_with_slice(&mut self.kept[i].2);
+        }
+        found
+    }
+
+    fn score_only<M: BucketMemory>(
         &mut self,
         engine: &Engine,
         table: &mut Table<M>,
@@ -532,9 +631,9 @@ mod tests {
     }
 
     /// [`single_dated`] through `count` shards probing ahead as a worker does (see
-    /// [`sharded_ahead`]), each taking entries over by the dates and not probing past a
-    /// document published before one already seen until its feedback, after which it
-    /// looks up every earlier document's shingles in its buckets.
+    /// [`sharded_ahead`]), each taking entries over by the dates; the feedback of a
+    /// document that took over lists every earlier document, and each shard looks
+    /// their shingles up when it applies that feedback, whenever it arrives.
     fn sharded_dated(cfg: &Config, texts: &[String], times: &[i64], count: u32, seed: u64, cap: usize) -> Dated {
         let when = |o: u64| (times[o as usize - 1], o);
         let (shards, mut tables) = shard_tables(cfg, count);
@@ -542,59 +641,52 @@ mod tests {
         let mut delivered = vec![0usize; shards.len()];
         let n = tables[0].buckets();
         let (mut e, mut other) = (Engine::new(cfg.clone()), Engine::new(cfg.clone()));
-        let (mut results, mut revisions, mut feedback) = (Vec::new(), Vec::new(), Vec::<Feedback>::new());
+        let (mut results, mut feedback) = (Vec::new(), Vec::<Feedback>::new());
+        // Per document whose feedback revises, each shard's lookups.
+        let mut looked_up: std::collections::BTreeMap<u64, Vec<Vec<Probe>>> = Default::default();
+        let scorer = Engine::new(cfg.clone());
+        let mut deliver = |s: usize, tables: &mut [Table<Vec<u8>>], aheads: &mut [Ahead], fb: &Feedback| {
+            let (sh, t) = (shards[s], &mut tables[s]);
+            let (seq, found) = aheads[s].score_and_look_up(&scorer, t, fb, |b| sh.owns(b, n)).unwrap();
+            if !fb.revise.is_empty() {
+                looked_up.entry(seq).or_default().push(found);
+            }
+        };
         let mut g = crate::testdata::XorShift::new(seed | 1);
         let mut latest = i64::MIN;
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
             let parts = split(e.prepare(text).1, n, count);
             let selected = e.selected();
+            let may_take_over = times[i] < latest;
+            latest = latest.max(times[i]);
             let (mut probes, mut taken) = (Vec::new(), Vec::new());
             for s in 0..shards.len() {
                 while aheads[s].len() >= cap || aheads[s].conflicts(&tables[s], &parts[s]) {
-                    aheads[s].score(&e, &mut tables[s], &feedback[delivered[s]]).unwrap();
+                    deliver(s, &mut tables, &mut aheads, &feedback[delivered[s]]);
                     delivered[s] += 1;
                 }
-                let p = aheads[s].probe_dated(&mut tables[s], seq, &parts[s], |o| when(o) > when(seq)).clone();
+                let later = |o| when(o) > when(seq);
+                let p = aheads[s].probe_dated(&mut tables[s], (seq, may_take_over), &parts[s], later).clone();
                 taken.extend(p.taken.iter().copied());
                 probes.push(p);
             }
-            let barrier = times[i] < latest;
-            latest = latest.max(times[i]);
+            assert!(taken.is_empty() || may_take_over, "only a document published before one seen takes over");
             let estimate = e.estimate_by(seq, &merge_hits(selected, &probes).unwrap(), &when);
-            feedback.push(e.feedback(&estimate));
-            results.push(estimate.result);
-            if barrier {
-                for s in 0..shards.len() {
-                    for fb in &feedback[delivered[s]..] {
-                        aheads[s].score(&e, &mut tables[s], fb).unwrap();
-                    }
-                    delivered[s] = feedback.len();
-                }
-            }
+            let mut fb = e.feedback(&estimate);
             if !taken.is_empty() {
-                assert!(barrier, "only a document published before one seen takes over");
-                for (j, earlier) in texts[..i].iter().enumerate() {
-                    other.prepare(earlier);
-                    let fps: Vec<u64> = other.items().iter().map(|it| it.fp).collect();
-                    let found: Vec<Probe> = shards
-                        .iter()
-                        .zip(&tables)
-                        .map(|(sh, t)| {
-                            let items: Vec<u32> =
-                                (0..fps.len() as u32).filter(|&k| sh.owns(t.bucket_of(fps[k as usize]), n)).collect();
-                            let hits = items.iter().map(|&k| t.lookup(fps[k as usize]).map(|(_, h)| h)).collect();
-                            Probe { items, hits, ..Probe::default() }
-                        })
-                        .collect();
-                    let merged = merge_hits(fps.len(), &found).unwrap();
-                    revisions.push(other.reanalyse_found(j as u64 + 1, &merged, &when));
-                }
+                fb.revise = texts[..i]
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| (j as u64 + 1, other.prepare(t).1.iter().map(|it| it.fp).collect()))
+                    .collect();
             }
+            feedback.push(fb);
+            results.push(estimate.result);
             for s in 0..shards.len() {
                 for _ in 0..g.next_u64() % 3 {
                     if delivered[s] < feedback.len() {
-                        aheads[s].score(&e, &mut tables[s], &feedback[delivered[s]]).unwrap();
+                        deliver(s, &mut tables, &mut aheads, &feedback[delivered[s]]);
                         delivered[s] += 1;
                     }
                 }
@@ -602,7 +694,15 @@ mod tests {
         }
         for s in 0..shards.len() {
             for fb in &feedback[delivered[s]..] {
-                aheads[s].score(&e, &mut tables[s], fb).unwrap();
+                deliver(s, &mut tables, &mut aheads, fb);
+            }
+        }
+        let mut revisions = Vec::new();
+        for (cause, per_shard) in looked_up {
+            for (k, (j, fps)) in feedback[cause as usize - 1].revise.iter().enumerate() {
+                let probes: Vec<Probe> = per_shard.iter().map(|f| f[k].clone()).collect();
+                other.prepare(&texts[*j as usize - 1]);
+                revisions.push(other.reanalyse_found(*j, &merge_hits(fps.len(), &probes).unwrap(), &when));
             }
         }
         (results, revisions, union_of(cfg, &shards, &tables))
