@@ -187,6 +187,11 @@ if [ -n "$union" ]; then
   "$bin" cluster union --json "${images[@]}" > "$union"
 fi
 for name in $(printf '%s\n' "${!cmd[@]}" | sort); do echo "cluster.sh: $name: $(tail -1 "$work/$name.log")" >&2; done
+# The log servers' CPU so far (the kernel's accounting: utime + stime, in clock ticks).
+for i in "${!server_pid[@]}"; do
+  ticks=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/${server_pid[$i]}/stat" 2>/dev/null || echo "")
+  [ -z "$ticks" ] || echo "cluster.sh: log server n$i: cpu $(python3 -c "import sys; print(f'{int(sys.argv[1]) / int(sys.argv[2]):.2f}')" "$ticks" "$(getconf CLK_TCK)") s" >&2
+done
 elapsed=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
 echo "cluster.sh: $last documents stored in ${elapsed} s (workers and aggregator started to all done); $kills chaos kill(s)" >&2
 keep=0

@@ -221,8 +221,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             })?;
             eprintln!(
                 "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed, {} probed ahead of an earlier one's feedback; {} bytes read, \
-                 {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, log {:.2}",
-                a.shard, s.restored, s.documents, s.replayed, s.ahead, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.log_secs
+                 {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, log {:.2}; {}",
+                a.shard, s.restored, s.documents, s.replayed, s.ahead, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.log_secs, cpu()
             );
         }
         Command::Aggregate(a) => {
@@ -238,12 +238,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 .map(|(name, secs)| format!("{name} {secs:.2}"))
                 .collect();
             eprintln!(
-                "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}",
+                "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}; {}",
                 s.last,
                 s.docs_secs,
                 s.answers_secs,
                 s.feedback_secs,
-                stages.join(", ")
+                stages.join(", "),
+                cpu()
             );
         }
         Command::Trim(a) => {
@@ -333,4 +334,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
 fn seconds(s: f64) -> Result<std::time::Duration> {
     anyhow::ensure!(s.is_finite() && s >= 0.0, "--checkpoint-secs must be a number of seconds, not {s}");
     Ok(std::time::Duration::from_secs_f64(s))
+}
+
+/// The process's CPU seconds since it started (`cpu N.NN s`, what `scripts/cluster-cpu.sh`
+/// reads), or that the system does not say.
+fn cpu() -> String {
+    textorigin_store::sys::cpu_seconds().map_or_else(|| "cpu unknown".to_string(), |c| format!("cpu {c:.2} s"))
 }

@@ -1,7 +1,7 @@
 //! The only `unsafe` code of the workspace, each use with its argument
 //! (`docs/ARCHITECTURE.md`, Safety): mapping the table file, finding and punching its
-//! holes, the prefetch hint, and the SIGPIPE disposition of the
-//! command line.
+//! holes, the prefetch hint, the SIGPIPE disposition of the command line, and the
+//! clock tick of the kernel's CPU accounting.
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -248,4 +248,18 @@ pub fn terminate(child: &std::process::Child) -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// This process's CPU seconds so far, user and system, every thread's (dead ones
+/// included), as the kernel accounts them: `/proc/self/stat`'s `utime` and `stime`,
+/// in clock ticks. None where there is no such file (not Linux).
+pub fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name, in parentheses, may hold spaces: the fields after it from the
+    // third (`state`) on; `utime` and `stime` are the 14th and 15th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf reads a constant of the system; no memory is passed.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 / hz as f64)
 }
