@@ -158,6 +158,9 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
         let ahead: u64 =
             c.2.lines().filter_map(|l| l.split(" replayed, ").nth(1)?.split(' ').next()?.parse::<u64>().ok()).sum();
         assert!(ahead > 0, "no document probed ahead:\n{}", c.2);
+        // Every process says its CPU (what scripts/cluster-cpu.sh reads).
+        let said = c.2.lines().filter(|l| l.contains("; cpu ") || l.contains("log server n0: cpu ")).count();
+        assert_eq!(said, shards.parse::<usize>().unwrap() + 2, "{}", c.2);
     }
     // Documents prepared once, at submission: the workers read only their shingles.
     for shards in ["2", "4"] {

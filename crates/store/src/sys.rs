@@ -263,3 +263,19 @@ pub fn cpu_seconds() -> Option<f64> {
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     (hz > 0).then(|| ticks as f64 / hz as f64)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cpu_seconds_count_this_process_work() {
+        let before = super::cpu_seconds().expect("Linux accounts CPU in /proc");
+        let started = std::time::Instant::now();
+        let mut x = 0u64;
+        while started.elapsed() < std::time::Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let after = super::cpu_seconds().unwrap();
+        // 0.3 s busy on this thread; the clock tick (1/100 s) and a busy machine allow less.
+        assert!(after - before >= 0.1, "{before} -> {after} ({x})");
+    }
+}
