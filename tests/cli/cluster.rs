@@ -371,6 +371,51 @@ fn a_trim_outlives_a_restart_of_every_log_server() {
 }
 
 #[test]
+fn a_trim_drops_the_lookups_of_earlier_revisions_and_a_restart_after_it_needs_none() {
+    let (tmp, config) = with_config();
+    let files = shuffled(tmp.path(), &corpus(tmp.path(), 1));
+    let one = single_of(tmp.path(), &config, &files, UNBOUNDED_REVISIONS);
+    let nats = Nats::start(tmp.path(), 1);
+    let cluster = |args: &[&str]| cluster_command(&nats.url, args);
+    let (agg, state) = (tmp.path().join("agg"), tmp.path().join("w0"));
+    let out = cluster(&["init", "--shards", "1", "--config"]).arg(&config).arg("--data").arg(&agg).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cluster(&["submit", "--json"]).args(&files).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let last = serde_json::from_slice::<Value>(&out.stdout).unwrap()["last"].as_u64().unwrap().to_string();
+    let image = tmp.path().join("shard-0.img");
+    let run = |until: &str, every: &str| {
+        let worker = cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"])
+            .arg(&state)
+            .arg("--image")
+            .arg(&image)
+            .spawn()
+            .unwrap();
+        let aggregator =
+            cluster(&["aggregate", "--checkpoint-secs", every, "--until", until, "--data"]).arg(&agg).spawn().unwrap();
+        [worker, aggregator]
+    };
+    // Both stop at document 300 with a checkpoint at every document: the trim keeps the
+    // log from document 300 on, and the lookups of the revisions caused before it go
+    // too (the documents, feedback and answer streams drop 3 × 299 messages).
+    finish(&mut run("300", "0"), 300, "the first 300 documents");
+    let trimmed = serde_json::from_slice::<Value>(&cluster(&["trim", "--json"]).output().unwrap().stdout).unwrap();
+    assert_eq!(trimmed["kept_from"], 300, "{trimmed}");
+    assert!(trimmed["dropped"].as_u64().unwrap() > 3 * 299, "lookups dropped too: {trimmed}");
+    // Restarted after the trim, both finish from their checkpoints as one node would.
+    finish(&mut run(&last, "30"), 300, "the rest after the trim");
+    assert_equal(
+        &one,
+        &(
+            export_values(&ok(&agg, &["export"])),
+            serde_json::from_slice(&cluster(&["union", "--json"]).arg(&image).output().unwrap().stdout).unwrap(),
+            String::new(),
+        ),
+        "shuffled, after a trim",
+    );
+}
+
+#[test]
 #[cfg(feature = "failpoints")]
 fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_next() {
     let (tmp, config) = with_config();

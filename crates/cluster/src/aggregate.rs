@@ -152,7 +152,7 @@ impl Remote {
             let mut per_shard = read_lookups(lookups, feedback)?;
             if per_shard.first().is_none_or(|l| l.cause != cause) {
                 // The first revision after a start: find its message.
-                let k = lookups_position(&self.log, cause)?;
+                let k = crate::lookups_position(&self.log, cause)?;
                 *lookups = (0..self.shards)
                     .map(|s| self.log.reader(&lookups_stream(s), k))
                     .collect::<std::result::Result<_, _>>()?;
@@ -187,25 +187,6 @@ impl Remote {
 /// The next message of every shard's lookups reader (none before the readers are made).
 fn read_lookups(readers: &mut [Reader], feedback: &mut Appends) -> Result<Vec<Lookups>> {
     readers.iter_mut().map(|r| Ok(decode(&r.read_after(feedback)?.1, "shard lookups")?)).collect()
-}
-
-/// The message of the lookups streams that answers the revisions caused by document
-/// `cause`: the first whose cause is not before it (the streams' causes ascend; every
-/// shard's stream has the same messages), or the next one to come.
-fn lookups_position(log: &Log, cause: u64) -> Result<u64> {
-    let stream = lookups_stream(0);
-    let (mut lo, mut hi) = (log.first_seq(&stream)?.max(1), log.last_seq(&stream)? + 1);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        let bytes =
-            log.get(&stream, mid)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: mid, got: 0 })?;
-        if decode::<Lookups>(&bytes, "shard lookups")?.cause < cause {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
 }
 
 impl TableStage for Remote {

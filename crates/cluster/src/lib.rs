@@ -25,7 +25,7 @@ use textorigin_store::storage::datadir::DocError;
 use crate::log::{Log, LogError};
 use crate::wire::{
     decode, encode, hits_stream, items_stream, lookups_stream, position_subject, process_name, subject, time_of, Doc,
-    Items, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS,
+    Items, Lookups, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS,
 };
 
 /// Errors of the deployment's processes.
@@ -130,7 +130,32 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
     for s in document_streams(&meta) {
         dropped += log.purge_before(&s, from + 1)?;
     }
+    // The lookups of the revisions caused before: every shard wrote them (its
+    // checkpoint is past them), and no restart reads them again.
+    let k = lookups_position(log, from + 1)?;
+    for s in 0..meta.shards {
+        dropped += log.purge_before(&lookups_stream(s), k)?;
+    }
     Ok(Trimmed::Below { from: from + 1, dropped })
+}
+
+/// The message of the lookups streams that answers the revisions caused by document
+/// `cause`: the first whose cause is not before it (the streams' causes ascend; every
+/// shard's stream has the same messages), or the next one to come.
+pub(crate) fn lookups_position(log: &Log, cause: u64) -> Result<u64> {
+    let stream = lookups_stream(0);
+    let (mut lo, mut hi) = (log.first_seq(&stream)?.max(1), log.last_seq(&stream)? + 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let bytes =
+            log.get(&stream, mid)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: mid, got: 0 })?;
+        if decode::<Lookups>(&bytes, "shard lookups")?.cause < cause {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
 }
 
 /// Where one process of the deployment is (issue 37's `cluster status`).
