@@ -24,8 +24,8 @@ use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
 use crate::wire::{
-    decode, encode, hits_stream, items_stream, lookups_stream, position_subject, process_name, subject, time_of, Doc,
-    Items, Lookups, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS,
+    decode, encode, hits_stream, items_stream, lookups_stream, position_subject, process_name, subject, Doc, Items,
+    Lookups, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS,
 };
 
 /// Errors of the deployment's processes.
@@ -288,7 +288,7 @@ pub fn submit(
         textorigin_store::failpoint::hit("submit.after-doc")
             .map_err(|source| ClusterError::Io { what: "submission", source })?;
         if let Some(s) = &shards {
-            s.append(log, &engine, last, time_of(msg.published_at.as_deref(), arrived_ms))?;
+            s.append(log, &engine, last, msg.time())?;
         }
         event(Submitted::Doc(last));
     }
@@ -335,7 +335,7 @@ impl Splitter {
             let (seq, bytes) = docs.read()?;
             let doc = Doc::decode(&bytes)?;
             engine.prepare(&doc.text);
-            self.append(log, engine, seq, time_of(doc.published_at.as_deref(), doc.arrived_ms))?;
+            self.append(log, engine, seq, doc.time())?;
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::engine::ShardItem;
 use textorigin_core::table::Hit;
+use textorigin_store::storage::store::documents::publication_time;
 
 /// The message format version this build writes and reads (2: documents carry their
 /// arrival, answers the origins taken over, feedback the revisions' shingles).
@@ -112,7 +113,7 @@ pub struct Doc {
     pub published_at: Option<String>,
     /// When `cluster submit` admitted it (milliseconds since the epoch, never less than
     /// the document before): an undated document's place in publication order, the
-    /// same for every process ([`time_of`]).
+    /// same for every process ([`Doc::time`]).
     pub arrived_ms: u64,
     pub text: String,
     /// The input's further fields as JSON text ([`textorigin_store::input::InputDoc::meta`]),
@@ -123,6 +124,13 @@ pub struct Doc {
 }
 
 impl Doc {
+    /// Its place in publication order as every process of the deployment sees it (the
+    /// aggregator's data directory stores the arrival, `Admit::arrival_ms`, so its own
+    /// order is the same: [`publication_time`]).
+    pub fn time(&self) -> i64 {
+        publication_time(self.published_at.as_deref(), self.arrived_ms)
+    }
+
     /// The message: [`encode`] of the fields before `meta`, then `meta` (a postcard
     /// string) when there is one.
     pub fn encode(&self) -> Vec<u8> {
@@ -170,20 +178,11 @@ pub struct Lookups {
     pub found: Vec<Answer>,
 }
 
-/// A document's place in publication order as every process of the deployment sees it
-/// (the aggregator's data directory gives it the same, `Admit::arrival_ms`): its
-/// publication date, or when it was admitted; a date that is not one counts as none.
-pub fn time_of(published_at: Option<&str>, arrived_ms: u64) -> i64 {
-    use textorigin_store::input::date::parse_published;
-    use textorigin_store::storage::store::documents::arrival_time;
-    published_at.and_then(|p| parse_published(p).ok()).unwrap_or_else(|| arrival_time(arrived_ms))
-}
-
 /// A shard's selected shingles of a document, as [`textorigin_core::shard::split`]
 /// gives them, and how many the document has in all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Items {
-    /// The document's place in publication order ([`time_of`]).
+    /// The document's place in publication order ([`Doc::time`]).
     pub time: i64,
     pub selected: u32,
     pub items: Vec<ShardItem>,

@@ -8,7 +8,7 @@
 //! feedback ([`Ahead`]). Its table is the single-node table's bucket range, byte for
 //! byte.
 //!
-//! Dates (issue 37): every document's place in publication order ([`time_of`]) is
+//! Dates (issue 37): every document's place in publication order ([`Doc::time`]) is
 //! kept (and checkpointed), so a document published before an entry's origin takes it
 //! over here, where the entry lives, as on one node, and the answer names the origins
 //! taken. The revisions that causes are decided at the aggregator; the feedback lists
@@ -39,8 +39,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::{Appends, Log, Reader};
 use crate::wire::{
-    decode, encode, hits_stream, items_stream, lookups_stream, subject, time_of, Answer, Doc, Items, Lookups, DOCS,
-    FEEDBACK,
+    decode, encode, hits_stream, items_stream, lookups_stream, subject, Answer, Doc, Items, Lookups, DOCS, FEEDBACK,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -273,7 +272,7 @@ impl<'c> Worker<'c> {
         self.summary.selected += self.engine.prepare(&doc.text).1.len() as u64;
         self.summary.prepare_secs += lap(&mut self.clock);
         let (shard, buckets) = (self.shard, self.table.buckets());
-        let time = time_of(doc.published_at.as_deref(), doc.arrived_ms);
+        let time = doc.time();
         Ok((self.engine.items_where(buckets, |b| shard.owns(b, buckets)), time))
     }
 
@@ -453,7 +452,7 @@ pub struct ImageHeader {
     pub count: u32,
     pub config: Config,
     pub stats: TableStats,
-    /// Every document's place in publication order up to the image's ([`time_of`]).
+    /// Every document's place in publication order up to the image's ([`Doc::time`]).
     pub times: Vec<i64>,
     /// Messages of the shard's lookups stream written by then.
     pub lookups: u64,

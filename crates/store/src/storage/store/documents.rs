@@ -97,9 +97,15 @@ impl DocMeta {
     /// A document whose way in may not take origins over ([`DocMeta::by_arrival`])
     /// takes its arrival too.
     pub fn time(&self) -> i64 {
-        let dated = self.published_at.as_deref().filter(|_| !self.by_arrival);
-        dated.and_then(|p| parse_published(p).ok()).unwrap_or(arrival_time(self.ingested_at_ms))
+        publication_time(self.published_at.as_deref().filter(|_| !self.by_arrival), self.ingested_at_ms)
     }
+}
+
+/// A place in publication order: the publication date, or, for an undated document (or
+/// a date that is not one), its arrival in milliseconds ([`arrival_time`]). A sharded
+/// deployment's workers order documents by it too.
+pub fn publication_time(published_at: Option<&str>, arrival_ms: u64) -> i64 {
+    published_at.and_then(|p| parse_published(p).ok()).unwrap_or(arrival_time(arrival_ms))
 }
 
 /// An arrival in milliseconds as a publication time.
