@@ -314,60 +314,87 @@ fn finish(children: &mut [Child], secs: u64, what: &str) {
     }
 }
 
+/// A deployment of one shard driven by hand against the log servers `url`: the
+/// aggregator's data directory, the worker's checkpoints and its image, in `tmp`.
+struct OneShard {
+    url: String,
+    agg: PathBuf,
+    state: PathBuf,
+    image: PathBuf,
+}
+
+impl OneShard {
+    /// `cluster init` of one shard with `config` (and `args`).
+    fn init(tmp: &Path, url: &str, config: &Path, args: &[&str]) -> OneShard {
+        let d = OneShard {
+            url: url.to_string(),
+            agg: tmp.join("agg"),
+            state: tmp.join("w0"),
+            image: tmp.join("shard-0.img"),
+        };
+        let mut init = d.cluster(&["init", "--shards", "1"]);
+        let out = init.args(args).arg("--config").arg(config).arg("--data").arg(&d.agg).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        d
+    }
+
+    fn cluster(&self, args: &[&str]) -> Command {
+        cluster_command(&self.url, args)
+    }
+
+    /// `cluster submit --json` of `files`: the last document's id.
+    fn submit(&self, files: &[PathBuf]) -> String {
+        let out = self.cluster(&["submit", "--json"]).args(files).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["last"].as_u64().unwrap().to_string()
+    }
+
+    /// The worker and the aggregator until document `until`, checkpointing `every`
+    /// seconds.
+    fn run(&self, until: &str, every: &str) -> [Child; 2] {
+        let worker = self
+            .cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"])
+            .arg(&self.state)
+            .arg("--image")
+            .arg(&self.image)
+            .spawn()
+            .unwrap();
+        let aggregator = self
+            .cluster(&["aggregate", "--checkpoint-secs", every, "--until", until, "--data"])
+            .arg(&self.agg)
+            .spawn()
+            .unwrap();
+        [worker, aggregator]
+    }
+
+    /// The export and the union of the shard, as [`cluster`] gives them.
+    fn outcome(&self) -> (Vec<Value>, Value, String) {
+        let union = self.cluster(&["union", "--json"]).arg(&self.image).output().unwrap().stdout;
+        (export_values(&ok(&self.agg, &["export"])), serde_json::from_slice(&union).unwrap(), String::new())
+    }
+}
+
 #[test]
 fn a_trim_outlives_a_restart_of_every_log_server() {
     let (tmp, config) = with_config();
     let one = single(tmp.path(), &config, 1);
     let mut nats = Nats::start(tmp.path(), 3);
-    let url = nats.url.clone();
-    let cluster = |args: &[&str]| cluster_command(&url, args);
-    let (agg, state, image) = (tmp.path().join("agg"), tmp.path().join("w0"), tmp.path().join("shard-0.img"));
-    let out = cluster(&["init", "--shards", "1", "--replicas", "3", "--config"])
-        .arg(&config)
-        .arg("--data")
-        .arg(&agg)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let submit = |file: &str| {
-        let out = cluster(&["submit", "--json"]).arg(fixture(file)).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()["last"].as_u64().unwrap().to_string()
-    };
-    submit("gcc-sample.jsonl");
-    let run = |until: &str, every: &str| {
-        let worker = cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"])
-            .arg(&state)
-            .arg("--image")
-            .arg(&image)
-            .spawn()
-            .unwrap();
-        let aggregator =
-            cluster(&["aggregate", "--checkpoint-secs", every, "--until", until, "--data"]).arg(&agg).spawn().unwrap();
-        [worker, aggregator]
-    };
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &["--replicas", "3"]);
+    d.submit(&[fixture("gcc-sample.jsonl")]);
     // Both processes stop at document 10 with a checkpoint at every document: the older
     // of their slots is at document 9, so the trim keeps the log from document 10 on.
-    finish(&mut run("10", "0"), 120, "the first ten documents");
-    let out = cluster(&["trim"]).output().unwrap();
+    finish(&mut d.run("10", "0"), 120, "the first ten documents");
+    let out = d.cluster(&["trim"]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && said.contains("keeps documents from #10 on"), "{said}");
     // More documents after the trim, then every log server loses power and comes back:
     // each replays its record of the trim, which later entries mark as committed
     // (nats-server 2.9 replayed a partial purge as a full one, nats-server#4196).
-    let last = submit("mail-sample.jsonl");
+    let last = d.submit(&[fixture("mail-sample.jsonl")]);
     nats.kill();
     nats.restart();
-    finish(&mut run(&last, "30"), 300, "the rest after the restart");
-    assert_equal(
-        &one,
-        &(
-            export_values(&ok(&agg, &["export"])),
-            serde_json::from_slice(&cluster(&["union", "--json"]).arg(&image).output().unwrap().stdout).unwrap(),
-            String::new(),
-        ),
-        "after a trim and a restart of the log",
-    );
+    finish(&mut d.run(&last, "30"), 300, "the rest after the restart");
+    assert_equal(&one, &d.outcome(), "after a trim and a restart of the log");
 }
 
 #[test]
@@ -376,43 +403,18 @@ fn a_trim_drops_the_lookups_of_earlier_revisions_and_a_restart_after_it_needs_no
     let files = shuffled(tmp.path(), &corpus(tmp.path(), 1));
     let one = single_of(tmp.path(), &config, &files, UNBOUNDED_REVISIONS);
     let nats = Nats::start(tmp.path(), 1);
-    let cluster = |args: &[&str]| cluster_command(&nats.url, args);
-    let (agg, state) = (tmp.path().join("agg"), tmp.path().join("w0"));
-    let out = cluster(&["init", "--shards", "1", "--config"]).arg(&config).arg("--data").arg(&agg).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = cluster(&["submit", "--json"]).args(&files).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let last = serde_json::from_slice::<Value>(&out.stdout).unwrap()["last"].as_u64().unwrap().to_string();
-    let image = tmp.path().join("shard-0.img");
-    let run = |until: &str, every: &str| {
-        let worker = cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"])
-            .arg(&state)
-            .arg("--image")
-            .arg(&image)
-            .spawn()
-            .unwrap();
-        let aggregator =
-            cluster(&["aggregate", "--checkpoint-secs", every, "--until", until, "--data"]).arg(&agg).spawn().unwrap();
-        [worker, aggregator]
-    };
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
+    let last = d.submit(&files);
     // Both stop at document 300 with a checkpoint at every document: the trim keeps the
     // log from document 300 on, and the lookups of the revisions caused before it go
     // too (the documents, feedback and answer streams drop 3 × 299 messages).
-    finish(&mut run("300", "0"), 300, "the first 300 documents");
-    let trimmed = serde_json::from_slice::<Value>(&cluster(&["trim", "--json"]).output().unwrap().stdout).unwrap();
+    finish(&mut d.run("300", "0"), 300, "the first 300 documents");
+    let trimmed = serde_json::from_slice::<Value>(&d.cluster(&["trim", "--json"]).output().unwrap().stdout).unwrap();
     assert_eq!(trimmed["kept_from"], 300, "{trimmed}");
     assert!(trimmed["dropped"].as_u64().unwrap() > 3 * 299, "lookups dropped too: {trimmed}");
     // Restarted after the trim, both finish from their checkpoints as one node would.
-    finish(&mut run(&last, "30"), 300, "the rest after the trim");
-    assert_equal(
-        &one,
-        &(
-            export_values(&ok(&agg, &["export"])),
-            serde_json::from_slice(&cluster(&["union", "--json"]).arg(&image).output().unwrap().stdout).unwrap(),
-            String::new(),
-        ),
-        "shuffled, after a trim",
-    );
+    finish(&mut d.run(&last, "30"), 300, "the rest after the trim");
+    assert_equal(&one, &d.outcome(), "shuffled, after a trim");
 }
 
 #[test]
