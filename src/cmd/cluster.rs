@@ -180,7 +180,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             ov.density = Some(Density::Paper);
             let log = Log::connect(&a.nats.nats, a.replicas)?;
             let dd = DataDir::open_write_aggregator(&a.data.dir, &ov)?;
-            let meta = Meta { shards: a.shards, config: dd.config().clone(), prepared: a.prepared };
+            let meta = Meta { shards: a.shards, config: dd.config().clone(), prepared: a.prepared, partitions: 1 };
             dd.close()?;
             init(&log, &meta)?;
             DataDir::mark_aggregator(&a.data.dir, &meta.describe())?;

@@ -33,13 +33,15 @@ use textorigin_store::storage::table_file::Mapped;
 use textorigin_store::telemetry::StageTimes;
 
 use crate::log::{Appends, Log, Reader};
-use crate::wire::{decode, encode, hits_stream, lookups_stream, subject, Answer, Doc, Lookups, DOCS, FEEDBACK};
+use crate::wire::{
+    decode, encode, feedback_stream, hits_stream, lookups_stream, subject, Answer, Doc, Lookups, Meta, DOCS,
+};
 use crate::{read_meta, ClusterError, Result};
 
 /// The table's phases on the shard workers, seen from the aggregator.
 pub struct Remote {
     log: Log,
-    shards: u32,
+    meta: Meta,
     state: Arc<Mutex<State>>,
 }
 
@@ -47,8 +49,8 @@ struct State {
     /// One reader per shard's answer stream, all at the same position (made at the
     /// first document asked for, and again when another one is).
     readers: Vec<Reader>,
-    /// Documents whose feedback is sent to the log (acknowledged at the latest when
-    /// the data directory flushes the stage: before a checkpoint or its close).
+    /// The last document whose feedback is sent to the log (acknowledged at the latest
+    /// when the data directory flushes the stage: before a checkpoint or its close).
     published: u64,
     feedback: Appends,
     /// The origins the last document's shards took over (ascending, each once).
@@ -81,10 +83,11 @@ pub struct AggregatorSummary {
 }
 
 impl Remote {
-    /// The stage of a deployment of `shards` shards.
-    pub fn new(log: &Log, shards: u32) -> Result<Remote> {
-        let published = log.last_seq(FEEDBACK)?;
-        let feedback = log.appends(FEEDBACK, &subject(FEEDBACK));
+    /// The stage of the deployment `meta` (of one partition, the only one for now).
+    pub fn new(log: &Log, meta: &Meta) -> Result<Remote> {
+        let stream = feedback_stream(0);
+        let published = meta.owned(0, log.last_seq(&stream)?);
+        let feedback = log.appends(&stream, &subject(&stream));
         let state = State {
             readers: Vec::new(),
             published,
@@ -96,14 +99,14 @@ impl Remote {
             answers_secs: 0.0,
             feedback_secs: 0.0,
         };
-        Ok(Remote { log: log.clone(), shards, state: Arc::new(Mutex::new(state)) })
+        Ok(Remote { log: log.clone(), meta: meta.clone(), state: Arc::new(Mutex::new(state)) })
     }
 
     fn answers(&self, seq: u64, n: usize) -> Result<Vec<Option<Hit>>> {
         let started = Instant::now();
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.readers.first().is_none_or(|r| r.position() != seq) {
-            state.readers = (0..self.shards)
+            state.readers = (0..self.meta.shards)
                 .map(|s| self.log.reader(&hits_stream(s), seq))
                 .collect::<std::result::Result<_, _>>()?;
         }
@@ -129,7 +132,8 @@ impl Remote {
         state.found = None;
         if fb.seq > state.published {
             let started = Instant::now();
-            state.feedback.push(fb.seq, encode(fb))?;
+            let (_, k) = self.meta.owner(fb.seq);
+            state.feedback.push(k, encode(fb))?;
             state.published = fb.seq;
             state.feedback_secs += started.elapsed().as_secs_f64();
         }
@@ -153,7 +157,7 @@ impl Remote {
             if per_shard.first().is_none_or(|l| l.cause != cause) {
                 // The first revision after a start: find its message.
                 let k = crate::lookups_position(&self.log, cause)?;
-                *lookups = (0..self.shards)
+                *lookups = (0..self.meta.shards)
                     .map(|s| self.log.reader(&lookups_stream(s), k))
                     .collect::<std::result::Result<_, _>>()?;
                 per_shard = read_lookups(lookups, feedback)?;
@@ -256,7 +260,7 @@ pub fn run(
     mut progress: impl FnMut(u64),
 ) -> Result<AggregatorSummary> {
     let meta = read_meta(log)?;
-    let mut stage = Remote::new(log, meta.shards)?;
+    let mut stage = Remote::new(log, &meta)?;
     let waits = stage.state.clone();
     if let Some(r) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
         tracing::info!(

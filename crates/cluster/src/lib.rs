@@ -24,8 +24,8 @@ use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
 use crate::wire::{
-    decode, encode, hits_stream, items_stream, lookups_stream, position_subject, process_name, subject, Doc, Items,
-    Lookups, Meta, WireError, DOCS, FEEDBACK, META, POSITIONS,
+    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, position_subject, process_name,
+    subject, Doc, Items, Lookups, Meta, WireError, DOCS, META, POSITIONS,
 };
 
 /// Errors of the deployment's processes.
@@ -60,9 +60,9 @@ pub enum ClusterError {
 type Result<T> = std::result::Result<T, ClusterError>;
 
 /// Makes the deployment's streams (the description, the documents, one answer stream
-/// per shard, the feedback, and one stream of selected shingles per shard when
-/// documents are prepared at submission) and writes its description, or checks that
-/// the log holds the same one.
+/// and one lookups stream per shard, one feedback stream per partition, and one stream
+/// of selected shingles per shard when documents are prepared at submission) and writes
+/// its description, or checks that the log holds the same one.
 pub fn init(log: &Log, meta: &Meta) -> Result<()> {
     log.create_stream(META, &subject(META))?;
     match log.get(META, 1)? {
@@ -74,18 +74,19 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         }
         None => log.append(META, &subject(META), 1, &encode(meta))?,
     }
-    for s in document_streams(meta).into_iter().chain((0..meta.shards).map(lookups_stream)) {
+    let others = (0..meta.shards).map(lookups_stream).chain((0..meta.partitions).map(feedback_stream));
+    for s in document_streams(meta).into_iter().chain(others) {
         log.create_stream(&s, &subject(&s))?;
     }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     Ok(())
 }
 
-/// The streams whose message `n` is about document `n`: the documents, the feedback,
-/// the shards' answers and (prepared at submission) their shingles.
+/// The streams whose message `n` is about document `n`: the documents, the shards'
+/// answers and (prepared at submission) their shingles.
 fn document_streams(meta: &Meta) -> Vec<String> {
     let items = if meta.prepared { meta.shards } else { 0 };
-    [DOCS.to_string(), FEEDBACK.to_string()]
+    [DOCS.to_string()]
         .into_iter()
         .chain((0..meta.shards).map(hits_stream))
         .chain((0..items).map(items_stream))
@@ -129,6 +130,9 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
     let mut dropped = 0;
     for s in document_streams(&meta) {
         dropped += log.purge_before(&s, from + 1)?;
+    }
+    for p in 0..meta.partitions {
+        dropped += log.purge_before(&feedback_stream(p), meta.first_owned_from(p, from + 1))?;
     }
     // The lookups of the revisions caused before: every shard wrote them (its
     // checkpoint is past them), and no restart reads them again.
@@ -178,12 +182,11 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
     let docs = log.last_seq(DOCS)?;
     let mut out = Vec::new();
     for who in processes(&meta) {
-        let stream = who.map_or_else(|| FEEDBACK.to_string(), hits_stream);
-        out.push(ProcessAt {
-            process: process_name(who),
-            done: log.last_seq(&stream)?,
-            checkpoint: checkpoint_position(log, who)?,
-        });
+        let done = match who {
+            Some(s) => log.last_seq(&hits_stream(s))?,
+            None => meta.owned(0, log.last_seq(&feedback_stream(0))?),
+        };
+        out.push(ProcessAt { process: process_name(who), done, checkpoint: checkpoint_position(log, who)? });
     }
     Ok((docs, out))
 }

@@ -22,6 +22,8 @@ use async_nats::jetstream::{self, consumer, context::PublishErrorKind, stream};
 use async_nats::ServerAddr;
 use futures_util::StreamExt;
 
+use crate::wire::Meta;
+
 /// How long transient failures (no server, no leader, a timeout) are retried before an
 /// operation fails.
 pub const RETRY_FOR: Duration = Duration::from_secs(120);
@@ -530,6 +532,42 @@ impl Reader {
             std::thread::sleep(BACKOFF);
             self.open()?;
         }
+    }
+}
+
+/// Reads the streams of a deployment's partitions as one stream about every document,
+/// in document order (issue 37): document `n` is the message of its owner's stream
+/// ([`Meta::owner`]).
+pub struct Interleaved {
+    meta: Meta,
+    readers: Vec<Reader>,
+    next: u64,
+}
+
+impl Interleaved {
+    /// Reads partition `p`'s stream `stream(p)` of every partition from document `start` on.
+    pub fn new(log: &Log, meta: &Meta, stream: fn(u32) -> String, start: u64) -> Result<Interleaved> {
+        let readers = (0..meta.partitions)
+            .map(|p| log.reader(&stream(p), meta.first_owned_from(p, start)))
+            .collect::<Result<_>>()?;
+        Ok(Interleaved { meta: meta.clone(), readers, next: start })
+    }
+
+    /// The next document's message: (the document, the payload), as
+    /// [`Reader::read_after`].
+    pub fn read_after(&mut self, appends: &mut Appends) -> Result<(u64, Vec<u8>)> {
+        let (p, _) = self.meta.owner(self.next);
+        let (_, bytes) = self.readers[p as usize].read_after(appends)?;
+        self.next += 1;
+        Ok((self.next - 1, bytes))
+    }
+
+    /// [`Interleaved::read_after`] when the message is already here, else None at once.
+    pub fn try_read(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+        let (p, _) = self.meta.owner(self.next);
+        let Some((_, bytes)) = self.readers[p as usize].try_read()? else { return Ok(None) };
+        self.next += 1;
+        Ok(Some((self.next - 1, bytes)))
     }
 }
 

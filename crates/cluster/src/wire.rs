@@ -9,15 +9,14 @@ use textorigin_core::table::Hit;
 use textorigin_store::storage::store::documents::publication_time;
 
 /// The message format version this build writes and reads (2: documents carry their
-/// arrival, answers the origins taken over, feedback the revisions' shingles).
-pub const VERSION: u8 = 2;
+/// arrival, answers the origins taken over, feedback the revisions' shingles; 3: the
+/// deployment's partitions, each with its feedback stream).
+pub const VERSION: u8 = 3;
 
 /// The deployment's description: message 1 of [`META`].
 pub const META: &str = "TXO_META";
 /// The documents, in admission order: message `n` is document `n`.
 pub const DOCS: &str = "TXO_DOCS";
-/// The estimates' feedback to the shards: message `n` is document `n`'s.
-pub const FEEDBACK: &str = "TXO_FEEDBACK";
 
 /// The subject of a stream (`TXO_HITS_2` → `txo.hits.2`).
 pub fn subject(stream: &str) -> String {
@@ -37,6 +36,12 @@ pub fn process_name(worker: Option<u32>) -> String {
 /// The subject of a process's position (`txo.positions.w0`, `txo.positions.agg`).
 pub fn position_subject(worker: Option<u32>) -> String {
     format!("{}.{}", subject(POSITIONS), process_name(worker))
+}
+
+/// Partition `p`'s feedback of its documents' estimates to the shards: message `k` is
+/// the feedback of the `k`-th document it owns ([`Meta::owner`]).
+pub fn feedback_stream(p: u32) -> String {
+    format!("TXO_FEEDBACK_{p}")
 }
 
 /// Shard `s`'s answers: message `n` is its answer for document `n`.
@@ -93,6 +98,9 @@ pub struct Meta {
     /// Documents are prepared once, by `cluster submit`, and each worker reads only its
     /// shard's selected shingles ([`items_stream`]), not the documents.
     pub prepared: bool,
+    /// Partitions of the documents (issue 37): partition `p` owns documents `n` with
+    /// `(n − 1) mod partitions = p` and writes their feedback ([`feedback_stream`]).
+    pub partitions: u32,
 }
 
 impl Meta {
@@ -100,7 +108,32 @@ impl Meta {
     /// configuration.
     pub fn describe(&self) -> String {
         let at = if self.prepared { "submission" } else { "workers" };
-        format!("shards={} prepared-by={at} {}", self.shards, self.config.canonical())
+        format!("shards={} partitions={} prepared-by={at} {}", self.shards, self.partitions, self.config.canonical())
+    }
+
+    /// The partition that owns document `n` (from 1), and its message in that
+    /// partition's streams (from 1).
+    pub fn owner(&self, n: u64) -> (u32, u64) {
+        let p = u64::from(self.partitions);
+        (((n - 1) % p) as u32, (n - 1) / p + 1)
+    }
+
+    /// The document of message `k` of partition `p`'s streams (0 for none, `k` = 0).
+    pub fn owned(&self, p: u32, k: u64) -> u64 {
+        match k {
+            0 => 0,
+            k => (k - 1) * u64::from(self.partitions) + u64::from(p) + 1,
+        }
+    }
+
+    /// The first message of partition `p`'s streams about a document from `n` on.
+    pub fn first_owned_from(&self, p: u32, n: u64) -> u64 {
+        let (q, k) = self.owner(n);
+        if p >= q {
+            k
+        } else {
+            k + 1
+        }
     }
 }
 
@@ -206,10 +239,31 @@ mod tests {
         assert!(matches!(decode::<Answer>(&[], "answer"), Err(WireError::Empty { .. })));
         assert!(matches!(decode::<Answer>(&bytes[..3], "answer"), Err(WireError::Decode { .. })));
         assert_eq!(subject(&hits_stream(2)), "txo.hits.2");
+        assert_eq!(subject(&feedback_stream(1)), "txo.feedback.1");
         assert_eq!(
             (position_subject(Some(3)), position_subject(None)),
             ("txo.positions.w3".to_string(), "txo.positions.agg".to_string())
         );
+    }
+
+    #[test]
+    fn partitions_own_every_document_once_in_turn() {
+        for partitions in 1..=5u32 {
+            let meta = Meta { shards: 1, config: Config::default(), prepared: false, partitions };
+            let mut next = vec![1u64; partitions as usize];
+            for n in 1..=40u64 {
+                let (p, k) = meta.owner(n);
+                assert_eq!(k, next[p as usize], "documents of a partition follow each other");
+                next[p as usize] += 1;
+                assert_eq!(meta.owned(p, k), n);
+                for q in 0..partitions {
+                    // The first of q's documents from n on, by brute force.
+                    let first = (n..).find(|&m| meta.owner(m).0 == q).unwrap();
+                    assert_eq!(meta.owned(q, meta.first_owned_from(q, n)), first);
+                }
+            }
+            assert_eq!(meta.owned(0, 0), 0);
+        }
     }
 
     #[test]

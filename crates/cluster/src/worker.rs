@@ -37,9 +37,10 @@ use textorigin_core::table::{Table, TableStats};
 use textorigin_store::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::log::{Appends, Log, Reader};
+use crate::log::{Appends, Interleaved, Log, Reader};
 use crate::wire::{
-    decode, encode, hits_stream, items_stream, lookups_stream, subject, Answer, Doc, Items, Lookups, DOCS, FEEDBACK,
+    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, subject, Answer, Doc, Items, Lookups,
+    DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -139,7 +140,7 @@ struct Worker<'c> {
     /// and this shard's answers: given before a restart (to compare with the replay's,
     /// up to `answered`), and appended.
     docs: Reader,
-    feedback: Reader,
+    feedback: Interleaved,
     given: Option<Reader>,
     answered: u64,
     answers: String,
@@ -188,6 +189,7 @@ impl<'c> Worker<'c> {
         let given = if answered > last { Some(log.reader(&answers, last + 1)?) } else { None };
         let input = if meta.prepared { items_stream(index) } else { DOCS.to_string() };
         let lookups = lookups_stream(index);
+        let feedback = Interleaved::new(log, &meta, feedback_stream, last + 1)?;
         Ok(Worker {
             log: log.clone(),
             shard,
@@ -199,7 +201,7 @@ impl<'c> Worker<'c> {
             until,
             checkpoints,
             docs: log.reader(&input, last + 1)?,
-            feedback: log.reader(FEEDBACK, last + 1)?,
+            feedback,
             given,
             answered,
             appends: log.appends(&answers, &subject(&answers)),
