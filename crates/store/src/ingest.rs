@@ -208,11 +208,7 @@ pub fn ingest_inputs(
                     event(Event::Warning(w.clone()));
                 }
                 dd.add_prepare_time(seconds);
-                match dd.ingest_prepared(
-                    &doc,
-                    prepared,
-                    Admit { file: None, doc: key, via: Some(via), arrival_ms: None },
-                ) {
+                match dd.ingest_prepared(&doc, prepared, Admit { doc: key, via: Some(via), ..Admit::default() }) {
                     Ok((meta, _)) => {
                         summary.stored += 1;
                         summary.text_bytes += doc.text.len() as u64;

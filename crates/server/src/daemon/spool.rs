@@ -344,7 +344,12 @@ impl Admitting {
                         dd.ingest_prepared(
                             &doc,
                             prepared,
-                            Admit { file: Some(admission), doc: Some(doc_key), via: Some(self.via), arrival_ms: None },
+                            Admit {
+                                file: Some(admission),
+                                doc: Some(doc_key),
+                                via: Some(self.via),
+                                ..Admit::default()
+                            },
                         )
                         .map(|_| ())
                     }

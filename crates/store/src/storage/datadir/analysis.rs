@@ -92,6 +92,15 @@ impl Preparer {
     }
 }
 
+/// What a document of `text` adds to the derived indexes (its words, its indexed
+/// sentences' signatures, its near-duplicate keys), as its analysis adds them.
+pub(super) fn index_keys(preparer: &mut Preparer, q_cfg: &QuoteConfig, text: &str) -> IndexAdd {
+    let Prepared { sketch, sentences, .. } = preparer.prepare(text);
+    let sentences = sentences.unwrap_or_default();
+    let nd_keys = sketch.map(|s| index::nd_keys(&preparer.nd_cfg, &s)).unwrap_or_default();
+    IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys }
+}
+
 /// Whether near-duplicate detection and quotation search are on.
 fn features(cfg: &Config) -> (bool, bool) {
     (cfg.near_duplicates, cfg.quotations)

@@ -22,7 +22,7 @@ use crate::input::date::parse_published;
 use crate::input::InputDoc;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::StoreError;
-use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Revised, Store, Via};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
 use textorigin_core::config::{Config, Overrides};
@@ -36,6 +36,9 @@ mod analysis;
 mod error;
 #[cfg(test)]
 mod order_tests;
+mod partition;
+#[cfg(test)]
+mod partition_tests;
 mod rebuild;
 #[cfg(test)]
 mod tests;
@@ -104,6 +107,9 @@ pub struct DataDir {
     last_arrival_ms: u64,
     /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
     stage: Box<dyn TableStage>,
+    /// The revisions the last document made (in a partition's data directory, those of
+    /// other partitions' documents are their owners' to store; issue 37).
+    last_revised: Vec<Revised>,
 }
 
 type Result<T> = std::result::Result<T, DataDirError>;
@@ -389,6 +395,7 @@ impl DataDir {
             queue_waiting: true,
             last_arrival_ms: 0,
             stage: Box::new(Local::default()),
+            last_revised: Vec::new(),
         }
     }
 
@@ -492,7 +499,7 @@ impl DataDir {
         let by_arrival = published.is_some() && admit.via.is_some_and(|v| !self.take_over.contains(&v));
         let published = published.filter(|_| !by_arrival);
         let (start, before) = (Instant::now(), self.times);
-        let seq = self.store.next_seq()?;
+        let seq = admit.seq.map_or_else(|| self.store.next_seq(), Ok)?;
         if self.last_arrival_ms == 0 {
             self.last_arrival_ms = self.store.docs_newest_first().next().transpose()?.map_or(0, |m| m.ingested_at_ms);
         }
@@ -518,8 +525,14 @@ impl DataDir {
         let taken = self.stage.taken();
         let mut budget = self.revision_budget;
         let this = (seq, time, doc.text.as_str(), &result);
-        let revised = revise(&self.store, &mut self.engine, (&self.table, &mut *self.stage), this, &taken, &mut budget)
-            .inspect_err(|_| self.poisoned = true)?;
+        let mut revised =
+            revise(&self.store, &mut self.engine, (&self.table, &mut *self.stage), this, &taken, &mut budget)
+                .inspect_err(|_| self.poisoned = true)?;
+        // A partition stores the revisions of its own documents; their owners, the others.
+        self.last_revised.clone_from(&revised.done);
+        let store = &self.store;
+        revised.done.retain(|r| store.holds(r.seq));
+        self.store.revised_elsewhere(self.last_revised.iter().map(|r| r.seq).filter(|&s| !self.store.holds(s)));
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
         let meta = DocMeta {

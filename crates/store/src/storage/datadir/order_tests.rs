@@ -28,7 +28,7 @@ fn sentence(g: &mut XorShift, min: usize, spread: u64) -> String {
 /// `n` documents, dated a day apart in the order made: fresh sentences, sentences of a
 /// shared pool (quotations, and copied passages), and near-copies of an earlier
 /// document (one word appended) or exact ones.
-fn corpus(seed: u64, n: usize) -> Vec<InputDoc> {
+pub(super) fn corpus(seed: u64, n: usize) -> Vec<InputDoc> {
     let mut g = XorShift::new(seed | 1);
     let pool: Vec<String> = (0..12).map(|_| sentence(&mut g, 6, 20)).collect();
     let mut texts: Vec<String> = Vec::with_capacity(n);

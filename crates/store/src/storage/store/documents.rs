@@ -187,8 +187,11 @@ impl Store {
         if let Some(t) = self.caches.times.get(&seq) {
             return Ok(Some(t));
         }
-        let Some(meta) = self.doc(seq)? else { return Ok(None) };
-        let t = meta.time();
+        let t = match self.elsewhere_of(seq) {
+            Some(e) => e.time(seq).map_err(|source| StoreError::Elsewhere { seq, source })?,
+            None => self.doc(seq)?.map(|meta| meta.time()),
+        };
+        let Some(t) = t else { return Ok(None) };
         self.caches.times.put(seq, t, super::cache::TIME_BYTES);
         Ok(Some(t))
     }
@@ -201,6 +204,9 @@ impl Store {
 
     /// Text of document `seq`.
     pub fn text(&self, seq: u64) -> Result<Option<String>> {
+        if let Some(e) = self.elsewhere_of(seq) {
+            return e.text(seq).map_err(|source| StoreError::Elsewhere { seq, source });
+        }
         self.get(CF_TEXT, &seq_key(seq))?.map(|v| self.decode_stored_text(seq, &v)).transpose()
     }
 
@@ -228,6 +234,9 @@ impl Store {
 
     /// Result of document `seq`.
     pub fn result(&self, seq: u64) -> Result<Option<DocResult>> {
+        if let Some(e) = self.elsewhere_of(seq) {
+            return e.result(seq).map_err(|source| StoreError::Elsewhere { seq, source });
+        }
         self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode_with(decode_result, "result", &v)).transpose()
     }
 

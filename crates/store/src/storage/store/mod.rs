@@ -142,9 +142,28 @@ pub enum StoreError {
     Unsteady(PathBuf),
     #[error("store {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("document #{seq}, held by another partition: {source}")]
+    Elsewhere { seq: u64, source: Box<dyn std::error::Error + Send + Sync> },
 }
 
 type Result<T> = std::result::Result<T, StoreError>;
+
+/// What the store of one partition of a deployment (issue 37, `docs/SCALE-OUT.md`,
+/// "Partitions") reads of the documents it does not hold: their place in publication
+/// order, their texts and their current results as of the document being analysed, and
+/// the copiers of an origin among every partition's documents.
+pub trait Elsewhere: Send + Sync {
+    /// Whether document `seq` is this store's.
+    fn owns(&self, seq: u64) -> bool;
+    fn time(&self, seq: u64) -> ElsewhereResult<Option<i64>>;
+    fn text(&self, seq: u64) -> ElsewhereResult<Option<String>>;
+    fn result(&self, seq: u64) -> ElsewhereResult<Option<DocResult>>;
+    /// The documents whose results named `origin`, in every partition (ascending).
+    fn copiers_of(&self, origin: u64) -> ElsewhereResult<Vec<u64>>;
+}
+
+/// What an [`Elsewhere`] read gives.
+pub type ElsewhereResult<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// The RocksDB store of a data directory.
 pub struct Store {
@@ -152,6 +171,8 @@ pub struct Store {
     path: PathBuf,
     /// Bounded copies of what quotation search reads most ([`cache`]).
     caches: cache::Caches,
+    /// Where the documents of other partitions are read (a partition's store only).
+    elsewhere: std::sync::OnceLock<std::sync::Arc<dyn Elsewhere>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -218,7 +239,8 @@ impl Store {
                 StoreError::Db { path: path.to_path_buf(), source }
             }
         })?;
-        let mut store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
+        let mut store =
+            Store { db, path: path.to_path_buf(), caches: cache::Caches::default(), elsewhere: Default::default() };
         store.upgrade()?;
         store.ensure_id()?;
         store.note_kept();
@@ -262,7 +284,8 @@ impl Store {
                 }
             }
         };
-        let store = Store { db, path: path.to_path_buf(), caches: cache::Caches::default() };
+        let store =
+            Store { db, path: path.to_path_buf(), caches: cache::Caches::default(), elsewhere: Default::default() };
         store.note_kept();
         let v = store.schema_version()?;
         if v > SCHEMA_VERSION {
@@ -391,6 +414,40 @@ impl Store {
             self.caches.origin_texts.remove(&r.seq);
         }
         Ok(())
+    }
+
+    /// Reads the documents of other partitions through `elsewhere` from now on (once:
+    /// false when it was set before).
+    pub fn set_elsewhere(&self, elsewhere: std::sync::Arc<dyn Elsewhere>) -> bool {
+        self.elsewhere.set(elsewhere).is_ok()
+    }
+
+    /// Where document `seq` is read when this store does not hold it (a partition's).
+    pub(super) fn elsewhere_of(&self, seq: u64) -> Option<&dyn Elsewhere> {
+        self.elsewhere.get().map(|e| &**e).filter(|e| !e.owns(seq))
+    }
+
+    /// Whether document `seq` is this store's (every document but in a partition).
+    pub fn holds(&self, seq: u64) -> bool {
+        self.elsewhere_of(seq).is_none()
+    }
+
+    /// Stores the revisions of this partition's documents that another partition's
+    /// document `cause` made, as that document's batch does on one node (issue 37).
+    pub fn put_revisions(&self, cause: u64, revised: &[Revised]) -> Result<()> {
+        let mut b = WriteBatch::default();
+        self.add_revisions(&mut b, cause, revised)?;
+        self.write(b, false)?;
+        self.revised_elsewhere(revised.iter().map(|r| r.seq));
+        Ok(())
+    }
+
+    /// Forgets what the caches keep of documents that another partition's document
+    /// revised (alignment reads an origin's current blocks through them).
+    pub fn revised_elsewhere(&self, revised: impl IntoIterator<Item = u64>) {
+        for s in revised {
+            self.caches.origin_texts.remove(&s);
+        }
     }
 
     /// Deletes every pair written under another document than the one found (seen

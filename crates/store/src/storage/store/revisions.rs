@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
 use super::codec::{decode_with_tail, density_byte, encode, pair_key, seq_key};
-use super::{Result, Store, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
+use super::{Result, Store, StoreError, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
 
 /// The prefix of the revision queue's keys in `meta`.
 const QUEUE: &[u8] = b"revise_queue/";
@@ -153,6 +153,9 @@ impl Store {
 
     /// The documents whose results named `origin` (ascending).
     pub fn copiers_of(&self, origin: u64) -> Result<Vec<u64>> {
+        if let Some(e) = self.elsewhere.get() {
+            return e.copiers_of(origin).map_err(|source| StoreError::Elsewhere { seq: origin, source });
+        }
         self.pairs(CF_COPIERS, origin).map(|v| v.into_iter().map(|(c, _)| c).collect())
     }
 

@@ -106,6 +106,9 @@ pub struct Admit {
     /// When it arrived, in milliseconds since the epoch, if it was admitted elsewhere
     /// (a sharded deployment's submission, whose workers order by it): else now.
     pub arrival_ms: Option<u64>,
+    /// Its id, when a partition of a deployment stores it (the log's; issue 37): else
+    /// the store's next.
+    pub seq: Option<u64>,
 }
 
 /// A spool file's admission record, written in the batch of each of its documents:

@@ -1,0 +1,221 @@
+//! Partitions of a deployment (issue 37): P data directories, each storing the
+//! documents it owns and reading the others' through an [`Elsewhere`], with the table
+//! shared in document order (as the shard workers hold it) and each document's outcome
+//! (result, revisions) applied by every partition before the next document, give every
+//! document the result, revisions, near-duplicates and quotations of one node.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use proptest::prelude::*;
+use textorigin_core::config::{Config, Overrides};
+use textorigin_core::engine::{DocResult, Engine, Feedback, Probe, When};
+use textorigin_core::table::{Hit, Table};
+use textorigin_core::testdata::XorShift;
+
+use super::order_tests::corpus;
+use super::DataDir;
+use crate::input::InputDoc;
+use crate::storage::stage::{StageError, TableStage};
+use crate::storage::store::documents::publication_time;
+use crate::storage::store::{Admit, Elsewhere, ElsewhereResult, Store};
+use crate::storage::table_file::Mapped;
+
+/// What every partition knows of every document applied so far.
+#[derive(Default)]
+struct Book {
+    times: BTreeMap<u64, i64>,
+    texts: BTreeMap<u64, String>,
+    results: BTreeMap<u64, DocResult>,
+    copiers: BTreeMap<u64, BTreeSet<u64>>,
+}
+
+impl Book {
+    /// A result of document `seq` (its first or a revision's): its copier edges as a
+    /// store adds them.
+    fn result(&mut self, seq: u64, r: &DocResult) {
+        for o in r.selected_origins.iter().map(|s| s.origin).filter(|&o| o != seq) {
+            self.copiers.entry(o).or_default().insert(seq);
+        }
+        self.results.insert(seq, r.clone());
+    }
+}
+
+/// Partition `p` of `partitions`' view of the book.
+struct View {
+    p: u64,
+    partitions: u64,
+    book: Arc<Mutex<Book>>,
+}
+
+impl Elsewhere for View {
+    fn owns(&self, seq: u64) -> bool {
+        (seq - 1) % self.partitions == self.p
+    }
+    fn time(&self, seq: u64) -> ElsewhereResult<Option<i64>> {
+        Ok(self.book.lock().unwrap().times.get(&seq).copied())
+    }
+    fn text(&self, seq: u64) -> ElsewhereResult<Option<String>> {
+        Ok(self.book.lock().unwrap().texts.get(&seq).cloned())
+    }
+    fn result(&self, seq: u64) -> ElsewhereResult<Option<DocResult>> {
+        Ok(self.book.lock().unwrap().results.get(&seq).cloned())
+    }
+    fn copiers_of(&self, origin: u64) -> ElsewhereResult<Vec<u64>> {
+        Ok(self.book.lock().unwrap().copiers.get(&origin).map(|c| c.iter().copied().collect()).unwrap_or_default())
+    }
+}
+
+/// The table of the deployment, shared by the partitions (the workers' union).
+struct Shared {
+    table: Arc<Mutex<Table<Vec<u8>>>>,
+    probe: Probe,
+}
+
+impl TableStage for Shared {
+    fn probe(
+        &mut self,
+        engine: &Engine,
+        _: &mut Table<Mapped>,
+        seq: u64,
+        when: When<'_>,
+    ) -> Result<Vec<Option<Hit>>, StageError> {
+        self.probe = engine.probe_dated(&mut *self.table.lock().unwrap(), seq, when);
+        Ok(self.probe.hits.clone())
+    }
+    fn taken(&self) -> Vec<u64> {
+        self.probe.taken.clone()
+    }
+    fn score(&mut self, engine: &Engine, _: &mut Table<Mapped>, fb: &Feedback) -> Result<(), StageError> {
+        engine.score(&mut *self.table.lock().unwrap(), &self.probe, fb);
+        Ok(())
+    }
+    fn lookups(&mut self, engine: &Engine, _: &Table<Mapped>, _: u64) -> Result<Vec<Option<Hit>>, StageError> {
+        let table = self.table.lock().unwrap();
+        Ok(engine.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect())
+    }
+}
+
+fn overrides() -> Overrides {
+    Overrides { table_bytes: Some(1 << 20), index_bytes: Some(8 << 20), ..Overrides::default() }
+}
+
+/// Document `seq`'s admission: its id and a fixed arrival (the same in every run).
+fn admit(seq: u64) -> Admit {
+    Admit { seq: Some(seq), arrival_ms: Some(1_700_000_000_000 + seq), ..Admit::default() }
+}
+
+/// Each document's result, revisions, near-duplicates (both ways) and quotations, read
+/// from the store of `owner(seq)` and, for what a later document writes under an
+/// earlier one, from every store.
+type Outcome = BTreeMap<u64, String>;
+
+fn outcome(stores: &[&Store], n: u64) -> Outcome {
+    let owner = |seq: u64| stores[((seq - 1) % stores.len() as u64) as usize];
+    let mut out = BTreeMap::new();
+    for seq in 1..=n {
+        let s = owner(seq);
+        let mut near: Vec<String> = Vec::new();
+        let mut later: Vec<String> = Vec::new();
+        let mut quotes: Vec<String> = Vec::new();
+        // A sentence's sources found by later documents of several partitions: joined,
+        // the earliest published first, cut at `max_sources`, as one store joins them.
+        let mut joined: BTreeMap<(u32, u32, u32), Vec<_>> = BTreeMap::new();
+        for t in stores {
+            near.extend(t.near_dups(seq).unwrap().iter().map(|d| format!("{d:?}")));
+            later.extend(t.near_dups_later(seq).unwrap().iter().map(|d| format!("{d:?}")));
+            for q in t.quotations(seq).unwrap() {
+                joined.entry((q.start_byte, q.end_byte, q.sentence)).or_default().extend(q.sources);
+            }
+        }
+        let max = s.quote_config().unwrap().max_sources as usize;
+        for (key, mut sources) in joined {
+            sources.sort_by_key(|x| (s.published_time(x.seq).unwrap(), x.seq, x.sentence));
+            sources.truncate(max);
+            quotes.push(format!("{key:?} {sources:?}"));
+        }
+        near.sort();
+        later.sort();
+        let line = format!(
+            "{:?}\n{:?}\n{:?}\n{near:?}\n{later:?}\n{quotes:?}",
+            s.doc(seq).unwrap().map(|m| (m.name, m.published_at, m.ingested_at_ms)),
+            s.result(seq).unwrap(),
+            s.revisions(seq).unwrap(),
+        );
+        out.insert(seq, line);
+    }
+    out
+}
+
+fn one_node(dir: &std::path::Path, docs: &[InputDoc]) -> Outcome {
+    let mut dd = DataDir::open_write(dir, &overrides()).unwrap();
+    let mut preparer = dd.preparer();
+    for (i, doc) in docs.iter().enumerate() {
+        dd.ingest_prepared(doc, preparer.prepare(&doc.text), admit(i as u64 + 1)).unwrap();
+    }
+    let out = outcome(&[dd.store()], docs.len() as u64);
+    dd.close().unwrap();
+    out
+}
+
+fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u64) -> Outcome {
+    let book = Arc::new(Mutex::new(Book::default()));
+    let mut parts: Vec<DataDir> =
+        (0..partitions).map(|p| DataDir::open_write(&dir.join(format!("p{p}")), &overrides()).unwrap()).collect();
+    let config: Config = parts[0].config().clone();
+    let table = Arc::new(Mutex::new(Table::in_memory(&config.table_params()).unwrap()));
+    for (p, dd) in parts.iter_mut().enumerate() {
+        assert!(dd.set_elsewhere(Arc::new(View { p: p as u64, partitions, book: book.clone() })));
+        dd.set_stage(Box::new(Shared { table: table.clone(), probe: Probe::default() }));
+    }
+    for (i, doc) in docs.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let a = admit(seq);
+        {
+            let mut b = book.lock().unwrap();
+            b.times.insert(seq, publication_time(doc.published_at.as_deref(), a.arrival_ms.unwrap()));
+            b.texts.insert(seq, doc.text.clone());
+        }
+        let p = ((seq - 1) % partitions) as usize;
+        let prepared = parts[p].preparer().prepare(&doc.text);
+        let (_, result) = parts[p].ingest_prepared(doc, prepared, a).unwrap();
+        let revised = parts[p].take_revisions();
+        let mut b = book.lock().unwrap();
+        b.result(seq, &result);
+        for r in &revised {
+            b.result(r.seq, &r.after);
+        }
+        drop(b);
+        for (q, dd) in parts.iter_mut().enumerate() {
+            let theirs: Vec<_> = revised.iter().filter(|r| (r.seq - 1) % partitions == q as u64).cloned().collect();
+            if q != p {
+                dd.index_elsewhere(seq, &doc.text).unwrap();
+                dd.store().put_revisions(seq, &theirs).unwrap();
+                dd.store().revised_elsewhere(revised.iter().map(|r| r.seq));
+            }
+        }
+    }
+    let stores: Vec<&Store> = parts.iter().map(|d| d.store()).collect();
+    let out = outcome(&stores, docs.len() as u64);
+    for dd in parts {
+        dd.close().unwrap();
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    #[test]
+    fn partitions_equal_one_node(seed in any::<u64>(), n in 3usize..14, partitions in 2u64..5) {
+        let mut docs = corpus(seed, n);
+        // Arriving out of date order: late originals take entries over and revise.
+        XorShift::new(seed ^ 0x9a57).shuffle(&mut docs);
+        let tmp = tempfile::tempdir().unwrap();
+        let one = one_node(&tmp.path().join("one"), &docs);
+        let parts = partitioned(&tmp.path().join("parts"), &docs, partitions);
+        for (seq, line) in &one {
+            prop_assert_eq!(&parts[seq], line, "document #{}", seq);
+        }
+    }
+}
