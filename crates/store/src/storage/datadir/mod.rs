@@ -401,13 +401,13 @@ impl DataDir {
 
     /// Opens `dir` read-only (works while a writer runs).
     pub fn open_read(dir: &Path) -> Result<DataDir> {
-        let store = Store::open_read_only(&db_path(dir))?;
-        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
-        let table = TableFile::open(&table_path(dir), &table_params(&store, &cfg)?, false)?;
+        let (dir, store) = partition::open_read_store(dir)?;
+        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.clone()))?;
+        let table = TableFile::open(&table_path(&dir), &table_params(&store, &cfg)?, false)?;
         let nd_cfg = store.neardup_config()?;
         let q_cfg = store.quote_config()?;
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
-        Ok(Self::assemble(dir, store, table, cfg, (nd_cfg, q_cfg, shape), false))
+        Ok(Self::assemble(&dir, store, table, cfg, (nd_cfg, q_cfg, shape), false))
     }
 
     /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is

@@ -105,42 +105,24 @@ fn admit(seq: u64) -> Admit {
     Admit { seq: Some(seq), arrival_ms: Some(1_700_000_000_000 + seq), ..Admit::default() }
 }
 
-/// Each document's result, revisions, near-duplicates (both ways) and quotations, read
-/// from the store of `owner(seq)` and, for what a later document writes under an
-/// earlier one, from every store.
+/// Each document's metadata, result, revisions, near-duplicates (both ways) and
+/// quotations, as a store reads them (a deployment's partitions read as one).
 type Outcome = BTreeMap<u64, String>;
 
-fn outcome(stores: &[&Store], n: u64) -> Outcome {
-    let owner = |seq: u64| stores[((seq - 1) % stores.len() as u64) as usize];
+fn outcome(s: &Store, n: u64) -> Outcome {
     let mut out = BTreeMap::new();
+    let docs: Vec<u64> = s.docs().map(|m| m.unwrap().seq).collect();
+    assert_eq!(docs, (1..=n).collect::<Vec<_>>(), "every document once, in order");
     for seq in 1..=n {
-        let s = owner(seq);
-        let mut near: Vec<String> = Vec::new();
-        let mut later: Vec<String> = Vec::new();
-        let mut quotes: Vec<String> = Vec::new();
-        // A sentence's sources found by later documents of several partitions: joined,
-        // the earliest published first, cut at `max_sources`, as one store joins them.
-        let mut joined: BTreeMap<(u32, u32, u32), Vec<_>> = BTreeMap::new();
-        for t in stores {
-            near.extend(t.near_dups(seq).unwrap().iter().map(|d| format!("{d:?}")));
-            later.extend(t.near_dups_later(seq).unwrap().iter().map(|d| format!("{d:?}")));
-            for q in t.quotations(seq).unwrap() {
-                joined.entry((q.start_byte, q.end_byte, q.sentence)).or_default().extend(q.sources);
-            }
-        }
-        let max = s.quote_config().unwrap().max_sources as usize;
-        for (key, mut sources) in joined {
-            sources.sort_by_key(|x| (s.published_time(x.seq).unwrap(), x.seq, x.sentence));
-            sources.truncate(max);
-            quotes.push(format!("{key:?} {sources:?}"));
-        }
-        near.sort();
-        later.sort();
         let line = format!(
-            "{:?}\n{:?}\n{:?}\n{near:?}\n{later:?}\n{quotes:?}",
+            "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
             s.doc(seq).unwrap().map(|m| (m.name, m.published_at, m.ingested_at_ms)),
             s.result(seq).unwrap(),
             s.revisions(seq).unwrap(),
+            s.near_dups(seq).unwrap(),
+            s.near_dups_later(seq).unwrap(),
+            s.quotations(seq).unwrap(),
+            s.copiers_of(seq).unwrap(),
         );
         out.insert(seq, line);
     }
@@ -153,7 +135,7 @@ fn one_node(dir: &std::path::Path, docs: &[InputDoc]) -> Outcome {
     for (i, doc) in docs.iter().enumerate() {
         dd.ingest_prepared(doc, preparer.prepare(&doc.text), admit(i as u64 + 1)).unwrap();
     }
-    let out = outcome(&[dd.store()], docs.len() as u64);
+    let out = outcome(dd.store(), docs.len() as u64);
     dd.close().unwrap();
     out
 }
@@ -195,12 +177,12 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u64) -> Out
             }
         }
     }
-    let stores: Vec<&Store> = parts.iter().map(|d| d.store()).collect();
-    let out = outcome(&stores, docs.len() as u64);
     for dd in parts {
         dd.close().unwrap();
     }
-    out
+    // Read as the inspector reads a deployment's partitions.
+    let dd = DataDir::open_read(dir).unwrap();
+    outcome(dd.store(), docs.len() as u64)
 }
 
 proptest! {

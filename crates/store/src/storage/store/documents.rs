@@ -260,6 +260,10 @@ impl Store {
                 out.push(u64::from_be_bytes(seq));
             }
         }
+        for s in self.siblings() {
+            out.extend(s.seqs_named(name)?);
+        }
+        out.sort_unstable();
         Ok(out)
     }
 
@@ -303,7 +307,13 @@ impl Store {
         self.docs_in(IteratorMode::From(&seq_key(last), rocksdb::Direction::Reverse))
     }
 
+    /// In a read of partitions, every partition's, merged.
     fn docs_in(&self, mode: IteratorMode<'_>) -> impl Iterator<Item = Result<DocMeta>> + '_ {
+        let down = matches!(mode, IteratorMode::End | IteratorMode::From(_, rocksdb::Direction::Reverse));
+        self.docs_merged(Box::new(self.docs_here(mode)), |s| Box::new(s.docs_here(mode)), down)
+    }
+
+    fn docs_here(&self, mode: IteratorMode<'_>) -> impl Iterator<Item = Result<DocMeta>> + '_ {
         self.db.iterator_cf(self.cf(CF_DOCS), mode).map(move |item| {
             let (_, v) = item.map_err(self.db_err())?;
             self.decode_doc(&v)

@@ -163,7 +163,11 @@ impl Store {
     }
 
     pub fn next_seq(&self) -> Result<u64> {
-        Ok(self.meta_u64(MetaKey::NextSeq)?.unwrap_or(1))
+        let mut next = self.meta_u64(MetaKey::NextSeq)?.unwrap_or(1);
+        for s in self.siblings() {
+            next = next.max(s.next_seq()?);
+        }
+        Ok(next)
     }
 
     /// The stored schema version (0 for a store with no version yet).

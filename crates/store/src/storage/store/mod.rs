@@ -57,6 +57,7 @@ pub mod documents;
 pub mod meta;
 pub mod migrations;
 pub mod neardup_index;
+mod partitions;
 pub mod quote_index;
 pub mod recompute;
 pub mod revisions;
@@ -173,6 +174,8 @@ pub struct Store {
     caches: cache::Caches,
     /// Where the documents of other partitions are read (a partition's store only).
     elsewhere: std::sync::OnceLock<std::sync::Arc<dyn Elsewhere>>,
+    /// The other partitions' stores, read with this one ([`partitions`]).
+    siblings: std::sync::OnceLock<partitions::Siblings>,
 }
 
 impl std::fmt::Debug for Store {
@@ -239,8 +242,13 @@ impl Store {
                 StoreError::Db { path: path.to_path_buf(), source }
             }
         })?;
-        let mut store =
-            Store { db, path: path.to_path_buf(), caches: cache::Caches::default(), elsewhere: Default::default() };
+        let mut store = Store {
+            db,
+            path: path.to_path_buf(),
+            caches: cache::Caches::default(),
+            elsewhere: Default::default(),
+            siblings: Default::default(),
+        };
         store.upgrade()?;
         store.ensure_id()?;
         store.note_kept();
@@ -284,8 +292,13 @@ impl Store {
                 }
             }
         };
-        let store =
-            Store { db, path: path.to_path_buf(), caches: cache::Caches::default(), elsewhere: Default::default() };
+        let store = Store {
+            db,
+            path: path.to_path_buf(),
+            caches: cache::Caches::default(),
+            elsewhere: Default::default(),
+            siblings: Default::default(),
+        };
         store.note_kept();
         let v = store.schema_version()?;
         if v > SCHEMA_VERSION {
@@ -314,23 +327,29 @@ impl Store {
     }
 
     fn get(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.db.get_cf(self.cf(cf), key).map_err(self.db_err())
+        let s = self.holder(cf, key);
+        s.db.get_cf(s.cf(cf), key).map_err(s.db_err())
     }
 
     /// (second key, value) of the keys of `cf` that start with `first` (keys made by
     /// [`codec::pair_key`]), by the second.
+    /// In a read of partitions, every partition's, merged.
     fn pairs(&self, cf: &str, first: u64) -> Result<Vec<(u64, Vec<u8>)>> {
         let prefix = codec::seq_key(first);
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(cf), rocksdb::IteratorMode::From(&prefix, rocksdb::Direction::Forward))
-        {
-            let (k, v) = item.map_err(self.db_err())?;
-            if !k.starts_with(&prefix) {
-                break;
+        for s in std::iter::once(self).chain(self.siblings()) {
+            for item in s.db.iterator_cf(s.cf(cf), rocksdb::IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
+                let (k, v) = item.map_err(s.db_err())?;
+                if !k.starts_with(&prefix) {
+                    break;
+                }
+                if let Ok(second) = <[u8; 8]>::try_from(&k[8..]) {
+                    out.push((u64::from_be_bytes(second), v.to_vec()));
+                }
             }
-            if let Ok(second) = <[u8; 8]>::try_from(&k[8..]) {
-                out.push((u64::from_be_bytes(second), v.to_vec()));
-            }
+        }
+        if self.siblings.get().is_some() {
+            out.sort_by_key(|x| x.0);
         }
         Ok(out)
     }
