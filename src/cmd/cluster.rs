@@ -65,6 +65,12 @@ struct InitArgs {
     /// document (docs/SCALE-OUT.md, "Preparing in the workers or at submission").
     #[arg(long)]
     prepared: bool,
+    /// Partitions of the documents (issue 37): P processes share the work after the
+    /// table, partition p storing the documents n with (n − 1) mod P = p in DATA/p<p>;
+    /// the reading commands read DATA as one data directory. One: the aggregator
+    /// stores every document in DATA.
+    #[arg(long, default_value_t = 1, value_name = "P")]
+    partitions: u32,
     #[command(flatten)]
     flags: ConfigArgs,
 }
@@ -121,6 +127,9 @@ struct AggregateArgs {
     /// Stop after storing this document (default: run until killed).
     #[arg(long, value_name = "ID")]
     until: Option<u64>,
+    /// The partition this process is (of `cluster init --partitions`).
+    #[arg(long, default_value_t = 0, value_name = "P")]
+    partition: u32,
     /// Seconds between checkpoints of the data directory (a restart replays only the
     /// documents stored after the newest).
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
@@ -178,12 +187,21 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "the sharded deployment selects shingles as the paper does: omit `density` or give `--density paper`"
             );
             ov.density = Some(Density::Paper);
+            anyhow::ensure!(a.partitions >= 1, "--partitions must be at least 1");
             let log = Log::connect(&a.nats.nats, a.replicas)?;
-            let dd = DataDir::open_write_aggregator(&a.data.dir, &ov)?;
-            let meta = Meta { shards: a.shards, config: dd.config().clone(), prepared: a.prepared, partitions: 1 };
-            dd.close()?;
+            let mut meta =
+                Meta { shards: a.shards, config: Default::default(), prepared: a.prepared, partitions: a.partitions };
+            let dirs: Vec<PathBuf> =
+                (0..a.partitions).map(|p| aggregate::partition_dir(&a.data.dir, &meta, p)).collect();
+            for dir in &dirs {
+                let dd = DataDir::open_write_aggregator(dir, &ov)?;
+                meta.config = dd.config().clone();
+                dd.close()?;
+            }
             init(&log, &meta)?;
-            DataDir::mark_aggregator(&a.data.dir, &meta.describe())?;
+            for dir in dirs.iter().chain([&a.data.dir]) {
+                DataDir::mark_aggregator(dir, &meta.describe())?;
+            }
             eprintln!("deployment: {}", meta.describe());
         }
         Command::Submit(a) => {
@@ -227,7 +245,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Command::Aggregate(a) => {
             let log = Log::connect(&a.nats.nats, 1)?;
-            let s = aggregate::run(&log, &a.data.dir, a.until, seconds(a.checkpoint_secs)?, |seq| {
+            let s = aggregate::run(&log, &a.data.dir, a.partition, a.until, seconds(a.checkpoint_secs)?, |seq| {
                 tracing::debug!(seq, "stored")
             })?;
             let stages: Vec<String> = s

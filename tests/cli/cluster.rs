@@ -177,7 +177,14 @@ fn dated_documents_arriving_shuffled_take_over_and_revise_as_on_one_node() {
     // The export holds each document's revision records (without the way in).
     let revised = one.0.iter().filter(|d| d["revisions"].as_array().is_some_and(|r| !r.is_empty())).count();
     assert!(revised >= 5, "the shuffled corpus revises results: {revised} revised");
-    for args in [&["--shards", "1"][..], &["--shards", "2"], &["--shards", "4", "--prepared"]] {
+    for args in [
+        &["--shards", "1"][..],
+        &["--shards", "2"],
+        &["--shards", "4", "--prepared"],
+        // Partitions (issue 37): each stores its documents, the export reads them as one.
+        &["--shards", "2", "--partitions", "2"],
+        &["--shards", "1", "--partitions", "4"],
+    ] {
         let c = cluster_of(tmp.path(), &config, &files, &[args, &["--servers", "1"]].concat());
         assert_equal(&one, &c, &format!("{args:?}, dates shuffled"));
     }

@@ -32,9 +32,11 @@ use textorigin_store::storage::store::{Admit, Via};
 use textorigin_store::storage::table_file::Mapped;
 use textorigin_store::telemetry::StageTimes;
 
+use crate::book::Book;
 use crate::log::{Appends, Log, Reader};
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, lookups_stream, subject, Answer, Doc, Lookups, Meta, DOCS,
+    decode, encode, feedback_stream, hits_stream, lookups_stream, results_stream, subject, Answer, Doc, Lookups, Meta,
+    Outcome, DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -83,10 +85,10 @@ pub struct AggregatorSummary {
 }
 
 impl Remote {
-    /// The stage of the deployment `meta` (of one partition, the only one for now).
-    pub fn new(log: &Log, meta: &Meta) -> Result<Remote> {
-        let stream = feedback_stream(0);
-        let published = meta.owned(0, log.last_seq(&stream)?);
+    /// The stage of partition `partition` of the deployment `meta`.
+    pub fn new(log: &Log, meta: &Meta, partition: u32) -> Result<Remote> {
+        let stream = feedback_stream(partition);
+        let published = meta.owned(partition, log.last_seq(&stream)?);
         let feedback = log.appends(&stream, &subject(&stream));
         let state = State {
             readers: Vec::new(),
@@ -105,7 +107,7 @@ impl Remote {
     fn answers(&self, seq: u64, n: usize) -> Result<Vec<Option<Hit>>> {
         let started = Instant::now();
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.readers.first().is_none_or(|r| r.position() != seq) {
+        if state.readers.first().is_none_or(|r| r.position() > seq) {
             state.readers = (0..self.meta.shards)
                 .map(|s| self.log.reader(&hits_stream(s), seq))
                 .collect::<std::result::Result<_, _>>()?;
@@ -114,6 +116,10 @@ impl Remote {
         let State { readers, feedback, taken, .. } = &mut *state;
         taken.clear();
         for r in readers {
+            // The answers for the other partitions' documents are skipped.
+            while r.position() < seq {
+                r.read_after(feedback)?;
+            }
             let (_, bytes) = r.read_after(feedback)?;
             let a: Answer = decode(&bytes, "shard answer")?;
             taken.extend(&a.taken);
@@ -248,20 +254,31 @@ impl TableStage for Remote {
     }
 }
 
-/// Runs the aggregator of the deployment in the log into the data directory `dir`
-/// (made by `cluster init`) until document `until` is stored (forever without one),
-/// writing a checkpoint slot (as `serve` does) at the first document boundary `every`
-/// after the last.
+/// Runs partition `partition` of the deployment in the log (the aggregator, when it is
+/// the only one) into its data directory in `dir` (made by `cluster init`: `dir`
+/// itself, or `dir/p<partition>` of several) until document `until` is handled
+/// (forever without one), writing a checkpoint slot (as `serve` does) at the first
+/// document boundary `every` after the last (the only partition only).
 pub fn run(
     log: &Log,
     dir: &Path,
+    partition: u32,
     until: Option<u64>,
     every: Duration,
     mut progress: impl FnMut(u64),
 ) -> Result<AggregatorSummary> {
     let meta = read_meta(log)?;
-    let mut stage = Remote::new(log, &meta)?;
+    if partition >= meta.partitions {
+        return Err(ClusterError::NoPartition { partition, partitions: meta.partitions });
+    }
+    let dir = &partition_dir(dir, &meta, partition);
+    let mut stage = Remote::new(log, &meta, partition)?;
     let waits = stage.state.clone();
+    // Of several partitions, each knows the others' documents through its book.
+    let book = (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, partition)));
+    if book.is_some() && DataDir::open_read(dir)?.store().next_seq().map_err(DataDirError::from)? > 1 {
+        return Err(ClusterError::PartitionRestart(partition));
+    }
     if let Some(r) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
         tracing::info!(
             from = r.from_checkpoint,
@@ -282,6 +299,11 @@ pub fn run(
     // before its cause is stored: the workers look them up at that point only.
     dd.set_take_over(&[Via::Cluster]);
     dd.set_revision_budget(Budget::UNLIMITED);
+    if let Some(b) = &book {
+        dd.set_elsewhere(b.clone());
+    }
+    let results = results_stream(partition);
+    let mut outcomes = log.appends(&results, &subject(&results));
     let mut preparer = dd.preparer();
     let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;
@@ -289,9 +311,29 @@ pub fn run(
     let mut docs_secs = 0.0;
     while until.is_none_or(|u| last < u) {
         let started = Instant::now();
-        let (seq, bytes) = docs.read_after(&mut waits.lock().unwrap_or_else(|p| p.into_inner()).feedback)?;
+        let (seq, bytes) = match docs.try_read()? {
+            Some(message) => message,
+            None => {
+                // Nothing to do until it comes: what others may wait for goes first.
+                waits.lock().unwrap_or_else(|p| p.into_inner()).feedback.flush()?;
+                outcomes.flush()?;
+                docs.read()?
+            }
+        };
         docs_secs += started.elapsed().as_secs_f64();
         let doc = Doc::decode(&bytes)?;
+        if let Some(b) = &book {
+            b.know(seq, &doc)?;
+            if meta.owner(seq).0 != partition {
+                // Another partition's: its index keys, in turn.
+                dd.index_elsewhere(seq, &doc.text)?;
+                last = seq;
+                continue;
+            }
+            // What the documents before it came to, in every partition.
+            let mut w = waits.lock().unwrap_or_else(|p| p.into_inner());
+            b.catch_up(seq - 1, dd.store(), &mut [&mut w.feedback, &mut outcomes])?;
+        }
         let arrived_ms = doc.arrived_ms;
         let input = InputDoc {
             name: doc.name,
@@ -309,13 +351,19 @@ pub fn run(
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);
         dd.add_prepare_time(started.elapsed().as_secs_f64());
-        let admit = Admit { via: Some(Via::Cluster), arrival_ms: Some(arrived_ms), ..Default::default() };
-        let (stored, _) = dd.ingest_prepared(&input, prepared, admit)?;
+        let admit =
+            Admit { via: Some(Via::Cluster), arrival_ms: Some(arrived_ms), seq: Some(seq), ..Default::default() };
+        let (stored, result) = dd.ingest_prepared(&input, prepared, admit)?;
         if stored.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the aggregator's store", want: seq, got: stored.seq });
         }
         last = seq;
         progress(seq);
+        if book.is_some() {
+            let revised = dd.take_revisions().into_iter().map(|r| (r.seq, r.after, r.before)).collect();
+            outcomes.push(meta.owner(seq).1, encode(&Outcome { seq, result, revised }))?;
+            continue;
+        }
         if checkpointed.elapsed() >= every {
             checkpointed = Instant::now();
             match dd.checkpoint() {
@@ -328,6 +376,7 @@ pub fn run(
             crate::publish_position(log, None, dir, dd.store().id().map_err(DataDirError::from)?)?;
         }
     }
+    outcomes.flush()?;
     let times = dd.stage_times();
     dd.close()?;
     let waits = waits.lock().unwrap_or_else(|p| p.into_inner());
@@ -338,4 +387,14 @@ pub fn run(
         answers_secs: waits.answers_secs,
         feedback_secs: waits.feedback_secs,
     })
+}
+
+/// Partition `partition`'s data directory in the deployment's `dir`: `dir` itself when
+/// it is the only one, else `dir/p<partition>`.
+pub fn partition_dir(dir: &Path, meta: &Meta, partition: u32) -> std::path::PathBuf {
+    if meta.partitions == 1 {
+        dir.to_path_buf()
+    } else {
+        dir.join(format!("p{partition}"))
+    }
 }

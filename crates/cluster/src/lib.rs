@@ -10,6 +10,7 @@
 //! - [`worker`]: a shard worker, [`aggregate`]: the aggregator.
 
 pub mod aggregate;
+pub mod book;
 pub mod log;
 pub mod wire;
 pub mod worker;
@@ -24,8 +25,8 @@ use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, position_subject, process_name,
-    subject, Doc, Items, Lookups, Meta, WireError, DOCS, META, POSITIONS,
+    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, partition_name, position_subject,
+    process_name, results_stream, subject, Doc, Items, Lookups, Meta, WireError, DOCS, META, POSITIONS,
 };
 
 /// Errors of the deployment's processes.
@@ -55,6 +56,10 @@ pub enum ClusterError {
     Image { path: PathBuf, source: std::io::Error },
     #[error("{what}: {source}")]
     Io { what: &'static str, source: std::io::Error },
+    #[error("partition {0} has stored documents: a partition of a deployment of several restarts only from the beginning, with an empty data directory (not built yet: issue 37)")]
+    PartitionRestart(u32),
+    #[error("partition {partition}: the deployment has {partitions} partition(s)")]
+    NoPartition { partition: u32, partitions: u32 },
 }
 
 type Result<T> = std::result::Result<T, ClusterError>;
@@ -74,7 +79,11 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         }
         None => log.append(META, &subject(META), 1, &encode(meta))?,
     }
-    let others = (0..meta.shards).map(lookups_stream).chain((0..meta.partitions).map(feedback_stream));
+    let results = if meta.partitions > 1 { meta.partitions } else { 0 };
+    let others = (0..meta.shards)
+        .map(lookups_stream)
+        .chain((0..meta.partitions).map(feedback_stream))
+        .chain((0..results).map(results_stream));
     for s in document_streams(meta).into_iter().chain(others) {
         log.create_stream(&s, &subject(&s))?;
     }
@@ -119,6 +128,10 @@ pub enum Trimmed {
 /// aggregator; a process that lost its checkpoints cannot rejoin after a trim.
 pub fn trim(log: &Log) -> Result<Trimmed> {
     let meta = read_meta(log)?;
+    if meta.partitions > 1 {
+        // Partitions neither checkpoint nor restart yet (issue 37): they need it all.
+        return Ok(Trimmed::Waiting(partition_name(&meta, 0)));
+    }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     let mut from = u64::MAX;
     for who in processes(&meta) {
@@ -165,7 +178,8 @@ pub(crate) fn lookups_position(log: &Log, cause: u64) -> Result<u64> {
 /// Where one process of the deployment is (issue 37's `cluster status`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ProcessAt {
-    /// `w<s>` for shard worker s, `agg` for the aggregator.
+    /// `w<s>` for shard worker s, `agg` for the aggregator (`agg<p>` for partition `p`
+    /// of several).
     pub process: String,
     /// The last document it is done with: a worker's last answer, the aggregator's
     /// last feedback (the document's estimation, published after its table phases).
@@ -181,12 +195,15 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     let docs = log.last_seq(DOCS)?;
     let mut out = Vec::new();
-    for who in processes(&meta) {
-        let done = match who {
-            Some(s) => log.last_seq(&hits_stream(s))?,
-            None => meta.owned(0, log.last_seq(&feedback_stream(0))?),
-        };
-        out.push(ProcessAt { process: process_name(who), done, checkpoint: checkpoint_position(log, who)? });
+    for s in 0..meta.shards {
+        let done = log.last_seq(&hits_stream(s))?;
+        out.push(ProcessAt { process: process_name(Some(s)), done, checkpoint: checkpoint_position(log, Some(s))? });
+    }
+    for p in 0..meta.partitions {
+        let done = meta.owned(p, log.last_seq(&feedback_stream(p))?);
+        // Partitions of a deployment of several do not checkpoint yet.
+        let checkpoint = if meta.partitions == 1 { checkpoint_position(log, None)? } else { None };
+        out.push(ProcessAt { process: partition_name(&meta, p), done, checkpoint });
     }
     Ok((docs, out))
 }

@@ -562,6 +562,14 @@ impl Interleaved {
         Ok((self.next - 1, bytes))
     }
 
+    /// The next document's message, waiting for it.
+    pub fn read(&mut self) -> Result<(u64, Vec<u8>)> {
+        let (p, _) = self.meta.owner(self.next);
+        let (_, bytes) = self.readers[p as usize].read()?;
+        self.next += 1;
+        Ok((self.next - 1, bytes))
+    }
+
     /// [`Interleaved::read_after`] when the message is already here, else None at once.
     pub fn try_read(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
         let (p, _) = self.meta.owner(self.next);

@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
-use textorigin_core::engine::ShardItem;
+use textorigin_core::engine::{DocResult, ShardItem};
 use textorigin_core::table::Hit;
 use textorigin_store::storage::store::documents::publication_time;
 
@@ -42,6 +42,21 @@ pub fn position_subject(worker: Option<u32>) -> String {
 /// the feedback of the `k`-th document it owns ([`Meta::owner`]).
 pub fn feedback_stream(p: u32) -> String {
     format!("TXO_FEEDBACK_{p}")
+}
+
+/// Partition `p`'s outcomes of its documents (a deployment of several partitions):
+/// message `k` is the [`Outcome`] of the `k`-th document it owns.
+pub fn results_stream(p: u32) -> String {
+    format!("TXO_RESULTS_{p}")
+}
+
+/// The name of partition `p`'s process: `agg` when it is the only one, else `agg<p>`.
+pub fn partition_name(meta: &Meta, p: u32) -> String {
+    if meta.partitions == 1 {
+        "agg".to_string()
+    } else {
+        format!("agg{p}")
+    }
 }
 
 /// Shard `s`'s answers: message `n` is its answer for document `n`.
@@ -209,6 +224,16 @@ pub struct Answer {
 pub struct Lookups {
     pub cause: u64,
     pub found: Vec<Answer>,
+}
+
+/// What a partition's document came to, for the other partitions (issue 37): its
+/// result, and the revisions its arrival made (each revised document with its result
+/// after and before).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub seq: u64,
+    pub result: DocResult,
+    pub revised: Vec<(u64, DocResult, DocResult)>,
 }
 
 /// A shard's selected shingles of a document, as [`textorigin_core::shard::split`]

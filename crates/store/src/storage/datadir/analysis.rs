@@ -93,12 +93,19 @@ impl Preparer {
 }
 
 /// What a document of `text` adds to the derived indexes (its words, its indexed
-/// sentences' signatures, its near-duplicate keys), as its analysis adds them.
-pub(super) fn index_keys(preparer: &mut Preparer, q_cfg: &QuoteConfig, text: &str) -> IndexAdd {
+/// sentences' signatures, its near-duplicate keys), as its analysis adds them, with its
+/// sketch and indexed sentences (what later searches read of it; None when the
+/// feature is off).
+pub(super) fn index_keys(
+    preparer: &mut Preparer,
+    q_cfg: &QuoteConfig,
+    text: &str,
+) -> (IndexAdd, Option<textorigin_core::neardup::Sketch>, Option<quote::DocSentences>) {
     let Prepared { sketch, sentences, .. } = preparer.prepare(text);
-    let sentences = sentences.unwrap_or_default();
-    let nd_keys = sketch.map(|s| index::nd_keys(&preparer.nd_cfg, &s)).unwrap_or_default();
-    IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys }
+    let nd_keys = sketch.as_ref().map(|s| index::nd_keys(&preparer.nd_cfg, s)).unwrap_or_default();
+    let all = sentences.as_deref().unwrap_or_default();
+    let add = IndexAdd { words: quote::words(all), signatures: quote::signatures(q_cfg, all), nd_keys };
+    (add, sketch, sentences.map(|s| quote::indexed_sentences(q_cfg, s)))
 }
 
 /// Whether near-duplicate detection and quotation search are on.

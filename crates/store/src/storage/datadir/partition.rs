@@ -42,9 +42,12 @@ impl DataDir {
     /// Adds another partition's document `seq` of `text` to the derived indexes, in
     /// its turn (after every document before it, before every one after): what its
     /// analysis would add.
+    /// Its sketch and sentences go to the caches, as a stored document's do: the
+    /// searches of the next documents read them from there.
     pub fn index_elsewhere(&mut self, seq: u64, text: &str) -> Result<()> {
-        let add = analysis::index_keys(&mut self.preparer, &self.q_cfg, text);
+        let (add, sketch, sentences) = analysis::index_keys(&mut self.preparer, &self.q_cfg, text);
         Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
+        self.store.cache_elsewhere(seq, sketch, sentences);
         Ok(())
     }
 
