@@ -15,8 +15,8 @@
 # kill, below every process's oldest checkpoint. With --prepared, documents are
 # prepared once, at submission, and each worker reads only its shard's selected
 # shingles (`cluster init --prepared`). With --partitions P, P processes share the
-# aggregator's work (`cluster init --partitions`, issue 37; not with --chaos yet: a
-# partition of several does not restart yet).
+# aggregator's work (`cluster init --partitions`, issue 37; chaos kills them as it
+# kills the aggregator).
 # Needs nats-server (Debian: apt-get install nats-server) and the textorigin binary
 # ($TEXTORIGIN_BIN, else the release build of scripts/setup.sh's target directory,
 # built when missing).
@@ -45,9 +45,6 @@ if [ -z "$shards" ] || [ -z "$out" ] || [ ${#corpus[@]} -eq 0 ]; then
   exit 2
 fi
 case "$servers" in 1|3) ;; *) echo "cluster.sh: --servers is 1 or 3" >&2; exit 2 ;; esac
-if [ "$partitions" != 1 ] && [ -n "$chaos" ]; then
-  echo "cluster.sh: --chaos needs one partition: a partition of several does not restart yet (issue 37)" >&2; exit 2
-fi
 command -v nats-server >/dev/null || { echo "cluster.sh: nats-server not found (apt-get install nats-server)" >&2; exit 1; }
 
 bin="${TEXTORIGIN_BIN:-}"
@@ -114,7 +111,7 @@ if [ "$partitions" = 1 ]; then
   cmd[agg]="\"$bin\" cluster aggregate --data \"$work/agg\" --until $last --checkpoint-secs ${chaos:-30}"
 else
   for p in $(seq 0 $((partitions - 1))); do
-    cmd[agg$p]="\"$bin\" cluster aggregate --data \"$work/agg\" --partition $p --until $last"
+    cmd[agg$p]="\"$bin\" cluster aggregate --data \"$work/agg\" --partition $p --until $last --checkpoint-secs ${chaos:-30}"
   done
 fi
 launch() {
@@ -161,7 +158,7 @@ while :; do
   first=""
   if [ -z "$killed_server" ] && [ "$servers" = 3 ]; then first=server
   elif [ -z "$killed_w" ]; then first=w
-  elif [ -z "$killed_agg" ] && [ -n "${running[agg]:-}" ]; then first=agg; fi
+  elif [ -z "$killed_agg" ] && printf '%s\n' "${!running[@]}" | grep -q '^agg'; then first=agg; fi
   if [ "$first" = server ] || { [ -z "$first" ] && [ $((kills % 4)) = 1 ] && [ "$servers" = 3 ] && [ $((SECONDS - last_server_kill)) -ge 10 ]; }; then
     killed_server=1
     last_server_kill=$SECONDS
@@ -173,8 +170,9 @@ while :; do
     continue
   fi
   workers=()
-  for n in "${names[@]}"; do [ "$n" = agg ] || workers+=("$n"); done
-  if [ "$first" = agg ] || { [ -z "$first" ] && [ $((kills % 4)) = 2 ] && [ -n "${running[agg]:-}" ]; }; then name=agg
+  aggs=()
+  for n in "${names[@]}"; do if [[ "$n" == agg* ]]; then aggs+=("$n"); else workers+=("$n"); fi; done
+  if [ ${#aggs[@]} -gt 0 ] && { [ "$first" = agg ] || { [ -z "$first" ] && [ $((kills % 4)) = 2 ]; }; }; then name=${aggs[$((RANDOM % ${#aggs[@]}))]}
   elif { [ "$first" = w ] || [ $((kills % 4)) = 3 ]; } && [ ${#workers[@]} -gt 0 ]; then name=${workers[$((RANDOM % ${#workers[@]}))]}
   else name=${names[$((RANDOM % ${#names[@]}))]}; fi
   kill -9 "${running[$name]}" 2>/dev/null || true
@@ -182,7 +180,7 @@ while :; do
     unset "running[$name]" # it had finished before the signal
   else
     echo "cluster.sh: chaos: killed $name" >&2
-    case "$name" in agg) killed_agg=1 ;; w*) killed_w=1 ;; esac
+    case "$name" in agg*) killed_agg=1 ;; w*) killed_w=1 ;; esac
     launch "$name"
   fi
   # Trim the log below every process's oldest checkpoint, as a timer would.

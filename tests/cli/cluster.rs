@@ -200,15 +200,23 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     let one = single_of(tmp.path(), &config, &files, UNBOUNDED_REVISIONS);
     // Two shards on three log servers (each kind of process killed), one and four
     // shards on one (workers and the aggregator killed, more often: one server makes
-    // the run shorter).
-    for (shards, servers, chaos) in [("2", "3", "1"), ("1", "1", "0.3"), ("4", "1", "0.3")] {
-        let c = cluster_of(tmp.path(), &config, &files, &["--shards", shards, "--servers", servers, "--chaos", chaos]);
+    // the run shorter), and two shards with two partitions (issue 37: each partition
+    // restarts from its checkpoint slot and the log).
+    for (shards, servers, chaos, partitions) in
+        [("2", "3", "1", "1"), ("1", "1", "0.3", "1"), ("4", "1", "0.3", "1"), ("2", "1", "1", "2")]
+    {
+        let args = ["--shards", shards, "--servers", servers, "--chaos", chaos, "--partitions", partitions];
+        let c = cluster_of(tmp.path(), &config, &files, &args);
         let kinds: &[&str] =
             if servers == "3" { &["killed w", "killed log server", "killed agg"] } else { &["killed w", "killed agg"] };
         for killed in kinds {
             assert!(c.2.contains(killed), "{shards} shard(s): the run saw a kill of each kind ({killed}):\n{}", c.2);
         }
-        assert_equal(&one, &c, &format!("{shards} shard(s), {servers} log server(s), chaos, trims"));
+        assert_equal(
+            &one,
+            &c,
+            &format!("{shards} shard(s), {partitions} partition(s), {servers} log server(s), chaos"),
+        );
     }
     // The log is trimmed meanwhile (`cluster trim` after every kill) once every process
     // has checkpointed, which kills may prevent (seen: 21 kills in 23 s and no trim);

@@ -26,7 +26,7 @@ use textorigin_core::engine::{Engine, Feedback, Probe, When};
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_store::input::InputDoc;
-use textorigin_store::storage::datadir::{Budget, DataDir, DataDirError};
+use textorigin_store::storage::datadir::{Budget, DataDir, DataDirError, Part};
 use textorigin_store::storage::stage::{StageError, TableStage};
 use textorigin_store::storage::store::{Admit, Via};
 use textorigin_store::storage::table_file::Mapped;
@@ -140,6 +140,11 @@ impl Remote {
             let started = Instant::now();
             let (_, k) = self.meta.owner(fb.seq);
             state.feedback.push(k, encode(fb))?;
+            if self.meta.partitions > 1 {
+                // In the log before the document is stored: a partition restarts from
+                // its stored documents' feedback ([`rebuild`]).
+                state.feedback.flush()?;
+            }
             state.published = fb.seq;
             state.feedback_secs += started.elapsed().as_secs_f64();
         }
@@ -257,8 +262,8 @@ impl TableStage for Remote {
 /// Runs partition `partition` of the deployment in the log (the aggregator, when it is
 /// the only one) into its data directory in `dir` (made by `cluster init`: `dir`
 /// itself, or `dir/p<partition>` of several) until document `until` is handled
-/// (forever without one), writing a checkpoint slot (as `serve` does) at the first
-/// document boundary `every` after the last (the only partition only).
+/// (forever without one), writing a checkpoint slot (as `serve` does) after the first
+/// of its documents `every` after the last.
 pub fn run(
     log: &Log,
     dir: &Path,
@@ -276,8 +281,10 @@ pub fn run(
     let waits = stage.state.clone();
     // Of several partitions, each knows the others' documents through its book.
     let book = (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, partition)));
-    if book.is_some() && DataDir::open_read(dir)?.store().next_seq().map_err(DataDirError::from)? > 1 {
-        return Err(ClusterError::PartitionRestart(partition));
+    let results = results_stream(partition);
+    let mut outcomes = log.appends(&results, &subject(&results));
+    if let Some(b) = &book {
+        rebuild(log, &meta, partition, dir, b, &mut outcomes)?;
     }
     if let Some(r) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
         tracing::info!(
@@ -302,8 +309,6 @@ pub fn run(
     if let Some(b) = &book {
         dd.set_elsewhere(b.clone());
     }
-    let results = results_stream(partition);
-    let mut outcomes = log.appends(&results, &subject(&results));
     let mut preparer = dd.preparer();
     let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;
@@ -362,8 +367,9 @@ pub fn run(
         if book.is_some() {
             let revised = dd.take_revisions().into_iter().map(|r| (r.seq, r.after, r.before)).collect();
             outcomes.push(meta.owner(seq).1, encode(&Outcome { seq, result, revised }))?;
-            continue;
         }
+        // A partition's slots are written right after one of its documents: a restart
+        // begins there (`rebuild`).
         if checkpointed.elapsed() >= every {
             checkpointed = Instant::now();
             match dd.checkpoint() {
@@ -373,7 +379,9 @@ pub fn run(
                 }
                 r => drop(r?),
             }
-            crate::publish_position(log, None, dir, dd.store().id().map_err(DataDirError::from)?)?;
+            if book.is_none() {
+                crate::publish_position(log, None, dir, dd.store().id().map_err(DataDirError::from)?)?;
+            }
         }
     }
     outcomes.flush()?;
@@ -397,4 +405,49 @@ pub fn partition_dir(dir: &Path, meta: &Meta, partition: u32) -> std::path::Path
     } else {
         dir.join(format!("p{partition}"))
     }
+}
+
+/// How a partition of several restarts: when it has stored documents, its table
+/// (derived indexes, document counters) is made again as it was after the last of them,
+/// from its newest checkpoint slot and the documents after it (the others' texts and
+/// its own feedback read from the log; every place in publication order told to
+/// `book`), and the outcomes of its stored documents that the log lacks (killed between
+/// storing and appending) are appended from the store. The book applies every outcome
+/// again from the first (`Book::catch_up`).
+fn rebuild(log: &Log, meta: &Meta, partition: u32, dir: &Path, book: &Book, outcomes: &mut Appends) -> Result<()> {
+    if !textorigin_store::storage::datadir::db_path(dir).join("CURRENT").exists() {
+        return Ok(());
+    }
+    let mut docs = log.reader(DOCS, 1)?;
+    // Its feedback from the first of its documents after the checkpoint slot on.
+    let mut feedback: Option<Reader> = None;
+    let last = DataDir::rebuild_partition(dir, |seq, part| {
+        let doc = Doc::decode(&docs.read()?.1)?;
+        book.know(seq, &doc)?;
+        Ok(match part {
+            Part::Before => (None, None),
+            Part::Ours => {
+                let reader = match feedback.as_mut() {
+                    Some(r) => r,
+                    None => feedback.insert(log.reader(&feedback_stream(partition), meta.owner(seq).1)?),
+                };
+                (None, Some(decode(&reader.read()?.1, "feedback")?))
+            }
+            Part::Theirs => (Some(doc.text), None),
+        })
+    })?;
+    if last == 0 {
+        return Ok(());
+    }
+    let dd = DataDir::open_read(dir)?;
+    let store = dd.store();
+    let have = log.last_seq(&results_stream(partition))?;
+    for k in have + 1..=meta.owner(last).1 {
+        let seq = meta.owned(partition, k);
+        let result = store.first_result(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingText(seq))?;
+        let made = store.revisions_made_by(seq).map_err(DataDirError::from)?;
+        let revised = made.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
+        outcomes.push(k, encode(&Outcome { seq, result, revised }))?;
+    }
+    Ok(outcomes.flush()?)
 }

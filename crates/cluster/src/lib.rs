@@ -56,8 +56,6 @@ pub enum ClusterError {
     Image { path: PathBuf, source: std::io::Error },
     #[error("{what}: {source}")]
     Io { what: &'static str, source: std::io::Error },
-    #[error("partition {0} has stored documents: a partition of a deployment of several restarts only from the beginning, with an empty data directory (not built yet: issue 37)")]
-    PartitionRestart(u32),
     #[error("partition {partition}: the deployment has {partitions} partition(s)")]
     NoPartition { partition: u32, partitions: u32 },
 }

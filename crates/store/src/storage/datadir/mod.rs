@@ -47,6 +47,7 @@ use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reprod
 pub use analysis::{Budget, Prepared, Preparer};
 
 pub use error::{DataDirError, DocError};
+pub use partition::Part;
 pub use rebuild::{RebuildOptions, Rebuilt};
 
 /// What a recovery did ([`DataDir::recover`]).
@@ -528,11 +529,7 @@ impl DataDir {
         let mut revised =
             revise(&self.store, &mut self.engine, (&self.table, &mut *self.stage), this, &taken, &mut budget)
                 .inspect_err(|_| self.poisoned = true)?;
-        // A partition stores the revisions of its own documents; their owners, the others.
-        self.last_revised.clone_from(&revised.done);
-        let store = &self.store;
-        revised.done.retain(|r| store.holds(r.seq));
-        self.store.revised_elsewhere(self.last_revised.iter().map(|r| r.seq).filter(|&s| !self.store.holds(s)));
+        self.split_revisions(&mut revised);
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
         let meta = DocMeta {

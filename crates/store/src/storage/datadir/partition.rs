@@ -5,10 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use textorigin_core::index::Indexes;
+use textorigin_core::engine::{Engine, Feedback, Probe};
+use textorigin_core::index::{IndexShape, Indexes};
 
-use super::{analysis, db_path, DataDir, Result};
-use crate::storage::store::{Elsewhere, Revised, Store};
+use super::{analysis, db_path, table_params, table_path, DataDir, DataDirError, Preparer, Result};
+use crate::storage::stage::StageError;
+use crate::storage::store::{Elsewhere, Revised, Revisions, Store};
+use crate::storage::table_file::TableFile;
 
 /// The data directories of a deployment's partitions in `dir` (`p0`, `p1`, ...: none
 /// for a data directory of its own).
@@ -31,7 +34,77 @@ pub(super) fn open_read_store(dir: &Path) -> Result<(PathBuf, Store)> {
     Ok((parts[0].clone(), Store::open_partitions(&stores)?))
 }
 
+/// What [`DataDir::rebuild_partition`] asks of a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// In the checkpoint slot: nothing (its place in publication order is for the
+    /// caller).
+    Before,
+    /// Another partition's: its text.
+    Theirs,
+    /// This partition's: its feedback.
+    Ours,
+}
+
 impl DataDir {
+    /// Makes the table of the partition's data directory `dir` again, as it was after
+    /// the last document it stored: how a partition restarts (issue 37). Its table
+    /// file is not trusted (the documents of other partitions after that one are in its
+    /// indexes); its newest checkpoint slot, written after one of its own documents, is
+    /// the start (else an empty table). For every document up to the last stored, in
+    /// order, `each(seq, part)` is called: before the slot's document, for its place
+    /// only; after, it gives the text of another partition's document, or the feedback
+    /// of one of this partition's (whose text is read here); each adds its index keys,
+    /// and this partition's move the document counters as when they were applied.
+    /// Returns the last document stored.
+    pub fn rebuild_partition(
+        dir: &Path,
+        mut each: impl FnMut(u64, Part) -> std::result::Result<(Option<String>, Option<Feedback>), StageError>,
+    ) -> Result<u64> {
+        let store = Store::open(&db_path(dir))?;
+        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
+        let last = store.next_seq()? - 1;
+        let tpath = table_path(dir);
+        let params = table_params(&store, &cfg)?;
+        let from = match crate::storage::checkpoint::newest_usable(dir, last, store.id()?) {
+            Some((slot, m)) => {
+                crate::storage::checkpoint::restore(dir, slot, &tpath)?;
+                TableFile::mark_closed(&tpath)?;
+                m.seq
+            }
+            None => {
+                let _ = std::fs::remove_file(&tpath);
+                TableFile::create(&tpath, &params)?.close()?;
+                0
+            }
+        };
+        let mut table = TableFile::open(&tpath, &params, true)?;
+        if table.stats().last_seq != from {
+            return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
+        }
+        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
+        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let engine = Engine::new(cfg);
+        let mut preparer = Preparer::new(engine.clone(), nd_cfg);
+        for seq in 1..=last {
+            if seq <= from {
+                each(seq, Part::Before).map_err(DataDirError::Stage)?;
+                continue;
+            }
+            let ours = store.text(seq)?;
+            let part = if ours.is_some() { Part::Ours } else { Part::Theirs };
+            let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
+            let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
+            let (add, _, _) = analysis::index_keys(&mut preparer, &q_cfg, &text);
+            Indexes::over(table.index_region_mut()?, shape).add(&q_cfg, seq, &add);
+            if let Some(fb) = feedback {
+                engine.score(&mut table, &Probe::default(), &fb);
+            }
+        }
+        table.close()?;
+        Ok(last)
+    }
+
     /// Makes this data directory one partition of a deployment (issue 37): the
     /// documents `elsewhere` does not say are its own are read through it (once: false
     /// when it was set before).
@@ -49,6 +122,17 @@ impl DataDir {
         Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
         self.store.cache_elsewhere(seq, sketch, sentences);
         Ok(())
+    }
+
+    /// Keeps the revisions of this data directory's documents in `revised.done` and
+    /// moves the others' (a partition's: their owners store them) to
+    /// `revised.elsewhere`; all are the last document's revisions.
+    pub(super) fn split_revisions(&mut self, revised: &mut Revisions) {
+        self.last_revised.clone_from(&revised.done);
+        let store = &self.store;
+        (revised.done, revised.elsewhere) =
+            std::mem::take(&mut revised.done).into_iter().partition(|r| store.holds(r.seq));
+        self.store.revised_elsewhere(revised.elsewhere.iter().map(|r| r.seq));
     }
 
     /// The revisions the last document stored made (those of other partitions'

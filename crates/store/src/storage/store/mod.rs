@@ -427,6 +427,7 @@ impl Store {
     fn write_with_revisions(&self, mut b: WriteBatch, seq: u64, result: &DocResult, revised: &Revisions) -> Result<()> {
         self.add_copiers(&mut b, seq, result);
         self.add_revisions(&mut b, seq, &revised.done)?;
+        self.add_made(&mut b, seq, revised);
         self.add_queued(&mut b, seq, &revised.queued);
         self.write(b, false)?;
         for r in &revised.done {

@@ -33,6 +33,13 @@ fn queue_key(seq: u64) -> Vec<u8> {
     [QUEUE, &seq.to_be_bytes()[..]].concat()
 }
 
+/// A partition's record of every revision a document made (issue 37).
+const MADE: &[u8] = b"revisions_made/";
+
+fn made_key(cause: u64) -> Vec<u8> {
+    [MADE, &cause.to_be_bytes()[..]].concat()
+}
+
 /// A stored result that changed: why, and what it was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Revision {
@@ -48,6 +55,10 @@ pub struct Revision {
 pub struct Revisions {
     pub done: Vec<Revised>,
     pub queued: Vec<u64>,
+    /// Of a partition's document (issue 37): the revisions of other partitions'
+    /// documents, which their owners store (recorded here with the others, for the
+    /// document's outcome: [`Store::revisions_made_by`]).
+    pub elsewhere: Vec<Revised>,
 }
 
 /// A revision to write with the document that caused it: the revised document, its new
@@ -76,6 +87,10 @@ impl Store {
     /// revised document leaves the revision queue.
     pub(super) fn add_revisions(&self, b: &mut WriteBatch, cause: u64, revised: &[Revised]) -> Result<()> {
         for r in revised {
+            if self.elsewhere.get().is_some() && self.get(CF_REVISIONS, &pair_key(r.seq, cause))?.is_some() {
+                // A partition applying another's outcome again after a restart.
+                continue;
+            }
             b.delete_cf(self.cf(CF_META), queue_key(r.seq));
             b.put_cf(self.cf(CF_RESULTS), seq_key(r.seq), super::codec::encode_result(&r.after));
             let first = self.pairs(CF_REVISIONS, r.seq)?.is_empty();
@@ -95,6 +110,24 @@ impl Store {
             self.add_copiers(b, r.seq, &r.after);
         }
         Ok(())
+    }
+
+    /// Records, in a partition's store, every revision document `cause` made (its own
+    /// documents' and the others'; none: nothing).
+    pub(super) fn add_made(&self, b: &mut WriteBatch, cause: u64, revised: &Revisions) {
+        if self.elsewhere.get().is_none() || (revised.done.is_empty() && revised.elsewhere.is_empty()) {
+            return;
+        }
+        let all: Vec<(u64, &DocResult, &DocResult)> =
+            revised.done.iter().chain(&revised.elsewhere).map(|r| (r.seq, &r.after, &r.before)).collect();
+        b.put_cf(self.cf(CF_META), made_key(cause), encode(&all));
+    }
+
+    /// Every revision document `cause` made, as a partition recorded it (issue 37).
+    pub fn revisions_made_by(&self, cause: u64) -> Result<Vec<Revised>> {
+        let Some(v) = self.get(CF_META, &made_key(cause))? else { return Ok(Vec::new()) };
+        let all: Vec<(u64, DocResult, DocResult)> = self.decode("revisions made", &v)?;
+        Ok(all.into_iter().map(|(seq, after, before)| Revised { seq, after, before }).collect())
     }
 
     /// Drops every copier edge and revision, and the revision queue (`rebuild
