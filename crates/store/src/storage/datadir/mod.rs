@@ -45,6 +45,7 @@ mod tests;
 
 use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise, revise_one};
 pub use analysis::{Budget, Prepared, Preparer};
+use rebuild::restore_table;
 
 pub use error::{DataDirError, DocError};
 pub use partition::Part;
@@ -739,22 +740,7 @@ impl DataDir {
         if in_step {
             return Ok(None);
         }
-        let from = match crate::storage::checkpoint::newest_usable(dir, last, store.id()?) {
-            Some((slot, m)) => {
-                crate::storage::checkpoint::restore(dir, slot, &tpath)?;
-                TableFile::mark_closed(&tpath)?;
-                m.seq
-            }
-            None => {
-                let _ = std::fs::remove_file(&tpath);
-                TableFile::create(&tpath, &params)?.close()?;
-                0
-            }
-        };
-        let mut table = TableFile::open(&tpath, &params, true)?;
-        if table.stats().last_seq != from {
-            return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
-        }
+        let (mut table, from) = restore_table(dir, &store, last, &params)?;
         let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let mut engine = Engine::new(cfg);

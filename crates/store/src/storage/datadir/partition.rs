@@ -8,10 +8,9 @@ use std::sync::Arc;
 use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::index::{IndexShape, Indexes};
 
-use super::{analysis, db_path, table_params, table_path, DataDir, DataDirError, Preparer, Result};
+use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Preparer, Result};
 use crate::storage::stage::StageError;
 use crate::storage::store::{Elsewhere, Revised, Revisions, Store};
-use crate::storage::table_file::TableFile;
 
 /// The data directories of a deployment's partitions in `dir` (`p0`, `p1`, ...: none
 /// for a data directory of its own).
@@ -64,24 +63,8 @@ impl DataDir {
         let store = Store::open(&db_path(dir))?;
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
         let last = store.next_seq()? - 1;
-        let tpath = table_path(dir);
         let params = table_params(&store, &cfg)?;
-        let from = match crate::storage::checkpoint::newest_usable(dir, last, store.id()?) {
-            Some((slot, m)) => {
-                crate::storage::checkpoint::restore(dir, slot, &tpath)?;
-                TableFile::mark_closed(&tpath)?;
-                m.seq
-            }
-            None => {
-                let _ = std::fs::remove_file(&tpath);
-                TableFile::create(&tpath, &params)?.close()?;
-                0
-            }
-        };
-        let mut table = TableFile::open(&tpath, &params, true)?;
-        if table.stats().last_seq != from {
-            return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
-        }
+        let (mut table, from) = restore_table(dir, &store, last, &params)?;
         let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);

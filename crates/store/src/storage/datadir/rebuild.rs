@@ -197,3 +197,32 @@ pub struct Rebuilt {
     /// The configuration now stored.
     pub config: String,
 }
+
+/// The table of `dir` as its newest checkpoint slot usable with `store` (whose last
+/// document is `last`) holds it, else empty, opened for writing: with the document it
+/// reflects (recovery, and a partition's restart).
+pub(super) fn restore_table(
+    dir: &Path,
+    store: &Store,
+    last: u64,
+    params: &textorigin_core::table::TableParams,
+) -> Result<(TableFile, u64)> {
+    let tpath = table_path(dir);
+    let from = match crate::storage::checkpoint::newest_usable(dir, last, store.id()?) {
+        Some((slot, m)) => {
+            crate::storage::checkpoint::restore(dir, slot, &tpath)?;
+            TableFile::mark_closed(&tpath)?;
+            m.seq
+        }
+        None => {
+            let _ = std::fs::remove_file(&tpath);
+            TableFile::create(&tpath, params)?.close()?;
+            0
+        }
+    };
+    let table = TableFile::open(&tpath, params, true)?;
+    if table.stats().last_seq != from {
+        return Err(DataDirError::CheckpointSeq { found: table.stats().last_seq, meta: from });
+    }
+    Ok((table, from))
+}
