@@ -556,24 +556,26 @@ impl Interleaved {
     /// The next document's message: (the document, the payload), as
     /// [`Reader::read_after`].
     pub fn read_after(&mut self, appends: &mut Appends) -> Result<(u64, Vec<u8>)> {
-        let (p, _) = self.meta.owner(self.next);
-        let (_, bytes) = self.readers[p as usize].read_after(appends)?;
-        self.next += 1;
-        Ok((self.next - 1, bytes))
+        Ok(self.step(|r| r.read_after(appends).map(Some))?.expect("waited for"))
     }
 
     /// The next document's message, waiting for it.
     pub fn read(&mut self) -> Result<(u64, Vec<u8>)> {
-        let (p, _) = self.meta.owner(self.next);
-        let (_, bytes) = self.readers[p as usize].read()?;
-        self.next += 1;
-        Ok((self.next - 1, bytes))
+        Ok(self.step(|r| r.read().map(Some))?.expect("waited for"))
     }
 
     /// [`Interleaved::read_after`] when the message is already here, else None at once.
     pub fn try_read(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+        self.step(Reader::try_read)
+    }
+
+    /// The next document's message as `read` reads it from its owner's stream.
+    fn step(
+        &mut self,
+        read: impl FnOnce(&mut Reader) -> Result<Option<(u64, Vec<u8>)>>,
+    ) -> Result<Option<(u64, Vec<u8>)>> {
         let (p, _) = self.meta.owner(self.next);
-        let Some((_, bytes)) = self.readers[p as usize].try_read()? else { return Ok(None) };
+        let Some((_, bytes)) = read(&mut self.readers[p as usize])? else { return Ok(None) };
         self.next += 1;
         Ok(Some((self.next - 1, bytes)))
     }

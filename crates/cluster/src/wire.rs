@@ -7,6 +7,7 @@ use textorigin_core::config::Config;
 use textorigin_core::engine::{DocResult, ShardItem};
 use textorigin_core::table::Hit;
 use textorigin_store::storage::store::documents::publication_time;
+use textorigin_store::storage::store::partitions::partition_of;
 
 /// The message format version this build writes and reads (2: documents carry their
 /// arrival, answers the origins taken over, feedback the revisions' shingles; 3: the
@@ -129,8 +130,7 @@ impl Meta {
     /// The partition that owns document `n` (from 1), and its message in that
     /// partition's streams (from 1).
     pub fn owner(&self, n: u64) -> (u32, u64) {
-        let p = u64::from(self.partitions);
-        (((n - 1) % p) as u32, (n - 1) / p + 1)
+        (partition_of(n, self.partitions), (n - 1) / u64::from(self.partitions) + 1)
     }
 
     /// The document of message `k` of partition `p`'s streams (0 for none, `k` = 0).

@@ -103,8 +103,7 @@ pub(super) fn index_keys(
 ) -> (IndexAdd, Option<textorigin_core::neardup::Sketch>, Option<quote::DocSentences>) {
     let Prepared { sketch, sentences, .. } = preparer.prepare(text);
     let nd_keys = sketch.as_ref().map(|s| index::nd_keys(&preparer.nd_cfg, s)).unwrap_or_default();
-    let all = sentences.as_deref().unwrap_or_default();
-    let add = IndexAdd { words: quote::words(all), signatures: quote::signatures(q_cfg, all), nd_keys };
+    let add = IndexAdd::of(q_cfg, sentences.as_deref().unwrap_or_default(), nd_keys);
     (add, sketch, sentences.map(|s| quote::indexed_sentences(q_cfg, s)))
 }
 
@@ -236,7 +235,7 @@ pub(super) fn prepare_replay(
         true => store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default(),
         false => Vec::new(),
     };
-    let add = IndexAdd { words: quote::words(&sentences), signatures: quote::signatures(q_cfg, &sentences), nd_keys };
+    let add = IndexAdd::of(q_cfg, &sentences, nd_keys);
     Ok(ReplayPrepared { tokens, items, add })
 }
 

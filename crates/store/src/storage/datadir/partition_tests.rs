@@ -18,6 +18,7 @@ use super::DataDir;
 use crate::input::InputDoc;
 use crate::storage::stage::{StageError, TableStage};
 use crate::storage::store::documents::publication_time;
+use crate::storage::store::partitions::partition_of;
 use crate::storage::store::{Admit, Elsewhere, ElsewhereResult, Store};
 use crate::storage::table_file::Mapped;
 
@@ -43,14 +44,14 @@ impl Book {
 
 /// Partition `p` of `partitions`' view of the book.
 struct View {
-    p: u64,
-    partitions: u64,
+    p: u32,
+    partitions: u32,
     book: Arc<Mutex<Book>>,
 }
 
 impl Elsewhere for View {
     fn owns(&self, seq: u64) -> bool {
-        (seq - 1) % self.partitions == self.p
+        partition_of(seq, self.partitions) == self.p
     }
     fn time(&self, seq: u64) -> ElsewhereResult<Option<i64>> {
         Ok(self.book.lock().unwrap().times.get(&seq).copied())
@@ -140,14 +141,14 @@ fn one_node(dir: &std::path::Path, docs: &[InputDoc]) -> Outcome {
     out
 }
 
-fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u64) -> Outcome {
+fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Outcome {
     let book = Arc::new(Mutex::new(Book::default()));
     let mut parts: Vec<DataDir> =
         (0..partitions).map(|p| DataDir::open_write(&dir.join(format!("p{p}")), &overrides()).unwrap()).collect();
     let config: Config = parts[0].config().clone();
     let table = Arc::new(Mutex::new(Table::in_memory(&config.table_params()).unwrap()));
     for (p, dd) in parts.iter_mut().enumerate() {
-        assert!(dd.set_elsewhere(Arc::new(View { p: p as u64, partitions, book: book.clone() })));
+        assert!(dd.set_elsewhere(Arc::new(View { p: p as u32, partitions, book: book.clone() })));
         dd.set_stage(Box::new(Shared { table: table.clone(), probe: Probe::default() }));
     }
     for (i, doc) in docs.iter().enumerate() {
@@ -158,7 +159,7 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u64) -> Out
             b.times.insert(seq, publication_time(doc.published_at.as_deref(), a.arrival_ms.unwrap()));
             b.texts.insert(seq, doc.text.clone());
         }
-        let p = ((seq - 1) % partitions) as usize;
+        let p = partition_of(seq, partitions) as usize;
         let prepared = parts[p].preparer().prepare(&doc.text);
         let (_, result) = parts[p].ingest_prepared(doc, prepared, a).unwrap();
         let revised = parts[p].take_revisions();
@@ -169,7 +170,8 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u64) -> Out
         }
         drop(b);
         for (q, dd) in parts.iter_mut().enumerate() {
-            let theirs: Vec<_> = revised.iter().filter(|r| (r.seq - 1) % partitions == q as u64).cloned().collect();
+            let theirs: Vec<_> =
+                revised.iter().filter(|r| partition_of(r.seq, partitions) == q as u32).cloned().collect();
             if q != p {
                 dd.index_elsewhere(seq, &doc.text).unwrap();
                 dd.store().put_revisions(seq, &theirs).unwrap();
@@ -189,7 +191,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
 
     #[test]
-    fn partitions_equal_one_node(seed in any::<u64>(), n in 3usize..14, partitions in 2u64..5) {
+    fn partitions_equal_one_node(seed in any::<u64>(), n in 3usize..14, partitions in 2u32..5) {
         let mut docs = corpus(seed, n);
         // Arriving out of date order: late originals take entries over and revise.
         XorShift::new(seed ^ 0x9a57).shuffle(&mut docs);

@@ -57,7 +57,7 @@ pub mod documents;
 pub mod meta;
 pub mod migrations;
 pub mod neardup_index;
-mod partitions;
+pub mod partitions;
 pub mod quote_index;
 pub mod recompute;
 pub mod revisions;
@@ -469,10 +469,17 @@ impl Store {
     }
 
     /// Stores the revisions of this partition's documents that another partition's
-    /// document `cause` made, as that document's batch does on one node (issue 37).
+    /// document `cause` made, as that document's batch does on one node (issue 37);
+    /// those stored already (applied again after a restart) are left as they are.
     pub fn put_revisions(&self, cause: u64, revised: &[Revised]) -> Result<()> {
+        let mut new = Vec::with_capacity(revised.len());
+        for r in revised {
+            if !self.has_revision(r.seq, cause)? {
+                new.push(r.clone());
+            }
+        }
         let mut b = WriteBatch::default();
-        self.add_revisions(&mut b, cause, revised)?;
+        self.add_revisions(&mut b, cause, &new)?;
         self.write(b, false)?;
         self.revised_elsewhere(revised.iter().map(|r| r.seq));
         Ok(())

@@ -18,6 +18,12 @@ pub(super) struct Siblings {
     stores: Vec<Option<Store>>,
 }
 
+/// The partition of `partitions` that owns document `seq` (from 1): `(seq − 1) mod
+/// partitions`, the rule of every process and reader of a deployment.
+pub fn partition_of(seq: u64, partitions: u32) -> u32 {
+    ((seq.max(1) - 1) % u64::from(partitions)) as u32
+}
+
 /// Column families whose keys begin with the one document they are about.
 const BY_DOCUMENT: [&str; 7] = [CF_DOCS, CF_TEXT, CF_RESULTS, CF_ND_SKETCH, CF_ND_RESULT, CF_Q_SENT, CF_Q_RESULT];
 
@@ -38,7 +44,7 @@ impl Store {
     /// partitions).
     fn owner_of(&self, seq: u64) -> &Store {
         match self.siblings.get() {
-            Some(s) => s.stores[((seq.max(1) - 1) % s.stores.len() as u64) as usize].as_ref().unwrap_or(self),
+            Some(s) => s.stores[partition_of(seq, s.stores.len() as u32) as usize].as_ref().unwrap_or(self),
             None => self,
         }
     }

@@ -87,10 +87,6 @@ impl Store {
     /// revised document leaves the revision queue.
     pub(super) fn add_revisions(&self, b: &mut WriteBatch, cause: u64, revised: &[Revised]) -> Result<()> {
         for r in revised {
-            if self.elsewhere.get().is_some() && self.get(CF_REVISIONS, &pair_key(r.seq, cause))?.is_some() {
-                // A partition applying another's outcome again after a restart.
-                continue;
-            }
             b.delete_cf(self.cf(CF_META), queue_key(r.seq));
             b.put_cf(self.cf(CF_RESULTS), seq_key(r.seq), super::codec::encode_result(&r.after));
             let first = self.pairs(CF_REVISIONS, r.seq)?.is_empty();
@@ -110,6 +106,11 @@ impl Store {
             self.add_copiers(b, r.seq, &r.after);
         }
         Ok(())
+    }
+
+    /// Whether the revision of document `seq` by document `cause` is stored.
+    pub(super) fn has_revision(&self, seq: u64, cause: u64) -> Result<bool> {
+        Ok(self.get(CF_REVISIONS, &pair_key(seq, cause))?.is_some())
     }
 
     /// Records, in a partition's store, every revision document `cause` made (its own
