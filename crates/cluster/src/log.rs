@@ -1,10 +1,14 @@
 //! The log: NATS JetStream streams as an ordered, durable, replicated sequence of
 //! messages whose sequence numbers are ours (`docs/SCALE-OUT.md`, "The log").
 //!
-//! A blocking facade over `async-nats` on a runtime of one thread, because the rest of
-//! textorigin is threads and channels: [`Log::append`] puts message `seq` into a stream
-//! exactly once, [`Reader`] reads a stream in order from any sequence number, waiting
-//! for messages that are not there yet.
+//! A blocking facade over `async-nats`, because the rest of textorigin is threads and
+//! channels: [`Log::append`] puts message `seq` into a stream exactly once, [`Reader`]
+//! reads a stream in order from any sequence number, waiting for messages that are not
+//! there yet. The client's runtime has no thread of its own: it runs on the caller's
+//! while the caller is in the log (a message read or acknowledged wakes no other
+//! thread), and the server holds what arrives meanwhile. A process handles a few
+//! messages a document, and waking a second thread for each cost its aggregator 13% and
+//! its workers 25% of their CPU (`docs/SCALE-OUT.md`, "What it costs, measured").
 //!
 //! Exactly once: every append says which sequence number it must get
 //! (`Nats-Expected-Last-Sequence: seq − 1`), so a second append of the same message —
@@ -107,11 +111,7 @@ impl Log {
             .split(',')
             .map(|u| u.trim().parse::<ServerAddr>().map_err(|source| LogError::Address { url: u.to_string(), source }))
             .collect::<Result<Vec<_>>>()?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .map_err(LogError::Runtime)?;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(LogError::Runtime)?;
         let client = rt
             .block_on(async_nats::ConnectOptions::new().retry_on_initial_connect().connect(addrs))
             .map_err(|e| nats(format!("cannot connect to {urls}"))(e.into()))?;
