@@ -311,6 +311,10 @@ pub fn run(
     }
     let mut preparer = dd.preparer();
     let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
+    if let Some(b) = &book {
+        // The table holds what every document to here added to the indexes.
+        b.indexed_to(last);
+    }
     let mut docs = log.reader(DOCS, last + 1)?;
     let mut checkpointed = Instant::now();
     let mut docs_secs = 0.0;
@@ -330,14 +334,12 @@ pub fn run(
         if let Some(b) = &book {
             b.know(seq, &doc)?;
             if meta.owner(seq).0 != partition {
-                // Another partition's: its index keys, in turn.
-                dd.index_elsewhere(seq, &doc.text)?;
                 last = seq;
                 continue;
             }
             // What the documents before it came to, in every partition.
             let mut w = waits.lock().unwrap_or_else(|p| p.into_inner());
-            b.catch_up(seq - 1, dd.store(), &mut [&mut w.feedback, &mut outcomes])?;
+            b.catch_up(seq - 1, &mut dd, &mut [&mut w.feedback, &mut outcomes])?;
         }
         let arrived_ms = doc.arrived_ms;
         let input = InputDoc {
@@ -365,8 +367,9 @@ pub fn run(
         last = seq;
         progress(seq);
         if book.is_some() {
-            let revised = dd.take_revisions().into_iter().map(|r| (r.seq, r.after, r.before)).collect();
-            outcomes.push(meta.owner(seq).1, encode(&Outcome { seq, result, revised }))?;
+            let made = dd.take_for_others();
+            let revised = made.revised.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
+            outcomes.push(meta.owner(seq).1, encode(&Outcome { seq, result, revised, index: made.index }))?;
         }
         // A partition's slots are written right after one of its documents: a restart
         // begins there (`rebuild`).
@@ -447,7 +450,8 @@ fn rebuild(log: &Log, meta: &Meta, partition: u32, dir: &Path, book: &Book, outc
         let result = store.first_result(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingText(seq))?;
         let made = store.revisions_made_by(seq).map_err(DataDirError::from)?;
         let revised = made.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
-        outcomes.push(k, encode(&Outcome { seq, result, revised }))?;
+        let text = store.text(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingText(seq))?;
+        outcomes.push(k, encode(&Outcome { seq, result, revised, index: dd.index_keys(&text) }))?;
     }
     Ok(outcomes.flush()?)
 }

@@ -11,7 +11,8 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use textorigin_core::engine::DocResult;
-use textorigin_store::storage::store::{Elsewhere, ElsewhereResult, Revised, Store};
+use textorigin_store::storage::datadir::{DataDir, DataDirError};
+use textorigin_store::storage::store::{Elsewhere, ElsewhereResult, Revised};
 
 use crate::log::{Appends, Interleaved, Log};
 use crate::wire::{decode, results_stream, Doc, Meta, Outcome, DOCS};
@@ -40,6 +41,8 @@ struct State {
     /// Every partition's results stream, read in document order from `applied + 1`.
     outcomes: Option<Interleaved>,
     applied: u64,
+    /// The last document whose index keys the partition's table holds.
+    indexed: u64,
 }
 
 /// The bytes of text a book keeps (the latest documents: origins are mostly recent).
@@ -98,11 +101,18 @@ impl Book {
         Ok(())
     }
 
+    /// The partition's table holds the index keys of every document up to `seq` (its
+    /// last stored, after a restart).
+    pub fn indexed_to(&self, seq: u64) {
+        self.state().indexed = seq;
+    }
+
     /// Applies every partition's outcomes up to document `upto`, waiting for those not
     /// there yet (after `appends`, which another partition may be waiting for, are in
-    /// the log): the other partitions' results, the copier edges, and into `store` the
+    /// the log): the other partitions' results, the copier edges, their documents'
+    /// index keys (to `dd`'s table, those it lacks), and into `dd`'s store the
     /// revisions of this partition's documents that another partition's document made.
-    pub fn catch_up(&self, upto: u64, store: &Store, appends: &mut [&mut Appends]) -> Result<()> {
+    pub fn catch_up(&self, upto: u64, dd: &mut DataDir, appends: &mut [&mut Appends]) -> Result<()> {
         let mut s = self.state();
         while s.applied < upto {
             if s.outcomes.is_none() {
@@ -132,9 +142,15 @@ impl Book {
                 }
             }
             if !mine.is_empty() {
-                store.put_revisions(m, &mine).map_err(textorigin_store::storage::datadir::DataDirError::from)?;
+                dd.store().put_revisions(m, &mine).map_err(DataDirError::from)?;
             }
-            store.revised_elsewhere(revised);
+            dd.store().revised_elsewhere(revised);
+            if m > s.indexed {
+                if self.theirs(m) {
+                    dd.index_added(m, &out.index)?;
+                }
+                s.indexed = m;
+            }
             s.applied = m;
         }
         Ok(())

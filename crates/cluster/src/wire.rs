@@ -5,14 +5,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::engine::{DocResult, ShardItem};
+use textorigin_core::index::IndexAdd;
 use textorigin_core::table::Hit;
 use textorigin_store::storage::store::documents::publication_time;
 use textorigin_store::storage::store::partitions::partition_of;
 
 /// The message format version this build writes and reads (2: documents carry their
 /// arrival, answers the origins taken over, feedback the revisions' shingles; 3: the
-/// deployment's partitions, each with its feedback stream).
-pub const VERSION: u8 = 3;
+/// deployment's partitions, each with its feedback stream; 4: a partition's outcome
+/// carries the document's index keys).
+pub const VERSION: u8 = 4;
 
 /// The deployment's description: message 1 of [`META`].
 pub const META: &str = "TXO_META";
@@ -227,13 +229,15 @@ pub struct Lookups {
 }
 
 /// What a partition's document came to, for the other partitions (issue 37): its
-/// result, and the revisions its arrival made (each revised document with its result
-/// after and before).
+/// result, the revisions its arrival made (each revised document with its result
+/// after and before), and what it added to the derived indexes (the others add the
+/// same in turn, without preparing the document).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     pub seq: u64,
     pub result: DocResult,
     pub revised: Vec<(u64, DocResult, DocResult)>,
+    pub index: IndexAdd,
 }
 
 /// A shard's selected shingles of a document, as [`textorigin_core::shard::split`]

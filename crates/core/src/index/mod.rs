@@ -179,8 +179,9 @@ pub fn nd_keys(cfg: &NearDupConfig, sketch: &Sketch) -> Vec<u64> {
     keys
 }
 
-/// What one document adds to the indexes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What one document adds to the indexes (a partition's outcome carries it to the
+/// other partitions, issue 37).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IndexAdd {
     /// Its distinct words (each counts once more in the document frequencies).
     pub words: Vec<u64>,

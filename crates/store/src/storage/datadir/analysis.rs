@@ -93,18 +93,11 @@ impl Preparer {
 }
 
 /// What a document of `text` adds to the derived indexes (its words, its indexed
-/// sentences' signatures, its near-duplicate keys), as its analysis adds them, with its
-/// sketch and indexed sentences (what later searches read of it; None when the
-/// feature is off).
-pub(super) fn index_keys(
-    preparer: &mut Preparer,
-    q_cfg: &QuoteConfig,
-    text: &str,
-) -> (IndexAdd, Option<textorigin_core::neardup::Sketch>, Option<quote::DocSentences>) {
+/// sentences' signatures, its near-duplicate keys), as its analysis adds them.
+pub(super) fn index_keys(preparer: &mut Preparer, q_cfg: &QuoteConfig, text: &str) -> IndexAdd {
     let Prepared { sketch, sentences, .. } = preparer.prepare(text);
     let nd_keys = sketch.as_ref().map(|s| index::nd_keys(&preparer.nd_cfg, s)).unwrap_or_default();
-    let add = IndexAdd::of(q_cfg, sentences.as_deref().unwrap_or_default(), nd_keys);
-    (add, sketch, sentences.map(|s| quote::indexed_sentences(q_cfg, s)))
+    IndexAdd::of(q_cfg, sentences.as_deref().unwrap_or_default(), nd_keys)
 }
 
 /// Whether near-duplicate detection and quotation search are on.

@@ -22,7 +22,7 @@ use crate::input::date::parse_published;
 use crate::input::InputDoc;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::StoreError;
-use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Revised, Store, Via};
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
 use textorigin_core::config::{Config, Overrides};
@@ -48,7 +48,7 @@ pub use analysis::{Budget, Prepared, Preparer};
 use rebuild::restore_table;
 
 pub use error::{DataDirError, DocError};
-pub use partition::Part;
+pub use partition::{ForOthers, Part};
 pub use rebuild::{RebuildOptions, Rebuilt};
 
 /// What a recovery did ([`DataDir::recover`]).
@@ -109,9 +109,8 @@ pub struct DataDir {
     last_arrival_ms: u64,
     /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
     stage: Box<dyn TableStage>,
-    /// The revisions the last document made (in a partition's data directory, those of
-    /// other partitions' documents are their owners' to store; issue 37).
-    last_revised: Vec<Revised>,
+    /// What the last document stored gives the other partitions (issue 37).
+    last: ForOthers,
 }
 
 type Result<T> = std::result::Result<T, DataDirError>;
@@ -397,7 +396,7 @@ impl DataDir {
             queue_waiting: true,
             last_arrival_ms: 0,
             stage: Box::new(Local::default()),
-            last_revised: Vec::new(),
+            last: ForOthers::default(),
         }
     }
 
@@ -530,7 +529,7 @@ impl DataDir {
         let mut revised =
             revise(&self.store, &mut self.engine, (&self.table, &mut *self.stage), this, &taken, &mut budget)
                 .inspect_err(|_| self.poisoned = true)?;
-        self.split_revisions(&mut revised);
+        self.keep_for_others(&mut revised, nd.as_ref(), q.as_ref());
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
         let meta = DocMeta {

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use textorigin_core::engine::{Engine, Feedback, Probe};
-use textorigin_core::index::{IndexShape, Indexes};
+use textorigin_core::index::{IndexAdd, IndexShape, Indexes};
+use textorigin_core::quote::QuoteFind;
 
 use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Preparer, Result};
 use crate::storage::stage::StageError;
-use crate::storage::store::{Elsewhere, Revised, Revisions, Store};
+use crate::storage::store::{Elsewhere, NearDupWrite, Revised, Revisions, Store};
 
 /// The data directories of a deployment's partitions in `dir` (`p0`, `p1`, ...: none
 /// for a data directory of its own).
@@ -31,6 +32,16 @@ pub(super) fn open_read_store(dir: &Path) -> Result<(PathBuf, Store)> {
     }
     let stores: Vec<PathBuf> = parts.iter().map(|p| db_path(p)).collect();
     Ok((parts[0].clone(), Store::open_partitions(&stores)?))
+}
+
+/// What a partition's last document stored gives the others (issue 37): the revisions
+/// it made (of every partition's documents: each owner stores its own), and what it
+/// added to the derived indexes (every partition adds it to its own copy in turn,
+/// [`DataDir::index_added`], instead of preparing the document again).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForOthers {
+    pub revised: Vec<Revised>,
+    pub index: IndexAdd,
 }
 
 /// What [`DataDir::rebuild_partition`] asks of a document.
@@ -78,7 +89,7 @@ impl DataDir {
             let part = if ours.is_some() { Part::Ours } else { Part::Theirs };
             let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
             let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
-            let (add, _, _) = analysis::index_keys(&mut preparer, &q_cfg, &text);
+            let add = analysis::index_keys(&mut preparer, &q_cfg, &text);
             Indexes::over(table.index_region_mut()?, shape).add(&q_cfg, seq, &add);
             if let Some(fb) = feedback {
                 engine.score(&mut table, &Probe::default(), &fb);
@@ -95,32 +106,47 @@ impl DataDir {
         self.store.set_elsewhere(elsewhere)
     }
 
-    /// Adds another partition's document `seq` of `text` to the derived indexes, in
-    /// its turn (after every document before it, before every one after): what its
-    /// analysis would add.
-    /// Its sketch and sentences go to the caches, as a stored document's do: the
-    /// searches of the next documents read them from there.
-    pub fn index_elsewhere(&mut self, seq: u64, text: &str) -> Result<()> {
-        let (add, sketch, sentences) = analysis::index_keys(&mut self.preparer, &self.q_cfg, text);
-        Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
-        self.store.cache_elsewhere(seq, sketch, sentences);
+    /// Adds another partition's document `seq` to the derived indexes, in its turn
+    /// (after every document before it, before every one after): `add`, what its
+    /// owner's analysis added ([`ForOthers::index`]). Its sketch and sentences are
+    /// computed again from its text when a search reads them, as an evicted stored
+    /// document's are.
+    pub fn index_added(&mut self, seq: u64, add: &IndexAdd) -> Result<()> {
+        Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, add);
         Ok(())
     }
 
-    /// Keeps the revisions of this data directory's documents in `revised.done` and
-    /// moves the others' (a partition's: their owners store them) to
-    /// `revised.elsewhere`; all are the last document's revisions.
-    pub(super) fn split_revisions(&mut self, revised: &mut Revisions) {
-        self.last_revised.clone_from(&revised.done);
+    /// What a document of `text` adds to the derived indexes, as its analysis adds it
+    /// (a partition's outcome appended again after a restart carries it).
+    pub fn index_keys(&self, text: &str) -> IndexAdd {
+        analysis::index_keys(&mut self.preparer(), &self.q_cfg, text)
+    }
+
+    /// In a partition, keeps what the last document gives the others (its revisions
+    /// and index keys: `nd` and `q`, as its analysis added them), and moves the
+    /// revisions of the others' documents (their owners store them) from
+    /// `revised.done` to `revised.elsewhere`.
+    pub(super) fn keep_for_others(
+        &mut self,
+        revised: &mut Revisions,
+        nd: Option<&NearDupWrite>,
+        q: Option<&QuoteFind>,
+    ) {
+        if !self.store.partitioned() {
+            return;
+        }
+        let nd_keys = nd.map(|nd| nd.keys.clone()).unwrap_or_default();
+        self.last = ForOthers { revised: revised.done.clone(), index: IndexAdd::found(q, nd_keys) };
         let store = &self.store;
         (revised.done, revised.elsewhere) =
             std::mem::take(&mut revised.done).into_iter().partition(|r| store.holds(r.seq));
         self.store.revised_elsewhere(revised.elsewhere.iter().map(|r| r.seq));
     }
 
-    /// The revisions the last document stored made (those of other partitions'
-    /// documents are for their owners to store, [`Store::put_revisions`](crate::storage::store::Store::put_revisions)).
-    pub fn take_revisions(&mut self) -> Vec<Revised> {
-        std::mem::take(&mut self.last_revised)
+    /// What the last document stored gives the other partitions (the revisions of
+    /// their documents are for their owners to store,
+    /// [`Store::put_revisions`](crate::storage::store::Store::put_revisions)).
+    pub fn take_for_others(&mut self) -> ForOthers {
+        std::mem::take(&mut self.last)
     }
 }

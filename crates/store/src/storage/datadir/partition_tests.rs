@@ -162,7 +162,10 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
         let p = partition_of(seq, partitions) as usize;
         let prepared = parts[p].preparer().prepare(&doc.text);
         let (_, result) = parts[p].ingest_prepared(doc, prepared, a).unwrap();
-        let revised = parts[p].take_revisions();
+        let made = parts[p].take_for_others();
+        // What the others add is what the document's text adds.
+        assert_eq!(made.index, parts[p].index_keys(&doc.text));
+        let revised = made.revised;
         let mut b = book.lock().unwrap();
         b.result(seq, &result);
         for r in &revised {
@@ -173,7 +176,7 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
             let theirs: Vec<_> =
                 revised.iter().filter(|r| partition_of(r.seq, partitions) == q as u32).cloned().collect();
             if q != p {
-                dd.index_elsewhere(seq, &doc.text).unwrap();
+                dd.index_added(seq, &made.index).unwrap();
                 dd.store().put_revisions(seq, &theirs).unwrap();
                 dd.store().revised_elsewhere(revised.iter().map(|r| r.seq));
             }

@@ -442,25 +442,14 @@ impl Store {
         self.elsewhere.set(elsewhere).is_ok()
     }
 
+    /// Whether this store is a partition's (it reads other documents elsewhere).
+    pub fn partitioned(&self) -> bool {
+        self.elsewhere.get().is_some()
+    }
+
     /// Where document `seq` is read when this store does not hold it (a partition's).
     pub(super) fn elsewhere_of(&self, seq: u64) -> Option<&dyn Elsewhere> {
         self.elsewhere.get().map(|e| &**e).filter(|e| !e.owns(seq))
-    }
-
-    /// Keeps what searches read of another partition's document `seq` (its sketch and
-    /// indexed sentences) in the caches, as those of a stored document are kept.
-    pub fn cache_elsewhere(
-        &self,
-        seq: u64,
-        sketch: Option<textorigin_core::neardup::Sketch>,
-        sentences: Option<textorigin_core::quote::DocSentences>,
-    ) {
-        if let Some(s) = sketch {
-            self.cache_sketch(seq, &std::sync::Arc::new(s));
-        }
-        if let Some(s) = sentences {
-            self.cache_sentences(seq, &s);
-        }
     }
 
     /// Whether document `seq` is this store's (every document but in a partition).
