@@ -7,8 +7,10 @@
 # aggregator `agg`, the log server) the CPU seconds the kernel accounted to it (/proc:
 # user + system, its whole life, start and close included) and that per document; then
 # the busiest of the deployment's own processes (workers and partitions: the log is
-# NATS's, on as many servers as one likes), the log server, and the total. Submission
-# (`cluster submit`) runs before the processes and is not counted.
+# NATS's, on as many servers as one likes), the log server, and the total; with P = 1
+# and more partition counts, each count's busiest process and total against P = 1's,
+# with issue 37's aims (1/P within 20%; at most 1.3x). Submission (`cluster submit`)
+# runs before the processes and is not counted.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -19,7 +21,7 @@ while [ $# -gt 0 ]; do
     --partitions) partitions="$2"; shift 2 ;;
     --config) args+=(--config "$2"); shift 2 ;;
     --prepared) args+=(--prepared); shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "cluster-cpu.sh: unknown option $1" >&2; exit 2 ;;
     *) corpus+=("$1"); shift ;;
   esac
@@ -41,6 +43,7 @@ python3 - "$out" "${runs[@]}" <<'EOF'
 import re, sys
 out, runs = sys.argv[1], sys.argv[2:]
 print(f"{'S':>2} {'P':>2}  {'process':<12} {'CPU s':>8} {'CPU us/doc':>11}")
+figures = {}
 for run in runs:
     s, p = run.split("-")
     text = open(f"{out}/report-{run}.txt").read()
@@ -59,4 +62,16 @@ for run in runs:
     total = sum(c for _, c in procs)
     print(f"{s:>2} {p:>2}  busiest: {busiest[0]}, {busiest[1] / docs * 1e6:.1f} us/doc; log server: {logs / docs * 1e6:.1f} us/doc; "
           f"all processes: {total / docs * 1e6:.1f} us/doc; {docs} documents in {wall:.1f} s")
+    figures[(s, int(p))] = (busiest[1] / docs, total / docs)
+
+# The scaling with the partitions (issue 37): against P = 1 at the same shard count,
+# the busiest process should fall as 1/P (within 20%) and all processes' CPU grow by
+# at most 30% at P = 4.
+for (s, p), (busiest, total) in sorted(figures.items()):
+    base = figures.get((s, 1))
+    if p == 1 or base is None:
+        continue
+    print(f"{s:>2} {p:>2}  against P = 1: busiest {busiest / base[0]:.2f}x (aim {1 / p:.2f}x, within 20%: "
+          f"{'yes' if busiest / base[0] <= 1.2 / p else 'no'}); all processes {total / base[1]:.2f}x "
+          f"(aim at most 1.30x: {'yes' if total / base[1] <= 1.3 else 'no'})")
 EOF
