@@ -2,10 +2,11 @@
 //! knows of the documents other partitions own: their places in publication order
 //! (from the documents stream, read in full), their texts (the latest kept, the others
 //! read from it when an alignment or a revision needs one), and, from every partition's
-//! results stream
-//! applied in document order, their current results and every document's copier
-//! edges. The revisions another partition's document made of this partition's
-//! documents are stored here as they are applied (their owner stores them).
+//! results stream applied in document order, their current results and every
+//! document's copier edges. As the outcomes are applied, the other partitions'
+//! documents' index keys go to this partition's table, and the revisions another
+//! partition's document made of this partition's documents to its store (their owner
+//! stores them).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
