@@ -35,8 +35,8 @@ use textorigin_store::telemetry::StageTimes;
 use crate::book::Book;
 use crate::log::{Appends, Log, Reader};
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, lookups_stream, results_stream, subject, Answer, Doc, Lookups, Meta,
-    Outcome, DOCS,
+    decode, encode, feedback_stream, hits_stream, hits_subject, lookups_stream, results_stream, subject, Answer, Doc,
+    Lookups, Meta, Outcome, DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -108,19 +108,24 @@ impl Remote {
         let started = Instant::now();
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.readers.first().is_none_or(|r| r.position() > seq) {
+            let (p, _) = self.meta.owner(seq);
             state.readers = (0..self.meta.shards)
-                .map(|s| self.log.reader(&hits_stream(s), seq))
+                .map(|s| {
+                    let meta = self.meta.clone();
+                    let after = move |n| meta.owned(p, meta.owner(n).1 + 1);
+                    self.log.filtered_reader(&hits_stream(s), &hits_subject(s, p), after, seq)
+                })
                 .collect::<std::result::Result<_, _>>()?;
         }
         let mut probes = Vec::with_capacity(state.readers.len());
         let State { readers, feedback, taken, .. } = &mut *state;
         taken.clear();
         for r in readers {
-            // The answers for the other partitions' documents are skipped.
-            while r.position() < seq {
-                r.read_after(feedback)?;
+            // Of this partition's documents only, in turn.
+            let (n, bytes) = r.read_after(feedback)?;
+            if n != seq {
+                return Err(ClusterError::OutOfStep { what: "a shard's answers", want: seq, got: n });
             }
-            let (_, bytes) = r.read_after(feedback)?;
             let a: Answer = decode(&bytes, "shard answer")?;
             taken.extend(&a.taken);
             probes.push(Probe { items: a.items, hits: a.hits, ..Probe::default() });

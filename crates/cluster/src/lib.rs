@@ -83,7 +83,9 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         .chain((0..meta.partitions).map(feedback_stream))
         .chain((0..results).map(results_stream));
     for s in document_streams(meta).into_iter().chain(others) {
-        log.create_stream(&s, &subject(&s))?;
+        // The answers streams hold a subject per partition (`wire::hits_subject`).
+        let wildcard = (0..meta.shards).any(|i| hits_stream(i) == s);
+        log.create_stream(&s, &if wildcard { format!("{}.*", subject(&s)) } else { subject(&s) })?;
     }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     Ok(())

@@ -277,14 +277,37 @@ impl Log {
     /// [`Log::append`]s to `stream` (through `subject`) whose acknowledgements are
     /// waited for later ([`Appends`]).
     pub fn appends(&self, stream: &str, subject: &str) -> Appends {
-        Appends { log: self.clone(), stream: stream.to_string(), subject: subject.to_string(), sent: VecDeque::new() }
+        let subject = subject.to_string();
+        self.appends_by(stream, move |_| subject.clone())
+    }
+
+    /// [`Log::appends`] with message `seq` sent through `subject(seq)`.
+    pub fn appends_by(&self, stream: &str, subject: impl Fn(u64) -> String + Send + 'static) -> Appends {
+        Appends { log: self.clone(), stream: stream.to_string(), subject: Box::new(subject), sent: VecDeque::new() }
     }
 
     /// A reader of `stream` from message `start` on.
     pub fn reader(&self, stream: &str, start: u64) -> Result<Reader> {
+        self.reader_of(stream, None, start)
+    }
+
+    /// A reader of the messages of `stream` sent through `subject` (of a stream of
+    /// several): `start` is the first one, and `after(n)` the one after message `n`.
+    pub fn filtered_reader(
+        &self,
+        stream: &str,
+        subject: &str,
+        after: impl Fn(u64) -> u64 + Send + 'static,
+        start: u64,
+    ) -> Result<Reader> {
+        self.reader_of(stream, Some((subject.to_string(), Box::new(after))), start)
+    }
+
+    fn reader_of(&self, stream: &str, filter: Option<Filter>, start: u64) -> Result<Reader> {
         let mut r = Reader {
             log: self.clone(),
             stream: stream.to_string(),
+            filter,
             next: start.max(1),
             messages: None,
             redelivered: 0,
@@ -302,7 +325,7 @@ impl Log {
 pub struct Appends {
     log: Log,
     stream: String,
-    subject: String,
+    subject: Box<dyn Fn(u64) -> String + Send>,
     sent: VecDeque<(u64, Vec<u8>, Option<jetstream::context::PublishAckFuture>)>,
 }
 
@@ -312,7 +335,7 @@ const UNDER_WAY: usize = 256;
 impl Appends {
     /// Sends message `seq` (the one after the last pushed).
     pub fn push(&mut self, seq: u64, payload: Vec<u8>) -> Result<()> {
-        let sent = self.log.block_on(self.log.send(&self.subject, seq, payload.clone()));
+        let sent = self.log.block_on(self.log.send(&(self.subject)(seq), seq, payload.clone()));
         let failed = sent.is_err();
         self.sent.push_back((seq, payload, sent.ok()));
         if failed {
@@ -341,7 +364,7 @@ impl Appends {
         // The ones after it were refused or will time out one by one (a server lost):
         // all are appended again without waiting for their acknowledgements.
         self.sent.iter_mut().for_each(|(_, _, ack)| *ack = None);
-        self.log.append(&self.stream, &self.subject, seq, &payload)
+        self.log.append(&self.stream, &(self.subject)(seq), seq, &payload)
     }
 }
 
@@ -398,6 +421,8 @@ async fn delete_each(
         .await
 }
 
+type Filter = (String, Box<dyn Fn(u64) -> u64 + Send>);
+
 /// Reads one stream in order, waiting for messages not yet appended. A message it
 /// has read already, handed out again (a consumer after a leader change can), is
 /// skipped and counted ([`Reader::redelivered`]): a stream position's content never
@@ -405,6 +430,8 @@ async fn delete_each(
 pub struct Reader {
     log: Log,
     stream: String,
+    /// Of a filtered reader: the subject read, and the message after a message.
+    filter: Option<Filter>,
     next: u64,
     messages: Option<consumer::pull::Ordered>,
     redelivered: u64,
@@ -420,11 +447,13 @@ impl Reader {
     /// for a test, before it, so that the consumer hands out again what was read.
     fn open_at(&mut self, start: u64) -> Result<()> {
         let (js, stream) = (&self.log.inner.js, self.stream.as_str());
-        let messages = self.log.block_on(retry(|| async move {
+        let filter_subject = self.filter.as_ref().map(|(s, _)| s.clone()).unwrap_or_default();
+        let messages = self.log.block_on(retry(|| async {
             let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
             let c = s
                 .create_consumer(consumer::pull::OrderedConfig {
                     deliver_policy: consumer::DeliverPolicy::ByStartSequence { start_sequence: start },
+                    filter_subject: filter_subject.clone(),
                     ..Default::default()
                 })
                 .await
@@ -494,7 +523,7 @@ impl Reader {
                         .map_err(nats(format!("a message of stream {} without its position", self.stream)))?
                         .stream_sequence;
                     if seq == self.next {
-                        self.next += 1;
+                        self.next = self.filter.as_ref().map_or(seq + 1, |(_, after)| after(seq));
                         return Ok(Some((seq, m.payload.to_vec())));
                     }
                     if seq < self.next {

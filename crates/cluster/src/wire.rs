@@ -62,9 +62,16 @@ pub fn partition_name(meta: &Meta, p: u32) -> String {
     }
 }
 
-/// Shard `s`'s answers: message `n` is its answer for document `n`.
+/// Shard `s`'s answers: message `n` is its answer for document `n`, sent through the
+/// subject of the partition that owns it ([`hits_subject`]).
 pub fn hits_stream(s: u32) -> String {
     format!("TXO_HITS_{s}")
+}
+
+/// The subject of shard `s`'s answers for partition `p`'s documents (`txo.hits.s.p`):
+/// a partition reads only its own (issue 37).
+pub fn hits_subject(s: u32, p: u32) -> String {
+    format!("{}.{p}", subject(&hits_stream(s)))
 }
 
 /// Shard `s`'s lookups for the revisions of take-overs (issue 37): message `k` answers
@@ -268,6 +275,7 @@ mod tests {
         assert!(matches!(decode::<Answer>(&[], "answer"), Err(WireError::Empty { .. })));
         assert!(matches!(decode::<Answer>(&bytes[..3], "answer"), Err(WireError::Decode { .. })));
         assert_eq!(subject(&hits_stream(2)), "txo.hits.2");
+        assert_eq!(hits_subject(2, 1), "txo.hits.2.1");
         assert_eq!(subject(&feedback_stream(1)), "txo.feedback.1");
         assert_eq!(
             (position_subject(Some(3)), position_subject(None)),

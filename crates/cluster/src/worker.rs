@@ -39,8 +39,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::{Appends, Interleaved, Log, Reader};
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, subject, Answer, Doc, Items, Lookups,
-    DOCS,
+    decode, encode, feedback_stream, hits_stream, hits_subject, items_stream, lookups_stream, subject, Answer, Doc,
+    Items, Lookups, DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -190,6 +190,9 @@ impl<'c> Worker<'c> {
         let input = if meta.prepared { items_stream(index) } else { DOCS.to_string() };
         let lookups = lookups_stream(index);
         let feedback = Interleaved::new(log, &meta, feedback_stream, last + 1)?;
+        // Each answer through the subject of its document's owner.
+        let owners = meta.clone();
+        let appends = log.appends_by(&answers, move |seq| hits_subject(index, owners.owner(seq).0));
         Ok(Worker {
             log: log.clone(),
             shard,
@@ -204,7 +207,7 @@ impl<'c> Worker<'c> {
             feedback,
             given,
             answered,
-            appends: log.appends(&answers, &subject(&answers)),
+            appends,
             answers,
             ahead: Ahead::default(),
             latest: restored.times.iter().copied().max().unwrap_or(i64::MIN),
