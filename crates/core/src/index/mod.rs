@@ -192,14 +192,14 @@ pub struct IndexAdd {
 }
 
 impl IndexAdd {
-    /// What a searched document adds: its words and indexed sentences, from its
-    /// quotation search (none when quotation search is off), and its near-duplicate keys.
     /// What a document of `sentences` (all of them, as split) adds: their words, the
     /// signatures of those indexed, and its near-duplicate keys.
     pub fn of(cfg: &QuoteConfig, sentences: &[quote::Sentence], nd_keys: Vec<u64>) -> IndexAdd {
         IndexAdd { words: quote::words(sentences), signatures: quote::signatures(cfg, sentences), nd_keys }
     }
 
+    /// What a searched document adds: its words and indexed sentences, from its
+    /// quotation search (none when quotation search is off), and its near-duplicate keys.
     pub fn found(q: Option<&QuoteFind>, nd_keys: Vec<u64>) -> IndexAdd {
         match q {
             Some(q) => IndexAdd { words: q.words.clone(), signatures: q.signatures.clone(), nd_keys },
