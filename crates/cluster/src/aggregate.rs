@@ -316,10 +316,6 @@ pub fn run(
     }
     let mut preparer = dd.preparer();
     let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
-    if let Some(b) = &book {
-        // The table holds what every document to here added to the indexes.
-        b.indexed_to(last);
-    }
     let mut docs = log.reader(DOCS, last + 1)?;
     let mut checkpointed = Instant::now();
     let mut docs_secs = 0.0;

@@ -42,8 +42,6 @@ struct State {
     /// Every partition's results stream, read in document order from `applied + 1`.
     outcomes: Option<Interleaved>,
     applied: u64,
-    /// The last document whose index keys the partition's table holds.
-    indexed: u64,
 }
 
 /// The bytes of text a book keeps (the latest documents: origins are mostly recent).
@@ -102,16 +100,10 @@ impl Book {
         Ok(())
     }
 
-    /// The partition's table holds the index keys of every document up to `seq` (its
-    /// last stored, after a restart).
-    pub fn indexed_to(&self, seq: u64) {
-        self.state().indexed = seq;
-    }
-
     /// Applies every partition's outcomes up to document `upto`, waiting for those not
     /// there yet (after `appends`, which another partition may be waiting for, are in
     /// the log): the other partitions' results, the copier edges, their documents'
-    /// index keys (to `dd`'s table, those it lacks), and into `dd`'s store the
+    /// index keys (to `dd`'s table, [`DataDir::index_added`]), and into `dd`'s store the
     /// revisions of this partition's documents that another partition's document made.
     pub fn catch_up(&self, upto: u64, dd: &mut DataDir, appends: &mut [&mut Appends]) -> Result<()> {
         let mut s = self.state();
@@ -146,11 +138,8 @@ impl Book {
                 dd.store().put_revisions(m, &mine).map_err(DataDirError::from)?;
             }
             dd.store().revised_elsewhere(revised);
-            if m > s.indexed {
-                if self.theirs(m) {
-                    dd.index_added(m, &out.index)?;
-                }
-                s.indexed = m;
+            if self.theirs(m) {
+                dd.index_added(m, &out.index)?;
             }
             s.applied = m;
         }

@@ -108,11 +108,15 @@ impl DataDir {
 
     /// Adds another partition's document `seq` to the derived indexes, in its turn
     /// (after every document before it, before every one after): `add`, what its
-    /// owner's analysis added ([`ForOthers::index`]). Its sketch and sentences are
-    /// computed again from its text when a search reads them, as an evicted stored
-    /// document's are.
+    /// owner's analysis added ([`ForOthers::index`]); nothing when the indexes hold a
+    /// document from `seq` on already (a restart's table, made again up to the
+    /// partition's last stored document, and outcomes applied again from the first).
+    /// Its sketch and sentences are computed again from its text when a search reads
+    /// them, as an evicted stored document's are.
     pub fn index_added(&mut self, seq: u64, add: &IndexAdd) -> Result<()> {
-        Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, add);
+        if Indexes::over(self.table.index_region(), self.shape).stats().last_seq < seq {
+            Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, add);
+        }
         Ok(())
     }
 

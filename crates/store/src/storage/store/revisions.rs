@@ -116,7 +116,7 @@ impl Store {
     /// Records, in a partition's store, every revision document `cause` made (its own
     /// documents' and the others'; none: nothing).
     pub(super) fn add_made(&self, b: &mut WriteBatch, cause: u64, revised: &Revisions) {
-        if self.elsewhere.get().is_none() || (revised.done.is_empty() && revised.elsewhere.is_empty()) {
+        if !self.partitioned() || (revised.done.is_empty() && revised.elsewhere.is_empty()) {
             return;
         }
         let all: Vec<(u64, &DocResult, &DocResult)> =
