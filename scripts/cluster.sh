@@ -22,6 +22,7 @@
 # built when missing).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$root/scripts/children.sh"
 
 shards="" config="" chaos="" out="" union="" servers=3 prepared=() partitions=1
 corpus=()
@@ -57,7 +58,7 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/textorigin-cluster.XXXXXX")"
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do kill_child 9 "$p"; done
   wait 2>/dev/null || true
   if [ "${keep:-0}" = 1 ]; then echo "cluster.sh: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
@@ -163,7 +164,7 @@ while :; do
     killed_server=1
     last_server_kill=$SECONDS
     i=$((RANDOM % servers))
-    kill -9 "${server_pid[$i]}" 2>/dev/null || true
+    kill_child 9 "${server_pid[$i]}"
     { wait "${server_pid[$i]}"; } 2>/dev/null || true
     echo "cluster.sh: chaos: killed log server n$i" >&2
     start_server "$i"
@@ -175,7 +176,7 @@ while :; do
   if [ ${#aggs[@]} -gt 0 ] && { [ "$first" = agg ] || { [ -z "$first" ] && [ $((kills % 4)) = 2 ]; }; }; then name=${aggs[$((RANDOM % ${#aggs[@]}))]}
   elif { [ "$first" = w ] || [ $((kills % 4)) = 3 ]; } && [ ${#workers[@]} -gt 0 ]; then name=${workers[$((RANDOM % ${#workers[@]}))]}
   else name=${names[$((RANDOM % ${#names[@]}))]}; fi
-  kill -9 "${running[$name]}" 2>/dev/null || true
+  kill_child 9 "${running[$name]}"
   if { wait "${running[$name]}"; } 2>/dev/null; then
     unset "running[$name]" # it had finished before the signal
   else

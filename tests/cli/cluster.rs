@@ -223,6 +223,28 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     // `a_trim_outlives_a_restart_of_every_log_server` restarts after a trim for sure.
 }
 
+/// The scripts signal a process only while it is their own child: the number of one
+/// that ended is free for the kernel to give to another process or thread, and kill(2)
+/// of a thread's number signals its whole process (the likely end of CI stop 46: a
+/// cleanup's SIGKILL of every number the chaos run had started took the test binary).
+#[test]
+fn the_scripts_signal_only_their_own_children() {
+    let mut stranger = Command::new("sleep").arg("60").spawn().unwrap();
+    let script = format!(
+        "source {:?}; sleep 60 & own=$!; kill_child 9 {} ; kill_child 9 $own; wait $own || echo \"own: $?\"",
+        root().join("scripts/children.sh"),
+        stranger.id()
+    );
+    let out = Command::new("bash").arg("-c").arg(script).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let alive = stranger.try_wait().unwrap().is_none();
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(alive, "a process that is not the script's child was signalled");
+    assert_eq!(said.trim(), "own: 137", "the script's own child is killed");
+}
+
 #[test]
 fn the_aggregators_data_directory_refuses_commands_that_would_run_the_table_on_it() {
     let tmp = tempfile::tempdir().unwrap();
