@@ -22,7 +22,9 @@
 //!   `(signature, seq << 24 | sentence)` in insertion order. Buckets hold at least 32
 //!   and at most 256 entries. Piece values are far from uniform (a short sentence sets
 //!   few bits), so a value whose bucket is full spills into the next one, up to 8
-//!   buckets; a probe reads on while the bucket it read was full.
+//!   buckets, within its block of 1,024 buckets (wrapping at the block's end; table
+//!   format 4: before, across blocks); a probe reads on while the bucket it read was
+//!   full.
 //! - **near-duplicate keys** (the rest): buckets of 64 `(key hash, seq)`, the key hash
 //!   the xxh3-64 of the key's kind, index and value.
 //!
@@ -37,6 +39,15 @@
 //! are indexed; a sentence beyond is not.
 //!
 //! Pure: the same documents in the same order give the same bytes.
+//!
+//! **Parts** (issue 37, `docs/SCALE-OUT.md`): every section's content is a function of
+//! the inserts into each of its buckets (a document-frequency or near-duplicate
+//! bucket) or blocks of buckets (a signature chain never leaves its block). Shard `s`
+//! of `S` ([`IndexPart`]) holds the buckets, and the signature blocks, `b` of `n` with
+//! `⌊b·S/n⌋ = s`, as the shards hold the table: each adds only its keys
+//! ([`Indexes::add_part`]) and answers only about them ([`IndexPart::holds_word`],
+//! [`IndexPart::holds_probe`], [`IndexPart::holds_key`]), and what the parts answer is
+//! what the whole region answers (the property test `parts_answer_as_the_whole`).
 
 use std::collections::BTreeSet;
 
@@ -60,6 +71,10 @@ const SIG_MAX_BUCKET: usize = 256;
 /// each taken only when the ones before are full (a frequent value borrows the room of
 /// rare neighbours).
 const SIG_SPILL: u64 = 8;
+/// Signature buckets a chain stays within: blocks of 1,024 buckets (the last may be
+/// shorter), a chain wrapping at its block's end (table format 4), so that the section
+/// splits by block (see "Parts").
+const SIG_BLOCK: u64 = 1024;
 /// Largest sequence number and sentence number a signature entry holds.
 const SEQ_BITS: u32 = 40;
 const SENTENCE_BITS: u32 = 24;
@@ -131,6 +146,16 @@ impl IndexShape {
         self.sig_at() + self.sig_buckets as usize * self.sig_entries * ENTRY
     }
 
+    /// The home bucket of signature piece value `(p, v)`.
+    fn sig_home(&self, p: u32, v: u32) -> u64 {
+        if self.sig_buckets == self.sig_keys {
+            // One bucket per piece value: (p, v) → p · 2^width + v.
+            u64::from(p) << self.sig_width | u64::from(v)
+        } else {
+            bucket_of(u64::from(p) << 32 | u64::from(v), SIG_SALT, self.sig_buckets)
+        }
+    }
+
     /// Entries per section: (document frequencies, signatures, near-duplicate keys).
     pub fn capacity(&self) -> (u64, u64, u64) {
         (
@@ -138,6 +163,40 @@ impl IndexShape {
             self.sig_buckets * self.sig_entries as u64,
             self.nd_buckets * ND_BUCKET as u64,
         )
+    }
+}
+
+/// Shard `shard` of `shards`' part of the derived indexes (see the module
+/// documentation, "Parts"): the buckets, and signature blocks, `b` of `n` with
+/// `⌊b·shards/n⌋ = shard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexPart {
+    pub shard: u32,
+    pub shards: u32,
+}
+
+impl IndexPart {
+    /// The whole region (one node).
+    pub const WHOLE: IndexPart = IndexPart { shard: 0, shards: 1 };
+
+    fn holds(&self, b: u64, n: u64) -> bool {
+        (u128::from(b) * u128::from(self.shards) / u128::from(n.max(1))) as u32 == self.shard
+    }
+
+    /// Whether this part counts `word` (its document frequency is answered here).
+    pub fn holds_word(&self, shape: &IndexShape, word: u64) -> bool {
+        self.holds(bucket_of(word, DF_SALT, shape.df_buckets), shape.df_buckets)
+    }
+
+    /// Whether this part holds the chain of signature piece value `(p, v)` (a probe of
+    /// it is answered here).
+    pub fn holds_probe(&self, shape: &IndexShape, p: u32, v: u32) -> bool {
+        self.holds(shape.sig_home(p, v) / SIG_BLOCK, shape.sig_buckets.div_ceil(SIG_BLOCK))
+    }
+
+    /// Whether this part holds near-duplicate key `key`.
+    pub fn holds_key(&self, shape: &IndexShape, key: u64) -> bool {
+        self.holds(bucket_of(key, ND_SALT, shape.nd_buckets), shape.nd_buckets)
     }
 }
 
@@ -326,19 +385,15 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         self.shape.df_at() + bucket_of(word, DF_SALT, self.shape.df_buckets) as usize * DF_BUCKET * ENTRY
     }
 
-    /// The chain of a piece value: its home bucket and the [`SIG_SPILL`] − 1 after it
-    /// (wrapping), as byte offsets.
+    /// The chain of a piece value, as byte offsets: its home bucket and the
+    /// [`SIG_SPILL`] − 1 after it, wrapping within its block of [`SIG_BLOCK`].
     fn sig_chain(&self, p: u32, v: u32) -> impl Iterator<Item = usize> + '_ {
-        let key = u64::from(p) << 32 | u64::from(v);
         let s = &self.shape;
-        let home = if s.sig_buckets == s.sig_keys {
-            // One bucket per piece value: (p, v) → p · 2^width + v.
-            u64::from(p) << s.sig_width | u64::from(v)
-        } else {
-            bucket_of(key, SIG_SALT, s.sig_buckets)
-        };
-        let spill = SIG_SPILL.min(s.sig_buckets);
-        (0..spill).map(move |i| s.sig_at() + ((home + i) % s.sig_buckets) as usize * s.sig_entries * ENTRY)
+        let home = s.sig_home(p, v);
+        let base = home - home % SIG_BLOCK;
+        let size = SIG_BLOCK.min(s.sig_buckets - base);
+        (0..SIG_SPILL.min(size))
+            .map(move |i| s.sig_at() + (base + (home - base + i) % size) as usize * s.sig_entries * ENTRY)
     }
 
     fn nd_bucket(&self, key: u64) -> usize {
@@ -360,11 +415,25 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     /// sorted; of each probe at most `max_per_probe` entries within the radius, the
     /// oldest. Also returns how many the cap left out.
     pub fn quote_candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> (Vec<(u64, u32, u32)>, u64) {
+        self.quote_candidates_part(cfg, sig, d, IndexPart::WHOLE)
+    }
+
+    /// [`Indexes::quote_candidates`] through the probes whose chains `part` holds: the
+    /// parts' answers together (concatenated, sorted, deduplicated; what the caps left
+    /// out summed) are the whole region's.
+    pub fn quote_candidates_part(
+        &self,
+        cfg: &QuoteConfig,
+        sig: u64,
+        d: u32,
+        part: IndexPart,
+    ) -> (Vec<(u64, u32, u32)>, u64) {
         let mut out = Vec::new();
         let mut capped = 0u64;
         let len = self.shape.sig_entries * ENTRY;
         let mut probe = Vec::new();
-        let probes = quote::probes(cfg, sig, d);
+        let mut probes = quote::probes(cfg, sig, d);
+        probes.retain(|&(p, v)| part.holds_probe(&self.shape, p, v));
         self.touch(probes.iter().filter_map(|&(p, v)| self.sig_chain(p, v).next()));
         for (p, v) in probes {
             let (lo, hi) = cfg.piece_range(p);
@@ -434,9 +503,16 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
     /// Adds document `seq` (after every earlier one): counts its words, indexes its
     /// sentences' signatures and its near-duplicate keys.
     pub fn add(&mut self, cfg: &QuoteConfig, seq: u64, add: &IndexAdd) {
+        self.add_part(cfg, seq, add, IndexPart::WHOLE);
+    }
+
+    /// [`Indexes::add`] of the keys `part` holds (every part counts the document).
+    pub fn add_part(&mut self, cfg: &QuoteConfig, seq: u64, add: &IndexAdd, part: IndexPart) {
+        let shape = self.shape;
+        let words: Vec<u64> = add.words.iter().copied().filter(|&w| part.holds_word(&shape, w)).collect();
         let (mut df_new, mut df_evicted) = (0, 0);
-        self.touch(add.words.iter().map(|&w| self.df_bucket(w)));
-        for &w in &add.words {
+        self.touch(words.iter().map(|&w| self.df_bucket(w)));
+        for &w in &words {
             let at = self.df_bucket(w);
             let bucket = self.range_mut(at, DF_BUCKET * ENTRY);
             // One pass: the word's entry, else how many are occupied and the first of the
@@ -477,6 +553,9 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
                 let packed = seq << SENTENCE_BITS | u64::from(idx);
                 for p in 0..cfg.pieces {
                     let v = quote::piece(cfg, sig, p);
+                    if !part.holds_probe(&shape, p, v) {
+                        continue;
+                    }
                     // The first bucket of the chain with room, else the home bucket evicts.
                     let mut chain = self.sig_chain(p, v);
                     let home = chain.next().expect("a chain has its home bucket");
@@ -490,8 +569,9 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
             }
         }
         let (mut nd_new, mut nd_evicted) = (0, 0);
-        self.touch(add.nd_keys.iter().map(|&k| self.nd_bucket(k)));
-        for &k in &add.nd_keys {
+        let keys: Vec<u64> = add.nd_keys.iter().copied().filter(|&k| part.holds_key(&shape, k)).collect();
+        self.touch(keys.iter().map(|&k| self.nd_bucket(k)));
+        for &k in &keys {
             let at = self.nd_bucket(k);
             nd_new += 1;
             nd_evicted += u64::from(push_queue(self.range_mut(at, ND_BUCKET * ENTRY), k, seq));

@@ -26,7 +26,109 @@ fn stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
     prop::collection::vec(doc, 1..60)
 }
 
+/// The bytes of the buckets `part` holds, section after section.
+fn held_bytes(idx: &Indexes<Vec<u8>>, part: IndexPart) -> Vec<u8> {
+    let s = idx.shape();
+    let sections = [
+        (s.df_at(), s.df_buckets, DF_BUCKET, 1),
+        (s.sig_at(), s.sig_buckets, s.sig_entries, SIG_BLOCK),
+        (s.nd_at(), s.nd_buckets, ND_BUCKET, 1),
+    ];
+    let mut out = Vec::new();
+    for (at, n, entries, group) in sections {
+        for b in (0..n).filter(|b| part.holds(b / group, n.div_ceil(group))) {
+            let from = at + b as usize * entries * ENTRY;
+            out.extend_from_slice(&idx.bytes()[from..from + entries * ENTRY]);
+        }
+    }
+    out
+}
+
+/// A region of more than one signature block.
+const BLOCKS_BYTES: u64 = 2 << 20;
+
+/// Documents of four distinct signatures, many of them, three with a piece whose home
+/// is among the last buckets of a signature block: their chains fill, reach the block's
+/// end and evict.
+fn spilling_stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
+    let q = QuoteConfig::default();
+    let shape = IndexShape::new(BLOCKS_BYTES, &q).unwrap();
+    assert!(shape.sig_buckets > SIG_BLOCK, "more than one block");
+    let mut sigs: Vec<u64> = (0u64..)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) & 0xffff_00ff)
+        .filter(|&sig| (0..q.pieces).any(|p| shape.sig_home(p, quote::piece(&q, sig, p)) % SIG_BLOCK >= SIG_BLOCK - 4))
+        .take(3)
+        .collect();
+    sigs.push(0x0f0f_00ff);
+    let doc = (
+        prop::collection::vec(0u64..300, 0..20),
+        prop::collection::vec(prop::sample::select(sigs), 0..16),
+        prop::collection::vec(0u64..200, 0..8),
+    );
+    prop::collection::vec(doc, 100..250)
+}
+
 proptest! {
+    /// Shards that each add only the keys of their part (issue 37) answer, together, what
+    /// the whole region answers: document frequencies, quotation candidates (with what
+    /// the caps left out), near-duplicate candidates and the counters; in the smallest
+    /// region (buckets evict) and in one of several signature blocks (values spill to
+    /// the ends of their blocks).
+    #[test]
+    fn parts_answer_as_the_whole(
+        docs in spilling_stream(),
+        shards in 1u32..=4,
+        d in 0u32..=3,
+        bytes in prop::sample::select(vec![MIN_INDEX_BYTES, BLOCKS_BYTES]),
+    ) {
+        let q = QuoteConfig { max_per_probe: 3, ..QuoteConfig::default() };
+        let nd = NearDupConfig { max_per_key: 2, ..NearDupConfig::default() };
+        let mut whole = Indexes::in_memory(bytes, &q).unwrap();
+        let parts: Vec<IndexPart> = (0..shards).map(|shard| IndexPart { shard, shards }).collect();
+        let mut held: Vec<_> = parts.iter().map(|_| Indexes::in_memory(bytes, &q).unwrap()).collect();
+        let shape = whole.shape();
+        for (i, (w, s, k)) in docs.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let add = doc(w, s, k);
+            for &sig in s {
+                let (mut got, mut capped) = (Vec::new(), 0);
+                for (part, idx) in parts.iter().zip(&held) {
+                    let (c, left) = idx.quote_candidates_part(&q, sig, d, *part);
+                    got.extend(c);
+                    capped += left;
+                }
+                got.sort_unstable();
+                got.dedup();
+                prop_assert_eq!((got, capped), whole.quote_candidates(&q, sig, d));
+            }
+            for &x in &add.words {
+                let holder = parts.iter().position(|p| p.holds_word(&shape, x)).unwrap();
+                prop_assert_eq!(held[holder].df(x), whole.df(x));
+            }
+            let mut got = BTreeSet::new();
+            for (part, idx) in parts.iter().zip(&held) {
+                let mine: Vec<u64> = k.iter().copied().filter(|&x| part.holds_key(&shape, x)).collect();
+                got.extend(idx.nd_candidates(&nd, seq, &mine));
+            }
+            prop_assert_eq!(got, whole.nd_candidates(&nd, seq, k));
+            whole.add(&q, seq, &add);
+            for (part, idx) in parts.iter().zip(&mut held) {
+                idx.add_part(&q, seq, &add, *part);
+            }
+        }
+        for (part, idx) in parts.iter().zip(&held) {
+            prop_assert!(held_bytes(idx, *part) == held_bytes(&whole, *part), "part {:?} holds other bytes", part);
+        }
+        let sum = |f: fn(&IndexStats) -> u64| held.iter().map(|i| f(&i.stats())).sum::<u64>();
+        let st = whole.stats();
+        prop_assert_eq!(sum(|s| s.df_inserts + s.df_evictions), st.df_inserts + st.df_evictions);
+        prop_assert_eq!(sum(|s| s.sig_inserts + s.sig_evictions), st.sig_inserts + st.sig_evictions);
+        prop_assert_eq!(sum(|s| s.nd_inserts + s.nd_evictions), st.nd_inserts + st.nd_evictions);
+        for idx in &held {
+            prop_assert_eq!(idx.documents(), st.documents);
+        }
+    }
+
     /// Without evictions the bounded indexes answer exactly what a full scan of every
     /// added entry answers.
     #[test]

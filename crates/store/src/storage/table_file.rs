@@ -28,8 +28,10 @@ use xxhash_rust::xxh3::xxh3_64;
 /// 3 the buckets in use growing inside the file (the shift at header offset 53) and the
 /// entry layout that makes it possible (fingerprint bits 6-61, 40-bit origins; since
 /// issue 36 39 bits of origin and the extra flag, with the density threshold at header
-/// offset 54: both 0 in files made before, which read as they are).
-pub const FORMAT_VERSION: u32 = 3;
+/// offset 54: both 0 in files made before, which read as they are); version 4 the
+/// signature chains kept inside their groups of 8 buckets (so that the derived indexes
+/// split by bucket range, issue 37).
+pub const FORMAT_VERSION: u32 = 4;
 const MAGIC: &[u8; 8] = b"TXORTBL\0";
 const CHECKSUM_AT: usize = 128 + PARAMS_MAX;
 

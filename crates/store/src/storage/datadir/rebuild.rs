@@ -15,7 +15,7 @@ use super::{
 use crate::error::IoContext;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::Store;
-use crate::storage::table_file::TableFile;
+use crate::storage::table_file::{TableError, TableFile};
 
 impl DataDir {
     /// Replays every stored document, in sequence order, into a fresh table (with its
@@ -208,17 +208,23 @@ pub(super) fn restore_table(
     params: &textorigin_core::table::TableParams,
 ) -> Result<(TableFile, u64)> {
     let tpath = table_path(dir);
+    let empty = || -> Result<u64> {
+        let _ = std::fs::remove_file(&tpath);
+        TableFile::create(&tpath, params)?.close()?;
+        Ok(0)
+    };
     let from = match crate::storage::checkpoint::newest_usable(dir, last, store.id()?) {
         Some((slot, m)) => {
             crate::storage::checkpoint::restore(dir, slot, &tpath)?;
-            TableFile::mark_closed(&tpath)?;
-            m.seq
+            match TableFile::mark_closed(&tpath) {
+                Ok(()) => m.seq,
+                // A slot an older build wrote (its table format): no start, every
+                // document is replayed.
+                Err(TableError::OlderFormat { .. }) => empty()?,
+                Err(e) => return Err(e.into()),
+            }
         }
-        None => {
-            let _ = std::fs::remove_file(&tpath);
-            TableFile::create(&tpath, params)?.close()?;
-            0
-        }
+        None => empty()?,
     };
     let table = TableFile::open(&tpath, params, true)?;
     if table.stats().last_seq != from {

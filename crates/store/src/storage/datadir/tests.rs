@@ -1,6 +1,7 @@
 //! The feature switches (issue 23): a feature switched off does no work, stores and
 //! indexes nothing, and leaves the origins as they are; `rebuild --reanalyse` turns it
-//! on and gives what a data directory that always had it holds.
+//! on and gives what a data directory that always had it holds. And a restart from a
+//! checkpoint slot an older build wrote.
 
 use std::path::Path;
 
@@ -128,4 +129,31 @@ fn switching_a_feature_needs_a_reanalysis_which_gives_what_it_always_had() {
     let a = DataDir::open_read(&off).unwrap();
     assert!(a.store().quotations(3).unwrap().is_empty());
     assert!(!a.store().near_dups(2).unwrap().is_empty());
+}
+
+/// A checkpoint slot whose table is of an older format (written before an upgrade, the
+/// table file lost with the crash) is no start: the recovery replays every document and
+/// ends where an uninterrupted run does.
+#[test]
+fn a_slot_of_an_older_table_format_is_replayed_over() {
+    let (tmp, clean) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dir = tmp.path();
+    let docs = corpus();
+    let mut dd = DataDir::open_write(dir, &small(true, true)).unwrap();
+    dd.ingest(&docs[0]).unwrap();
+    dd.ingest(&docs[1]).unwrap();
+    dd.checkpoint().unwrap();
+    let mut older = std::fs::read(super::table_path(dir)).unwrap();
+    older[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let store = dd.store().id().unwrap();
+    dd.ingest(&docs[2]).unwrap();
+    drop(dd);
+    crate::storage::checkpoint::write_parts(dir, &[&older], 2, store).unwrap();
+    std::fs::remove_file(super::table_path(dir)).unwrap();
+    let recovery = DataDir::recover(dir, |_, _| std::ops::ControlFlow::Continue(())).unwrap().expect("a recovery");
+    assert_eq!((recovery.from_checkpoint, recovery.replayed), (0, 3));
+    ingest_all(clean.path(), &small(true, true)).close().unwrap();
+    let (a, b) = (DataDir::open_read(dir).unwrap(), DataDir::open_read(clean.path()).unwrap());
+    assert_eq!(a.table().digest(), b.table().digest());
+    assert_eq!(a.indexes().digest(), b.indexes().digest());
 }
