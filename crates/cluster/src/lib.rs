@@ -25,8 +25,9 @@ use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, partition_name, position_subject,
-    process_name, results_stream, subject, Doc, Items, Lookups, Meta, WireError, DOCS, META, POSITIONS,
+    decode, encode, feedback_stream, hits_stream, hits_subjects, items_stream, lookups_stream, partition_name,
+    position_subject, process_name, results_stream, subject, Doc, Items, Lookups, Meta, WireError, DOCS, META,
+    POSITIONS,
 };
 
 /// Errors of the deployment's processes.
@@ -81,25 +82,31 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
     let others = (0..meta.shards)
         .map(lookups_stream)
         .chain((0..meta.partitions).map(feedback_stream))
-        .chain((0..results).map(results_stream));
-    for s in document_streams(meta).into_iter().chain(others) {
-        // The answers streams hold a subject per partition (`wire::hits_subject`).
-        let wildcard = (0..meta.shards).any(|i| hits_stream(i) == s);
-        log.create_stream(&s, &if wildcard { format!("{}.*", subject(&s)) } else { subject(&s) })?;
+        .chain((0..results).map(results_stream))
+        .map(with_subject);
+    for (s, subjects) in document_streams(meta).into_iter().chain(others) {
+        log.create_stream(&s, &subjects)?;
     }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     Ok(())
 }
 
-/// The streams whose message `n` is about document `n`: the documents, the shards'
-/// answers and (prepared at submission) their shingles.
-fn document_streams(meta: &Meta) -> Vec<String> {
+/// The streams whose message `n` is about document `n`, with the subjects each holds:
+/// the documents, the shards' answers (a subject per partition, `wire::hits_subjects`)
+/// and (prepared at submission) their shingles.
+fn document_streams(meta: &Meta) -> Vec<(String, String)> {
     let items = if meta.prepared { meta.shards } else { 0 };
-    [DOCS.to_string()]
+    [with_subject(DOCS.to_string())]
         .into_iter()
-        .chain((0..meta.shards).map(hits_stream))
-        .chain((0..items).map(items_stream))
+        .chain((0..meta.shards).map(|s| (hits_stream(s), hits_subjects(s))))
+        .chain((0..items).map(items_stream).map(with_subject))
         .collect()
+}
+
+/// A stream that holds its own subject only, with it.
+fn with_subject(stream: String) -> (String, String) {
+    let subjects = subject(&stream);
+    (stream, subjects)
 }
 
 /// Says where a process (worker `Some(s)` or the aggregator) can restart from, after it
@@ -141,7 +148,7 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
         }
     }
     let mut dropped = 0;
-    for s in document_streams(&meta) {
+    for (s, _) in document_streams(&meta) {
         dropped += log.purge_before(&s, from + 1)?;
     }
     for p in 0..meta.partitions {

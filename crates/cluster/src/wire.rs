@@ -74,6 +74,11 @@ pub fn hits_subject(s: u32, p: u32) -> String {
     format!("{}.{p}", subject(&hits_stream(s)))
 }
 
+/// The subjects shard `s`'s answers stream holds: one per partition (`txo.hits.s.*`).
+pub fn hits_subjects(s: u32) -> String {
+    format!("{}.*", subject(&hits_stream(s)))
+}
+
 /// Shard `s`'s lookups for the revisions of take-overs (issue 37): message `k` answers
 /// the `k`-th feedback that lists revised documents ([`Lookups`]).
 pub fn lookups_stream(s: u32) -> String {
