@@ -126,18 +126,20 @@ impl Book {
                 return Err(ClusterError::OutOfStep { what: "a results stream", want: m, got: out.seq });
             }
             s.result(m, &out.result, self.theirs(m));
-            let revised: Vec<u64> = out.revised.iter().map(|r| r.0).collect();
-            let mut mine = Vec::new();
+            let (mut mine, mut others) = (Vec::new(), Vec::new());
             for (seq, after, before) in out.revised {
                 s.result(seq, &after, self.theirs(seq));
                 if !self.theirs(seq) && self.theirs(m) {
                     mine.push(Revised { seq, after, before });
+                } else {
+                    others.push(seq);
                 }
             }
+            // Each forgets what the caches keep of the documents it names.
             if !mine.is_empty() {
                 dd.store().put_revisions(m, &mine).map_err(DataDirError::from)?;
             }
-            dd.store().revised_elsewhere(revised);
+            dd.store().revised_elsewhere(others);
             if self.theirs(m) {
                 dd.index_added(m, &out.index)?;
             }

@@ -178,7 +178,9 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
             if q != p {
                 dd.index_added(seq, &made.index).unwrap();
                 dd.store().put_revisions(seq, &theirs).unwrap();
-                dd.store().revised_elsewhere(revised.iter().map(|r| r.seq));
+                dd.store().revised_elsewhere(
+                    revised.iter().filter(|r| partition_of(r.seq, partitions) != q as u32).map(|r| r.seq),
+                );
             }
         }
     }
