@@ -58,7 +58,8 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/textorigin-cluster.XXXXXX")"
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill_child 9 "$p"; done
+  # (Without 2>/dev/null, bash reports each job it sees killed here.)
+  for p in "${pids[@]}"; do kill_child 9 "$p"; done 2>/dev/null
   wait 2>/dev/null || true
   if [ "${keep:-0}" = 1 ]; then echo "cluster.sh: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
