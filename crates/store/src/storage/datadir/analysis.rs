@@ -294,9 +294,10 @@ pub(super) fn analyse(
     dates.check()?;
     times.align += lap(&mut t);
     let nd_keys = nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default();
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &IndexAdd::found(q.as_ref(), nd_keys));
+    let add = IndexAdd::found(q.as_ref(), nd_keys);
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
     times.index += lap(&mut t);
-    Ok((result, nd, q))
+    Ok((result, nd, q, add))
 }
 
 /// How much re-analysis a take-over may do before the document that caused it is
@@ -449,9 +450,9 @@ pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&Doc
     Ok(false)
 }
 
-/// A document's analysis: its result, and its near-duplicate and quotation findings
-/// (None when the feature is off).
-pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>);
+/// A document's analysis: its result, its near-duplicate and quotation findings (None
+/// when the feature is off), and what it added to the derived indexes.
+pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>, IndexAdd);
 
 /// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
 /// estimation here, in publication order (`when`). Times them into `times` from `t`.

@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::index::{IndexAdd, IndexShape, Indexes};
-use textorigin_core::quote::QuoteFind;
 
 use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Preparer, Result};
 use crate::storage::stage::StageError;
-use crate::storage::store::{Elsewhere, NearDupWrite, Revised, Revisions, Store};
+use crate::storage::store::{Elsewhere, Revised, Revisions, Store};
 
 /// The data directories of a deployment's partitions in `dir` (`p0`, `p1`, ...: none
 /// for a data directory of its own).
@@ -127,20 +126,14 @@ impl DataDir {
     }
 
     /// In a partition, keeps what the last document gives the others (its revisions
-    /// and index keys: `nd` and `q`, as its analysis added them), and moves the
+    /// and `index`, what its analysis added to the derived indexes), and moves the
     /// revisions of the others' documents (their owners store them) from
     /// `revised.done` to `revised.elsewhere`.
-    pub(super) fn keep_for_others(
-        &mut self,
-        revised: &mut Revisions,
-        nd: Option<&NearDupWrite>,
-        q: Option<&QuoteFind>,
-    ) {
+    pub(super) fn keep_for_others(&mut self, revised: &mut Revisions, index: IndexAdd) {
         if !self.store.partitioned() {
             return;
         }
-        let nd_keys = nd.map(|nd| nd.keys.clone()).unwrap_or_default();
-        self.last = ForOthers { revised: revised.done.clone(), index: IndexAdd::found(q, nd_keys) };
+        self.last = ForOthers { revised: revised.done.clone(), index };
         let store = &self.store;
         (revised.done, revised.elsewhere) =
             std::mem::take(&mut revised.done).into_iter().partition(|r| store.holds(r.seq));
