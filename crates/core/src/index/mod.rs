@@ -509,10 +509,10 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
     /// [`Indexes::add`] of the keys `part` holds (every part counts the document).
     pub fn add_part(&mut self, cfg: &QuoteConfig, seq: u64, add: &IndexAdd, part: IndexPart) {
         let shape = self.shape;
-        let words: Vec<u64> = add.words.iter().copied().filter(|&w| part.holds_word(&shape, w)).collect();
+        let words = || add.words.iter().copied().filter(move |&w| part.holds_word(&shape, w));
         let (mut df_new, mut df_evicted) = (0, 0);
-        self.touch(words.iter().map(|&w| self.df_bucket(w)));
-        for &w in &words {
+        self.touch(words().map(|w| self.df_bucket(w)));
+        for w in words() {
             let at = self.df_bucket(w);
             let bucket = self.range_mut(at, DF_BUCKET * ENTRY);
             // One pass: the word's entry, else how many are occupied and the first of the
@@ -569,9 +569,9 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
             }
         }
         let (mut nd_new, mut nd_evicted) = (0, 0);
-        let keys: Vec<u64> = add.nd_keys.iter().copied().filter(|&k| part.holds_key(&shape, k)).collect();
-        self.touch(keys.iter().map(|&k| self.nd_bucket(k)));
-        for &k in &keys {
+        let keys = || add.nd_keys.iter().copied().filter(move |&k| part.holds_key(&shape, k));
+        self.touch(keys().map(|k| self.nd_bucket(k)));
+        for k in keys() {
             let at = self.nd_bucket(k);
             nd_new += 1;
             nd_evicted += u64::from(push_queue(self.range_mut(at, ND_BUCKET * ENTRY), k, seq));
