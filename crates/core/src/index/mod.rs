@@ -47,11 +47,15 @@
 //! `⌊b·S/n⌋ = s`, as the shards hold the table: each adds only its keys
 //! ([`Indexes::add_part`]) and answers only about them ([`IndexPart::holds_word`],
 //! [`IndexPart::holds_probe`], [`IndexPart::holds_key`]), and what the parts answer is
-//! what the whole region answers (the property test `parts_answer_as_the_whole`).
+//! what the whole region answers (the property test `parts_answer_as_the_whole`):
+//! a document's questions are answered part by part and merged ([`IndexAnswers`]).
 
 use std::collections::BTreeSet;
 
 use xxhash_rust::xxh3::xxh3_64;
+
+mod answers;
+pub use answers::{Answered, IndexAnswers, IndexLookup, IndexQueries, QuoteAnswer, Unanswered};
 
 use crate::hash::mix;
 use crate::neardup::{self, NearDupConfig, Sketch};

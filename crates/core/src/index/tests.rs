@@ -90,27 +90,17 @@ proptest! {
         for (i, (w, s, k)) in docs.iter().enumerate() {
             let seq = i as u64 + 1;
             let add = doc(w, s, k);
+            let queries = IndexQueries { quotes: s.iter().map(|&sig| (sig, d)).collect(), nd_keys: k.clone() };
+            let got = IndexAnswers::merge(parts.iter().zip(&held).map(|(part, idx)| idx.answer_part((&q, &nd), seq, &queries, *part)));
+            let answered = Answered { frequencies: &whole, answers: &got };
             for &sig in s {
-                let (mut got, mut capped) = (Vec::new(), 0);
-                for (part, idx) in parts.iter().zip(&held) {
-                    let (c, left) = idx.quote_candidates_part(&q, sig, d, *part);
-                    got.extend(c);
-                    capped += left;
-                }
-                got.sort_unstable();
-                got.dedup();
-                prop_assert_eq!((got, capped), whole.quote_candidates(&q, sig, d));
+                prop_assert_eq!(answered.quote_candidates(&q, sig, d).unwrap(), whole.quote_candidates(&q, sig, d));
             }
+            prop_assert_eq!(answered.nd_candidates(&nd, seq, k), whole.nd_candidates(&nd, seq, k));
             for &x in &add.words {
                 let holder = parts.iter().position(|p| p.holds_word(&shape, x)).unwrap();
                 prop_assert_eq!(held[holder].df(x), whole.df(x));
             }
-            let mut got = BTreeSet::new();
-            for (part, idx) in parts.iter().zip(&held) {
-                let mine: Vec<u64> = k.iter().copied().filter(|&x| part.holds_key(&shape, x)).collect();
-                got.extend(idx.nd_candidates(&nd, seq, &mine));
-            }
-            prop_assert_eq!(got, whole.nd_candidates(&nd, seq, k));
             whole.add(&q, seq, &add);
             for (part, idx) in parts.iter().zip(&mut held) {
                 idx.add_part(&q, seq, &add, *part);

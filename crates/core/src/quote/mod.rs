@@ -447,9 +447,7 @@ pub fn find<I: SentenceIndex>(
             idfs.push((n_docs as f64 / f as f64).ln().max(0.0));
         }
         let scorer = Scorer::new(&s.words, idfs);
-        // Each signature within the sentence's radius; a part signature exactly (one
-        // part of an edited copy is unchanged: [`part_signatures`]).
-        let d = if parted(cfg, s.words.len()) { 0 } else { radius(cfg, s.words.len() as u32) };
+        let d = search_radius(cfg, s);
         let mut cands = Vec::new();
         for &(_, sig) in entries {
             let (c, left_out) = index.candidates(cfg, sig, d)?;
@@ -553,6 +551,23 @@ pub fn words(sentences: &[Sentence]) -> Vec<u64> {
     words.sort_unstable();
     words.dedup();
     words
+}
+
+/// The radius a sentence's signatures are searched within: the sentence's radius; a
+/// part signature exactly (one part of an edited copy is unchanged: [`part_signatures`]).
+pub fn search_radius(cfg: &QuoteConfig, s: &Sentence) -> u32 {
+    if parted(cfg, s.words.len()) {
+        0
+    } else {
+        radius(cfg, s.words.len() as u32)
+    }
+}
+
+/// Every (signature, radius) [`find`] asks [`SentenceIndex::candidates`] about for a
+/// document of `sentences` (all of them, as split), in its order: what a shard worker
+/// answers for it ahead of the search (issue 37, `textorigin_core::index::IndexAnswers`).
+pub fn searches(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u64, u32)> {
+    signatures(cfg, sentences).into_iter().map(|(i, sig)| (sig, search_radius(cfg, &sentences[i as usize]))).collect()
 }
 
 /// (sentence number, signature) of the sentences a document indexes: those of at

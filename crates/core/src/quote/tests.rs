@@ -35,6 +35,29 @@ impl Memory {
     }
 }
 
+/// [`Memory`]'s sentences with the candidates and frequencies of `lookup` (the whole
+/// index, or a document's answers from index parts: issue 37).
+struct Through<'a> {
+    mem: &'a Memory,
+    lookup: &'a dyn crate::index::IndexLookup,
+}
+
+impl SentenceIndex for Through<'_> {
+    type Error = crate::index::Unanswered;
+    fn documents(&self) -> Result<u64, Self::Error> {
+        Ok(self.lookup.documents())
+    }
+    fn df(&self, word: u64) -> Result<u64, Self::Error> {
+        Ok(self.lookup.df(word))
+    }
+    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error> {
+        self.lookup.quote_candidates(cfg, sig, d)
+    }
+    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>, Self::Error> {
+        Ok(self.mem.sentence(seq, idx).unwrap())
+    }
+}
+
 /// What [`find`] must give for one sentence: the first `max_candidates` candidates
 /// in rank order (with pairs by parts matched, then age; else by age) all scored, those at the threshold
 /// sorted best first and cut at `max_sources`.
@@ -73,6 +96,57 @@ fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence)
 }
 
 proptest::proptest! {
+    /// A document's search through the answers of index parts, asked its
+    /// [`searches`] ahead and merged (issue 37: shard workers hold the parts), finds
+    /// what it finds through the whole index: quotations both ways (a candidate may be
+    /// published later), candidates scored and left out; in a region that evicts and
+    /// one that does not, with the per-probe cap low.
+    #[test]
+    fn find_through_the_parts_answers_equals_find_through_the_whole(seed in proptest::prelude::any::<u64>(), docs in 2u64..30, shards in 1u32..=4, variant in 0usize..3, small in proptest::prelude::any::<bool>()) {
+        use crate::index::{Answered, IndexAnswers, IndexPart, IndexQueries, Indexes};
+        let cfg = match variant {
+            0 => QuoteConfig { max_per_probe: 3, ..QuoteConfig::default() },
+            1 => QuoteConfig { max_per_probe: 3, splits: 3, pairs: false, split_words: 8, ..QuoteConfig::default() },
+            _ => QuoteConfig { max_per_probe: 3, splits: 0, pairs: false, ..QuoteConfig::default() },
+        };
+        let nd = crate::neardup::NearDupConfig::default();
+        let bytes = if small { crate::index::MIN_INDEX_BYTES } else { 4 << 20 };
+        let mut mem = Memory { idx: Indexes::in_memory(bytes, &cfg).unwrap(), sentences: Default::default() };
+        let parts: Vec<IndexPart> = (0..shards).map(|shard| IndexPart { shard, shards }).collect();
+        let mut held: Vec<_> = parts.iter().map(|_| Indexes::in_memory(bytes, &cfg).unwrap()).collect();
+        let mut rng = seed;
+        let mut next = move |n: u64| { rng = mix(rng.wrapping_add(1)); rng % n };
+        let base: Vec<Vec<u64>> = (0..8).map(|_| (0..5 + next(12)).map(|_| next(40)).collect()).collect();
+        let later = |c: u64| c % 3 == 0;
+        for seq in 1..=docs {
+            let ss: Vec<Sentence> = (0..1 + next(4))
+                .map(|k| {
+                    let mut w = base[next(8) as usize].clone();
+                    if next(3) == 0 {
+                        w[0] = next(40);
+                    }
+                    w.sort_unstable();
+                    w.dedup();
+                    Sentence { start: k as u32, end: k as u32 + 1, words: w, clauses: Vec::new() }
+                })
+                .collect();
+            let queries = IndexQueries::of(&cfg, &nd, &ss, None);
+            let answers = IndexAnswers::merge(parts.iter().zip(&held).map(|(part, idx)| idx.answer_part((&cfg, &nd), seq, &queries, *part)));
+            let answered = Answered { frequencies: &mem.idx, answers: &answers };
+            let got = find(&Through { mem: &mem, lookup: &answered }, &cfg, seq, ss.clone(), later).unwrap();
+            let want = find(&Through { mem: &mem, lookup: &mem.idx }, &cfg, seq, ss, later).unwrap();
+            proptest::prop_assert_eq!(&got.found, &want.found);
+            proptest::prop_assert_eq!(&got.late, &want.late);
+            proptest::prop_assert_eq!((got.candidates, got.capped), (want.candidates, want.capped));
+            mem.sentences.insert(seq, Arc::clone(&want.sentences));
+            let add = crate::index::IndexAdd::found(Some(&want), Vec::new());
+            mem.idx.add(&cfg, seq, &add);
+            for (part, idx) in parts.iter().zip(&mut held) {
+                idx.add_part(&cfg, seq, &add, *part);
+            }
+        }
+    }
+
     /// Documents of sentences drawn from a few, so that many repeat exactly (more
     /// often than `max_sources`) and others overlap: what `find` reports for each
     /// sentence equals scoring every candidate the cap lets in (it stops early once

@@ -145,6 +145,8 @@ pub enum StoreError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("document #{seq}, held by another partition: {source}")]
     Elsewhere { seq: u64, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("document #{seq}: {source}")]
+    Unanswered { seq: u64, source: textorigin_core::index::Unanswered },
 }
 
 type Result<T> = std::result::Result<T, StoreError>;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use rocksdb::WriteBatch;
 use textorigin_core::engine::Engine;
-use textorigin_core::index::{self, Indexes};
+use textorigin_core::index::{self, IndexLookup};
 use textorigin_core::neardup::{self, NearDup, NearDupConfig, Sketch};
 use textorigin_core::text::Token;
 
@@ -59,12 +59,12 @@ impl Store {
     /// pair near the threshold is decided by the exact resemblance of the two
     /// documents' shingles ([`NearDupConfig::verify`]), the other's read from its stored
     /// text as alignment reads it.
-    pub fn near_dup_write<M: AsRef<[u8]>>(
+    pub fn near_dup_write(
         &self,
         cfg: &NearDupConfig,
         seq: u64,
         sketch: Sketch,
-        indexes: &Indexes<M>,
+        indexes: &impl IndexLookup,
         later: impl Fn(u64) -> bool,
         verify: Option<(&Engine, &[Token])>,
     ) -> Result<NearDupWrite> {

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use rocksdb::{IteratorMode, WriteBatch};
-use textorigin_core::index::Indexes;
+use textorigin_core::index::IndexLookup;
 use textorigin_core::quote::{
     self, DocSentences, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex, SharedSentence,
 };
@@ -25,12 +25,14 @@ use super::{Result, Store, StoreError, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT, CF_TEX
 
 /// The earlier documents' sentences as quotation search sees them: candidates and
 /// frequencies from the derived indexes, sentences from the store.
-pub struct Search<'a, M> {
+pub struct Search<'a, L> {
     pub store: &'a Store,
-    pub indexes: &'a Indexes<M>,
+    pub indexes: &'a L,
+    /// The document searching.
+    pub seq: u64,
 }
 
-impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
+impl<L: IndexLookup> SentenceIndex for Search<'_, L> {
     type Error = StoreError;
 
     fn documents(&self) -> Result<u64> {
@@ -42,7 +44,7 @@ impl<M: AsRef<[u8]>> SentenceIndex for Search<'_, M> {
     }
 
     fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64)> {
-        Ok(self.indexes.quote_candidates(cfg, sig, d))
+        self.indexes.quote_candidates(cfg, sig, d).map_err(|source| StoreError::Unanswered { seq: self.seq, source })
     }
 
     fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
@@ -81,17 +83,18 @@ impl Store {
     }
 
     /// Finds the quotations of a new document's sentences among the earlier documents'
-    /// (found through `indexes`); those for which `later` holds were published after it
+    /// (found through `indexes`: a region, or the shards' answers in a deployment,
+    /// issue 37); those for which `later` holds were published after it
     /// ([`quote::find`]).
-    pub fn quote_write<M: AsRef<[u8]>>(
+    pub fn quote_write(
         &self,
         cfg: &QuoteConfig,
         seq: u64,
         sentences: Vec<Sentence>,
-        indexes: &Indexes<M>,
+        indexes: &impl IndexLookup,
         later: impl Fn(u64) -> bool,
     ) -> Result<QuoteFind> {
-        quote::find(&Search { store: self, indexes }, cfg, seq, sentences, later)
+        quote::find(&Search { store: self, indexes, seq }, cfg, seq, sentences, later)
     }
 
     /// Adds a document's quotations to a batch.
