@@ -239,8 +239,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             })?;
             eprintln!(
                 "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed, {} probed ahead of an earlier one's feedback; {} bytes read, \
-                 {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, log {:.2}; {}",
-                a.shard, s.restored, s.documents, s.replayed, s.ahead, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.log_secs, cpu()
+                 {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, index {:.2}, log {:.2}; {}",
+                a.shard, s.restored, s.documents, s.replayed, s.ahead, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.index_secs, s.log_secs, cpu()
             );
         }
         Command::Aggregate(a) => {

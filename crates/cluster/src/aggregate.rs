@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use textorigin_core::config::Overrides;
 use textorigin_core::engine::{Engine, Feedback, Probe, When};
+use textorigin_core::index::IndexAnswers;
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_store::input::InputDoc;
@@ -34,6 +35,7 @@ use textorigin_store::telemetry::StageTimes;
 
 use crate::book::Book;
 use crate::log::{Appends, Log, Reader};
+use crate::searched::Searched;
 use crate::wire::{
     decode, encode, feedback_stream, hits_stream, hits_subject, lookups_stream, results_stream, subject, Answer, Doc,
     Lookups, Meta, Outcome, DOCS,
@@ -57,6 +59,11 @@ struct State {
     feedback: Appends,
     /// The origins the last document's shards took over (ascending, each once).
     taken: Vec<u64>,
+    /// The last document whose answers were read: its shards' probes (taken by its
+    /// probe) and their index answers merged (taken by its searches).
+    read: u64,
+    probes: Vec<Probe>,
+    index: Option<IndexAnswers>,
     /// The last feedback's revisions (its document, and each revised document with its
     /// count of selected shingles), and, once read, what their shingles found.
     request: Option<(u64, Vec<(u64, usize)>)>,
@@ -95,6 +102,9 @@ impl Remote {
             published,
             feedback,
             taken: Vec::new(),
+            read: 0,
+            probes: Vec::new(),
+            index: None,
             request: None,
             found: None,
             lookups: Vec::new(),
@@ -104,9 +114,26 @@ impl Remote {
         Ok(Remote { log: log.clone(), meta: meta.clone(), state: Arc::new(Mutex::new(state)) })
     }
 
+    /// What the shards' table parts found for document `seq`'s `n` selected shingles.
     fn answers(&self, seq: u64, n: usize) -> Result<Vec<Option<Hit>>> {
-        let started = Instant::now();
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.read(&mut state, seq)?;
+        Ok(merge_hits(n, &std::mem::take(&mut state.probes))?)
+    }
+
+    /// What the shards' index parts answer to document `seq`'s searches, merged.
+    fn index_answers(&self, seq: u64) -> Result<IndexAnswers> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.read(&mut state, seq)?;
+        Ok(state.index.take().unwrap_or_default())
+    }
+
+    /// Reads the shards' answers for document `seq`, unless they are read already.
+    fn read(&self, state: &mut State, seq: u64) -> Result<()> {
+        if state.read == seq && seq > 0 {
+            return Ok(());
+        }
+        let started = Instant::now();
         if state.readers.first().is_none_or(|r| r.position() > seq) {
             let (p, _) = self.meta.owner(seq);
             state.readers = (0..self.meta.shards)
@@ -118,6 +145,7 @@ impl Remote {
                 .collect::<std::result::Result<_, _>>()?;
         }
         let mut probes = Vec::with_capacity(state.readers.len());
+        let mut index = Vec::with_capacity(state.readers.len());
         let State { readers, feedback, taken, .. } = &mut *state;
         taken.clear();
         for r in readers {
@@ -129,11 +157,15 @@ impl Remote {
             let a: Answer = decode(&bytes, "shard answer")?;
             taken.extend(&a.taken);
             probes.push(Probe { items: a.items, hits: a.hits, ..Probe::default() });
+            index.push(a.index);
         }
         taken.sort_unstable();
         taken.dedup();
+        state.read = seq;
+        state.probes = probes;
+        state.index = Some(IndexAnswers::merge(index));
         state.answers_secs += started.elapsed().as_secs_f64();
-        Ok(merge_hits(n, &probes)?)
+        Ok(())
     }
 
     fn publish(&self, fb: &Feedback) -> Result<()> {
@@ -230,6 +262,10 @@ impl TableStage for Remote {
         true
     }
 
+    fn index_answers(&mut self, seq: u64) -> std::result::Result<Option<IndexAnswers>, StageError> {
+        Ok(Some(Remote::index_answers(self, seq)?))
+    }
+
     fn lookups(
         &mut self,
         engine: &Engine,
@@ -302,6 +338,12 @@ pub fn run(
     let mut dd = DataDir::open_write_aggregator(dir, &Overrides::default())?;
     if *dd.config() != meta.config {
         return Err(ClusterError::MetaDiffers { stored: meta.config.canonical(), requested: dd.config().canonical() });
+    }
+    if !Searched::check(dd.neardup_config(), dd.quote_config()) {
+        return Err(ClusterError::MetaDiffers {
+            stored: "the default near-duplicate and quotation parameters (the shard workers search with them)".into(),
+            requested: format!("{:?} {:?}", dd.neardup_config(), dd.quote_config()),
+        });
     }
     dd.set_stage(Box::new(stage));
     // The log holds what submission admitted: a document is never refused here (its
@@ -452,7 +494,8 @@ fn rebuild(log: &Log, meta: &Meta, partition: u32, dir: &Path, book: &Book, outc
         let made = store.revisions_made_by(seq).map_err(DataDirError::from)?;
         let revised = made.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
         let text = store.text(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingText(seq))?;
-        outcomes.push(k, encode(&Outcome { seq, result, revised, index: dd.index_keys(&text) }))?;
+        let index = dd.index_keys(&text).words_only();
+        outcomes.push(k, encode(&Outcome { seq, result, revised, index }))?;
     }
     Ok(outcomes.flush()?)
 }

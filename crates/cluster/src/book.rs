@@ -4,7 +4,8 @@
 //! read from it when an alignment or a revision needs one), and, from every partition's
 //! results stream applied in document order, their current results and every
 //! document's copier edges. As the outcomes are applied, the other partitions'
-//! documents' index keys go to this partition's table, and the revisions another
+//! documents' words go to this partition's document frequencies (the shard workers
+//! hold the other sections of the derived indexes), and the revisions another
 //! partition's document made of this partition's documents to its store (their owner
 //! stores them).
 
@@ -103,7 +104,7 @@ impl Book {
     /// Applies every partition's outcomes up to document `upto`, waiting for those not
     /// there yet (after `appends`, which another partition may be waiting for, are in
     /// the log): the other partitions' results, the copier edges, their documents'
-    /// index keys (to `dd`'s table, [`DataDir::index_added`]), and into `dd`'s store the
+    /// words (to `dd`'s table, [`DataDir::index_added`]), and into `dd`'s store the
     /// revisions of this partition's documents that another partition's document made.
     pub fn catch_up(&self, upto: u64, dd: &mut DataDir, appends: &mut [&mut Appends]) -> Result<()> {
         let mut s = self.state();

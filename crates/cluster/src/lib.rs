@@ -12,18 +12,21 @@
 pub mod aggregate;
 pub mod book;
 pub mod log;
+pub mod searched;
 pub mod wire;
 pub mod worker;
 
 use std::path::PathBuf;
 
 use textorigin_core::engine::Engine;
+use textorigin_core::index::IndexWork;
 use textorigin_core::shard::split;
 use textorigin_store::ingest::{inputs, Input};
 use textorigin_store::input::date::parse_published;
 use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
+use crate::searched::Searched;
 use crate::wire::{
     decode, encode, feedback_stream, hits_stream, hits_subjects, items_stream, lookups_stream, partition_name,
     position_subject, process_name, results_stream, subject, Doc, Items, Lookups, Meta, WireError, DOCS, META,
@@ -291,10 +294,12 @@ pub fn submit(
         for w in &doc.warnings {
             event(Submitted::Warning(w.clone()));
         }
-        if engine.prepare(&doc.text).0.is_empty() {
+        let (tokens, _) = engine.prepare(&doc.text);
+        if tokens.is_empty() {
             event(Submitted::Failed(DocError::NoTokens(doc.source.clone()).to_string()));
             continue;
         }
+        let work = shards.as_ref().map(|s| s.searched.work(&doc.text, tokens)).unwrap_or_default();
         if let Some(Err(e)) = doc.published_at.as_deref().map(parse_published) {
             event(Submitted::Failed(DocError::BadDate(doc.source.clone(), e).to_string()));
             continue;
@@ -315,7 +320,7 @@ pub fn submit(
         textorigin_store::failpoint::hit("submit.after-doc")
             .map_err(|source| ClusterError::Io { what: "submission", source })?;
         if let Some(s) = &shards {
-            s.append(log, &engine, last, msg.time())?;
+            s.append(log, &engine, last, msg.time(), work)?;
         }
         event(Submitted::Doc(last));
     }
@@ -327,22 +332,25 @@ pub fn submit(
 struct Splitter {
     shards: u32,
     buckets: u64,
+    searched: Searched,
 }
 
 impl Splitter {
     fn new(meta: &Meta) -> Result<Splitter> {
         let params = meta.config.table_params();
         params.check()?;
-        Ok(Splitter { shards: meta.shards, buckets: params.buckets() })
+        Ok(Splitter { shards: meta.shards, buckets: params.buckets(), searched: Searched::new(&meta.config) })
     }
 
     /// Appends message `seq` of every shard's stream: the selected shingles of the
-    /// document `engine` prepared last, at `time` in publication order.
-    fn append(&self, log: &Log, engine: &Engine, seq: u64, time: i64) -> Result<()> {
+    /// document `engine` prepared last, at `time` in publication order, and its index
+    /// work.
+    fn append(&self, log: &Log, engine: &Engine, seq: u64, time: i64, index: IndexWork) -> Result<()> {
         let selected = engine.selected() as u32;
         for (s, items) in split(engine.items(), self.buckets, self.shards).into_iter().enumerate() {
             let stream = items_stream(s as u32);
-            log.append(&stream, &subject(&stream), seq, &encode(&Items { time, selected, items }))?;
+            let message = encode(&Items { time, selected, items, index: index.clone() });
+            log.append(&stream, &subject(&stream), seq, &message)?;
         }
         Ok(())
     }
@@ -361,8 +369,8 @@ impl Splitter {
         for _ in behind..last {
             let (seq, bytes) = docs.read()?;
             let doc = Doc::decode(&bytes)?;
-            engine.prepare(&doc.text);
-            self.append(log, engine, seq, doc.time())?;
+            let work = self.searched.work(&doc.text, engine.prepare(&doc.text).0);
+            self.append(log, engine, seq, doc.time(), work)?;
         }
         Ok(())
     }

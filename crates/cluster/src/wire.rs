@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::engine::{DocResult, ShardItem};
-use textorigin_core::index::IndexAdd;
+use textorigin_core::index::{IndexAdd, IndexAnswers, IndexWork};
 use textorigin_core::table::Hit;
 use textorigin_store::storage::store::documents::publication_time;
 use textorigin_store::storage::store::partitions::partition_of;
@@ -13,8 +13,11 @@ use textorigin_store::storage::store::partitions::partition_of;
 /// The message format version this build writes and reads (2: documents carry their
 /// arrival, answers the origins taken over, feedback the revisions' shingles; 3: the
 /// deployment's partitions, each with its feedback stream; 4: a partition's outcome
-/// carries the document's index keys).
-pub const VERSION: u8 = 4;
+/// carries the document's index keys; 5: the shards hold the signature and
+/// near-duplicate sections of the derived indexes: answers carry their part's answers
+/// to the document's searches, outcomes the document's words only, and shingles
+/// prepared at submission the document's index work).
+pub const VERSION: u8 = 5;
 
 /// The deployment's description: message 1 of [`META`].
 pub const META: &str = "TXO_META";
@@ -228,6 +231,9 @@ pub struct Answer {
     /// The origins whose entries the document took over (published after it): ascending,
     /// each once.
     pub taken: Vec<u64>,
+    /// The shard's part of the signature and near-duplicate sections answering the
+    /// document's searches (`crate::searched`; empty in a lookups message).
+    pub index: IndexAnswers,
 }
 
 /// A shard's lookups for the documents a take-over revises (the feedback of document
@@ -242,8 +248,9 @@ pub struct Lookups {
 
 /// What a partition's document came to, for the other partitions (issue 37): its
 /// result, the revisions its arrival made (each revised document with its result
-/// after and before), and what it added to the derived indexes (the others add the
-/// same in turn, without preparing the document).
+/// after and before), and what it added to the derived indexes: its words (every
+/// partition counts every document's, in turn, without preparing it; the shard
+/// workers hold the other sections).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     pub seq: u64,
@@ -260,6 +267,9 @@ pub struct Items {
     pub time: i64,
     pub selected: u32,
     pub items: Vec<ShardItem>,
+    /// What the document asks of and adds to the searched sections (the same for
+    /// every shard: each answers and adds in its part).
+    pub index: IndexWork,
 }
 
 #[cfg(test)]
@@ -269,7 +279,7 @@ mod tests {
     #[test]
     fn messages_round_trip_and_other_versions_are_refused() {
         let hit = Some(Hit { origin: 7, offset: 1, prev: 2, next: 3 });
-        let a = Answer { items: vec![0, 3], hits: vec![None, hit], taken: vec![9] };
+        let a = Answer { items: vec![0, 3], hits: vec![None, hit], taken: vec![9], index: IndexAnswers::default() };
         let bytes = encode(&a);
         assert_eq!(decode::<Answer>(&bytes, "answer").unwrap(), a);
         let mut newer = bytes.clone();

@@ -16,9 +16,14 @@
 //! right after the cause's phase 3 (the buckets later documents touched since are kept
 //! as they were: [`Ahead::score_and_look_up`]) and answers in its lookups stream.
 //!
+//! Derived indexes (issue 37): the worker holds its part of the signature and
+//! near-duplicate sections ([`HeldPart`]); its answer carries what the part answers to
+//! the document's searches as of the document before, and the part then adds the
+//! document's keys (from its text, or prepared at submission).
+//!
 //! Restart: the table is held in memory, restored from the newest checkpoint slot
 //! (the daemon's A/B slots, `textorigin_store::storage::checkpoint`, holding the range,
-//! its counters and the document it reflects) and brought up to date by replaying the
+//! its counters, the index part and the document it reflects) and brought up to date by replaying the
 //! log from the next document: its answers are already in its stream (each is
 //! compared with the one recomputed: a difference is a determinism bug, or another
 //! worker on the same shard) and the feedback in the feedback stream, so a replay
@@ -31,6 +36,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::engine::{Engine, Feedback, ShardItem};
+use textorigin_core::index::{IndexAnswers, IndexWork};
 
 use textorigin_core::shard::{Ahead, Shard};
 use textorigin_core::table::{Table, TableStats};
@@ -38,6 +44,7 @@ use textorigin_store::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::{Appends, Interleaved, Log, Reader};
+use crate::searched::{HeldPart, Searched};
 use crate::wire::{
     decode, encode, feedback_stream, hits_stream, hits_subject, items_stream, lookups_stream, subject, Answer, Doc,
     Items, Lookups, DOCS,
@@ -65,10 +72,12 @@ pub struct WorkerSummary {
     /// Selected shingles of the documents (all shards'), and of them this shard's.
     pub selected: u64,
     pub probed: u64,
-    /// Seconds preparing documents (tokens, fingerprints, selection), in the table
-    /// (phases 1 and 3), and waiting for or writing the log.
+    /// Seconds preparing documents (tokens, fingerprints, selection, and what they ask
+    /// of and add to the derived indexes), in the table (phases 1 and 3), in the index
+    /// part (answering and adding), and waiting for or writing the log.
     pub prepare_secs: f64,
     pub table_secs: f64,
+    pub index_secs: f64,
     pub log_secs: f64,
 }
 
@@ -134,6 +143,10 @@ struct Worker<'c> {
     deployment: u64,
     table: Table<Vec<u8>>,
     engine: Engine,
+    /// Its part of the signature and near-duplicate sections, and what a document asks
+    /// of them and adds.
+    held: HeldPart,
+    searched: Searched,
     until: Option<u64>,
     checkpoints: Option<&'c Checkpoints>,
     /// The documents (or, prepared at submission, this shard's shingles), the feedback,
@@ -176,11 +189,13 @@ impl<'c> Worker<'c> {
         // its memory from the start (untouched pages cost nothing).
         let mut table = Table::in_memory(&meta.config.table_params())?;
         table.span();
+        let mut held = HeldPart::new(&meta.config, index, meta.shards)
+            .map_err(|e| ClusterError::File { shard: index, source: std::io::Error::other(e) })?;
         let mut summary = WorkerSummary::default();
         let mut restored = Restored::default();
         if let Some(c) = checkpoints {
             std::fs::create_dir_all(&c.dir).map_err(|source| ClusterError::File { shard: index, source })?;
-            restored = restore(&c.dir, deployment, shard, &meta.config, &mut table)?;
+            restored = restore(&c.dir, deployment, shard, &meta.config, (&mut table, &mut held))?;
             summary.restored = restored.seq;
         }
         let last = summary.restored;
@@ -197,6 +212,8 @@ impl<'c> Worker<'c> {
             log: log.clone(),
             shard,
             engine: Engine::new(meta.config.clone()),
+            held,
+            searched: Searched::new(&meta.config),
             config: meta.config,
             prepared: meta.prepared,
             deployment,
@@ -245,7 +262,8 @@ impl<'c> Worker<'c> {
         // A slot puts its documents beyond a replay: their answers must be in the log.
         self.appends.flush()?;
         let (head, range) = image(self.shard, &self.config, &self.table, &self.times, self.lookups_next - 1);
-        checkpoint::write_parts(&c.dir, &[&head, range], self.last, self.deployment)?;
+        let [counters, signatures, keys] = self.held.image();
+        checkpoint::write_parts(&c.dir, &[&head, range, counters, signatures, keys], self.last, self.deployment)?;
         crate::publish_position(log, Some(self.shard.index()), &c.dir, self.deployment)?;
         self.summary.checkpoints += 1;
         (self.checkpointed, self.checkpointed_at) = (Instant::now(), self.last);
@@ -262,29 +280,32 @@ impl<'c> Worker<'c> {
         }
     }
 
-    /// The document's selected shingles whose buckets are this shard's: prepared here,
-    /// or read as they were prepared at submission; and its place in publication order.
-    fn items_of(&mut self, bytes: &[u8]) -> Result<(Vec<ShardItem>, i64)> {
+    /// The document's selected shingles whose buckets are this shard's and its index
+    /// work: prepared here, or read as they were prepared at submission; and its place
+    /// in publication order.
+    fn items_of(&mut self, bytes: &[u8]) -> Result<Prepared> {
         self.summary.read_bytes += bytes.len() as u64;
         if self.prepared {
             let items: Items = decode(bytes, "selected shingles")?;
             self.summary.log_secs += lap(&mut self.clock);
             self.summary.selected += u64::from(items.selected);
-            return Ok((items.items, items.time));
+            return Ok((items.items, items.time, items.index));
         }
         let doc = Doc::decode(bytes)?;
         self.summary.log_secs += lap(&mut self.clock);
-        self.summary.selected += self.engine.prepare(&doc.text).1.len() as u64;
+        let (tokens, items) = self.engine.prepare(&doc.text);
+        self.summary.selected += items.len() as u64;
+        let work = self.searched.work(&doc.text, tokens);
         self.summary.prepare_secs += lap(&mut self.clock);
         let (shard, buckets) = (self.shard, self.table.buckets());
         let time = doc.time();
-        Ok((self.engine.items_where(buckets, |b| shard.owns(b, buckets)), time))
+        Ok((self.engine.items_where(buckets, |b| shard.owns(b, buckets)), time, work))
     }
 
     /// Phase 1 for document `seq`, at `time` in publication order, once no pending
     /// document touches its buckets; its answer appended, or compared with the one
     /// given before a restart.
-    fn probe(&mut self, seq: u64, (items, time): (Vec<ShardItem>, i64), progress: &mut impl FnMut(u64)) -> Result<()> {
+    fn probe(&mut self, seq: u64, (items, time, work): Prepared, progress: &mut impl FnMut(u64)) -> Result<()> {
         while self.ahead.conflicts(&self.table, &items) {
             let message = self.feedback.read_after(&mut self.appends)?;
             self.summary.log_secs += lap(&mut self.clock);
@@ -308,8 +329,10 @@ impl<'c> Worker<'c> {
         let probe = self.ahead.probe_dated(&mut self.table, (seq, may_take_over), &items, later);
         self.summary.probed += probe.items.len() as u64;
         self.summary.table_secs += lap(&mut self.clock);
+        let index = self.held.answer_and_add(seq, &work);
+        self.summary.index_secs += lap(&mut self.clock);
         let answer =
-            encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone(), taken: probe.taken.clone() });
+            encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone(), taken: probe.taken.clone(), index });
         match self.given.as_mut().filter(|_| seq <= self.answered) {
             Some(given) => {
                 if given.read()?.1 != answer {
@@ -358,7 +381,12 @@ impl<'c> Worker<'c> {
             self.ahead.score_and_look_up(&self.engine, &mut self.table, &fb, |b| shard.owns(b, buckets))?;
         self.last = last;
         if !fb.revise.is_empty() {
-            let found = found.into_iter().map(|p| Answer { items: p.items, hits: p.hits, taken: Vec::new() });
+            let found = found.into_iter().map(|p| Answer {
+                items: p.items,
+                hits: p.hits,
+                taken: Vec::new(),
+                index: IndexAnswers::default(),
+            });
             self.answer_lookups(Lookups { cause: fb.seq, found: found.collect() })?;
         }
         progress(self.last);
@@ -409,6 +437,10 @@ fn log_get(log: &Log, stream: &str, k: u64) -> Result<Vec<u8>> {
     log.get(stream, k)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: k, got: 0 })
 }
 
+/// A document as a worker probes it: its selected shingles in this shard's buckets,
+/// its place in publication order, its index work.
+type Prepared = (Vec<ShardItem>, i64, IndexWork);
+
 /// What a checkpoint slot gives back: the document it reflects, every document's place
 /// in publication order up to it, and the lookups messages written by then.
 #[derive(Debug, Default)]
@@ -419,20 +451,28 @@ struct Restored {
 }
 
 /// Restores the newest valid checkpoint slot of this deployment and shard into `table`
-/// (nothing without one).
-fn restore(dir: &Path, deployment: u64, shard: Shard, config: &Config, table: &mut Table<Vec<u8>>) -> Result<Restored> {
+/// and `held` (nothing without one).
+fn restore(
+    dir: &Path,
+    deployment: u64,
+    shard: Shard,
+    config: &Config,
+    (table, held): (&mut Table<Vec<u8>>, &mut HeldPart),
+) -> Result<Restored> {
     // Any document of the log may be the slot's: the log keeps them all.
     let Some((slot, m)) = checkpoint::newest_usable(dir, u64::MAX, deployment) else {
         return Ok(Restored::default());
     };
     let path = checkpoint::slot_paths(dir, slot).0;
     let bytes = std::fs::read(&path).map_err(|source| ClusterError::Image { path: path.clone(), source })?;
-    let (header, range) = parse_image(&bytes, &path)?;
+    let (header, rest) = parse_image(&bytes, &path)?;
     let dst = table.range_bytes_mut(shard.buckets(table.buckets()));
+    let (range, index) = rest.split_at(dst.len().min(rest.len()));
     if header.index != shard.index()
         || header.count != shard.count()
         || header.config != *config
         || dst.len() != range.len()
+        || !held.restore(index)
         || header.stats.last_seq != m.seq
         || header.times.len() as u64 != m.seq
     {

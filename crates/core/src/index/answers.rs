@@ -11,14 +11,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{nd_keys, IndexPart, Indexes};
+use super::{nd_keys, IndexAdd, IndexPart, Indexes};
 use crate::neardup::{NearDupConfig, Sketch};
 use crate::quote::{self, QuoteConfig, Sentence};
 
 /// What a document asks of the signature and near-duplicate sections: each (signature,
 /// radius) its quotation search probes ([`quote::searches`]) and its near-duplicate
 /// keys ([`nd_keys`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexQueries {
     pub quotes: Vec<(u64, u32)>,
     pub nd_keys: Vec<u64>,
@@ -37,6 +37,31 @@ impl IndexQueries {
 
 /// Quotation candidates: (seq, sentence, distance).
 type Candidates = Vec<(u64, u32, u32)>;
+
+/// What a shard worker does with a document in its part of the signature and
+/// near-duplicate sections: answer its questions, then add its keys (its words are
+/// the partitions': [`IndexAdd::words_only`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexWork {
+    pub queries: IndexQueries,
+    /// Its signatures and near-duplicate keys (no words).
+    pub add: IndexAdd,
+}
+
+impl IndexWork {
+    /// The work of a document of `sentences` (all of them, as split; none without
+    /// quotation search) and `sketch` (none without near-duplicate detection), as its
+    /// analysis asks and adds.
+    pub fn of(q: &QuoteConfig, nd: &NearDupConfig, sentences: &[Sentence], sketch: Option<&Sketch>) -> IndexWork {
+        let queries = IndexQueries::of(q, nd, sentences, sketch);
+        let add = IndexAdd {
+            words: Vec::new(),
+            signatures: quote::signatures(q, sentences),
+            nd_keys: queries.nd_keys.clone(),
+        };
+        IndexWork { queries, add }
+    }
+}
 
 /// The candidates of one (signature, radius): (seq, sentence, distance), sorted, and
 /// how many the per-probe cap left out ([`Indexes::quote_candidates`]).

@@ -55,7 +55,7 @@ use std::collections::BTreeSet;
 use xxhash_rust::xxh3::xxh3_64;
 
 mod answers;
-pub use answers::{Answered, IndexAnswers, IndexLookup, IndexQueries, QuoteAnswer, Unanswered};
+pub use answers::{Answered, IndexAnswers, IndexLookup, IndexQueries, IndexWork, QuoteAnswer, Unanswered};
 
 use crate::hash::mix;
 use crate::neardup::{self, NearDupConfig, Sketch};
@@ -187,6 +187,25 @@ impl IndexPart {
         (u128::from(b) * u128::from(self.shards) / u128::from(n.max(1))) as u32 == self.shard
     }
 
+    /// The buckets (or blocks) of `n` this part holds: `b` with `⌊b·S/n⌋ = s` are
+    /// `⌈s·n/S⌉ ≤ b < ⌈(s+1)·n/S⌉`.
+    fn span(&self, n: u64) -> std::ops::Range<u64> {
+        let start = |s: u32| (u128::from(s) * u128::from(n)).div_ceil(u128::from(self.shards)) as u64;
+        start(self.shard)..start(self.shard + 1)
+    }
+
+    /// The byte ranges of a region of `shape` that hold the counters page, this part's
+    /// signature chains and its near-duplicate buckets: what a shard worker keeps of
+    /// its part (issue 37; the document frequencies are the partitions').
+    pub fn searched_ranges(&self, shape: &IndexShape) -> [std::ops::Range<usize>; 3] {
+        let blocks = self.span(shape.sig_buckets.div_ceil(SIG_BLOCK));
+        let (sig_len, nd_len) = (shape.sig_entries * ENTRY, ND_BUCKET * ENTRY);
+        let sig = |b: u64| shape.sig_at() + (b * SIG_BLOCK).min(shape.sig_buckets) as usize * sig_len;
+        let keys = self.span(shape.nd_buckets);
+        let nd = |b: u64| shape.nd_at() + b as usize * nd_len;
+        [0..INDEX_HEADER_BYTES, sig(blocks.start)..sig(blocks.end), nd(keys.start)..nd(keys.end)]
+    }
+
     /// Whether this part counts `word` (its document frequency is answered here).
     pub fn holds_word(&self, shape: &IndexShape, word: u64) -> bool {
         self.holds(bucket_of(word, DF_SALT, shape.df_buckets), shape.df_buckets)
@@ -261,6 +280,13 @@ impl IndexAdd {
         IndexAdd { words: quote::words(sentences), signatures: quote::signatures(cfg, sentences), nd_keys }
     }
 
+    /// Its words alone: what a partition of a deployment adds to its own region, whose
+    /// signature and near-duplicate sections the shard workers hold (issue 37,
+    /// [`IndexWork`]).
+    pub fn words_only(self) -> IndexAdd {
+        IndexAdd { words: self.words, ..IndexAdd::default() }
+    }
+
     /// What a searched document adds: its words and indexed sentences, from its
     /// quotation search (none when quotation search is off), and its near-duplicate keys.
     pub fn found(q: Option<&QuoteFind>, nd_keys: Vec<u64>) -> IndexAdd {
@@ -332,6 +358,16 @@ impl Indexes<Vec<u8>> {
     pub fn in_memory(bytes: u64, q: &QuoteConfig) -> Result<Self, IndexTooSmall> {
         let shape = IndexShape::new(bytes, q)?;
         Ok(Indexes { mem: vec![0; bytes as usize], shape })
+    }
+
+    /// The region's bytes (a part of them to a checkpoint).
+    pub fn region(&self) -> &[u8] {
+        &self.mem
+    }
+
+    /// The region's bytes, to copy a part of them in (a restored checkpoint).
+    pub fn region_mut(&mut self) -> &mut [u8] {
+        &mut self.mem
     }
 }
 

@@ -68,6 +68,41 @@ fn spilling_stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)
     prop::collection::vec(doc, 100..250)
 }
 
+/// A part's searched ranges hold exactly the signature buckets and near-duplicate
+/// buckets it holds, and the parts' ranges tile the two sections.
+#[test]
+fn searched_ranges_hold_the_parts_buckets() {
+    let q = QuoteConfig::default();
+    for bytes in [MIN_INDEX_BYTES, BLOCKS_BYTES, 8 << 20] {
+        let s = IndexShape::new(bytes, &q).unwrap();
+        for shards in 1..=5 {
+            let mut covered = 0;
+            for shard in 0..shards {
+                let part = IndexPart { shard, shards };
+                let [head, sig, nd] = part.searched_ranges(&s);
+                assert_eq!(head, 0..INDEX_HEADER_BYTES);
+                let sig_len = s.sig_entries * ENTRY;
+                for b in 0..s.sig_buckets {
+                    let at = s.sig_at() + b as usize * sig_len;
+                    let holds = part.holds(b / SIG_BLOCK, s.sig_buckets.div_ceil(SIG_BLOCK));
+                    assert_eq!(sig.contains(&at), holds, "{bytes} {shard}/{shards} signature bucket {b}");
+                }
+                for b in 0..s.nd_buckets {
+                    let at = s.nd_at() + b as usize * ND_BUCKET * ENTRY;
+                    assert_eq!(
+                        nd.contains(&at),
+                        part.holds(b, s.nd_buckets),
+                        "{bytes} {shard}/{shards} key bucket {b}"
+                    );
+                }
+                covered += sig.len() + nd.len();
+            }
+            let sections = s.sig_buckets as usize * s.sig_entries * ENTRY + s.nd_buckets as usize * ND_BUCKET * ENTRY;
+            assert_eq!(covered, sections, "{bytes} {shards}: the sections' bytes, once");
+        }
+    }
+}
+
 proptest! {
     /// Shards that each add only the keys of their part (issue 37) answer, together, what
     /// the whole region answers: document frequencies, quotation candidates (with what

@@ -117,7 +117,7 @@ proptest::proptest! {
         let mut rng = seed;
         let mut next = move |n: u64| { rng = mix(rng.wrapping_add(1)); rng % n };
         let base: Vec<Vec<u64>> = (0..8).map(|_| (0..5 + next(12)).map(|_| next(40)).collect()).collect();
-        let later = |c: u64| c % 3 == 0;
+        let later = |c: u64| c.is_multiple_of(3);
         for seq in 1..=docs {
             let ss: Vec<Sentence> = (0..1 + next(4))
                 .map(|k| {

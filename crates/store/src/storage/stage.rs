@@ -6,6 +6,7 @@
 //! directory's process either way.
 
 use textorigin_core::engine::{Engine, Feedback, Probe, When};
+use textorigin_core::index::IndexAnswers;
 use textorigin_core::table::{Hit, Table};
 
 use crate::storage::table_file::Mapped;
@@ -49,9 +50,22 @@ pub trait TableStage: Send + Sync {
 
     /// Whether the table is elsewhere: the feedback then lists the documents the
     /// take-overs revise, with their shingles ([`Feedback::revise`]), for
-    /// [`TableStage::lookups`] to be answered.
+    /// [`TableStage::lookups`] to be answered; and the signature and near-duplicate
+    /// sections of the derived indexes are there too (the data directory's region
+    /// counts the words only: [`TableStage::index_answers`]).
     fn elsewhere(&self) -> bool {
         false
+    }
+
+    /// What the holders of the signature and near-duplicate sections answer to the
+    /// searches of document `seq`, the next one (issue 37: a deployment's shard
+    /// workers, each for its part, merged), read before its probe; `None` where the
+    /// data directory's own region holds them (every stage not [`elsewhere`]).
+    ///
+    /// [`elsewhere`]: TableStage::elsewhere
+    fn index_answers(&mut self, seq: u64) -> Result<Option<IndexAnswers>, StageError> {
+        let _ = seq;
+        Ok(None)
     }
 
     /// Waits until what [`TableStage::score`] sent is durable where it went (a sharded

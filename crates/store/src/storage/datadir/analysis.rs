@@ -18,7 +18,7 @@ use crate::telemetry::StageTimes;
 use textorigin_core::align::OriginText;
 use textorigin_core::config::Config;
 use textorigin_core::engine::{DocResult, Engine, When};
-use textorigin_core::index::{self, IndexAdd, IndexShape, Indexes};
+use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
 use textorigin_core::rabin::Rabin;
@@ -250,7 +250,11 @@ pub(super) fn apply_replay(
     let mut result = table_phases(stage, engine, table, (seq, &when), &mut times, &mut Instant::now(), revised)?;
     align(store, engine, &mut result, &when)?;
     dates.check()?;
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &prepared.add);
+    let add = match stage.elsewhere() {
+        true => prepared.add.words_only(),
+        false => prepared.add,
+    };
+    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
     Ok(result)
 }
 
@@ -274,14 +278,22 @@ pub(super) fn analyse(
     let Prepared { tokens, items, sketch, sentences } = prepared;
     let mut t = Instant::now();
     let indexes = Indexes::over(table.index_region(), shape);
+    // Read with the table's answers where the stage is elsewhere: waited for as they are.
+    let answers = stage.index_answers(seq).map_err(DataDirError::Stage)?;
+    times.table += lap(&mut t);
+    let answered = answers.as_ref().map(|answers| Answered { frequencies: &indexes, answers });
+    let lookup: &dyn IndexLookup = match &answered {
+        Some(a) => a,
+        None => &indexes,
+    };
     let dates = Dates::new(store, seq, time);
     let when = |s| dates.key(s);
     // A pair with a document published after this one is oriented the other way.
     let later = |other| when(other) > when(seq);
     let verify = Some((&*engine, &tokens[..]));
-    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, &indexes, later, verify)).transpose()?;
+    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, lookup, later, verify)).transpose()?;
     times.neardup += lap(&mut t);
-    let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, &indexes, later)).transpose()?;
+    let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, lookup, later)).transpose()?;
     times.quotes += lap(&mut t);
     times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());
@@ -294,7 +306,10 @@ pub(super) fn analyse(
     dates.check()?;
     times.align += lap(&mut t);
     let nd_keys = nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default();
-    let add = IndexAdd::found(q.as_ref(), nd_keys);
+    let mut add = IndexAdd::found(q.as_ref(), nd_keys);
+    if answers.is_some() {
+        add = add.words_only();
+    }
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
     times.index += lap(&mut t);
     Ok((result, nd, q, add))

@@ -36,7 +36,8 @@ pub(super) fn open_read_store(dir: &Path) -> Result<(PathBuf, Store)> {
 /// What a partition's last document stored gives the others (issue 37): the revisions
 /// it made (of every partition's documents: each owner stores its own), and what it
 /// added to the derived indexes (every partition adds it to its own copy in turn,
-/// [`DataDir::index_added`], instead of preparing the document again).
+/// [`DataDir::index_added`], instead of preparing the document again; in a deployment,
+/// its words only: [`TableStage::index_answers`](crate::storage::stage::TableStage::index_answers)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ForOthers {
     pub revised: Vec<Revised>,
@@ -63,8 +64,10 @@ impl DataDir {
     /// the start (else an empty table). For every document up to the last stored, in
     /// order, `each(seq, part)` is called: before the slot's document, for its place
     /// only; after, it gives the text of another partition's document, or the feedback
-    /// of one of this partition's (whose text is read here); each adds its index keys,
-    /// and this partition's move the document counters as when they were applied.
+    /// of one of this partition's (whose text is read here); each adds its words to the
+    /// document frequencies (the shard workers hold the other sections of the derived
+    /// indexes), and this partition's move the document counters as when they were
+    /// applied.
     /// Returns the last document stored.
     pub fn rebuild_partition(
         dir: &Path,
@@ -88,7 +91,7 @@ impl DataDir {
             let part = if ours.is_some() { Part::Ours } else { Part::Theirs };
             let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
             let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
-            let add = analysis::index_keys(&mut preparer, &q_cfg, &text);
+            let add = analysis::index_keys(&mut preparer, &q_cfg, &text).words_only();
             Indexes::over(table.index_region_mut()?, shape).add(&q_cfg, seq, &add);
             if let Some(fb) = feedback {
                 engine.score(&mut table, &Probe::default(), &fb);

@@ -64,7 +64,7 @@ impl Store {
         cfg: &NearDupConfig,
         seq: u64,
         sketch: Sketch,
-        indexes: &impl IndexLookup,
+        indexes: &(impl IndexLookup + ?Sized),
         later: impl Fn(u64) -> bool,
         verify: Option<(&Engine, &[Token])>,
     ) -> Result<NearDupWrite> {

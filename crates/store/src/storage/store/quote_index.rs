@@ -25,14 +25,14 @@ use super::{Result, Store, StoreError, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT, CF_TEX
 
 /// The earlier documents' sentences as quotation search sees them: candidates and
 /// frequencies from the derived indexes, sentences from the store.
-pub struct Search<'a, L> {
+pub struct Search<'a, L: ?Sized> {
     pub store: &'a Store,
     pub indexes: &'a L,
     /// The document searching.
     pub seq: u64,
 }
 
-impl<L: IndexLookup> SentenceIndex for Search<'_, L> {
+impl<L: IndexLookup + ?Sized> SentenceIndex for Search<'_, L> {
     type Error = StoreError;
 
     fn documents(&self) -> Result<u64> {
@@ -91,7 +91,7 @@ impl Store {
         cfg: &QuoteConfig,
         seq: u64,
         sentences: Vec<Sentence>,
-        indexes: &impl IndexLookup,
+        indexes: &(impl IndexLookup + ?Sized),
         later: impl Fn(u64) -> bool,
     ) -> Result<QuoteFind> {
         quote::find(&Search { store: self, indexes, seq }, cfg, seq, sentences, later)
