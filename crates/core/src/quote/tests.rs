@@ -4,31 +4,21 @@
 use super::*;
 use proptest::prelude::*;
 
-/// An in-memory sentence index over the derived indexes, for [`find`].
+/// In-memory documents' sentences and the derived indexes over them.
 struct Memory {
     idx: crate::index::Indexes<Vec<u8>>,
     sentences: std::collections::HashMap<u64, DocSentences>,
 }
 
-impl SentenceIndex for Memory {
-    type Error = std::convert::Infallible;
-    fn documents(&self) -> Result<u64, Self::Error> {
-        Ok(self.idx.documents())
-    }
-    fn df(&self, word: u64) -> Result<u64, Self::Error> {
-        Ok(self.idx.df(word))
-    }
-    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64), Self::Error> {
-        Ok(self.idx.quote_candidates(cfg, sig, d))
-    }
-    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>, Self::Error> {
-        Ok(self.sentences.get(&seq).and_then(|all| SharedSentence::new(Arc::clone(all), idx)))
-    }
-}
-
 impl Memory {
+    /// The sentence index [`find`] reads: candidates and frequencies from the whole
+    /// index.
+    fn index(&self) -> Through<'_> {
+        Through { mem: self, lookup: &self.idx }
+    }
+
     fn add(&mut self, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> QuoteFind {
-        let q = find(self, cfg, seq, sentences, |_| false).unwrap();
+        let q = find(&self.index(), cfg, seq, sentences, |_| false).unwrap();
         self.sentences.insert(seq, Arc::clone(&q.sentences));
         self.idx.add(cfg, seq, &crate::index::IndexAdd::found(Some(&q), Vec::new()));
         q
@@ -54,7 +44,7 @@ impl SentenceIndex for Through<'_> {
         self.lookup.quote_candidates(cfg, sig, d)
     }
     fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>, Self::Error> {
-        Ok(self.mem.sentence(seq, idx).unwrap())
+        Ok(self.mem.sentences.get(&seq).and_then(|all| SharedSentence::new(Arc::clone(all), idx)))
     }
 }
 
@@ -134,7 +124,7 @@ proptest::proptest! {
             let answers = IndexAnswers::merge(parts.iter().zip(&held).map(|(part, idx)| idx.answer_part((&cfg, &nd), seq, &queries, *part)));
             let answered = Answered { frequencies: &mem.idx, answers: &answers };
             let got = find(&Through { mem: &mem, lookup: &answered }, &cfg, seq, ss.clone(), later).unwrap();
-            let want = find(&Through { mem: &mem, lookup: &mem.idx }, &cfg, seq, ss, later).unwrap();
+            let want = find(&mem.index(), &cfg, seq, ss, later).unwrap();
             proptest::prop_assert_eq!(&got.found, &want.found);
             proptest::prop_assert_eq!(&got.late, &want.late);
             proptest::prop_assert_eq!((got.candidates, got.capped), (want.candidates, want.capped));
@@ -345,7 +335,7 @@ fn a_later_published_candidate_quotes_the_searching_document() {
         let mut mem =
             Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
         mem.add(&cfg, 1, vec![sent(&short)]);
-        let q = find(&mem, &cfg, 2, vec![sent(&long)], |c| later && c == 1).unwrap();
+        let q = find(&mem.index(), &cfg, 2, vec![sent(&long)], |c| later && c == 1).unwrap();
         assert!(q.found.is_empty(), "the long sentence quotes nothing: {:?}", q.found);
         if later {
             assert_eq!(q.late.len(), 1, "{:?}", q.late);
