@@ -339,7 +339,7 @@ pub fn run(
     if *dd.config() != meta.config {
         return Err(ClusterError::MetaDiffers { stored: meta.config.canonical(), requested: dd.config().canonical() });
     }
-    if !Searched::check(dd.neardup_config(), dd.quote_config()) {
+    if !Searched::new(&meta.config).searches_with(dd.neardup_config(), dd.quote_config()) {
         return Err(ClusterError::MetaDiffers {
             stored: "the default near-duplicate and quotation parameters (the shard workers search with them)".into(),
             requested: format!("{:?} {:?}", dd.neardup_config(), dd.quote_config()),

@@ -6,14 +6,15 @@
 //! into what their searches read and count only the words themselves.
 //!
 //! The near-duplicate and quotation parameters are the defaults: a deployment's
-//! partitions refuse a data directory with others ([`Searched::check`]).
+//! partitions refuse a data directory with others ([`Searched::searches_with`]).
 
 use textorigin_core::config::Config;
 use textorigin_core::index::{IndexAnswers, IndexPart, IndexShape, IndexTooSmall, IndexWork, Indexes};
-use textorigin_core::neardup::{self, NearDupConfig};
-use textorigin_core::quote::{self, QuoteConfig};
+use textorigin_core::neardup::NearDupConfig;
+use textorigin_core::quote::QuoteConfig;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::Token;
+use textorigin_store::storage::datadir::{sketch_and_sentences, Searches};
 
 /// What a document asks of and adds to the searched sections, computed from its text
 /// as a partition's analysis computes it.
@@ -21,31 +22,29 @@ pub struct Searched {
     q: QuoteConfig,
     nd: NearDupConfig,
     rabin: Rabin,
-    config: Config,
+    on: Searches,
+    index_bytes: u64,
 }
 
 impl Searched {
     pub fn new(config: &Config) -> Searched {
         let nd = NearDupConfig::default();
-        Searched { rabin: Rabin::new(nd.k as usize), nd, q: QuoteConfig::default(), config: config.clone() }
+        let (on, index_bytes) = (Searches::of(config), config.index_bytes);
+        Searched { rabin: Rabin::new(nd.k as usize), nd, q: QuoteConfig::default(), on, index_bytes }
     }
 
     /// Whether a data directory's near-duplicate and quotation parameters are the ones
     /// the workers search with.
-    pub fn check(nd: &NearDupConfig, q: &QuoteConfig) -> bool {
-        *nd == NearDupConfig::default() && *q == QuoteConfig::default()
+    pub fn searches_with(&self, nd: &NearDupConfig, q: &QuoteConfig) -> bool {
+        *nd == self.nd && *q == self.q
     }
 
     /// The work of a document of `text`, whose tokens are `tokens` (`Engine::prepare`):
     /// its sentences' searches and signatures where quotation search is on, its
     /// near-duplicate keys where detection is.
     pub fn work(&self, text: &str, tokens: &[Token]) -> IndexWork {
-        let sketch = self.config.near_duplicates.then(|| neardup::sketch(&self.nd, tokens, &self.rabin));
-        let sentences = match self.config.quotations {
-            true => quote::sentences(text, tokens, self.config.terms),
-            false => Vec::new(),
-        };
-        IndexWork::of(&self.q, &self.nd, &sentences, sketch.as_ref())
+        let (sketch, sentences) = sketch_and_sentences(self.on, (&self.nd, &self.rabin), text, tokens);
+        IndexWork::of(&self.q, &self.nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref())
     }
 }
 
@@ -58,11 +57,12 @@ pub struct HeldPart {
 }
 
 impl HeldPart {
-    /// Shard `shard` of `shards`' part, empty, of a region of `config`'s size.
-    pub fn new(config: &Config, shard: u32, shards: u32) -> Result<HeldPart, IndexTooSmall> {
-        let q = QuoteConfig::default();
-        let index = Indexes::in_memory(config.index_bytes, &q)?;
-        Ok(HeldPart { q, nd: NearDupConfig::default(), index, part: IndexPart { shard, shards } })
+    /// Shard `shard` of `shards`' part, empty, of a region of the deployment's index
+    /// size, searched with `searched`'s parameters.
+    pub fn new(searched: &Searched, shard: u32, shards: u32) -> Result<HeldPart, IndexTooSmall> {
+        let (q, nd) = (searched.q.clone(), searched.nd.clone());
+        let index = Indexes::in_memory(searched.index_bytes, &q)?;
+        Ok(HeldPart { q, nd, index, part: IndexPart { shard, shards } })
     }
 
     /// Answers document `seq`'s searches (as of the documents before it), then adds
@@ -120,14 +120,14 @@ mod tests {
     /// shard of 3; an image of another size is refused.
     #[test]
     fn a_restored_part_answers_as_the_original() {
-        let config = Config { index_bytes: 2 << 20, ..Config::default() };
+        let searched = Searched::new(&Config { index_bytes: 2 << 20, ..Config::default() });
         for shard in 0..3 {
-            let mut held = HeldPart::new(&config, shard, 3).unwrap();
+            let mut held = HeldPart::new(&searched, shard, 3).unwrap();
             for n in 1..=200 {
                 held.answer_and_add(n, &work(n));
             }
             let image: Vec<u8> = held.image().concat();
-            let mut restored = HeldPart::new(&config, shard, 3).unwrap();
+            let mut restored = HeldPart::new(&searched, shard, 3).unwrap();
             assert!(!restored.restore(&image[1..]));
             assert!(restored.restore(&image));
             for n in 201..=260 {

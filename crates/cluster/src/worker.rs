@@ -189,7 +189,8 @@ impl<'c> Worker<'c> {
         // its memory from the start (untouched pages cost nothing).
         let mut table = Table::in_memory(&meta.config.table_params())?;
         table.span();
-        let mut held = HeldPart::new(&meta.config, index, meta.shards)
+        let searched = Searched::new(&meta.config);
+        let mut held = HeldPart::new(&searched, index, meta.shards)
             .map_err(|e| ClusterError::File { shard: index, source: std::io::Error::other(e) })?;
         let mut summary = WorkerSummary::default();
         let mut restored = Restored::default();
@@ -213,7 +214,7 @@ impl<'c> Worker<'c> {
             shard,
             engine: Engine::new(meta.config.clone()),
             held,
-            searched: Searched::new(&meta.config),
+            searched,
             config: meta.config,
             prepared: meta.prepared,
             deployment,

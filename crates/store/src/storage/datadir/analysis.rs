@@ -19,8 +19,8 @@ use textorigin_core::align::OriginText;
 use textorigin_core::config::Config;
 use textorigin_core::engine::{DocResult, Engine, When};
 use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, Indexes};
-use textorigin_core::neardup::{self, NearDupConfig};
-use textorigin_core::quote::{self, QuoteConfig, QuoteFind};
+use textorigin_core::neardup::{self, NearDupConfig, Sketch};
+use textorigin_core::quote::{self, QuoteConfig, QuoteFind, Sentence};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::select::FLOOR;
 
@@ -82,14 +82,54 @@ impl Preparer {
     /// Tokenizes, fingerprints and selects `text`; sketches it and splits it into
     /// sentences where those features are on.
     pub fn prepare(&mut self, text: &str) -> Prepared {
-        let (near_duplicates, quotations) = features(self.engine.config());
-        let terms = self.engine.config().terms;
+        let on = Searches::of(self.engine.config());
         let (tokens, items) = self.engine.prepare(text);
-        let sketch = near_duplicates.then(|| neardup::sketch(&self.nd_cfg, tokens, &self.nd_rabin));
-        let sentences = quotations.then(|| quote::sentences(text, tokens, terms));
+        let (sketch, sentences) = sketch_and_sentences(on, (&self.nd_cfg, &self.nd_rabin), text, tokens);
         let (tokens, items) = (tokens.to_vec(), items.to_vec());
         Prepared { tokens, items, sketch, sentences }
     }
+}
+
+/// Which of a configuration's searches are on, and what makes a term.
+#[derive(Debug, Clone, Copy)]
+pub struct Searches {
+    near_duplicates: bool,
+    quotations: bool,
+    terms: textorigin_core::text::Terms,
+}
+
+impl Searches {
+    pub fn of(cfg: &Config) -> Searches {
+        let (near_duplicates, quotations) = features(cfg);
+        Searches { near_duplicates, quotations, terms: cfg.terms }
+    }
+}
+
+/// A document's near-duplicate sketch and its sentences, each where its search is `on`
+/// (None when off), from its `text` and `tokens`: what its searches and index keys
+/// come from, here and on a deployment's shard workers (issue 37).
+#[allow(clippy::type_complexity)] // the two named in the line above
+pub fn sketch_and_sentences(
+    on: Searches,
+    (nd_cfg, nd_rabin): (&NearDupConfig, &Rabin),
+    text: &str,
+    tokens: &[textorigin_core::text::Token],
+) -> (Option<Sketch>, Option<Vec<Sentence>>) {
+    let sketch = on.near_duplicates.then(|| neardup::sketch(nd_cfg, tokens, nd_rabin));
+    let sentences = on.quotations.then(|| quote::sentences(text, tokens, on.terms));
+    (sketch, sentences)
+}
+
+/// A document's words as its analysis counts them in the document frequencies (none
+/// without quotation search), without its sketch or signatures: what a deployment's
+/// partition adds of a document again (the shard workers hold the other sections).
+pub(super) fn index_words(preparer: &mut Preparer, text: &str) -> IndexAdd {
+    let on = Searches::of(preparer.engine.config());
+    if !on.quotations {
+        return IndexAdd::default();
+    }
+    let (tokens, _) = preparer.engine.prepare(text);
+    IndexAdd { words: quote::words(&quote::sentences(text, tokens, on.terms)), ..IndexAdd::default() }
 }
 
 /// What a document of `text` adds to the derived indexes (its words, its indexed

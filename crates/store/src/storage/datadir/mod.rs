@@ -44,7 +44,7 @@ mod rebuild;
 mod tests;
 
 use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise, revise_one};
-pub use analysis::{Budget, Prepared, Preparer};
+pub use analysis::{sketch_and_sentences, Budget, Prepared, Preparer, Searches};
 use rebuild::restore_table;
 
 pub use error::{DataDirError, DocError};

@@ -91,7 +91,7 @@ impl DataDir {
             let part = if ours.is_some() { Part::Ours } else { Part::Theirs };
             let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
             let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
-            let add = analysis::index_keys(&mut preparer, &q_cfg, &text).words_only();
+            let add = analysis::index_words(&mut preparer, &text);
             Indexes::over(table.index_region_mut()?, shape).add(&q_cfg, seq, &add);
             if let Some(fb) = feedback {
                 engine.score(&mut table, &Probe::default(), &fb);
