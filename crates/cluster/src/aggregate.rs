@@ -125,12 +125,16 @@ impl Remote {
     fn index_answers(&self, seq: u64) -> Result<IndexAnswers> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         self.read(&mut state, seq)?;
-        Ok(state.index.take().unwrap_or_default())
+        state.index.take().ok_or(ClusterError::OutOfStep {
+            what: "a document's index answers, taken twice",
+            want: seq,
+            got: seq,
+        })
     }
 
     /// Reads the shards' answers for document `seq`, unless they are read already.
     fn read(&self, state: &mut State, seq: u64) -> Result<()> {
-        if state.read == seq && seq > 0 {
+        if state.read == seq {
             return Ok(());
         }
         let started = Instant::now();

@@ -299,11 +299,11 @@ pub fn submit(
             event(Submitted::Failed(DocError::NoTokens(doc.source.clone()).to_string()));
             continue;
         }
-        let work = shards.as_ref().map(|s| s.searched.work(&doc.text, tokens)).unwrap_or_default();
         if let Some(Err(e)) = doc.published_at.as_deref().map(parse_published) {
             event(Submitted::Failed(DocError::BadDate(doc.source.clone(), e).to_string()));
             continue;
         }
+        let work = shards.as_ref().map(|s| s.searched.work(&doc.text, tokens)).unwrap_or_default();
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
         arrived_ms = arrived_ms.max(now as u64);
         let msg = Doc {
