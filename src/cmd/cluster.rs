@@ -255,8 +255,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 .filter(|x| x.0 != "table")
                 .map(|(name, secs)| format!("{name} {secs:.2}"))
                 .collect();
+            // A partition's: how many of its documents waited for every outcome before
+            // them, and how many outcomes were read when an analysis asked for them.
+            let book = s.book.map_or(String::new(), |b| {
+                format!("; outcomes: every one before {} document(s), {} read on demand", b.in_full, b.on_demand)
+            });
             eprintln!(
-                "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}; {}",
+                "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}{book}; {}",
                 s.last,
                 s.docs_secs,
                 s.answers_secs,

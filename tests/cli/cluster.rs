@@ -169,6 +169,33 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
     }
 }
 
+/// Of a run's partitions (issue 37), summed: the documents analysed after every
+/// outcome before them, and the outcomes read when an analysis asked for a result.
+fn outcome_reads(report: &str) -> (u64, u64) {
+    let counts = report.lines().filter_map(|l| {
+        let rest = l.split("; outcomes: every one before ").nth(1)?;
+        let (in_full, rest) = rest.split_once(" document(s), ")?;
+        Some((in_full.parse::<u64>().ok()?, rest.split(' ').next()?.parse::<u64>().ok()?))
+    });
+    counts.fold((0, 0), |(a, b), (x, y)| (a + x, b + y))
+}
+
+/// Partitions of documents arriving in date order read another partition's outcome
+/// when an analysis asks for a result it holds (an origin's blocks, a near-duplicate
+/// candidate's text), never waiting for every outcome before a document in turn.
+#[test]
+fn partitions_of_documents_in_date_order_wait_only_for_the_outcomes_they_read() {
+    let (tmp, config) = with_config();
+    let one = single(tmp.path(), &config, 1);
+    for args in [&["--shards", "2", "--partitions", "2"][..], &["--shards", "1", "--partitions", "4"]] {
+        let c = cluster(tmp.path(), &config, 1, &[args, &["--servers", "1"]].concat());
+        assert_equal(&one, &c, &format!("{args:?}, in date order"));
+        let (in_full, on_demand) = outcome_reads(&c.2);
+        assert_eq!(in_full, 0, "{args:?}: no document waited for every outcome before it:\n{}", c.2);
+        assert!(on_demand > 0, "{args:?}: outcomes read on demand:\n{}", c.2);
+    }
+}
+
 #[test]
 fn dated_documents_arriving_shuffled_take_over_and_revise_as_on_one_node() {
     let (tmp, config) = with_config();
@@ -187,6 +214,10 @@ fn dated_documents_arriving_shuffled_take_over_and_revise_as_on_one_node() {
     ] {
         let c = cluster_of(tmp.path(), &config, &files, &[args, &["--servers", "1"]].concat());
         assert_equal(&one, &c, &format!("{args:?}, dates shuffled"));
+        // A partition applies every outcome before a document that may take over.
+        if args.contains(&"--partitions") {
+            assert!(outcome_reads(&c.2).0 > 0, "{args:?}: documents after every outcome:\n{}", c.2);
+        }
     }
 }
 

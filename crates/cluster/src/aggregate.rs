@@ -33,7 +33,7 @@ use textorigin_store::storage::store::{Admit, Via};
 use textorigin_store::storage::table_file::Mapped;
 use textorigin_store::telemetry::StageTimes;
 
-use crate::book::Book;
+use crate::book::{Book, BookCounts};
 use crate::log::{Appends, Log, Reader};
 use crate::searched::Searched;
 use crate::wire::{
@@ -89,6 +89,8 @@ pub struct AggregatorSummary {
     pub docs_secs: f64,
     pub answers_secs: f64,
     pub feedback_secs: f64,
+    /// Of a partition of several, how it came by the other partitions' outcomes.
+    pub book: Option<BookCounts>,
 }
 
 impl Remote {
@@ -324,12 +326,20 @@ pub fn run(
     let dir = &partition_dir(dir, &meta, partition);
     let mut stage = Remote::new(log, &meta, partition)?;
     let waits = stage.state.clone();
-    // Of several partitions, each knows the others' documents through its book.
-    let book = (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, partition)));
     let results = results_stream(partition);
-    let mut outcomes = log.appends(&results, &subject(&results));
+    let outcomes = Arc::new(Mutex::new(log.appends(&results, &subject(&results))));
+    // What others may wait for goes to the log before a read waits.
+    let flush = {
+        let (waits, outcomes) = (waits.clone(), outcomes.clone());
+        move || -> Result<()> {
+            waits.lock().unwrap_or_else(|p| p.into_inner()).feedback.flush()?;
+            Ok(outcomes.lock().unwrap_or_else(|p| p.into_inner()).flush()?)
+        }
+    };
+    // Of several partitions, each knows the others' documents through its book.
+    let book = (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, partition, Box::new(flush.clone()))));
     if let Some(b) = &book {
-        rebuild(log, &meta, partition, dir, b, &mut outcomes)?;
+        rebuild(log, &meta, partition, dir, b, &mut outcomes.lock().unwrap_or_else(|p| p.into_inner()))?;
     }
     if let Some(r) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
         tracing::info!(
@@ -371,8 +381,7 @@ pub fn run(
             Some(message) => message,
             None => {
                 // Nothing to do until it comes: what others may wait for goes first.
-                waits.lock().unwrap_or_else(|p| p.into_inner()).feedback.flush()?;
-                outcomes.flush()?;
+                flush()?;
                 docs.read()?
             }
         };
@@ -381,12 +390,13 @@ pub fn run(
         if let Some(b) = &book {
             b.know(seq, &doc)?;
             if meta.owner(seq).0 != partition {
+                dd.count_words(seq, &doc.text)?;
                 last = seq;
                 continue;
             }
-            // What the documents before it came to, in every partition.
-            let mut w = waits.lock().unwrap_or_else(|p| p.into_inner());
-            b.catch_up(seq - 1, &mut dd, &mut [&mut w.feedback, &mut outcomes])?;
+            // What the documents before it came to in the other partitions, as far as
+            // its analysis needs them now.
+            b.before(seq, &mut dd)?;
         }
         let arrived_ms = doc.arrived_ms;
         let input = InputDoc {
@@ -416,7 +426,8 @@ pub fn run(
         if book.is_some() {
             let made = dd.take_for_others();
             let revised = made.revised.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
-            outcomes.push(meta.owner(seq).1, encode(&Outcome { seq, result, revised, index: made.index }))?;
+            let outcome = encode(&Outcome { seq, result, revised });
+            outcomes.lock().unwrap_or_else(|p| p.into_inner()).push(meta.owner(seq).1, outcome)?;
         }
         // A partition's slots are written right after one of its documents: a restart
         // begins there (`rebuild`).
@@ -434,7 +445,7 @@ pub fn run(
             }
         }
     }
-    outcomes.flush()?;
+    flush()?;
     let times = dd.stage_times();
     dd.close()?;
     let waits = waits.lock().unwrap_or_else(|p| p.into_inner());
@@ -444,6 +455,7 @@ pub fn run(
         docs_secs,
         answers_secs: waits.answers_secs,
         feedback_secs: waits.feedback_secs,
+        book: book.map(|b| b.counts()),
     })
 }
 
@@ -497,9 +509,7 @@ fn rebuild(log: &Log, meta: &Meta, partition: u32, dir: &Path, book: &Book, outc
         let result = store.first_result(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingText(seq))?;
         let made = store.revisions_made_by(seq).map_err(DataDirError::from)?;
         let revised = made.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
-        let text = store.text(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingText(seq))?;
-        let index = dd.index_keys(&text).words_only();
-        outcomes.push(k, encode(&Outcome { seq, result, revised, index }))?;
+        outcomes.push(k, encode(&Outcome { seq, result, revised }))?;
     }
     Ok(outcomes.flush()?)
 }

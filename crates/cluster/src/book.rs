@@ -3,11 +3,16 @@
 //! (from the documents stream, read in full), their texts (the latest kept, the others
 //! read from it when an alignment or a revision needs one), and, from every partition's
 //! results stream applied in document order, their current results and every
-//! document's copier edges. As the outcomes are applied, the other partitions'
-//! documents' words go to this partition's document frequencies (the shard workers
-//! hold the other sections of the derived indexes), and the revisions another
-//! partition's document made of this partition's documents to its store (their owner
-//! stores them).
+//! document's copier edges.
+//!
+//! A partition waits only for the outcomes its document reads: a result of another
+//! partition's document not applied yet is read when a search or an alignment asks for
+//! it (with every outcome before it). Only a document published before one that
+//! arrived earlier can take entries over and so revise results, its own partition's
+//! included, and read copier edges; before analysing one of its documents, a
+//! partition applies every outcome before it when any document from the first
+//! outcome not applied on is such a one (revisions another partition's document made
+//! of this partition's documents go to its store then: their owner stores them).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -16,22 +21,40 @@ use textorigin_core::engine::DocResult;
 use textorigin_store::storage::datadir::{DataDir, DataDirError};
 use textorigin_store::storage::store::{Elsewhere, ElsewhereResult, Revised};
 
-use crate::log::{Appends, Interleaved, Log};
+use crate::log::{Interleaved, Log};
 use crate::wire::{decode, results_stream, Doc, Meta, Outcome, DOCS};
 use crate::{ClusterError, Result};
+
+/// Sends what the partition appended that another process may be waiting for (its
+/// feedback and outcomes), before a read that waits.
+pub type Flush = Box<dyn Fn() -> Result<()> + Send + Sync>;
 
 /// A partition's book of the other partitions' documents ([`Elsewhere`]).
 pub struct Book {
     log: Log,
     meta: Meta,
     partition: u32,
+    flush: Flush,
     state: Mutex<State>,
+}
+
+/// How a partition came by the outcomes it read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BookCounts {
+    /// Its documents analysed after every outcome before them (a take-over possible).
+    pub in_full: u64,
+    /// Outcomes read when a document's analysis asked for another's result.
+    pub on_demand: u64,
 }
 
 #[derive(Default)]
 struct State {
     /// Every document's place in publication order (document `n` at `n − 1`).
     times: Vec<i64>,
+    /// The latest place known, and the last document published before one that
+    /// arrived before it (the last that can have taken entries over).
+    latest: i64,
+    back_dated: u64,
     /// The texts of the latest documents read, at most [`TEXT_BYTES`] of them.
     texts: HashMap<u64, Arc<str>>,
     kept: VecDeque<u64>,
@@ -43,6 +66,9 @@ struct State {
     /// Every partition's results stream, read in document order from `applied + 1`.
     outcomes: Option<Interleaved>,
     applied: u64,
+    /// The partition's document being analysed (0: none), which reads outcomes before it.
+    analysing: u64,
+    counts: BookCounts,
 }
 
 /// The bytes of text a book keeps (the latest documents: origins are mostly recent).
@@ -70,9 +96,10 @@ impl State {
 }
 
 impl Book {
-    /// Partition `partition`'s book of the deployment `meta`, empty.
-    pub fn new(log: &Log, meta: &Meta, partition: u32) -> Book {
-        Book { log: log.clone(), meta: meta.clone(), partition, state: Mutex::default() }
+    /// Partition `partition`'s book of the deployment `meta`, empty; `flush` sends
+    /// what the partition appended before a read waits.
+    pub fn new(log: &Log, meta: &Meta, partition: u32, flush: Flush) -> Book {
+        Book { log: log.clone(), meta: meta.clone(), partition, flush, state: Mutex::default() }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -94,20 +121,54 @@ impl Book {
                 got: seq,
             });
         }
-        s.times.push(doc.time());
+        let time = doc.time();
+        if seq > 1 && time < s.latest {
+            s.back_dated = seq;
+        }
+        s.latest = if seq == 1 { time } else { s.latest.max(time) };
+        s.times.push(time);
         if self.theirs(seq) {
             s.keep_text(seq, &doc.text);
         }
         Ok(())
     }
 
+    /// Before this partition's document `seq` (known) is analysed: when it or a
+    /// document before it whose outcome is not applied yet was published before an
+    /// earlier arrival (it may take entries over, and so revise results and read copier
+    /// edges), applies every outcome up to the one before `seq` ([`Book::catch_up`]);
+    /// else its analysis reads the outcomes it needs when it asks for them.
+    pub fn before(&self, seq: u64, dd: &mut DataDir) -> Result<()> {
+        let in_full = {
+            let mut s = self.state();
+            s.analysing = seq;
+            s.back_dated > s.applied
+        };
+        if in_full {
+            self.catch_up(seq - 1, dd)?;
+            self.state().counts.in_full += 1;
+        }
+        Ok(())
+    }
+
     /// Applies every partition's outcomes up to document `upto`, waiting for those not
-    /// there yet (after `appends`, which another partition may be waiting for, are in
-    /// the log): the other partitions' results, the copier edges, their documents'
-    /// words (to `dd`'s table, [`DataDir::index_added`]), and into `dd`'s store the
-    /// revisions of this partition's documents that another partition's document made.
-    pub fn catch_up(&self, upto: u64, dd: &mut DataDir, appends: &mut [&mut Appends]) -> Result<()> {
+    /// there yet: the other partitions' results, the copier edges, and into `dd`'s
+    /// store the revisions of this partition's documents that another partition's
+    /// document made.
+    pub fn catch_up(&self, upto: u64, dd: &mut DataDir) -> Result<()> {
         let mut s = self.state();
+        self.read_to(&mut s, upto, Some(dd))
+    }
+
+    /// What this partition's reads of outcomes came to so far.
+    pub fn counts(&self) -> BookCounts {
+        self.state().counts
+    }
+
+    /// Reads and applies the outcomes up to document `upto`. Without `dd` (read while
+    /// a document's analysis asks), an outcome that revised results is out of step:
+    /// [`Book::before`] applies those.
+    fn read_to(&self, s: &mut State, upto: u64, mut dd: Option<&mut DataDir>) -> Result<()> {
         while s.applied < upto {
             if s.outcomes.is_none() {
                 s.outcomes = Some(Interleaved::new(&self.log, &self.meta, results_stream, s.applied + 1)?);
@@ -116,9 +177,7 @@ impl Book {
             let (m, bytes) = match reader.try_read()? {
                 Some(message) => message,
                 None => {
-                    for a in appends.iter_mut() {
-                        a.flush()?;
-                    }
+                    (self.flush)()?;
                     reader.read()?
                 }
             };
@@ -127,6 +186,14 @@ impl Book {
                 return Err(ClusterError::OutOfStep { what: "a results stream", want: m, got: out.seq });
             }
             s.result(m, &out.result, self.theirs(m));
+            let Some(dd) = dd.as_deref_mut() else {
+                if !out.revised.is_empty() {
+                    return Err(ClusterError::RevisedOnDemand { seq: m, analysing: s.analysing });
+                }
+                s.counts.on_demand += 1;
+                s.applied = m;
+                continue;
+            };
             let (mut mine, mut others) = (Vec::new(), Vec::new());
             for (seq, after, before) in out.revised {
                 s.result(seq, &after, self.theirs(seq));
@@ -141,12 +208,18 @@ impl Book {
                 dd.store().put_revisions(m, &mine).map_err(DataDirError::from)?;
             }
             dd.store().revised_elsewhere(others);
-            if self.theirs(m) {
-                dd.index_added(m, &out.index)?;
-            }
             s.applied = m;
         }
         Ok(())
+    }
+
+    /// Applies the outcomes up to `seq` (at most the one before the document being
+    /// analysed) for a read of what they say.
+    fn read_for(&self, seq: u64) -> ElsewhereResult<std::sync::MutexGuard<'_, State>> {
+        let mut s = self.state();
+        let upto = seq.min(s.analysing.saturating_sub(1));
+        self.read_to(&mut s, upto, None)?;
+        Ok(s)
     }
 }
 
@@ -170,10 +243,11 @@ impl Elsewhere for Book {
     }
 
     fn result(&self, seq: u64) -> ElsewhereResult<Option<DocResult>> {
-        Ok(self.state().results.get(&seq).cloned())
+        Ok(self.read_for(seq)?.results.get(&seq).cloned())
     }
 
     fn copiers_of(&self, origin: u64) -> ElsewhereResult<Vec<u64>> {
-        Ok(self.state().copiers.get(&origin).map(|c| c.iter().copied().collect()).unwrap_or_default())
+        let s = self.read_for(u64::MAX)?;
+        Ok(s.copiers.get(&origin).map(|c| c.iter().copied().collect()).unwrap_or_default())
     }
 }

@@ -62,6 +62,11 @@ pub enum ClusterError {
     Io { what: &'static str, source: std::io::Error },
     #[error("partition {partition}: the deployment has {partitions} partition(s)")]
     NoPartition { partition: u32, partitions: u32 },
+    #[error(
+        "document #{seq}'s outcome revises results, read on demand while document #{analysing} was analysed: \
+         only a document published before an earlier arrival revises, and those are applied before"
+    )]
+    RevisedOnDemand { seq: u64, analysing: u64 },
 }
 
 type Result<T> = std::result::Result<T, ClusterError>;

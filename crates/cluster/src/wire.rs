@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
 use textorigin_core::engine::{DocResult, ShardItem};
-use textorigin_core::index::{IndexAdd, IndexAnswers, IndexWork};
+use textorigin_core::index::{IndexAnswers, IndexWork};
 use textorigin_core::table::Hit;
 use textorigin_store::storage::store::documents::publication_time;
 use textorigin_store::storage::store::partitions::partition_of;
@@ -16,8 +16,9 @@ use textorigin_store::storage::store::partitions::partition_of;
 /// carries the document's index keys; 5: the shards hold the signature and
 /// near-duplicate sections of the derived indexes: answers carry their part's answers
 /// to the document's searches, outcomes the document's words only, and shingles
-/// prepared at submission the document's index work).
-pub const VERSION: u8 = 5;
+/// prepared at submission the document's index work; 6: outcomes carry no words, each
+/// partition counts every document's from its text).
+pub const VERSION: u8 = 6;
 
 /// The deployment's description: message 1 of [`META`].
 pub const META: &str = "TXO_META";
@@ -247,16 +248,13 @@ pub struct Lookups {
 }
 
 /// What a partition's document came to, for the other partitions (issue 37): its
-/// result, the revisions its arrival made (each revised document with its result
-/// after and before), and what it added to the derived indexes: its words (every
-/// partition counts every document's, in turn, without preparing it; the shard
-/// workers hold the other sections).
+/// result, and the revisions its arrival made (each revised document with its result
+/// after and before).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     pub seq: u64,
     pub result: DocResult,
     pub revised: Vec<(u64, DocResult, DocResult)>,
-    pub index: IndexAdd,
 }
 
 /// A shard's selected shingles of a document, as [`textorigin_core::shard::split`]

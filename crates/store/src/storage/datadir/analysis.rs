@@ -132,14 +132,6 @@ pub(super) fn index_words(preparer: &mut Preparer, text: &str) -> IndexAdd {
     IndexAdd { words: quote::words(&quote::sentences(text, tokens, on.terms)), ..IndexAdd::default() }
 }
 
-/// What a document of `text` adds to the derived indexes (its words, its indexed
-/// sentences' signatures, its near-duplicate keys), as its analysis adds them.
-pub(super) fn index_keys(preparer: &mut Preparer, q_cfg: &QuoteConfig, text: &str) -> IndexAdd {
-    let Prepared { sketch, sentences, .. } = preparer.prepare(text);
-    let nd_keys = sketch.as_ref().map(|s| index::nd_keys(&preparer.nd_cfg, s)).unwrap_or_default();
-    IndexAdd::of(q_cfg, sentences.as_deref().unwrap_or_default(), nd_keys)
-}
-
 /// Whether near-duplicate detection and quotation search are on.
 fn features(cfg: &Config) -> (bool, bool) {
     (cfg.near_duplicates, cfg.quotations)
@@ -352,7 +344,7 @@ pub(super) fn analyse(
     }
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
     times.index += lap(&mut t);
-    Ok((result, nd, q, add))
+    Ok((result, nd, q))
 }
 
 /// How much re-analysis a take-over may do before the document that caused it is
@@ -505,9 +497,9 @@ pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&Doc
     Ok(false)
 }
 
-/// A document's analysis: its result, its near-duplicate and quotation findings (None
-/// when the feature is off), and what it added to the derived indexes.
-pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>, IndexAdd);
+/// A document's analysis: its result, and its near-duplicate and quotation findings
+/// (None when the feature is off).
+pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>);
 
 /// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
 /// estimation here, in publication order (`when`). Times them into `times` from `t`.

@@ -520,7 +520,7 @@ impl DataDir {
         );
         // Any failure may come after the table applied the document, which the store
         // then does not hold: the table is recovered before it takes another.
-        let (result, nd, q, added) = analysed.inspect_err(|_| self.poisoned = true)?;
+        let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
         // A late original revises the earlier documents whose passages it now owns.
         // Within the revision budget; the rest waits in the revision queue.
         let taken = self.stage.taken();
@@ -529,7 +529,7 @@ impl DataDir {
         let mut revised =
             revise(&self.store, &mut self.engine, (&self.table, &mut *self.stage), this, &taken, &mut budget)
                 .inspect_err(|_| self.poisoned = true)?;
-        self.keep_for_others(&mut revised, added);
+        self.keep_for_others(&mut revised);
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
         let meta = DocMeta {

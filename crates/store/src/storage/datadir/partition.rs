@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use textorigin_core::engine::{Engine, Feedback, Probe};
-use textorigin_core::index::{IndexAdd, IndexShape, Indexes};
+use textorigin_core::index::{IndexShape, Indexes};
 
 use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Preparer, Result};
 use crate::storage::stage::StageError;
@@ -34,14 +34,11 @@ pub(super) fn open_read_store(dir: &Path) -> Result<(PathBuf, Store)> {
 }
 
 /// What a partition's last document stored gives the others (issue 37): the revisions
-/// it made (of every partition's documents: each owner stores its own), and what it
-/// added to the derived indexes (every partition adds it to its own copy in turn,
-/// [`DataDir::index_added`], instead of preparing the document again; in a deployment,
-/// its words only: [`TableStage::index_answers`](crate::storage::stage::TableStage::index_answers)).
+/// it made (of every partition's documents: each owner stores its own). Its words the
+/// others count from its text ([`DataDir::count_words`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ForOthers {
     pub revised: Vec<Revised>,
-    pub index: IndexAdd,
 }
 
 /// What [`DataDir::rebuild_partition`] asks of a document.
@@ -108,35 +105,29 @@ impl DataDir {
         self.store.set_elsewhere(elsewhere)
     }
 
-    /// Adds another partition's document `seq` to the derived indexes, in its turn
-    /// (after every document before it, before every one after): `add`, what its
-    /// owner's analysis added ([`ForOthers::index`]); nothing when the indexes hold a
-    /// document from `seq` on already (a restart's table, made again up to the
-    /// partition's last stored document, and outcomes applied again from the first).
-    /// Its sketch and sentences are computed again from its text when a search reads
-    /// them, as an evicted stored document's are.
-    pub fn index_added(&mut self, seq: u64, add: &IndexAdd) -> Result<()> {
+    /// Counts another partition's document `seq`, of `text`, in the document
+    /// frequencies, in its turn (after every document before it, before every one
+    /// after), its words as its owner's analysis counts them; nothing when the indexes
+    /// hold a document from `seq` on already (a restart's table, made again up to the
+    /// partition's last stored document). The shard workers hold the other sections of
+    /// the derived indexes; a search that reads its sketch or sentences computes them
+    /// again from its text, as an evicted stored document's are.
+    pub fn count_words(&mut self, seq: u64, text: &str) -> Result<()> {
         if Indexes::over(self.table.index_region(), self.shape).stats().last_seq < seq {
-            Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, add);
+            let add = analysis::index_words(&mut self.preparer, text);
+            Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
         }
         Ok(())
     }
 
-    /// What a document of `text` adds to the derived indexes, as its analysis adds it
-    /// (a partition's outcome appended again after a restart carries it).
-    pub fn index_keys(&self, text: &str) -> IndexAdd {
-        analysis::index_keys(&mut self.preparer(), &self.q_cfg, text)
-    }
-
-    /// In a partition, keeps what the last document gives the others (its revisions
-    /// and `index`, what its analysis added to the derived indexes), and moves the
-    /// revisions of the others' documents (their owners store them) from
+    /// In a partition, keeps what the last document gives the others (its revisions),
+    /// and moves the revisions of the others' documents (their owners store them) from
     /// `revised.done` to `revised.elsewhere`.
-    pub(super) fn keep_for_others(&mut self, revised: &mut Revisions, index: IndexAdd) {
+    pub(super) fn keep_for_others(&mut self, revised: &mut Revisions) {
         if !self.store.partitioned() {
             return;
         }
-        self.last = ForOthers { revised: revised.done.clone(), index };
+        self.last = ForOthers { revised: revised.done.clone() };
         let store = &self.store;
         (revised.done, revised.elsewhere) =
             std::mem::take(&mut revised.done).into_iter().partition(|r| store.holds(r.seq));

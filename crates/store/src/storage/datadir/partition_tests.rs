@@ -10,11 +10,14 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::{DocResult, Engine, Feedback, Probe, When};
+use textorigin_core::index::{IndexAnswers, IndexPart, IndexWork, Indexes};
+use textorigin_core::neardup::NearDupConfig;
+use textorigin_core::quote::QuoteConfig;
 use textorigin_core::table::{Hit, Table};
 use textorigin_core::testdata::XorShift;
 
 use super::order_tests::corpus;
-use super::DataDir;
+use super::{DataDir, Preparer};
 use crate::input::InputDoc;
 use crate::storage::stage::{StageError, TableStage};
 use crate::storage::store::documents::publication_time;
@@ -67,10 +70,15 @@ impl Elsewhere for View {
     }
 }
 
-/// The table of the deployment, shared by the partitions (the workers' union).
+/// The table of the deployment, shared by the partitions (the workers' union), and the
+/// signature and near-duplicate sections of the derived indexes (the workers' parts),
+/// which answer each document's searches from its text, then add its keys.
 struct Shared {
     table: Arc<Mutex<Table<Vec<u8>>>>,
     probe: Probe,
+    searched: Arc<Mutex<Indexes<Vec<u8>>>>,
+    preparer: Preparer,
+    book: Arc<Mutex<Book>>,
 }
 
 impl TableStage for Shared {
@@ -90,6 +98,17 @@ impl TableStage for Shared {
     fn score(&mut self, engine: &Engine, _: &mut Table<Mapped>, fb: &Feedback) -> Result<(), StageError> {
         engine.score(&mut *self.table.lock().unwrap(), &self.probe, fb);
         Ok(())
+    }
+    fn index_answers(&mut self, seq: u64) -> Result<Option<IndexAnswers>, StageError> {
+        let text = self.book.lock().unwrap().texts[&seq].clone();
+        let (_, _, sketch, sentences) = self.preparer.prepare(&text).into_parts();
+        let (q, nd) = (QuoteConfig::default(), NearDupConfig::default());
+        let work = IndexWork::of(&q, &nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref());
+        let whole = IndexPart { shard: 0, shards: 1 };
+        let mut searched = self.searched.lock().unwrap();
+        let answers = searched.answer_part((&q, &nd), seq, &work.queries, whole);
+        searched.add_part(&q, seq, &work.add, whole);
+        Ok(Some(answers))
     }
     fn lookups(&mut self, engine: &Engine, _: &Table<Mapped>, _: u64) -> Result<Vec<Option<Hit>>, StageError> {
         let table = self.table.lock().unwrap();
@@ -147,9 +166,11 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
         (0..partitions).map(|p| DataDir::open_write(&dir.join(format!("p{p}")), &overrides()).unwrap()).collect();
     let config: Config = parts[0].config().clone();
     let table = Arc::new(Mutex::new(Table::in_memory(&config.table_params()).unwrap()));
+    let searched = Arc::new(Mutex::new(Indexes::in_memory(config.index_bytes, &QuoteConfig::default()).unwrap()));
     for (p, dd) in parts.iter_mut().enumerate() {
         assert!(dd.set_elsewhere(Arc::new(View { p: p as u32, partitions, book: book.clone() })));
-        dd.set_stage(Box::new(Shared { table: table.clone(), probe: Probe::default() }));
+        let (table, searched, preparer, book) = (table.clone(), searched.clone(), dd.preparer(), book.clone());
+        dd.set_stage(Box::new(Shared { table, probe: Probe::default(), searched, preparer, book }));
     }
     for (i, doc) in docs.iter().enumerate() {
         let seq = i as u64 + 1;
@@ -162,10 +183,7 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
         let p = partition_of(seq, partitions) as usize;
         let prepared = parts[p].preparer().prepare(&doc.text);
         let (_, result) = parts[p].ingest_prepared(doc, prepared, a).unwrap();
-        let made = parts[p].take_for_others();
-        // What the others add is what the document's text adds.
-        assert_eq!(made.index, parts[p].index_keys(&doc.text));
-        let revised = made.revised;
+        let revised = parts[p].take_for_others().revised;
         let mut b = book.lock().unwrap();
         b.result(seq, &result);
         for r in &revised {
@@ -176,12 +194,21 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
             let theirs: Vec<_> =
                 revised.iter().filter(|r| partition_of(r.seq, partitions) == q as u32).cloned().collect();
             if q != p {
-                dd.index_added(seq, &made.index).unwrap();
+                dd.count_words(seq, &doc.text).unwrap();
                 dd.store().put_revisions(seq, &theirs).unwrap();
                 dd.store().revised_elsewhere(
                     revised.iter().filter(|r| partition_of(r.seq, partitions) != q as u32).map(|r| r.seq),
                 );
             }
+        }
+    }
+    // Each counted every document's words: its own in their analysis, the others' from
+    // their texts (`DataDir::count_words`), to the same document frequencies.
+    let mut preparer = parts[0].preparer();
+    for doc in docs {
+        for w in super::analysis::index_words(&mut preparer, &doc.text).words {
+            let df: Vec<u64> = parts.iter().map(|dd| Indexes::over(dd.table.index_region(), dd.shape).df(w)).collect();
+            assert!(df.iter().all(|&d| d == df[0] && d > 0), "word {w:x}: {df:?}");
         }
     }
     for dd in parts {

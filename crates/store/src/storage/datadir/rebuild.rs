@@ -101,7 +101,7 @@ impl DataDir {
             let analysed = if reanalyse {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
                 let prepared = preparer.prepare(&text);
-                let (result, nd, q, _) = analyse(
+                let (result, nd, q) = analyse(
                     store,
                     &mut engine,
                     &mut table,
