@@ -485,6 +485,37 @@ fn a_trim_drops_the_lookups_of_earlier_revisions_and_a_restart_after_it_needs_no
     assert_equal(&one, &d.outcome(), "shuffled, after a trim");
 }
 
+/// A partition stores a document without waiting for the log to acknowledge its
+/// feedback (issue 37), keeping the feedback with it: killed after storing one whose
+/// feedback the log then lost, its restart appends the feedback again (the worker waits
+/// for it) and the deployment ends with one node's export.
+#[test]
+#[cfg(feature = "failpoints")]
+fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends_it_again() {
+    let (tmp, config) = with_config();
+    let one = single(tmp.path(), &config, 1);
+    let nats = Nats::start(tmp.path(), 1);
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &["--partitions", "2"]);
+    let last = d.submit(&corpus(tmp.path(), 1));
+    let partition = |p: &str| {
+        let mut c = d.cluster(&["aggregate", "--partition", p, "--until", &last, "--data"]);
+        c.arg(&d.agg);
+        c
+    };
+    let worker = d.cluster(&["worker", "--shard", "0", "--until", &last, "--image"]).arg(&d.image).spawn().unwrap();
+    let first = partition("0").spawn().unwrap();
+    // Partition 1's first document (#2): its feedback lost, the process killed once it
+    // is stored.
+    let control = tmp.path().join("failpoints");
+    std::fs::write(&control, "feedback.lost=error\npartition.after-store=abort\n").unwrap();
+    let out = partition("1").env("TEXTORIGIN_FAILPOINTS", &control).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("failpoint partition.after-store: abort"), "{said}");
+    let second = partition("1").spawn().unwrap();
+    finish(&mut [worker, first, second], 300, "the deployment after partition 1's restart");
+    assert_equal(&one, &d.outcome(), "a partition killed after a document whose feedback the log lost");
+}
+
 #[test]
 #[cfg(feature = "failpoints")]
 fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_next() {

@@ -57,6 +57,9 @@ struct State {
     /// when the data directory flushes the stage: before a checkpoint or its close).
     published: u64,
     feedback: Appends,
+    /// Of a partition of several, the last feedback sent, kept with its document in the
+    /// store ([`TableStage::record`]): its restart appends it again if the log lacks it.
+    record: Option<(u64, Vec<u8>)>,
     /// The origins the last document's shards took over (ascending, each once).
     taken: Vec<u64>,
     /// The last document whose answers were read: its shards' probes (taken by its
@@ -103,6 +106,7 @@ impl Remote {
             readers: Vec::new(),
             published,
             feedback,
+            record: None,
             taken: Vec::new(),
             read: 0,
             probes: Vec::new(),
@@ -179,18 +183,29 @@ impl Remote {
         state.request =
             (!fb.revise.is_empty()).then(|| (fb.seq, fb.revise.iter().map(|(s, f)| (*s, f.len())).collect()));
         state.found = None;
-        if fb.seq > state.published {
+        let bytes = encode(fb);
+        // A fault test's log that loses the append (as a server killed before it
+        // acknowledged it would): the document is stored all the same.
+        let lost = textorigin_store::failpoint::hit("feedback.lost").is_err();
+        if fb.seq > state.published && !lost {
             let started = Instant::now();
-            let (_, k) = self.meta.owner(fb.seq);
-            state.feedback.push(k, encode(fb))?;
-            if self.meta.partitions > 1 {
-                // In the log before the document is stored: a partition restarts from
-                // its stored documents' feedback ([`rebuild`]).
-                state.feedback.flush()?;
-            }
+            state.feedback.push(self.meta.owner(fb.seq).1, bytes.clone())?;
             state.published = fb.seq;
             state.feedback_secs += started.elapsed().as_secs_f64();
         }
+        if self.meta.partitions > 1 {
+            state.record = Some((fb.seq, bytes));
+        }
+        Ok(())
+    }
+
+    /// Appends again the feedback of this partition's stored document `seq` (the next
+    /// one of its feedback stream), `record` as its store kept it: a restart's, for one
+    /// the log lost before acknowledging it.
+    fn resend(&self, seq: u64, record: Vec<u8>) -> Result<()> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.feedback.push(self.meta.owner(seq).1, record)?;
+        state.published = seq;
         Ok(())
     }
 
@@ -297,6 +312,11 @@ impl TableStage for Remote {
         Ok(())
     }
 
+    fn record(&mut self, seq: u64) -> Option<Vec<u8>> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.record.take().filter(|(s, _)| *s == seq).map(|(_, bytes)| bytes)
+    }
+
     fn flush(&mut self) -> std::result::Result<(), StageError> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let started = Instant::now();
@@ -339,7 +359,7 @@ pub fn run(
     // Of several partitions, each knows the others' documents through its book.
     let book = (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, partition, Box::new(flush.clone()))));
     if let Some(b) = &book {
-        rebuild(log, &meta, partition, dir, b, &mut outcomes.lock().unwrap_or_else(|p| p.into_inner()))?;
+        rebuild(log, &meta, (partition, dir), (&stage, b), &mut outcomes.lock().unwrap_or_else(|p| p.into_inner()))?;
     }
     if let Some(r) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
         tracing::info!(
@@ -424,6 +444,8 @@ pub fn run(
         last = seq;
         progress(seq);
         if book.is_some() {
+            textorigin_store::failpoint::hit("partition.after-store")
+                .map_err(|source| ClusterError::Io { what: "a partition's document stored", source })?;
             let made = dd.take_for_others();
             let revised = made.revised.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
             let outcome = encode(&Outcome { seq, result, revised });
@@ -471,30 +493,29 @@ pub fn partition_dir(dir: &Path, meta: &Meta, partition: u32) -> std::path::Path
 
 /// How a partition of several restarts: when it has stored documents, its table
 /// (derived indexes, document counters) is made again as it was after the last of them,
-/// from its newest checkpoint slot and the documents after it (the others' texts and
-/// its own feedback read from the log; every place in publication order told to
-/// `book`), and the outcomes of its stored documents that the log lacks (killed between
-/// storing and appending) are appended from the store. The book applies every outcome
-/// again from the first (`Book::catch_up`).
-fn rebuild(log: &Log, meta: &Meta, partition: u32, dir: &Path, book: &Book, outcomes: &mut Appends) -> Result<()> {
+/// from its newest checkpoint slot and the documents after it (the others' texts read
+/// from the log, its own feedback from the records its store kept with them; every
+/// place in publication order told to `book`); the feedback and the outcomes of its
+/// stored documents that the log lacks (killed before the log acknowledged them, or
+/// between storing and appending) are appended from the store, in order. The book
+/// applies the outcomes again from the first.
+fn rebuild(
+    log: &Log,
+    meta: &Meta,
+    (partition, dir): (u32, &Path),
+    (stage, book): (&Remote, &Book),
+    outcomes: &mut Appends,
+) -> Result<()> {
     if !textorigin_store::storage::datadir::db_path(dir).join("CURRENT").exists() {
         return Ok(());
     }
     let mut docs = log.reader(DOCS, 1)?;
-    // Its feedback from the first of its documents after the checkpoint slot on.
-    let mut feedback: Option<Reader> = None;
     let last = DataDir::rebuild_partition(dir, |seq, part| {
         let doc = Doc::decode(&docs.read()?.1)?;
         book.know(seq, &doc)?;
         Ok(match part {
             Part::Before => (None, None),
-            Part::Ours => {
-                let reader = match feedback.as_mut() {
-                    Some(r) => r,
-                    None => feedback.insert(log.reader(&feedback_stream(partition), meta.owner(seq).1)?),
-                };
-                (None, Some(decode(&reader.read()?.1, "feedback")?))
-            }
+            Part::Ours(record) => (None, Some(decode(&record, "feedback")?)),
             Part::Theirs => (Some(doc.text), None),
         })
     })?;
@@ -503,6 +524,13 @@ fn rebuild(log: &Log, meta: &Meta, partition: u32, dir: &Path, book: &Book, outc
     }
     let dd = DataDir::open_read(dir)?;
     let store = dd.store();
+    for k in log.last_seq(&feedback_stream(partition))? + 1..=meta.owner(last).1 {
+        let seq = meta.owned(partition, k);
+        stage.resend(
+            seq,
+            store.stage_record(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingRecord(seq))?,
+        )?;
+    }
     let have = log.last_seq(&results_stream(partition))?;
     for k in have + 1..=meta.owner(last).1 {
         let seq = meta.owned(partition, k);

@@ -23,7 +23,9 @@
 //! recovery replays), `analyse.after-table` (a document applied to the table, the
 //! reads of its origins' texts for alignment to come; `error` simulates a failed read),
 //! `upgrade.recomputed` (schema 16's step: after each of its batches, the last one
-//! before the version stamp).
+//! before the version stamp), and in a deployment's partition `partition.after-store`
+//! (a document stored, its outcome not appended) and `feedback.lost` (`error`: the
+//! document's feedback is not sent, as if the log lost it unacknowledged).
 //!
 //! Compiled in only with the `failpoints` feature (the test suite's builds); without
 //! it [`hit`] is an empty inline function and the variable is ignored.

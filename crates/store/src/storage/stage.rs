@@ -68,6 +68,14 @@ pub trait TableStage: Send + Sync {
         Ok(None)
     }
 
+    /// What the data directory keeps in document `seq`'s batch for the stage's restart
+    /// (a deployment's partition: the document's feedback, which it appends again when
+    /// the log lacks it; [`Store::stage_record`](crate::storage::store::Store::stage_record)).
+    fn record(&mut self, seq: u64) -> Option<Vec<u8>> {
+        let _ = seq;
+        None
+    }
+
     /// Waits until what [`TableStage::score`] sent is durable where it went (a sharded
     /// deployment's feedback, acknowledged by its log). The data directory calls it
     /// before a checkpoint slot or a clean close puts its documents beyond a replay.

@@ -59,6 +59,8 @@ pub enum DataDirError {
     OutOfStep { table: PathBuf, table_last: u64, store_last: u64, dir: PathBuf },
     #[error("text of document #{0} is missing")]
     MissingText(u64),
+    #[error("document #{0} has no stage record (stored by a build before schema 18?): a partition restarts from them")]
+    MissingRecord(u64),
     #[error("checkpoint table holds #{found} but its meta says #{meta}")]
     CheckpointSeq { found: u64, meta: u64 },
     #[error("a store write or read failed after the table applied a document; the table must be recovered first")]

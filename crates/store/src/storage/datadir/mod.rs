@@ -548,6 +548,7 @@ impl DataDir {
             id_number: doc.id_number,
             date_field: doc.date_field,
         };
+        let record = self.stage.record(seq);
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })
             .and_then(|()| {
@@ -558,6 +559,7 @@ impl DataDir {
                     nd: nd.as_ref(),
                     q: q.as_ref(),
                     revised: &revised,
+                    stage: record.as_deref(),
                 };
                 self.store.put_admitted_document(&write, admit)
             });

@@ -42,15 +42,16 @@ pub struct ForOthers {
 }
 
 /// What [`DataDir::rebuild_partition`] asks of a document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
     /// In the checkpoint slot: nothing (its place in publication order is for the
     /// caller).
     Before,
     /// Another partition's: its text.
     Theirs,
-    /// This partition's: its feedback.
-    Ours,
+    /// This partition's, with what the stage kept with it ([`Store::stage_record`]):
+    /// its feedback.
+    Ours(Vec<u8>),
 }
 
 impl DataDir {
@@ -61,7 +62,8 @@ impl DataDir {
     /// the start (else an empty table). For every document up to the last stored, in
     /// order, `each(seq, part)` is called: before the slot's document, for its place
     /// only; after, it gives the text of another partition's document, or the feedback
-    /// of one of this partition's (whose text is read here); each adds its words to the
+    /// of one of this partition's (decoded from the record its stage kept with it, whose
+    /// text is read here); each adds its words to the
     /// document frequencies (the shard workers hold the other sections of the derived
     /// indexes), and this partition's move the document counters as when they were
     /// applied.
@@ -85,7 +87,10 @@ impl DataDir {
                 continue;
             }
             let ours = store.text(seq)?;
-            let part = if ours.is_some() { Part::Ours } else { Part::Theirs };
+            let part = match ours {
+                Some(_) => Part::Ours(store.stage_record(seq)?.ok_or(DataDirError::MissingRecord(seq))?),
+                None => Part::Theirs,
+            };
             let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
             let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
             let add = analysis::index_words(&mut preparer, &text);

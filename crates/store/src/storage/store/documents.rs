@@ -11,7 +11,7 @@ use textorigin_core::engine::{DocResult, Engine};
 use crate::input::date::parse_published;
 
 use super::codec::{decode_result, decode_text, decode_with_tail, encode, encode_result, encode_text, seq_key};
-use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_TEXT};
+use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_STAGE, CF_TEXT};
 
 /// Metadata of a stored document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,6 +174,17 @@ impl Store {
         b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
         b.put_cf(self.cf(CF_TEXT), key, encode_text(text));
         b.put_cf(self.cf(CF_RESULTS), key, encode_result(result));
+    }
+
+    /// Adds what the data directory's stage keeps with document `seq` to a batch
+    /// ([`DocumentWrite::stage`](super::DocumentWrite::stage)).
+    pub(super) fn add_stage_record(&self, b: &mut WriteBatch, seq: u64, record: &[u8]) {
+        b.put_cf(self.cf(CF_STAGE), seq_key(seq), record);
+    }
+
+    /// What the stage kept with document `seq` (a deployment's partition: its feedback).
+    pub fn stage_record(&self, seq: u64) -> Result<Option<Vec<u8>>> {
+        self.get(CF_STAGE, &seq_key(seq))
     }
 
     /// Metadata of document `seq`.

@@ -77,7 +77,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 17;
+pub const SCHEMA_VERSION: u32 = 18;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -96,9 +96,12 @@ const CF_FAILED: &str = "failed";
 const CF_COPIERS: &str = "copiers";
 const CF_REVISIONS: &str = "revisions";
 const CF_FAILED_DOCS: &str = "failed_docs";
+/// What a deployment's stage keeps with each document for a restart (schema 18: a
+/// partition's feedback, [`DocumentWrite::stage`]).
+const CF_STAGE: &str = "stage";
 /// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
 const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
-const CFS: [&str; 17] = [
+const CFS: [&str; 18] = [
     CF_ADMITTED,
     CF_FAILED,
     CF_META,
@@ -116,6 +119,7 @@ const CFS: [&str; 17] = [
     CF_COPIERS,
     CF_REVISIONS,
     CF_FAILED_DOCS,
+    CF_STAGE,
 ];
 
 /// Errors of the store.
@@ -395,6 +399,9 @@ impl Store {
         }
         self.add_findings(&mut b, seq, doc.nd, doc.q);
         self.add_document(&mut b, doc.meta, doc.text, doc.result);
+        if let Some(record) = doc.stage {
+            self.add_stage_record(&mut b, seq, record);
+        }
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
         self.write_with_revisions(b, seq, doc.result, doc.revised)?;
         self.cache_findings(seq, doc.nd, doc.q);
@@ -565,6 +572,9 @@ pub struct DocumentWrite<'a> {
     pub q: Option<&'a QuoteFind>,
     /// Earlier documents whose results this one's arrival changed (issue 25).
     pub revised: &'a Revisions,
+    /// What the data directory's stage keeps with it for a restart
+    /// ([`TableStage::record`](crate::storage::stage::TableStage::record)).
+    pub stage: Option<&'a [u8]>,
 }
 
 /// How often a read-only open is tried while a writer keeps changing the manifest.
@@ -605,7 +615,15 @@ mod tests {
     }
 
     fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
-        s.put_document(&DocumentWrite { meta, text, result, nd: Some(nd), q: Some(q), revised: &Default::default() })
+        s.put_document(&DocumentWrite {
+            meta,
+            text,
+            result,
+            nd: Some(nd),
+            q: Some(q),
+            revised: &Default::default(),
+            stage: None,
+        })
     }
 
     #[test]

@@ -257,6 +257,7 @@ mod tests {
                 nd: Some(&nd),
                 q: Some(&q),
                 revised: &Default::default(),
+                stage: None,
             };
             s.put_document(&doc).unwrap();
             out.push((sketch, sentences.into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect()));

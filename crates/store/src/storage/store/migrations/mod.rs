@@ -119,6 +119,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "selection density and dominant origin in the config (the paper's and the table's for an existing data directory)",
         run: v17_density::run,
     },
+    // Schema 18 only adds the column family `stage`, which opening creates.
+    Migration {
+        from: 17,
+        what: "what a deployment's partition keeps with each document for a restart (a new column family, nothing to fill)",
+        run: |_| Ok(()),
+    },
 ];
 
 /// Rewrites the meta value under `key` from an older encoding `Old` to `New` with
