@@ -123,13 +123,11 @@ pub fn sketch_and_sentences(
 /// A document's words as its analysis counts them in the document frequencies (none
 /// without quotation search), without its sketch or signatures: what a deployment's
 /// partition adds of a document again (the shard workers hold the other sections).
-pub(super) fn index_words(preparer: &mut Preparer, text: &str) -> IndexAdd {
-    let on = Searches::of(preparer.engine.config());
-    if !on.quotations {
-        return IndexAdd::default();
+pub(super) fn index_words(store: &Store, cfg: &Config, text: &str) -> Result<IndexAdd> {
+    if !Searches::of(cfg).quotations {
+        return Ok(IndexAdd::default());
     }
-    let (tokens, _) = preparer.engine.prepare(text);
-    IndexAdd { words: quote::words(&quote::sentences(text, tokens, on.terms)), ..IndexAdd::default() }
+    Ok(IndexAdd { words: store.sentence_words(text)?, ..IndexAdd::default() })
 }
 
 /// Whether near-duplicate detection and quotation search are on.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::index::{IndexShape, Indexes};
 
-use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Preparer, Result};
+use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Result};
 use crate::storage::stage::StageError;
 use crate::storage::store::{Elsewhere, Revised, Revisions, Store};
 
@@ -77,10 +77,9 @@ impl DataDir {
         let last = store.next_seq()? - 1;
         let params = table_params(&store, &cfg)?;
         let (mut table, from) = restore_table(dir, &store, last, &params)?;
-        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
+        let q_cfg = store.quote_config()?;
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
-        let mut preparer = Preparer::new(engine.clone(), nd_cfg);
         for seq in 1..=last {
             if seq <= from {
                 each(seq, Part::Before).map_err(DataDirError::Stage)?;
@@ -93,7 +92,7 @@ impl DataDir {
             };
             let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
             let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
-            let add = analysis::index_words(&mut preparer, &text);
+            let add = analysis::index_words(&store, engine.config(), &text)?;
             Indexes::over(table.index_region_mut()?, shape).add(&q_cfg, seq, &add);
             if let Some(fb) = feedback {
                 engine.score(&mut table, &Probe::default(), &fb);
@@ -119,7 +118,7 @@ impl DataDir {
     /// again from its text, as an evicted stored document's are.
     pub fn count_words(&mut self, seq: u64, text: &str) -> Result<()> {
         if Indexes::over(self.table.index_region(), self.shape).stats().last_seq < seq {
-            let add = analysis::index_words(&mut self.preparer, text);
+            let add = analysis::index_words(&self.store, self.engine.config(), text)?;
             Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
         }
         Ok(())

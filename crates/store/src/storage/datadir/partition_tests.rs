@@ -204,9 +204,8 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
     }
     // Each counted every document's words: its own in their analysis, the others' from
     // their texts (`DataDir::count_words`), to the same document frequencies.
-    let mut preparer = parts[0].preparer();
     for doc in docs {
-        for w in super::analysis::index_words(&mut preparer, &doc.text).words {
+        for w in parts[0].store().sentence_words(&doc.text).unwrap() {
             let df: Vec<u64> = parts.iter().map(|dd| Indexes::over(dd.table.index_region(), dd.shape).df(w)).collect();
             assert!(df.iter().all(|&d| d == df[0] && d > 0), "word {w:x}: {df:?}");
         }

@@ -86,6 +86,13 @@ impl Store {
         self.with_tokens(text, |tokens, terms| quote::sentences_without_clauses(text, tokens, terms))
     }
 
+    /// The distinct words of `text`'s sentences, as a document's analysis counts them
+    /// in the document frequencies (split without clauses, and without the selection of
+    /// its shingles: what a deployment's partition counts of another's document).
+    pub fn sentence_words(&self, text: &str) -> Result<Vec<u64>> {
+        Ok(quote::words(&self.split(text)?))
+    }
+
     /// The indexed sentences of document `seq`: those an older build stored for it
     /// where it split otherwise, else split from its stored text.
     pub(super) fn recompute_sentences(&self, seq: u64) -> Result<Option<DocSentences>> {
