@@ -184,17 +184,17 @@ impl Remote {
             (!fb.revise.is_empty()).then(|| (fb.seq, fb.revise.iter().map(|(s, f)| (*s, f.len())).collect()));
         state.found = None;
         let bytes = encode(fb);
+        if self.meta.partitions > 1 {
+            state.record = Some((fb.seq, bytes.clone()));
+        }
         // A fault test's log that loses the append (as a server killed before it
         // acknowledged it would): the document is stored all the same.
         let lost = textorigin_store::failpoint::hit("feedback.lost").is_err();
         if fb.seq > state.published && !lost {
             let started = Instant::now();
-            state.feedback.push(self.meta.owner(fb.seq).1, bytes.clone())?;
+            state.feedback.push(self.meta.owner(fb.seq).1, bytes)?;
             state.published = fb.seq;
             state.feedback_secs += started.elapsed().as_secs_f64();
-        }
-        if self.meta.partitions > 1 {
-            state.record = Some((fb.seq, bytes));
         }
         Ok(())
     }
