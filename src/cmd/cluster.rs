@@ -307,6 +307,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 /// Documents a second over the interval.
                 rate: f64,
                 checkpoint: Option<u64>,
+                /// Its restart reads the log from the first document (a partition of
+                /// several): `cluster trim` keeps the whole log.
+                whole_log: bool,
             }
             #[derive(Serialize)]
             struct Out {
@@ -317,11 +320,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 .into_iter()
                 .zip(before)
                 .map(|(p, b)| Row {
-                    lag: documents.saturating_sub(p.done),
+                    lag: p.lag,
                     rate: p.done.saturating_sub(b.done) as f64 / a.interval,
                     process: p.process,
                     done: p.done,
                     checkpoint: p.checkpoint,
+                    whole_log: p.whole_log,
                 })
                 .collect();
             a.format.print(&Out { documents, processes }, |o| {
@@ -330,7 +334,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     o.documents
                 );
                 for r in &o.processes {
-                    let cp = r.checkpoint.map_or("none yet".to_string(), |c| format!("#{c}"));
+                    let cp = match (r.checkpoint, r.whole_log) {
+                        (_, true) => "reads the log from #1".to_string(),
+                        (Some(c), false) => format!("#{c}"),
+                        (None, false) => "none yet".to_string(),
+                    };
                     s += &format!("{:<8} {:>10} {:>9} {:>9.1}  {cp}\n", r.process, r.done, r.lag, r.rate);
                 }
                 s

@@ -514,6 +514,17 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
     let second = partition("1").spawn().unwrap();
     finish(&mut [worker, first, second], 300, "the deployment after partition 1's restart");
     assert_equal(&one, &d.outcome(), "a partition killed after a document whose feedback the log lost");
+    // `cluster status`: each partition done with its last document, and saying that its
+    // restart reads the whole log (it publishes no position for `cluster trim`).
+    let out = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = serde_json::from_slice::<Value>(&out.stdout).unwrap()["processes"].clone();
+    let of = |name: &str| rows.as_array().unwrap().iter().find(|r| r["process"] == name).cloned().unwrap();
+    for p in ["agg0", "agg1"] {
+        assert_eq!((of(p)["whole_log"].clone(), of(p)["checkpoint"].clone()), (Value::Bool(true), Value::Null), "{p}");
+        assert_eq!(of(p)["lag"], 0, "{p}: {rows}");
+    }
+    assert_eq!(of("w0")["whole_log"], false);
 }
 
 #[test]

@@ -199,9 +199,16 @@ pub struct ProcessAt {
     /// The last document it is done with: a worker's last answer, the aggregator's
     /// last feedback (the document's estimation, published after its table phases).
     pub done: u64,
+    /// The documents in the log it has still to do (a partition's: those it owns).
+    pub lag: u64,
     /// The document its oldest checkpoint slot holds (where it would restart); none
-    /// before its first checkpoint.
+    /// before its first checkpoint, and for a partition of several.
     pub checkpoint: Option<u64>,
+    /// Whether its restart reads the log from the first document whatever its slots
+    /// hold: a partition of several (its table restarts from its newest slot, but its
+    /// book reads every document's place and outcome again), for which `cluster trim`
+    /// keeps the whole log.
+    pub whole_log: bool,
 }
 
 /// Where every process of the deployment is, and the last document in the log.
@@ -212,13 +219,17 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
     let mut out = Vec::new();
     for s in 0..meta.shards {
         let done = log.last_seq(&hits_stream(s))?;
-        out.push(ProcessAt { process: process_name(Some(s)), done, checkpoint: checkpoint_position(log, Some(s))? });
+        let checkpoint = checkpoint_position(log, Some(s))?;
+        let lag = docs.saturating_sub(done);
+        out.push(ProcessAt { process: process_name(Some(s)), done, lag, checkpoint, whole_log: false });
     }
     for p in 0..meta.partitions {
-        let done = meta.owned(p, log.last_seq(&feedback_stream(p))?);
-        // Partitions of a deployment of several do not checkpoint yet.
-        let checkpoint = if meta.partitions == 1 { checkpoint_position(log, None)? } else { None };
-        out.push(ProcessAt { process: partition_name(&meta, p), done, checkpoint });
+        let k = log.last_seq(&feedback_stream(p))?;
+        let lag = (meta.first_owned_from(p, docs + 1) - 1).saturating_sub(k);
+        // Partitions of several publish no position: each needs the whole log.
+        let whole_log = meta.partitions > 1;
+        let checkpoint = if whole_log { None } else { checkpoint_position(log, None)? };
+        out.push(ProcessAt { process: partition_name(&meta, p), done: meta.owned(p, k), lag, checkpoint, whole_log });
     }
     Ok((docs, out))
 }
