@@ -136,28 +136,18 @@ impl Book {
     /// Before this partition's document `seq` (known) is analysed: when it or a
     /// document before it whose outcome is not applied yet was published before an
     /// earlier arrival (it may take entries over, and so revise results and read copier
-    /// edges), applies every outcome up to the one before `seq` ([`Book::catch_up`]);
-    /// else its analysis reads the outcomes it needs when it asks for them.
+    /// edges), applies every outcome up to the one before `seq`, waiting for those not
+    /// there yet: the other partitions' results, the copier edges, and into `dd`'s store
+    /// the revisions of this partition's documents that another partition's document
+    /// made. Else its analysis reads the outcomes it needs when it asks for them.
     pub fn before(&self, seq: u64, dd: &mut DataDir) -> Result<()> {
-        let in_full = {
-            let mut s = self.state();
-            s.analysing = seq;
-            s.back_dated > s.applied
-        };
-        if in_full {
-            self.catch_up(seq - 1, dd)?;
-            self.state().counts.in_full += 1;
+        let mut s = self.state();
+        s.analysing = seq;
+        if s.back_dated > s.applied {
+            self.read_to(&mut s, seq - 1, Some(dd))?;
+            s.counts.in_full += 1;
         }
         Ok(())
-    }
-
-    /// Applies every partition's outcomes up to document `upto`, waiting for those not
-    /// there yet: the other partitions' results, the copier edges, and into `dd`'s
-    /// store the revisions of this partition's documents that another partition's
-    /// document made.
-    pub fn catch_up(&self, upto: u64, dd: &mut DataDir) -> Result<()> {
-        let mut s = self.state();
-        self.read_to(&mut s, upto, Some(dd))
     }
 
     /// What this partition's reads of outcomes came to so far.
