@@ -258,7 +258,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             // A partition's: how many of its documents waited for every outcome before
             // them, and how many outcomes were read when an analysis asked for them.
             let book = s.book.map_or(String::new(), |b| {
-                format!("; outcomes: every one before {} document(s), {} read on demand", b.in_full, b.on_demand)
+                format!(
+                    "; outcomes: every one before {} document(s), {} read on demand; places read from #{}",
+                    b.in_full, b.on_demand, b.places_from
+                )
             });
             eprintln!(
                 "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}{book}; {}",
@@ -307,8 +310,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 /// Documents a second over the interval.
                 rate: f64,
                 checkpoint: Option<u64>,
-                /// Its restart reads the log from the first document (a partition of
-                /// several): `cluster trim` keeps the whole log.
+                /// It reads the other partitions' texts from the documents stream (a
+                /// partition of several): `cluster trim` keeps the whole log.
                 whole_log: bool,
             }
             #[derive(Serialize)]
@@ -335,7 +338,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 );
                 for r in &o.processes {
                     let cp = match (r.checkpoint, r.whole_log) {
-                        (_, true) => "reads the log from #1".to_string(),
+                        (_, true) => "needs the whole log".to_string(),
                         (Some(c), false) => format!("#{c}"),
                         (None, false) => "none yet".to_string(),
                     };

@@ -488,7 +488,8 @@ fn a_trim_drops_the_lookups_of_earlier_revisions_and_a_restart_after_it_needs_no
 /// A partition stores a document without waiting for the log to acknowledge its
 /// feedback (issue 37), keeping the feedback with it: killed after storing one whose
 /// feedback the log then lost, its restart appends the feedback again (the worker waits
-/// for it) and the deployment ends with one node's export.
+/// for it) and the deployment ends with one node's export. Its book goes on from where
+/// its store kept it, through a stop and the kill.
 #[test]
 #[cfg(feature = "failpoints")]
 fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends_it_again() {
@@ -504,18 +505,26 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
     };
     let worker = d.cluster(&["worker", "--shard", "0", "--until", &last, "--image"]).arg(&d.image).spawn().unwrap();
     let first = partition("0").spawn().unwrap();
-    // Partition 1's first document (#2): its feedback lost, the process killed once it
-    // is stored.
+    // Partition 1 stops after #300, one of its documents, writing its book.
+    let out = d.cluster(&["aggregate", "--partition", "1", "--until", "300", "--data"]).arg(&d.agg).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Its next document (#302): its feedback lost, the process killed once it is stored.
     let control = tmp.path().join("failpoints");
     std::fs::write(&control, "feedback.lost=error\npartition.after-store=abort\n").unwrap();
     let out = partition("1").env("TEXTORIGIN_FAILPOINTS", &control).output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && said.contains("failpoint partition.after-store: abort"), "{said}");
-    let second = partition("1").spawn().unwrap();
-    finish(&mut [worker, first, second], 300, "the deployment after partition 1's restart");
+    let second = partition("1").stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut children = [worker, first, second];
+    finish(&mut children, 300, "the deployment after partition 1's restart");
     assert_equal(&one, &d.outcome(), "a partition killed after a document whose feedback the log lost");
-    // `cluster status`: each partition done with its last document, and saying that its
-    // restart reads the whole log (it publishes no position for `cluster trim`).
+    // Its book, written to its store when it stopped, went on from #301 after the
+    // kill: the restart read no place before it again.
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut children[2].stderr.take().unwrap(), &mut said).unwrap();
+    assert!(said.contains("places read from #301"), "{said}");
+    // `cluster status`: each partition done with its last document, and saying that
+    // `cluster trim` keeps the whole log for it (it reads the others' texts there).
     let out = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = serde_json::from_slice::<Value>(&out.stdout).unwrap()["processes"].clone();

@@ -455,6 +455,11 @@ pub fn run(
         // begins there (`rebuild`).
         if checkpointed.elapsed() >= every {
             checkpointed = Instant::now();
+            // The book as far as the slot's document at least: a restart's rebuild
+            // reads the places of the documents before it only if the book lacks them.
+            if let Some(b) = &book {
+                b.write_to(dd.store())?;
+            }
             match dd.checkpoint() {
                 // A slot that cannot be written (a full disk) costs recovery time only.
                 Err(DataDirError::Checkpoint(e)) => {
@@ -468,6 +473,9 @@ pub fn run(
         }
     }
     flush()?;
+    if let Some(b) = &book {
+        b.write_to(dd.store())?;
+    }
     let times = dd.stage_times();
     dd.close()?;
     let waits = waits.lock().unwrap_or_else(|p| p.into_inner());
@@ -491,14 +499,14 @@ pub fn partition_dir(dir: &Path, meta: &Meta, partition: u32) -> std::path::Path
     }
 }
 
-/// How a partition of several restarts: when it has stored documents, its table
-/// (derived indexes, document counters) is made again as it was after the last of them,
-/// from its newest checkpoint slot and the documents after it (the others' texts read
-/// from the log, its own feedback from the records its store kept with them; every
-/// place in publication order told to `book`); the feedback and the outcomes of its
-/// stored documents that the log lacks (killed before the log acknowledged them, or
-/// between storing and appending) are appended from the store, in order. The book
-/// applies the outcomes again from the first.
+/// How a partition of several restarts: `book` goes on from what its store kept of it,
+/// and when it has stored documents, its table (derived indexes, document counters) is
+/// made again as it was after the last of them, from its newest checkpoint slot and the
+/// documents after it (the others' texts read from the log, its own feedback from the
+/// records its store kept with them; the places the book did not know told to it); the
+/// feedback and the outcomes of its stored documents that the log lacks (killed before
+/// the log acknowledged them, or between storing and appending) are appended from the
+/// store, in order. The book applies the outcomes from the first it had not applied.
 fn rebuild(
     log: &Log,
     meta: &Meta,
@@ -509,9 +517,21 @@ fn rebuild(
     if !textorigin_store::storage::datadir::db_path(dir).join("CURRENT").exists() {
         return Ok(());
     }
-    let mut docs = log.reader(DOCS, 1)?;
-    let last = DataDir::rebuild_partition(dir, |seq, part| {
-        let doc = Doc::decode(&docs.read()?.1)?;
+    let mut docs: Option<Reader> = None;
+    let load = |kept| {
+        book.load(kept);
+        Ok(())
+    };
+    let last = DataDir::rebuild_partition(dir, load, |seq, part| {
+        let reader = match &mut docs {
+            Some(r) => r,
+            None => docs.insert(log.reader(DOCS, seq)?),
+        };
+        let (n, bytes) = reader.read()?;
+        if n != seq {
+            return Err(ClusterError::OutOfStep { what: "a partition's restart", want: seq, got: n }.into());
+        }
+        let doc = Doc::decode(&bytes)?;
         book.know(seq, &doc)?;
         Ok(match part {
             Part::Before => (None, None),

@@ -3,7 +3,10 @@
 //! (from the documents stream, read in full), their texts (the latest kept, the others
 //! read from it when an alignment or a revision needs one), and, from every partition's
 //! results stream applied in document order, their current results and every
-//! document's copier edges.
+//! document's copier edges. What it learnt is written to the partition's store at each
+//! of its documents (its book, `Store::write_book`), where the store reads it: the
+//! book's memory holds only what came since, and a restart goes on from where it was
+//! written.
 //!
 //! A partition waits only for the outcomes its document reads: a result of another
 //! partition's document not applied yet is read when a search or an alignment asks for
@@ -14,12 +17,12 @@
 //! outcome not applied on is such a one (revisions another partition's document made
 //! of this partition's documents go to its store then: their owner stores them).
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use textorigin_core::engine::DocResult;
 use textorigin_store::storage::datadir::{DataDir, DataDirError};
-use textorigin_store::storage::store::{Elsewhere, ElsewhereResult, Revised};
+use textorigin_store::storage::store::{BookState, BookWrite, Elsewhere, ElsewhereResult, Revised, Store};
 
 use crate::log::{Interleaved, Log};
 use crate::wire::{decode, results_stream, Doc, Meta, Outcome, DOCS};
@@ -45,12 +48,19 @@ pub struct BookCounts {
     pub in_full: u64,
     /// Outcomes read when a document's analysis asked for another's result.
     pub on_demand: u64,
+    /// The first document whose place it read from the log (1, unless it went on from
+    /// the book its store kept).
+    pub places_from: u64,
 }
 
 #[derive(Default)]
 struct State {
-    /// Every document's place in publication order (document `n` at `n − 1`).
-    times: Vec<i64>,
+    /// The places of documents `base + 1`, `base + 2`, ... (at most [`TIMES_KEPT`]; the
+    /// earlier ones are in the store's book), of which those up to `written` are
+    /// written there too.
+    base: u64,
+    times: VecDeque<i64>,
+    written: u64,
     /// The latest place known, and the last document published before one that
     /// arrived before it (the last that can have taken entries over).
     latest: i64,
@@ -59,10 +69,10 @@ struct State {
     texts: HashMap<u64, Arc<str>>,
     kept: VecDeque<u64>,
     text_bytes: usize,
-    /// The other partitions' documents' current results.
+    /// The other partitions' documents' current results, and every document's copier
+    /// edges (origin, copier), applied since the book was last written.
     results: HashMap<u64, DocResult>,
-    /// Every document that named each origin.
-    copiers: HashMap<u64, BTreeSet<u64>>,
+    copiers: Vec<(u64, u64)>,
     /// Every partition's results stream, read in document order from `applied + 1`.
     outcomes: Option<Interleaved>,
     applied: u64,
@@ -70,6 +80,11 @@ struct State {
     analysing: u64,
     counts: BookCounts,
 }
+
+/// The places a book keeps in memory (8 bytes each), and how many documents it learns
+/// of before it writes to the store (at one of its partition's documents).
+const TIMES_KEPT: usize = 1 << 20;
+const WRITE_EVERY: u64 = 256;
 
 /// The bytes of text a book keeps (the latest documents: origins are mostly recent).
 const TEXT_BYTES: usize = 64 << 20;
@@ -85,9 +100,13 @@ impl State {
         }
     }
 
+    fn known(&self) -> u64 {
+        self.base + self.times.len() as u64
+    }
+
     fn result(&mut self, seq: u64, result: &DocResult, theirs: bool) {
         for o in result.selected_origins.iter().map(|s| s.origin).filter(|&o| o != seq) {
-            self.copiers.entry(o).or_default().insert(seq);
+            self.copiers.push((o, seq));
         }
         if theirs {
             self.results.insert(seq, result.clone());
@@ -99,7 +118,8 @@ impl Book {
     /// Partition `partition`'s book of the deployment `meta`, empty; `flush` sends
     /// what the partition appended before a read waits.
     pub fn new(log: &Log, meta: &Meta, partition: u32, flush: Flush) -> Book {
-        Book { log: log.clone(), meta: meta.clone(), partition, flush, state: Mutex::default() }
+        let state = State { counts: BookCounts { places_from: 1, ..BookCounts::default() }, ..State::default() };
+        Book { log: log.clone(), meta: meta.clone(), partition, flush, state: Mutex::new(state) }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -110,23 +130,31 @@ impl Book {
         self.meta.owner(seq).0 != self.partition
     }
 
+    /// Starts from the book the partition's store kept (none: from the first
+    /// document), before any document is known.
+    pub fn load(&self, kept: Option<BookState>) {
+        let mut s = self.state();
+        let Some(b) = kept else { return };
+        (s.base, s.written, s.applied, s.latest, s.back_dated) = (b.known, b.known, b.applied, b.latest, b.back_dated);
+        s.counts.places_from = b.known + 1;
+    }
+
     /// Document `seq`, the next one, is `doc`: its place in publication order, and its
-    /// text for a while.
+    /// text for a while. One the book knew when it was written is known.
     pub fn know(&self, seq: u64, doc: &Doc) -> Result<()> {
         let mut s = self.state();
-        if s.times.len() as u64 + 1 != seq {
-            return Err(ClusterError::OutOfStep {
-                what: "a partition's dates",
-                want: s.times.len() as u64 + 1,
-                got: seq,
-            });
+        if seq <= s.known() {
+            return Ok(());
+        }
+        if s.known() + 1 != seq {
+            return Err(ClusterError::OutOfStep { what: "a partition's dates", want: s.known() + 1, got: seq });
         }
         let time = doc.time();
         if seq > 1 && time < s.latest {
             s.back_dated = seq;
         }
         s.latest = if seq == 1 { time } else { s.latest.max(time) };
-        s.times.push(time);
+        s.times.push_back(time);
         if self.theirs(seq) {
             s.keep_text(seq, &doc.text);
         }
@@ -146,6 +174,35 @@ impl Book {
         if s.back_dated > s.applied {
             self.read_to(&mut s, seq - 1, Some(dd))?;
             s.counts.in_full += 1;
+        }
+        if s.known() >= s.written + WRITE_EVERY {
+            Self::write(&mut s, dd.store())?;
+        }
+        Ok(())
+    }
+
+    /// Writes what the book learnt since it was last written to the partition's store,
+    /// with its state (every 256 documents at one of the partition's, and
+    /// before a checkpoint slot and the close: a restart reads the log again from where
+    /// it was written).
+    pub fn write_to(&self, store: &Store) -> Result<()> {
+        Self::write(&mut self.state(), store)
+    }
+
+    fn write(s: &mut State, store: &Store) -> Result<()> {
+        let state = BookState { known: s.known(), applied: s.applied, latest: s.latest, back_dated: s.back_dated };
+        let w = BookWrite {
+            from: s.written + 1,
+            times: s.times.iter().skip((s.written - s.base) as usize).copied().collect(),
+            results: s.results.drain().collect(),
+            copiers: std::mem::take(&mut s.copiers),
+            state,
+        };
+        store.write_book(&w).map_err(DataDirError::from)?;
+        s.written = state.known;
+        while s.times.len() > TIMES_KEPT {
+            s.times.pop_front();
+            s.base += 1;
         }
         Ok(())
     }
@@ -219,7 +276,8 @@ impl Elsewhere for Book {
     }
 
     fn time(&self, seq: u64) -> ElsewhereResult<Option<i64>> {
-        Ok(self.state().times.get(seq as usize - 1).copied())
+        let s = self.state();
+        Ok(seq.checked_sub(s.base + 1).and_then(|i| s.times.get(i as usize)).copied())
     }
 
     fn text(&self, seq: u64) -> ElsewhereResult<Option<String>> {
@@ -238,6 +296,6 @@ impl Elsewhere for Book {
 
     fn copiers_of(&self, origin: u64) -> ElsewhereResult<Vec<u64>> {
         let s = self.read_for(u64::MAX)?;
-        Ok(s.copiers.get(&origin).map(|c| c.iter().copied().collect()).unwrap_or_default())
+        Ok(s.copiers.iter().filter(|c| c.0 == origin).map(|c| c.1).collect())
     }
 }

@@ -204,10 +204,9 @@ pub struct ProcessAt {
     /// The document its oldest checkpoint slot holds (where it would restart); none
     /// before its first checkpoint, and for a partition of several.
     pub checkpoint: Option<u64>,
-    /// Whether its restart reads the log from the first document whatever its slots
-    /// hold: a partition of several (its table restarts from its newest slot, but its
-    /// book reads every document's place and outcome again), for which `cluster trim`
-    /// keeps the whole log.
+    /// Whether it needs the whole documents stream whatever its slots hold: a partition
+    /// of several (it reads the other partitions' texts there), for which `cluster
+    /// trim` keeps the whole log.
     pub whole_log: bool,
 }
 
@@ -226,7 +225,8 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
     for p in 0..meta.partitions {
         let k = log.last_seq(&feedback_stream(p))?;
         let lag = (meta.first_owned_from(p, docs + 1) - 1).saturating_sub(k);
-        // Partitions of several publish no position: each needs the whole log.
+        // Partitions of several publish no position: each reads the others' texts
+        // from the documents stream.
         let whole_log = meta.partitions > 1;
         let checkpoint = if whole_log { None } else { checkpoint_position(log, None)? };
         out.push(ProcessAt { process: partition_name(&meta, p), done: meta.owned(p, k), lag, checkpoint, whole_log });

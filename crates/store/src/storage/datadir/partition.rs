@@ -10,7 +10,7 @@ use textorigin_core::index::{IndexShape, Indexes};
 
 use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Result};
 use crate::storage::stage::StageError;
-use crate::storage::store::{Elsewhere, Revised, Revisions, Store};
+use crate::storage::store::{BookState, Elsewhere, Revised, Revisions, Store};
 
 /// The data directories of a deployment's partitions in `dir` (`p0`, `p1`, ...: none
 /// for a data directory of its own).
@@ -44,8 +44,8 @@ pub struct ForOthers {
 /// What [`DataDir::rebuild_partition`] asks of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
-    /// In the checkpoint slot: nothing (its place in publication order is for the
-    /// caller).
+    /// In the checkpoint slot but not in the book: nothing (its place in publication
+    /// order is for the caller's book).
     Before,
     /// Another partition's: its text.
     Theirs,
@@ -59,20 +59,25 @@ impl DataDir {
     /// the last document it stored: how a partition restarts (issue 37). Its table
     /// file is not trusted (the documents of other partitions after that one are in its
     /// indexes); its newest checkpoint slot, written after one of its own documents, is
-    /// the start (else an empty table). For every document up to the last stored, in
-    /// order, `each(seq, part)` is called: before the slot's document, for its place
-    /// only; after, it gives the text of another partition's document, or the feedback
-    /// of one of this partition's (decoded from the record its stage kept with it, whose
-    /// text is read here); each adds its words to the
-    /// document frequencies (the shard workers hold the other sections of the derived
-    /// indexes), and this partition's move the document counters as when they were
-    /// applied.
+    /// the start (else an empty table). First `load` is given the state of the book the
+    /// store keeps ([`Store::book_state`]: none before its first write). Then, in order,
+    /// for every document up to the last stored from the slot's document or the book's
+    /// last known one (the earlier) on, `each(seq, part)` is called: up to the slot's
+    /// document, for its place only; after, it gives the text of another partition's
+    /// document, or the feedback of one of this partition's (decoded from the record its
+    /// stage kept with it, whose text is read here); each adds its words to the document
+    /// frequencies (the shard workers hold the other sections of the derived indexes),
+    /// and this partition's move the document counters as when they were applied.
     /// Returns the last document stored.
     pub fn rebuild_partition(
         dir: &Path,
+        load: impl FnOnce(Option<BookState>) -> std::result::Result<(), StageError>,
         mut each: impl FnMut(u64, Part) -> std::result::Result<(Option<String>, Option<Feedback>), StageError>,
     ) -> Result<u64> {
         let store = Store::open(&db_path(dir))?;
+        let book = store.book_state()?;
+        let known = book.map_or(0, |b| b.known);
+        load(book).map_err(DataDirError::Stage)?;
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
         let last = store.next_seq()? - 1;
         let params = table_params(&store, &cfg)?;
@@ -80,7 +85,8 @@ impl DataDir {
         let q_cfg = store.quote_config()?;
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let engine = Engine::new(cfg);
-        for seq in 1..=last {
+        // From the slot's document on (or the book's first unknown, the earlier).
+        for seq in known.min(from) + 1..=last {
             if seq <= from {
                 each(seq, Part::Before).map_err(DataDirError::Stage)?;
                 continue;

@@ -199,7 +199,10 @@ impl Store {
             return Ok(Some(t));
         }
         let t = match self.elsewhere_of(seq) {
-            Some(e) => e.time(seq).map_err(|source| StoreError::Elsewhere { seq, source })?,
+            Some(e) => match e.time(seq).map_err(|source| StoreError::Elsewhere { seq, source })? {
+                Some(t) => Some(t),
+                None => self.book_time(seq)?,
+            },
             None => self.doc(seq)?.map(|meta| meta.time()),
         };
         let Some(t) = t else { return Ok(None) };
@@ -246,7 +249,10 @@ impl Store {
     /// Result of document `seq`.
     pub fn result(&self, seq: u64) -> Result<Option<DocResult>> {
         if let Some(e) = self.elsewhere_of(seq) {
-            return e.result(seq).map_err(|source| StoreError::Elsewhere { seq, source });
+            return match e.result(seq).map_err(|source| StoreError::Elsewhere { seq, source })? {
+                Some(r) => Ok(Some(r)),
+                None => self.book_result(seq),
+            };
         }
         self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode_with(decode_result, "result", &v)).transpose()
     }

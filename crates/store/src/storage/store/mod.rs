@@ -51,6 +51,7 @@ use serde::de::DeserializeOwned;
 use textorigin_core::engine::DocResult;
 use textorigin_core::quote::QuoteFind;
 
+pub mod book;
 mod cache;
 mod codec;
 pub mod documents;
@@ -63,6 +64,7 @@ pub mod recompute;
 pub mod revisions;
 pub mod spool_log;
 
+pub use book::{BookState, BookWrite};
 pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
 pub use revisions::{Revised, Revision, Revisions};
@@ -77,7 +79,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 18;
+pub const SCHEMA_VERSION: u32 = 19;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -99,9 +101,11 @@ const CF_FAILED_DOCS: &str = "failed_docs";
 /// What a deployment's stage keeps with each document for a restart (schema 18: a
 /// partition's feedback, [`DocumentWrite::stage`]).
 const CF_STAGE: &str = "stage";
+/// What a partition keeps of the other partitions' documents (schema 19, [`book`]).
+const CF_BOOK: &str = "book";
 /// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
 const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
-const CFS: [&str; 18] = [
+const CFS: [&str; 19] = [
     CF_ADMITTED,
     CF_FAILED,
     CF_META,
@@ -120,6 +124,7 @@ const CFS: [&str; 18] = [
     CF_REVISIONS,
     CF_FAILED_DOCS,
     CF_STAGE,
+    CF_BOOK,
 ];
 
 /// Errors of the store.
@@ -162,10 +167,13 @@ type Result<T> = std::result::Result<T, StoreError>;
 pub trait Elsewhere: Send + Sync {
     /// Whether document `seq` is this store's.
     fn owns(&self, seq: u64) -> bool;
+    /// Document `seq`'s place, unless written to this store's book ([`Store::write_book`]:
+    /// the store reads it there when this gives none), as `result` and `copiers_of`.
     fn time(&self, seq: u64) -> ElsewhereResult<Option<i64>>;
     fn text(&self, seq: u64) -> ElsewhereResult<Option<String>>;
     fn result(&self, seq: u64) -> ElsewhereResult<Option<DocResult>>;
-    /// The documents whose results named `origin`, in every partition (ascending).
+    /// The documents whose results named `origin`, in every partition (ascending;
+    /// with those of the book, united).
     fn copiers_of(&self, origin: u64) -> ElsewhereResult<Vec<u64>>;
 }
 

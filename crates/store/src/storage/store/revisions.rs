@@ -188,7 +188,11 @@ impl Store {
     /// The documents whose results named `origin` (ascending).
     pub fn copiers_of(&self, origin: u64) -> Result<Vec<u64>> {
         if let Some(e) = self.elsewhere.get() {
-            return e.copiers_of(origin).map_err(|source| StoreError::Elsewhere { seq: origin, source });
+            let mut copiers = e.copiers_of(origin).map_err(|source| StoreError::Elsewhere { seq: origin, source })?;
+            copiers.extend(self.book_copiers(origin)?);
+            copiers.sort_unstable();
+            copiers.dedup();
+            return Ok(copiers);
         }
         self.pairs(CF_COPIERS, origin).map(|v| v.into_iter().map(|(c, _)| c).collect())
     }

@@ -125,6 +125,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "what a deployment's partition keeps with each document for a restart (a new column family, nothing to fill)",
         run: |_| Ok(()),
     },
+    // Schema 19 only adds the column family `book`, which opening creates.
+    Migration {
+        from: 18,
+        what: "what a deployment's partition keeps of the other partitions' documents (a new column family, nothing to fill)",
+        run: |_| Ok(()),
+    },
 ];
 
 /// Rewrites the meta value under `key` from an older encoding `Old` to `New` with
