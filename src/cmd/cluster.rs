@@ -281,12 +281,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 kept_from: u64,
                 dropped: u64,
                 waiting_for: Option<String>,
+                /// Nothing is trimmed while there are several partitions.
+                partitioned: bool,
             }
             let out = match trim(&log)? {
-                Trimmed::Below { from, dropped } => Out { kept_from: from, dropped, waiting_for: None },
-                Trimmed::Waiting(who) => Out { kept_from: 0, dropped: 0, waiting_for: Some(who) },
+                Trimmed::Below { from, dropped } => {
+                    Out { kept_from: from, dropped, waiting_for: None, partitioned: false }
+                }
+                Trimmed::Waiting(who) => Out { kept_from: 0, dropped: 0, waiting_for: Some(who), partitioned: false },
+                Trimmed::Partitioned => Out { kept_from: 0, dropped: 0, waiting_for: None, partitioned: true },
             };
             a.format.print(&out, |o| match &o.waiting_for {
+                _ if o.partitioned => "nothing trimmed: the partitions read the others' texts from the documents stream, so the log is kept whole\n".to_string(),
                 Some(who) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
                 None => {
                     format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped)
@@ -337,11 +343,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     o.documents
                 );
                 for r in &o.processes {
-                    let cp = match (r.checkpoint, r.whole_log) {
-                        (_, true) => "needs the whole log".to_string(),
-                        (Some(c), false) => format!("#{c}"),
-                        (None, false) => "none yet".to_string(),
-                    };
+                    let mut cp = r.checkpoint.map_or("none yet".to_string(), |c| format!("#{c}"));
+                    if r.whole_log {
+                        cp += " (needs the whole log)";
+                    }
                     s += &format!("{:<8} {:>10} {:>9} {:>9.1}  {cp}\n", r.process, r.done, r.lag, r.rate);
                 }
                 s

@@ -505,9 +505,13 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
     };
     let worker = d.cluster(&["worker", "--shard", "0", "--until", &last, "--image"]).arg(&d.image).spawn().unwrap();
     let first = partition("0").spawn().unwrap();
-    // Partition 1 stops after #300, one of its documents, writing its book.
-    let out = d.cluster(&["aggregate", "--partition", "1", "--until", "300", "--data"]).arg(&d.agg).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Partition 1 writes a checkpoint slot after each of its first five documents (and
+    // says its position), then stops after #300, one of its documents, writing its book.
+    for (until, every) in [("10", "0"), ("300", "30")] {
+        let mut c = d.cluster(&["aggregate", "--partition", "1", "--until", until, "--checkpoint-secs", every]);
+        let out = c.arg("--data").arg(&d.agg).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
     // Its next document (#302): its feedback lost, the process killed once it is stored.
     let control = tmp.path().join("failpoints");
     std::fs::write(&control, "feedback.lost=error\npartition.after-store=abort\n").unwrap();
@@ -523,16 +527,28 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
     let mut said = String::new();
     std::io::Read::read_to_string(&mut children[2].stderr.take().unwrap(), &mut said).unwrap();
     assert!(said.contains("places read from #301"), "{said}");
-    // `cluster status`: each partition done with its last document, and saying that
+    // `cluster status`: each partition done with its last document, partition 1 where
+    // its oldest slot would restart it (partition 0 wrote none), and each saying that
     // `cluster trim` keeps the whole log for it (it reads the others' texts there).
     let out = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = serde_json::from_slice::<Value>(&out.stdout).unwrap()["processes"].clone();
     let of = |name: &str| rows.as_array().unwrap().iter().find(|r| r["process"] == name).cloned().unwrap();
     for p in ["agg0", "agg1"] {
-        assert_eq!((of(p)["whole_log"].clone(), of(p)["checkpoint"].clone()), (Value::Bool(true), Value::Null), "{p}");
+        assert_eq!(of(p)["whole_log"], Value::Bool(true), "{p}");
         assert_eq!(of(p)["lag"], 0, "{p}: {rows}");
     }
+    assert_eq!(of("agg0")["checkpoint"], Value::Null, "{rows}");
+    let slot = of("agg1")["checkpoint"].as_u64();
+    assert!(slot.is_some_and(|s| s <= 10 && s % 2 == 0), "a slot after one of its first documents: {rows}");
+    // `cluster trim` keeps the whole log, and says why.
+    let out = d.cluster(&["trim", "--json"]).output().unwrap();
+    let trimmed = serde_json::from_slice::<Value>(&out.stdout).unwrap();
+    assert_eq!(
+        (trimmed["partitioned"].clone(), trimmed["dropped"].clone()),
+        (Value::Bool(true), 0.into()),
+        "{trimmed}"
+    );
     assert_eq!(of("w0")["whole_log"], false);
 }
 

@@ -37,8 +37,8 @@ use crate::book::{Book, BookCounts};
 use crate::log::{Appends, Log, Reader};
 use crate::searched::Searched;
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, hits_subject, lookups_stream, results_stream, subject, Answer, Doc,
-    Lookups, Meta, Outcome, DOCS,
+    decode, encode, feedback_stream, hits_stream, hits_subject, lookups_stream, partition_name, results_stream,
+    subject, Answer, Doc, Lookups, Meta, Outcome, DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -467,9 +467,8 @@ pub fn run(
                 }
                 r => drop(r?),
             }
-            if book.is_none() {
-                crate::publish_position(log, None, dir, dd.store().id().map_err(DataDirError::from)?)?;
-            }
+            let name = partition_name(&meta, partition);
+            crate::publish_position(log, &name, dir, dd.store().id().map_err(DataDirError::from)?)?;
         }
     }
     flush()?;

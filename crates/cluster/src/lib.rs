@@ -120,9 +120,9 @@ fn with_subject(stream: String) -> (String, String) {
 /// Says where a process (worker `Some(s)` or the aggregator) can restart from, after it
 /// wrote a checkpoint slot in `dir`: the oldest of its valid slots for `identity` (the
 /// deployment's, or the aggregator's store's; `checkpoint::oldest_valid_seq`).
-pub fn publish_position(log: &Log, worker: Option<u32>, dir: &std::path::Path, identity: u64) -> Result<()> {
+pub fn publish_position(log: &Log, process: &str, dir: &std::path::Path, identity: u64) -> Result<()> {
     match textorigin_store::storage::checkpoint::oldest_valid_seq(dir, identity) {
-        Some(seq) => Ok(log.put_latest(&position_subject(worker), &encode(&seq))?),
+        Some(seq) => Ok(log.put_latest(&position_subject(process), &encode(&seq))?),
         None => Ok(()),
     }
 }
@@ -135,6 +135,9 @@ pub enum Trimmed {
     /// Nothing: this process has said no position yet (it has no checkpoint, so it
     /// would replay from the first document).
     Waiting(String),
+    /// Nothing: the deployment has several partitions, which read the other
+    /// partitions' texts from the documents stream.
+    Partitioned,
 }
 
 /// Drops from the log what no process can need again: the messages before the oldest
@@ -144,13 +147,13 @@ pub enum Trimmed {
 pub fn trim(log: &Log) -> Result<Trimmed> {
     let meta = read_meta(log)?;
     if meta.partitions > 1 {
-        // Partitions neither checkpoint nor restart yet (issue 37): they need it all.
-        return Ok(Trimmed::Waiting(partition_name(&meta, 0)));
+        // Partitions read the others' texts from the documents stream: they need it all.
+        return Ok(Trimmed::Partitioned);
     }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     let mut from = u64::MAX;
     for who in processes(&meta) {
-        match checkpoint_position(log, who)? {
+        match checkpoint_position(log, &process_name(who))? {
             Some(seq) => from = from.min(seq),
             None => return Ok(Trimmed::Waiting(process_name(who))),
         }
@@ -218,17 +221,16 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
     let mut out = Vec::new();
     for s in 0..meta.shards {
         let done = log.last_seq(&hits_stream(s))?;
-        let checkpoint = checkpoint_position(log, Some(s))?;
+        let checkpoint = checkpoint_position(log, &process_name(Some(s)))?;
         let lag = docs.saturating_sub(done);
         out.push(ProcessAt { process: process_name(Some(s)), done, lag, checkpoint, whole_log: false });
     }
     for p in 0..meta.partitions {
         let k = log.last_seq(&feedback_stream(p))?;
         let lag = (meta.first_owned_from(p, docs + 1) - 1).saturating_sub(k);
-        // Partitions of several publish no position: each reads the others' texts
-        // from the documents stream.
+        // Partitions of several read the others' texts from the documents stream.
         let whole_log = meta.partitions > 1;
-        let checkpoint = if whole_log { None } else { checkpoint_position(log, None)? };
+        let checkpoint = checkpoint_position(log, &partition_name(&meta, p))?;
         out.push(ProcessAt { process: partition_name(&meta, p), done: meta.owned(p, k), lag, checkpoint, whole_log });
     }
     Ok((docs, out))
@@ -242,8 +244,8 @@ fn processes(meta: &Meta) -> impl Iterator<Item = Option<u32>> {
 /// The document process `who`'s oldest checkpoint slot holds, as it said in
 /// `TXO_POSITIONS` ([`publish_position`]; the caller has made the stream); none before
 /// its first checkpoint.
-fn checkpoint_position(log: &Log, who: Option<u32>) -> Result<Option<u64>> {
-    Ok(log.latest(POSITIONS, &position_subject(who))?.map(|b| decode::<u64>(&b, "position")).transpose()?)
+fn checkpoint_position(log: &Log, process: &str) -> Result<Option<u64>> {
+    Ok(log.latest(POSITIONS, &position_subject(process))?.map(|b| decode::<u64>(&b, "position")).transpose()?)
 }
 
 /// The deployment's description.

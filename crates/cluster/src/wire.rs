@@ -40,9 +40,10 @@ pub fn process_name(worker: Option<u32>) -> String {
     worker.map_or_else(|| "agg".to_string(), |s| format!("w{s}"))
 }
 
-/// The subject of a process's position (`txo.positions.w0`, `txo.positions.agg`).
-pub fn position_subject(worker: Option<u32>) -> String {
-    format!("{}.{}", subject(POSITIONS), process_name(worker))
+/// The subject of the position of the process named `process` ([`process_name`],
+/// [`partition_name`]: `txo.positions.w0`, `txo.positions.agg`, `txo.positions.agg1`).
+pub fn position_subject(process: &str) -> String {
+    format!("{}.{}", subject(POSITIONS), process)
 }
 
 /// Partition `p`'s feedback of its documents' estimates to the shards: message `k` is
@@ -291,7 +292,7 @@ mod tests {
         assert_eq!(hits_subject(2, 1), "txo.hits.2.1");
         assert_eq!(subject(&feedback_stream(1)), "txo.feedback.1");
         assert_eq!(
-            (position_subject(Some(3)), position_subject(None)),
+            (position_subject(&process_name(Some(3))), position_subject(&process_name(None))),
             ("txo.positions.w3".to_string(), "txo.positions.agg".to_string())
         );
     }

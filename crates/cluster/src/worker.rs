@@ -46,8 +46,8 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::log::{Appends, Interleaved, Log, Reader};
 use crate::searched::{HeldPart, Searched};
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, hits_subject, items_stream, lookups_stream, subject, Answer, Doc,
-    Items, Lookups, DOCS,
+    decode, encode, feedback_stream, hits_stream, hits_subject, items_stream, lookups_stream, process_name, subject,
+    Answer, Doc, Items, Lookups, DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -265,7 +265,7 @@ impl<'c> Worker<'c> {
         let (head, range) = image(self.shard, &self.config, &self.table, &self.times, self.lookups_next - 1);
         let [counters, signatures, keys] = self.held.image();
         checkpoint::write_parts(&c.dir, &[&head, range, counters, signatures, keys], self.last, self.deployment)?;
-        crate::publish_position(log, Some(self.shard.index()), &c.dir, self.deployment)?;
+        crate::publish_position(log, &process_name(Some(self.shard.index())), &c.dir, self.deployment)?;
         self.summary.checkpoints += 1;
         (self.checkpointed, self.checkpointed_at) = (Instant::now(), self.last);
         Ok(())
