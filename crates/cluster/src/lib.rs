@@ -48,6 +48,8 @@ pub enum ClusterError {
     Params(#[from] textorigin_core::table::ParamsError),
     #[error(transparent)]
     Checkpoint(#[from] textorigin_store::storage::checkpoint::CheckpointError),
+    #[error(transparent)]
+    Index(#[from] textorigin_core::index::IndexTooSmall),
     #[error("the log has no deployment yet: run `textorigin cluster init` first")]
     NoMeta,
     #[error("the log's deployment differs from the one asked for.\n  in the log: {stored}\n  asked for:  {requested}")]
@@ -361,13 +363,14 @@ impl Splitter {
     }
 
     /// Appends message `seq` of every shard's stream: the selected shingles of the
-    /// document `engine` prepared last, at `time` in publication order, and its index
-    /// work.
+    /// document `engine` prepared last, at `time` in publication order, and the shard's
+    /// part of its index work.
     fn append(&self, log: &Log, engine: &Engine, seq: u64, time: i64, index: IndexWork) -> Result<()> {
         let selected = engine.selected() as u32;
         for (s, items) in split(engine.items(), self.buckets, self.shards).into_iter().enumerate() {
             let stream = items_stream(s as u32);
-            let message = encode(&Items { time, selected, items, index: index.clone() });
+            let index = self.searched.part_of(&index, s as u32, self.shards)?;
+            let message = encode(&Items { time, selected, items, index });
             log.append(&stream, &subject(&stream), seq, &message)?;
         }
         Ok(())

@@ -46,6 +46,13 @@ impl Searched {
         let (sketch, sentences) = sketch_and_sentences(self.on, (&self.nd, &self.rabin), text, tokens);
         IndexWork::of(&self.q, &self.nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref())
     }
+
+    /// What shard `shard` of `shards` answers and adds of `work` ([`IndexWork::part`]):
+    /// what `cluster submit --prepared` sends it.
+    pub fn part_of(&self, work: &IndexWork, shard: u32, shards: u32) -> Result<IndexWork, IndexTooSmall> {
+        let shape = IndexShape::new(self.index_bytes, &self.q)?;
+        Ok(work.part(&self.q, &shape, IndexPart { shard, shards }))
+    }
 }
 
 /// A shard worker's part of the searched sections.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{nd_keys, IndexAdd, IndexPart, Indexes};
+use super::{nd_keys, IndexAdd, IndexPart, IndexShape, Indexes};
 use crate::neardup::{NearDupConfig, Sketch};
 use crate::quote::{self, QuoteConfig, Sentence};
 
@@ -60,6 +60,29 @@ impl IndexWork {
             nd_keys: queries.nd_keys.clone(),
         };
         IndexWork { queries, add }
+    }
+
+    /// What `part` of a region of `shape` answers and adds of this work: the searches
+    /// with a probe whose chain it holds, the signatures with a piece it holds, the
+    /// near-duplicate keys and words it holds. Its answers and adds are those of the
+    /// whole work ([`Indexes::answer_part`] and [`Indexes::add_part`] skip the rest):
+    /// what `cluster submit --prepared` sends each shard.
+    pub fn part(&self, q: &QuoteConfig, shape: &IndexShape, part: IndexPart) -> IndexWork {
+        let probes_held =
+            |sig: u64, d: u32| quote::probes(q, sig, d).iter().any(|&(p, v)| part.holds_probe(shape, p, v));
+        let pieces_held = |sig: u64| (0..q.pieces).any(|p| part.holds_probe(shape, p, quote::piece(q, sig, p)));
+        let keys = |keys: &[u64]| keys.iter().copied().filter(|&k| part.holds_key(shape, k)).collect();
+        IndexWork {
+            queries: IndexQueries {
+                quotes: self.queries.quotes.iter().copied().filter(|&(sig, d)| probes_held(sig, d)).collect(),
+                nd_keys: keys(&self.queries.nd_keys),
+            },
+            add: IndexAdd {
+                words: self.add.words.iter().copied().filter(|&w| part.holds_word(shape, w)).collect(),
+                signatures: self.add.signatures.iter().copied().filter(|&(_, sig)| pieces_held(sig)).collect(),
+                nd_keys: keys(&self.add.nd_keys),
+            },
+        }
     }
 }
 

@@ -68,6 +68,19 @@ fn spilling_stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)
     prop::collection::vec(doc, 100..250)
 }
 
+/// Documents of signatures spread over every signature block: eight of any bits, each
+/// with variants a bit or two apart (candidates within small radii).
+fn spread_stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
+    let bases = (1u64..=8).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ 0x5555_aaaa_3333_cccc);
+    let sigs: Vec<u64> = bases.flat_map(|b| [b, b ^ 1 << 7, b ^ (1 << 40 | 1 << 3)]).collect();
+    let doc = (
+        prop::collection::vec(0u64..300, 0..20),
+        prop::collection::vec(prop::sample::select(sigs), 0..16),
+        prop::collection::vec(0u64..200, 0..8),
+    );
+    prop::collection::vec(doc, 50..150)
+}
+
 /// A part's searched ranges hold exactly the signature buckets and near-duplicate
 /// buckets it holds, and the parts' ranges tile the two sections.
 #[test]
@@ -108,13 +121,15 @@ proptest! {
     /// the whole region answers: document frequencies, quotation candidates (with what
     /// the caps left out), near-duplicate candidates and the counters; in the smallest
     /// region (buckets evict) and in one of several signature blocks (values spill to
-    /// the ends of their blocks).
+    /// the ends of their blocks); each part given the whole work or only its part of it
+    /// (`IndexWork::part`, as `cluster submit --prepared` sends it).
     #[test]
     fn parts_answer_as_the_whole(
-        docs in spilling_stream(),
+        docs in prop_oneof![spilling_stream(), spread_stream()],
         shards in 1u32..=4,
         d in 0u32..=3,
         bytes in prop::sample::select(vec![MIN_INDEX_BYTES, BLOCKS_BYTES]),
+        parted in any::<bool>(),
     ) {
         let q = QuoteConfig { max_per_probe: 3, ..QuoteConfig::default() };
         let nd = NearDupConfig { max_per_key: 2, ..NearDupConfig::default() };
@@ -126,7 +141,14 @@ proptest! {
             let seq = i as u64 + 1;
             let add = doc(w, s, k);
             let queries = IndexQueries { quotes: s.iter().map(|&sig| (sig, d)).collect(), nd_keys: k.clone() };
-            let got = IndexAnswers::merge(parts.iter().zip(&held).map(|(part, idx)| idx.answer_part((&q, &nd), seq, &queries, *part)));
+            let work = IndexWork { queries, add: add.clone() };
+            let works: Vec<IndexWork> = match parted {
+                true => parts.iter().map(|part| work.part(&q, &shape, *part)).collect(),
+                false => parts.iter().map(|_| work.clone()).collect(),
+            };
+            let got = IndexAnswers::merge(
+                parts.iter().zip(&held).zip(&works).map(|((part, idx), w)| idx.answer_part((&q, &nd), seq, &w.queries, *part)),
+            );
             let answered = Answered { frequencies: &whole, answers: &got };
             for &sig in s {
                 prop_assert_eq!(answered.quote_candidates(&q, sig, d).unwrap(), whole.quote_candidates(&q, sig, d));
@@ -137,8 +159,8 @@ proptest! {
                 prop_assert_eq!(held[holder].df(x), whole.df(x));
             }
             whole.add(&q, seq, &add);
-            for (part, idx) in parts.iter().zip(&mut held) {
-                idx.add_part(&q, seq, &add, *part);
+            for ((part, idx), w) in parts.iter().zip(&mut held).zip(&works) {
+                idx.add_part(&q, seq, &w.add, *part);
             }
         }
         for (part, idx) in parts.iter().zip(&held) {
