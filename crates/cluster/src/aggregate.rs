@@ -517,27 +517,27 @@ fn rebuild(
         return Ok(());
     }
     let mut docs: Option<Reader> = None;
-    let load = |kept| {
-        book.load(kept);
-        Ok(())
-    };
-    let last = DataDir::rebuild_partition(dir, load, |seq, part| {
-        let reader = match &mut docs {
-            Some(r) => r,
-            None => docs.insert(log.reader(DOCS, seq)?),
-        };
-        let (n, bytes) = reader.read()?;
-        if n != seq {
-            return Err(ClusterError::OutOfStep { what: "a partition's restart", want: seq, got: n }.into());
-        }
-        let doc = Doc::decode(&bytes)?;
-        book.know(seq, &doc)?;
-        Ok(match part {
-            Part::Before => (None, None),
-            Part::Ours(record) => (None, Some(decode(&record, "feedback")?)),
-            Part::Theirs => (Some(doc.text), None),
-        })
-    })?;
+    let last = DataDir::rebuild_partition(
+        dir,
+        |kept| book.load(kept),
+        |seq, part| {
+            let reader = match &mut docs {
+                Some(r) => r,
+                None => docs.insert(log.reader(DOCS, seq)?),
+            };
+            let (n, bytes) = reader.read()?;
+            if n != seq {
+                return Err(ClusterError::OutOfStep { what: "a partition's restart", want: seq, got: n }.into());
+            }
+            let doc = Doc::decode(&bytes)?;
+            book.know(seq, &doc)?;
+            Ok(match part {
+                Part::Before => (None, None),
+                Part::Ours(record) => (None, Some(decode(&record, "feedback")?)),
+                Part::Theirs => (Some(doc.text), None),
+            })
+        },
+    )?;
     if last == 0 {
         return Ok(());
     }

@@ -3,10 +3,10 @@
 //! (from the documents stream, read in full), their texts (the latest kept, the others
 //! read from it when an alignment or a revision needs one), and, from every partition's
 //! results stream applied in document order, their current results and every
-//! document's copier edges. What it learnt is written to the partition's store at each
-//! of its documents (its book, `Store::write_book`), where the store reads it: the
-//! book's memory holds only what came since, and a restart goes on from where it was
-//! written.
+//! document's copier edges. What it learnt is written to the partition's store now and
+//! then (every 256 documents, before a checkpoint slot, at the close: `Store::write_book`),
+//! where the store reads it: the book's memory holds only what came since (and the
+//! latest places), and a restart goes on from where it was written.
 //!
 //! A partition waits only for the outcomes its document reads: a result of another
 //! partition's document not applied yet is read when a search or an alignment asks for

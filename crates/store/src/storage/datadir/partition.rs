@@ -61,8 +61,8 @@ impl DataDir {
     /// indexes); its newest checkpoint slot, written after one of its own documents, is
     /// the start (else an empty table). First `load` is given the state of the book the
     /// store keeps ([`Store::book_state`]: none before its first write). Then, in order,
-    /// for every document up to the last stored from the slot's document or the book's
-    /// last known one (the earlier) on, `each(seq, part)` is called: up to the slot's
+    /// for every document up to the last stored after the slot's document or the book's
+    /// last known one (the earlier), `each(seq, part)` is called: up to the slot's
     /// document, for its place only; after, it gives the text of another partition's
     /// document, or the feedback of one of this partition's (decoded from the record its
     /// stage kept with it, whose text is read here); each adds its words to the document
@@ -71,13 +71,13 @@ impl DataDir {
     /// Returns the last document stored.
     pub fn rebuild_partition(
         dir: &Path,
-        load: impl FnOnce(Option<BookState>) -> std::result::Result<(), StageError>,
+        load: impl FnOnce(Option<BookState>),
         mut each: impl FnMut(u64, Part) -> std::result::Result<(Option<String>, Option<Feedback>), StageError>,
     ) -> Result<u64> {
         let store = Store::open(&db_path(dir))?;
         let book = store.book_state()?;
         let known = book.map_or(0, |b| b.known);
-        load(book).map_err(DataDirError::Stage)?;
+        load(book);
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
         let last = store.next_seq()? - 1;
         let params = table_params(&store, &cfg)?;
