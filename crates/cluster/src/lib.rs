@@ -19,7 +19,7 @@ pub mod worker;
 use std::path::PathBuf;
 
 use textorigin_core::engine::Engine;
-use textorigin_core::index::IndexWork;
+use textorigin_core::index::{IndexShape, IndexWork};
 use textorigin_core::shard::split;
 use textorigin_store::ingest::{inputs, Input};
 use textorigin_store::input::date::parse_published;
@@ -119,9 +119,10 @@ fn with_subject(stream: String) -> (String, String) {
     (stream, subjects)
 }
 
-/// Says where a process (worker `Some(s)` or the aggregator) can restart from, after it
-/// wrote a checkpoint slot in `dir`: the oldest of its valid slots for `identity` (the
-/// deployment's, or the aggregator's store's; `checkpoint::oldest_valid_seq`).
+/// Says where the process named `process` (a worker, the aggregator or a partition:
+/// `process_name`, `partition_name`) can restart from, after it wrote a checkpoint slot
+/// in `dir`: the oldest of its valid slots for `identity` (the deployment's, or the
+/// aggregator's or partition's store's; `checkpoint::oldest_valid_seq`).
 pub fn publish_position(log: &Log, process: &str, dir: &std::path::Path, identity: u64) -> Result<()> {
     match textorigin_store::storage::checkpoint::oldest_valid_seq(dir, identity) {
         Some(seq) => Ok(log.put_latest(&position_subject(process), &encode(&seq))?),
@@ -207,7 +208,7 @@ pub struct ProcessAt {
     /// The documents in the log it has still to do (a partition's: those it owns).
     pub lag: u64,
     /// The document its oldest checkpoint slot holds (where it would restart); none
-    /// before its first checkpoint, and for a partition of several.
+    /// before its first checkpoint.
     pub checkpoint: Option<u64>,
     /// Whether it needs the whole documents stream whatever its slots hold: a partition
     /// of several (it reads the other partitions' texts there), for which `cluster
@@ -353,13 +354,17 @@ struct Splitter {
     shards: u32,
     buckets: u64,
     searched: Searched,
+    /// The deployment's index region, which the shards' parts of the index work split.
+    shape: IndexShape,
 }
 
 impl Splitter {
     fn new(meta: &Meta) -> Result<Splitter> {
         let params = meta.config.table_params();
         params.check()?;
-        Ok(Splitter { shards: meta.shards, buckets: params.buckets(), searched: Searched::new(&meta.config) })
+        let searched = Searched::new(&meta.config);
+        let shape = searched.shape()?;
+        Ok(Splitter { shards: meta.shards, buckets: params.buckets(), searched, shape })
     }
 
     /// Appends message `seq` of every shard's stream: the selected shingles of the
@@ -369,7 +374,7 @@ impl Splitter {
         let selected = engine.selected() as u32;
         for (s, items) in split(engine.items(), self.buckets, self.shards).into_iter().enumerate() {
             let stream = items_stream(s as u32);
-            let index = self.searched.part_of(&index, s as u32, self.shards)?;
+            let index = self.searched.part_of(&index, &self.shape, s as u32, self.shards);
             let message = encode(&Items { time, selected, items, index });
             log.append(&stream, &subject(&stream), seq, &message)?;
         }

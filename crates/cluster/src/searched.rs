@@ -47,11 +47,16 @@ impl Searched {
         IndexWork::of(&self.q, &self.nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref())
     }
 
-    /// What shard `shard` of `shards` answers and adds of `work` ([`IndexWork::part`]):
-    /// what `cluster submit --prepared` sends it.
-    pub fn part_of(&self, work: &IndexWork, shard: u32, shards: u32) -> Result<IndexWork, IndexTooSmall> {
-        let shape = IndexShape::new(self.index_bytes, &self.q)?;
-        Ok(work.part(&self.q, &shape, IndexPart { shard, shards }))
+    /// The shape of the deployment's index region.
+    pub fn shape(&self) -> Result<IndexShape, IndexTooSmall> {
+        IndexShape::new(self.index_bytes, &self.q)
+    }
+
+    /// What shard `shard` of `shards` answers and adds of `work` in a region of `shape`
+    /// ([`Searched::shape`], [`IndexWork::part`]): what `cluster submit --prepared`
+    /// sends it.
+    pub fn part_of(&self, work: &IndexWork, shape: &IndexShape, shard: u32, shards: u32) -> IndexWork {
+        work.part(&self.q, shape, IndexPart { shard, shards })
     }
 }
 
