@@ -152,10 +152,13 @@ struct StatusArgs {
 }
 
 /// Drop from the log what no process can need again: the messages before the oldest
-/// checkpoint any worker or the aggregator holds (each says where its oldest valid
-/// checkpoint slot is after writing one). Does nothing until every process has said
-/// it; a process that lost its checkpoint directory cannot rejoin after a trim. Safe to
-/// run at any time, e.g. from a timer.
+/// checkpoint any worker or the aggregator (each partition) holds (each says where its
+/// oldest valid checkpoint slot is after writing one). Does nothing until every process
+/// has said it, nor while a partition of several cannot read the others' stores (their
+/// data directories side by side in one directory, as `cluster aggregate --data` makes
+/// them, or on a shared file system): it reads their older texts from the documents
+/// stream. A process that lost its checkpoint directory cannot rejoin after a trim.
+/// Safe to run at any time, e.g. from a timer.
 #[derive(clap::Args)]
 struct TrimArgs {
     #[command(flatten)]
@@ -259,8 +262,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             // them, and how many outcomes were read when an analysis asked for them.
             let book = s.book.map_or(String::new(), |b| {
                 format!(
-                    "; outcomes: every one before {} document(s), {} read on demand; places read from #{}",
-                    b.in_full, b.on_demand, b.places_from
+                    "; outcomes: every one before {} document(s), {} read on demand; places read from #{}; \
+                     {} text(s) read from the other partitions' stores",
+                    b.in_full, b.on_demand, b.places_from, b.texts_from_stores
                 )
             });
             eprintln!(
@@ -280,21 +284,25 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 /// The first document the streams still hold (0: nothing trimmed).
                 kept_from: u64,
                 dropped: u64,
+                /// The process that has said no position yet.
                 waiting_for: Option<String>,
-                /// Nothing is trimmed while there are several partitions.
-                partitioned: bool,
+                /// The partition that cannot read the other partitions' stores (it
+                /// reads their older texts from the documents stream).
+                whole_log_for: Option<String>,
             }
+            let nothing = Out { kept_from: 0, dropped: 0, waiting_for: None, whole_log_for: None };
             let out = match trim(&log)? {
-                Trimmed::Below { from, dropped } => {
-                    Out { kept_from: from, dropped, waiting_for: None, partitioned: false }
-                }
-                Trimmed::Waiting(who) => Out { kept_from: 0, dropped: 0, waiting_for: Some(who), partitioned: false },
-                Trimmed::Partitioned => Out { kept_from: 0, dropped: 0, waiting_for: None, partitioned: true },
+                Trimmed::Below { from, dropped } => Out { kept_from: from, dropped, ..nothing },
+                Trimmed::Waiting(who) => Out { waiting_for: Some(who), ..nothing },
+                Trimmed::Partitioned(who) => Out { whole_log_for: Some(who), ..nothing },
             };
-            a.format.print(&out, |o| match &o.waiting_for {
-                _ if o.partitioned => "nothing trimmed: the partitions read the others' texts from the documents stream, so the log is kept whole\n".to_string(),
-                Some(who) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
-                None => {
+            a.format.print(&out, |o| match (&o.waiting_for, &o.whole_log_for) {
+                (Some(who), _) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
+                (_, Some(who)) => format!(
+                    "nothing trimmed: {who} cannot read the other partitions' stores (their data directories are not \
+                     beside its own), so it reads their older texts from the documents stream\n"
+                ),
+                _ => {
                     format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped)
                 }
             })?;
@@ -316,8 +324,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 /// Documents a second over the interval.
                 rate: f64,
                 checkpoint: Option<u64>,
-                /// It reads the other partitions' texts from the documents stream (a
-                /// partition of several): `cluster trim` keeps the whole log.
+                /// It reads the other partitions' older texts from the documents stream
+                /// (a partition that cannot read their stores): `cluster trim` keeps the
+                /// whole log.
                 whole_log: bool,
             }
             #[derive(Serialize)]

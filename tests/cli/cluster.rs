@@ -528,28 +528,70 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
     std::io::Read::read_to_string(&mut children[2].stderr.take().unwrap(), &mut said).unwrap();
     assert!(said.contains("places read from #301"), "{said}");
     // `cluster status`: each partition done with its last document, partition 1 where
-    // its oldest slot would restart it (partition 0 wrote none), and each saying that
-    // `cluster trim` keeps the whole log for it (it reads the others' texts there).
+    // its oldest slot would restart it (partition 0 wrote none), neither needing the
+    // whole log (partition 1 reads partition 0's store beside its own).
     let out = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = serde_json::from_slice::<Value>(&out.stdout).unwrap()["processes"].clone();
     let of = |name: &str| rows.as_array().unwrap().iter().find(|r| r["process"] == name).cloned().unwrap();
-    for p in ["agg0", "agg1"] {
-        assert_eq!(of(p)["whole_log"], Value::Bool(true), "{p}");
+    for p in ["agg0", "agg1", "w0"] {
+        assert_eq!(of(p)["whole_log"], Value::Bool(false), "{p}");
         assert_eq!(of(p)["lag"], 0, "{p}: {rows}");
     }
     assert_eq!(of("agg0")["checkpoint"], Value::Null, "{rows}");
     let slot = of("agg1")["checkpoint"].as_u64();
     assert!(slot.is_some_and(|s| s <= 10 && s % 2 == 0), "a slot after one of its first documents: {rows}");
-    // `cluster trim` keeps the whole log, and says why.
+    // `cluster trim` waits for the processes' first slots (the worker's, partition 0's).
     let out = d.cluster(&["trim", "--json"]).output().unwrap();
     let trimmed = serde_json::from_slice::<Value>(&out.stdout).unwrap();
-    assert_eq!(
-        (trimmed["partitioned"].clone(), trimmed["dropped"].clone()),
-        (Value::Bool(true), 0.into()),
-        "{trimmed}"
-    );
-    assert_eq!(of("w0")["whole_log"], false);
+    assert!(trimmed["waiting_for"].is_string() && trimmed["dropped"] == 0, "{trimmed}");
+}
+
+/// With several partitions `cluster trim` drops what every process's checkpoint is past
+/// (issue 37): a partition reads the texts of the other partitions' documents that the
+/// documents stream no longer holds from their owners' stores, beside its own, and the
+/// deployment ends with one node's export.
+#[test]
+fn a_trim_with_partitions_leaves_older_texts_to_their_owners_stores() {
+    let (tmp, config) = with_config();
+    let one = single(tmp.path(), &config, 1);
+    let nats = Nats::start(tmp.path(), 1);
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &["--partitions", "2"]);
+    let last = d.submit(&corpus(tmp.path(), 1));
+    let run = |until: &str, every: &str| -> Vec<Child> {
+        let (until, every) = (["--until", until], ["--checkpoint-secs", every]);
+        let mut worker = d.cluster(&["worker", "--shard", "0", "--state"]);
+        worker.arg(&d.state).arg("--image").arg(&d.image).args(until).args(every);
+        let mut children = vec![worker.spawn().unwrap()];
+        for p in ["0", "1"] {
+            let mut c = d.cluster(&["aggregate", "--partition", p, "--data"]);
+            c.arg(&d.agg).args(until).args(every).stderr(std::process::Stdio::piped());
+            children.push(c.spawn().unwrap());
+        }
+        children
+    };
+    // Every process writes a slot at each of its documents up to #300: the older of
+    // partition 0's is at #297, so the log keeps documents from #298 on.
+    finish(&mut run("300", "0"), 300, "the first 300 documents");
+    let out = d.cluster(&["trim", "--json"]).output().unwrap();
+    let trimmed = serde_json::from_slice::<Value>(&out.stdout).unwrap();
+    assert_eq!(trimmed["kept_from"], 298, "{trimmed}");
+    assert!(trimmed["dropped"].as_u64().unwrap() > 3 * 297, "documents, answers, feedback and outcomes: {trimmed}");
+    // The rest: the partitions start again with no text in memory, and the documents
+    // after #300 copy from earlier ones.
+    let mut children = run(&last, "30");
+    finish(&mut children, 300, "the rest after the trim");
+    assert_equal(&one, &d.outcome(), "partitions after a trim");
+    let from_stores: u64 = children[1..]
+        .iter_mut()
+        .map(|c| {
+            let mut said = String::new();
+            std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut said).unwrap();
+            let n = said.split("; ").find_map(|p| p.strip_suffix(" text(s) read from the other partitions' stores"));
+            n.unwrap_or_else(|| panic!("{said}")).parse::<u64>().unwrap()
+        })
+        .sum();
+    assert!(from_stores > 0, "texts read from the other partition's store");
 }
 
 #[test]

@@ -343,6 +343,7 @@ pub fn run(
     if partition >= meta.partitions {
         return Err(ClusterError::NoPartition { partition, partitions: meta.partitions });
     }
+    let root = dir.to_path_buf();
     let dir = &partition_dir(dir, &meta, partition);
     let mut stage = Remote::new(log, &meta, partition)?;
     let waits = stage.state.clone();
@@ -357,7 +358,8 @@ pub fn run(
         }
     };
     // Of several partitions, each knows the others' documents through its book.
-    let book = (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, partition, Box::new(flush.clone()))));
+    let book =
+        (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, (partition, root), Box::new(flush.clone()))));
     if let Some(b) = &book {
         rebuild(log, &meta, (partition, dir), (&stage, b), &mut outcomes.lock().unwrap_or_else(|p| p.into_inner()))?;
     }
@@ -455,10 +457,10 @@ pub fn run(
         // begins there (`rebuild`).
         if checkpointed.elapsed() >= every {
             checkpointed = Instant::now();
-            // The book as far as the slot's document at least: a restart's rebuild
-            // reads the places of the documents before it only if the book lacks them.
+            // The book as far as the slot's document: a restart reads no place or
+            // outcome before it from the log again.
             if let Some(b) = &book {
-                b.write_to(dd.store())?;
+                b.settle(seq, &mut dd)?;
             }
             match dd.checkpoint() {
                 // A slot that cannot be written (a full disk) costs recovery time only.
@@ -468,7 +470,9 @@ pub fn run(
                 r => drop(r?),
             }
             let name = partition_name(&meta, partition);
-            crate::publish_position(log, &name, dir, dd.store().id().map_err(DataDirError::from)?)?;
+            let id = dd.store().id().map_err(DataDirError::from)?;
+            let (bound, whole_log) = book.as_ref().map_or((u64::MAX, false), |b| (b.bound(), !b.reads_stores()));
+            crate::publish_position(log, &name, dir, id, bound, whole_log)?;
         }
     }
     flush()?;

@@ -1,7 +1,8 @@
 //! What a partition of the deployment (issue 37, `docs/SCALE-OUT.md`, "Partitions")
 //! knows of the documents other partitions own: their places in publication order
 //! (from the documents stream, read in full), their texts (the latest kept, the others
-//! read from it when an alignment or a revision needs one), and, from every partition's
+//! read from it when an alignment or a revision needs one, or from their owner's store
+//! once `cluster trim` dropped them: `Book::stored_text`), and, from every partition's
 //! results stream applied in document order, their current results and every
 //! document's copier edges. What it learnt is written to the partition's store now and
 //! then (every 256 documents, before a checkpoint slot, at the close: `Store::write_book`),
@@ -18,12 +19,14 @@
 //! of this partition's documents go to its store then: their owner stores them).
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use textorigin_core::engine::DocResult;
-use textorigin_store::storage::datadir::{DataDir, DataDirError};
+use textorigin_store::storage::datadir::{db_path, DataDir, DataDirError};
 use textorigin_store::storage::store::{BookState, BookWrite, Elsewhere, ElsewhereResult, Revised, Store};
 
+use crate::aggregate::partition_dir;
 use crate::log::{Interleaved, Log};
 use crate::wire::{decode, results_stream, Doc, Meta, Outcome, DOCS};
 use crate::{ClusterError, Result};
@@ -39,6 +42,14 @@ pub struct Book {
     partition: u32,
     flush: Flush,
     state: Mutex<State>,
+    /// The deployment's data directory, and the other partitions' stores in it opened
+    /// read-only (none: not yet, or this partition's), where the texts of their
+    /// documents that the documents stream no longer holds are read.
+    root: PathBuf,
+    stores: Mutex<Vec<Option<Store>>>,
+    /// The first document the documents stream held when the book last found one
+    /// trimmed: those before it are read from their owners' stores at once.
+    trimmed_below: std::sync::atomic::AtomicU64,
 }
 
 /// How a partition came by the outcomes it read.
@@ -51,6 +62,8 @@ pub struct BookCounts {
     /// The first document whose place it read from the log (1, unless it went on from
     /// the book its store kept).
     pub places_from: u64,
+    /// Texts read from their owners' stores (trimmed from the documents stream).
+    pub texts_from_stores: u64,
 }
 
 #[derive(Default)]
@@ -115,11 +128,22 @@ impl State {
 }
 
 impl Book {
-    /// Partition `partition`'s book of the deployment `meta`, empty; `flush` sends
-    /// what the partition appended before a read waits.
-    pub fn new(log: &Log, meta: &Meta, partition: u32, flush: Flush) -> Book {
+    /// Partition `partition`'s book of the deployment `meta` in the data directory
+    /// `root`, empty; `flush` sends what the partition appended before a read waits.
+    pub fn new(log: &Log, meta: &Meta, (partition, root): (u32, PathBuf), flush: Flush) -> Book {
         let state = State { counts: BookCounts { places_from: 1, ..BookCounts::default() }, ..State::default() };
-        Book { log: log.clone(), meta: meta.clone(), partition, flush, state: Mutex::new(state) }
+        let stores = Mutex::new((0..meta.partitions).map(|_| None).collect());
+        let trimmed_below = Default::default();
+        Book {
+            log: log.clone(),
+            meta: meta.clone(),
+            partition,
+            flush,
+            state: Mutex::new(state),
+            root,
+            stores,
+            trimmed_below,
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -187,6 +211,65 @@ impl Book {
     /// it was written).
     pub fn write_to(&self, store: &Store) -> Result<()> {
         Self::write(&mut self.state(), store)
+    }
+
+    /// Before a checkpoint slot written after this partition's document `seq`: applies
+    /// every outcome up to it (waiting for those not there yet) and writes the book, so
+    /// that a restart reads no place or outcome before it from the log again: the
+    /// position the partition says for `cluster trim` ([`Book::bound`]).
+    pub fn settle(&self, seq: u64, dd: &mut DataDir) -> Result<()> {
+        let mut s = self.state();
+        self.read_to(&mut s, seq, Some(dd))?;
+        Self::write(&mut s, dd.store())
+    }
+
+    /// The last document whose place and outcome the book wrote to the store: a
+    /// restart reads the log after it.
+    pub fn bound(&self) -> u64 {
+        let s = self.state();
+        s.written.min(s.applied)
+    }
+
+    /// Whether every other partition's store can be read here (opened read-only, and
+    /// kept): then a text trimmed from the documents stream is read from its owner's
+    /// store, else `cluster trim` must keep the whole stream.
+    pub fn reads_stores(&self) -> bool {
+        let mut stores = self.stores.lock().unwrap_or_else(|p| p.into_inner());
+        (0..self.meta.partitions).filter(|&q| q != self.partition).all(|q| {
+            let slot = &mut stores[q as usize];
+            if slot.is_none() {
+                *slot = Store::open_read_only(&self.store_path(q)).ok();
+            }
+            slot.is_some()
+        })
+    }
+
+    fn store_path(&self, q: u32) -> PathBuf {
+        db_path(&partition_dir(&self.root, &self.meta, q))
+    }
+
+    /// The text of another partition's document `seq` that `cluster trim` dropped from
+    /// the documents stream, from its owner's store: stored there before the owner said
+    /// the position the trim went by, so a store opened since holds it (the one kept
+    /// open is opened again when it does not).
+    fn stored_text(&self, seq: u64) -> Result<String> {
+        let q = self.meta.owner(seq).0;
+        let path = self.store_path(q);
+        let mut stores = self.stores.lock().unwrap_or_else(|p| p.into_inner());
+        for again in [false, true] {
+            let slot = &mut stores[q as usize];
+            if again || slot.is_none() {
+                *slot = None;
+                *slot = Some(Store::open_read_only(&path).map_err(DataDirError::from)?);
+            }
+            let store = slot.as_ref().expect("opened above");
+            if let Some(text) = store.text(seq).map_err(DataDirError::from)? {
+                drop(stores);
+                self.state().counts.texts_from_stores += 1;
+                return Ok(text);
+            }
+        }
+        Err(ClusterError::TextGone { seq, partition: q, path })
     }
 
     fn write(s: &mut State, store: &Store) -> Result<()> {
@@ -284,8 +367,17 @@ impl Elsewhere for Book {
         if let Some(t) = self.state().texts.get(&seq) {
             return Ok(Some(t.to_string()));
         }
+        let trimmed = |first: u64| {
+            self.trimmed_below.fetch_max(first, std::sync::atomic::Ordering::Relaxed);
+            seq < first
+        };
+        if seq < self.trimmed_below.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(Some(self.stored_text(seq)?));
+        }
         match self.log.get(DOCS, seq)? {
             Some(bytes) => Ok(Some(Doc::decode(&bytes)?.text)),
+            // Trimmed from the stream (a message not there yet is never asked for).
+            None if trimmed(self.log.first_seq(DOCS)?) => Ok(Some(self.stored_text(seq)?)),
             None => Ok(None),
         }
     }

@@ -29,8 +29,8 @@ use crate::log::{Log, LogError};
 use crate::searched::Searched;
 use crate::wire::{
     decode, encode, feedback_stream, hits_stream, hits_subjects, items_stream, lookups_stream, partition_name,
-    position_subject, process_name, results_stream, subject, Doc, Items, Lookups, Meta, WireError, DOCS, META,
-    POSITIONS,
+    position_subject, process_name, results_stream, subject, Doc, Items, Lookups, Meta, Position, WireError, DOCS,
+    META, POSITIONS,
 };
 
 /// Errors of the deployment's processes.
@@ -69,6 +69,12 @@ pub enum ClusterError {
          only a document published before an earlier arrival revises, and those are applied before"
     )]
     RevisedOnDemand { seq: u64, analysing: u64 },
+    #[error(
+        "document #{seq}: its text was trimmed from the documents stream and is not in partition {partition}'s store at {}: \
+         `cluster trim` drops texts only when every partition can read the others' stores",
+        path.display()
+    )]
+    TextGone { seq: u64, partition: u32, path: PathBuf },
 }
 
 type Result<T> = std::result::Result<T, ClusterError>;
@@ -122,10 +128,22 @@ fn with_subject(stream: String) -> (String, String) {
 /// Says where the process named `process` (a worker, the aggregator or a partition:
 /// `process_name`, `partition_name`) can restart from, after it wrote a checkpoint slot
 /// in `dir`: the oldest of its valid slots for `identity` (the deployment's, or the
-/// aggregator's or partition's store's; `checkpoint::oldest_valid_seq`).
-pub fn publish_position(log: &Log, process: &str, dir: &std::path::Path, identity: u64) -> Result<()> {
+/// aggregator's or partition's store's; `checkpoint::oldest_valid_seq`), or `bound`
+/// when that is earlier (a partition's book, written with the slot, reads places and
+/// outcomes from after it: `Book::bound`); `whole_log` when it reads older texts from
+/// the documents stream (a partition that cannot read every other partition's store).
+pub fn publish_position(
+    log: &Log,
+    process: &str,
+    dir: &std::path::Path,
+    identity: u64,
+    bound: u64,
+    whole_log: bool,
+) -> Result<()> {
     match textorigin_store::storage::checkpoint::oldest_valid_seq(dir, identity) {
-        Some(seq) => Ok(log.put_latest(&position_subject(process), &encode(&seq))?),
+        Some(seq) => {
+            Ok(log.put_latest(&position_subject(process), &encode(&Position { seq: seq.min(bound), whole_log }))?)
+        }
         None => Ok(()),
     }
 }
@@ -138,27 +156,29 @@ pub enum Trimmed {
     /// Nothing: this process has said no position yet (it has no checkpoint, so it
     /// would replay from the first document).
     Waiting(String),
-    /// Nothing: the deployment has several partitions, which read the other
-    /// partitions' texts from the documents stream.
-    Partitioned,
+    /// Nothing: this partition cannot read every other partition's store, so it reads
+    /// their older texts from the documents stream.
+    Partitioned(String),
 }
 
 /// Drops from the log what no process can need again: the messages before the oldest
-/// position any process has said (where the oldest of its checkpoint slots is), in
-/// every stream but the description. Needs a position from every worker and the
-/// aggregator; a process that lost its checkpoints cannot rejoin after a trim.
+/// position any process has said (where the oldest of its checkpoint slots is, or a
+/// partition's book if that is earlier), in every stream but the description. Needs a
+/// position from every worker and partition (the aggregator), and, with several
+/// partitions, every partition able to read the others' stores (it reads the older
+/// texts of their documents there); a process that lost its checkpoints cannot rejoin
+/// after a trim.
 pub fn trim(log: &Log) -> Result<Trimmed> {
     let meta = read_meta(log)?;
-    if meta.partitions > 1 {
-        // Partitions read the others' texts from the documents stream: they need it all.
-        return Ok(Trimmed::Partitioned);
-    }
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
     let mut from = u64::MAX;
-    for who in processes(&meta) {
-        match checkpoint_position(log, &process_name(who))? {
-            Some(seq) => from = from.min(seq),
-            None => return Ok(Trimmed::Waiting(process_name(who))),
+    let names =
+        (0..meta.shards).map(|s| process_name(Some(s))).chain((0..meta.partitions).map(|p| partition_name(&meta, p)));
+    for name in names {
+        match checkpoint_position(log, &name)? {
+            Some(Position { whole_log: true, .. }) => return Ok(Trimmed::Partitioned(name)),
+            Some(Position { seq, .. }) => from = from.min(seq),
+            None => return Ok(Trimmed::Waiting(name)),
         }
     }
     let mut dropped = 0;
@@ -167,6 +187,11 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
     }
     for p in 0..meta.partitions {
         dropped += log.purge_before(&feedback_stream(p), meta.first_owned_from(p, from + 1))?;
+        if meta.partitions > 1 {
+            // The partitions' books have applied the outcomes before (their positions
+            // are no later than that).
+            dropped += log.purge_before(&results_stream(p), meta.first_owned_from(p, from + 1))?;
+        }
     }
     // The lookups of the revisions caused before: every shard wrote them (its
     // checkpoint is past them), and no restart reads them again.
@@ -210,9 +235,9 @@ pub struct ProcessAt {
     /// The document its oldest checkpoint slot holds (where it would restart); none
     /// before its first checkpoint.
     pub checkpoint: Option<u64>,
-    /// Whether it needs the whole documents stream whatever its slots hold: a partition
-    /// of several (it reads the other partitions' texts there), for which `cluster
-    /// trim` keeps the whole log.
+    /// Whether it said it needs the whole documents stream whatever its slots hold: a
+    /// partition of several that cannot read every other partition's store (it reads
+    /// their older texts there), for which `cluster trim` keeps the whole log.
     pub whole_log: bool,
 }
 
@@ -224,31 +249,25 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
     let mut out = Vec::new();
     for s in 0..meta.shards {
         let done = log.last_seq(&hits_stream(s))?;
-        let checkpoint = checkpoint_position(log, &process_name(Some(s)))?;
+        let checkpoint = checkpoint_position(log, &process_name(Some(s)))?.map(|p| p.seq);
         let lag = docs.saturating_sub(done);
         out.push(ProcessAt { process: process_name(Some(s)), done, lag, checkpoint, whole_log: false });
     }
     for p in 0..meta.partitions {
         let k = log.last_seq(&feedback_stream(p))?;
         let lag = (meta.first_owned_from(p, docs + 1) - 1).saturating_sub(k);
-        // Partitions of several read the others' texts from the documents stream.
-        let whole_log = meta.partitions > 1;
-        let checkpoint = checkpoint_position(log, &partition_name(&meta, p))?;
+        let position = checkpoint_position(log, &partition_name(&meta, p))?;
+        let (checkpoint, whole_log) = (position.map(|p| p.seq), position.is_some_and(|p| p.whole_log));
         out.push(ProcessAt { process: partition_name(&meta, p), done: meta.owned(p, k), lag, checkpoint, whole_log });
     }
     Ok((docs, out))
 }
 
-/// The deployment's processes: worker `Some(s)` for each shard, then the aggregator.
-fn processes(meta: &Meta) -> impl Iterator<Item = Option<u32>> {
-    (0..meta.shards).map(Some).chain([None])
-}
-
-/// The document process `who`'s oldest checkpoint slot holds, as it said in
-/// `TXO_POSITIONS` ([`publish_position`]; the caller has made the stream); none before
-/// its first checkpoint.
-fn checkpoint_position(log: &Log, process: &str) -> Result<Option<u64>> {
-    Ok(log.latest(POSITIONS, &position_subject(process))?.map(|b| decode::<u64>(&b, "position")).transpose()?)
+/// Where the process named `process` can restart from, as it said in `TXO_POSITIONS`
+/// ([`publish_position`]; the caller has made the stream); none before its first
+/// checkpoint.
+fn checkpoint_position(log: &Log, process: &str) -> Result<Option<Position>> {
+    Ok(log.latest(POSITIONS, &position_subject(process))?.map(|b| decode(&b, "position")).transpose()?)
 }
 
 /// The deployment's description.

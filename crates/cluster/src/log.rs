@@ -222,9 +222,11 @@ impl Log {
         Ok(info.map_err(nats(format!("cannot read the state of stream {stream}")))?.state)
     }
 
-    /// Message `seq` of `stream`, or None when the stream has no such message.
+    /// Message `seq` of `stream`, or None when the stream has no such message (not yet,
+    /// or no longer: trimmed).
     pub fn get(&self, stream: &str, seq: u64) -> Result<Option<Vec<u8>>> {
-        if self.last_seq(stream)? < seq {
+        let state = self.state(stream)?;
+        if !(state.first_sequence..=state.last_sequence).contains(&seq) {
             return Ok(None);
         }
         let js = &self.inner.js;

@@ -17,8 +17,9 @@ use textorigin_store::storage::store::partitions::partition_of;
 /// near-duplicate sections of the derived indexes: answers carry their part's answers
 /// to the document's searches, outcomes the document's words only, and shingles
 /// prepared at submission the document's index work; 6: outcomes carry no words, each
-/// partition counts every document's from its text).
-pub const VERSION: u8 = 6;
+/// partition counts every document's from its text; 7: a position says whether its
+/// process needs the whole documents stream).
+pub const VERSION: u8 = 7;
 
 /// The deployment's description: message 1 of [`META`].
 pub const META: &str = "TXO_META";
@@ -31,8 +32,18 @@ pub fn subject(stream: &str) -> String {
 }
 
 /// Where each process can restart from (the oldest of its valid checkpoint slots): the
-/// latest message of subject [`position_subject`] per process, a document id.
+/// latest message of subject [`position_subject`] per process, a [`Position`].
 pub const POSITIONS: &str = "TXO_POSITIONS";
+
+/// A process's message in [`POSITIONS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    /// A restart reads the log only after this document.
+    pub seq: u64,
+    /// A partition of several that cannot read every other partition's store: it reads
+    /// their older texts from the documents stream, which `cluster trim` then keeps whole.
+    pub whole_log: bool,
+}
 
 /// A process of the deployment by name: worker `Some(s)` is `w<s>`, the aggregator
 /// `agg`.

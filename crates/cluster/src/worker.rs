@@ -265,7 +265,14 @@ impl<'c> Worker<'c> {
         let (head, range) = image(self.shard, &self.config, &self.table, &self.times, self.lookups_next - 1);
         let [counters, signatures, keys] = self.held.image();
         checkpoint::write_parts(&c.dir, &[&head, range, counters, signatures, keys], self.last, self.deployment)?;
-        crate::publish_position(log, &process_name(Some(self.shard.index())), &c.dir, self.deployment)?;
+        crate::publish_position(
+            log,
+            &process_name(Some(self.shard.index())),
+            &c.dir,
+            self.deployment,
+            u64::MAX,
+            false,
+        )?;
         self.summary.checkpoints += 1;
         (self.checkpointed, self.checkpointed_at) = (Instant::now(), self.last);
         Ok(())
