@@ -310,6 +310,12 @@ pub(super) fn analyse(
     let indexes = Indexes::over(table.index_region(), shape);
     // Read with the table's answers where the stage is elsewhere: waited for as they are.
     let answers = stage.index_answers(seq).map_err(DataDirError::Stage)?;
+    if answers.is_some() != stage.elsewhere() {
+        // The region counts the words only exactly where the stage answers: what a
+        // replay decides from `elsewhere` alone.
+        let why = format!("document #{seq}: the stage answers the index searches where its table is not elsewhere, or not where it is");
+        return Err(DataDirError::Stage(why.into()));
+    }
     times.table += lap(&mut t);
     let answered = answers.as_ref().map(|answers| Answered { frequencies: &indexes, answers });
     let lookup: &dyn IndexLookup = match &answered {
@@ -337,7 +343,7 @@ pub(super) fn analyse(
     times.align += lap(&mut t);
     let nd_keys = nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default();
     let mut add = IndexAdd::found(q.as_ref(), nd_keys);
-    if answers.is_some() {
+    if stage.elsewhere() {
         add = add.words_only();
     }
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);

@@ -99,6 +99,9 @@ impl TableStage for Shared {
         engine.score(&mut *self.table.lock().unwrap(), &self.probe, fb);
         Ok(())
     }
+    fn elsewhere(&self) -> bool {
+        true
+    }
     fn index_answers(&mut self, seq: u64) -> Result<Option<IndexAnswers>, StageError> {
         let text = self.book.lock().unwrap().texts[&seq].clone();
         let (_, _, sketch, sentences) = self.preparer.prepare(&text).into_parts();
