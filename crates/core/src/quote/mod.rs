@@ -547,7 +547,19 @@ pub fn rank(mut cands: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
 /// The distinct words of a document's sentences, sorted (what its document
 /// frequencies count).
 pub fn words(sentences: &[Sentence]) -> Vec<u64> {
-    let mut words: Vec<u64> = sentences.iter().flat_map(|s| s.words.iter().copied()).collect();
+    distinct(sentences.iter().flat_map(|s| s.words.iter().copied()).collect())
+}
+
+/// [`words`] of a text's sentences from its terms, without splitting it: every term is
+/// in a sentence, whole. A term is a run of letters and digits (`crate::text::Terms`),
+/// and the splitter cuts at line breaks, spaces and punctuation only, keeping every
+/// character but the spaces around a sentence; what a deployment's partition counts of
+/// another partition's document (issue 37: the split was a quarter of that).
+pub fn words_of_terms(tokens: &[crate::text::Token]) -> Vec<u64> {
+    distinct(tokens.iter().map(|t| t.fp).collect())
+}
+
+fn distinct(mut words: Vec<u64>) -> Vec<u64> {
     words.sort_unstable();
     words.dedup();
     words

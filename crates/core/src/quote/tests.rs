@@ -348,3 +348,38 @@ fn a_later_published_candidate_quotes_the_searching_document() {
         }
     }
 }
+
+/// Both kinds of terms of `text`, with its tokens under each.
+fn tokens_of(text: &str) -> Vec<(crate::text::Terms, Vec<crate::text::Token>)> {
+    [crate::text::Terms::Words, crate::text::Terms::Unicode]
+        .into_iter()
+        .map(|terms| {
+            let rabin = crate::rabin::Rabin::new(1).with_terms(terms);
+            let mut tokens = Vec::new();
+            crate::text::tokenize(text, &rabin, &mut tokens);
+            (terms, tokens)
+        })
+        .collect()
+}
+
+/// `words_of_terms` against the words of the split sentences, with and without clauses.
+fn same_words(text: &str) -> Result<(), TestCaseError> {
+    for (terms, tokens) in tokens_of(text) {
+        let want = words(&sentences_without_clauses(text, &tokens, terms));
+        prop_assert_eq!(&words_of_terms(&tokens), &want, "{:?} {:?}", terms, text);
+        prop_assert_eq!(&words(&sentences(text, &tokens, terms)), &want);
+    }
+    Ok(())
+}
+
+proptest! {
+    /// Every term is in a sentence, whole, whatever cuts the sentences: stops followed by
+    /// spaces or capitals, abbreviations, closers, blank lines, list items, a headline,
+    /// ideographic stops, Thai spaces, combining marks.
+    #[test]
+    fn the_words_of_the_terms_are_those_of_the_sentences(
+        text in r#"([a-zA-Z0-9]{1,6}|[ \n.!?,;:'"()\[\]»”’「」。！？।-]|Dr\.|e\.g\.|\n- |\n1\. |一|あ|ア|กข|\u{0301}|Ａ){0,60}"#
+    ) {
+        same_words(&text)?;
+    }
+}

@@ -87,10 +87,11 @@ impl Store {
     }
 
     /// The distinct words of `text`'s sentences, as a document's analysis counts them
-    /// in the document frequencies (split without clauses, and without the selection of
-    /// its shingles: what a deployment's partition counts of another's document).
+    /// in the document frequencies (its terms: every one is in a sentence, whole,
+    /// [`quote::words_of_terms`]; without the selection of its shingles: what a
+    /// deployment's partition counts of another's document).
     pub fn sentence_words(&self, text: &str) -> Result<Vec<u64>> {
-        Ok(quote::words(&self.split(text)?))
+        self.with_tokens(text, |tokens, _| quote::words_of_terms(tokens))
     }
 
     /// The indexed sentences of document `seq`: those an older build stored for it
@@ -327,5 +328,30 @@ mod tests {
         assert_eq!(*s.sentence(2, 1).unwrap().unwrap(), old_sentence);
         assert_eq!(*s.sentence(2, 0).unwrap().unwrap(), computed[1].1[0]);
         assert_eq!(*s.sketch(1).unwrap().unwrap(), computed[0].0);
+    }
+
+    /// The words a partition counts of another partition's document are those of its
+    /// sentences as the owner's analysis splits them, over the sample corpora (English
+    /// ChangeLog entries and mail, SPDX licence texts, Chinese) under both kinds of
+    /// terms (`textorigin_core::quote`'s property test draws texts).
+    #[test]
+    fn sentence_words_are_the_words_of_the_split_sentences_of_the_samples() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let mut texts = vec![std::fs::read_to_string(fixtures.join("v10-chinese.txt")).unwrap()];
+        for f in ["gcc-sample.jsonl", "mail-sample.jsonl", "spdx-sample.jsonl"] {
+            for line in std::fs::read_to_string(fixtures.join(f)).unwrap().lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                texts.push(v["text"].as_str().unwrap().to_string());
+            }
+        }
+        assert!(texts.len() > 500, "{}", texts.len());
+        for terms in [Terms::Words, Terms::Unicode] {
+            let dir = tempfile::tempdir().unwrap();
+            let s = Store::open(dir.path()).unwrap();
+            s.tokenize_by(terms);
+            for text in &texts {
+                assert_eq!(s.sentence_words(text).unwrap(), quote::words(&s.split(text).unwrap()), "{terms:?}: {text}");
+            }
+        }
     }
 }
