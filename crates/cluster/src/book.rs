@@ -117,13 +117,17 @@ impl State {
         self.base + self.times.len() as u64
     }
 
-    fn result(&mut self, seq: u64, result: &DocResult, theirs: bool) {
+    /// Document `seq`'s current `result`: its copier edges, and the result kept when it
+    /// is `theirs`, else handed back.
+    fn result(&mut self, seq: u64, result: DocResult, theirs: bool) -> Option<DocResult> {
         for o in result.selected_origins.iter().map(|s| s.origin).filter(|&o| o != seq) {
             self.copiers.push((o, seq));
         }
-        if theirs {
-            self.results.insert(seq, result.clone());
+        if !theirs {
+            return Some(result);
         }
+        self.results.insert(seq, result);
+        None
     }
 }
 
@@ -315,7 +319,7 @@ impl Book {
             if out.seq != m {
                 return Err(ClusterError::OutOfStep { what: "a results stream", want: m, got: out.seq });
             }
-            s.result(m, &out.result, self.theirs(m));
+            s.result(m, out.result, self.theirs(m));
             let Some(dd) = dd.as_deref_mut() else {
                 if !out.revised.is_empty() {
                     return Err(ClusterError::RevisedOnDemand { seq: m, analysing: s.analysing });
@@ -326,11 +330,9 @@ impl Book {
             };
             let (mut mine, mut others) = (Vec::new(), Vec::new());
             for (seq, after, before) in out.revised {
-                s.result(seq, &after, self.theirs(seq));
-                if !self.theirs(seq) && self.theirs(m) {
-                    mine.push(Revised { seq, after, before });
-                } else {
-                    others.push(seq);
+                match s.result(seq, after, self.theirs(seq)) {
+                    Some(after) if self.theirs(m) => mine.push(Revised { seq, after, before }),
+                    _ => others.push(seq),
                 }
             }
             // Each forgets what the caches keep of the documents it names.
