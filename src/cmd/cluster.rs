@@ -294,7 +294,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let out = match trim(&log)? {
                 Trimmed::Below { from, dropped } => Out { kept_from: from, dropped, ..nothing },
                 Trimmed::Waiting(who) => Out { waiting_for: Some(who), ..nothing },
-                Trimmed::Partitioned(who) => Out { whole_log_for: Some(who), ..nothing },
+                Trimmed::WholeLog(who) => Out { whole_log_for: Some(who), ..nothing },
             };
             a.format.print(&out, |o| match (&o.waiting_for, &o.whole_log_for) {
                 (Some(who), _) => format!("nothing trimmed: {who} has not checkpointed yet\n"),

@@ -528,14 +528,15 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
     std::io::Read::read_to_string(&mut children[2].stderr.take().unwrap(), &mut said).unwrap();
     assert!(said.contains("places read from #301"), "{said}");
     // `cluster status`: each partition done with its last document, partition 1 where
-    // its oldest slot would restart it (partition 0 wrote none), neither needing the
-    // whole log (partition 1 reads partition 0's store beside its own).
+    // its oldest slot would restart it (partition 0 wrote none), and needing the whole
+    // log as long as partition 0 has not said which store beside its own is partition
+    // 0's.
     let out = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = serde_json::from_slice::<Value>(&out.stdout).unwrap()["processes"].clone();
     let of = |name: &str| rows.as_array().unwrap().iter().find(|r| r["process"] == name).cloned().unwrap();
-    for p in ["agg0", "agg1", "w0"] {
-        assert_eq!(of(p)["whole_log"], Value::Bool(false), "{p}");
+    for (p, whole_log) in [("agg0", false), ("agg1", true), ("w0", false)] {
+        assert_eq!(of(p)["whole_log"], Value::Bool(whole_log), "{p}");
         assert_eq!(of(p)["lag"], 0, "{p}: {rows}");
     }
     assert_eq!(of("agg0")["checkpoint"], Value::Null, "{rows}");
@@ -592,6 +593,38 @@ fn a_trim_with_partitions_leaves_older_texts_to_their_owners_stores() {
         })
         .sum();
     assert!(from_stores > 0, "texts read from the other partition's store");
+}
+
+/// Partitions whose data directories are not side by side (machines of their own, each
+/// data directory made by `cluster init` with an unused store for the other partition):
+/// each says it cannot read the other's store, and `cluster trim` keeps the whole log
+/// rather than drop texts no partition could read again.
+#[test]
+fn partitions_that_cannot_read_each_others_stores_keep_the_whole_log() {
+    let (tmp, config) = with_config();
+    let nats = Nats::start(tmp.path(), 1);
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &["--partitions", "2"]);
+    let elsewhere = tmp.path().join("elsewhere");
+    let mut init = d.cluster(&["init", "--shards", "1", "--partitions", "2", "--config"]);
+    let out = init.arg(&config).arg("--data").arg(&elsewhere).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    d.submit(&[fixture("gcc-sample.jsonl")]);
+    let (until, every) = (["--until", "100"], ["--checkpoint-secs", "0"]);
+    let mut worker = d.cluster(&["worker", "--shard", "0", "--state"]);
+    worker.arg(&d.state).arg("--image").arg(&d.image).args(until).args(every);
+    let mut children = vec![worker.spawn().unwrap()];
+    for (p, data) in [("0", &d.agg), ("1", &elsewhere)] {
+        let mut c = d.cluster(&["aggregate", "--partition", p, "--data"]);
+        children.push(c.arg(data).args(until).args(every).spawn().unwrap());
+    }
+    finish(&mut children, 300, "the first 100 documents");
+    let out = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
+    let rows = serde_json::from_slice::<Value>(&out.stdout).unwrap()["processes"].clone();
+    for r in rows.as_array().unwrap().iter().filter(|r| r["process"] != "w0") {
+        assert!(r["checkpoint"].is_u64() && r["whole_log"] == Value::Bool(true), "{rows}");
+    }
+    let trimmed = serde_json::from_slice::<Value>(&d.cluster(&["trim", "--json"]).output().unwrap().stdout).unwrap();
+    assert_eq!((trimmed["whole_log_for"].clone(), trimmed["dropped"].clone()), ("agg0".into(), 0.into()), "{trimmed}");
 }
 
 #[test]

@@ -471,7 +471,10 @@ pub fn run(
             }
             let name = partition_name(&meta, partition);
             let id = dd.store().id().map_err(DataDirError::from)?;
-            let (bound, whole_log) = book.as_ref().map_or((u64::MAX, false), |b| (b.bound(), !b.reads_stores()));
+            let (bound, whole_log) = match &book {
+                Some(b) => (b.bound(), !b.reads_stores()?),
+                None => (u64::MAX, false),
+            };
             crate::publish_position(log, &name, dir, id, bound, whole_log)?;
         }
     }

@@ -28,7 +28,7 @@ use textorigin_store::storage::store::{BookState, BookWrite, Elsewhere, Elsewher
 
 use crate::aggregate::partition_dir;
 use crate::log::{Interleaved, Log};
-use crate::wire::{decode, results_stream, Doc, Meta, Outcome, DOCS};
+use crate::wire::{decode, partition_name, results_stream, Doc, Meta, Outcome, DOCS};
 use crate::{ClusterError, Result};
 
 /// Sends what the partition appended that another process may be waiting for (its
@@ -234,18 +234,28 @@ impl Book {
         s.written.min(s.applied)
     }
 
-    /// Whether every other partition's store can be read here (opened read-only, and
-    /// kept): then a text trimmed from the documents stream is read from its owner's
-    /// store, else `cluster trim` must keep the whole stream.
-    pub fn reads_stores(&self) -> bool {
+    /// Whether every other partition's store can be read here: beside this one (opened
+    /// read-only, and kept), and the store that partition said its checkpoints are of
+    /// (not one `cluster init` made on this machine for a partition that runs on
+    /// another). Then a text trimmed from the documents stream is read from its owner's
+    /// store, else `cluster trim` must keep the whole stream. False while another
+    /// partition has said no position yet.
+    pub fn reads_stores(&self) -> Result<bool> {
         let mut stores = self.stores.lock().unwrap_or_else(|p| p.into_inner());
-        (0..self.meta.partitions).filter(|&q| q != self.partition).all(|q| {
+        for q in (0..self.meta.partitions).filter(|&q| q != self.partition) {
+            let Some(said) = crate::checkpoint_position(&self.log, &partition_name(&self.meta, q))? else {
+                return Ok(false);
+            };
             let slot = &mut stores[q as usize];
             if slot.is_none() {
                 *slot = Store::open_read_only(&self.store_path(q)).ok();
             }
-            slot.is_some()
-        })
+            if slot.as_ref().is_none_or(|s| s.id().ok() != Some(said.identity)) {
+                *slot = None;
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn store_path(&self, q: u32) -> PathBuf {

@@ -142,7 +142,8 @@ pub fn publish_position(
 ) -> Result<()> {
     match textorigin_store::storage::checkpoint::oldest_valid_seq(dir, identity) {
         Some(seq) => {
-            Ok(log.put_latest(&position_subject(process), &encode(&Position { seq: seq.min(bound), whole_log }))?)
+            let position = Position { seq: seq.min(bound), whole_log, identity };
+            Ok(log.put_latest(&position_subject(process), &encode(&position))?)
         }
         None => Ok(()),
     }
@@ -158,7 +159,7 @@ pub enum Trimmed {
     Waiting(String),
     /// Nothing: this partition cannot read every other partition's store, so it reads
     /// their older texts from the documents stream.
-    Partitioned(String),
+    WholeLog(String),
 }
 
 /// Drops from the log what no process can need again: the messages before the oldest
@@ -176,7 +177,7 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
         (0..meta.shards).map(|s| process_name(Some(s))).chain((0..meta.partitions).map(|p| partition_name(&meta, p)));
     for name in names {
         match checkpoint_position(log, &name)? {
-            Some(Position { whole_log: true, .. }) => return Ok(Trimmed::Partitioned(name)),
+            Some(Position { whole_log: true, .. }) => return Ok(Trimmed::WholeLog(name)),
             Some(Position { seq, .. }) => from = from.min(seq),
             None => return Ok(Trimmed::Waiting(name)),
         }
@@ -266,7 +267,7 @@ pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
 /// Where the process named `process` can restart from, as it said in `TXO_POSITIONS`
 /// ([`publish_position`]; the caller has made the stream); none before its first
 /// checkpoint.
-fn checkpoint_position(log: &Log, process: &str) -> Result<Option<Position>> {
+pub(crate) fn checkpoint_position(log: &Log, process: &str) -> Result<Option<Position>> {
     Ok(log.latest(POSITIONS, &position_subject(process))?.map(|b| decode(&b, "position")).transpose()?)
 }
 

@@ -43,6 +43,9 @@ pub struct Position {
     /// A partition of several that cannot read every other partition's store: it reads
     /// their older texts from the documents stream, which `cluster trim` then keeps whole.
     pub whole_log: bool,
+    /// The identity of the store its checkpoints are of (the deployment's for a
+    /// worker): a partition reads another's store beside its own only if it is this one.
+    pub identity: u64,
 }
 
 /// A process of the deployment by name: worker `Some(s)` is `w<s>`, the aggregator
