@@ -43,8 +43,8 @@ pub struct Book {
     flush: Flush,
     state: Mutex<State>,
     /// The deployment's data directory, and the other partitions' stores in it opened
-    /// read-only (none: not yet, or this partition's), where the texts of their
-    /// documents that the documents stream no longer holds are read.
+    /// read-only (none: not yet, or this partition's) when a text of theirs that the
+    /// documents stream no longer holds was read.
     root: PathBuf,
     stores: Mutex<Vec<Option<Store>>>,
     /// The first document the documents stream held when the book last found one
@@ -234,24 +234,21 @@ impl Book {
         s.written.min(s.applied)
     }
 
-    /// Whether every other partition's store can be read here: beside this one (opened
-    /// read-only, and kept), and the store that partition said its checkpoints are of
-    /// (not one `cluster init` made on this machine for a partition that runs on
-    /// another). Then a text trimmed from the documents stream is read from its owner's
-    /// store, else `cluster trim` must keep the whole stream. False while another
+    /// Whether every other partition's store can be read here: its data directory is
+    /// beside this one's and holds checkpoint slots of the store that partition said its
+    /// checkpoints are of (not a store `cluster init` made on this machine for a
+    /// partition that runs on another). Then a text trimmed from the documents stream
+    /// is read from its owner's store (`Book::stored_text`, which opens it when one
+    /// is needed), else `cluster trim` must keep the whole stream. False while another
     /// partition has said no position yet.
     pub fn reads_stores(&self) -> Result<bool> {
-        let mut stores = self.stores.lock().unwrap_or_else(|p| p.into_inner());
         for q in (0..self.meta.partitions).filter(|&q| q != self.partition) {
             let Some(said) = crate::checkpoint_position(&self.log, &partition_name(&self.meta, q))? else {
                 return Ok(false);
             };
-            let slot = &mut stores[q as usize];
-            if slot.is_none() {
-                *slot = Store::open_read_only(&self.store_path(q)).ok();
-            }
-            if slot.as_ref().is_none_or(|s| s.id().ok() != Some(said.identity)) {
-                *slot = None;
+            let dir = partition_dir(&self.root, &self.meta, q);
+            let slots = (0..2).filter_map(|slot| textorigin_store::storage::checkpoint::read_meta(&dir, slot));
+            if !(db_path(&dir).exists() && slots.into_iter().any(|m| m.store == said.identity)) {
                 return Ok(false);
             }
         }
