@@ -417,22 +417,37 @@ impl OneShard {
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["last"].as_u64().unwrap().to_string()
     }
 
-    /// The worker and the aggregator until document `until`, checkpointing `every`
-    /// seconds.
-    fn run(&self, until: &str, every: &str) -> [Child; 2] {
-        let worker = self
-            .cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"])
+    /// The worker until document `until`, checkpointing `every` seconds.
+    fn worker(&self, until: &str, every: &str) -> Child {
+        self.cluster(&["worker", "--shard", "0", "--checkpoint-secs", every, "--until", until, "--state"])
             .arg(&self.state)
             .arg("--image")
             .arg(&self.image)
             .spawn()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// The worker and the aggregator until document `until`, checkpointing `every`
+    /// seconds.
+    fn run(&self, until: &str, every: &str) -> [Child; 2] {
         let aggregator = self
             .cluster(&["aggregate", "--checkpoint-secs", every, "--until", until, "--data"])
             .arg(&self.agg)
             .spawn()
             .unwrap();
-        [worker, aggregator]
+        [self.worker(until, every), aggregator]
+    }
+
+    /// [`OneShard::run`] of a deployment of partitions, partition `p` on the data
+    /// directory `data[p]`, their standard error piped.
+    fn run_partitions(&self, until: &str, every: &str, data: [&Path; 2]) -> Vec<Child> {
+        let mut children = vec![self.worker(until, every)];
+        for (p, dir) in data.into_iter().enumerate() {
+            let mut c = self.cluster(&["aggregate", "--partition", &p.to_string(), "--until", until]);
+            c.args(["--checkpoint-secs", every, "--data"]).arg(dir).stderr(std::process::Stdio::piped());
+            children.push(c.spawn().unwrap());
+        }
+        children
     }
 
     /// The export and the union of the shard, as [`cluster`] gives them.
@@ -559,18 +574,7 @@ fn a_trim_with_partitions_leaves_older_texts_to_their_owners_stores() {
     let nats = Nats::start(tmp.path(), 1);
     let d = OneShard::init(tmp.path(), &nats.url, &config, &["--partitions", "2"]);
     let last = d.submit(&corpus(tmp.path(), 1));
-    let run = |until: &str, every: &str| -> Vec<Child> {
-        let (until, every) = (["--until", until], ["--checkpoint-secs", every]);
-        let mut worker = d.cluster(&["worker", "--shard", "0", "--state"]);
-        worker.arg(&d.state).arg("--image").arg(&d.image).args(until).args(every);
-        let mut children = vec![worker.spawn().unwrap()];
-        for p in ["0", "1"] {
-            let mut c = d.cluster(&["aggregate", "--partition", p, "--data"]);
-            c.arg(&d.agg).args(until).args(every).stderr(std::process::Stdio::piped());
-            children.push(c.spawn().unwrap());
-        }
-        children
-    };
+    let run = |until: &str, every: &str| d.run_partitions(until, every, [&d.agg, &d.agg]);
     // Every process writes a slot at each of its documents up to #300: the older of
     // partition 0's is at #297, so the log keeps documents from #298 on.
     finish(&mut run("300", "0"), 300, "the first 300 documents");
@@ -609,15 +613,7 @@ fn partitions_that_cannot_read_each_others_stores_keep_the_whole_log() {
     let out = init.arg(&config).arg("--data").arg(&elsewhere).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     d.submit(&[fixture("gcc-sample.jsonl")]);
-    let (until, every) = (["--until", "100"], ["--checkpoint-secs", "0"]);
-    let mut worker = d.cluster(&["worker", "--shard", "0", "--state"]);
-    worker.arg(&d.state).arg("--image").arg(&d.image).args(until).args(every);
-    let mut children = vec![worker.spawn().unwrap()];
-    for (p, data) in [("0", &d.agg), ("1", &elsewhere)] {
-        let mut c = d.cluster(&["aggregate", "--partition", p, "--data"]);
-        children.push(c.arg(data).args(until).args(every).spawn().unwrap());
-    }
-    finish(&mut children, 300, "the first 100 documents");
+    finish(&mut d.run_partitions("100", "0", [&d.agg, &elsewhere]), 300, "the first 100 documents");
     let out = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
     let rows = serde_json::from_slice::<Value>(&out.stdout).unwrap()["processes"].clone();
     for r in rows.as_array().unwrap().iter().filter(|r| r["process"] != "w0") {

@@ -247,8 +247,8 @@ impl Book {
                 return Ok(false);
             };
             let dir = partition_dir(&self.root, &self.meta, q);
-            let slots = (0..2).filter_map(|slot| textorigin_store::storage::checkpoint::read_meta(&dir, slot));
-            if !(db_path(&dir).exists() && slots.into_iter().any(|m| m.store == said.identity)) {
+            let mut slots = (0..2).filter_map(|slot| textorigin_store::storage::checkpoint::read_meta(&dir, slot));
+            if !(db_path(&dir).exists() && slots.any(|m| m.store == said.identity)) {
                 return Ok(false);
             }
         }
