@@ -376,19 +376,17 @@ impl Elsewhere for Book {
         if let Some(t) = self.state().texts.get(&seq) {
             return Ok(Some(t.to_string()));
         }
-        let trimmed = |first: u64| {
-            self.trimmed_below.fetch_max(first, std::sync::atomic::Ordering::Relaxed);
-            seq < first
-        };
-        if seq < self.trimmed_below.load(std::sync::atomic::Ordering::Relaxed) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if seq < self.trimmed_below.load(Relaxed) {
             return Ok(Some(self.stored_text(seq)?));
         }
-        match self.log.get(DOCS, seq)? {
-            Some(bytes) => Ok(Some(Doc::decode(&bytes)?.text)),
-            // Trimmed from the stream (a message not there yet is never asked for).
-            None if trimmed(self.log.first_seq(DOCS)?) => Ok(Some(self.stored_text(seq)?)),
-            None => Ok(None),
+        if let Some(bytes) = self.log.get(DOCS, seq)? {
+            return Ok(Some(Doc::decode(&bytes)?.text));
         }
+        // Trimmed from the stream (a message not there yet is never asked for).
+        let first = self.log.first_seq(DOCS)?;
+        self.trimmed_below.fetch_max(first, Relaxed);
+        Ok(if seq < first { Some(self.stored_text(seq)?) } else { None })
     }
 
     fn result(&self, seq: u64) -> ElsewhereResult<Option<DocResult>> {
