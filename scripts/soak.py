@@ -11,7 +11,10 @@ decode to thousands of times their size, made by the `zstd` command: the daemon 
 the documents before the ratio limit and sends the file to failed/, as `ingest` does) and back-dated copies of
 earlier documents (JSON dated 1900 onwards, which take the copied passages over and
 revise the documents that held them) arrive among the normal ones; the end must still
-equal the batch run.
+equal the batch run. Then (issue 53) copies of the soaked data directory are damaged,
+one kind of RocksDB file lost or truncated each, and every command, restarts in a loop
+among them, must refuse them and change nothing (`repair` then mends a lost CURRENT);
+and `export --mirror` of inputs named through `..` must write inside its output only.
 
     python3 scripts/soak.py --bin TARGET/release/textorigin [--kills 1000] [--docs 3000] [--attacks]
 
@@ -77,6 +80,82 @@ def attacks(dirname, paths, rnd):
             subprocess.run(["zstd", "-19", "-q", "-f", "-o", q], input=((line + "\n") * 1000).encode(), check=True)
             out.append(q)
     return out
+
+
+def store_files(data):
+    """The store's files with their sizes and contents, but RocksDB's diagnostic logs."""
+    db = os.path.join(data, "db")
+    out = {}
+    for name in sorted(os.listdir(db)):
+        if name == "LOCK" or name.startswith("LOG"):
+            continue
+        with open(os.path.join(db, name), "rb") as f:
+            out[name] = hash(f.read())
+    return out
+
+
+def damaged_store_attacks(binary, data, work):
+    """Issue 53: each kind of RocksDB file lost or truncated in a copy of the soaked data
+    directory; `serve` started three times (as Restart=on-failure does), `ingest`, `list`
+    and `check` each run: all must fail naming the damage and change no file of the
+    store. Then `repair` brings a lost CURRENT's store back to the same export.
+    Returns the cases that held."""
+    want = export_without_sources(binary, data)
+    held = 0
+    kinds = [("CURRENT", False), ("CURRENT", True), ("MANIFEST-", False), ("MANIFEST-", True), (".sst", False), (".sst", True)]
+    extra = os.path.join(work, "extra.txt")
+    with open(extra, "w") as f:
+        f.write("one more document with words enough to be stored in a damaged store")
+    for kind, truncate in kinds:
+        copy = os.path.join(work, "damaged")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(data, copy, ignore=shutil.ignore_patterns("spool"))
+        db = os.path.join(copy, "db")
+        victim = os.path.join(db, sorted(n for n in os.listdir(db) if kind in n)[0])
+        if truncate:
+            os.truncate(victim, os.path.getsize(victim) // 2)
+        else:
+            os.remove(victim)
+        before = store_files(copy)
+        failures = []
+        for _ in range(3):
+            for args in (["serve"], ["ingest", extra], ["list"], ["check"]):
+                r = subprocess.run([binary, args[0], "--data", copy, *args[1:]], capture_output=True, text=True, timeout=60)
+                if r.returncode == 0 or ("damaged" not in r.stderr and kind not in r.stderr):
+                    failures.append(f"{args[0]}: {r.returncode} {r.stderr.strip()[:200]}")
+        if store_files(copy) != before:
+            failures.append("the store's files changed")
+        if kind == "CURRENT" and not truncate:
+            run(binary, "repair", "--data", copy)
+            if export_without_sources(binary, copy) != want:
+                failures.append("repair did not bring every document back")
+        print(f"damaged store, {kind} {'truncated' if truncate else 'removed'}: "
+              + ("held" if not failures else "FAILED: " + "; ".join(failures[:3])), flush=True)
+        held += not failures
+    return held, len(kinds)
+
+
+def mirror_attack(binary, work):
+    """Issue 53: `export --mirror` of inputs named through `..` and of a file named `x:5`
+    writes inside its output only, never over an input."""
+    docs = os.path.join(work, "dataset", "documents")
+    os.makedirs(docs, exist_ok=True)
+    part = os.path.join(docs, "part-0.jsonl")
+    with open(part, "w") as f:
+        for i in range(3):
+            f.write(json.dumps({"id": i, "text": f"document {i} of the mirrored part with some words"}) + "\n")
+    with open(os.path.join(docs, "x:5"), "w") as f:
+        f.write("a single document whose name looks like a line reference")
+    before = open(part).read()
+    data = os.path.join(work, "mirror-data")
+    subprocess.run([binary, "ingest", "--data", data, "--table-size", "32KiB",
+                    os.path.join(docs, "..", "documents", "part-0.jsonl"), os.path.join(docs, "x:5")], check=True, capture_output=True)
+    out = os.path.join(work, "dataset", "attributes")
+    subprocess.run([binary, "export", "--data", data, "--format", "attributes", "--mirror", docs, "-o", out], check=True, capture_output=True)
+    ok = open(part).read() == before and os.path.exists(os.path.join(out, "part-0.jsonl")) \
+        and os.path.exists(os.path.join(out, "x:5")) and not os.path.exists(os.path.join(out, "x"))
+    print(f"mirror through `..` and a name with `:`: {'held' if ok else 'FAILED'}", flush=True)
+    return ok
 
 
 def run(binary, *args):
@@ -211,6 +290,9 @@ def main():
         sys.exit("the daemon did not stop cleanly")
     ok = export_without_sources(a.bin, data) == export_without_sources(a.bin, ref)
     same = digests(a.bin, data) == digests(a.bin, ref)
+    if a.attacks:
+        held, cases = damaged_store_attacks(a.bin, data, work)
+        ok = ok and held == cases and mirror_attack(a.bin, work)
     print(f"soak: {kills} SIGKILLs, {exits} failpoint aborts, {failpoints} failpoints set, {disk_fills} full disks"
           f" ({'tmpfs' if tmpfs else 'no tmpfs: not root'}), {len(files)} files, {expected} documents; "
           f"export equal: {ok}; table and index digests equal: {same}")

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use serde::Deserialize;
 use textorigin_core::config::{parse_size, Overrides};
 
 /// Default limit on one document's size.
@@ -21,12 +22,31 @@ pub struct DataArg {
 /// Algorithm options (the flags, a TOML file's keys): the core's settings.
 pub use textorigin_core::settings::{on_off, Settings as ConfigArgs};
 
-/// The overrides of an optional TOML file, then of the flags (later ones win).
+/// A TOML config file: its `[daemon]` table (`serve`'s own settings) apart, and the
+/// rest (the algorithm options).
+fn config_tables(path: &Path) -> Result<(Option<toml::Table>, toml::Table)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("config file {}", path.display()))?;
+    let mut table: toml::Table = text.parse().with_context(|| format!("config file {}", path.display()))?;
+    let daemon = match table.remove("daemon") {
+        None => None,
+        Some(toml::Value::Table(t)) => Some(t),
+        Some(_) => anyhow::bail!("config file {}: `daemon` must be a table ([daemon])", path.display()),
+    };
+    Ok((daemon, table))
+}
+
+/// The `[daemon]` table of the config file `path`, if it has one.
+pub fn config_daemon_table(path: &Path) -> Result<Option<toml::Table>> {
+    Ok(config_tables(path)?.0)
+}
+
+/// The overrides of an optional TOML file (its algorithm options: a `[daemon]` table is
+/// `serve`'s), then of the flags (later ones win).
 pub fn overrides(config: Option<&Path>, flags: &ConfigArgs) -> Result<Overrides> {
     let file = match config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("config file {}", path.display()))?;
-            toml::from_str::<ConfigArgs>(&text)
+            let (_, rest) = config_tables(path)?;
+            ConfigArgs::deserialize(rest)
                 .with_context(|| format!("config file {}", path.display()))?
                 .typed()
                 .map_err(anyhow::Error::msg)

@@ -52,6 +52,7 @@ enum Command {
     BenchDaemon(cmd::bench_daemon::Args),
     Upgrade(cmd::upgrade::Args),
     Rebuild(cmd::rebuild::Args),
+    Repair(cmd::repair::Args),
     Bench(cmd::bench::Args),
     Cluster(cmd::cluster::Args),
 }
@@ -77,6 +78,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::BenchDaemon(a) => ok(cmd::bench_daemon::run(a)),
         Command::Upgrade(a) => ok(cmd::upgrade::run(a)),
         Command::Rebuild(a) => cmd::rebuild::run(a),
+        Command::Repair(a) => ok(cmd::repair::run(a)),
         Command::Bench(a) => ok(cmd::bench::run(a)),
         Command::Cluster(a) => cmd::cluster::run(a),
     }
@@ -91,18 +93,27 @@ fn main() -> ExitCode {
         _ => textorigin_store::sys::default_sigpipe(),
     }
     let (log_file, default_filter) = match &cli.command {
-        Command::Serve(a) => (a.log.as_deref(), log::DAEMON_DEFAULT),
+        Command::Serve(a) => match cmd::serve::log_file(a) {
+            Ok(f) => (f, log::DAEMON_DEFAULT),
+            Err(e) => {
+                eprintln!("error: {}", textorigin_server::view::text::safe_lines(&format!("{e:#}")));
+                return ExitCode::FAILURE;
+            }
+        },
         _ => (None, "warn"),
     };
-    if let Err(e) = log::init(log_file, default_filter) {
-        eprintln!("error: cannot open log file {}: {e}", log_file.map(|p| p.display().to_string()).unwrap_or_default());
+    if let Err(e) = log::init(log_file.as_deref(), default_filter) {
+        eprintln!(
+            "error: cannot open log file {}: {e}",
+            log_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+        );
         return ExitCode::FAILURE;
     }
     match run(cli.command) {
         Ok(code) => code,
         Err(e) => {
             // A name or a reason in the message may hold escape sequences.
-            eprintln!("error: {}", textorigin_server::view::text::safe(&format!("{e:#}")));
+            eprintln!("error: {}", textorigin_server::view::text::safe_lines(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

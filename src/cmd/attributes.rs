@@ -9,19 +9,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
+use textorigin_store::input::split_source;
 use textorigin_store::storage::store::DocFailure;
 
 use super::export::Out;
-
-/// A document's source split into its file and its line (0: a file of one document).
-pub fn split_source(source: &str) -> (&str, u64) {
-    match source.rsplit_once(':') {
-        Some((path, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
-            (path, line.parse().unwrap_or(0))
-        }
-        _ => (source, 0),
-    }
-}
 
 /// The failed input documents not written yet, by file, in line order.
 pub struct Failed {
@@ -72,13 +63,7 @@ impl Failed {
 /// Where the lines go: one output, or a file per input file under `--mirror`'s root.
 pub enum Sink {
     One(Out),
-    Mirror {
-        /// The input files' root (a Dolma `documents/` tree) and the output root.
-        documents: PathBuf,
-        out: PathBuf,
-        current: Option<(String, Out)>,
-        done: HashSet<String>,
-    },
+    Mirror { roots: MirrorRoots, current: Option<(String, Out)>, done: HashSet<String> },
 }
 
 impl Sink {
@@ -86,7 +71,7 @@ impl Sink {
     pub fn line(&mut self, file: &str, v: &Value) -> Result<()> {
         let out = match self {
             Sink::One(out) => out,
-            Sink::Mirror { documents, out, current, done } => {
+            Sink::Mirror { roots, current, done } => {
                 if current.as_ref().is_none_or(|(f, _)| f != file) {
                     if let Some((f, o)) = current.take() {
                         o.finish()?;
@@ -95,12 +80,7 @@ impl Sink {
                     if done.contains(file) {
                         bail!("--mirror: the documents of {file} are not stored together (ingested by several runs?): export without --mirror");
                     }
-                    let path = mirrored(documents, out, file)?;
-                    if let Some(dir) = path.parent() {
-                        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-                    }
-                    let w =
-                        std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+                    let w = roots.create(file)?;
                     let gzip = file.ends_with(".gz");
                     *current = Some((file.to_string(), Out::new(Box::new(w), gzip)));
                 }
@@ -119,16 +99,79 @@ impl Sink {
     }
 }
 
-/// The attributes file of input `file`: its path under `documents`, under `out`.
-fn mirrored(documents: &Path, out: &Path, file: &str) -> Result<PathBuf> {
-    let path = Path::new(file);
-    let relative = path.strip_prefix(documents).ok().map(Path::to_path_buf).or_else(|| {
-        let (root, file) = (documents.canonicalize().ok()?, path.canonicalize().ok()?);
-        file.strip_prefix(root).ok().map(Path::to_path_buf)
-    });
-    match relative {
-        Some(r) if r.file_name().is_some() => Ok(out.join(r)),
-        _ => bail!("--mirror {}: input file {file} is not under it", documents.display()),
+/// The input files' root (a Dolma `documents/` tree) and the output root of `--mirror`,
+/// both canonical (issue 53: a prefix stripped lexically and joined back with its `..`
+/// wrote outside the output and overwrote an input).
+pub struct MirrorRoots {
+    documents: PathBuf,
+    out: PathBuf,
+}
+
+impl MirrorRoots {
+    /// Creates `out` if needed; refuses roots that hold one another (an attributes file
+    /// could then take an input's place).
+    pub fn new(documents: &Path, out: &Path) -> Result<MirrorRoots> {
+        let canonical = |p: &Path, what: &str| {
+            p.canonicalize().with_context(|| format!("--mirror: cannot resolve {what} {}", p.display()))
+        };
+        let documents = canonical(documents, "the documents directory")?;
+        std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+        let out = canonical(out, "the output directory")?;
+        if out.starts_with(&documents) || documents.starts_with(&out) {
+            bail!(
+                "--mirror {}: the output directory {} must not be inside it nor hold it (its files would take the inputs' places)",
+                documents.display(),
+                out.display()
+            );
+        }
+        Ok(MirrorRoots { documents, out })
+    }
+
+    /// The attributes file of input `file`: its path under the documents root, under the
+    /// output root, resolved through every link (an input that is gone: through its
+    /// directory's).
+    pub fn target(&self, file: &str) -> Result<PathBuf> {
+        let path = Path::new(file);
+        let resolved = path.canonicalize().ok().or_else(|| {
+            let (dir, name) = (path.parent()?, path.file_name()?);
+            let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+            Some(dir.canonicalize().ok()?.join(name))
+        });
+        let Some(resolved) = resolved else {
+            bail!("--mirror {}: input file {file} is gone (nor is its directory there)", self.documents.display())
+        };
+        match resolved.strip_prefix(&self.documents) {
+            Ok(r) if r.file_name().is_some() => Ok(self.out.join(r)),
+            _ => bail!("--mirror {}: input file {file} is not under it", self.documents.display()),
+        }
+    }
+
+    /// Creates (or truncates) the attributes file of input `file`, following no
+    /// symbolic link inside the output root: its directories must resolve inside it and
+    /// the file itself is opened with `O_NOFOLLOW`.
+    fn create(&self, file: &str) -> Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.target(file)?;
+        let dir = path.parent().expect("under the output root");
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let resolved = dir.canonicalize().with_context(|| format!("cannot resolve {}", dir.display()))?;
+        if !resolved.starts_with(&self.out) {
+            bail!(
+                "--mirror: {} leads out of the output directory (to {}): not followed",
+                dir.display(),
+                resolved.display()
+            );
+        }
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .with_context(|| match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => format!("{} is a symbolic link: not followed", path.display()),
+                _ => format!("cannot create {}", path.display()),
+            })
     }
 }
 

@@ -140,11 +140,11 @@ fn output(a: &Args) -> Result<Out> {
 /// stored ones' with their spans and decisions, the failed ones' (`failed_docs`)
 /// naming the reason, to one output or, with --mirror, a file per input file.
 fn attributes(a: &Args, store: &textorigin_store::storage::store::Store, mut decider: Decider<'_>) -> Result<()> {
-    use super::attributes::{split_source, Failed, Sink};
+    use super::attributes::{Failed, MirrorRoots, Sink};
+    use textorigin_store::input::split_source;
     let mut sink = match &a.mirror {
         Some(documents) => Sink::Mirror {
-            documents: documents.clone(),
-            out: a.output.clone().expect("clap requires --output"),
+            roots: MirrorRoots::new(documents, a.output.as_deref().expect("clap requires --output"))?,
             current: None,
             done: Default::default(),
         },

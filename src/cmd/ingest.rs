@@ -21,7 +21,7 @@ use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs, TakeOverArgs};
 /// before (the same file name and content) is skipped unless --force, so running
 /// ingest twice stores nothing twice.
 ///
-/// Ctrl-C (SIGINT) or SIGTERM stops it after the document being stored: the table is
+/// Ctrl-C (SIGINT), SIGTERM or SIGHUP (a closed terminal) stops it after the document being stored: the table is
 /// closed cleanly and the same command run again continues (a second Ctrl-C stops at
 /// once, as a kill does). After a kill (or a power cut) the next `ingest` recovers the
 /// table by itself from the stored documents before it goes on, saying so.
@@ -63,16 +63,28 @@ pub const SOME_FAILED: u8 = 3;
 /// The exit status of a run stopped by SIGINT or SIGTERM (128 + SIGINT, as shells do).
 pub const INTERRUPTED: u8 = 130;
 
-/// The flag SIGINT and SIGTERM set; a second one while it is set ends the process at
-/// once with [`INTERRUPTED`].
-fn interrupt_flag() -> Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+/// The flag SIGINT, SIGTERM and SIGHUP set; a second one while it is set ends the
+/// process at once with [`INTERRUPTED`]. SIGHUP (the terminal closed) also sets the
+/// second flag: standard error is then gone ([`quiet_after_hangup`]). Issue 53: a
+/// SIGHUP killed the run with its table left in use.
+fn interrupt_flag() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>)> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let (flag, hup) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
         signal_hook::flag::register_conditional_shutdown(sig, i32::from(INTERRUPTED), Arc::clone(&flag))
             .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&flag)))
             .context("cannot install signal handlers")?;
     }
-    Ok(flag)
+    signal_hook::flag::register(SIGHUP, Arc::clone(&hup)).context("cannot install signal handlers")?;
+    Ok((flag, hup))
+}
+
+/// After a hang-up, standard error goes to /dev/null (writes to a closed terminal fail,
+/// and a failed `eprintln!` panics); once.
+fn quiet_after_hangup(hup: &AtomicBool) {
+    if hup.swap(false, Ordering::Relaxed) {
+        let _ = textorigin_store::sys::stderr_to_null();
+    }
 }
 
 /// Recovers the table of a data directory left by a killed run (marked in use, or
@@ -106,7 +118,7 @@ fn recover(dir: &std::path::Path, interrupt: &AtomicBool) -> Result<()> {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let limits = a.limits.limits()?;
-    let interrupt = interrupt_flag()?;
+    let (interrupt, hup) = interrupt_flag()?;
     // A mistyped path makes no data directory.
     let found = expand_paths(&a.paths);
     if !a.data.dir.exists() && !found.is_empty() && found.iter().all(Result::is_err) {
@@ -132,7 +144,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             n => format!("ingest: {stored} documents ({n} stored before)"),
         });
     };
-    let report = |msg: String| pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe(&msg)));
+    let report = |msg: String| {
+        quiet_after_hangup(&hup);
+        pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe_lines(&msg)))
+    };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let inputs = ingest::inputs_of(found, limits, Some(Arc::clone(&read)));
     let stop = ingest::StopAt { failure: false, interrupt: Some(&interrupt) };
@@ -149,6 +164,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Event::Warning(w) => report(format!("warning: {w}")),
         Event::Failed(e) => report(format!("error: {e}")),
     });
+    quiet_after_hangup(&hup);
     pb.finish_and_clear();
     let summary = match run {
         Ok(s) => s,

@@ -18,6 +18,7 @@ pub mod query;
 pub mod quote_eval;
 pub mod quotes;
 pub mod rebuild;
+pub mod repair;
 pub mod report;
 pub mod serve;
 pub mod show;

@@ -10,7 +10,8 @@ use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs, TakeOverArgs};
 
 /// Run the daemon: take documents from a spool directory as they arrive (see the
 /// README's spool contract), keep the table checkpointed, recover after a crash.
-/// SIGTERM or SIGINT stops intake, checkpoints and exits 0. With --http, also serve
+/// SIGTERM or SIGINT stops intake, checkpoints and exits 0 (a document still being
+/// applied 2 s later is abandoned, to be applied at the next start). With --http, also serve
 /// the inspector's views over HTTP (read-only).
 #[derive(clap::Args)]
 pub struct Args {
@@ -35,19 +36,24 @@ pub struct Args {
     bad_dates: String,
     #[command(flatten)]
     take_over: TakeOverArgs,
-    /// Checkpoint after this many documents ...
-    #[arg(long, default_value_t = 1000)]
-    checkpoint_docs: u64,
-    /// ... or after this many seconds with new documents.
-    #[arg(long, default_value_t = 30)]
-    checkpoint_secs: u64,
-    /// Rescan the spool at least this often (seconds), whatever the watcher says.
-    #[arg(long, default_value_t = 5)]
-    rescan_secs: u64,
+    /// Checkpoint after this many documents [default: 1000] ...
+    #[arg(long, value_name = "N")]
+    checkpoint_docs: Option<u64>,
+    /// ... or after this many seconds with new documents [default: 30].
+    #[arg(long, value_name = "SECS")]
+    checkpoint_secs: Option<u64>,
+    /// Rescan the spool at least this often (seconds), whatever the watcher says
+    /// [default: 5].
+    #[arg(long, value_name = "SECS")]
+    rescan_secs: Option<u64>,
     /// Write the log here instead of standard error; SIGHUP reopens it (rotation).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// TOML file with algorithm options for a new data directory.
+    /// TOML file with algorithm options for a new data directory, and in its table
+    /// `[daemon]` the daemon's own settings, named as these flags with `_` for `-`
+    /// (`spool`, `keep`, `log`, `http`, `http_token`, `http_open`, `http_host` (a
+    /// list), `http_workers`, `http_max_query_bytes`, `checkpoint_docs`,
+    /// `checkpoint_secs`, `rescan_secs`); a flag given wins over the file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Serve the inspector over HTTP on this address (e.g. 127.0.0.1:8080): the JSON
@@ -58,46 +64,130 @@ pub struct Args {
     http: Option<std::net::SocketAddr>,
     /// A file holding the token every HTTP request must bring (`Authorization: Bearer
     /// TOKEN`); surrounding white space is ignored.
-    #[arg(long, value_name = "FILE", requires = "http")]
+    #[arg(long, value_name = "FILE")]
     http_token: Option<PathBuf>,
     /// Serve submissions (POST /api/documents) without a token: on a machine where
     /// every local user and every web page a browser opens is trusted. Without it,
     /// submissions need --http-token, also on loopback.
-    #[arg(long, requires = "http", conflicts_with = "http_token")]
+    #[arg(long, conflicts_with = "http_token")]
     http_open: bool,
     /// A further name the server answers to (the `Host` of requests, with or without
     /// a port; repeatable): requests to other names get 421 and pages of other sites
     /// 403 (DNS rebinding). The address it listens on, and localhost on loopback, are
     /// always answered to.
-    #[arg(long, value_name = "NAME", requires = "http")]
+    #[arg(long, value_name = "NAME")]
     http_host: Vec<String>,
     /// HTTP requests handled at once (each connection is read on a thread of its own,
-    /// within deadlines; at most 256 are open).
-    #[arg(long, default_value_t = 4, value_name = "N", requires = "http")]
-    http_workers: usize,
+    /// within deadlines; at most 256 are open) [default: 4].
+    #[arg(long, value_name = "N")]
+    http_workers: Option<usize>,
+    /// Largest body of POST /api/query, in bytes (also what a compressed one may
+    /// decode to): a query is analysed in memory, one at a time, so this bounds what
+    /// queries hold (a 64 MB query took the daemon to 4.2 GB) [default: 1MiB].
+    #[arg(long, value_name = "SIZE")]
+    http_max_query_bytes: Option<String>,
     #[command(flatten)]
     flags: ConfigArgs,
 }
 
+/// The `[daemon]` table of a `--config` file: the flags of the same names.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DaemonFile {
+    spool: Option<PathBuf>,
+    keep: Option<bool>,
+    log: Option<PathBuf>,
+    http: Option<std::net::SocketAddr>,
+    http_token: Option<PathBuf>,
+    http_open: Option<bool>,
+    http_host: Option<Vec<String>>,
+    http_workers: Option<usize>,
+    http_max_query_bytes: Option<String>,
+    checkpoint_docs: Option<u64>,
+    checkpoint_secs: Option<u64>,
+    rescan_secs: Option<u64>,
+}
+
+/// The daemon's settings: each flag given, else the `[daemon]` table's value, else
+/// the default (issue 53: a service's settings could not be kept in its TOML file).
+struct Settled {
+    spool: PathBuf,
+    keep: bool,
+    http: Option<std::net::SocketAddr>,
+    http_token: Option<PathBuf>,
+    http_open: bool,
+    http_host: Vec<String>,
+    http_workers: usize,
+    http_max_query_bytes: u64,
+    checkpoint_docs: u64,
+    checkpoint_secs: u64,
+    rescan_secs: u64,
+}
+
+/// The `[daemon]` table of `--config` (an empty one without a file or a table).
+fn daemon_file(a: &Args) -> Result<DaemonFile> {
+    let Some(path) = &a.config else { return Ok(DaemonFile::default()) };
+    let table = crate::args::config_daemon_table(path)?;
+    table.map_or(Ok(DaemonFile::default()), |t| {
+        t.try_into().with_context(|| format!("config file {}: table [daemon]", path.display()))
+    })
+}
+
+/// Where the daemon writes its log: `--log`, else the `[daemon]` table's `log`.
+pub fn log_file(a: &Args) -> Result<Option<PathBuf>> {
+    Ok(a.log.clone().or(daemon_file(a)?.log))
+}
+
+fn settle(a: &Args) -> Result<Settled> {
+    let f = daemon_file(a)?;
+    let s = Settled {
+        spool: a.spool.clone().or(f.spool).unwrap_or_else(|| a.data.dir.join("spool")),
+        keep: a.keep || f.keep.unwrap_or(false),
+        http: a.http.or(f.http),
+        http_token: a.http_token.clone().or(f.http_token),
+        http_open: a.http_open || (a.http_token.is_none() && f.http_open.unwrap_or(false)),
+        http_host: if a.http_host.is_empty() { f.http_host.unwrap_or_default() } else { a.http_host.clone() },
+        http_workers: a.http_workers.or(f.http_workers).unwrap_or(4),
+        http_max_query_bytes: crate::args::size(
+            a.http_max_query_bytes.as_deref().or(f.http_max_query_bytes.as_deref()).unwrap_or("1MiB"),
+        )
+        .context("--http-max-query-bytes")?,
+        checkpoint_docs: a.checkpoint_docs.or(f.checkpoint_docs).unwrap_or(1000),
+        checkpoint_secs: a.checkpoint_secs.or(f.checkpoint_secs).unwrap_or(30),
+        rescan_secs: a.rescan_secs.or(f.rescan_secs).unwrap_or(5),
+    };
+    let http_given = s.http_token.is_some()
+        || s.http_open
+        || !s.http_host.is_empty()
+        || a.http_workers.is_some()
+        || a.http_max_query_bytes.is_some();
+    anyhow::ensure!(s.http.is_some() || !http_given, "the --http-* settings need --http ADDR (or `http` in [daemon])");
+    anyhow::ensure!(!(s.http_open && s.http_token.is_some()), "--http-open and --http-token exclude each other");
+    Ok(s)
+}
+
 pub fn run(a: Args) -> Result<()> {
     let overrides = overrides(a.config.as_deref(), &a.flags)?;
+    let s = settle(&a)?;
     let opt = ServeOptions {
-        spool: a.spool.unwrap_or_else(|| a.data.dir.join("spool")),
-        keep: a.keep,
+        spool: s.spool.clone(),
+        keep: s.keep,
         limits: a.limits.limits()?,
         undated_bad_dates: a.bad_dates == "undated",
         take_over: a.take_over.ways(),
         revision_budget: a.take_over.budget()?,
-        checkpoint_docs: a.checkpoint_docs,
-        checkpoint_secs: a.checkpoint_secs,
-        rescan_secs: a.rescan_secs,
+        checkpoint_docs: s.checkpoint_docs,
+        checkpoint_secs: s.checkpoint_secs,
+        rescan_secs: s.rescan_secs,
         batch: 64,
-        share: a.http.map(|_| daemon::StoreShare::default()),
+        share: s.http.map(|_| daemon::StoreShare::default()),
+        applying: Arc::default(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("cannot install signal handlers")?;
     }
+    daemon::stop_within(Arc::clone(&stop), Arc::clone(&opt.applying));
     let hup = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))
         .context("cannot install signal handlers")?;
@@ -106,9 +196,9 @@ pub fn run(a: Args) -> Result<()> {
             tracing::info!("log file reopened");
         }
     };
-    let server = match a.http {
+    let server = match s.http {
         Some(addr) => {
-            let token = match &a.http_token {
+            let token = match &s.http_token {
                 Some(path) => {
                     let t = std::fs::read_to_string(path)
                         .with_context(|| format!("--http-token {}", path.display()))?
@@ -127,12 +217,13 @@ pub fn run(a: Args) -> Result<()> {
             let opts = http::HttpOptions {
                 addr,
                 token,
-                workers: a.http_workers,
+                workers: s.http_workers,
+                max_query_bytes: s.http_max_query_bytes,
                 spool: opt.spool.clone(),
                 limits: opt.limits,
                 share,
-                hosts: a.http_host.clone(),
-                open: a.http_open,
+                hosts: s.http_host.clone(),
+                open: s.http_open,
                 undated_bad_dates: opt.undated_bad_dates,
             };
             let server = http::start(&a.data.dir, &opts, Arc::clone(&stop))?;
@@ -149,6 +240,11 @@ pub fn run(a: Args) -> Result<()> {
     }
     if let Some(share) = &opt.share {
         share.clear();
+    }
+    if let Err(e) = &served {
+        // Also in the log file (issue 53: the daemon exited on a full disk with
+        // nothing logged; the message went to standard error only).
+        tracing::error!(error = %textorigin_store::error::chain(e), "the daemon stops on an error");
     }
     served?;
     Ok(())

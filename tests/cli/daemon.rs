@@ -135,6 +135,11 @@ fn an_idle_daemon_uses_almost_no_cpu() {
     let daemon = Daemon::start(dir, &["--table-size", "1MiB"], None);
     drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
     wait_drained(dir, 1);
+    // Issue 53: an idle daemon checkpoints its new documents once, soon; from then on
+    // it has nothing to do.
+    wait_until("the idle checkpoint", 20, || {
+        json(dir, &["stats", "--json"])["daemon"]["last_checkpoint_seq"].as_u64() == Some(1)
+    });
     let status_written = || std::fs::metadata(dir.join("daemon.json")).and_then(|m| m.modified()).unwrap();
     let (cpu0, t0, status0) = (cpu_seconds(daemon.id()), std::time::Instant::now(), status_written());
     std::thread::sleep(std::time::Duration::from_secs(10));
@@ -282,8 +287,22 @@ fn stats_prometheus_is_the_text_exposition_format() {
     assert_eq!(samples["textorigin_documents"], 2.0);
     assert_eq!(samples["textorigin_daemon_running"], 1.0);
     assert!(samples["textorigin_index_inserts_total{section=\"neardup_keys\"}"] > 0.0);
+    // Issue 53: the store's size counts its write-ahead log, where a running daemon's
+    // documents are until a flush (it said 0.0 MB where `du` said 37 MB).
+    let on_disk: u64 = std::fs::read_dir(dir.join("db"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
+        .sum();
+    let gauge = samples["textorigin_store_disk_bytes"];
+    assert!(gauge > 0.0 && (gauge - on_disk as f64).abs() < 0.1 * on_disk as f64, "{gauge} of {on_disk} bytes");
+    assert!(samples["textorigin_store_wal_bytes"] > 0.0, "the daemon's documents are in its log");
     let both = run(dir, &["stats", "--prometheus", "--json"]);
     assert!(!both.status.success(), "--prometheus and --json exclude each other");
+    daemon.stop();
+    // Issue 53: after a restart the status says what the table had applied (it said 0).
+    let daemon = Daemon::small(dir, 100, None);
+    daemon.status(dir);
+    assert_eq!(json(dir, &["stats", "--json"])["daemon"]["last_applied"], 2);
     daemon.stop();
 }
 
@@ -507,4 +526,65 @@ fn a_spool_document_whose_date_is_none_fails_unless_undated_is_asked() {
             assert!(reason.contains("dated.jsonl:2: published_at \"soon\" is not a date"), "{reason}");
         }
     }
+}
+
+/// Issue 53, item 9: an idle daemon checkpoints its new documents within a bounded time
+/// (it had none 20 s after its last one, with --checkpoint-secs at 30), and `check` and
+/// `stats` beside it say that the digest they print is of that checkpoint's state.
+#[test]
+fn an_idle_daemon_checkpoints_soon_and_readers_say_which_state_they_show() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let args = ["--table-size", "32KiB", "--checkpoint-docs", "1000", "--checkpoint-secs", "1000"];
+    let daemon = Daemon::start(dir, &args, None);
+    let corpus = tempfile::tempdir().unwrap();
+    drop_into_spool(dir, &generated_corpus(corpus.path(), 3));
+    wait_drained(dir, 3);
+    wait_until("a checkpoint of the three documents", 20, || {
+        json(dir, &["stats", "--json"])["daemon"]["last_checkpoint_seq"].as_u64() == Some(3)
+    });
+    let check = ok(dir, &["check"]);
+    assert!(check.contains("at its checkpoint of documents up to #3; newer documents are in its memory"), "{check}");
+    let stats = ok(dir, &["stats"]);
+    assert!(stats.contains("at its checkpoint of documents up to #3"), "{stats}");
+    daemon.stop();
+    let check = ok(dir, &["check"]);
+    assert!(!check.contains("live writer"), "no writer now: the table file is the table:\n{check}");
+}
+
+/// Issue 53, item 14: a service keeps the daemon's own settings in its TOML file (table
+/// `[daemon]`), a flag given winning; `ingest` reads the same file's algorithm options
+/// and passes the table by; a key the table does not know is an error naming it.
+#[test]
+fn the_daemons_settings_come_from_the_config_file() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let port = free_port();
+    let log = dir.join("serve.log");
+    let config = dir.join("textorigin.toml");
+    let toml = format!(
+        "table_size = \"1MiB\"\n\n[daemon]\nhttp = \"127.0.0.1:{port}\"\nhttp_open = true\nlog = \"{}\"\nrescan_secs = 1\ncheckpoint_docs = 1\n",
+        log.display()
+    );
+    std::fs::write(&config, toml).unwrap();
+    let daemon = Daemon::start(dir, &["--config", config.to_str().unwrap()], None);
+    wait_until("the HTTP listener of the file", 10, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    wait_until("the first checkpoint (checkpoint_docs = 1)", 10, || {
+        json(dir, &["stats", "--json"])["daemon"]["last_checkpoint_seq"].as_u64() == Some(1)
+    });
+    let (status, _, _) = raw(port, format!("GET /api/documents HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").as_bytes());
+    assert_eq!(status, 200);
+    daemon.stop();
+    assert!(std::fs::read_to_string(&log).unwrap().contains("serving"), "the log went to the file's `log`");
+    assert!(json(dir, &["stats", "--json"])["table"]["bytes"] == 1 << 20, "the algorithm options of the same file");
+    let other = tempfile::tempdir().unwrap();
+    let out =
+        ingest(other.path(), &["--config", config.to_str().unwrap()], &[&examples().join("02-commuter-blog.txt")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&config, "[daemon]\nhttp_wokers = 8\n").unwrap();
+    let out = run(dir, &["serve", "--config", config.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("http_wokers"), "{}", String::from_utf8_lossy(&out.stderr));
 }

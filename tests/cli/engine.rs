@@ -115,6 +115,8 @@ fn differing_parameters_are_a_clear_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("other parameters") && err.contains("k=8") && err.contains("k=6"), "{err}");
+    // Issue 53: its lines are lines, not a literal `\u{a}`.
+    assert!(err.contains("\n  stored:") && !err.contains("\\u{a}"), "{err}");
     // A TOML config file is read; unknown keys are refused.
     let cfg = dir.path().join("c.toml");
     std::fs::write(&cfg, "selektion = \"all\"\n").unwrap();

@@ -721,3 +721,46 @@ fn the_pages_stay_bounded_on_a_larger_collection() {
     assert!(copied.contains("#1500 doc-1500</a> “Story 1500”: 20 tokens"), "who copied it, by title");
     drop(daemon);
 }
+
+/// Regression (issue 53, item 5): one 64 MB query took the daemon to 4.2 GB, and five
+/// at once held every handler (`/metrics` waited 6.9 s). Queries need the token (or
+/// --http-open) as submissions do, their bodies are bounded by
+/// --http-max-query-bytes, and a query that finds another running is answered 503 at
+/// once instead of waiting in a handler.
+#[test]
+fn queries_need_the_token_are_bounded_and_never_hold_every_handler() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let daemon = Daemon::start(dir, &["--table-size", "1MiB", "--http", &addr], None);
+    wait_until("the HTTP listener", 10, || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let (status, v) = post(port, "/api/query", "text/plain", b"some words to analyse here");
+    assert_eq!(status, 403, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("queries need a token"), "{v}");
+    daemon.stop();
+
+    let (daemon, port) =
+        serving(dir, &["--table-size", "1MiB", "--http-max-query-bytes", "64KiB", "--http-workers", "2"]);
+    let words = |n: usize| (0..n).map(|i| format!("w{}", i % 997)).collect::<Vec<_>>().join(" ");
+    let (status, v) = post(port, "/api/query", "text/plain", words(20_000).as_bytes());
+    assert_eq!(status, 413, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("--http-max-query-bytes"), "{v}");
+    let body = words(9_000);
+    assert!(body.len() < 64 << 10);
+    // Six queries at once on two handlers: each is answered, 200 or 503, and /metrics
+    // is served meanwhile.
+    let queries: Vec<_> = (0..6)
+        .map(|_| {
+            let body = body.clone();
+            std::thread::spawn(move || post(port, "/api/query", "text/plain", body.as_bytes()).0)
+        })
+        .collect();
+    let (status, _, _) = get(port, "/metrics", None);
+    assert_eq!(status, 200);
+    for q in queries {
+        let status = q.join().unwrap();
+        assert!(status == 200 || status == 503, "{status}");
+    }
+    daemon.stop();
+}

@@ -316,3 +316,32 @@ fn no_data_directory_is_made_when_no_input_can_be_read() {
     let out = bin().arg("ingest").arg("--data").arg(&data).arg(tmp.path().join("mistyped.jsonl")).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "a failed input of an existing data directory");
 }
+
+/// Regression (issue 53, item 3): two symbolic links back to their directory
+/// (`ln -s . docs/x`, `ln -s . docs/y`) made the walk expand 2^40 paths (1.36 GB after
+/// two minutes, nothing stored). Each directory is walked once: the one document is
+/// stored, the loops are reported by name, and the run ends at once.
+#[test]
+fn symbolic_link_loops_in_an_input_tree_are_walked_once_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = tempfile::tempdir().unwrap();
+    let docs = inputs.path().join("docs");
+    std::fs::create_dir_all(docs.join("sub")).unwrap();
+    std::fs::write(docs.join("a.txt"), "a document with enough words to be stored once").unwrap();
+    std::fs::write(docs.join("sub/b.txt"), "another document in a directory below the first one").unwrap();
+    for (link, to) in [("x", "."), ("y", "."), ("sub/up", "..")] {
+        std::os::unix::fs::symlink(to, docs.join(link)).unwrap();
+    }
+    let t0 = std::time::Instant::now();
+    let out = ingest(dir.path(), &[], &[&docs]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(t0.elapsed() < std::time::Duration::from_secs(30), "the walk ended: {err}");
+    assert_eq!(out.status.code(), Some(3), "the loops are reported as failures: {err}");
+    for link in ["x", "y", "sub/up"] {
+        let needle = format!("{}: cannot read: the directory walked already as", docs.join(link).display());
+        assert!(err.contains(&needle), "stderr lacks `{needle}`:\n{err}");
+    }
+    let list = json(dir.path(), &["list", "--json"]);
+    let names: Vec<&str> = list.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a", "b"], "each document once");
+}

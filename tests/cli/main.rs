@@ -7,6 +7,7 @@ mod util;
 mod attacks;
 mod cluster;
 mod daemon;
+mod damage;
 mod dates;
 mod density;
 mod engine;

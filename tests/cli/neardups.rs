@@ -155,7 +155,7 @@ fn lightly_edited_copies_are_near_duplicates_at_the_threshold_given() {
     // Decisions default to the data directory's threshold.
     let decisions = ok(dir.path(), &["export", "--format", "decisions"]);
     let dropped: Vec<Value> = decisions.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let reasons: Vec<&str> = dropped.iter().map(|d| d["reason"].as_str().unwrap_or("kept")).collect();
+    let reasons: Vec<&str> = dropped.iter().map(|d| d["rule"].as_str().unwrap_or("kept")).collect();
     assert_eq!(reasons[..3], ["kept", "near_duplicate", "near_duplicate"], "{decisions}");
 }
 

@@ -70,7 +70,7 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
     let got: Vec<(&str, Option<&str>, Option<u64>, u64)> = d
         .iter()
         .map(|x| {
-            (x["decision"].as_str().unwrap(), x["reason"].as_str(), x["of"].as_u64(), x["cluster"].as_u64().unwrap())
+            (x["decision"].as_str().unwrap(), x["rule"].as_str(), x["of"].as_u64(), x["cluster"].as_u64().unwrap())
         })
         .collect();
     assert_eq!(
@@ -84,10 +84,10 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
         ],
         "{d:#?}"
     );
-    assert_eq!(d[1]["rule"], "exact duplicate of #1");
+    assert_eq!(d[1]["reason"], "exact duplicate of #1");
     let r = d[2]["resemblance"].as_f64().unwrap();
     assert!((0.9..1.0).contains(&r), "{r}");
-    assert_eq!(d[2]["rule"], format!("near-duplicate of #1 at resemblance {r:.4}"));
+    assert_eq!(d[2]["reason"], format!("near-duplicate of #1 at resemblance {r:.4}"));
     let old5 = d[4]["old_fraction"].as_f64().unwrap();
     assert!((0.4..0.6).contains(&old5), "half copied: {old5}");
     // Thresholds are flags: the half copy goes at 0.4, the near copy stays above its
@@ -99,8 +99,9 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
     assert!(!low.status.success());
     let err = String::from_utf8_lossy(&low.stderr);
     assert!(err.contains("near threshold 0.5 is below") && err.contains("resemblance 0.70 or more"), "{err}");
-    assert_eq!(d[4]["reason"], "old_fraction");
-    assert_eq!(d[4]["rule"], format!("old fraction {old5:.4} >= 0.4000"));
+    // Issue 53: `rule` is the code, `reason` the words (they were the other way round).
+    assert_eq!(d[4]["rule"], "old_fraction");
+    assert_eq!(d[4]["reason"], format!("old fraction {old5:.4} >= 0.4000"));
     // Issue 35: dropped for its old fraction, a document names its dominant origin and
     // joins that origin's cluster.
     // (Half new, it dominates itself: `of` is its most-copied origin.)
@@ -111,7 +112,7 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
         "{}",
         d[2]
     );
-    assert_eq!(d[2]["reason"], "old_fraction", "not a near-duplicate at 0.99, but all old");
+    assert_eq!(d[2]["rule"], "old_fraction", "not a near-duplicate at 0.99, but all old");
 
     // CSV: a header and a row a document.
     let csv = ok(dir.path(), &["export", "--format", "csv"]);
@@ -243,7 +244,7 @@ fn decisions_follow_publication_dates_whatever_the_arrival_order() {
     let mut got: Vec<String> = d
         .iter()
         .map(|x| {
-            let reason = x["reason"].as_str().unwrap_or("-");
+            let reason = x["rule"].as_str().unwrap_or("-");
             let of = name(&x["of"]).unwrap_or("-".into());
             format!("{} {} {reason} {of} {}", x["name"].as_str().unwrap(), x["decision"], name(&x["cluster"]).unwrap())
         })
@@ -424,7 +425,84 @@ fn attributes_mirror_a_dolma_documents_tree_line_for_line() {
     );
     // A documents tree the inputs are not under is refused.
     let elsewhere = root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
     let out =
         run(dir.path(), &["export", "--format", "attributes", "--mirror", elsewhere.to_str().unwrap(), "-o", att]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not under it"), "{out:?}");
+}
+
+/// Regression (issue 53, item 2): `--mirror` compared paths lexically. An input ingested
+/// as `documents/../documents/part-0.jsonl` had its attributes written over itself
+/// (exit 0, the output empty), one named `sub/../../victim.jsonl` outside both roots; a
+/// single-document file named `x:5` was taken for line 5 of `x`; a symbolic link in the
+/// output was followed. Now: the attributes land under the output only, the inputs are
+/// untouched, `x:5` has its own file, and links are refused.
+#[test]
+fn attributes_mirror_writes_only_inside_its_output_and_never_over_an_input() {
+    let root = tempfile::tempdir().unwrap();
+    let documents = root.path().join("dataset/documents");
+    std::fs::create_dir_all(documents.join("sub")).unwrap();
+    let line = |id: u64, seed: u64| json!({"id": id, "text": text(&words(seed, 60))}).to_string() + "\n";
+    let part0 = line(1, 21) + &line(2, 22);
+    std::fs::write(documents.join("part-0.jsonl"), &part0).unwrap();
+    let victim = root.path().join("victim.jsonl");
+    std::fs::write(&victim, line(3, 23)).unwrap();
+    std::fs::write(documents.join("x:5"), text(&words(24, 60))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let through = documents.join("../documents/part-0.jsonl");
+    let outside = documents.join("sub/../../../victim.jsonl");
+    let single = documents.join("x:5");
+    let out = ingest(dir.path(), &[], &[&through, &single]);
+    assert!(out.status.success(), "{out:?}");
+    let attributes = root.path().join("dataset/attributes");
+    let mirror = |out: &std::path::Path| {
+        let (d, o) = (documents.to_str().unwrap(), out.to_str().unwrap());
+        run(dir.path(), &["export", "--format", "attributes", "--mirror", d, "-o", o])
+    };
+    let done = mirror(&attributes);
+    assert!(done.status.success(), "{done:?}");
+    assert_eq!(std::fs::read_to_string(documents.join("part-0.jsonl")).unwrap(), part0, "the input is untouched");
+    assert_eq!(jsonl(&attributes.join("part-0.jsonl")).len(), 2, "its attributes are in the output");
+    assert_eq!(jsonl(&attributes.join("x:5")).len(), 1, "x:5 is a file of its own, not line 5 of x");
+    assert!(!attributes.join("x").exists(), "nothing appended to a file x");
+    // An input that resolves outside the documents tree is refused, the victim kept.
+    let stray = tempfile::tempdir().unwrap();
+    assert!(ingest(stray.path(), &[], &[&outside]).status.success());
+    let refused = run(
+        stray.path(),
+        &[
+            "export",
+            "--format",
+            "attributes",
+            "--mirror",
+            documents.to_str().unwrap(),
+            "-o",
+            attributes.to_str().unwrap(),
+        ],
+    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not under it"), "{refused:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), line(3, 23));
+    // An output inside the documents tree (or holding it) is refused before anything is written.
+    for bad in [documents.join("attributes"), root.path().join("dataset")] {
+        let refused = mirror(&bad);
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("must not be inside it nor hold it"), "{refused:?}");
+    }
+    assert_eq!(std::fs::read_to_string(documents.join("part-0.jsonl")).unwrap(), part0);
+    // A symbolic link in the output, to a file or to a directory, is not followed.
+    let linked = root.path().join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(&victim, linked.join("part-0.jsonl")).unwrap();
+    let refused = mirror(&linked);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is a symbolic link: not followed"), "{refused:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), line(3, 23), "the link's target is untouched");
+    let away = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(documents.join("sub")).unwrap();
+    std::fs::write(documents.join("sub/part-1.jsonl"), line(4, 25)).unwrap();
+    assert!(ingest(dir.path(), &[], &[&documents.join("sub/part-1.jsonl")]).status.success());
+    let with_dir_link = root.path().join("with-dir-link");
+    std::fs::create_dir_all(&with_dir_link).unwrap();
+    std::os::unix::fs::symlink(away.path(), with_dir_link.join("sub")).unwrap();
+    let refused = mirror(&with_dir_link);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("leads out of the output directory"), "{refused:?}");
+    assert_eq!(std::fs::read_dir(away.path()).unwrap().count(), 0, "nothing written through the link");
 }

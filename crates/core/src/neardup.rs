@@ -126,6 +126,9 @@ impl Default for NearDupConfig {
 impl NearDupConfig {
     /// Checks that the parameters fit together.
     pub fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_K).contains(&self.k) {
+            return Err(format!("near-duplicate shingle length k = {} is out of 1..={MAX_K}", self.k));
+        }
         let ok = self.k >= 1
             && self.minhashes >= 1
             && self.supershingles >= 1
@@ -491,13 +494,42 @@ pub fn compare(cfg: &NearDupConfig, seq: u64, a: &Sketch, b: &Sketch) -> NearDup
     }
 }
 
+/// The longest near-duplicate shingle, in terms: the table's bound too. Broder's
+/// shingles are of 4 to 10 words; past a few dozen, one edit in k words changes every
+/// shingle and no near copy is found, while the work of a shingle grows with k (issue
+/// 53: k = 10^9 never finished a document, and 10^8 cost 5.7 s at every open).
+pub const MAX_K: u32 = 64;
+
+/// The most near-duplicates a document keeps, the closest first (exact copies, then
+/// the highest resemblance, then the earliest): a low threshold over a corpus of one
+/// template stored every pair (issue 53: 3 million for 3,000 articles), as the
+/// quotation sources are bounded by `max_sources`.
+pub const MAX_PAIRS: usize = 100;
+
+/// The [`MAX_PAIRS`] closest of a document's pairs, in the order given (ascending).
+fn closest(mut pairs: Vec<NearDup>) -> Vec<NearDup> {
+    if pairs.len() <= MAX_PAIRS {
+        return pairs;
+    }
+    pairs.sort_by(|a, b| {
+        (b.exact.cmp(&a.exact))
+            .then(b.resemblance.total_cmp(&a.resemblance))
+            .then(b.c_similarity.cmp(&a.c_similarity))
+            .then(a.seq.cmp(&b.seq))
+    });
+    pairs.truncate(MAX_PAIRS);
+    pairs.sort_by_key(|d| d.seq);
+    pairs
+}
+
 /// Whether any verdict holds (the pair is worth recording).
 pub fn any_verdict(d: &NearDup) -> bool {
     d.exact || d.b || d.c || d.combined || d.default
 }
 
 /// The verdicts of document `seq`'s sketch against its candidates (earlier documents
-/// that share an index key with it, in ascending order): the pairs with any verdict.
+/// that share an index key with it, in ascending order): the pairs with any verdict,
+/// the [`MAX_PAIRS`] closest.
 pub fn verdicts<S: std::borrow::Borrow<Sketch>>(
     cfg: &NearDupConfig,
     sketch: &Sketch,
@@ -534,7 +566,7 @@ pub fn verified_verdicts<S: std::borrow::Borrow<Sketch>, E>(
             out.push(d);
         }
     }
-    Ok(out)
+    Ok(closest(out))
 }
 
 #[cfg(test)]
@@ -742,5 +774,25 @@ mod tests {
             let share = pieces(&cfg, &base).iter().zip(pieces(&cfg, &other)).any(|(a, b)| *a == b);
             prop_assert!(!within || share, "a pair within {} differing bits shares no piece", 384 - cfg.c_threshold);
         }
+    }
+
+    /// Issue 53: a document keeps its [`MAX_PAIRS`] closest near-duplicates, exact
+    /// copies first, then the earliest of equal resemblance, in ascending order.
+    #[test]
+    fn a_document_keeps_its_closest_pairs_only() {
+        let cfg = NearDupConfig::default();
+        let w = words(7, 400);
+        let (a, _) = sk(&cfg, &w.join(" "));
+        let (near, _) = sk(&cfg, &w[..390].join(" "));
+        let candidates: Vec<(u64, &Sketch)> = (1..=150).map(|c| (c, if c % 2 == 1 { &a } else { &near })).collect();
+        let all = candidates.iter().filter(|(_, s)| any_verdict(&compare(&cfg, 0, &a, s))).count();
+        assert_eq!(all, 150, "every candidate is a near-duplicate");
+        let kept = verdicts(&cfg, &a, candidates);
+        assert_eq!(kept.len(), MAX_PAIRS);
+        let seqs: Vec<u64> = kept.iter().map(|d| d.seq).collect();
+        let expected: Vec<u64> = (1..=150).filter(|c| c % 2 == 1 || *c <= 50).collect();
+        assert_eq!(seqs, expected, "the 75 exact copies, then the 25 earliest near ones");
+        assert!(NearDupConfig::default().tuned(MAX_K + 1, 0.7).validate().is_err());
+        assert!(NearDupConfig::default().tuned(MAX_K, 0.7).validate().is_ok());
     }
 }

@@ -343,3 +343,32 @@ def test_attributes_near_duplicates_and_summaries_equal_the_command_lines(tmp_pa
     assert summaries[-1]["exact_duplicate_of"] == 8
     assert table.num_rows == 32 and table.column_names == list(summaries[0].keys())
     assert table.column("name").to_pylist() == [s["name"] for s in summaries]
+    # Issue 53: ids are nullable integers, not floats with NaN.
+    import pyarrow
+
+    for column in ("dominant_origin", "near_duplicate_of", "exact_duplicate_of"):
+        assert table.schema.field(column).type == pyarrow.int64(), table.schema
+        assert table.column(column).to_pylist() == [s[column] for s in summaries]
+    assert table.column("near_duplicate_of").null_count > 0
+
+
+def test_an_iterable_that_raises_says_how_many_documents_were_stored(tmp_path):
+    """Issue 53: a generator raising at row 4,000 left 1,984 documents stored, the rest
+    of its last batch dropped, and the exception said nothing of it. Every row before
+    the error is stored, the exception's note says how many, and a re-run goes on."""
+    docs = generated(300)
+
+    def rows(until):
+        for i in range(until):
+            yield {"id": f"r{i}", "text": docs[i % 300]["text"] + f" row {i}"}
+        raise ValueError("the source failed")
+
+    with textorigin.Collection(tmp_path / "d", table_size="4MiB", near_duplicates=False, quotations=False) as c:
+        with pytest.raises(ValueError, match="the source failed") as e:
+            c.ingest(rows(700), results="id")
+        note = " ".join(getattr(e.value, "__notes__", []))
+        assert "the 700 document(s) taken before this error were ingested (700 stored, 0 failed)" in note, note
+        assert c.stats()["documents"] == 700
+        again = c.ingest(itertools.islice(rows(800), 800), results="id")
+        assert [r["id"] for r in again[:700]] == list(range(1, 701)), "stored before: skipped, their ids given"
+        assert c.stats()["documents"] == 800

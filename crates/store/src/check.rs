@@ -25,6 +25,10 @@ pub struct CheckReport {
     pub writer_alive: bool,
     /// xxh3-64 of the table's buckets, hex.
     pub table_digest: String,
+    /// Which state of the table the digest is of, when it is not the table's now: that
+    /// of a live writer's last flush ([`digest_state`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest_of: Option<String>,
     /// Broken invariants, each named.
     pub violations: Vec<String>,
 }
@@ -84,6 +88,14 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
     // `/proc/locks` that cannot be told, and no writer is called dead).
     r.writer_alive = !writer_gone(dir);
     r.table_digest = format!("{:016x}", dd.table().digest());
+    r.digest_of = digest_state(dir, r.table_in_use && r.writer_alive);
+    if let Some((bucket, slot, c)) = dd.table().misplaced() {
+        let shift = dd.table().shift();
+        r.violations.push(format!(
+            "the table's bucket shift {shift} (its header) does not fit its entries: bucket {bucket}, slot {slot} holds an entry of final bucket {c}, which shift {shift} puts in bucket {}; the header was changed: run `textorigin rebuild`",
+            c >> shift
+        ));
+    }
     if r.table_in_use && !r.writer_alive {
         r.violations.push(format!(
             "the table is marked in use but no process writes it: its writer died (kill -9, a power loss, an interrupted recovery) after document #{}; the next `ingest` or `serve` recovers it at start (or run `textorigin rebuild`)",
@@ -93,4 +105,18 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
         r.violations.push(format!("the table holds documents up to #{} but the store up to #{}", t.last_seq, next - 1));
     }
     Ok(r)
+}
+
+/// What a digest of the table file read beside a live writer is of (issue 53: `check`
+/// and `stats` printed it as if it were the daemon's table): the writer changes its
+/// buckets in memory and writes them to the file at its checkpoints, so the file holds
+/// its newest checkpoint's state. None without a live writer.
+pub fn digest_state(dir: &Path, live_writer: bool) -> Option<String> {
+    live_writer.then(|| match checkpoint::newest_valid(dir) {
+        Some((_, m)) => format!(
+            "of the table file as the live writer last wrote it, at its checkpoint of documents up to #{}; newer documents are in its memory",
+            m.seq
+        ),
+        None => "of the table file as the live writer last wrote it (no checkpoint yet); newer documents are in its memory".into(),
+    })
 }

@@ -4,7 +4,8 @@
 //! When `TEXTORIGIN_FAILPOINTS` names a file, every [`hit`] reads that file: a line
 //! `NAME=abort` makes the process abort at point NAME (like `kill -9` at that instant),
 //! `NAME=panic` panics there (a dying thread), `NAME=error` makes the point return an
-//! I/O error ("no space left on device"), `NAME=sleep` waits 200 ms there (a slow step).
+//! I/O error ("no space left on device"), `NAME=sleep` waits 200 ms there (a slow step),
+//! `NAME=stall` 30 s (a step that takes far too long).
 //! The
 //! file can be changed while the process runs. Without the variable a hit costs one
 //! check of a cached `Option`.
@@ -61,6 +62,7 @@ pub fn hit(name: &str) -> std::io::Result<()> {
             }
             Some((n, "panic")) if n == name => panic!("failpoint {name}: panic"),
             Some((n, "sleep")) if n == name => std::thread::sleep(std::time::Duration::from_millis(200)),
+            Some((n, "stall")) if n == name => std::thread::sleep(std::time::Duration::from_secs(30)),
             Some((n, "error")) if n == name => {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::StorageFull,

@@ -1,7 +1,7 @@
 //! The only `unsafe` code of the workspace, each use with its argument
 //! (`docs/ARCHITECTURE.md`, Safety): mapping the table file, finding and punching its
-//! holes, the prefetch hint, the SIGPIPE disposition of the command line, and the
-//! clock tick of the kernel's CPU accounting.
+//! holes, the prefetch hint, the SIGPIPE disposition of the command line, standard
+//! error sent to /dev/null after a hang-up, and the clock tick of the kernel's CPU accounting.
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -235,6 +235,22 @@ pub fn ignore_sigpipe() {
     // SAFETY: as for `default_sigpipe`: a disposition set before other threads exist.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// Points standard error at `/dev/null`: after SIGHUP (its terminal closed) a write to
+/// it fails with EIO, and `eprintln!` would panic in the middle of a run that is
+/// stopping cleanly.
+pub fn stderr_to_null() -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+    // SAFETY: dup2(2) takes two descriptors and touches no memory of ours; `null` is
+    // open for the call, and descriptor 2 is replaced atomically (a write racing with
+    // it goes to the terminal or to /dev/null, never to another file).
+    if unsafe { libc::dup2(null.as_raw_fd(), 2) } == 2 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

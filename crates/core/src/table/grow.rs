@@ -68,6 +68,22 @@ impl<M: BucketMemory> Table<M> {
         }
     }
 
+    /// The first entry that is not where the shift puts it, as (bucket of the memory,
+    /// slot, final bucket): every occupied entry must lie in bucket `c >> shift` of its
+    /// final bucket `c`, inside the buckets in use. A header whose shift was changed
+    /// (and its checksum recomputed) gave wrong answers silently (issue 53): `check`
+    /// reads every bucket of the memory for this.
+    pub fn misplaced(&self) -> Option<(u64, usize, u64)> {
+        let n = self.entries;
+        (0..self.buckets).find_map(|b| {
+            let data = self.bucket(b);
+            (0..occupied(data, n)).find_map(|s| {
+                let c = final_of(data, n, s, self.buckets);
+                (c >> self.shift != b).then_some((b, s, c))
+            })
+        })
+    }
+
     /// The final buckets of the occupied entries of bucket `b` in use; `None` when the
     /// table spans its memory (they are all `b`).
     pub(super) fn finals(&self, b: u64) -> Option<Vec<u64>> {

@@ -50,14 +50,25 @@ def _batches(items: Iterable[Any], size: int) -> Iterator[List[Any]]:
     after a whole batch was encoded), each twice the last, up to ``size``."""
     batch: List[Any] = []
     n = min(64, size)
-    for item in items:
-        batch.append(item)
-        if len(batch) == n:
+    try:
+        for item in items:
+            batch.append(item)
+            if len(batch) == n:
+                yield batch
+                batch = []
+                n = min(2 * n, size)
+    except Exception:
+        # The items taken before the iterable raised are fed too (issue 53: a
+        # generator that raised at row 4,000 left the rows of its last batch unstored).
+        if batch:
             yield batch
-            batch = []
-            n = min(2 * n, size)
+        raise
     if batch:
         yield batch
+
+
+# The summary columns that hold a document's id (or nothing).
+_ID_COLUMNS = ("dominant_origin", "near_duplicate_of", "exact_duplicate_of")
 
 
 class Collection:
@@ -122,6 +133,7 @@ class Collection:
 
         encoder = threading.Thread(target=encode, daemon=True)
         encoder.start()
+        stored = failed = 0
         try:
             while True:
                 out = ingestion.take()
@@ -132,11 +144,19 @@ class Collection:
                     if seq is None:
                         if errors == "raise":
                             raise DocumentError(why)
+                        failed += 1
                         yield False, why
                     else:
+                        stored += 1
                         yield True, next(views)
             encoder.join()
             if failure:
+                # Issue 53: the caller is told how far the documents got.
+                failure[0].add_note(
+                    f"textorigin: the {stored + failed} document(s) taken before this error were ingested "
+                    f"({stored} stored, {failed} failed) and none after it; ingesting the same documents "
+                    "again skips those stored"
+                )
                 raise failure[0]
         finally:
             stop.set()
@@ -256,12 +276,29 @@ class Collection:
 
     def to_arrow(self) -> Any:
         """The summary rows (:meth:`summaries`) as a ``pyarrow.Table`` (needs
-        ``pyarrow``; ``.to_pandas()`` on it gives a DataFrame)."""
+        ``pyarrow``). A column of ids (``dominant_origin``, ``near_duplicate_of``,
+        ``exact_duplicate_of``) is a nullable ``int64``, null where there is none, also
+        when no row has one; ``.to_pandas(types_mapper=pandas.ArrowDtype)`` keeps it so
+        (plain ``.to_pandas()`` turns nullable integers into floats, as pandas does)."""
         try:
             import pyarrow
         except ImportError as e:
             raise ImportError("Collection.to_arrow needs pyarrow: pip install pyarrow") from e
-        return pyarrow.Table.from_pylist(list(self.summaries()))
+        rows = list(self.summaries())
+        if not rows:
+            return pyarrow.Table.from_pylist(rows)
+
+        def kind(key: str) -> Any:
+            # Issue 53: a column of ids with nulls came out as floats (NaN).
+            values = [r[key] for r in rows if r[key] is not None]
+            if key in _ID_COLUMNS or (values and all(type(v) is int for v in values)):
+                return pyarrow.int64()
+            if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                return pyarrow.float64()
+            return pyarrow.array(values).type if values else pyarrow.string()
+
+        schema = pyarrow.schema([(key, kind(key)) for key in rows[0]])
+        return pyarrow.Table.from_pylist(rows, schema=schema)
 
     def documents(self, batch: int = 1024) -> Iterator[Dict[str, Any]]:
         """Every stored document's row in order (what ``textorigin list --json`` prints:

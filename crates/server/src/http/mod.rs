@@ -85,6 +85,8 @@ pub struct HttpOptions {
     pub token: Option<String>,
     /// Requests handled at once.
     pub workers: usize,
+    /// Largest body of `POST /api/query` (and what a compressed one may decode to).
+    pub max_query_bytes: u64,
     /// The daemon's spool (submitted documents go into `new/` through `tmp/`).
     pub spool: PathBuf,
     /// The daemon's input limits: the largest request body (`--max-doc-bytes`), and
@@ -150,6 +152,11 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         dir: dir.to_path_buf(),
         spool: opts.spool.clone(),
         limits: opts.limits,
+        query_limits: textorigin_store::input::Limits {
+            doc_bytes: opts.max_query_bytes.min(opts.limits.doc_bytes),
+            decoded_bytes: opts.max_query_bytes.min(opts.limits.doc_bytes),
+            ..opts.limits
+        },
         share: opts.share.clone(),
         view: Mutex::new(None),
         query_view: Mutex::new(None),
@@ -163,6 +170,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         token: opts.token.clone(),
         hosts: host_names(addr, &opts.hosts),
         max_body: opts.limits.doc_bytes,
+        max_query_body: opts.max_query_bytes.min(opts.limits.doc_bytes),
         workers: opts.workers,
     };
     let listener = wire::listen(listener, limits, Arc::new(move |r: &Request| app.handle(r)), stop)
@@ -219,6 +227,8 @@ struct App {
     dir: PathBuf,
     spool: PathBuf,
     limits: textorigin_store::input::Limits,
+    /// The limits of a query's body (`--http-max-query-bytes`).
+    query_limits: textorigin_store::input::Limits,
     share: StoreShare,
     /// The read view of `/metrics` (the table's counters) and when it was opened.
     view: Mutex<Option<(Instant, Arc<DataDir>)>>,
@@ -307,7 +317,13 @@ impl App {
     /// `POST /api/query`: the body (any input format, by its content type; JSON
     /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
     fn query(&self, request: &Request) -> Result<Reply, ApiError> {
-        let doc = parse_body(request, "query", self.limits)?;
+        // A query runs the analysis, as a submission's document does (issue 53).
+        if !self.open {
+            return Err(ApiError::Forbidden(
+                "queries need a token: serve with --http-token FILE (or --http-open where every local user and web page is trusted)".into(),
+            ));
+        }
+        let doc = parse_body(request, "query", self.query_limits)?;
         self.with_query_view(|dd| {
             let q = dd.query(&doc)?;
             json(&model::document(dd.store(), model::DocParts::query(&doc, &q), ViewOptions::default())?)
@@ -315,9 +331,17 @@ impl App {
     }
 
     /// `f` with the view queries analyse against (the newest checkpoint, reopened when
-    /// older than [`REFRESH`]), one query at a time.
+    /// older than [`REFRESH`]), one query at a time: another one meanwhile is answered
+    /// 503 at once instead of holding a handler while it waits (issue 53: five
+    /// concurrent queries held every handler, and `/metrics` waited 6.9 s).
     fn with_query_view<T>(&self, f: impl FnOnce(&mut DataDir) -> Result<T, ApiError>) -> Result<T, ApiError> {
-        let mut slot = self.query_view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slot = match self.query_view.try_lock() {
+            Ok(slot) => slot,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(ApiError::Unavailable("another query is being analysed (one at a time); try again".into()))
+            }
+        };
         if slot.as_ref().is_none_or(|(at, _)| at.elapsed() >= REFRESH) {
             match DataDir::open_read_for_query(&self.dir) {
                 Ok(dd) => *slot = Some((Instant::now(), dd)),

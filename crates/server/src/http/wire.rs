@@ -107,6 +107,8 @@ pub(super) struct Limits {
     pub(super) hosts: Vec<String>,
     /// Largest request body.
     pub(super) max_body: u64,
+    /// Largest body of `POST /api/query` (`--http-max-query-bytes`).
+    pub(super) max_query_body: u64,
     /// Requests handled at once.
     pub(super) workers: usize,
 }
@@ -337,6 +339,13 @@ fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Reply> {
         if !authorized(token, request.header("authorization")) {
             return Err(json_error(401, "this server needs `Authorization: Bearer TOKEN`"));
         }
+    }
+    let query = request.method == "POST" && request.path.trim_end_matches('/') == "/api/query";
+    if query && content_length > shared.limits.max_query_body {
+        return Err(json_error(
+            413,
+            &format!("a query body is larger than {} bytes (--http-max-query-bytes)", shared.limits.max_query_body),
+        ));
     }
     if content_length > shared.limits.max_body {
         return Err(json_error(

@@ -157,9 +157,10 @@ pub struct Decision {
     pub name: String,
     /// "keep" or "drop".
     pub decision: &'static str,
-    /// The rule that dropped it, in words (None: kept).
-    pub rule: Option<String>,
-    pub reason: Option<Reason>,
+    /// The rule that dropped it (None: kept), and why in words: `rule` held the words
+    /// and `reason` the code before issue 53.
+    pub rule: Option<Reason>,
+    pub reason: Option<String>,
     /// The earlier document of the duplicate rules; for the old-fraction rule the
     /// document's dominant origin (its most-copied one when it dominates itself).
     pub of: Option<u64>,
@@ -263,7 +264,7 @@ impl<'a> Decider<'a> {
         };
         self.remember(id, cluster);
         let exact = exact_copy_of(near);
-        let (reason, of, resemblance, rule) = if let Some(x) = exact {
+        let (rule, of, resemblance, reason) = if let Some(x) = exact {
             (Some(Reason::ExactDuplicate), Some(x), Some(1.0), Some(format!("exact duplicate of #{x}")))
         } else if let Some((x, r)) = link {
             (
@@ -273,15 +274,15 @@ impl<'a> Decider<'a> {
                 Some(format!("near-duplicate of #{x} at resemblance {r:.4}")),
             )
         } else if self.old_enough(v.old_tokens, v.tokens) {
-            let rule = format!("old fraction {old_fraction:.4} >= {:.4}", self.thresholds.old);
-            (Some(Reason::OldFraction), dominant, None, Some(rule))
+            let why = format!("old fraction {old_fraction:.4} >= {:.4}", self.thresholds.old);
+            (Some(Reason::OldFraction), dominant, None, Some(why))
         } else {
             (None, None, None, None)
         };
         Ok(Decision {
             id,
             name: v.name.clone(),
-            decision: if reason.is_some() { "drop" } else { "keep" },
+            decision: if rule.is_some() { "drop" } else { "keep" },
             rule,
             reason,
             of,

@@ -638,6 +638,9 @@ pub struct StatsView {
     pub shingles: u64,
     pub ssr_pct: f64,
     pub table_digest: String,
+    /// Which state the digest is of beside a live writer (its newest checkpoint's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest_of: Option<String>,
     /// The derived indexes behind the table.
     pub indexes: IndexesView,
     pub index_digest: String,
@@ -660,8 +663,12 @@ pub struct StatsView {
     /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
     /// budget, done while the daemon is idle).
     pub revision_queue: u64,
-    /// Bytes on disk of the store's column families with data, largest first.
+    /// Bytes on disk of the store's column families with data, largest first (their
+    /// table files).
     pub store_bytes: Vec<(String, u64)>,
+    /// Bytes of all the store's files on disk, and of its write-ahead logs among them.
+    pub store_disk_bytes: u64,
+    pub store_log_bytes: u64,
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
@@ -689,6 +696,7 @@ pub fn stats(
     let s = table.stats();
     let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
     let nd = store.neardup_config()?;
+    let (store_disk_bytes, store_log_bytes) = store.files_on_disk()?;
     Ok(StatsView {
         documents: store.next_seq()? - 1,
         table: TableView {
@@ -713,8 +721,14 @@ pub fn stats(
         shingles: s.shingles,
         revision_queue: store.queue_len()?,
         store_bytes: store.disk_use()?.into_iter().map(|(cf, bytes)| (cf.to_string(), bytes)).collect(),
+        store_disk_bytes,
+        store_log_bytes,
         ssr_pct: pct(s.lookups, s.shingles),
         table_digest: format!("{:016x}", table.digest()),
+        digest_of: textorigin_store::check::digest_state(
+            dir,
+            table.in_use() && !textorigin_store::storage::datadir::writer_gone(dir),
+        ),
         indexes: {
             let (df, sig, nd) = indexes.shape().capacity();
             IndexesView {

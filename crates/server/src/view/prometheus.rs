@@ -40,6 +40,13 @@ pub fn stats(v: &StatsView) -> String {
             v.revision_queue as f64,
         ),
         one("textorigin_table_bytes", "gauge", "Size of the shingle table.", t.bytes as f64),
+        one("textorigin_store_disk_bytes", "gauge", "Bytes of the store's files on disk.", v.store_disk_bytes as f64),
+        one(
+            "textorigin_store_wal_bytes",
+            "gauge",
+            "Bytes of the store's write-ahead logs (documents not flushed to table files yet).",
+            v.store_log_bytes as f64,
+        ),
         one("textorigin_table_capacity_entries", "gauge", "Entries the shingle table holds.", t.capacity as f64),
         one(
             "textorigin_table_buckets_in_use",

@@ -25,6 +25,21 @@ pub fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// [`safe`] for a message of several lines: its line breaks are kept (issue 53: error
+/// messages printed a literal `\u{a}` where they meant a new line), every other control
+/// character escaped.
+pub fn safe_lines(s: &str) -> String {
+    s.split('\n').map(safe).collect::<Vec<_>>().join("\n")
+}
+
+/// A table digest with the state it is of, when that is not the table's now.
+fn digest_line(digest: &str, of: Option<&str>) -> String {
+    match of {
+        Some(of) => format!("{digest} ({of})"),
+        None => digest.to_string(),
+    }
+}
+
 fn clip(s: &str, max: usize) -> String {
     let one_line: String = safe(&s.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned();
     if one_line.chars().count() <= max {
@@ -276,7 +291,7 @@ pub fn stats(v: &StatsView) -> String {
             "paper" => "paper (the selection alone)".to_string(),
             d => format!("{d} of the shingles the selection leaves out are sent too (adaptive: halves as the table fills)"),
         },
-        v.table_digest,
+        digest_line(&v.table_digest, v.digest_of.as_deref()),
         v.indexes.bytes,
         v.indexes.counters.documents,
         v.indexes.counters.df_inserts - v.indexes.counters.df_evictions,
@@ -308,9 +323,13 @@ pub fn stats(v: &StatsView) -> String {
         out += "recovery:    needed: the table is marked in use but its writer is gone (killed, or the power failed); the next `ingest` or `serve` recovers it, or `textorigin rebuild`\n";
     }
     out += &format!("revisions:   {} document(s) waiting in the revision queue\n", v.revision_queue);
-    let total: u64 = v.store_bytes.iter().map(|(_, b)| b).sum();
     let parts: Vec<String> = v.store_bytes.iter().map(|(cf, b)| format!("{cf} {:.1}", *b as f64 / 1e6)).collect();
-    out += &format!("store:       {:.1} MB on disk (MB by kind: {})\n", total as f64 / 1e6, parts.join(", "));
+    out += &format!(
+        "store:       {:.1} MB on disk, {:.1} MB of it write-ahead log (MB of table files by kind: {})\n",
+        v.store_disk_bytes as f64 / 1e6,
+        v.store_log_bytes as f64 / 1e6,
+        if parts.is_empty() { "none yet".to_string() } else { parts.join(", ") }
+    );
     if let Some(d) = &v.daemon {
         out += &format!(
             "daemon:      pid {}, {}; {} files admitted, {} failed; last applied #{}; checkpoint generation {} at #{}; backlog {}; {:.1} documents/s\n",
@@ -345,6 +364,6 @@ pub fn check(v: &CheckReport) -> String {
             (false, _) => "",
         }
     );
-    out += &format!("table_digest: {}\n", v.table_digest);
+    out += &format!("table_digest: {}\n", digest_line(&v.table_digest, v.digest_of.as_deref()));
     out
 }

@@ -21,8 +21,8 @@ use crate::error::{IoContext, IoError};
 use crate::input::date::parse_published;
 use crate::input::InputDoc;
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::StoreError;
 use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
+use crate::storage::store::{Found, StoreError};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
 use textorigin_core::config::{Config, Overrides};
@@ -40,6 +40,7 @@ mod partition;
 #[cfg(test)]
 mod partition_tests;
 mod rebuild;
+mod repair;
 #[cfg(test)]
 mod tests;
 
@@ -134,6 +135,17 @@ pub const DEFAULT_REVISION_BUDGET: Budget = Budget { docs: 64, bytes: 8 << 20 };
 fn refuse_aggregator(dir: &Path) -> Result<()> {
     if dir.join(AGGREGATOR_MARK).exists() {
         return Err(DataDirError::Aggregator(dir.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// An error when the store of `dir` is gone but its table file is there: a store is
+/// created only with its data directory, never inside one that holds a table (issue 53).
+fn refuse_lost_store(dir: &Path) -> Result<()> {
+    let dbp = db_path(dir);
+    if Found::inspect(&dbp) == Found::Absent && table_path(dir).exists() {
+        let what = "it holds no data (no CURRENT, table files or logs) but the data directory has a table file".into();
+        return Err(StoreError::Damaged { path: dbp, what }.into());
     }
     Ok(())
 }
@@ -301,6 +313,7 @@ impl DataDir {
 
     fn open_write_any(dir: &Path, overrides: &Overrides, aggregator: bool) -> Result<DataDir> {
         std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
+        refuse_lost_store(dir)?;
         let store = Store::open(&db_path(dir))?;
         // The store's flag is written before `cluster init` writes the file `cluster`:
         // a directory whose init was cut off between the two is still an aggregator's.
@@ -721,7 +734,8 @@ impl DataDir {
         mut progress: impl FnMut(u64, u64) -> ControlFlow<()>,
     ) -> Result<Option<Recovery>> {
         let dbp = db_path(dir);
-        if !dbp.join("CURRENT").exists() {
+        refuse_lost_store(dir)?;
+        if Found::inspect(&dbp) == Found::Absent {
             return Ok(None);
         }
         let store = Store::open(&dbp)?;

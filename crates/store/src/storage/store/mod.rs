@@ -148,6 +148,8 @@ pub enum StoreError {
     NotFound(String),
     #[error("`{given}` is ambiguous: the name of #{named} and the id of another document; write #{named} or #{id}")]
     Ambiguous { given: String, named: u64, id: u64 },
+    #[error("store {path} is damaged: {what}. Nothing was changed. Restore the data directory from a backup, or rebuild the store's manifest from its files with `textorigin repair --data {}` (RocksDB's repair), then `textorigin check --data {}`", data_dir(path).display(), data_dir(path).display())]
+    Damaged { path: PathBuf, what: String },
     #[error("store {0}: its files kept changing while it was being opened read-only (a writer flushing all the time?); try again")]
     Unsteady(PathBuf),
     #[error("store {path}: {source}")]
@@ -239,9 +241,15 @@ impl Store {
             .collect()
     }
 
-    /// Opens (creating if needed) the store at `path` for writing. Only one writer at a
-    /// time: a second one gets RocksDB's lock error.
+    /// Opens the store at `path` for writing, creating it only where its directory
+    /// holds no data ([`Found::Absent`]); a damaged one is refused with nothing written
+    /// (issue 53: RocksDB, told to create a store whose `CURRENT` was lost, made an
+    /// empty one and deleted every table file of the old). Only one writer at a time: a
+    /// second one gets RocksDB's lock error.
     pub fn open(path: &Path) -> Result<Store> {
+        if let Found::Damaged(what) = Found::inspect(path) {
+            return Err(StoreError::Damaged { path: path.to_path_buf(), what });
+        }
         // An older store's dropped column families must be opened to be dropped.
         let existing = DB::list_cf(&Self::options(), path).unwrap_or_default();
         let legacy = LEGACY_CFS
@@ -249,13 +257,7 @@ impl Store {
             .filter(|l| existing.iter().any(|e| e == *l))
             .map(|&l| ColumnFamilyDescriptor::new(l, Options::default()));
         let descriptors = Self::descriptors().into_iter().chain(legacy);
-        let db = DB::open_cf_descriptors(&Self::options(), path, descriptors).map_err(|source| {
-            if source.to_string().contains("LOCK") {
-                StoreError::InUse(path.to_path_buf())
-            } else {
-                StoreError::Db { path: path.to_path_buf(), source }
-            }
-        })?;
+        let db = DB::open_cf_descriptors(&Self::options(), path, descriptors).map_err(|e| open_error(path, e))?;
         let mut store = Store {
             db,
             path: path.to_path_buf(),
@@ -269,10 +271,20 @@ impl Store {
         Ok(store)
     }
 
+    /// RocksDB's repair of the store at `path`: a new manifest made from the table
+    /// files and write-ahead logs that are there (what a lost `CURRENT` or manifest
+    /// needs). A table file it cannot read is moved to `lost/`, not deleted. Only with
+    /// no other process holding the store.
+    pub fn repair(path: &Path) -> Result<()> {
+        DB::repair(&Self::options(), path).map_err(|e| open_error(path, e))
+    }
+
     /// Opens an existing store read-only (works while a writer runs).
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        if !path.join("CURRENT").exists() {
-            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+        match Found::inspect(path) {
+            Found::Absent => return Err(StoreError::Missing(data_dir(path).to_path_buf())),
+            Found::Damaged(what) => return Err(StoreError::Damaged { path: path.to_path_buf(), what }),
+            Found::Present => {}
         }
         // A read-only open reads the manifest (the table files, and from which
         // write-ahead log on the state continues), then lists and replays the logs. A
@@ -282,13 +294,12 @@ impl Store {
         // the flushed writes. Logs and table files are deleted only after a manifest
         // edit, so an open during which the manifest did not change saw a consistent
         // state; any other is tried again, a while, before its error stands.
-        let mut attempt = 0;
+        let (mut attempt, mut same_missing, mut last_missing) = (0, 0, String::new());
         let db = loop {
-            let existing = DB::list_cf(&Self::options(), path)
-                .map_err(|source| StoreError::Db { path: path.to_path_buf(), source })?;
+            let existing = DB::list_cf(&Self::options(), path).map_err(|e| open_error(path, e))?;
             if !existing.iter().any(|c| c == CF_META) {
                 // A store being created right now (or not a textorigin store).
-                return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+                return Err(StoreError::Missing(data_dir(path).to_path_buf()));
             }
             let before = manifest_state(path);
             let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
@@ -297,7 +308,19 @@ impl Store {
             match opened {
                 Ok(db) if steady => break db,
                 Err(source) if steady && !source.as_ref().contains("No such file or directory") => {
-                    return Err(StoreError::Db { path: path.to_path_buf(), source })
+                    return Err(open_error(path, source))
+                }
+                // The same file missing while the manifest stood still, again and again:
+                // not a writer's deletion in the middle of the open but a lost file
+                // (issue 53: it was reported as files that kept changing).
+                Err(source) if steady && source.as_ref() == last_missing && same_missing >= MISSING_REPEATS => {
+                    return Err(open_error(path, source))
+                }
+                Err(source) if steady => {
+                    same_missing = if source.as_ref() == last_missing { same_missing + 1 } else { 0 };
+                    last_missing = source.into_string();
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 _ if attempt >= READ_ONLY_ATTEMPTS => return Err(StoreError::Unsteady(path.to_path_buf())),
                 _ => {
@@ -322,7 +345,7 @@ impl Store {
             return Err(StoreError::Older { path: path.to_path_buf(), found: v });
         }
         if CFS.iter().any(|c| store.db.cf_handle(c).is_none()) {
-            return Err(StoreError::Missing(path.parent().unwrap_or(path).to_path_buf()));
+            return Err(StoreError::Missing(data_dir(path).to_path_buf()));
         }
         Ok(store)
     }
@@ -553,6 +576,27 @@ impl Store {
         Ok(out)
     }
 
+    /// Bytes of the store's files on disk, every file (table files, write-ahead logs,
+    /// manifests) and the write-ahead logs' share: [`Store::disk_use`] counts table
+    /// files only, and a running daemon's documents are in its log until a flush
+    /// (issue 53: `stats` said 0.0 MB where `du` said 37 MB).
+    pub fn files_on_disk(&self) -> Result<(u64, u64)> {
+        let io = |source| StoreError::Io { path: self.path.clone(), source };
+        let (mut all, mut logs) = (0, 0);
+        for e in std::fs::read_dir(&self.path).map_err(io)? {
+            // A file a writer deletes meanwhile (a log it made obsolete) counts as gone.
+            let Ok(e) = e else { continue };
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_file() {
+                all += m.len();
+                if e.file_name().to_string_lossy().ends_with(".log") {
+                    logs += m.len();
+                }
+            }
+        }
+        Ok((all, logs))
+    }
+
     /// Writes every column family's memtable to its files, so that the write-ahead
     /// log segments are no longer needed and RocksDB deletes them: a closed store keeps
     /// its data once, compressed (the log held a second, raw copy: 24 of the 94 MB of
@@ -590,6 +634,83 @@ const READ_ONLY_ATTEMPTS: u32 = 100;
 
 /// The manifest a store's `CURRENT` names and its length: RocksDB appends every change
 /// of the set of files (a flush, a compaction) to it, or starts a new one.
+/// How many times in a row a read-only open that finds the same file missing, the
+/// manifest unchanged, tries again before the file counts as lost.
+const MISSING_REPEATS: u32 = 3;
+
+/// The error of a failed RocksDB open: the store in use (its lock held), damaged (a
+/// file lost or corrupt: RocksDB names it), or another failure.
+fn open_error(path: &Path, source: rocksdb::Error) -> StoreError {
+    let message = source.as_ref();
+    if message.contains("LOCK") {
+        StoreError::InUse(path.to_path_buf())
+    } else if source.kind() == rocksdb::ErrorKind::Corruption || message.contains("No such file or directory") {
+        StoreError::Damaged { path: path.to_path_buf(), what: format!("RocksDB says: {message}") }
+    } else {
+        StoreError::Db { path: path.to_path_buf(), source }
+    }
+}
+
+/// The data directory a store is in (`DIR` of `DIR/db`).
+fn data_dir(path: &Path) -> &Path {
+    path.parent().unwrap_or(path)
+}
+
+/// What a store's directory holds, told from its files alone (nothing opened, nothing
+/// written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// No store, nor any of its data: no directory, or one without `CURRENT` that holds
+    /// no table file and no write-ahead log with a record (a creation cut short). A
+    /// store may be created here.
+    Absent,
+    /// `CURRENT` names a manifest that is there (RocksDB checks the rest as it opens).
+    Present,
+    /// What is wrong: a lost or truncated `CURRENT` or manifest beside the store's data.
+    Damaged(String),
+}
+
+impl Found {
+    pub fn inspect(path: &Path) -> Found {
+        let Ok(entries) = std::fs::read_dir(path) else { return Found::Absent };
+        match std::fs::read_to_string(path.join("CURRENT")) {
+            Ok(current) => {
+                let manifest = current.trim_end();
+                if !manifest.starts_with("MANIFEST-") || manifest.contains('/') {
+                    return Found::Damaged(format!("its file CURRENT is truncated or garbled ({:?})", manifest));
+                }
+                match std::fs::metadata(path.join(manifest)) {
+                    Ok(m) if m.len() > 0 => Found::Present,
+                    Ok(_) => Found::Damaged(format!("its manifest {manifest}, named by CURRENT, is empty")),
+                    Err(e) => Found::Damaged(format!("its manifest {manifest}, named by CURRENT, cannot be read: {e}")),
+                }
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Found::Damaged(format!("its file CURRENT cannot be read: {e}"))
+            }
+            Err(_) => {
+                let (mut tables, mut logs) = (0, 0);
+                for e in entries.flatten() {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    if name.ends_with(".sst") {
+                        tables += 1;
+                    } else if name.ends_with(".log") && e.metadata().is_ok_and(|m| m.len() > 0) {
+                        logs += 1;
+                    }
+                }
+                if tables + logs == 0 {
+                    Found::Absent
+                } else {
+                    Found::Damaged(format!(
+                        "its file CURRENT is missing, beside {tables} table file(s) and {logs} write-ahead log(s) holding data"
+                    ))
+                }
+            }
+        }
+    }
+}
+
 fn manifest_state(path: &Path) -> Option<(String, u64)> {
     let name = std::fs::read_to_string(path.join("CURRENT")).ok()?;
     let len = std::fs::metadata(path.join(name.trim_end())).ok()?.len();
@@ -597,184 +718,4 @@ fn manifest_state(path: &Path) -> Option<(String, u64)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use textorigin_core::index::Indexes;
-    use textorigin_core::neardup::{NearDupConfig, Sketch};
-    use textorigin_core::quote::QuoteConfig;
-
-    pub(super) fn meta(seq: u64, name: &str) -> DocMeta {
-        DocMeta {
-            seq,
-            name: name.into(),
-            source: "x".into(),
-            url: None,
-            published_at: None,
-            text_bytes: 1,
-            tokens: 1,
-            content_hash: "h".into(),
-            ingested_at_ms: 0,
-            meta: None,
-            via: None,
-            by_arrival: false,
-            id_number: false,
-            date_field: false,
-        }
-    }
-
-    fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
-        s.put_document(&DocumentWrite {
-            meta,
-            text,
-            result,
-            nd: Some(nd),
-            q: Some(q),
-            revised: &Default::default(),
-            stage: None,
-        })
-    }
-
-    #[test]
-    fn documents_round_trip_and_resolve() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(dir.path()).unwrap();
-        assert_eq!(s.next_seq().unwrap(), 1);
-        let r = DocResult { seq: 1, tokens: 3, ..Default::default() };
-        let c = NearDupConfig::default();
-        let qc = QuoteConfig::default();
-        let idx = Indexes::in_memory(1 << 20, &qc).unwrap();
-        let nd = |seq| {
-            s.near_dup_write(
-                &c,
-                seq,
-                Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6], rate: 1, coarse: vec![] },
-                &idx,
-                |_| false,
-                None,
-            )
-            .unwrap()
-        };
-        let q = |seq| s.quote_write(&qc, seq, vec![], &idx, |_| false).unwrap();
-        put(&s, &meta(1, "a"), "text a", &r, &nd(1), &q(1)).unwrap();
-        put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &nd(2), &q(2)).unwrap();
-        put(&s, &meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &nd(3), &q(3)).unwrap();
-        assert_eq!(s.next_seq().unwrap(), 4);
-        assert_eq!(s.resolve("a").unwrap(), 2, "latest of a name");
-        assert_eq!(s.resolve("1").unwrap(), 1, "by id");
-        assert_eq!(s.resolve("17").unwrap(), 3, "a name that is no id");
-        assert_eq!(s.resolve("#1").unwrap(), 1, "#N is always an id");
-        assert!(matches!(s.resolve("#17"), Err(StoreError::NotFound(_))), "#N is never a name");
-        assert!(matches!(s.resolve("nope"), Err(StoreError::NotFound(_))));
-        // Issue 21, item 7: a name that is also another document's id is ambiguous.
-        put(
-            &s,
-            &meta(4, "2"),
-            "named by the digits of another id",
-            &DocResult { seq: 4, ..Default::default() },
-            &nd(4),
-            &q(4),
-        )
-        .unwrap();
-        match s.resolve("2") {
-            Err(e @ StoreError::Ambiguous { named: 4, id: 2, .. }) => {
-                assert!(e.to_string().contains("#2") && e.to_string().contains("#4"), "{e}")
-            }
-            other => panic!("ambiguous, not {other:?}"),
-        }
-        assert_eq!(s.resolve("#2").unwrap(), 2);
-        put(&s, &meta(5, "5"), "named by its own id", &DocResult { seq: 5, ..Default::default() }, &nd(5), &q(5))
-            .unwrap();
-        assert_eq!(s.resolve("5").unwrap(), 5, "a name and an id of the same document");
-        assert_eq!(s.text(2).unwrap().unwrap(), "text a again");
-        assert_eq!(s.result(1).unwrap().unwrap(), r);
-        assert_eq!(s.docs().count(), 5);
-    }
-
-    /// Issue 32: a document revised again and again kept its whole result each time; a
-    /// revision after the first keeps what the history shows, the first the whole result
-    /// (which recovery reproduces); a revised document leaves the revision queue.
-    #[test]
-    fn later_revisions_keep_what_the_history_shows() {
-        use textorigin_core::engine::ShingleOrigin;
-        use textorigin_core::estimate::How;
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(dir.path()).unwrap();
-        let whole = |old_tokens| DocResult {
-            seq: 1,
-            old_tokens,
-            dominant_origin: Some(1),
-            origin_counts: vec![(1, 3)],
-            selected_origins: vec![ShingleOrigin { start_token: 0, end_token: 8, origin: 1, how: How::Found }; 3],
-            ..Default::default()
-        };
-        let mut b = WriteBatch::default();
-        s.add_queued(&mut b, 2, &[1]);
-        s.write(b, false).unwrap();
-        assert_eq!(s.queued().unwrap(), [(1, 2)]);
-        for (cause, old_tokens) in [(2, 0), (3, 5)] {
-            let r = Revised { seq: 1, after: whole(old_tokens + 5), before: whole(old_tokens) };
-            s.put_drained(&[(cause, r)], &[1]).unwrap();
-        }
-        assert_eq!(s.queue_len().unwrap(), 0, "revised: out of the queue");
-        let revs = s.revisions(1).unwrap();
-        assert_eq!(revs[0].before, whole(0), "the first: whole");
-        assert_eq!(s.first_result(1).unwrap().unwrap(), whole(0));
-        let seen = &revs[1].before;
-        assert_eq!((seen.old_tokens, seen.dominant_origin), (5, Some(1)));
-        assert!(seen.selected_origins.is_empty() && seen.origin_counts.is_empty(), "{seen:?}");
-    }
-
-    #[test]
-    fn newer_schema_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let s = Store::open(dir.path()).unwrap();
-            let mut b = WriteBatch::default();
-            b.put_cf(s.cf(CF_META), b"schema_version", 99u32.to_le_bytes());
-            s.write(b, true).unwrap();
-        }
-        let err = Store::open(dir.path()).err().unwrap().to_string();
-        assert!(err.contains("newer") && err.contains("99"), "{err}");
-        assert!(Store::open_read_only(dir.path()).is_err());
-    }
-
-    #[test]
-    fn a_read_only_open_beside_a_reopening_writer_sees_every_committed_write() {
-        // Each reopen of the writer recovers its log into a table file, rewrites the
-        // manifest and deletes the log: a reader that read the manifest before and lists
-        // the logs after would miss the writes in between without an error.
-        let dir = tempfile::tempdir().unwrap();
-        drop(Store::open(dir.path()).unwrap());
-        let committed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let writer = {
-            let (path, committed, done) = (dir.path().to_path_buf(), committed.clone(), done.clone());
-            std::thread::spawn(move || {
-                let mut n = 0u64;
-                while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                    let s = Store::open(&path).unwrap();
-                    n += 1;
-                    let mut b = WriteBatch::default();
-                    b.put_cf(s.cf(CF_META), b"counter", n.to_le_bytes());
-                    s.write(b, true).unwrap();
-                    committed.store(n, std::sync::atomic::Ordering::SeqCst);
-                }
-            })
-        };
-        // At least 4 s and 25 opens: a busy machine (the whole suite running) opens
-        // slower, and the check is of what every open sees, not of how many there are.
-        let started = std::time::Instant::now();
-        let mut opens = 0;
-        let enough = |opens: u32| opens > 25 && started.elapsed() >= std::time::Duration::from_secs(4);
-        while !enough(opens) && started.elapsed() < std::time::Duration::from_secs(120) {
-            let before = committed.load(std::sync::atomic::Ordering::SeqCst);
-            let s = Store::open_read_only(dir.path()).unwrap_or_else(|e| panic!("open {opens}: {e}"));
-            let seen = s.get(CF_META, b"counter").unwrap().map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()));
-            assert!(seen >= before, "open {opens}: saw write {seen}, {before} were committed before the open");
-            opens += 1;
-        }
-        done.store(true, std::sync::atomic::Ordering::SeqCst);
-        writer.join().unwrap();
-        assert!(opens > 25, "{opens} opens in 120 s");
-    }
-}
+mod tests;
