@@ -588,3 +588,29 @@ fn the_daemons_settings_come_from_the_config_file() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("http_wokers"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Regression (issue 53, item 12): on a full disk a restarted daemon could not write its
+/// status file, and `stats` and `/metrics` read the previous daemon's, whose process was
+/// gone: "killed or crashed", `daemon_running 0`, for a daemon that ran. A status file
+/// left by another process (here one written by hand, as a full disk leaves it) beside
+/// a daemon holding the data directory reads as running, its status not written.
+#[test]
+fn a_daemon_whose_status_could_not_be_written_is_still_called_running() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::small(dir, 100, None);
+    daemon.status(dir);
+    let mut stale: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("daemon.json")).unwrap()).unwrap();
+    stale["pid"] = 4_000_000.into(); // no such process: an earlier daemon's file
+    stale["state"] = "stopped".into();
+    std::fs::write(dir.join("daemon.json"), serde_json::to_vec(&stale).unwrap()).unwrap();
+    let s = json(dir, &["stats", "--json"]);
+    assert_eq!(s["daemon"]["pid"], daemon.id());
+    assert!(
+        s["daemon"]["state"].as_str().unwrap().starts_with("running, but its status file could not be written"),
+        "{s}"
+    );
+    assert!(ok(dir, &["stats", "--prometheus"]).contains("textorigin_daemon_running 1"));
+    daemon.stop();
+}

@@ -23,10 +23,16 @@ pub enum DaemonState {
     /// Not written by a daemon: what a reader concludes when the process named in the
     /// file no longer holds the data directory (it was killed or crashed).
     Gone,
+    /// Not written by a daemon: another process than the one the file names holds the
+    /// data directory, whose status file could not be written (issue 53: on a full
+    /// disk `stats` called a running daemon killed).
+    Unwritten,
 }
 
 const NO_SPOOL: &str = "degraded: the spool directory cannot be read; recreating it and retrying";
 const GONE: &str = "not running: the process ended without stopping (killed or crashed); the next start recovers";
+const UNWRITTEN: &str =
+    "running, but its status file could not be written (a full disk?): the figures are an earlier daemon's";
 
 impl std::fmt::Display for DaemonState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -36,6 +42,7 @@ impl std::fmt::Display for DaemonState {
             DaemonState::NoSpool => f.write_str(NO_SPOOL),
             DaemonState::Stopped => f.write_str("stopped"),
             DaemonState::Gone => f.write_str(GONE),
+            DaemonState::Unwritten => f.write_str(UNWRITTEN),
         }
     }
 }
@@ -48,6 +55,7 @@ impl std::str::FromStr for DaemonState {
             "stopped" => Ok(DaemonState::Stopped),
             NO_SPOOL => Ok(DaemonState::NoSpool),
             GONE => Ok(DaemonState::Gone),
+            UNWRITTEN => Ok(DaemonState::Unwritten),
             _ => s
                 .strip_prefix("degraded: ")
                 .and_then(|r| r.split(' ').next())
@@ -100,15 +108,25 @@ impl DaemonStatus {
     pub fn read(dir: &Path) -> Option<DaemonStatus> {
         let mut s: DaemonStatus =
             std::fs::read(dir.join("daemon.json")).ok().and_then(|b| serde_json::from_slice(&b).ok())?;
-        if !matches!(s.state, DaemonState::Stopped | DaemonState::Gone) {
-            if let Some(holder) = lock_holder(&textorigin_store::storage::datadir::db_path(dir).join("LOCK")) {
-                if holder != Some(s.pid) {
-                    s.state = DaemonState::Gone;
-                }
+        match lock_holder(&textorigin_store::storage::datadir::db_path(dir).join("LOCK")) {
+            // A writer that is not the file's daemon holds the data directory: a daemon
+            // that could not write its status (or another writer, `ingest`, `rebuild`).
+            Some(Some(holder)) if holder != s.pid && is_daemon(holder) => {
+                s.pid = holder;
+                s.state = DaemonState::Unwritten;
             }
+            Some(holder) if holder != Some(s.pid) && !matches!(s.state, DaemonState::Stopped | DaemonState::Gone) => {
+                s.state = DaemonState::Gone;
+            }
+            _ => {}
         }
         Some(s)
     }
+}
+
+/// Whether process `pid` is a `textorigin serve` (its command line, from `/proc`).
+fn is_daemon(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.split(|&b| b == 0).nth(1) == Some(b"serve"))
 }
 
 /// `dir/daemon.json`, replaced atomically when the status changed (best effort: a
@@ -164,6 +182,7 @@ mod tests {
             DaemonState::Degraded { kept: 3 },
             DaemonState::NoSpool,
             DaemonState::Gone,
+            DaemonState::Unwritten,
         ] {
             assert_eq!(s.to_string().parse::<DaemonState>(), Ok(s));
         }

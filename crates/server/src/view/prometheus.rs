@@ -94,6 +94,7 @@ pub fn stats(v: &StatsView) -> String {
             DaemonState::Running => (1.0, 0.0, 0.0),
             DaemonState::Degraded { kept } => (1.0, kept as f64, 0.0),
             DaemonState::NoSpool => (1.0, 0.0, 1.0),
+            DaemonState::Unwritten => (1.0, 0.0, 0.0),
             DaemonState::Stopped | DaemonState::Gone => (0.0, 0.0, 0.0),
         };
         metrics.extend([
