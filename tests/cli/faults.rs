@@ -494,6 +494,41 @@ impl Drop for Tmpfs {
     }
 }
 
+/// Regression (issue 53, item 12): on a tmpfs a read of a hole of a mapped file
+/// allocates its page, and `stats` (whose digests read the table file and the derived
+/// indexes whole) turned the sparse table file's holes into pages, dying with SIGBUS
+/// on a full one. The readers now read the parts that hold data only: `stats` and
+/// `check` leave the file system's use as it was, and print the digests the writer has.
+#[test]
+fn readers_do_not_touch_the_holes_of_a_table_file_on_a_tmpfs() {
+    let Some(fs) = Tmpfs::mount("256m") else {
+        eprintln!(
+            "SKIPPED readers_do_not_touch_the_holes_of_a_table_file_on_a_tmpfs: cannot mount a tmpfs here (needs root)"
+        );
+        return;
+    };
+    let used_kb = || {
+        let out = std::process::Command::new("df").arg("-k").arg(fs.0.path()).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines().nth(1).unwrap().split_whitespace().nth(2).unwrap().parse::<u64>().unwrap()
+    };
+    let dir = fs.0.path().join("data");
+    let corpus = tempfile::tempdir().unwrap();
+    let files = generated_corpus(corpus.path(), 20);
+    let files: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    assert!(ingest(&dir, &["--table-size", "64MiB", "--index-size", "64MiB"], &files).status.success());
+    let before = used_kb();
+    let stats = json(&dir, &["stats", "--json"]);
+    assert!(run(&dir, &["check"]).status.success());
+    let grown = used_kb() - before;
+    assert!(grown < 2048, "the readers allocated {grown} KB of the tmpfs (the table file is 128 MiB, mostly holes)");
+    // The digests are those of the table a writer holds in memory (all of it read).
+    let elsewhere = tempfile::tempdir().unwrap();
+    assert!(ingest(elsewhere.path(), &["--table-size", "64MiB", "--index-size", "64MiB"], &files).status.success());
+    let on_disk = json(elsewhere.path(), &["stats", "--json"]);
+    assert_eq!((&stats["table_digest"], &stats["index_digest"]), (&on_disk["table_digest"], &on_disk["index_digest"]));
+}
+
 /// Regression (issue 11, item 5): on a real full disk (a tmpfs, not a failpoint) the
 /// daemon died (the checkpoint copy, then recovery's copy of the table, hit ENOSPC).
 /// It must keep the files in the spool, stay up, and go on once there is space again,

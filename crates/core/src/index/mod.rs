@@ -421,6 +421,34 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         xxh3_64(self.bytes())
     }
 
+    /// [`Indexes::digest`] reading only the byte ranges `data` (ascending, apart) of
+    /// the region, the rest hashed as the zeros it holds without being read (a table
+    /// file's holes: on a tmpfs each page read of a hole is allocated, issue 53).
+    pub fn digest_of(&self, data: &[std::ops::Range<usize>]) -> u64 {
+        static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+        let bytes = self.bytes();
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut at = 0;
+        let zeros = |h: &mut xxhash_rust::xxh3::Xxh3, mut len: usize| {
+            while len > 0 {
+                let n = len.min(ZEROS.len());
+                h.update(&ZEROS[..n]);
+                len -= n;
+            }
+        };
+        for r in data {
+            let (start, end) = (r.start.max(at).min(bytes.len()), r.end.min(bytes.len()));
+            if start >= end {
+                continue;
+            }
+            zeros(&mut h, start - at);
+            h.update(&bytes[start..end]);
+            at = end;
+        }
+        zeros(&mut h, bytes.len() - at);
+        h.digest()
+    }
+
     fn df_bucket(&self, word: u64) -> usize {
         self.shape.df_at() + bucket_of(word, DF_SALT, self.shape.df_buckets) as usize * DF_BUCKET * ENTRY
     }

@@ -326,3 +326,34 @@ fn the_probe_cap_takes_the_oldest_entries_within_the_radius() {
     assert_eq!(found, vec![(11, 0, 0), (12, 0, 0), (13, 0, 0), (14, 0, 0)], "the four oldest within the radius");
     assert_eq!(capped, 2);
 }
+
+/// Issue 53: the digest of the parts that hold data, the rest hashed as zeros without
+/// being read, is the digest of the whole region, whatever ranges are given around the
+/// data (a table file's holes, as `SEEK_DATA` tells them, cover no written byte).
+#[test]
+fn the_digest_of_the_parts_with_data_is_the_digest_of_the_whole() {
+    let q = QuoteConfig::default();
+    let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
+    for seq in 1..=200u64 {
+        let add = IndexAdd { signatures: vec![(0, seq * 7919)], ..IndexAdd::default() };
+        idx.add(&q, seq, &add);
+    }
+    let whole = idx.digest();
+    let bytes = idx.bytes();
+    // The written stretches, in 4 KiB pages as a file system keeps them.
+    let mut data: Vec<std::ops::Range<usize>> = Vec::new();
+    for (page, chunk) in bytes.chunks(4096).enumerate() {
+        if chunk.iter().any(|&b| b != 0) {
+            let r = page * 4096..(page * 4096 + chunk.len());
+            match data.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => data.push(r),
+            }
+        }
+    }
+    assert!(data.iter().map(|r| r.len()).sum::<usize>() < bytes.len(), "the region has holes");
+    assert_eq!(idx.digest_of(&data), whole);
+    let all: Vec<std::ops::Range<usize>> = std::iter::once(0..bytes.len()).collect();
+    assert_eq!(idx.digest_of(&all), whole, "all of it data");
+    assert_ne!(idx.digest_of(&[]), whole, "nothing read: the zeros of an empty region");
+}

@@ -72,10 +72,13 @@ impl<M: BucketMemory> Table<M> {
     /// slot, final bucket): every occupied entry must lie in bucket `c >> shift` of its
     /// final bucket `c`, inside the buckets in use. A header whose shift was changed
     /// (and its checksum recomputed) gave wrong answers silently (issue 53): `check`
-    /// reads every bucket of the memory for this.
-    pub fn misplaced(&self) -> Option<(u64, usize, u64)> {
+    /// reads every bucket in use for this, and of the buckets beyond, `beyond` (a
+    /// table file's holes, never written, hold no entry: reading them would only
+    /// allocate pages on a tmpfs).
+    pub fn misplaced(&self, beyond: impl IntoIterator<Item = u64>) -> Option<(u64, usize, u64)> {
         let n = self.entries;
-        (0..self.buckets).find_map(|b| {
+        let used = self.used_buckets();
+        (0..used).chain(beyond.into_iter().filter(|&b| b >= used && b < self.buckets)).find_map(|b| {
             let data = self.bucket(b);
             (0..occupied(data, n)).find_map(|s| {
                 let c = final_of(data, n, s, self.buckets);
@@ -119,10 +122,18 @@ impl<M: BucketMemory> Table<M> {
     /// final bucket with entries, in order, its number, its entry count and its entries
     /// (tag, score, record). Equal digests, equal content, whatever the buckets in use.
     pub fn digest(&self) -> u64 {
+        self.digest_of(0..self.used_buckets())
+    }
+
+    /// [`Table::digest`] reading only `buckets` (ascending) of the buckets in use: the
+    /// others must hold no entry (a table file's holes, which a reader does not touch:
+    /// on a tmpfs each page read of a hole is allocated, issue 53).
+    pub fn digest_of(&self, buckets: impl IntoIterator<Item = u64>) -> u64 {
         let n = self.entries;
         let mut h = Xxh3::new();
         let mut buf = Vec::with_capacity(n * ENTRY_BYTES + 12);
-        for b in 0..self.used_buckets() {
+        let used = self.used_buckets();
+        for b in buckets.into_iter().take_while(|&b| b < used) {
             let data = self.bucket(b);
             let count = occupied(data, n);
             let mut order: Vec<(u64, usize)> = (0..count).map(|s| (final_of(data, n, s, self.buckets), s)).collect();

@@ -739,7 +739,7 @@ pub fn stats(
                 counters: indexes.stats(),
             }
         },
-        index_digest: format!("{:016x}", indexes.digest()),
+        index_digest: format!("{:016x}", indexes.digest_of(&table.index_data())),
         config: config.canonical(),
         propagate: config.propagate,
         align: config.align,

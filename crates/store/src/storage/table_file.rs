@@ -135,6 +135,56 @@ impl DerefMut for TableFile {
     }
 }
 
+/// What readers read of a table file without touching its holes: on a tmpfs a read of
+/// a hole allocates its page, and on a full one dies with SIGBUS (issue 53: `stats`).
+impl TableFile {
+    /// Whether this is a reader's mapping of the file (a writer's copy in memory may
+    /// hold what the file does not yet: all of it is read).
+    fn reads_the_file(&self) -> bool {
+        matches!(self.table.memory().map, Map::Ro(_))
+    }
+
+    /// The buckets that hold data in the file, ascending (the others are holes: empty);
+    /// every bucket for a writer's copy, or where the file's holes cannot be told.
+    fn data_buckets(&self) -> Vec<u64> {
+        let all = || (0..self.table.buckets()).collect();
+        if !self.reads_the_file() {
+            return all();
+        }
+        let bucket = ENTRY_BYTES * self.table.bucket_entries();
+        let (start, end) = (HEADER_BYTES, HEADER_BYTES + bucket * self.table.buckets() as usize);
+        let Ok(data) = crate::sys::data_ranges(&self._file, start, end) else { return all() };
+        let mut buckets: Vec<u64> = data
+            .into_iter()
+            .flat_map(|r| ((r.start - start) / bucket) as u64..(r.end.min(end) - start).div_ceil(bucket) as u64)
+            .collect();
+        buckets.dedup();
+        buckets
+    }
+
+    /// [`Table::digest`], reading the buckets that hold data only.
+    pub fn digest(&self) -> u64 {
+        self.table.digest_of(self.data_buckets())
+    }
+
+    /// [`Table::misplaced`] over the buckets that hold data.
+    pub fn misplaced(&self) -> Option<(u64, usize, u64)> {
+        self.table.misplaced(self.data_buckets())
+    }
+
+    /// The byte ranges of the derived-index region ([`TableFile::index_region`]) that
+    /// hold data, for `Indexes::digest_of` (all of it for a writer's copy, or where
+    /// the file's holes cannot be told).
+    pub fn index_data(&self) -> Vec<std::ops::Range<usize>> {
+        let len = self.table.memory().map.bytes().len();
+        let start = len - self.index_bytes as usize;
+        match crate::sys::data_ranges(&self._file, start, len) {
+            Ok(data) if self.reads_the_file() => data.into_iter().map(|r| r.start - start..r.end - start).collect(),
+            _ => std::iter::once(0..len - start).collect(),
+        }
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
     move |source| TableError::Io { path: path.to_path_buf(), source }
 }
