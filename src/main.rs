@@ -33,6 +33,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // One value a process, parsed once: its size costs nothing.
 enum Command {
     Ingest(cmd::ingest::Args),
     Query(cmd::query::Args),

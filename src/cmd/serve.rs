@@ -86,6 +86,11 @@ pub struct Args {
     /// queries hold (a 64 MB query took the daemon to 4.2 GB) [default: 1MiB].
     #[arg(long, value_name = "SIZE")]
     http_max_query_bytes: Option<String>,
+    /// Bytes of text under analysis at once, shared by the spool's documents (the
+    /// reader waits) and HTTP queries (answered 503 when theirs are not free); a
+    /// document larger than it is analysed alone [default: 256MiB].
+    #[arg(long, value_name = "SIZE")]
+    memory_budget: Option<String>,
     #[command(flatten)]
     flags: ConfigArgs,
 }
@@ -103,6 +108,7 @@ struct DaemonFile {
     http_host: Option<Vec<String>>,
     http_workers: Option<usize>,
     http_max_query_bytes: Option<String>,
+    memory_budget: Option<String>,
     checkpoint_docs: Option<u64>,
     checkpoint_secs: Option<u64>,
     rescan_secs: Option<u64>,
@@ -119,6 +125,7 @@ struct Settled {
     http_host: Vec<String>,
     http_workers: usize,
     http_max_query_bytes: u64,
+    memory_budget: u64,
     checkpoint_docs: u64,
     checkpoint_secs: u64,
     rescan_secs: u64,
@@ -152,6 +159,8 @@ fn settle(a: &Args) -> Result<Settled> {
             a.http_max_query_bytes.as_deref().or(f.http_max_query_bytes.as_deref()).unwrap_or("1MiB"),
         )
         .context("--http-max-query-bytes")?,
+        memory_budget: crate::args::size(a.memory_budget.as_deref().or(f.memory_budget.as_deref()).unwrap_or("256MiB"))
+            .context("--memory-budget")?,
         checkpoint_docs: a.checkpoint_docs.or(f.checkpoint_docs).unwrap_or(1000),
         checkpoint_secs: a.checkpoint_secs.or(f.checkpoint_secs).unwrap_or(30),
         rescan_secs: a.rescan_secs.or(f.rescan_secs).unwrap_or(5),
@@ -182,6 +191,7 @@ pub fn run(a: Args) -> Result<()> {
         batch: 64,
         share: s.http.map(|_| daemon::StoreShare::default()),
         applying: Arc::default(),
+        budget: textorigin_server::budget::MemoryBudget::new(s.memory_budget),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -219,6 +229,7 @@ pub fn run(a: Args) -> Result<()> {
                 token,
                 workers: s.http_workers,
                 max_query_bytes: s.http_max_query_bytes,
+                budget: Arc::clone(&opt.budget),
                 spool: opt.spool.clone(),
                 limits: opt.limits,
                 share,

@@ -393,3 +393,38 @@ fn a_back_dating_storm_is_revised_within_the_budget_and_the_rest_while_idle() {
     assert_eq!(queue(batch.path()), 0, "a batch run ends with the queue revised");
     assert_eq!(export_without_sources(dir), export_without_sources(batch.path()));
 }
+
+/// Issue 53, item 5: queries and the spool's documents share one budget of text bytes
+/// under analysis (`--memory-budget`): while a 60 KB document of a 64 KiB budget is
+/// being applied (held 30 s in its analysis by a failpoint), a 10 KB query is answered
+/// 503 at once and a 2 KB one is analysed.
+#[test]
+#[cfg(feature = "failpoints")]
+fn queries_share_the_memory_budget_with_the_documents_being_applied() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let control = dir.join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let args =
+        ["--table-size", "1MiB", "--rescan-secs", "1", "--memory-budget", "64KiB", "--http", &addr, "--http-open"];
+    let daemon = Daemon::start(dir, &args, Some(&control));
+    wait_until("the HTTP listener", 10, || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let words = |n: usize, p: &str| (0..n).map(|i| format!("{p}{}", i % 991)).collect::<Vec<_>>().join(" ");
+    let inputs = tempfile::tempdir().unwrap();
+    let big = inputs.path().join("big.txt");
+    let text = words(12_000, "w");
+    assert!((56_000..64_000).contains(&text.len()), "{}", text.len());
+    std::fs::write(&big, &text).unwrap();
+    std::fs::write(&control, "analyse.after-table=stall\n").unwrap();
+    drop_into_spool(dir, &[big]);
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let (status, v) = crate::http::post(port, "/api/query", "text/plain", words(2_000, "q").as_bytes());
+    assert_eq!(status, 503, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("--memory-budget"), "{v}");
+    let (status, v) = crate::http::post(port, "/api/query", "text/plain", words(300, "q").as_bytes());
+    assert_eq!(status, 200, "{v}");
+    daemon.signal("TERM");
+    assert!(daemon.wait_exit(15).success());
+}

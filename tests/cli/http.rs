@@ -197,7 +197,7 @@ fn a_public_address_needs_a_token() {
     );
 }
 
-fn post(port: u16, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
+pub(crate) fn post(port: u16, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
     let mut req = format!(
         "POST {path} HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()

@@ -91,6 +91,8 @@ pub struct ServeOptions {
     pub share: Option<StoreShare>,
     /// Set while a document is being applied ([`stop_within`] watches it).
     pub applying: Arc<AtomicBool>,
+    /// The bytes of text under analysis at once, shared with the HTTP queries.
+    pub budget: Arc<crate::budget::MemoryBudget>,
 }
 
 /// How long a stop waits for the document being applied ([`stop_within`]).
@@ -597,7 +599,7 @@ impl Daemon<'_> {
         // Files submitted over HTTP: their marks go once the files leave the spool.
         let mut marks = std::collections::HashMap::new();
         let marks_dir = self.opt.spool.join("tmp").join(crate::http::SUBMIT_DIR).join(crate::http::MARKS_DIR);
-        let items = spool::items(batch, parsers.limits, dd.shared_store(), marks_dir);
+        let items = spool::items(batch, parsers.limits, dd.shared_store(), marks_dir, Arc::clone(&self.opt.budget));
         let run = textorigin_store::pipeline::ordered_map(
             parsers.threads,
             &parsers.preparer,
@@ -614,11 +616,12 @@ impl Daemon<'_> {
                             Err(outcome) => outcomes.push(outcome),
                         })
                     }
-                    spool::Ready::Doc(d) => {
+                    spool::Ready::Doc(d, grant) => {
                         let admitting = current.as_mut().expect("a document follows its file");
                         self.opt.applying.store(true, Ordering::SeqCst);
                         let applied = admitting.doc(dd, d);
                         self.opt.applying.store(false, Ordering::SeqCst);
+                        drop(grant); // its text analysed: its bytes are free again
                         applied.and_then(|stored| {
                             if stored {
                                 self.status.documents_applied_this_run += 1;

@@ -14,6 +14,7 @@ use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use super::{now_ms, Result};
+use crate::budget::{Grant, MemoryBudget};
 use textorigin_store::error::IoContext;
 use textorigin_store::input::{stream_docs, InputDoc, InputError, Limits};
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
@@ -152,28 +153,30 @@ enum State {
 /// What the reader yields for a batch of files: each file, its documents, its end.
 pub(super) enum Item {
     File(File),
-    /// A document (or why it is none), and whether it is to be prepared (not when it
-    /// was admitted before).
-    Doc(std::result::Result<InputDoc, InputError>, bool),
+    /// A document (or why it is none), whether it is to be prepared (not when it
+    /// was admitted before), and its bytes of the memory budget.
+    Doc(std::result::Result<InputDoc, InputError>, bool, Option<Grant>),
     End,
 }
 
 /// An [`Item`] as the parser threads leave it for the apply thread.
 pub(super) enum Ready {
     File(File),
-    Doc(std::result::Result<Box<(InputDoc, Option<Prepared>)>, InputError>),
+    Doc(std::result::Result<Box<(InputDoc, Option<Prepared>)>, InputError>, Option<Grant>),
     End,
 }
 
 /// The items of `files`, read as they are taken (the reader thread): each file opened
 /// and keyed, its admission so far looked up in `store` (a file's record is written
 /// only by the apply thread's work on that same file, which comes later) and its HTTP
-/// mark in `marks`, and its documents streamed.
+/// mark in `marks`, and its documents streamed, each taking its text's bytes of
+/// `budget` (waiting for them) until it is applied.
 pub(super) fn items(
     files: Vec<PathBuf>,
     limits: Limits,
     store: std::sync::Arc<Store>,
     marks: PathBuf,
+    budget: std::sync::Arc<MemoryBudget>,
 ) -> impl Iterator<Item = Item> + Send {
     files.into_iter().flat_map(move |path| -> Box<dyn Iterator<Item = Item> + Send> {
         let (file, docs) = open_file(&path, limits, &store, &marks);
@@ -184,7 +187,11 @@ pub(super) fn items(
             State::Docs(Some(a)) => a.done,
             _ => 0,
         };
-        let docs = docs.enumerate().map(move |(i, d)| Item::Doc(d, i as u64 >= u64::from(done)));
+        let budget = std::sync::Arc::clone(&budget);
+        let docs = docs.enumerate().map(move |(i, d)| {
+            let grant = d.as_ref().ok().map(|doc| budget.take(doc.text.len() as u64));
+            Item::Doc(d, i as u64 >= u64::from(done), grant)
+        });
         Box::new(std::iter::once(Item::File(file)).chain(docs).chain(std::iter::once(Item::End)))
     })
 }
@@ -259,10 +266,13 @@ pub(super) fn prepare(preparer: &mut Preparer, item: Item) -> Ready {
             let _ = textorigin_store::failpoint::hit("parse");
             Ready::File(f)
         }
-        Item::Doc(d, fresh) => Ready::Doc(d.map(|doc| {
-            let p = fresh.then(|| preparer.prepare(&doc.text));
-            Box::new((doc, p))
-        })),
+        Item::Doc(d, fresh, grant) => Ready::Doc(
+            d.map(|doc| {
+                let p = fresh.then(|| preparer.prepare(&doc.text));
+                Box::new((doc, p))
+            }),
+            grant,
+        ),
         Item::End => Ready::End,
     }
 }

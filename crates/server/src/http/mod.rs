@@ -87,6 +87,8 @@ pub struct HttpOptions {
     pub workers: usize,
     /// Largest body of `POST /api/query` (and what a compressed one may decode to).
     pub max_query_bytes: u64,
+    /// The daemon's memory budget, which a query takes its body's bytes of.
+    pub budget: Arc<crate::budget::MemoryBudget>,
     /// The daemon's spool (submitted documents go into `new/` through `tmp/`).
     pub spool: PathBuf,
     /// The daemon's input limits: the largest request body (`--max-doc-bytes`), and
@@ -157,6 +159,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
             decoded_bytes: opts.max_query_bytes.min(opts.limits.doc_bytes),
             ..opts.limits
         },
+        budget: Arc::clone(&opts.budget),
         share: opts.share.clone(),
         view: Mutex::new(None),
         query_view: Mutex::new(None),
@@ -229,6 +232,8 @@ struct App {
     limits: textorigin_store::input::Limits,
     /// The limits of a query's body (`--http-max-query-bytes`).
     query_limits: textorigin_store::input::Limits,
+    /// The bytes of text under analysis, shared with the daemon's intake.
+    budget: Arc<crate::budget::MemoryBudget>,
     share: StoreShare,
     /// The read view of `/metrics` (the table's counters) and when it was opened.
     view: Mutex<Option<(Instant, Arc<DataDir>)>>,
@@ -323,6 +328,14 @@ impl App {
                 "queries need a token: serve with --http-token FILE (or --http-open where every local user and web page is trusted)".into(),
             ));
         }
+        // Its bytes of the budget shared with the intake, or 503 at once.
+        let Some(_grant) = self.budget.try_take(request.body.len() as u64) else {
+            return Err(ApiError::Unavailable(format!(
+                "the daemon is analysing {} of its {} bytes of text at once (--memory-budget); try again",
+                self.budget.taken(),
+                self.budget.total()
+            )));
+        };
         let doc = parse_body(request, "query", self.query_limits)?;
         self.with_query_view(|dd| {
             let q = dd.query(&doc)?;
