@@ -8,11 +8,11 @@
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-/// The budget: its total and the bytes taken.
+/// The budget: its total, the bytes taken, and whether it lets every taker through.
 #[derive(Debug)]
 pub struct MemoryBudget {
     total: u64,
-    taken: Mutex<u64>,
+    taken: Mutex<(u64, bool)>,
     freed: Condvar,
 }
 
@@ -25,7 +25,7 @@ pub struct Grant {
 
 impl MemoryBudget {
     pub fn new(total: u64) -> Arc<MemoryBudget> {
-        Arc::new(MemoryBudget { total: total.max(1), taken: Mutex::new(0), freed: Condvar::new() })
+        Arc::new(MemoryBudget { total: total.max(1), taken: Mutex::new((0, false)), freed: Condvar::new() })
     }
 
     /// The budget's size.
@@ -35,26 +35,39 @@ impl MemoryBudget {
 
     /// Bytes taken now.
     pub fn taken(&self) -> u64 {
-        *self.taken.lock().unwrap_or_else(PoisonError::into_inner)
+        self.taken.lock().unwrap_or_else(PoisonError::into_inner).0
+    }
+
+    /// While `on`, every taker gets through at once with nothing taken: a pipeline that
+    /// stops (a stop asked for, a fatal error) lets its reader go, which may be waiting
+    /// for bytes that items the pipeline will never apply hold.
+    pub fn let_through(&self, on: bool) {
+        self.taken.lock().unwrap_or_else(PoisonError::into_inner).1 = on;
+        self.freed.notify_all();
     }
 
     /// Takes `bytes` (at most the total), waiting until they are free.
     pub fn take(self: &Arc<Self>, bytes: u64) -> Grant {
         let bytes = bytes.min(self.total);
         let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
-        while *taken + bytes > self.total {
+        loop {
+            if taken.1 {
+                return Grant { budget: Arc::clone(self), bytes: 0 };
+            }
+            if taken.0 + bytes <= self.total {
+                taken.0 += bytes;
+                return Grant { budget: Arc::clone(self), bytes };
+            }
             taken = self.freed.wait(taken).unwrap_or_else(PoisonError::into_inner);
         }
-        *taken += bytes;
-        Grant { budget: Arc::clone(self), bytes }
     }
 
     /// Takes `bytes` (at most the total) if they are free now.
     pub fn try_take(self: &Arc<Self>, bytes: u64) -> Option<Grant> {
         let bytes = bytes.min(self.total);
         let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
-        (*taken + bytes <= self.total).then(|| {
-            *taken += bytes;
+        (taken.0 + bytes <= self.total).then(|| {
+            taken.0 += bytes;
             Grant { budget: Arc::clone(self), bytes }
         })
     }
@@ -63,7 +76,7 @@ impl MemoryBudget {
 impl Drop for Grant {
     fn drop(&mut self) {
         let mut taken = self.budget.taken.lock().unwrap_or_else(PoisonError::into_inner);
-        *taken -= self.bytes;
+        taken.0 -= self.bytes;
         self.budget.freed.notify_all();
     }
 }
@@ -96,5 +109,19 @@ mod tests {
         drop(whole);
         assert_eq!(waiter.join().unwrap(), 30);
         assert_eq!(b.taken(), 0, "the waiter's grant was dropped with its thread's result");
+        // A pipeline that stops lets a waiting reader through, taking nothing.
+        let held = b.take(100);
+        let waiter = {
+            let b = Arc::clone(&b);
+            std::thread::spawn(move || b.take(30).bytes)
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!waiter.is_finished());
+        b.let_through(true);
+        assert_eq!(waiter.join().unwrap(), 0, "through at once, nothing taken");
+        b.let_through(false);
+        assert!(b.try_take(1).is_none(), "the bytes held are still held");
+        drop(held);
+        assert_eq!(b.taken(), 0);
     }
 }

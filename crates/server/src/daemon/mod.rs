@@ -643,11 +643,18 @@ impl Daemon<'_> {
                 };
                 if let Err(e) = step {
                     fatal = Some(e);
+                    self.opt.budget.let_through(true);
                     return false;
                 }
-                !stop.load(Ordering::SeqCst)
+                let go_on = !stop.load(Ordering::SeqCst);
+                if !go_on {
+                    // The reader may wait for bytes that items never to be applied hold.
+                    self.opt.budget.let_through(true);
+                }
+                go_on
             },
         );
+        self.opt.budget.let_through(false);
         // A file cut short (a stop) stays in the spool, and so do the files not reached.
         outcomes.extend(current.take().map(spool::Admitting::cut));
         if let Some(e) = fatal {
