@@ -145,31 +145,36 @@ impl TableFile {
     }
 
     /// The buckets that hold data in the file, ascending (the others are holes: empty);
-    /// every bucket for a writer's copy, or where the file's holes cannot be told.
-    fn data_buckets(&self) -> Vec<u64> {
-        let all = || (0..self.table.buckets()).collect();
+    /// None, every bucket, for a writer's copy or where the file's holes cannot be told.
+    fn data_buckets(&self) -> Option<Vec<u64>> {
         if !self.reads_the_file() {
-            return all();
+            return None;
         }
         let bucket = ENTRY_BYTES * self.table.bucket_entries();
         let (start, end) = (HEADER_BYTES, HEADER_BYTES + bucket * self.table.buckets() as usize);
-        let Ok(data) = crate::sys::data_ranges(&self._file, start, end) else { return all() };
+        let data = crate::sys::data_ranges(&self._file, start, end).ok()?;
         let mut buckets: Vec<u64> = data
             .into_iter()
             .flat_map(|r| ((r.start - start) / bucket) as u64..(r.end.min(end) - start).div_ceil(bucket) as u64)
             .collect();
         buckets.dedup();
-        buckets
+        Some(buckets)
     }
 
     /// [`Table::digest`], reading the buckets that hold data only.
     pub fn digest(&self) -> u64 {
-        self.table.digest_of(self.data_buckets())
+        match self.data_buckets() {
+            Some(buckets) => self.table.digest_of(buckets),
+            None => self.table.digest(),
+        }
     }
 
     /// [`Table::misplaced`] over the buckets that hold data.
     pub fn misplaced(&self) -> Option<(u64, usize, u64)> {
-        self.table.misplaced(self.data_buckets())
+        match self.data_buckets() {
+            Some(buckets) => self.table.misplaced(buckets),
+            None => self.table.misplaced(0..self.table.buckets()),
+        }
     }
 
     /// The byte ranges of the derived-index region ([`TableFile::index_region`]) that

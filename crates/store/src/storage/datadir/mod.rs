@@ -139,15 +139,17 @@ fn refuse_aggregator(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// An error when the store of `dir` is gone but its table file is there: a store is
-/// created only with its data directory, never inside one that holds a table (issue 53).
-fn refuse_lost_store(dir: &Path) -> Result<()> {
+/// What the store of `dir` holds ([`Found::inspect`]); an error when it is gone but
+/// the table file is there: a store is created only with its data directory, never
+/// inside one that holds a table.
+fn store_found(dir: &Path) -> Result<Found> {
     let dbp = db_path(dir);
-    if Found::inspect(&dbp) == Found::Absent && table_path(dir).exists() {
+    let found = Found::inspect(&dbp);
+    if found == Found::Absent && table_path(dir).exists() {
         let what = "it holds no data (no CURRENT, table files or logs) but the data directory has a table file".into();
         return Err(StoreError::Damaged { path: dbp, what }.into());
     }
-    Ok(())
+    Ok(found)
 }
 
 /// The table file's parameters for `store`'s configuration: one bucket for a sharded
@@ -313,7 +315,7 @@ impl DataDir {
 
     fn open_write_any(dir: &Path, overrides: &Overrides, aggregator: bool) -> Result<DataDir> {
         std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
-        refuse_lost_store(dir)?;
+        store_found(dir)?;
         let store = Store::open(&db_path(dir))?;
         // The store's flag is written before `cluster init` writes the file `cluster`:
         // a directory whose init was cut off between the two is still an aggregator's.
@@ -734,8 +736,7 @@ impl DataDir {
         mut progress: impl FnMut(u64, u64) -> ControlFlow<()>,
     ) -> Result<Option<Recovery>> {
         let dbp = db_path(dir);
-        refuse_lost_store(dir)?;
-        if Found::inspect(&dbp) == Found::Absent {
+        if store_found(dir)? == Found::Absent {
             return Ok(None);
         }
         let store = Store::open(&dbp)?;
