@@ -74,6 +74,14 @@ pub struct LimitArgs {
     /// thousands of times; 0: no limit).
     #[arg(long, default_value_t = textorigin_store::input::DEFAULT_MAX_RATIO, value_name = "N")]
     max_ratio: u64,
+    /// The column of a Parquet file that holds a row's text (a row whose text is null,
+    /// or a file without the column, reads an `html` column as HTML).
+    #[arg(long, default_value = "text", value_name = "COLUMN")]
+    text_column: String,
+    /// The column of a Parquet file that names a row (a string or an integer; without
+    /// it a row is named from its `url`, else FILE:ROW).
+    #[arg(long, default_value = "id", value_name = "COLUMN")]
+    id_column: String,
 }
 
 impl LimitArgs {
@@ -82,6 +90,11 @@ impl LimitArgs {
             doc_bytes: size(&self.max_doc_bytes).context("--max-doc-bytes")?,
             decoded_bytes: size(&self.max_decoded_bytes).context("--max-decoded-bytes")?,
             ratio: self.max_ratio,
+            // The data directory's setting, set where it is opened.
+            html: Default::default(),
+            // Named once for the process's life (the limits are copied to every reader).
+            text_column: Box::leak(self.text_column.clone().into_boxed_str()),
+            id_column: Box::leak(self.id_column.clone().into_boxed_str()),
         })
     }
 }

@@ -149,6 +149,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         pb.suspend(|| eprintln!("{}", textorigin_server::view::text::safe_lines(&msg)))
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // HTML is read as the data directory says.
+    let limits = textorigin_store::input::Limits { html: dd.config().html, ..limits };
     let inputs = ingest::inputs_of(found, limits, Some(Arc::clone(&read)));
     let stop = ingest::StopAt { failure: false, interrupt: Some(&interrupt) };
     let run = ingest::ingest_inputs(&mut dd, inputs, Via::Ingest, threads, a.force, stop, |e| match e {

@@ -24,7 +24,8 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let mut dd = DataDir::open_read_for_query(&a.data.dir)?;
-    let doc = read_file(&a.file, u64::MAX)?
+    let limits = textorigin_store::input::Limits { html: dd.config().html, ..u64::MAX.into() };
+    let doc = read_file(&a.file, limits)?
         .into_iter()
         .next()
         .with_context(|| format!("{}: no document", a.file.display()))??;

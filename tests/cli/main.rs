@@ -22,3 +22,4 @@ mod neardups;
 mod outputs;
 mod quotes;
 mod store;
+mod web;

@@ -65,6 +65,42 @@ pub struct Config {
     /// origins; `Table` is the table's answers' argmax (kept by data directories made
     /// before).
     pub dominant: Dominant,
+    /// What of an HTML page is its text (issue 54, schema 20): `Main` (the default) its
+    /// main content, without navigation, headers, footers, asides, forms and link
+    /// lists; `All` every visible text (kept by data directories made before).
+    pub html: HtmlMode,
+}
+
+/// What of an HTML page becomes the document's text (issue 54).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum HtmlMode {
+    /// Every visible text: markup, scripts, styles and comments dropped.
+    All,
+    /// The main content: what `All` keeps without the page's template (navigation,
+    /// header, footer, asides, forms, ARIA landmarks of the same roles, cookie and
+    /// share widgets, link lists), unless nothing is left that way.
+    #[default]
+    Main,
+}
+
+impl std::str::FromStr for HtmlMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "all" => Ok(HtmlMode::All),
+            "main" => Ok(HtmlMode::Main),
+            _ => Err(format!("unknown HTML mode `{s}`; expected main or all")),
+        }
+    }
+}
+
+impl std::fmt::Display for HtmlMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HtmlMode::All => "all",
+            HtmlMode::Main => "main",
+        })
+    }
 }
 
 /// Selection density (issue 36).
@@ -156,6 +192,7 @@ impl Default for Config {
             terms: crate::text::Terms::Unicode,
             density: Density::Adaptive,
             dominant: Dominant::Blocks,
+            html: HtmlMode::Main,
         }
     }
 }
@@ -189,6 +226,8 @@ pub struct Overrides {
     pub density: Option<Density>,
     /// How the dominant origin is counted.
     pub dominant: Option<Dominant>,
+    /// What of an HTML page is its text.
+    pub html: Option<HtmlMode>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -258,6 +297,7 @@ impl Overrides {
             terms: other.terms.or(self.terms),
             density: other.density.or(self.density),
             dominant: other.dominant.or(self.dominant),
+            html: other.html.or(self.html),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -324,6 +364,9 @@ impl Overrides {
         if let Some(d) = self.dominant {
             c.dominant = d;
         }
+        if let Some(h) = self.html {
+            c.html = h;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -350,11 +393,11 @@ impl Config {
     /// One line naming every value that shapes the table's content (stored in the
     /// table header and compared on open). Origin propagation appears only when on, and
     /// the feature switches (which shape the derived indexes) only when off, and the
-    /// density and dominant origin only when not the paper's, so that tables made
-    /// before them keep their line.
+    /// density and dominant origin only when not the paper's, and the HTML mode only
+    /// when `main`, so that tables made before them keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -374,6 +417,7 @@ impl Config {
             if self.terms == crate::text::Terms::Words { "" } else { " terms=unicode" },
             if self.density == Density::Paper { "" } else { " density=adaptive" },
             if self.dominant == Dominant::Table { "" } else { " dominant=blocks" },
+            if self.html == HtmlMode::All { "" } else { " html=main" },
         )
     }
 

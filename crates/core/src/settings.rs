@@ -94,6 +94,12 @@ pub struct Settings {
     /// answers alone: data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "blocks|table"))]
     pub dominant: Option<String>,
+    /// What of an HTML page is its text: main (its main content, without the site's
+    /// navigation, header, footer, asides, forms, cookie and share widgets and link
+    /// lists, unless that leaves nothing; the default for a new data directory) or all
+    /// (every visible text: data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "main|all"))]
+    pub html: Option<String>,
     /// Shingle length of the near-duplicate search, in terms (default 3 for a new data
     /// directory; its own setting, apart from the table's k). Fixed at creation.
     #[cfg_attr(feature = "clap", arg(long, value_name = "K"))]
@@ -138,6 +144,7 @@ impl Settings {
             terms: parse(&self.terms)?,
             density: parse(&self.density)?,
             dominant: parse(&self.dominant)?,
+            html: parse(&self.html)?,
             neardup: self.near_duplicate_config()?,
             quotes: self.quotes.clone(),
         })

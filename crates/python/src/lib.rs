@@ -182,7 +182,7 @@ impl Native {
         py.detach(|| {
             let mut guard = self.open()?;
             let dd = guard.as_mut().expect("checked open");
-            let doc = from_json(&line, "query", "query").map_err(error)?;
+            let doc = from_json(&line, "query", "query", dd.config().html).map_err(error)?;
             let q = dd.query(&doc).map_err(|e| error(chain(&e)))?;
             let v = model::document(dd.store(), DocParts::query(&doc, &q), ViewOptions::default())
                 .map_err(|e| error(chain(&e)))?;
@@ -420,9 +420,10 @@ impl Ingestion {
             // The rows are the documents of one input named `python`: each gets the
             // command line's admission key (that name, its own name, text, URL and
             // date), so a row stored before is not stored again.
-            let rows = batches.into_iter().flatten().zip(first..).map(|(line, n)| {
+            let html = dd.config().html;
+            let rows = batches.into_iter().flatten().zip(first..).map(move |(line, n)| {
                 let name = format!("python:{n}");
-                Input::Doc(from_json(&line, &name, &row_source(&name, &line)))
+                Input::Doc(from_json(&line, &name, &row_source(&name, &line), html))
             });
             let inputs = std::iter::once(Input::File(Ok(PYTHON_INPUT.into()))).chain(rows);
             let stop = StopAt { failure: stop, interrupt: None };

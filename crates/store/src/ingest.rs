@@ -105,7 +105,8 @@ fn prepare(preparer: &mut Preparer, item: Input) -> Ready {
 /// [`crate::storage::store::document_key`]: the same file name and content) is skipped unless `force`. Stops
 /// at the first store failure that leaves the table ahead of the store (the data
 /// directory is then poisoned: the error says so); other failures are reported and
-/// skipped. A file that holds no document is a warning.
+/// skipped. A file that holds no document is a warning. HTML is read as `dd`'s
+/// configuration says, whatever `limits` says.
 pub fn ingest(
     dd: &mut DataDir,
     paths: &[PathBuf],
@@ -114,6 +115,8 @@ pub fn ingest(
     force: bool,
     event: impl FnMut(Event),
 ) -> Result<Summary, IngestError> {
+    // HTML is read as the data directory says.
+    let limits = Limits { html: dd.config().html, ..limits.into() };
     ingest_inputs(dd, inputs(paths, limits), Via::Ingest, threads, force, StopAt::default(), event)
 }
 

@@ -393,8 +393,8 @@ pub fn serve(
     dd.set_revision_budget(opt.revision_budget);
     let new_dir = opt.spool.join("new");
     let (watcher, wakeups) = watch(&new_dir)?;
-    let parsers =
-        Parsers { threads: textorigin_store::pipeline::worker_threads(), limits: opt.limits, preparer: dd.preparer() };
+    let limits = textorigin_store::input::Limits { html: dd.config().html, ..opt.limits }; // HTML as the data directory reads it
+    let parsers = Parsers { threads: textorigin_store::pipeline::worker_threads(), limits, preparer: dd.preparer() };
     let mut status = initial_status(dir, recovery);
     // What the table had applied before this start (issue 53: it read 0 until the first
     // document of the run).

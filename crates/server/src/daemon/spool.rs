@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use super::{now_ms, Result};
 use crate::budget::{Grant, MemoryBudget};
 use textorigin_store::error::IoContext;
-use textorigin_store::input::{stream_docs, InputDoc, InputError, Limits};
+use textorigin_store::input::{file_docs, InputDoc, InputError, Limits};
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
 use textorigin_store::storage::store::{Admission, AdmissionKey, Admit, DocumentKeys, Failure, Store, Via};
 
@@ -51,7 +51,7 @@ fn open(
     path: &Path,
     raw_name: &[u8],
     cap: u64,
-    jsonl: bool,
+    many: bool,
 ) -> std::result::Result<(std::fs::File, u64, u128), Unreadable> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let mut file =
@@ -75,7 +75,7 @@ fn open(
         };
         return Err(Unreadable::Never(format!("not a regular file ({what})")));
     }
-    let limit = if jsonl { JSONL_CAP } else { cap };
+    let limit = if many { JSONL_CAP } else { cap };
     if meta.len() > limit {
         return Err(Unreadable::Never(format!("{} bytes is over the limit of {limit} bytes", meta.len())));
     }
@@ -106,8 +106,16 @@ fn just_written(path: &Path) -> bool {
         .is_ok_and(|t| t.elapsed().is_ok_and(|e| e < std::time::Duration::from_secs(1)))
 }
 
-/// The largest `.jsonl` spool file read (its documents are each held to the document cap).
+/// The largest spool file of many documents read (`.jsonl`, `.warc`, `.parquet` and
+/// the like, compressed or not: its documents are each held to the document cap).
 const JSONL_CAP: u64 = 1 << 30;
+
+/// Whether a spool file's name says it holds many documents ([`JSONL_CAP`]).
+fn many_documents(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
+    [".jsonl", ".ndjson", ".warc", ".wet", ".parquet"].iter().any(|e| name.ends_with(e))
+}
 
 /// Failure records kept for one file (and reasons in its `.reason`): a file of 50,000
 /// failing lines gets this many and a count of the rest.
@@ -220,7 +228,7 @@ fn open_file(
     };
     let opened = textorigin_store::failpoint::hit(&format!("read:{name}"))
         .map_err(Unreadable::Later)
-        .and_then(|()| open(path, &raw_name, limits.doc_bytes, ext == "jsonl"));
+        .and_then(|()| open(path, &raw_name, limits.doc_bytes, many_documents(&name)));
     let (reader, len, key) = match opened {
         Ok(o) => o,
         Err(Unreadable::Later(e)) => {
@@ -253,7 +261,7 @@ fn open_file(
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     // A stored document names its spool file, not the path it had in `new/`, which is
     // gone once the file is admitted.
-    match stream_docs(reader, Some(&ext), &stem, &format!("spool:{name}"), limits, Some(len)) {
+    match file_docs(reader, &ext, &stem, &format!("spool:{name}"), limits, None) {
         Ok(docs) => (file(key, State::Docs(before)), Some(docs)),
         Err(e) => (file(key, State::Fails(e.to_string())), None),
     }

@@ -336,8 +336,9 @@ impl App {
                 self.budget.total()
             )));
         };
-        let doc = parse_body(request, "query", self.query_limits)?;
         self.with_query_view(|dd| {
+            let limits = textorigin_store::input::Limits { html: dd.config().html, ..self.query_limits };
+            let doc = parse_body(request, "query", limits)?;
             let q = dd.query(&doc)?;
             json(&model::document(dd.store(), model::DocParts::query(&doc, &q), ViewOptions::default())?)
         })

@@ -181,7 +181,7 @@ const TEXT_CANDIDATES: usize = 2_000;
 /// found through the table, one shorter than 2k terms may hold no selected shingle (the
 /// page says so).
 pub(super) fn text_search(store: &Store, dd: &mut DataDir, passage: &str) -> Result<Reply, ApiError> {
-    let doc = from_json(&serde_json::json!({ "text": passage }).to_string(), "search", "search")
+    let doc = from_json(&serde_json::json!({ "text": passage }).to_string(), "search", "search", Default::default())
         .map_err(|e| ApiError::BadRequest(format!("the passage: {e}")))?;
     let q = dd.query(&doc)?;
     let rabin = Rabin::new(1).with_terms(dd.config().terms);

@@ -319,16 +319,16 @@ pub(crate) mod tests {
             let ratio = lines.len() as u64 / packed.len() as u64;
             assert!(ratio > 100, "a bomb: {ratio}");
             let read = |limits: Limits| parse_bytes(packed.clone(), "jsonl", "b", "b.jsonl.zst", limits).unwrap();
-            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 0, ratio: 0 });
+            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 0, ratio: 0, ..Limits::from(0) });
             assert!(docs.iter().all(Result::is_ok) && docs.len() == 100_000, "no limit: every document");
-            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 2 << 20, ratio: 0 });
+            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 2 << 20, ratio: 0, ..Limits::from(0) });
             let (last, before) = docs.split_last().unwrap();
             assert!(before.iter().all(Result::is_ok) && (before.len() as u64) <= (2 << 20) / line.len() as u64);
             assert!(
                 last.as_ref().unwrap_err().to_string().contains("over the limit (--max-decoded-bytes)"),
                 "{last:?}"
             );
-            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 0, ratio: 50 });
+            let docs = read(Limits { doc_bytes: 1000, decoded_bytes: 0, ratio: 50, ..Limits::from(0) });
             let (last, before) = docs.split_last().unwrap();
             let most = (super::RATIO_FLOOR + 50 * packed.len() as u64) / line.len() as u64;
             assert!(before.iter().all(Result::is_ok) && before.len() as u64 <= most, "{} > {most}", before.len());

@@ -1,16 +1,40 @@
-//! HTML to text: markup, scripts, styles and comments dropped, entities decoded, block
-//! elements separated by line breaks (html5ever's spec-compliant tokenizer).
+//! HTML to text (issue 54): a page's visible text, or its main content, with a map from
+//! every byte of the text back to the bytes of the page it came from.
+//!
+//! The page is scanned once by `scan` (HTML's tokenizer states for tags, comments,
+//! raw text and character references; no tree is built): each run of text is kept with
+//! its byte range in the input and what encloses it. Block elements (`p`, `div`,
+//! `li`, ...) separate lines; white space collapses to one space; entities are
+//! decoded; scripts, styles and comments are dropped. [`HtmlMode::All`] keeps every
+//! text (what this module read before issue 54, checked against html5ever's tokenizer
+//! in the tests); [`HtmlMode::Main`] keeps the main content, in the way of boilerplate
+//! removers such as jusText (Pomikálek, *Removing Boilerplate and Duplicate Content
+//! from Web Corpora*, 2011, ch. 3) and trafilatura:
+//! 1. text inside `nav`, `header`, `footer`, `aside`, `form`, `menu`, `dialog`, `head`,
+//!    an element of ARIA role navigation, banner, contentinfo, complementary, search,
+//!    menu or menubar, a hidden one (`hidden`, `aria-hidden="true"`, `display:none`),
+//!    or one whose class or id names a template part ([`TEMPLATE_CLASSES`]: cookie
+//!    banners, share buttons, breadcrumbs, sidebars, footers) is dropped;
+//! 2. where the page marks its main content (`<main>`, `role="main"`, else a single
+//!    `<article>`), only the text inside it is kept;
+//! 3. where it does not, a block whose text is more than [`MAX_LINK_DENSITY`] link text
+//!    (jusText's link density) or holds a copyright sign (jusText's rule too) is
+//!    dropped;
+//! 4. if that leaves no text, step 3 is undone; if still none, the page's whole text is
+//!    kept (a page that is all navigation is still a document).
+//!
+//! The kept text is what is stored, and spans (attributes, `show` offsets) refer to it;
+//! [`Extracted::html_range`] gives the input bytes of any of its spans.
 
-use std::cell::RefCell;
+use std::ops::Range;
 
-use html5ever::tendril::StrTendril;
-use html5ever::tokenizer::{
-    BufferQueue, CharacterTokens, EndTag, StartTag, TagToken, Token as HtmlToken, TokenSink, TokenSinkResult,
-    Tokenizer, TokenizerOpts,
-};
+use textorigin_core::config::HtmlMode;
 
-/// Elements whose content is not text.
-const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "svg", "math", "iframe", "object"];
+/// Elements whose content is not text; the first four are read as raw text (their
+/// content is no markup).
+const SKIPPED: &[&str] = &["script", "style", "noscript", "iframe", "template", "svg", "math", "object"];
+/// Elements whose content is text with character references and no markup.
+const RCDATA: &[&str] = &["title", "textarea"];
 /// Elements that break lines.
 const BLOCKS: &[&str] = &[
     "address",
@@ -48,91 +72,623 @@ const BLOCKS: &[&str] = &[
     "tr",
     "ul",
 ];
+/// Elements that have no content (never open).
+const VOID: &[&str] =
+    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
+/// Elements that are a page's template, not its content ([`HtmlMode::Main`]).
+const TEMPLATE_ELEMENTS: &[&str] = &["nav", "header", "footer", "aside", "form", "menu", "dialog", "head"];
+/// ARIA roles of the same landmarks.
+const TEMPLATE_ROLES: &[&str] =
+    &["navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "dialog", "alertdialog"];
+/// Words of a class or id (split at `-`, `_` and white space, compared without case)
+/// that name a template part: cookie and consent banners, share and social buttons,
+/// breadcrumbs, navigation bars, sidebars, footers, skip links. A word, not a
+/// substring: `shared-memory`, a section's id, is no share button.
+pub const TEMPLATE_CLASSES: &[&str] = &[
+    "breadcrumb",
+    "breadcrumbs",
+    "consent",
+    "cookie",
+    "cookies",
+    "footer",
+    "gdpr",
+    "masthead",
+    "navbar",
+    "navigation",
+    "share",
+    "sharing",
+    "sidebar",
+    "skiplink",
+    "social",
+    "sphinxsidebar",
+    "related",
+];
+/// Names (`name`, `property` or `itemprop`, compared without case) of the `<meta>`
+/// elements whose `content` is a page's publication date (Open Graph's article
+/// properties, Dublin Core, schema.org, common names).
+pub const DATE_META: &[&str] = &[
+    "article:published_time",
+    "og:published_time",
+    "datepublished",
+    "dc.date",
+    "dc.date.issued",
+    "dcterms.date",
+    "dcterms.issued",
+    "date",
+    "pubdate",
+    "publishdate",
+    "publish-date",
+];
+/// A block with more than this share of its characters in links is a link list
+/// (jusText's `max_link_density`, 0.2), where the page marks no main content.
+pub const MAX_LINK_DENSITY: f64 = 0.2;
 
-struct TextSink {
-    out: RefCell<String>,
-    skip_depth: RefCell<u32>,
+/// A page's text and where each of its bytes came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extracted {
+    pub text: String,
+    /// The publication date the page states in a `<meta>` element ([`DATE_META`]), as
+    /// written (not checked).
+    pub published: Option<String>,
+    /// In text order: from `text` on, the text's bytes come from `html` on (byte for
+    /// byte when `verbatim`; else the whole of `html` is one character reference, or
+    /// white space collapsed to one space, or the tag that broke a line).
+    map: Vec<Piece>,
 }
 
-impl TextSink {
-    fn newline(&self) {
-        let mut out = self.out.borrow_mut();
-        while out.ends_with(' ') {
-            out.pop();
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Piece {
+    text: usize,
+    html: Range<usize>,
+    verbatim: bool,
+}
+
+impl Extracted {
+    /// The bytes of the input that the text's bytes `range` came from (an empty range
+    /// gives an empty one).
+    pub fn html_range(&self, range: Range<usize>) -> Range<usize> {
+        let piece = |at: usize| {
+            let i = self.map.partition_point(|p| p.text <= at).saturating_sub(1);
+            self.map.get(i)
+        };
+        let Some(first) = piece(range.start) else { return 0..0 };
+        let start = if first.verbatim { first.html.start + (range.start - first.text) } else { first.html.start };
+        if range.is_empty() {
+            return start..start;
         }
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
+        let last = piece(range.end - 1).unwrap_or(first);
+        let end = if last.verbatim { last.html.start + (range.end - last.text) } else { last.html.end };
+        start..end.max(start)
+    }
+}
+
+/// The text of a page as `mode` reads it.
+pub fn html_to_text(html: &str, mode: HtmlMode) -> String {
+    extract(html, mode).text
+}
+
+/// The text of a page as `mode` reads it, with its map to the input (the module docs).
+pub fn extract(html: &str, mode: HtmlMode) -> Extracted {
+    let (runs, published) = scan(html);
+    let keep: Vec<bool> = match mode {
+        HtmlMode::All => vec![true; runs.len()],
+        HtmlMode::Main => main_content(html, &runs),
+    };
+    Extracted { published, ..write(html, &runs, &keep) }
+}
+
+/// A run of text, or a line break.
+#[derive(Debug, Clone)]
+enum Run {
+    /// Text: its bytes in the input, whether character references are decoded in it
+    /// (not in raw text), what encloses it.
+    Text { html: Range<usize>, at: Context },
+    /// A block element's tag, which breaks the line and starts a new block.
+    Break(Range<usize>),
+}
+
+/// What encloses a run of text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Context {
+    /// Inside a template element ([`TEMPLATE_ELEMENTS`] and the rest of step 1).
+    template: bool,
+    /// Inside the element that marks the main content.
+    main: bool,
+    /// Inside a link.
+    link: bool,
+    /// Inside an `<article>`.
+    article: bool,
+}
+
+/// An open element.
+struct Open {
+    name: String,
+    template: bool,
+    main: bool,
+    skipped: bool,
+}
+
+/// Scans the page into runs of text and line breaks (scripts, styles and comments left
+/// out). `main` marks text inside `<main>`, `role="main"`, or else the page's one
+/// `<article>`. Also returns the page's publication date from its `<meta>` elements.
+fn scan(html: &str) -> (Vec<Run>, Option<String>) {
+    let mut published = None;
+    let b = html.as_bytes();
+    let mut runs = Vec::new();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut articles = 0;
+    let mut any_main = false;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'<' {
+            let end = memchr(b'<', b, i);
+            push_text(&mut runs, &stack, i..end);
+            i = end;
+            continue;
+        }
+        let Some(tag) = Tag::read(b, i) else {
+            // A `<` that opens nothing is text.
+            let end = memchr(b'<', b, i + 1);
+            push_text(&mut runs, &stack, i..end);
+            i = end;
+            continue;
+        };
+        let range = i..tag.end;
+        i = tag.end;
+        match tag.kind {
+            TagKind::Other => {}
+            TagKind::End => {
+                if let Some(at) = stack.iter().rposition(|o| o.name == tag.name) {
+                    stack.truncate(at);
+                }
+                if BLOCKS.contains(&tag.name.as_str()) {
+                    runs.push(Run::Break(range));
+                }
+            }
+            TagKind::Start => {
+                let name = tag.name.as_str();
+                if name == "meta" && published.is_none() && tag.date_meta {
+                    published = tag.content.clone();
+                }
+                if BLOCKS.contains(&name) {
+                    runs.push(Run::Break(range.clone()));
+                }
+                if VOID.contains(&name) || tag.self_closing {
+                    continue;
+                }
+                let main = name == "main" || tag.role.as_deref().is_some_and(|r| r.eq_ignore_ascii_case("main"));
+                any_main |= main;
+                articles += usize::from(name == "article");
+                let raw = SKIPPED[..4].contains(&name);
+                if raw || RCDATA.contains(&name) {
+                    // Raw text to the matching end tag, which closes the element.
+                    let end = raw_end(b, i, name);
+                    if !raw {
+                        stack.push(Open { name: name.to_string(), template: tag.template, main, skipped: false });
+                        push_text(&mut runs, &stack, i..end);
+                        stack.pop();
+                    }
+                    let close = Tag::read(b, end).map_or(b.len(), |t| t.end);
+                    if name == "title" {
+                        runs.push(Run::Break(end..close));
+                    }
+                    i = close;
+                    continue;
+                }
+                stack.push(Open {
+                    name: name.to_string(),
+                    template: tag.template,
+                    main,
+                    skipped: SKIPPED.contains(&name),
+                });
+            }
+        }
+    }
+    if !any_main && articles == 1 {
+        for run in &mut runs {
+            if let Run::Text { at, .. } = run {
+                at.main = at.article;
+            }
+        }
+    }
+    (runs, published)
+}
+
+fn push_text(runs: &mut Vec<Run>, stack: &[Open], html: Range<usize>) {
+    if stack.iter().any(|o| o.skipped) || html.is_empty() {
+        return;
+    }
+    let at = Context {
+        template: stack.iter().any(|o| o.template),
+        main: stack.iter().any(|o| o.main),
+        link: stack.iter().any(|o| o.name == "a"),
+        article: stack.iter().any(|o| o.name == "article"),
+    };
+    runs.push(Run::Text { html, at });
+}
+
+/// Where the raw text of `name` starting at `from` ends: at `</name` followed by white
+/// space, `/` or `>` (any case), or the end of the input.
+fn raw_end(b: &[u8], from: usize, name: &str) -> usize {
+    let n = name.len();
+    let mut i = from;
+    while let Some(at) = b[i..].windows(2).position(|w| w == b"</").map(|p| p + i) {
+        let after = at + 2 + n;
+        if after <= b.len()
+            && b[at + 2..after].eq_ignore_ascii_case(name.as_bytes())
+            && b.get(after).is_none_or(|c| c.is_ascii_whitespace() || *c == b'/' || *c == b'>')
+        {
+            return at;
+        }
+        i = at + 2;
+    }
+    b.len()
+}
+
+fn memchr(needle: u8, b: &[u8], from: usize) -> usize {
+    b[from..].iter().position(|&c| c == needle).map_or(b.len(), |p| p + from)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum TagKind {
+    Start,
+    End,
+    /// A comment, a doctype, a processing instruction or a bogus comment.
+    Other,
+}
+
+/// A tag as HTML's tokenizer reads it from a `<`.
+struct Tag {
+    kind: TagKind,
+    /// Lower-cased.
+    name: String,
+    self_closing: bool,
+    role: Option<String>,
+    /// Its attributes make it a template part ([`HtmlMode::Main`]'s step 1).
+    template: bool,
+    /// A `<meta>` naming a publication date ([`DATE_META`]), and its `content`.
+    date_meta: bool,
+    content: Option<String>,
+    /// Just past its `>` (or the end of the input).
+    end: usize,
+}
+
+impl Tag {
+    /// The tag at `b[at] == b'<'`, or None when that `<` is text (or a tag cut off by the
+    /// end of the input, which HTML drops: then its bytes are neither text nor tag, and
+    /// None with `at` at the end says so to the caller by an empty text run).
+    fn read(b: &[u8], at: usize) -> Option<Tag> {
+        let other = |end: usize| Tag {
+            kind: TagKind::Other,
+            name: String::new(),
+            self_closing: false,
+            role: None,
+            template: false,
+            date_meta: false,
+            content: None,
+            end,
+        };
+        let next = b.get(at + 1).copied()?;
+        if b[at + 1..].starts_with(b"!--") {
+            let body = at + 4;
+            // `<!-->` and `<!--->` are empty comments.
+            for short in [&b">"[..], b"->"] {
+                if b[body..].starts_with(short) {
+                    return Some(other(body + short.len()));
+                }
+            }
+            let mut i = body;
+            loop {
+                match b[i..].windows(2).position(|w| w == b"--").map(|p| p + i) {
+                    None => return Some(other(b.len())),
+                    Some(dash) if b[dash + 2..].starts_with(b">") => return Some(other(dash + 3)),
+                    Some(dash) if b[dash + 2..].starts_with(b"!>") => return Some(other(dash + 4)),
+                    Some(dash) => i = dash + 1,
+                }
+            }
+        }
+        if next == b'!' || next == b'?' {
+            return Some(other(memchr(b'>', b, at).saturating_add(1).min(b.len())));
+        }
+        let (kind, name_at) = match next {
+            b'/' => match b.get(at + 2) {
+                Some(c) if c.is_ascii_alphabetic() => (TagKind::End, at + 2),
+                Some(b'>') => return Some(other(at + 3)),
+                Some(_) => return Some(other(memchr(b'>', b, at).saturating_add(1).min(b.len()))),
+                None => return None,
+            },
+            c if c.is_ascii_alphabetic() => (TagKind::Start, at + 1),
+            _ => return None,
+        };
+        let stop = |c: u8| c.is_ascii_whitespace() || c == b'/' || c == b'>';
+        let mut i = name_at;
+        while i < b.len() && !stop(b[i]) {
+            i += 1;
+        }
+        let name = String::from_utf8_lossy(&b[name_at..i]).to_ascii_lowercase();
+        let mut tag = Tag {
+            kind,
+            name,
+            self_closing: false,
+            role: None,
+            template: false,
+            date_meta: false,
+            content: None,
+            end: b.len(),
+        };
+        tag.template = TEMPLATE_ELEMENTS.contains(&tag.name.as_str());
+        // Attributes, to the `>` that is not inside a quoted value.
+        loop {
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            match b.get(i) {
+                None => return Some(Tag { end: b.len(), kind: TagKind::Other, ..tag }),
+                Some(b'>') => {
+                    tag.end = i + 1;
+                    return Some(tag);
+                }
+                Some(b'/') => {
+                    tag.self_closing = b.get(i + 1) == Some(&b'>');
+                    i += 1;
+                    continue;
+                }
+                Some(_) => {}
+            }
+            let key_at = i;
+            i += 1; // the first character may be `=`
+            while i < b.len() && !stop(b[i]) && b[i] != b'=' {
+                i += 1;
+            }
+            let key = &b[key_at..i];
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            let mut value = &b[i..i];
+            if b.get(i) == Some(&b'=') {
+                i += 1;
+                while i < b.len() && b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                match b.get(i) {
+                    Some(&q @ (b'"' | b'\'')) => {
+                        let end = memchr(q, b, i + 1);
+                        value = &b[(i + 1).min(b.len())..end];
+                        i = (end + 1).min(b.len());
+                        if end == b.len() {
+                            return Some(Tag { end: b.len(), kind: TagKind::Other, ..tag });
+                        }
+                    }
+                    _ => {
+                        let start = i;
+                        while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
+                            i += 1;
+                        }
+                        value = &b[start..i];
+                    }
+                }
+            }
+            tag.attribute(key, value);
         }
     }
 
-    fn text(&self, t: &StrTendril) {
-        let mut out = self.out.borrow_mut();
-        for c in t.chars() {
-            if c.is_whitespace() {
-                if !out.is_empty() && !out.ends_with(' ') && !out.ends_with('\n') {
-                    out.push(' ');
-                }
+    fn attribute(&mut self, key: &[u8], value: &[u8]) {
+        let value = String::from_utf8_lossy(value);
+        let lower = value.to_ascii_lowercase();
+        if key.eq_ignore_ascii_case(b"role") {
+            self.template |= lower.split_ascii_whitespace().any(|r| TEMPLATE_ROLES.contains(&r));
+            self.role = Some(lower);
+        } else if key.eq_ignore_ascii_case(b"class") || key.eq_ignore_ascii_case(b"id") {
+            self.template |= lower
+                .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
+                .any(|w| TEMPLATE_CLASSES.contains(&w));
+        } else if key.eq_ignore_ascii_case(b"hidden") {
+            self.template = true;
+        } else if key.eq_ignore_ascii_case(b"aria-hidden") {
+            self.template |= lower.trim() == "true";
+        } else if [&b"name"[..], b"property", b"itemprop"].iter().any(|k| key.eq_ignore_ascii_case(k)) {
+            self.date_meta |= DATE_META.contains(&lower.trim());
+        } else if key.eq_ignore_ascii_case(b"content") {
+            self.content = Some(value.trim().to_string());
+        } else if key.eq_ignore_ascii_case(b"style") {
+            self.template |= lower.split_ascii_whitespace().collect::<String>().contains("display:none");
+        }
+    }
+}
+
+/// [`HtmlMode::Main`]'s choice of runs (the module docs' steps).
+fn main_content(html: &str, runs: &[Run]) -> Vec<bool> {
+    let has_main = runs.iter().any(|r| matches!(r, Run::Text { at, .. } if at.main && !at.template));
+    let candidate: Vec<bool> = runs
+        .iter()
+        .map(|r| match r {
+            Run::Text { at, .. } => !at.template && (at.main || !has_main),
+            Run::Break(_) => true,
+        })
+        .collect();
+    let visible = |keep: &[bool]| {
+        runs.iter().zip(keep).any(|(r, &k)| k && matches!(r, Run::Text { html: h, .. } if has_word(&html[h.clone()])))
+    };
+    if has_main && visible(&candidate) {
+        return candidate;
+    }
+    // Steps 3 and 4: link lists and copyright lines go, block by block.
+    let mut keep = candidate.clone();
+    let mut block = 0;
+    while block < runs.len() {
+        let end = runs[block..].iter().position(|r| matches!(r, Run::Break(_))).map_or(runs.len(), |p| p + block);
+        let (mut chars, mut link) = (0usize, 0usize);
+        let mut copyright = false;
+        for (r, _) in runs[block..end].iter().zip(&candidate[block..end]).filter(|(_, &k)| k) {
+            if let Run::Text { html: h, at } = r {
+                let text = &html[h.clone()];
+                let n = text.chars().filter(|c| !c.is_whitespace()).count();
+                chars += n;
+                link += if at.link { n } else { 0 };
+                copyright |= text.contains('©') || text.contains("&copy");
+            }
+        }
+        if chars > 0 && (link as f64 > MAX_LINK_DENSITY * chars as f64 || copyright) {
+            keep[block..end].iter_mut().for_each(|k| *k = false);
+        }
+        block = end + 1;
+    }
+    if visible(&keep) {
+        keep
+    } else if visible(&candidate) {
+        candidate
+    } else {
+        vec![true; runs.len()]
+    }
+}
+
+fn has_word(s: &str) -> bool {
+    s.chars().any(char::is_alphanumeric)
+}
+
+/// The kept runs' text: white space collapsed, a line break at each block's edge, the
+/// whole trimmed; and its map.
+fn write(html: &str, runs: &[Run], keep: &[bool]) -> Extracted {
+    let mut w = Writer { out: Extracted { text: String::new(), published: None, map: Vec::new() } };
+    for (run, _) in runs.iter().zip(keep).filter(|(_, &k)| k) {
+        match run {
+            Run::Break(tag) => w.newline(tag.clone()),
+            Run::Text { html: h, .. } => decode_into(&mut w, html, h.clone()),
+        }
+    }
+    w.pop_while(char::is_whitespace);
+    w.out
+}
+
+struct Writer {
+    out: Extracted,
+}
+
+impl Writer {
+    fn push(&mut self, s: &str, html: Range<usize>, verbatim: bool) {
+        let text = self.out.text.len();
+        self.out.text.push_str(s);
+        if let Some(last) = self.out.map.last_mut() {
+            if verbatim && last.verbatim && last.html.end == html.start && last.text + last.html.len() == text {
+                last.html.end = html.end;
+                return;
+            }
+        }
+        self.out.map.push(Piece { text, html, verbatim });
+    }
+
+    /// White space: one space after text.
+    fn space(&mut self, html: Range<usize>, source: &str) {
+        let t = &self.out.text;
+        if !t.is_empty() && !t.ends_with(' ') && !t.ends_with('\n') {
+            self.push(" ", html, source == " ");
+        }
+    }
+
+    /// A block's edge: one line break after text.
+    fn newline(&mut self, tag: Range<usize>) {
+        self.pop_while(|c| c == ' ');
+        if !self.out.text.is_empty() && !self.out.text.ends_with('\n') {
+            self.push("\n", tag, false);
+        }
+    }
+
+    fn pop_while(&mut self, drop: impl Fn(char) -> bool) {
+        let t = &mut self.out.text;
+        while t.ends_with(&drop) {
+            t.pop();
+        }
+        let len = t.len();
+        self.out.map.retain(|p| p.text < len);
+    }
+}
+
+/// Decodes the text of `html[range]` (character references; white space collapsed)
+/// into `w`.
+fn decode_into(w: &mut Writer, html: &str, range: Range<usize>) {
+    let flush = |w: &mut Writer, from: usize, to: usize| {
+        if from < to {
+            w.push(&html[from..to], from..to, true);
+        }
+    };
+    let mut plain = range.start;
+    let mut chars = html[range.clone()].char_indices().map(|(i, c)| (i + range.start, c)).peekable();
+    while let Some((i, c)) = chars.next() {
+        if c.is_whitespace() {
+            flush(w, plain, i);
+            let mut end = i + c.len_utf8();
+            while let Some(&(j, d)) = chars.peek().filter(|(_, d)| d.is_whitespace()) {
+                end = j + d.len_utf8();
+                chars.next();
+            }
+            w.space(i..end, &html[i..end]);
+            plain = end;
+        } else if c == '&' {
+            let Some((decoded, len)) = reference(&html[i..range.end]) else { continue };
+            flush(w, plain, i);
+            if decoded.chars().all(char::is_whitespace) {
+                w.space(i..i + len, "");
             } else {
-                out.push(c);
+                w.push(&decoded, i..i + len, false);
             }
+            while chars.peek().is_some_and(|&(j, _)| j < i + len) {
+                chars.next();
+            }
+            plain = i + len;
         }
     }
+    flush(w, plain, range.end);
 }
 
-impl TokenSink for TextSink {
-    type Handle = ();
-
-    fn process_token(&self, token: HtmlToken, _line: u64) -> TokenSinkResult<()> {
-        use html5ever::tokenizer::states::RawKind;
-        match token {
-            TagToken(tag) => {
-                let name: &str = &tag.name;
-                let skipped = SKIPPED.contains(&name);
-                match tag.kind {
-                    StartTag => {
-                        if BLOCKS.contains(&name) {
-                            self.newline();
-                        }
-                        if skipped && !tag.self_closing {
-                            *self.skip_depth.borrow_mut() += 1;
-                            return match name {
-                                "script" => TokenSinkResult::RawData(RawKind::ScriptData),
-                                "style" | "noscript" | "iframe" => TokenSinkResult::RawData(RawKind::Rawtext),
-                                _ => TokenSinkResult::Continue,
-                            };
-                        }
-                        if name == "textarea" || name == "title" {
-                            return TokenSinkResult::RawData(RawKind::Rcdata);
-                        }
-                    }
-                    EndTag => {
-                        if skipped {
-                            let mut d = self.skip_depth.borrow_mut();
-                            *d = d.saturating_sub(1);
-                        }
-                        if BLOCKS.contains(&name) {
-                            self.newline();
-                        }
-                    }
-                }
-            }
-            CharacterTokens(t) if *self.skip_depth.borrow() == 0 => {
-                self.text(&t);
-            }
-            _ => {}
+/// The character reference at the start of `s` (which starts with `&`): its text and
+/// its length, as HTML's tokenizer reads one in text (a named one without its `;` among
+/// the legacy names; a numeric one out of range or a surrogate as U+FFFD, C1 controls
+/// as Windows-1252 reads them).
+fn reference(s: &str) -> Option<(String, usize)> {
+    let b = s.as_bytes();
+    if b.get(1) == Some(&b'#') {
+        let hex = matches!(b.get(2), Some(b'x' | b'X'));
+        let start = if hex { 3 } else { 2 };
+        let digits = b[start.min(b.len())..]
+            .iter()
+            .take_while(|c| if hex { c.is_ascii_hexdigit() } else { c.is_ascii_digit() })
+            .count();
+        if digits == 0 {
+            return None;
         }
-        TokenSinkResult::Continue
+        let mut len = start + digits;
+        let value = u32::from_str_radix(&s[start..len], if hex { 16 } else { 10 }).unwrap_or(u32::MAX);
+        if b.get(len) == Some(&b';') {
+            len += 1;
+        }
+        let c = match value {
+            0x80..=0x9f => html5ever::data::C1_REPLACEMENTS[(value - 0x80) as usize].unwrap_or(char::from_u32(value)?),
+            0 => '\u{FFFD}',
+            v => char::from_u32(v).unwrap_or('\u{FFFD}'),
+        };
+        return Some((c.to_string(), len));
     }
+    let name_len = b[1..].iter().take(40).take_while(|c| c.is_ascii_alphanumeric()).count();
+    if name_len == 0 {
+        return None;
+    }
+    let chars = |&(a, b): &(u32, u32)| {
+        let mut t = String::new();
+        t.extend(char::from_u32(a));
+        if b != 0 {
+            t.extend(char::from_u32(b));
+        }
+        t
+    };
+    // The table also holds every prefix of a name, as (0, 0).
+    let named = |name: &str| html5ever::data::NAMED_ENTITIES.get(name).filter(|cp| cp.0 != 0);
+    if b.get(1 + name_len) == Some(&b';') {
+        if let Some(cp) = named(&s[1..name_len + 2]) {
+            return Some((chars(cp), name_len + 2));
+        }
+    }
+    (1..=name_len).rev().find_map(|n| named(&s[1..1 + n]).map(|cp| (chars(cp), 1 + n)))
 }
 
-/// Extracts the visible text of an HTML document.
-pub fn html_to_text(html: &str) -> String {
-    let sink = TextSink { out: RefCell::new(String::new()), skip_depth: RefCell::new(0) };
-    let input = BufferQueue::default();
-    input.push_back(StrTendril::from_slice(html));
-    let tok = Tokenizer::new(sink, TokenizerOpts::default());
-    let _ = tok.feed(&input);
-    tok.end();
-    let out = tok.sink.out.take();
-    out.trim().to_string()
-}
+#[cfg(test)]
+mod tests;

@@ -2,6 +2,7 @@
 //! it must have (see [`from_json`]); the others kept as its metadata.
 
 use serde_json::value::RawValue;
+use textorigin_core::config::HtmlMode;
 
 use super::{finish, html_to_text, InputDoc, InputError, MAX_META_BYTES};
 
@@ -17,8 +18,9 @@ const READ_FIELDS: [&str; 6] = ["id", "text", "html", "url", "published_at", "da
 /// numbers (Unix seconds); `null` counts as absent.
 ///
 /// A document that fails after its `id` was read fails with
-/// [`InputError::Identified`], which names it (its attributes line, issue 35).
-pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDoc, InputError> {
+/// [`InputError::Identified`], which names it (its attributes line, issue 35). An
+/// `html` field is read as `html` says ([`super::html::extract`]).
+pub fn from_json(text: &str, default_name: &str, source: &str, html: HtmlMode) -> Result<InputDoc, InputError> {
     let json = |reason: String| InputError::Json { file: source.to_string(), reason };
     let obj: std::collections::BTreeMap<String, &RawValue> = match serde_json::from_str(text) {
         Ok(obj) => obj,
@@ -26,7 +28,7 @@ pub fn from_json(text: &str, default_name: &str, source: &str) -> Result<InputDo
         Err(e) => return Err(json(e.to_string())),
     };
     let id = obj.get("id").map(|r| r.get()).filter(|r| matches!(r.as_bytes()[0], b'"' | b'-' | b'0'..=b'9'));
-    document(&obj, default_name, source).map_err(|error| match id {
+    document(&obj, default_name, source, html).map_err(|error| match id {
         Some(id) => InputError::Identified { id: id.to_string(), error: Box::new(error) },
         None => error,
     })
@@ -37,6 +39,7 @@ fn document(
     obj: &std::collections::BTreeMap<String, &RawValue>,
     default_name: &str,
     source: &str,
+    html: HtmlMode,
 ) -> Result<InputDoc, InputError> {
     let json = |reason: String| InputError::Json { file: source.to_string(), reason };
     // A field of one of the kinds allowed, as its text (a string's value, a number's
@@ -64,7 +67,7 @@ fn document(
     let id_number = obj.get("id").is_some_and(|r| matches!(r.get().as_bytes().first(), Some(b'-' | b'0'..=b'9')));
     let body = match (field("text", false)?, field("html", false)?) {
         (Some(t), _) => t,
-        (None, Some(h)) => html_to_text(&h),
+        (None, Some(h)) => html_to_text(&h, html),
         (None, None) => return Err(InputError::NoText(source.to_string())),
     };
     let url = field("url", false)?;
@@ -111,7 +114,7 @@ mod tests {
     /// one name); invalid UTF-8 in JSON lines was replaced without a warning.
     #[test]
     fn json_fields_of_the_wrong_type_fail_and_ids_keep_their_literal_text() {
-        let read = |line: &str| from_json(line, "f:1", "f.jsonl:1");
+        let read = |line: &str| from_json(line, "f:1", "f.jsonl:1", HtmlMode::Main);
         for (field, value, says) in [
             ("published_at", "{}", "`published_at` must be a string or a number, not an object"),
             ("published_at", "true", "`published_at` must be a string or a number, not a boolean"),

@@ -24,14 +24,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-mod compressed;
+pub mod compressed;
 pub mod date;
-mod html;
+pub mod html;
 mod json;
+pub mod magic;
+pub mod parquet;
+pub mod warc;
 
 use compressed::Compression;
+use textorigin_core::config::HtmlMode;
 
-pub use html::html_to_text;
+pub use html::{extract, html_to_text, Extracted};
 pub use json::from_json;
 
 /// A document read from a file.
@@ -65,9 +69,10 @@ pub struct InputDoc {
 /// document with more fails with [`InputError::MetaTooLarge`].
 pub const MAX_META_BYTES: usize = 64 << 10;
 
-/// How far reading an input goes: a document's bytes, and for compressed input what it
+/// How an input is read: how far (a document's bytes, and for compressed input what it
 /// may decode to, in bytes and per compressed byte, so that a compression bomb stops at
-/// a limit with an error for its file instead of filling memory or the store.
+/// a limit with an error for its file instead of filling memory or the store), and what
+/// of an HTML page is its text (the data directory's `html` setting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Largest document (a text file, a JSON object, a JSONL line), in bytes.
@@ -77,6 +82,12 @@ pub struct Limits {
     /// Decoded bytes per compressed byte read, beyond the first [`RATIO_FLOOR`] bytes
     /// (0: no limit).
     pub ratio: u64,
+    /// What of an HTML page is its text ([`html::extract`]).
+    pub html: HtmlMode,
+    /// The column of a Parquet file that holds a row's text ([`parquet`]; `text`).
+    pub text_column: &'static str,
+    /// The column of a Parquet file that names a row ([`parquet`]; `id`).
+    pub id_column: &'static str,
 }
 
 /// Default of [`Limits::decoded_bytes`]: 4 GiB.
@@ -89,9 +100,17 @@ pub const DEFAULT_MAX_RATIO: u64 = 100;
 pub const RATIO_FLOOR: u64 = 1 << 20;
 
 impl From<u64> for Limits {
-    /// Documents of at most `doc_bytes`, compressed input within the defaults.
+    /// Documents of at most `doc_bytes`, compressed input within the defaults, HTML
+    /// read for its main content (a new data directory's setting).
     fn from(doc_bytes: u64) -> Limits {
-        Limits { doc_bytes, decoded_bytes: DEFAULT_MAX_DECODED, ratio: DEFAULT_MAX_RATIO }
+        Limits {
+            doc_bytes,
+            decoded_bytes: DEFAULT_MAX_DECODED,
+            ratio: DEFAULT_MAX_RATIO,
+            html: HtmlMode::Main,
+            text_column: "text",
+            id_column: "id",
+        }
     }
 }
 
@@ -278,10 +297,32 @@ pub fn read_docs_counting(
     let source = path.display().to_string();
     let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.clone(), reason: e.to_string() };
     let file = std::fs::File::open(path).map_err(unreadable)?;
-    let len = file.metadata().map_err(unreadable)?.len();
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| source.clone());
-    stream_docs(Counting(file, read), Some(&ext), &stem, &source, limits, Some(len))
+    file_docs(file, &ext, &stem, &source, limits.into(), read)
+}
+
+/// The documents of an open file named `stem.ext`: a Parquet file (told by its magic
+/// number) is read as one ([`parquet`]: it needs the file, its metadata is at its end),
+/// any other through [`stream_docs`]. Adds the bytes read to `read`, when given.
+pub fn file_docs(
+    mut file: std::fs::File,
+    ext: &str,
+    stem: &str,
+    source: &str,
+    limits: Limits,
+    read: Option<Arc<AtomicU64>>,
+) -> Result<Docs, InputError> {
+    use std::io::{Seek, SeekFrom};
+    let unreadable = |e: std::io::Error| InputError::Unreadable { file: source.to_string(), reason: e.to_string() };
+    let len = file.metadata().map_err(unreadable)?.len();
+    let mut head = [0u8; 4];
+    let n = file.read(&mut head).map_err(unreadable)?;
+    file.seek(SeekFrom::Start(0)).map_err(unreadable)?;
+    if magic::is_parquet(&head[..n]) {
+        return parquet::parquet_docs(file, stem, source, limits, len, read);
+    }
+    stream_docs(Counting(file, read), Some(ext), stem, source, limits, Some(len))
 }
 
 /// A reader that adds the bytes it reads to a counter (when it has one).
@@ -346,6 +387,14 @@ pub fn stream_docs<R: Read + Send + 'static>(
         }
         (None, None) => (reader, ext.map(str::to_string), stem.to_string(), len),
     };
+    // What the bytes are, by their magic number, whatever the name says.
+    let (head, reader) = peek(reader, 8, |_| false).map_err(unreadable)?;
+    if warc::is_warc(&head) || ext.as_deref().is_some_and(|e| e == "warc" || e == "wet") {
+        return Ok(warc::warc_docs(reader, source, limits));
+    }
+    if let Some(refused) = magic::refused(&head) {
+        return Err(unreadable(std::io::Error::other(refused)));
+    }
     let (reader, ext) = match ext {
         Some(ext) => (reader, ext),
         None => {
@@ -358,7 +407,7 @@ pub fn stream_docs<R: Read + Send + 'static>(
         }
     };
     if ext == "jsonl" || ext == "ndjson" {
-        return jsonl_docs(reader, &stem, source, max_bytes);
+        return jsonl_docs(reader, &stem, source, limits);
     }
     let too_large = |bytes| InputError::TooLarge { file: source.to_string(), bytes, limit: max_bytes };
     if let Some(len) = len.filter(|&l| l > max_bytes) {
@@ -371,7 +420,7 @@ pub fn stream_docs<R: Read + Send + 'static>(
         // decode to terabytes).
         return Err(InputError::OverLimit { file: source.to_string(), limit: max_bytes });
     }
-    Ok(Box::new(parse_plain(bytes, &ext, &stem, source, max_bytes)?.into_iter()))
+    Ok(Box::new(parse_plain(bytes, &ext, &stem, source, limits)?.into_iter()))
 }
 
 /// Reads from `reader` until `enough` holds for the bytes just read (it sees each byte
@@ -410,8 +459,10 @@ pub fn jsonl_docs<R: Read + Send + 'static>(
     mut reader: R,
     stem: &str,
     source: &str,
-    max_bytes: u64,
+    limits: impl Into<Limits>,
 ) -> Result<Docs, InputError> {
+    let limits = limits.into();
+    let max_bytes = limits.doc_bytes;
     let mut head = Vec::with_capacity(8192);
     (&mut reader)
         .take(8192)
@@ -437,13 +488,16 @@ pub fn jsonl_docs<R: Read + Send + 'static>(
                     let text = String::from_utf8_lossy(&line);
                     if !text.trim().is_empty() {
                         let replaced = line.utf8_chunks().filter(|c| !c.invalid().is_empty()).count();
-                        return Some(from_json(&text, &format!("{stem}:{number}"), &src).map(|mut doc| {
-                            if replaced > 0 {
-                                doc.warnings
-                                    .push(format!("{src}: {replaced} invalid UTF-8 sequence(s) replaced by U+FFFD"));
-                            }
-                            doc
-                        }));
+                        return Some(from_json(&text, &format!("{stem}:{number}"), &src, limits.html).map(
+                            |mut doc| {
+                                if replaced > 0 {
+                                    doc.warnings.push(format!(
+                                        "{src}: {replaced} invalid UTF-8 sequence(s) replaced by U+FFFD"
+                                    ));
+                                }
+                                doc
+                            },
+                        ));
                     }
                 }
                 Err(e) => {
@@ -501,10 +555,7 @@ pub fn parse_bytes(
     limits: impl Into<Limits>,
 ) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
     let (bytes, limits) = (bytes.into(), limits.into());
-    if Compression::of(&bytes).is_some() || Compression::named(ext).is_some() {
-        return Ok(stream_docs(std::io::Cursor::new(bytes), Some(ext), stem, source, limits, None)?.collect());
-    }
-    parse_plain(bytes, ext, stem, source, limits.doc_bytes)
+    Ok(stream_docs(std::io::Cursor::new(bytes), Some(ext), stem, source, limits, None)?.collect())
 }
 
 fn parse_plain(
@@ -512,13 +563,13 @@ fn parse_plain(
     ext: &str,
     stem: &str,
     source: &str,
-    max_bytes: u64,
+    limits: Limits,
 ) -> Result<Vec<Result<InputDoc, InputError>>, InputError> {
     if looks_binary(&bytes) {
         return Err(InputError::Binary(source.to_string()));
     }
     if ext == "jsonl" || ext == "ndjson" {
-        return Ok(jsonl_docs(std::io::Cursor::new(bytes), stem, source, max_bytes)?.collect());
+        return Ok(jsonl_docs(std::io::Cursor::new(bytes), stem, source, limits)?.collect());
     }
     let source = &single_source(source);
     // The bytes become the text without a copy when they are UTF-8 (a large file must
@@ -526,7 +577,7 @@ fn parse_plain(
     match ext {
         "json" => {
             let (text, _) = decode(bytes);
-            Ok(vec![from_json(&text, stem, source)])
+            Ok(vec![from_json(&text, stem, source, limits.html)])
         }
         _ => {
             let (text, replaced) = decode(bytes);
@@ -534,7 +585,7 @@ fn parse_plain(
             if replaced > 0 {
                 warnings.push(format!("{source}: {replaced} invalid UTF-8 sequence(s) replaced by U+FFFD"));
             }
-            let text = if ext == "html" || ext == "htm" { html_to_text(&text) } else { text };
+            let text = if ext == "html" || ext == "htm" { html_to_text(&text, limits.html) } else { text };
             Ok(vec![finish(stem.to_string(), source.to_string(), text, None, None, warnings)])
         }
     }

@@ -153,7 +153,7 @@ fn jsonl_whole(bytes: Vec<u8>, max: u64) -> Vec<Result<InputDoc, InputError>> {
             if line.len() as u64 > max {
                 return Err(InputError::TooLarge { file: src, bytes: line.len() as u64, limit: max });
             }
-            from_json(line, &format!("s:{}", i + 1), &src)
+            from_json(line, &format!("s:{}", i + 1), &src, textorigin_core::config::HtmlMode::Main)
         })
         .collect()
 }
@@ -190,15 +190,6 @@ proptest! {
 }
 
 #[test]
-fn html_drops_markup_scripts_and_decodes_entities() {
-    let html = r#"<html><head><title>T&amp;C</title><style>p{color:red}</style>
-        <script>var x = "<p>not text</p>";</script></head>
-        <body><p>Caf&eacute; <b>bo</b>ld &lt;tag&gt;</p><!-- hidden --><div>next&nbsp;line</div></body></html>"#;
-    let text = html_to_text(html);
-    assert_eq!(text, "T&C\nCafé bold <tag>\nnext line", "nbsp is whitespace");
-}
-
-#[test]
 fn json_and_jsonl() {
     let docs = parse_bytes(
         &br#"{"id": 7, "text": "hello world", "url": "http://x", "date": "2020"}"#[..],
@@ -232,7 +223,9 @@ fn json_and_jsonl() {
 
 #[test]
 fn text_binary_empty_and_invalid_utf8() {
-    assert!(matches!(parse_bytes(&b"\x89PNG\r\n\x1a\n\0\0"[..], "txt", "f", "f", 100), Err(InputError::Binary(_))));
+    let png = parse_bytes(&b"\x89PNG\r\n\x1a\n\0\0"[..], "txt", "f", "f", 100).unwrap_err();
+    assert_eq!(png.to_string(), "f: cannot read: a PNG image (not text)", "named by its magic number");
+    assert!(matches!(parse_bytes(&b"\x00\x01\x02 binary"[..], "txt", "f", "f", 100), Err(InputError::Binary(_))));
     let docs = parse_bytes(&b"  \n "[..], "txt", "f", "f", 100).unwrap();
     assert!(matches!(docs[0], Err(InputError::Empty(_))));
     let docs = parse_bytes(&b"caf\xe9 ol\xe9 and much more text here"[..], "txt", "f", "f", 100).unwrap();

@@ -11,6 +11,7 @@ mod v13_sketches;
 mod v14_verify;
 mod v16_recomputed;
 mod v17_density;
+mod v20_html;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -130,6 +131,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 18,
         what: "what a deployment's partition keeps of the other partitions' documents (a new column family, nothing to fill)",
         run: |_| Ok(()),
+    },
+    Migration {
+        from: 19,
+        what: "what of an HTML page is its text in the config (every visible text, as before, for an existing data directory)",
+        run: v20_html::run,
     },
 ];
 

@@ -16,11 +16,16 @@ use super::v11_terms::{config_of_v10, ConfigV10};
 
 /// The configuration as schemas 11 to 16 stored it: schema 10's fields, then `terms`.
 #[derive(Deserialize)]
-struct ConfigV16 {
+pub(super) struct ConfigV16 {
     v10: ConfigV10,
     terms: Terms,
 }
 
+/// Schema 16's configuration in today's encoding.
+pub(super) fn config_of_v16(o: ConfigV16) -> textorigin_core::config::Config {
+    config_of_v10(o.v10, o.terms)
+}
+
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV16| config_of_v10(o.v10, o.terms))
+    rewrite_meta(store, MetaKey::Config, "config", config_of_v16)
 }

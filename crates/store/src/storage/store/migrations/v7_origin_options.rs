@@ -110,6 +110,7 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         terms: textorigin_core::text::Terms::Words,
         density: textorigin_core::config::Density::Paper,
         dominant: textorigin_core::config::Dominant::Table,
+        html: textorigin_core::config::HtmlMode::All,
     }
 }
 

@@ -1,0 +1,239 @@
+use std::cell::RefCell;
+
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::{
+    BufferQueue, CharacterTokens, EndTag, StartTag, TagToken, Token as HtmlToken, TokenSink, TokenSinkResult,
+    Tokenizer, TokenizerOpts,
+};
+use proptest::prelude::*;
+
+use super::*;
+
+/// The reference for [`HtmlMode::All`]: what this module read before issue 54, on
+/// html5ever's spec-compliant tokenizer.
+fn reference(html: &str) -> String {
+    struct Sink {
+        out: RefCell<String>,
+        skip: RefCell<u32>,
+    }
+    impl Sink {
+        fn newline(&self) {
+            let mut out = self.out.borrow_mut();
+            while out.ends_with(' ') {
+                out.pop();
+            }
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    impl TokenSink for Sink {
+        type Handle = ();
+        fn process_token(&self, token: HtmlToken, _line: u64) -> TokenSinkResult<()> {
+            use html5ever::tokenizer::states::RawKind;
+            match token {
+                TagToken(tag) => {
+                    let name: &str = &tag.name;
+                    let skipped = SKIPPED.contains(&name);
+                    if BLOCKS.contains(&name) && tag.kind == EndTag {
+                        self.newline();
+                    }
+                    if tag.kind == EndTag && skipped {
+                        let mut d = self.skip.borrow_mut();
+                        *d = d.saturating_sub(1);
+                    }
+                    if tag.kind == StartTag {
+                        if BLOCKS.contains(&name) {
+                            self.newline();
+                        }
+                        if skipped && !tag.self_closing {
+                            *self.skip.borrow_mut() += 1;
+                            return match name {
+                                "script" => TokenSinkResult::RawData(RawKind::ScriptData),
+                                "style" | "noscript" | "iframe" => TokenSinkResult::RawData(RawKind::Rawtext),
+                                _ => TokenSinkResult::Continue,
+                            };
+                        }
+                        if name == "textarea" || name == "title" {
+                            return TokenSinkResult::RawData(RawKind::Rcdata);
+                        }
+                    }
+                }
+                CharacterTokens(t) if *self.skip.borrow() == 0 => {
+                    let mut out = self.out.borrow_mut();
+                    for c in t.chars() {
+                        if c.is_whitespace() {
+                            if !out.is_empty() && !out.ends_with(' ') && !out.ends_with('\n') {
+                                out.push(' ');
+                            }
+                        } else {
+                            out.push(c);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            TokenSinkResult::Continue
+        }
+    }
+    let sink = Sink { out: RefCell::new(String::new()), skip: RefCell::new(0) };
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    let tok = Tokenizer::new(sink, TokenizerOpts::default());
+    let _ = tok.feed(&input);
+    tok.end();
+    let out = tok.sink.out.take();
+    out.trim().to_string()
+}
+
+/// Every character of the text maps to input bytes that are it, or a character
+/// reference or white space that reads as it.
+fn check_map(html: &str, x: &Extracted) -> Result<(), TestCaseError> {
+    for (i, c) in x.text.char_indices() {
+        let r = x.html_range(i..i + c.len_utf8());
+        let from = &html[r.clone()];
+        if c.is_whitespace() {
+            continue;
+        }
+        if from.starts_with('&') && from != "&" {
+            let decoded = reference_of(from);
+            prop_assert!(decoded.contains(c), "{c:?} at {i} maps to {from:?} ({r:?})");
+        } else {
+            prop_assert_eq!(from, c.to_string(), "at {} ({:?})", i, r);
+        }
+    }
+    // A span maps to the bytes from its first character's to its last's.
+    if let (Some(first), Some(last)) = (x.text.char_indices().next(), x.text.char_indices().last()) {
+        let all = x.html_range(0..x.text.len());
+        prop_assert_eq!(all.start, x.html_range(first.0..first.0 + first.1.len_utf8()).start);
+        prop_assert_eq!(all.end, x.html_range(last.0..last.0 + last.1.len_utf8()).end);
+    }
+    Ok(())
+}
+
+fn reference_of(s: &str) -> String {
+    super::reference(s).map(|(t, _)| t).unwrap_or_default()
+}
+
+/// Pieces of pages: tags of each kind, text, character references, comments.
+fn piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[a-zA-Z]{1,8}( [a-z]{1,5}){0,3}",
+        1 => Just(" \n\t ".to_string()),
+        1 => prop::sample::select(vec![
+            "&amp;", "&lt;", "&gt;", "&nbsp;", "&eacute;", "&#65;", "&#x42;", "&copy", "&notit;", "&#0;", "&#x80;",
+            "&amp", "& x", "&#;", "&unknown;", "&#x1F600;", "&NotEqualTilde;",
+        ])
+        .prop_map(str::to_string),
+        2 => prop::sample::select(vec![
+            "<p>", "</p>", "<div class=\"x\">", "</div>", "<span>", "</span>", "<a href='/x'>", "</a>", "<br>", "<br/>",
+            "<li>", "</li>", "<ul>", "</ul>", "<h1>", "</h1>", "<b>", "</b>", "<td>", "<hr>", "<main>", "</main>",
+            "<nav>", "</nav>", "<section id=\"shared-memory\">", "</section>", "<img src=x alt=\"a>b\">",
+        ])
+        .prop_map(str::to_string),
+        1 => prop::sample::select(vec![
+            "<!-- a <p> comment -->", "<!---->", "<!DOCTYPE html>", "<script>if (a < b) x = '<p>';</script>",
+            "<style>p > a { x: y }</style>", "<title>A &amp; B</title>", "<textarea>t &lt; u</textarea>",
+            "<svg><text>drawn</text></svg>", "< not a tag", "a<b", "</>", "<?php x ?>",
+        ])
+        .prop_map(str::to_string),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// `all` reads a page as html5ever's tokenizer did (the text before issue 54).
+    #[test]
+    fn all_reads_as_the_tokenizer_did(pieces in prop::collection::vec(piece(), 0..40)) {
+        let html = pieces.concat();
+        let x = extract(&html, HtmlMode::All);
+        prop_assert_eq!(&x.text, &reference(&html), "{:?}", html);
+        check_map(&html, &x)?;
+    }
+
+    /// The text `main` keeps maps to the input as `all`'s does.
+    #[test]
+    fn main_keeps_byte_spans_mapped_to_the_input(pieces in prop::collection::vec(piece(), 0..40)) {
+        let html = pieces.concat();
+        check_map(&html, &extract(&html, HtmlMode::Main))?;
+    }
+}
+
+#[test]
+fn references_decode_as_html_reads_them() {
+    let x = extract("Caf&eacute; &lt;tag&gt; &notit; &#x41;&#66 &#0; &amp", HtmlMode::All);
+    assert_eq!(x.text, "Café <tag> ¬it; AB \u{FFFD} &");
+    assert_eq!(x.html_range(3..5), 3..11, "é is &eacute;");
+    assert_eq!(x.html_range(0..3), 0..3);
+}
+
+/// A page of a documentation site as Sphinx writes it (Python's documentation).
+const SPHINX: &str = r#"<!DOCTYPE html>
+<html><head><title>concurrent — Python 3.11 documentation</title></head>
+<body>
+<div class="related" role="navigation" aria-label="related navigation"><h3>Navigation</h3>
+<ul><li><a href="genindex.html">index</a></li><li><a href="py-modindex.html">modules</a> |</li></ul></div>
+<div class="document"><div class="documentwrapper"><div class="bodywrapper">
+<div class="body" role="main">
+<section id="the-concurrent-package"><h1>The <code>concurrent</code> package</h1>
+<p>Currently, there is only one module in this package:</p>
+<ul><li><p><a href="x.html"><code>concurrent.futures</code></a> – Launching parallel tasks</p></li></ul>
+</section></div></div></div>
+<div class="sphinxsidebar" role="navigation"><h4>Previous topic</h4><p><a href="a.html">Annotations</a></p>
+<div role="note"><h3>This Page</h3><ul><li><a href="bugs.html">Report a Bug</a></li></ul></div></div></div>
+<div class="footer">&copy; <a href="copyright.html">Copyright</a> 2001-2023, Python Software Foundation.</div>
+</body></html>"#;
+
+#[test]
+fn main_keeps_the_marked_main_content() {
+    assert_eq!(
+        html_to_text(SPHINX, HtmlMode::Main),
+        "The concurrent package\nCurrently, there is only one module in this package:\nconcurrent.futures – Launching parallel tasks"
+    );
+    let all = html_to_text(SPHINX, HtmlMode::All);
+    assert!(all.contains("Report a Bug") && all.contains("Python Software Foundation"), "{all}");
+    let x = extract(SPHINX, HtmlMode::Main);
+    let at = x.text.find("Launching").unwrap();
+    assert_eq!(&SPHINX[x.html_range(at..at + 9)], "Launching");
+}
+
+#[test]
+fn main_drops_template_elements_link_lists_and_copyright_lines() {
+    let page = r#"<html><body>
+<header><a href="/">Home</a> <a href="/news">News</a></header>
+<div id="cookie-banner">We use cookies to improve your experience.</div>
+<ul class="menu"><li><a href="/a">First section</a></li><li><a href="/b">Second section</a></li></ul>
+<div class="content"><h1>A real article</h1>
+<p>It has <a href="/x">one link</a> in a paragraph of many more words than the link holds, as text does.</p>
+<div class="share-buttons">Share on social media</div>
+<p>And a second paragraph.</p></div>
+<div>Copyright © 2026 The Site. All rights reserved.</div>
+<footer>Contact us</footer>
+</body></html>"#;
+    assert_eq!(
+        html_to_text(page, HtmlMode::Main),
+        "A real article\nIt has one link in a paragraph of many more words than the link holds, as text does.\nAnd a second paragraph."
+    );
+}
+
+#[test]
+fn a_page_that_is_all_template_keeps_its_text() {
+    // Only links: step 3 would leave nothing, so the links stay.
+    let links = r#"<ul><li><a href="a">Alpha page</a></li><li><a href="b">Beta page</a></li></ul>"#;
+    assert_eq!(html_to_text(links, HtmlMode::Main), "Alpha page\nBeta page");
+    // Only a navigation element: the whole text stays.
+    let nav = "<nav>Only navigation here</nav>";
+    assert_eq!(html_to_text(nav, HtmlMode::Main), "Only navigation here");
+    // A shared-memory section is no share button (words of a class or id, not substrings).
+    let section = r#"<section id="shared-memory"><p>Shared memory text.</p></section><p>More</p>"#;
+    assert_eq!(html_to_text(section, HtmlMode::Main), "Shared memory text.\nMore");
+}
+
+#[test]
+fn one_article_is_the_main_content() {
+    let page = "<div>Site intro words</div><article><p>The story.</p></article><div>Other words</div>";
+    assert_eq!(html_to_text(page, HtmlMode::Main), "The story.");
+    let two = "<article><p>One.</p></article><article><p>Two.</p></article><div>Rest</div>";
+    assert_eq!(html_to_text(two, HtmlMode::Main), "One.\nTwo.\nRest");
+}

@@ -1,0 +1,33 @@
+//! Schema 19 → 20 (`migrations/0020-html.md`): the configuration gains `html` (issue 54),
+//! written `All` for an existing data directory: its stored texts were read from HTML
+//! with every visible text, and the documents it takes next are read alike
+//! (`ingest --html main` on it is refused as a changed setting; a new data directory
+//! reads the main content). Nothing else is rewritten: a document's text is extracted
+//! once, when it is read, and stored. The stamp keeps older builds, which cannot read
+//! the longer configuration, out.
+
+use serde::Deserialize;
+use textorigin_core::config::{Config, Density, Dominant, HtmlMode};
+
+use super::super::meta::MetaKey;
+use super::super::{Result, Store};
+use super::rewrite_meta;
+use super::v17_density::{config_of_v16, ConfigV16};
+
+/// The configuration as schemas 17 to 19 stored it: schema 16's fields, then `density`
+/// and `dominant`.
+#[derive(Deserialize)]
+struct ConfigV19 {
+    v16: ConfigV16,
+    density: Density,
+    dominant: Dominant,
+}
+
+pub(super) fn run(store: &mut Store) -> Result<()> {
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV19| Config {
+        density: o.density,
+        dominant: o.dominant,
+        html: HtmlMode::All,
+        ..config_of_v16(o.v16)
+    })
+}

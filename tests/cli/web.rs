@@ -1,0 +1,139 @@
+//! Web pages as users crawl them (issue 54): a documentation site's template is not
+//! copied text, a planted copy is found with its origin, WARC files are read a page a
+//! record.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// Old tokens over tokens, per document, in percent, sorted.
+fn old_shares(dir: &std::path::Path) -> Vec<f64> {
+    let docs = json(dir, &["list", "--json"]);
+    let mut shares: Vec<f64> = docs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["old_tokens"].as_f64().unwrap() * 100.0 / d["tokens"].as_f64().unwrap().max(1.0))
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    shares
+}
+
+fn median(v: &[f64]) -> f64 {
+    v[v.len() / 2]
+}
+
+/// Eight pages of Python's documentation (Sphinx), `spwd.html` with a paragraph of
+/// `queue.html` planted in its body (`tests/fixtures/README.md`).
+#[test]
+fn a_sites_template_is_not_copied_text_and_a_planted_copy_keeps_its_origin() {
+    let site = fixture("site");
+    let main = tempfile::tempdir().unwrap();
+    let out = ingest(main.path(), &[], &[&site]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let all = tempfile::tempdir().unwrap();
+    let out = ingest(all.path(), &["--html", "all"], &[&site]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (main_old, all_old) = (old_shares(main.path()), old_shares(all.path()));
+    assert!(median(&main_old) < 1.0, "main content: {main_old:?}");
+    assert!(median(&all_old) > 5.0, "the whole page holds the site's navigation and footer: {all_old:?}");
+    // No page names another as its dominant origin (the planted page is mostly its own).
+    for d in json(main.path(), &["list", "--json"]).as_array().unwrap() {
+        let name = d["name"].as_str().unwrap();
+        assert_eq!(d["dominant_origin"]["name"].as_str().unwrap_or(name), name, "{d}");
+    }
+    // The planted paragraph is one block from queue, edge to edge.
+    let doc = json(main.path(), &["show", "spwd", "--json"]);
+    let blocks: Vec<&Value> = doc["copied_blocks"].as_array().unwrap().iter().collect();
+    assert_eq!(blocks.len(), 1, "{blocks:?}");
+    assert_eq!(blocks[0]["origin"]["name"], "queue");
+    let copied = blocks[0]["text"].as_str().unwrap();
+    assert!(copied.starts_with("The module implements three types of queue"), "{copied:?}");
+    assert!(copied.ends_with("the lowest valued entry is retrieved first"), "{copied:?}");
+    // `show` of a page lists none of the template's lines.
+    let shown = ok(main.path(), &["show", "concurrent"]);
+    assert!(!shown.contains("Report a Bug") && !shown.contains("Python Software Foundation"), "{shown}");
+    // A data directory keeps its setting: asking another is refused.
+    let out = ingest(main.path(), &["--html", "all"], &[&site]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("html"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A WARC file `wget --warc-file` wrote against a loopback server.
+#[test]
+fn a_crawlers_warc_is_ingested_a_page_a_record_with_urls_and_dates() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&fixture("warc/pydocs-small.warc.gz")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("14 records read, 3 became documents"), "{stderr}");
+    let docs = json(dir.path(), &["list", "--json"]);
+    let names: Vec<&str> = docs.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "127.0.0.1:8766/library/concurrent.html",
+            "127.0.0.1:8766/library/queue.html",
+            "127.0.0.1:8766/library/sched.html"
+        ]
+    );
+    let doc = json(dir.path(), &["show", "127.0.0.1:8766/library/queue.html", "--json"]);
+    assert_eq!(doc["url"], "http://127.0.0.1:8766/library/queue.html", "{doc}");
+    assert!(doc["published_at"].as_str().unwrap().starts_with("2026-"), "{doc}");
+    // Ingesting it again stores nothing twice.
+    let out = ingest(dir.path(), &[], &[&fixture("warc/pydocs-small.warc.gz")]);
+    assert!(out.status.success());
+    assert_eq!(json(dir.path(), &["list", "--json"]).as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_parquet_or_pdf_file_is_refused_with_its_format_never_read_as_text() {
+    let inputs = tempfile::tempdir().unwrap();
+    let pdf = inputs.path().join("paper.txt");
+    std::fs::write(&pdf, b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&pdf]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a PDF document"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A Parquet file as a Hugging Face dataset holds one (`scripts/parquet_fixture.py`).
+#[test]
+fn a_parquet_dataset_is_ingested_a_document_a_row_and_refused_from_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &[], &[&fixture("parquet/pydocs.parquet")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let docs = json(dir.path(), &["list", "--json"]);
+    assert_eq!(docs.as_array().unwrap().len(), 41);
+    let doc = json(dir.path(), &["show", "1000", "--json"]);
+    assert_eq!(doc["url"], "https://docs.python.org/3.11/library/2to3.html", "{doc}");
+    // Another text column, chosen by name.
+    let titles = tempfile::tempdir().unwrap();
+    let out = ingest(titles.path(), &["--text-column", "url"], &[&fixture("parquet/pydocs.parquet")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Zstandard pages fail naming the codec; piped Parquet is refused with the reason.
+    let out = ingest(dir.path(), &[], &[&fixture("parquet/pydocs-zstd.parquet")]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).to_ascii_lowercase().contains("zstd"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let piped = bin()
+        .args(["ingest", "--data"])
+        .arg(dir.path())
+        .arg("-")
+        .write_stdin(std::fs::read(fixture("parquet/pydocs.parquet")).unwrap())
+        .output()
+        .unwrap();
+    assert!(!piped.status.success());
+    assert!(
+        String::from_utf8_lossy(&piped.stderr).contains("give it as a file path"),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+}
