@@ -599,7 +599,10 @@ impl Writer {
             t.pop();
         }
         let len = t.len();
-        self.out.map.retain(|p| p.text < len);
+        // Only trailing pieces can start past the end (a retain here was quadratic).
+        while self.out.map.last().is_some_and(|p| p.text >= len) {
+            self.out.map.pop();
+        }
     }
 }
 
