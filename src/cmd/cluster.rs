@@ -6,7 +6,7 @@ use serde::Serialize;
 use textorigin_cluster::log::Log;
 use textorigin_cluster::wire::Meta;
 use textorigin_cluster::{aggregate, init, read_meta, status, submit, trim, worker, Submitted, Trimmed};
-use textorigin_core::config::Density;
+use textorigin_core::config::{Attribution, Density};
 use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
@@ -190,6 +190,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "the sharded deployment selects shingles as the paper does: omit `density` or give `--density paper`"
             );
             ov.density = Some(Density::Paper);
+            // The partitions exchange results over the log without what the passage
+            // attribution says beside their blocks: they credit the earliest origin (issue 54).
+            anyhow::ensure!(
+                ov.attribution != Some(Attribution::Passage),
+                "the sharded deployment credits a copied token to its earliest origin: omit `attribution` or give `--attribution earliest`"
+            );
+            ov.attribution = Some(Attribution::Earliest);
             anyhow::ensure!(a.partitions >= 1, "--partitions must be at least 1");
             let log = Log::connect(&a.nats.nats, a.replicas)?;
             let mut meta =

@@ -31,6 +31,12 @@ pub struct Args {
     /// shingles while the table has room): each value is a run of each selection.
     #[arg(long, default_value = "paper,adaptive", value_delimiter = ',')]
     density: Vec<String>,
+    /// Which source a token several aligned runs cover is credited to: passage (the
+    /// longest run's, through light edits: a new data directory's) or earliest (the
+    /// earliest origin's, exact runs: the paper's earliest source, data directories
+    /// made before schema 20). Scored against the same oracle either way.
+    #[arg(long, default_value = "passage", value_name = "passage|earliest")]
+    attribution: textorigin_core::config::Attribution,
     /// Origin propagation, comma-separated (on, off): each value is a run.
     #[arg(long, default_value = "on", value_delimiter = ',', value_parser = on_off)]
     propagate: Vec<bool>,
@@ -105,7 +111,7 @@ pub fn run(a: Args) -> Result<()> {
     }
     let replies = origin::replies(&docs);
     let texts: Vec<String> = docs.into_iter().map(|d| d.text).collect();
-    let base = Config { bucket_entries: a.bucket_entries, ..Config::default() };
+    let base = Config { bucket_entries: a.bucket_entries, attribution: a.attribution, ..Config::default() };
     let tmp = tempfile::tempdir()?;
     let pb = super::progress_bytes(0);
     pb.enable_steady_tick(std::time::Duration::from_millis(500));

@@ -60,6 +60,12 @@ pub struct Args {
     /// moves a data directory made before schema 17 to the dominant origin of new ones.
     #[arg(long, value_name = "blocks|table")]
     dominant: Option<textorigin_core::config::Dominant>,
+    /// Another attribution, passage or earliest (needs --reanalyse): `--attribution
+    /// passage` moves a data directory made before schema 20 to the attribution of new
+    /// ones (a copied passage one block of its source, earlier holders of its stock
+    /// phrases listed beside it, runs through light edits).
+    #[arg(long, value_name = "passage|earliest")]
+    attribution: Option<textorigin_core::config::Attribution>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -75,6 +81,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         quote_clauses: a.quote_clauses,
         density: a.density,
         dominant: a.dominant,
+        attribution: a.attribution,
     };
     let pb = super::ReplayProgress::new(&a.data.dir, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| pb.at(i, total))?;

@@ -137,3 +137,58 @@ fn a_parquet_dataset_is_ingested_a_document_a_row_and_refused_from_a_pipe() {
         String::from_utf8_lossy(&piped.stderr)
     );
 }
+
+/// Issue 54, item 3: a passage copied whole keeps its source through a stock phrase an
+/// older document holds (listed beside it), and through light edits (listed);
+/// `--attribution earliest` keeps the paper's per-token earliest source.
+#[test]
+fn a_copied_passage_keeps_one_source_with_stock_phrases_and_edits_listed() {
+    let words = |p: &str, n: usize| (0..n).map(|i| format!("{p}{i}x")).collect::<Vec<_>>().join(" ");
+    // A stock phrase long enough that the sampled selection surely looks it up.
+    let stock = "for the fiscal year ending on the thirtieth of June the receipts into the treasury from all sources amounted to the sum stated below in this report";
+    let passage = format!("{} {stock} {}", words("pa", 50), words("pb", 50));
+    let edited: String = passage
+        .split(' ')
+        .enumerate()
+        .map(|(i, w)| {
+            if [9, 20, 34, 41, 55, 68, 77, 90, 101, 112, 121].contains(&i) {
+                format!("changed{i}")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let inputs = tempfile::tempdir().unwrap();
+    let files = [
+        ("1-older.txt", format!("{} {stock} {}", words("a", 40), words("b", 40))),
+        ("2-source.txt", format!("{} {passage} {}", words("c", 40), words("d", 40))),
+        ("3-copy.txt", format!("{} {passage} {}", words("e", 30), words("f", 30))),
+        ("4-edited.txt", format!("{} {edited} {}", words("g", 30), words("h", 30))),
+    ];
+    for (name, text) in &files {
+        std::fs::write(inputs.path().join(name), text).unwrap();
+    }
+    let blocks = |dir: &std::path::Path, name: &str| json(dir, &["show", name, "--json"])["copied_blocks"].clone();
+    let dir = tempfile::tempdir().unwrap();
+    assert!(ingest(dir.path(), &[], &[inputs.path()]).status.success());
+    let copy = blocks(dir.path(), "3-copy");
+    assert_eq!(copy.as_array().unwrap().len(), 1, "{copy}");
+    assert_eq!(copy[0]["origin"]["name"], "2-source");
+    assert_eq!((copy[0]["start_token"].as_u64(), copy[0]["end_token"].as_u64()), (Some(30), Some(157)));
+    assert_eq!(copy[0]["also_earlier"][0]["origin"]["name"], "1-older", "{copy}");
+    let shown = ok(dir.path(), &["show", "3-copy"]);
+    assert!(shown.contains("also earlier in #1 1-older: tokens 80-107"), "{shown}");
+    let edited = blocks(dir.path(), "4-edited");
+    assert_eq!(edited.as_array().unwrap().len(), 1, "{edited}");
+    assert_eq!(edited[0]["origin"]["name"], "2-source");
+    assert_eq!(edited[0]["edits"].as_array().unwrap().len(), 11, "{edited}");
+    // The paper's earliest source, per token: the stock phrase splits the passage, and
+    // the edited one is pieces.
+    let earliest = tempfile::tempdir().unwrap();
+    assert!(ingest(earliest.path(), &["--attribution", "earliest"], &[inputs.path()]).status.success());
+    let copy = blocks(earliest.path(), "3-copy");
+    let origins: Vec<&str> = copy.as_array().unwrap().iter().map(|b| b["origin"]["name"].as_str().unwrap()).collect();
+    assert_eq!(origins, ["2-source", "1-older", "2-source"]);
+    assert!(blocks(earliest.path(), "4-edited").as_array().unwrap().len() > 3);
+}

@@ -16,7 +16,20 @@
 //! origins takes the earliest (by publication, [`When`]; without dates the smallest
 //! sequence number), the oracle's "earliest
 //! source"; copied blocks are then the maximal stretches of tokens taken from one run,
-//! so each is a run of its origin's text. Where the origin's own stored result says a
+//! so each is a run of its origin's text. That is [`Attribution::Earliest`]. With
+//! [`Attribution::Passage`] (issue 54, a new data directory's) a token goes to the
+//! longest run covering it instead (the earlier origin on a tie): a passage copied
+//! whole stays one block of the source it was copied from, and a shorter run inside it
+//! that an older document also holds (a stock phrase: "for the fiscal year ending on
+//! the 30th") no longer splits it; the older document is listed beside the block
+//! ([`AlsoEarlier`]), so the earliest occurrence is still shown, and so are the
+//! stretches of it the origin's own result credits to an earlier document (a copy of a
+//! copy: the passage is credited to the document it was copied from, the earlier
+//! source listed beside it). Runs are then extended
+//! through light edits too: past up to [`MAX_EDIT`] tokens that differ (words replaced,
+//! inserted or left out) as long as the next [`MIN_AFTER_EDIT`] tokens agree again, so a passage
+//! with one word in eight changed is one block with its edited tokens listed, not a
+//! series of 7-token runs, none of which holds a k-shingle. Where the origin's own stored result says a
 //! stretch of the aligned run was copied from an earlier document, that stretch takes
 //! the earlier one: attributions follow copies of copies back to the earliest source
 //! the stored results know. Blocks whose origin's text is not available stay as
@@ -31,6 +44,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
+use crate::config::Attribution;
 use crate::engine::{Block, ShingleOrigin, Span, When};
 use crate::rabin::Rabin;
 use crate::text::{tokenize, Token};
@@ -87,23 +103,70 @@ pub struct Alignment<'a> {
     pub rabin: &'a Rabin,
     /// Publication order: the smaller key is the earlier document ([`When`]).
     pub when: When<'a>,
+    /// Which run a token covered by several goes to.
+    pub attribution: Attribution,
+}
+
+/// An earlier document that also holds part of a copied block ([`Attribution::Passage`]):
+/// the document, and the tokens of the block it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlsoEarlier {
+    pub origin: u64,
+    pub start_token: u32,
+    pub end_token: u32,
+}
+
+/// What [`Attribution::Passage`] says beyond the blocks: the earlier documents that
+/// also hold parts of them, and the tokens of the blocks that differ from their origin
+/// (light edits), in token order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Passages {
+    pub also_earlier: Vec<AlsoEarlier>,
+    pub edits: Vec<u32>,
+}
+
+impl Passages {
+    pub fn is_empty(&self) -> bool {
+        self.also_earlier.is_empty() && self.edits.is_empty()
+    }
+}
+
+/// Tokens that must agree after an edit for a run to go on through it.
+pub const MIN_AFTER_EDIT: usize = 3;
+/// Tokens of either text an edit may span (a word replaced by up to three, three left
+/// out, ...).
+pub const MAX_EDIT: usize = 5;
+/// Earlier documents listed beside one block, at most.
+const MAX_ALSO: usize = 8;
+
+/// An aligned run: document tokens `a..b` taken from `origin`; `parent`: the run it
+/// refines (a stretch its origin's own result attributes to an earlier document);
+/// `edits`: its document tokens that differ from the origin's.
+struct Run {
+    a: usize,
+    b: usize,
+    origin: u64,
+    parent: Option<usize>,
+    edits: Vec<usize>,
 }
 
 /// Aligned copied blocks (maximal stretches of tokens taken from one run, in token
-/// order) and the per-token origin (0: none), for `doc`; `origin_text(o)` gives an
-/// earlier document's text and stored blocks when its text is stored.
+/// order), the per-token origin (0: none) and, with [`Attribution::Passage`], what it
+/// says beside them, for `doc`; `origin_text(o)` gives an earlier document's text and
+/// stored blocks when its text is stored.
 pub fn align(
     doc: &Alignment<'_>,
     mut origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
-) -> (Vec<Block>, Vec<u64>) {
+) -> (Vec<Block>, Vec<u64>, Passages) {
     let n = doc.tokens.len();
     let k = doc.rabin.k();
+    let edited = doc.attribution == Attribution::Passage;
     let fps: Vec<u64> = doc.tokens.iter().map(|t| t.fp).collect();
     let mut shingles = Vec::new();
     doc.rabin.shingles(&fps, &mut shingles);
-    // (start, end, origin) of every run: aligned ones, and estimation's blocks whose
-    // origin's text is not available.
-    let mut runs: Vec<(usize, usize, u64)> = Vec::new();
+    // Every run: aligned ones, and estimation's blocks whose origin's text is not
+    // available.
+    let mut runs: Vec<Run> = Vec::new();
     // The origins aligned to, with their texts and aligned tokens.
     let mut aligned: Vec<(u64, Arc<OriginText>, usize)> = Vec::new();
     // Each origin's text asked for once per document: a run of shingles of one origin
@@ -122,7 +185,13 @@ pub fn align(
         if o != doc.seq {
             let block = &doc.selected[i..j];
             match text_of(o) {
-                None => runs.push((block[0].start_token as usize, block[j - i - 1].end_token as usize, o)),
+                None => runs.push(Run {
+                    a: block[0].start_token as usize,
+                    b: block[j - i - 1].end_token as usize,
+                    origin: o,
+                    parent: None,
+                    edits: Vec::new(),
+                }),
                 Some(text) => {
                     let first_run = runs.len();
                     // The end of the runs found so far in this block: each starts at or
@@ -135,10 +204,10 @@ pub fn align(
                             continue;
                         }
                         if let Some(q) = text.find(shingles[p]) {
-                            reach = reach.max(push_runs(&mut runs, &fps, &text, (o, p, q, k), doc.when).1);
+                            reach = reach.max(push_runs(&mut runs, &fps, &text, (o, p, q, k), doc.when, edited).1);
                         }
                     }
-                    let tokens: usize = runs[first_run..].iter().map(|r| r.1 - r.0).sum();
+                    let tokens: usize = runs[first_run..].iter().map(|r| r.b - r.a).sum();
                     match aligned.iter_mut().find(|x| x.0 == o) {
                         Some(x) => x.2 += tokens,
                         None if tokens > 0 => aligned.push((o, text, tokens)),
@@ -156,8 +225,8 @@ pub fn align(
     aligned.truncate(MAX_ORIGINS);
     if !aligned.is_empty() {
         let mut covered = vec![false; n];
-        for &(a, b, _) in &runs {
-            covered[a..b].iter_mut().for_each(|c| *c = true);
+        for r in &runs {
+            covered[r.a..r.b].iter_mut().for_each(|c| *c = true);
         }
         let mut p = 0;
         while p + k <= n {
@@ -167,7 +236,7 @@ pub fn align(
             }
             match aligned.iter().find_map(|(o, text, _)| text.find(shingles[p]).map(|q| (*o, q, text))) {
                 Some((o, q, text)) => {
-                    let (a, b) = push_runs(&mut runs, &fps, text, (o, p, q, k), doc.when);
+                    let (a, b) = push_runs(&mut runs, &fps, text, (o, p, q, k), doc.when, edited);
                     covered[a..b].iter_mut().for_each(|c| *c = true);
                     p = b.saturating_sub(k - 1).max(p + 1);
                 }
@@ -175,48 +244,111 @@ pub fn align(
             }
         }
     }
-    // Every token goes to the covering run of the earliest origin (the first such run on
-    // a tie); blocks are the maximal stretches of tokens of one run, so each is a run of
-    // its origin's text.
+    let owner = match doc.attribution {
+        Attribution::Earliest => earliest_owners(n, &runs, doc.when),
+        Attribution::Passage => passage_owners(n, &runs, doc.when),
+    };
+    let labels: Vec<u64> = owner.iter().map(|&w| if w == usize::MAX { 0 } else { runs[w].origin }).collect();
+    let blocks = blocks_of_owners(doc, &owner, &runs);
+    let passages = if edited { passages(&blocks, &owner, &runs, doc.when) } else { Passages::default() };
+    (blocks, labels, passages)
+}
+
+/// [`Attribution::Earliest`]: every token goes to the covering run of the earliest
+/// origin (the first such run on a tie).
+fn earliest_owners(n: usize, runs: &[Run], when: When<'_>) -> Vec<usize> {
     let mut owner = vec![usize::MAX; n];
-    for (r, &(a, b, o)) in runs.iter().enumerate() {
-        for w in &mut owner[a..b] {
-            if *w == usize::MAX || (doc.when)(o) < (doc.when)(runs[*w].2) {
+    for (r, run) in runs.iter().enumerate() {
+        for w in &mut owner[run.a..run.b] {
+            if *w == usize::MAX || when(run.origin) < when(runs[*w].origin) {
                 *w = r;
             }
         }
     }
-    let labels: Vec<u64> = owner.iter().map(|&w| if w == usize::MAX { 0 } else { runs[w].2 }).collect();
-    (blocks_of_owners(doc, &owner, &runs), labels)
+    owner
+}
+
+/// [`Attribution::Passage`]: every token goes to the longest run found in the document
+/// covering it (the earlier origin, then the first run, on a tie). The stretches its
+/// origin's own result attributes to earlier documents do not split it: they are
+/// listed beside the block ([`passages`]), as the other runs' earlier origins are.
+fn passage_owners(n: usize, runs: &[Run], when: When<'_>) -> Vec<usize> {
+    let mut owner = vec![usize::MAX; n];
+    let key = |r: &Run| (r.b - r.a, std::cmp::Reverse(when(r.origin)));
+    for (r, run) in runs.iter().enumerate().filter(|(_, run)| run.parent.is_none()) {
+        for w in &mut owner[run.a..run.b] {
+            if *w == usize::MAX || key(run) > key(&runs[*w]) {
+                *w = r;
+            }
+        }
+    }
+    owner
+}
+
+/// The earlier documents that also hold parts of each block (the other runs found in
+/// the document over it, of an earlier origin than the block's), and the edited
+/// tokens of the blocks.
+fn passages(blocks: &[Block], owner: &[usize], runs: &[Run], when: When<'_>) -> Passages {
+    let mut out = Passages::default();
+    for block in blocks {
+        let (a, b) = (block.span.start_token as usize, block.span.end_token as usize);
+        let w = owner[a];
+        let mut also: Vec<AlsoEarlier> = Vec::new();
+        for run in runs {
+            let (s, e) = (run.a.max(a), run.b.min(b));
+            if s >= e || run.origin == block.origin || when(run.origin) >= when(block.origin) {
+                continue;
+            }
+            match also.iter_mut().find(|x| x.origin == run.origin) {
+                Some(x) => {
+                    x.start_token = x.start_token.min(s as u32);
+                    x.end_token = x.end_token.max(e as u32);
+                }
+                None => also.push(AlsoEarlier { origin: run.origin, start_token: s as u32, end_token: e as u32 }),
+            }
+        }
+        also.sort_by_key(|x| (when(x.origin), x.start_token));
+        also.truncate(MAX_ALSO);
+        out.also_earlier.extend(also);
+        out.edits.extend(runs[w].edits.iter().filter(|&&t| (a..b).contains(&t)).map(|&t| t as u32));
+    }
+    out
 }
 
 /// How many origins the second pass of [`align`] searches.
 const MAX_ORIGINS: usize = 8;
 
 /// Adds the run through the k-shingle at `p` in the document and `q` in origin `o`'s
-/// `text`, and, inside it, a run for each stretch the origin's own result attributes to
-/// an earlier document (the earliest source is the origin's origin), if it holds a
-/// k-shingle; returns the run.
+/// `text` (through light edits when `edited`), and, inside it, a run for each stretch
+/// the origin's own result attributes to an earlier document (the earliest source is
+/// the origin's origin), if it holds a k-shingle; returns the run.
 fn push_runs(
-    runs: &mut Vec<(usize, usize, u64)>,
+    runs: &mut Vec<Run>,
     fps: &[u64],
     text: &OriginText,
     (o, p, q, k): (u64, usize, usize, usize),
     when: When<'_>,
+    edited: bool,
 ) -> (usize, usize) {
-    let (a, b) = extend(fps, &text.tokens, p, q, k);
-    runs.push((a, b, o));
-    // Document token t lies at origin token t - a + qa.
-    let qa = q - (p - a);
-    let qb = qa + (b - a);
-    // The origin's blocks are in token order and apart: those that reach past `qa`,
-    // up to the first that starts at `qb` or later.
-    let from = text.sources.partition_point(|&(_, e, _)| e as usize <= qa);
-    for &(s, e, earlier) in text.sources[from..].iter().take_while(|&&(s, _, _)| (s as usize) < qb) {
-        let (s, e) = ((s as usize).max(qa), (e as usize).min(qb));
-        // A stretch shorter than k holds no shingle of the earlier document.
-        if s + k <= e && when(earlier) < when(o) {
-            runs.push((a + (s - qa), a + (e - qa), earlier));
+    let pieces =
+        if edited { extend_edited(fps, &text.tokens, p, q, k) } else { vec![extend(fps, &text.tokens, p, q, k)] };
+    let (a, b) = (pieces[0].0, pieces[pieces.len() - 1].1);
+    let edits = pieces.windows(2).flat_map(|w| w[0].1..w[1].0).collect();
+    let parent = runs.len();
+    runs.push(Run { a, b, origin: o, parent: None, edits });
+    for &(pa, pb, qa) in &pieces {
+        // Document token t of the piece lies at origin token t - pa + qa.
+        let qb = qa + (pb - pa);
+        // The origin's blocks are in token order and apart: those that reach past `qa`,
+        // up to the first that starts at `qb` or later.
+        let from = text.sources.partition_point(|&(_, e, _)| e as usize <= qa);
+        for &(s, e, earlier) in text.sources[from..].iter().take_while(|&&(s, _, _)| (s as usize) < qb) {
+            let (s, e) = ((s as usize).max(qa), (e as usize).min(qb));
+            // A stretch shorter than k holds no shingle of the earlier document.
+            if s + k <= e && when(earlier) < when(o) {
+                let (a, b) = (pa + (s - qa), pa + (e - qa));
+                runs.push(Run { a, b, origin: earlier, parent: Some(parent), edits: Vec::new() });
+            }
         }
     }
     (a, b)
@@ -224,16 +356,54 @@ fn push_runs(
 
 /// The common run of the document's tokens `fps` and an origin's `tokens` through the
 /// k-shingle at `p` in the document and `q` in the origin: (first, one past the last)
-/// document token.
-fn extend(fps: &[u64], tokens: &[u64], p: usize, q: usize, k: usize) -> (usize, usize) {
+/// document token, and the origin token of the first.
+fn extend(fps: &[u64], tokens: &[u64], p: usize, q: usize, k: usize) -> (usize, usize, usize) {
     let back = fps[..p].iter().rev().zip(tokens[..q].iter().rev()).take_while(|(a, b)| a == b).count();
     let ahead = fps[p + k..].iter().zip(&tokens[q + k..]).take_while(|(a, b)| a == b).count();
-    (p - back, p + k + ahead)
+    (p - back, p + k + ahead, q - back)
+}
+
+/// [`extend`] through light edits: the exact run, then on either side, past up to
+/// [`MAX_EDIT`] tokens replaced, inserted or left out, as long as the next
+/// [`MIN_AFTER_EDIT`] tokens agree again (the smallest edit first); the exact pieces, in
+/// order, as (document start, end, origin start).
+fn extend_edited(fps: &[u64], tokens: &[u64], p: usize, q: usize, k: usize) -> Vec<(usize, usize, usize)> {
+    let m = MIN_AFTER_EDIT;
+    let ahead = |d: usize, o: usize| match (fps.get(d..), tokens.get(o..)) {
+        (Some(x), Some(y)) => x.iter().zip(y).take_while(|(a, b)| a == b).count(),
+        _ => 0,
+    };
+    let back =
+        |d: usize, o: usize| fps[..d].iter().rev().zip(tokens[..o].iter().rev()).take_while(|(a, b)| a == b).count();
+    // The gaps to try, the smallest edit first: (document tokens, origin tokens) skipped.
+    let mut gaps: Vec<(usize, usize)> =
+        (0..=MAX_EDIT).flat_map(|x| (0..=MAX_EDIT).map(move |y| (x, y))).filter(|&g| g != (0, 0)).collect();
+    gaps.sort_by_key(|&(x, y)| (x.max(y), x + y));
+    let mut pieces = std::collections::VecDeque::from([extend(fps, tokens, p, q, k)]);
+    loop {
+        let &(a, b, qa) = pieces.back().expect("one piece");
+        let (d, o) = (b, qa + (b - a));
+        let Some((nd, no)) = gaps.iter().map(|&(x, y)| (d + x, o + y)).find(|&(nd, no)| ahead(nd, no) >= m) else {
+            break;
+        };
+        pieces.push_back((nd, nd + ahead(nd, no), no));
+    }
+    loop {
+        let &(a, _, qa) = pieces.front().expect("one piece");
+        let prev = gaps
+            .iter()
+            .filter_map(|&(x, y)| Some((a.checked_sub(x)?, qa.checked_sub(y)?)))
+            .find(|&(d, o)| back(d, o) >= m);
+        let Some((d, o)) = prev else { break };
+        let n = back(d, o);
+        pieces.push_front((d - n, d, o - n));
+    }
+    pieces.into()
 }
 
 /// Maximal stretches of tokens owned by one run, as blocks; `shingles` counts the
 /// selected shingles inside the block estimated from its origin.
-fn blocks_of_owners(doc: &Alignment<'_>, owner: &[usize], runs: &[(usize, usize, u64)]) -> Vec<Block> {
+fn blocks_of_owners(doc: &Alignment<'_>, owner: &[usize], runs: &[Run]) -> Vec<Block> {
     let mut blocks = Vec::new();
     let (mut t, mut at) = (0, 0);
     while t < owner.len() {
@@ -243,7 +413,7 @@ fn blocks_of_owners(doc: &Alignment<'_>, owner: &[usize], runs: &[(usize, usize,
             u += 1;
         }
         if w != usize::MAX {
-            let o = runs[w].2;
+            let o = runs[w].origin;
             while at < doc.selected.len() && (doc.selected[at].start_token as usize) < t {
                 at += 1;
             }
@@ -266,6 +436,195 @@ fn blocks_of_owners(doc: &Alignment<'_>, owner: &[usize], runs: &[(usize, usize,
 mod tests {
     use super::*;
     use crate::estimate::How;
+    use proptest::prelude::*;
+
+    /// Random streams for the brute-force oracle: each origin its own words with, at
+    /// random places, phrases of the origins before it (stock phrases, copies of
+    /// copies); the document passages of random origins, apart by at least
+    /// `MAX_EDIT + 1` words of its own (so no run can go on from one to the next).
+    fn streams(seed: u64, origins: usize) -> (Vec<Vec<String>>, Vec<String>) {
+        let mut rng = seed | 1;
+        let mut next = move |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let mut texts: Vec<Vec<String>> = Vec::new();
+        for o in 0..origins {
+            let mut t: Vec<String> = (0..40 + next(60)).map(|i| format!("o{o}w{i}")).collect();
+            for _ in 0..next(3) {
+                if o == 0 {
+                    break;
+                }
+                let from = &texts[next(o)];
+                let len = 8 + next(25).min(from.len() - 8);
+                let at = next(from.len() - len + 1);
+                let phrase = from[at..at + len].to_vec();
+                let put = next(t.len());
+                t.splice(put..put, phrase);
+            }
+            texts.push(t);
+        }
+        let mut doc: Vec<String> = Vec::new();
+        for part in 0..2 + next(4) {
+            doc.extend((0..MAX_EDIT + 1 + next(5)).map(|i| format!("d{part}w{i}")));
+            let from = &texts[next(origins)];
+            let len = 8 + next(from.len() - 8);
+            let at = next(from.len() - len + 1);
+            doc.extend(from[at..at + len].iter().cloned());
+        }
+        doc.extend((0..MAX_EDIT + 1).map(|i| format!("end{i}")));
+        (texts, doc)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// With every shingle selected and labelled by its earliest holder (a table
+        /// that evicts nothing), the passage attribution credits every token to the
+        /// origin of the longest common run covering it (the earliest on a tie),
+        /// found by brute force over every origin; the earliest attribution credits it
+        /// to the earliest origin holding a common run through it of at least k.
+        #[test]
+        fn tokens_go_to_the_longest_common_run(seed in any::<u64>(), origins in 2usize..7) {
+            let rabin = Rabin::new(8);
+            let k = 8;
+            let (texts, doc) = streams(seed, origins);
+            let seq = origins as u64 + 1;
+            let text = doc.join(" ");
+            let mut toks = Vec::new();
+            tokenize(&text, &rabin, &mut toks);
+            prop_assert_eq!(toks.len(), doc.len());
+            // The longest maximal common run with each origin covering each token.
+            let mut longest = vec![(0usize, 0u64); doc.len()];
+            let mut earliest = vec![0u64; doc.len()];
+            for (o, t) in texts.iter().enumerate().rev() {
+                let o = o as u64 + 1;
+                for i in 0..doc.len() {
+                    for x in 0..t.len() {
+                        // Maximal runs start where the tokens before differ.
+                        if (i > 0 && x > 0 && doc[i - 1] == t[x - 1]) || doc[i] != t[x] {
+                            continue;
+                        }
+                        let len = doc[i..].iter().zip(&t[x..]).take_while(|(a, b)| a == b).count();
+                        if len < k {
+                            continue;
+                        }
+                        for tok in i..i + len {
+                            if len >= longest[tok].0 {
+                                longest[tok] = (len, o);
+                            }
+                            earliest[tok] = o;
+                        }
+                    }
+                }
+            }
+            // Every shingle selected, labelled by its earliest holder.
+            let holder = |p: usize| (1..seq).find(|&o| texts[o as usize - 1].windows(k).any(|w| w == &doc[p..p + k]));
+            let selected: Vec<ShingleOrigin> = (0..doc.len() + 1 - k)
+                .map(|p| ShingleOrigin { start_token: p as u32, end_token: (p + k) as u32, origin: holder(p).unwrap_or(seq), how: How::Found })
+                .collect();
+            let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[])));
+            for attribution in [Attribution::Passage, Attribution::Earliest] {
+                let a = Alignment { seq, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::engine::by_arrival, attribution };
+                let (_, labels, passages) = align(&a, origin);
+                let want: Vec<u64> = match attribution {
+                    Attribution::Passage => longest.iter().map(|x| x.1).collect(),
+                    Attribution::Earliest => earliest.clone(),
+                };
+                prop_assert_eq!(&labels, &want, "{:?}: {:?}", attribution, doc);
+                prop_assert!(passages.edits.is_empty(), "no edits in these streams");
+            }
+        }
+    }
+
+    /// A verbatim passage of B that holds a stock phrase of A, copied into C, is one
+    /// block of B with A listed beside it; with one word in eight changed, still one
+    /// block, its edits listed; `Earliest` keeps the blocks it made before.
+    #[test]
+    fn a_passage_keeps_its_source_through_stock_phrases_and_light_edits() {
+        let rabin = Rabin::new(8);
+        let stock: Vec<String> =
+            "for the fiscal year ending on the 30th of June".split(' ').map(str::to_string).collect();
+        let a: Vec<String> = [&words("a", 30)[..], &stock, &words("a", 30)[..]].concat();
+        let passage: Vec<String> = [&words("p", 40)[..], &stock, &words("q", 40)[..]].concat();
+        let b: Vec<String> = [&words("b", 20)[..], &passage, &words("b", 20)[..]].concat();
+        // One word in eight changed, at random places (a change every 8th word exactly
+        // leaves no 8-word shingle to find the passage by).
+        let mut rng = 54u64;
+        let edited: Vec<String> = passage
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if (rng >> 33).is_multiple_of(8) {
+                    format!("x{i}")
+                } else {
+                    w.clone()
+                }
+            })
+            .collect();
+        let changed = edited.iter().filter(|w| w.starts_with('x')).count();
+        assert!((8..=14).contains(&changed), "{changed} words of 90 changed");
+        let texts = [a.join(" "), b.join(" ")];
+        let run = |doc: &[String], attribution: Attribution| {
+            let mut toks = Vec::new();
+            tokenize(&doc.join(" "), &rabin, &mut toks);
+            let k = 8;
+            let holder = |p: usize| {
+                (1..3u64).find(|&o| {
+                    let t: Vec<&str> = texts[o as usize - 1].split(' ').collect();
+                    t.windows(k).any(|w| w.iter().zip(&doc[p..p + k]).all(|(x, y)| x == y))
+                })
+            };
+            let selected: Vec<ShingleOrigin> = (0..doc.len() + 1 - k)
+                .filter_map(|p| {
+                    holder(p).map(|o| ShingleOrigin {
+                        start_token: p as u32,
+                        end_token: (p + k) as u32,
+                        origin: o,
+                        how: How::Found,
+                    })
+                })
+                .collect();
+            let a = Alignment {
+                seq: 3,
+                tokens: &toks,
+                selected: &selected,
+                rabin: &rabin,
+                when: &crate::engine::by_arrival,
+                attribution,
+            };
+            align(&a, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &[]))))
+        };
+        let c: Vec<String> = [&words("c", 10)[..], &passage, &words("c", 10)[..]].concat();
+        let spans = |blocks: &[Block]| {
+            blocks.iter().map(|b| (b.span.start_token, b.span.end_token, b.origin)).collect::<Vec<_>>()
+        };
+        let (blocks, _, passages) = run(&c, Attribution::Passage);
+        assert_eq!(spans(&blocks), [(10, 100, 2)]);
+        assert_eq!(passages.also_earlier, [AlsoEarlier { origin: 1, start_token: 50, end_token: 60 }]);
+        let (blocks, _, passages) = run(&c, Attribution::Earliest);
+        assert_eq!(spans(&blocks), [(10, 50, 2), (50, 60, 1), (60, 100, 2)], "the paper's earliest source, per token");
+        assert!(passages.is_empty());
+        // One word in eight changed: at most two blocks over the passage, the edits listed
+        // (those at its very edges, with fewer than 3 words after them, left out).
+        let d: Vec<String> = [&words("d", 10)[..], &edited, &words("d", 10)[..]].concat();
+        let (blocks, labels, passages) = run(&d, Attribution::Passage);
+        assert!(blocks.len() <= 2, "{:?}", spans(&blocks));
+        let credited = labels[10..100].iter().filter(|&&l| l == 2).count();
+        assert!(credited >= 81, "{credited} of 90 tokens credited to the source");
+        // Every changed word inside a block is listed as an edit.
+        for b in &blocks {
+            for t in b.span.start_token..b.span.end_token {
+                let changed = edited.get(t as usize - 10).is_some_and(|w| w.starts_with('x'));
+                assert!(!changed || passages.edits.contains(&t), "token {t}: {:?}", passages.edits);
+            }
+        }
+        let (blocks, _, _) = run(&d, Attribution::Earliest);
+        assert!(blocks.len() > 3, "exact runs: {:?}", spans(&blocks));
+    }
 
     fn words(prefix: &str, n: usize) -> Vec<String> {
         (0..n).map(|i| format!("{prefix}{i}")).collect()
@@ -284,12 +643,19 @@ mod tests {
         tokenize(&c_text, &rabin, &mut toks);
         // Estimation found one shingle of the copied stretch, labelled B (document 2).
         let selected = [ShingleOrigin { start_token: 10, end_token: 18, origin: 2, how: How::Found }];
-        let doc =
-            Alignment { seq: 3, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::engine::by_arrival };
+        let doc = Alignment {
+            seq: 3,
+            tokens: &toks,
+            selected: &selected,
+            rabin: &rabin,
+            when: &crate::engine::by_arrival,
+            attribution: Attribution::Earliest,
+        };
         let span = |s: u32, e: u32| Span { start_token: s, end_token: e, start_byte: 0, end_byte: 0 };
         // B's own result: its tokens 10..30 were copied from A (document 1).
         let b_blocks = [Block { span: span(10, 30), origin: 1, shingles: 3 }];
-        let (blocks, labels) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &b_blocks))));
+        let (blocks, labels, _) =
+            align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &b_blocks))));
         let got: Vec<(u32, u32, u64)> =
             blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect();
         // C's tokens 5..37 are B's 4..36: B's 4..10 (C 5..11) from B, A's words (C 11..31)
@@ -297,7 +663,7 @@ mod tests {
         assert_eq!(got, [(5, 11, 2), (11, 31, 1), (31, 37, 2)]);
         assert_eq!(labels.iter().filter(|&&l| l == 1).count(), 20);
         // Without B's result the whole stretch is B's.
-        let (blocks, _) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &[]))));
+        let (blocks, _, _) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &[]))));
         assert_eq!(
             blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect::<Vec<_>>(),
             [(5, 37, 2)]

@@ -69,6 +69,44 @@ pub struct Config {
     /// main content, without navigation, headers, footers, asides, forms and link
     /// lists; `All` every visible text (kept by data directories made before).
     pub html: HtmlMode,
+    /// Which source a token several aligned runs cover is credited to ([`crate::align`],
+    /// issue 54, schema 20): `Passage` (the default) the longest run's, the earlier
+    /// ones listed beside the block, runs going on through light edits; `Earliest` the
+    /// earliest origin's, exact runs only (kept by data directories made before).
+    pub attribution: Attribution,
+}
+
+/// Which source a token that several aligned runs cover is credited to (issue 54).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Attribution {
+    /// The earliest origin of the runs covering it, per token (the paper's earliest
+    /// source); runs are exact.
+    Earliest,
+    /// The longest run covering it (a copied passage keeps the source it was copied
+    /// from; older documents holding a shorter run inside it are listed beside the
+    /// block); runs go on through light edits, which are listed.
+    #[default]
+    Passage,
+}
+
+impl std::str::FromStr for Attribution {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "earliest" => Ok(Attribution::Earliest),
+            "passage" => Ok(Attribution::Passage),
+            _ => Err(format!("unknown attribution `{s}`; expected passage or earliest")),
+        }
+    }
+}
+
+impl std::fmt::Display for Attribution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Attribution::Earliest => "earliest",
+            Attribution::Passage => "passage",
+        })
+    }
 }
 
 /// What of an HTML page becomes the document's text (issue 54).
@@ -193,6 +231,7 @@ impl Default for Config {
             density: Density::Adaptive,
             dominant: Dominant::Blocks,
             html: HtmlMode::Main,
+            attribution: Attribution::Passage,
         }
     }
 }
@@ -228,6 +267,8 @@ pub struct Overrides {
     pub dominant: Option<Dominant>,
     /// What of an HTML page is its text.
     pub html: Option<HtmlMode>,
+    /// Which source a token several runs cover is credited to.
+    pub attribution: Option<Attribution>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -298,6 +339,7 @@ impl Overrides {
             density: other.density.or(self.density),
             dominant: other.dominant.or(self.dominant),
             html: other.html.or(self.html),
+            attribution: other.attribution.or(self.attribution),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -367,6 +409,9 @@ impl Overrides {
         if let Some(h) = self.html {
             c.html = h;
         }
+        if let Some(a) = self.attribution {
+            c.attribution = a;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -393,11 +438,12 @@ impl Config {
     /// One line naming every value that shapes the table's content (stored in the
     /// table header and compared on open). Origin propagation appears only when on, and
     /// the feature switches (which shape the derived indexes) only when off, and the
-    /// density and dominant origin only when not the paper's, and the HTML mode only
-    /// when `main`, so that tables made before them keep their line.
+    /// density and dominant origin only when not the paper's, and the HTML mode and
+    /// the attribution only when not the rule before, so that tables made before them
+    /// keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -418,6 +464,7 @@ impl Config {
             if self.density == Density::Paper { "" } else { " density=adaptive" },
             if self.dominant == Dominant::Table { "" } else { " dominant=blocks" },
             if self.html == HtmlMode::All { "" } else { " html=main" },
+            if self.attribution == Attribution::Earliest { "" } else { " attribution=passage" },
         )
     }
 

@@ -100,6 +100,14 @@ pub struct Settings {
     /// (every visible text: data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "main|all"))]
     pub html: Option<String>,
+    /// Which source a copied token is credited to: passage (the source of the longest
+    /// aligned run covering it, so a passage copied whole is one block of the document
+    /// it was copied from, older documents holding a stock phrase inside it listed
+    /// beside it, and runs go on through light edits; the default for a new data
+    /// directory) or earliest (the earliest document holding it, exact runs: the
+    /// paper's earliest source, data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "passage|earliest"))]
+    pub attribution: Option<String>,
     /// Shingle length of the near-duplicate search, in terms (default 3 for a new data
     /// directory; its own setting, apart from the table's k). Fixed at creation.
     #[cfg_attr(feature = "clap", arg(long, value_name = "K"))]
@@ -145,6 +153,7 @@ impl Settings {
             density: parse(&self.density)?,
             dominant: parse(&self.dominant)?,
             html: parse(&self.html)?,
+            attribution: parse(&self.attribution)?,
             neardup: self.near_duplicate_config()?,
             quotes: self.quotes.clone(),
         })

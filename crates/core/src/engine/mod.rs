@@ -127,6 +127,11 @@ pub struct DocResult {
     /// deployment selects as the paper does.
     #[serde(skip)]
     pub density: Option<u8>,
+    /// What [`crate::config::Attribution::Passage`] says beside the copied blocks:
+    /// earlier documents holding parts of them, their edited tokens (issue 54). Not in
+    /// the serde form, as `density`: the store keeps it behind the result's value.
+    #[serde(skip)]
+    pub passages: crate::align::Passages,
 }
 
 impl DocResult {
@@ -546,9 +551,11 @@ impl Engine {
                 selected: &result.selected_origins,
                 rabin: &self.rabin,
                 when,
+                attribution: self.cfg.attribution,
             };
-            let (blocks, labels) = align(&doc, origin_text);
+            let (blocks, labels, passages) = align(&doc, origin_text);
             result.copied_blocks = blocks;
+            result.passages = passages;
             label_tokens(result, &self.tokens, &labels, when);
         }
         if self.cfg.dominant == Dominant::Blocks {

@@ -157,7 +157,7 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
     // Origins in order of first appearance, each with a colour.
     let mut origins: Vec<Copied> = Vec::new(); // amounts in bytes
     let mut refs: Vec<&DocRef> = Vec::new(); // the same origins, as referred to
-    let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, origin index)
+    let mut spans: Vec<(usize, usize, usize, String)> = Vec::new(); // (start, end, origin index, also earlier)
     for b in &view.copied_blocks {
         let id = b.origin.id.unwrap_or(0);
         let name = b.origin.name.clone();
@@ -170,14 +170,20 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
             }
         };
         let (s, e) = (b.start_byte as usize, b.end_byte as usize);
+        // Earlier documents that also hold part of it (issue 54), in its tooltip.
+        let also: String = b
+            .also_earlier
+            .iter()
+            .map(|x| format!("; also earlier in #{} {}", x.origin.id.unwrap_or(0), x.origin.name))
+            .collect();
         if s < e && e <= text.len() {
-            spans.push((s, e, idx));
+            spans.push((s, e, idx, also));
         }
     }
     spans.sort();
     // Cut the text into segments, each marked with the first block that covers it.
     let mut cuts: Vec<usize> = vec![0, text.len()];
-    for &(s, e, _) in &spans {
+    for &(s, e, _, _) in &spans {
         cuts.push(s);
         cuts.push(e);
     }
@@ -187,15 +193,17 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
     for w in cuts.windows(2) {
         let (s, e) = (w[0], w[1]);
         let Some(seg) = text.get(s..e) else { continue };
-        match spans.iter().find(|&&(bs, be, _)| bs <= s && e <= be) {
-            Some(&(_, _, i)) => {
+        match spans.iter().find(|&&(bs, be, _, _)| bs <= s && e <= be) {
+            Some((_, _, i, also)) => {
+                let i = *i;
                 origins[i].amount += (e - s) as u64;
                 let Copied { origin: id, name, .. } = &origins[i];
                 body_text += &format!(
-                    "<a class=\"copied\" href=\"{}\" data-origin-id=\"{id}\" data-origin-name=\"{}\" title=\"from #{id} {}\" style=\"background:{}\">{}</a>",
+                    "<a class=\"copied\" href=\"{}\" data-origin-id=\"{id}\" data-origin-name=\"{}\" title=\"from #{id} {}{}\" style=\"background:{}\">{}</a>",
                     escape(&href(*id, seg)),
                     escape(name),
                     escape(name),
+                    escape(also),
                     PALETTE[i % PALETTE.len()],
                     escape(seg)
                 );

@@ -21,6 +21,9 @@ use textorigin_store::storage::datadir::QueryResult;
 use textorigin_store::storage::store::{DocMeta, Quotation, Store, StoreError};
 use textorigin_store::storage::table_file::TableFile;
 
+mod stats;
+pub use stats::{stats, IndexesView, StatsView, TableView};
+
 type Result<T> = std::result::Result<T, ViewError>;
 
 /// Why a view could not be built.
@@ -111,6 +114,21 @@ pub struct BlockView {
     pub shingles: u32,
     pub origin: DocRef,
     pub text: String,
+    /// Earlier documents that also hold part of the block (a stock phrase inside a
+    /// passage: `attribution = passage`, issue 54), with the block's tokens they hold.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_earlier: Vec<AlsoEarlierView>,
+    /// The block's tokens that differ from its origin's text (light edits).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<u32>,
+}
+
+/// An earlier document that also holds part of a copied block.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlsoEarlierView {
+    pub origin: DocRef,
+    pub start_token: u32,
+    pub end_token: u32,
 }
 
 /// A novel segment.
@@ -464,6 +482,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
             .map(|b| {
                 let (start_token, end_token, start_byte, end_byte) = span(&b.span);
                 let text = slice(text, &b.span);
+                let inside = |t: u32| (start_token..end_token).contains(&t);
                 Ok(BlockView {
                     start_token,
                     end_token,
@@ -472,6 +491,20 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
                     shingles: b.shingles,
                     origin: origin(b.origin)?,
                     text,
+                    also_earlier: r
+                        .passages
+                        .also_earlier
+                        .iter()
+                        .filter(|x| inside(x.start_token))
+                        .map(|x| {
+                            Ok(AlsoEarlierView {
+                                origin: origin(x.origin)?,
+                                start_token: x.start_token,
+                                end_token: x.end_token,
+                            })
+                        })
+                        .collect::<Result<_>>()?,
+                    edits: r.passages.edits.iter().copied().filter(|&t| inside(t)).collect(),
                 })
             })
             .collect::<Result<_>>()?,
@@ -601,156 +634,6 @@ pub fn list_row(store: &Store, meta: &DocMeta) -> Result<ListRow> {
 /// Every stored document's row, in sequence order.
 pub fn list(store: &Store) -> Result<Vec<ListRow>> {
     store.docs().map(|m| list_row(store, &m?)).collect()
-}
-
-/// The table part of `stats`.
-#[derive(Debug, Clone, Serialize)]
-pub struct TableView {
-    pub path: String,
-    pub bytes: u64,
-    pub buckets: u64,
-    /// Buckets in use: the table grows inside its file until it spans all `buckets`.
-    pub used_buckets: u64,
-    pub bucket_entries: usize,
-    pub capacity: u64,
-    pub occupied: u64,
-    pub fill_pct: f64,
-    pub inserts: u64,
-    pub evictions: u64,
-    pub lookups: u64,
-    pub hits: u64,
-    pub hit_pct: f64,
-    /// The selection density in force (issue 36): `1`, `1/2`, ... `1/128` of the
-    /// shingles the policy leaves out are selected too, or `paper` (none).
-    pub density: String,
-    pub last_applied: u64,
-    pub in_use: bool,
-    /// Marked in use with no process holding the data directory: its writer died, and
-    /// the next `ingest` or `serve` recovers it.
-    pub needs_recovery: bool,
-}
-
-/// `stats`.
-#[derive(Debug, Clone, Serialize)]
-pub struct StatsView {
-    pub documents: u64,
-    pub table: TableView,
-    pub shingles: u64,
-    pub ssr_pct: f64,
-    pub table_digest: String,
-    /// Which state the digest is of beside a live writer (its newest checkpoint's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub digest_of: Option<String>,
-    /// The derived indexes behind the table.
-    pub indexes: IndexesView,
-    pub index_digest: String,
-    pub config: String,
-    /// Origin propagation (table entries carry estimated origins).
-    pub propagate: bool,
-    /// Copied blocks aligned against their origins' texts.
-    pub align: bool,
-    /// Near-duplicate detection on.
-    pub near_duplicates: bool,
-    /// Quotation search on.
-    pub quotations: bool,
-    /// Quotation search by clauses too (schema 12's data directories).
-    pub quote_clauses: bool,
-    /// The near-duplicate search: its shingle length, its Jaccard threshold, and whether
-    /// a pair near the threshold is decided by its exact resemblance (schema 14).
-    pub near_k: u32,
-    pub near_threshold: f64,
-    pub near_verify: bool,
-    /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
-    /// budget, done while the daemon is idle).
-    pub revision_queue: u64,
-    /// Bytes on disk of the store's column families with data, largest first (their
-    /// table files).
-    pub store_bytes: Vec<(String, u64)>,
-    /// Bytes of all the store's files on disk, and of its write-ahead logs among them.
-    pub store_disk_bytes: u64,
-    pub store_log_bytes: u64,
-    /// The running (or last) daemon's status, when `daemon.json` is there.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub daemon: Option<DaemonStatus>,
-}
-
-/// The derived indexes in `stats`: their size, entries per section and counters.
-#[derive(Debug, Clone, Serialize)]
-pub struct IndexesView {
-    pub bytes: u64,
-    pub df_capacity: u64,
-    pub signature_capacity: u64,
-    pub neardup_capacity: u64,
-    #[serde(flatten)]
-    pub counters: IndexStats,
-}
-
-/// The statistics of the data directory `dir`.
-pub fn stats(
-    store: &Store,
-    table: &TableFile,
-    indexes: &Indexes<&[u8]>,
-    config: &Config,
-    dir: &Path,
-) -> Result<StatsView> {
-    let s = table.stats();
-    let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
-    let nd = store.neardup_config()?;
-    let (store_disk_bytes, store_log_bytes) = store.files_on_disk()?;
-    Ok(StatsView {
-        documents: store.next_seq()? - 1,
-        table: TableView {
-            path: table.path().display().to_string(),
-            bytes: config.table_bytes,
-            buckets: table.buckets(),
-            used_buckets: table.used_buckets(),
-            bucket_entries: table.bucket_entries(),
-            capacity: table.capacity(),
-            occupied: s.occupied,
-            fill_pct: pct(s.occupied, table.capacity()),
-            inserts: s.inserts,
-            evictions: s.evictions,
-            lookups: s.lookups,
-            hits: s.hits,
-            hit_pct: pct(s.hits, s.lookups),
-            density: textorigin_core::select::density_label(table.density()),
-            last_applied: s.last_seq,
-            in_use: table.in_use(),
-            needs_recovery: table.in_use() && textorigin_store::storage::datadir::writer_gone(dir),
-        },
-        shingles: s.shingles,
-        revision_queue: store.queue_len()?,
-        store_bytes: store.disk_use()?.into_iter().map(|(cf, bytes)| (cf.to_string(), bytes)).collect(),
-        store_disk_bytes,
-        store_log_bytes,
-        ssr_pct: pct(s.lookups, s.shingles),
-        table_digest: format!("{:016x}", table.digest()),
-        digest_of: textorigin_store::check::digest_state(
-            dir,
-            table.in_use() && !textorigin_store::storage::datadir::writer_gone(dir),
-        ),
-        indexes: {
-            let (df, sig, nd) = indexes.shape().capacity();
-            IndexesView {
-                bytes: table.index_bytes(),
-                df_capacity: df,
-                signature_capacity: sig,
-                neardup_capacity: nd,
-                counters: indexes.stats(),
-            }
-        },
-        index_digest: format!("{:016x}", indexes.digest_of(&table.index_data())),
-        config: config.canonical(),
-        propagate: config.propagate,
-        align: config.align,
-        near_duplicates: config.near_duplicates,
-        quotations: config.quotations,
-        quote_clauses: store.stored_quote_config()?.is_some_and(|q| q.clauses),
-        near_k: nd.k,
-        near_threshold: nd.threshold,
-        near_verify: nd.verify,
-        daemon: DaemonStatus::read(dir),
-    })
 }
 
 /// `neardups`: a document's near-duplicates under a mode, and the later ones if asked.

@@ -155,6 +155,13 @@ pub fn document(v: &DocumentView) -> String {
             ref_text(&b.origin),
             clip(&b.text, 100)
         );
+        for x in &b.also_earlier {
+            out += &format!("    also earlier in {}: tokens {}-{}\n", ref_text(&x.origin), x.start_token, x.end_token);
+        }
+        if !b.edits.is_empty() {
+            let edits: Vec<String> = b.edits.iter().map(u32::to_string).collect();
+            out += &format!("    edited tokens ({}): {}\n", edits.len(), edits.join(", "));
+        }
     }
     out += &format!("novel segments ({}):\n", v.novel_segments.len());
     for s in &v.novel_segments {

@@ -201,13 +201,13 @@ impl Warc {
         let next = self.number + 1;
         let bad = |reason: String| InputError::Unreadable { file: format!("{}:{next}", self.source), reason };
         let mut line = Vec::new();
+        let mut read_line = |line: &mut Vec<u8>| {
+            line.clear();
+            (&mut self.reader).take(MAX_WARC_HEADER as u64).read_until(b'\n', line).map_err(|e| bad(e.to_string()))
+        };
         // Blank lines end the record before.
         loop {
-            line.clear();
-            let n = (&mut self.reader)
-                .take(MAX_WARC_HEADER as u64)
-                .read_until(b'\n', &mut line)
-                .map_err(|e| bad(e.to_string()))?;
+            let n = read_line(&mut line)?;
             if n == 0 {
                 return Ok(None);
             }
@@ -222,11 +222,7 @@ impl Warc {
         let mut headers = BTreeMap::new();
         let mut total = 0;
         loop {
-            line.clear();
-            let n = (&mut self.reader)
-                .take(MAX_WARC_HEADER as u64)
-                .read_until(b'\n', &mut line)
-                .map_err(|e| bad(e.to_string()))?;
+            let n = read_line(&mut line)?;
             total += n;
             if n == 0 {
                 return Err(bad("cut off in its WARC header".into()));

@@ -37,6 +37,7 @@ impl DataDir {
             terms: opts.terms,
             density: opts.density,
             dominant: opts.dominant,
+            attribution: opts.attribution,
             ..Overrides::default()
         }
         .apply(&stored)?;
@@ -44,7 +45,7 @@ impl DataDir {
         let q_cfg = QuoteConfig { clauses: opts.quote_clauses.unwrap_or(stored_q.clauses), ..stored_q.clone() };
         let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
             != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
-            || (cfg.density, cfg.dominant) != (stored.density, stored.dominant)
+            || (cfg.density, cfg.dominant, cfg.attribution) != (stored.density, stored.dominant, stored.attribution)
             || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
@@ -184,6 +185,8 @@ pub struct RebuildOptions {
     pub density: Option<textorigin_core::config::Density>,
     /// Another way of counting the dominant origin (only with `reanalyse`).
     pub dominant: Option<textorigin_core::config::Dominant>,
+    /// Another attribution (issue 54; needs `reanalyse`).
+    pub attribution: Option<textorigin_core::config::Attribution>,
 }
 
 /// What `rebuild` did.

@@ -38,22 +38,55 @@ pub(super) fn decode_with_tail<T: DeserializeOwned>(bytes: &[u8]) -> Result<(T, 
 /// A document's result: [`encode`], then, when it was selected at a density threshold
 /// (issue 36, schema 17), that threshold as one byte. A value without it (every
 /// result stored before, and those selected as the paper does) reads as none: earlier
-/// builds read the value and ignore the byte (postcard reads what it needs).
+/// builds read the value and ignore the byte (postcard reads what it needs). When the
+/// result says something beside its blocks (issue 54's passages, schema 20), the tail
+/// is [`PASSAGES`], the threshold byte or [`NO_DENSITY`], then the passages (postcard):
+/// a tail of one byte is a threshold alone, as before.
 pub(super) fn encode_result(r: &DocResult) -> Vec<u8> {
     let mut v = encode(r);
-    v.extend(r.density);
+    push_result_tail(&mut v, r);
     v
 }
+
+/// What a result keeps behind its value ([`encode_result`]; a revision's result before
+/// behind the revision).
+pub(super) fn push_result_tail(v: &mut Vec<u8>, r: &DocResult) {
+    if r.passages.is_empty() {
+        v.extend(r.density);
+    } else {
+        v.push(PASSAGES);
+        v.push(r.density.unwrap_or(NO_DENSITY));
+        v.extend(postcard::to_allocvec(&r.passages).expect("passages encode"));
+    }
+}
+
+/// Reads what [`push_result_tail`] wrote into `r`.
+pub(super) fn read_result_tail(r: &mut DocResult, tail: &[u8]) -> Result<(), String> {
+    match tail {
+        [PASSAGES, density, rest @ ..] => {
+            r.density = (*density != NO_DENSITY).then_some(*density);
+            r.passages = postcard::from_bytes(rest).map_err(|e| format!("the result's passages: {e}"))?;
+        }
+        _ => r.density = density_byte(tail)?,
+    }
+    Ok(())
+}
+
+/// The first byte of a result's tail that holds passages ([`encode_result`]): no
+/// density threshold is this large.
+const PASSAGES: u8 = 0xFE;
+/// No density threshold, in a tail with passages.
+const NO_DENSITY: u8 = 0xFF;
 
 /// Decodes a value written by [`encode_result`].
 pub(super) fn decode_result(bytes: &[u8]) -> Result<DocResult, String> {
     let (mut r, tail) = decode_with_tail::<DocResult>(bytes)?;
-    r.density = density_byte(tail)?;
+    read_result_tail(&mut r, tail)?;
     Ok(r)
 }
 
 /// The density threshold behind a result ([`encode_result`]): none for no byte.
-pub(super) fn density_byte(tail: &[u8]) -> Result<Option<u8>, String> {
+fn density_byte(tail: &[u8]) -> Result<Option<u8>, String> {
     match tail {
         [] => Ok(None),
         [t] if *t < textorigin_core::select::FLOOR => Ok(Some(*t)),
@@ -128,5 +161,22 @@ mod tests {
         assert!(decode_result(&bad).is_err());
         bad.push(0);
         assert!(decode_result(&bad).is_err());
+    }
+
+    /// Issue 54: passages ride behind the result, with or without a density threshold;
+    /// a result without them is written as before.
+    #[test]
+    fn a_results_passages_ride_behind_it() {
+        use textorigin_core::align::{AlsoEarlier, Passages};
+        let passages = Passages {
+            also_earlier: vec![AlsoEarlier { origin: 4, start_token: 3, end_token: 11 }],
+            edits: vec![5, 13],
+        };
+        for density in [None, Some(2)] {
+            let r = DocResult { seq: 9, tokens: 20, density, passages: passages.clone(), ..DocResult::default() };
+            assert_eq!(decode_result(&encode_result(&r)).unwrap(), r);
+            let plain = DocResult { passages: Passages::default(), ..r };
+            assert_eq!(encode_result(&plain).len(), encode(&plain).len() + usize::from(density.is_some()));
+        }
     }
 }

@@ -23,7 +23,7 @@ use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
-use super::codec::{decode_with_tail, density_byte, encode, pair_key, seq_key};
+use super::codec::{decode_with_tail, encode, pair_key, push_result_tail, read_result_tail, seq_key};
 use super::{Result, Store, StoreError, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
 
 /// The prefix of the revision queue's keys in `meta`.
@@ -99,9 +99,10 @@ impl Store {
                     ..r.before.clone()
                 },
             };
-            // The result before keeps its density threshold behind, as a stored result.
+            // The result before keeps its density threshold and passages behind, as a
+            // stored result.
             let mut v = encode(&Revision { cause, before });
-            v.extend(r.before.density);
+            push_result_tail(&mut v, &r.before);
             b.put_cf(self.cf(CF_REVISIONS), pair_key(r.seq, cause), v);
             self.add_copiers(b, r.seq, &r.after);
         }
@@ -215,7 +216,7 @@ impl Store {
         self.decode_with(
             |v| {
                 let (mut r, tail) = decode_with_tail::<Revision>(v)?;
-                r.before.density = density_byte(tail)?;
+                read_result_tail(&mut r.before, tail)?;
                 Ok(r)
             },
             "revision",

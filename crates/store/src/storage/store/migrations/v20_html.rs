@@ -1,13 +1,14 @@
-//! Schema 19 → 20 (`migrations/0020-html.md`): the configuration gains `html` (issue 54),
-//! written `All` for an existing data directory: its stored texts were read from HTML
-//! with every visible text, and the documents it takes next are read alike
-//! (`ingest --html main` on it is refused as a changed setting; a new data directory
-//! reads the main content). Nothing else is rewritten: a document's text is extracted
-//! once, when it is read, and stored. The stamp keeps older builds, which cannot read
-//! the longer configuration, out.
+//! Schema 19 → 20 (`migrations/0020-html.md`): the configuration gains `html` and
+//! `attribution` (issue 54), written `All` and `Earliest` for an existing data
+//! directory: its stored texts were read from HTML with every visible text, and the
+//! documents it takes next are read alike (`ingest --html main` on it is refused as a
+//! changed setting; a new data directory reads the main content); its stored results
+//! credit each token to the earliest origin, and so do the next ones (`rebuild
+//! --reanalyse --attribution passage` moves it). Nothing else is rewritten. The stamp
+//! keeps older builds, which cannot read the longer configuration, out.
 
 use serde::Deserialize;
-use textorigin_core::config::{Config, Density, Dominant, HtmlMode};
+use textorigin_core::config::{Attribution, Config, Density, Dominant, HtmlMode};
 
 use super::super::meta::MetaKey;
 use super::super::{Result, Store};
@@ -28,6 +29,7 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         density: o.density,
         dominant: o.dominant,
         html: HtmlMode::All,
+        attribution: Attribution::Earliest,
         ..config_of_v16(o.v16)
     })
 }

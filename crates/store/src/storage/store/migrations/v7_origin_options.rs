@@ -111,6 +111,7 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         density: textorigin_core::config::Density::Paper,
         dominant: textorigin_core::config::Dominant::Table,
         html: textorigin_core::config::HtmlMode::All,
+        attribution: textorigin_core::config::Attribution::Earliest,
     }
 }
 
