@@ -132,6 +132,35 @@ impl Native {
         Ok(Native { dd: Arc::new(Mutex::new(Some(dd))), feed: Mutex::new(None), store, path })
     }
 
+    /// Ingests files and directories as the command line's `ingest` does, in every
+    /// format it reads (text, HTML, JSON lines, WARC, Parquet, gzip and zstd; issue 54),
+    /// HTML as the collection reads it: the counts and the failures, as JSON. A file's
+    /// documents stored before are not stored again unless `force`.
+    #[pyo3(signature = (paths, threads, force = false))]
+    fn ingest_files(&self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize, force: bool) -> PyResult<String> {
+        if lock(&self.feed)?.as_ref().is_some_and(|f| f.is_open()) {
+            return Err(error("another ingestion is running on this collection: finish it first"));
+        }
+        py.detach(|| {
+            let mut guard = self.open()?;
+            let dd = guard.as_mut().expect("checked open");
+            let mut errors = Vec::new();
+            let limits = textorigin_store::input::Limits::from(64 << 20);
+            let s = textorigin_store::ingest::ingest(dd, &paths, limits, threads.max(1), force, |e| {
+                if let textorigin_store::ingest::Event::Failed(m) = e {
+                    errors.push(m);
+                }
+            })
+            .map_err(|e| error(chain(&e)))?;
+            json(&serde_json::json!({
+                "stored": s.stored,
+                "stored_before": s.skipped,
+                "failed": s.failed,
+                "errors": errors,
+            }))
+        })
+    }
+
     /// Starts an ingestion: documents fed to it ([`Ingestion::feed`], JSON objects'
     /// text) are stored in order on `threads` preparation threads, the `n`th named
     /// `python:<first + n>` when it has no `id`; with `stop`, nothing after the first

@@ -372,3 +372,18 @@ def test_an_iterable_that_raises_says_how_many_documents_were_stored(tmp_path):
         again = c.ingest(itertools.islice(rows(800), 800), results="id")
         assert [r["id"] for r in again[:700]] == list(range(1, 701)), "stored before: skipped, their ids given"
         assert c.stats()["documents"] == 800
+
+
+def test_files_of_every_format_are_ingested_as_the_command_line_does(tmp_path):
+    """Issue 54: a WARC a crawler wrote and a Parquet dataset, through Python."""
+    fixtures = ROOT / "tests" / "fixtures"
+    with textorigin.Collection(tmp_path / "data", table_size="4MiB") as c:
+        r = c.ingest_files([fixtures / "warc" / "pydocs-small.warc.gz", fixtures / "parquet" / "pydocs.parquet"])
+        assert (r["stored"], r["failed"]) == (3 + 41, 0), r
+        page = c.show("127.0.0.1:8766/library/queue.html")
+        assert page["url"] == "http://127.0.0.1:8766/library/queue.html"
+        assert c.show("1000")["url"] == "https://docs.python.org/3.11/library/2to3.html"
+        again = c.ingest_files([fixtures / "warc" / "pydocs-small.warc.gz"])
+        assert (again["stored"], again["stored_before"]) == (0, 3), again
+        bad = c.ingest_files([fixtures / "parquet" / "pydocs-zstd.parquet"])
+        assert bad["failed"] >= 1 and "zstd" in " ".join(bad["errors"]).lower(), bad

@@ -180,6 +180,26 @@ class Collection:
         """
         return list(self.ingest_iter(docs, errors=errors, results=results, batch=batch, threads=threads, force=force))
 
+    def ingest_files(
+        self,
+        paths: Iterable[Union[str, "os.PathLike[str]"]],
+        *,
+        threads: Optional[int] = None,
+        force: bool = False,
+    ) -> Dict[str, Any]:
+        """Stores and analyses files and directories as ``textorigin ingest`` does, in
+        every format it reads: text, HTML (read as the collection says: its main
+        content by default), JSON lines, WARC and WET (a page a record, named and linked
+        by its URL), Parquet (a row a document, the ``text`` and ``id`` columns), each
+        also gzip- or zstd-compressed. Returns the counts: ``stored``,
+        ``stored_before`` (not stored again unless ``force=True``), ``failed``, and
+        ``errors`` (the failures' messages); :meth:`show` and :meth:`export` give the
+        results.
+        """
+        return json.loads(
+            self._native.ingest_files([os.fspath(p) for p in paths], threads or os.cpu_count() or 1, force)
+        )
+
     def ingest_iter(
         self,
         docs: Iterable[Document],
