@@ -15,9 +15,11 @@ use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs, TakeOverArgs};
 
 /// Process files in order and store their results. Directories are walked in
 /// sorted order; `-` reads standard input (JSON lines when it starts with `{`, else one
-/// text document). Formats: .txt (and any other extension: UTF-8 text), .html/.htm,
-/// .json (one object with id, text or html, url, published_at), .jsonl (one object
-/// per line). A bad file or document is reported and skipped. A document stored
+/// text document). Formats: .txt (and any other extension: UTF-8 text), .html/.htm
+/// (the main content, or all the text: --html), .json (one object with id, text or
+/// html, url, published_at), .jsonl (one object per line), WARC and WET (.warc.gz: a
+/// page a response record, named and linked by its URL), Parquet (a row a document:
+/// --text-column, --id-column); PDF, ZIP and other binary files are refused, named. A bad file or document is reported and skipped. A document stored
 /// before (the same file name and content) is skipped unless --force, so running
 /// ingest twice stores nothing twice.
 ///
@@ -53,7 +55,8 @@ pub struct Args {
     #[command(flatten)]
     take_over: TakeOverArgs,
     /// Files and directories, processed in the order given (`-`: standard input):
-    /// .txt, .html, .json, .jsonl, each also gzip- or zstd-compressed (.jsonl.gz, .jsonl.zst).
+    /// .txt, .html, .json, .jsonl, .warc, .parquet, each but Parquet also gzip- or
+    /// zstd-compressed (.jsonl.gz, .warc.gz, .jsonl.zst).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }

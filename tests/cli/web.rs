@@ -192,3 +192,21 @@ fn a_copied_passage_keeps_one_source_with_stock_phrases_and_edits_listed() {
     assert_eq!(origins, ["2-source", "1-older", "2-source"]);
     assert!(blocks(earliest.path(), "4-edited").as_array().unwrap().len() > 3);
 }
+
+/// The daemon's spool reads a crawler's WARC and a Parquet dataset as `ingest` does.
+#[test]
+fn the_spool_reads_warc_and_parquet_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Daemon::start(dir.path(), &["--table-size", "4MiB", "--rescan-secs", "1"], None);
+    drop_into_spool(dir.path(), &[fixture("warc/pydocs-small.warc.gz"), fixture("parquet/pydocs.parquet")]);
+    wait_drained(dir.path(), 44);
+    daemon.stop();
+    let names: Vec<String> = json(dir.path(), &["list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names.len(), 44, "{names:?}");
+    assert!(names.contains(&"127.0.0.1:8766/library/queue.html".to_string()) && names.contains(&"1000".to_string()));
+}

@@ -3,8 +3,12 @@
 //! - `.txt` and any unknown extension: UTF-8 text; invalid bytes are replaced by
 //!   U+FFFD with a warning (the repaired text is what is stored and what spans refer to).
 //! - `.html` / `.htm`: markup, scripts, styles and comments dropped, entities decoded,
-//!   block elements separated by line breaks (html5ever's spec-compliant tokenizer).
-//!   The extracted text is stored and spans refer to it.
+//!   block elements separated by line breaks; the page's main content, or all its
+//!   text, as [`Limits::html`] says ([`html`], issue 54). The extracted text is stored
+//!   and spans refer to it.
+//! - WARC and WET (`.warc`, `.wet`, or any stream starting `WARC/`): a page or text a
+//!   record ([`warc`]); Parquet (a file starting `PAR1`): a row a document ([`parquet`]);
+//!   other binary formats told by their magic number are refused, named ([`magic`]).
 //! - `.json`: one object `{"id", "text" | "html", "url"?, "published_at"?}`;
 //!   `.jsonl`: one such object per line (blank lines skipped). `date` is accepted for
 //!   `published_at`. Every other field is kept as the document's `meta` (a JSON
@@ -15,7 +19,8 @@
 //!   (the same rule as standard input, `-`). See [`stream_docs`].
 //!
 //! A document's name is its `id` (a string or a number), else the file name without
-//! extension (for JSONL, `stem:LINE`). Errors name the file (and line) and the reason;
+//! extension (for JSONL, `stem:LINE`); a WARC record's and an id-less Parquet row's is
+//! its URL ([`warc::name_of_url`]). Errors name the file (and line) and the reason;
 //! one bad JSONL line does not stop the others.
 
 use std::collections::HashMap;
