@@ -433,6 +433,7 @@ pub fn run(
             meta: doc.meta,
             id_number: false, // not carried on the wire yet (issue 35)
             date_field: false,
+            key_name: None, // the key was made at submission
         };
         let started = Instant::now();
         let prepared = preparer.prepare(&input.text);

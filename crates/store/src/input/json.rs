@@ -63,7 +63,7 @@ fn document(
             }
         }
     };
-    let name = field("id", true)?.unwrap_or_else(|| default_name.to_string());
+    let id = field("id", true)?;
     let id_number = obj.get("id").is_some_and(|r| matches!(r.get().as_bytes().first(), Some(b'-' | b'0'..=b'9')));
     let body = match (field("text", false)?, field("html", false)?) {
         (Some(t), _) => t,
@@ -71,13 +71,19 @@ fn document(
         (None, None) => return Err(InputError::NoText(source.to_string())),
     };
     let url = field("url", false)?;
+    // Without an id, named from its URL (issue 54), keyed by the name it had before.
+    let (name, key_name) = match (id, &url) {
+        (Some(id), _) => (id, None),
+        (None, Some(u)) => (super::warc::name_of_url(u), Some(default_name.to_string())),
+        (None, None) => (default_name.to_string(), None),
+    };
     let (date, date_field) = match field("published_at", true)? {
         Some(d) => (Some(d), false),
         None => field("date", true)?.map_or((None, false), |d| (Some(d), true)),
     };
     field("title", false)?;
     let mut doc = finish(name, source.to_string(), body, url, date, Vec::new())?;
-    (doc.id_number, doc.date_field) = (id_number, date_field);
+    (doc.id_number, doc.date_field, doc.key_name) = (id_number, date_field, key_name);
     let value = |raw: &RawValue| serde_json::from_str::<serde_json::Value>(raw.get()).map_err(|e| json(e.to_string()));
     doc.message_id = obj.get("message_id").map(|r| value(r)).transpose()?.and_then(|v| v.as_str().map(str::to_string));
     doc.in_reply_to = match obj.get("in_reply_to").map(|r| value(r)).transpose()? {

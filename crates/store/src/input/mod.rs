@@ -19,8 +19,8 @@
 //!   (the same rule as standard input, `-`). See [`stream_docs`].
 //!
 //! A document's name is its `id` (a string or a number), else the file name without
-//! extension (for JSONL, `stem:LINE`); a WARC record's and an id-less Parquet row's is
-//! its URL ([`warc::name_of_url`]). Errors name the file (and line) and the reason;
+//! extension (for JSONL, `stem:LINE`); a JSON document's, a WARC record's and a
+//! Parquet row's without an id is its URL when it has one ([`warc::name_of_url`]). Errors name the file (and line) and the reason;
 //! one bad JSONL line does not stop the others.
 
 use std::collections::HashMap;
@@ -68,6 +68,11 @@ pub struct InputDoc {
     /// Its date was the JSON field `date`, not `published_at` (the corpus output keeps
     /// the input's field name).
     pub date_field: bool,
+    /// The name its admission key is made with, when that is not `name`: a JSON
+    /// document without an `id` is named from its `url` (issue 54), and keyed by the
+    /// name it had before (`STEM:LINE`), so that a file ingested by an earlier build is
+    /// not stored again.
+    pub key_name: Option<String>,
 }
 
 /// Largest metadata a document keeps (its further JSON fields, as JSON text); a
@@ -619,6 +624,7 @@ fn finish(
         meta: None,
         id_number: false,
         date_field: false,
+        key_name: None,
     })
 }
 

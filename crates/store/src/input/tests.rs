@@ -233,3 +233,24 @@ fn text_binary_empty_and_invalid_utf8() {
     assert_eq!(d.text, "caf\u{FFFD} ol\u{FFFD} and much more text here");
     assert_eq!(d.warnings.len(), 1);
 }
+
+/// Issue 54: a JSON document without an id is named from its URL, and keyed by the
+/// name it had before (so that a file ingested by an earlier build is not stored again).
+#[test]
+fn a_json_document_without_an_id_is_named_from_its_url() {
+    let docs = parse_bytes(
+        &b"{\"text\": \"a b c\", \"url\": \"https://www.example.org/news/1#top\"}\n{\"text\": \"d e\"}\n{\"id\": 5, \"text\": \"f\", \"url\": \"http://x.example/\"}\n"[..],
+        "jsonl",
+        "feed",
+        "feed.jsonl",
+        1000,
+    )
+    .unwrap();
+    let names: Vec<&str> = docs.iter().map(|d| d.as_ref().unwrap().name.as_str()).collect();
+    assert_eq!(names, ["example.org/news/1", "feed:2", "5"]);
+    let first = docs[0].as_ref().unwrap();
+    assert_eq!(first.key_name.as_deref(), Some("feed:1"));
+    let mut keys = crate::storage::store::DocumentKeys::new(b"feed.jsonl");
+    let want = crate::storage::store::document_key(b"feed.jsonl", "feed:1", "a b c", first.url.as_deref(), None, 0);
+    assert_eq!(keys.next(first), want, "keyed by the name it had before");
+}

@@ -65,6 +65,7 @@ pub(super) fn corpus(seed: u64, n: usize) -> Vec<InputDoc> {
             meta: None,
             id_number: false,
             date_field: false,
+            key_name: None,
         })
         .collect()
 }

@@ -35,6 +35,7 @@ fn corpus() -> Vec<InputDoc> {
             meta: None,
             id_number: false,
             date_field: false,
+            key_name: None,
         })
         .collect()
 }

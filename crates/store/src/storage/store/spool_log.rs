@@ -84,8 +84,8 @@ impl DocumentKeys {
 
     /// The key of the file's next document.
     pub fn next(&mut self, doc: &crate::input::InputDoc) -> u128 {
-        let key =
-            |n| document_key(&self.file, &doc.name, &doc.text, doc.url.as_deref(), doc.published_at.as_deref(), n);
+        let name = doc.key_name.as_deref().unwrap_or(&doc.name);
+        let key = |n| document_key(&self.file, name, &doc.text, doc.url.as_deref(), doc.published_at.as_deref(), n);
         let first = key(0);
         let n = self.seen.entry(first).or_insert(0);
         let k = if *n == 0 { first } else { key(*n) };
