@@ -21,7 +21,7 @@
 //! longest run covering it instead (the earlier origin on a tie): a passage copied
 //! whole stays one block of the source it was copied from, and a shorter run inside it
 //! that an older document also holds (a stock phrase: "for the fiscal year ending on
-//! the 30th") no longer splits it; the older document is listed beside the block
+//! the 30th") does not split it; the older document is listed beside the block
 //! ([`AlsoEarlier`]), so the earliest occurrence is still shown, and so are the
 //! stretches of it the origin's own result credits to an earlier document (a copy of a
 //! copy: the passage is credited to the document it was copied from, the earlier
@@ -133,6 +133,15 @@ impl Passages {
 
 /// Tokens that must agree after an edit for a run to go on through it.
 pub const MIN_AFTER_EDIT: usize = 3;
+/// The edits [`extend_edited`] tries, the smallest first: (document tokens, origin
+/// tokens) skipped.
+static EDIT_GAPS: std::sync::LazyLock<Vec<(usize, usize)>> = std::sync::LazyLock::new(|| {
+    let mut gaps: Vec<(usize, usize)> =
+        (0..=MAX_EDIT).flat_map(|x| (0..=MAX_EDIT).map(move |y| (x, y))).filter(|&g| g != (0, 0)).collect();
+    gaps.sort_by_key(|&(x, y)| (x.max(y), x + y));
+    gaps
+});
+
 /// Tokens of either text an edit may span (a word replaced by up to three, three left
 /// out, ...).
 pub const MAX_EDIT: usize = 5;
@@ -170,9 +179,9 @@ pub fn align(
     // The origins aligned to, with their texts and aligned tokens.
     let mut aligned: Vec<(u64, Arc<OriginText>, usize)> = Vec::new();
     // Each origin's text asked for once per document: a run of shingles of one origin
-    // ends at every edit, and a 6.3 MB origin read, tokenized and sorted again for each
-    // of 2,000 runs took 204 s (issue 53). Alignment now costs the document's length
-    // and its origins' lengths once each.
+    // ends at every edit, and reading, tokenizing and sorting a large origin again for
+    // each run would cost its length times the edits. So alignment costs the
+    // document's length and its origins' lengths once each.
     let mut texts: HashMap<u64, Option<Arc<OriginText>>> = HashMap::new();
     let mut text_of = |o: u64| texts.entry(o).or_insert_with(|| origin_text(o)).clone();
     let mut i = 0;
@@ -375,27 +384,21 @@ fn extend_edited(fps: &[u64], tokens: &[u64], p: usize, q: usize, k: usize) -> V
     };
     let back =
         |d: usize, o: usize| fps[..d].iter().rev().zip(tokens[..o].iter().rev()).take_while(|(a, b)| a == b).count();
-    // The gaps to try, the smallest edit first: (document tokens, origin tokens) skipped.
-    let mut gaps: Vec<(usize, usize)> =
-        (0..=MAX_EDIT).flat_map(|x| (0..=MAX_EDIT).map(move |y| (x, y))).filter(|&g| g != (0, 0)).collect();
-    gaps.sort_by_key(|&(x, y)| (x.max(y), x + y));
     let mut pieces = std::collections::VecDeque::from([extend(fps, tokens, p, q, k)]);
     loop {
         let &(a, b, qa) = pieces.back().expect("one piece");
         let (d, o) = (b, qa + (b - a));
-        let Some((nd, no)) = gaps.iter().map(|&(x, y)| (d + x, o + y)).find(|&(nd, no)| ahead(nd, no) >= m) else {
-            break;
-        };
-        pieces.push_back((nd, nd + ahead(nd, no), no));
+        let next = EDIT_GAPS.iter().find_map(|&(x, y)| Some((d + x, o + y, ahead(d + x, o + y))).filter(|g| g.2 >= m));
+        let Some((nd, no, n)) = next else { break };
+        pieces.push_back((nd, nd + n, no));
     }
     loop {
         let &(a, _, qa) = pieces.front().expect("one piece");
-        let prev = gaps
-            .iter()
-            .filter_map(|&(x, y)| Some((a.checked_sub(x)?, qa.checked_sub(y)?)))
-            .find(|&(d, o)| back(d, o) >= m);
-        let Some((d, o)) = prev else { break };
-        let n = back(d, o);
+        let prev = EDIT_GAPS.iter().find_map(|&(x, y)| {
+            let (d, o) = (a.checked_sub(x)?, qa.checked_sub(y)?);
+            Some((d, o, back(d, o))).filter(|g| g.2 >= m)
+        });
+        let Some((d, o, n)) = prev else { break };
         pieces.push_front((d - n, d, o - n));
     }
     pieces.into()

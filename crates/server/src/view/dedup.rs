@@ -157,8 +157,7 @@ pub struct Decision {
     pub name: String,
     /// "keep" or "drop".
     pub decision: &'static str,
-    /// The rule that dropped it (None: kept), and why in words: `rule` held the words
-    /// and `reason` the code before issue 53.
+    /// The rule that dropped it (None: kept), as a code, and why in words.
     pub rule: Option<Reason>,
     pub reason: Option<String>,
     /// The earlier document of the duplicate rules; for the old-fraction rule the

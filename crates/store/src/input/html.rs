@@ -6,8 +6,7 @@
 //! its byte range in the input and what encloses it. Block elements (`p`, `div`,
 //! `li`, ...) separate lines; white space collapses to one space; entities are
 //! decoded; scripts, styles and comments are dropped. [`HtmlMode::All`] keeps every
-//! text (what this module read before issue 54, checked against html5ever's tokenizer
-//! in the tests); [`HtmlMode::Main`] keeps the main content, in the way of boilerplate
+//! text (the text html5ever's tokenizer gives, which the tests check it against); [`HtmlMode::Main`] keeps the main content, in the way of boilerplate
 //! removers such as jusText (Pomikálek, *Removing Boilerplate and Duplicate Content
 //! from Web Corpora*, 2011, ch. 3) and trafilatura:
 //! 1. text inside `nav`, `header`, `footer`, `aside`, `form`, `menu`, `dialog`, `head`,
@@ -180,8 +179,7 @@ pub fn extract(html: &str, mode: HtmlMode) -> Extracted {
 /// A run of text, or a line break.
 #[derive(Debug, Clone)]
 enum Run {
-    /// Text: its bytes in the input, whether character references are decoded in it
-    /// (not in raw text), what encloses it.
+    /// Text: its bytes in the input, and what encloses it.
     Text { html: Range<usize>, at: Context },
     /// A block element's tag, which breaks the line and starts a new block.
     Break(Range<usize>),
@@ -354,9 +352,8 @@ struct Tag {
 }
 
 impl Tag {
-    /// The tag at `b[at] == b'<'`, or None when that `<` is text (or a tag cut off by the
-    /// end of the input, which HTML drops: then its bytes are neither text nor tag, and
-    /// None with `at` at the end says so to the caller by an empty text run).
+    /// The tag at `b[at] == b'<'`, or None when that `<` is text. A tag cut off by the end
+    /// of the input is dropped, as HTML drops it: an `Other` that ends there.
     fn read(b: &[u8], at: usize) -> Option<Tag> {
         let other = |end: usize| Tag {
             kind: TagKind::Other,
@@ -368,6 +365,8 @@ impl Tag {
             content: None,
             end,
         };
+        // A bogus comment: to the next `>`.
+        let bogus = || other(memchr(b'>', b, at).saturating_add(1).min(b.len()));
         let next = b.get(at + 1).copied()?;
         if b[at + 1..].starts_with(b"!--") {
             let body = at + 4;
@@ -388,13 +387,13 @@ impl Tag {
             }
         }
         if next == b'!' || next == b'?' {
-            return Some(other(memchr(b'>', b, at).saturating_add(1).min(b.len())));
+            return Some(bogus());
         }
         let (kind, name_at) = match next {
             b'/' => match b.get(at + 2) {
                 Some(c) if c.is_ascii_alphabetic() => (TagKind::End, at + 2),
                 Some(b'>') => return Some(other(at + 3)),
-                Some(_) => return Some(other(memchr(b'>', b, at).saturating_add(1).min(b.len()))),
+                Some(_) => return Some(bogus()),
                 None => return None,
             },
             c if c.is_ascii_alphabetic() => (TagKind::Start, at + 1),
@@ -599,7 +598,8 @@ impl Writer {
             t.pop();
         }
         let len = t.len();
-        // Only trailing pieces can start past the end (a retain here was quadratic).
+        // Only trailing pieces can start past the end: popping them keeps writing a
+        // page linear in its lines.
         while self.out.map.last().is_some_and(|p| p.text >= len) {
             self.out.map.pop();
         }

@@ -4,7 +4,7 @@
 use serde_json::value::RawValue;
 use textorigin_core::config::HtmlMode;
 
-use super::{finish, html_to_text, InputDoc, InputError, MAX_META_BYTES};
+use super::{finish, html_to_text, meta_text, InputDoc, InputError};
 
 /// The fields of a JSON document that are not metadata.
 const READ_FIELDS: [&str; 6] = ["id", "text", "html", "url", "published_at", "date"];
@@ -95,17 +95,7 @@ fn document(
     for (k, raw) in obj.iter().filter(|(k, _)| !READ_FIELDS.contains(&k.as_str())) {
         extra.insert(k.clone(), value(raw)?);
     }
-    if !extra.is_empty() {
-        let text = serde_json::Value::Object(extra).to_string();
-        if text.len() > MAX_META_BYTES {
-            return Err(InputError::MetaTooLarge {
-                file: source.to_string(),
-                bytes: text.len(),
-                limit: MAX_META_BYTES,
-            });
-        }
-        doc.meta = Some(text);
-    }
+    doc.meta = meta_text(extra, source)?;
     Ok(doc)
 }
 

@@ -601,6 +601,19 @@ fn parse_plain(
     }
 }
 
+/// A document's further fields as its metadata: none when there are none, else their
+/// JSON text, at most [`MAX_META_BYTES`] (else the document fails, naming `source`).
+fn meta_text(fields: serde_json::Map<String, serde_json::Value>, source: &str) -> Result<Option<String>, InputError> {
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    let text = serde_json::Value::Object(fields).to_string();
+    if text.len() > MAX_META_BYTES {
+        return Err(InputError::MetaTooLarge { file: source.to_string(), bytes: text.len(), limit: MAX_META_BYTES });
+    }
+    Ok(Some(text))
+}
+
 fn finish(
     name: String,
     source: String,

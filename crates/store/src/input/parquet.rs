@@ -23,7 +23,7 @@ use std::sync::Arc;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
 
-use super::{finish, html, warc::name_of_url, Docs, InputDoc, InputError, Limits, MAX_META_BYTES};
+use super::{finish, html, meta_text, warc::name_of_url, Docs, InputDoc, InputError, Limits};
 
 /// The documents of the Parquet file `file` (`len` bytes), adding to `read` the share of
 /// its bytes its rows taken so far stand for (a progress bar's measure).
@@ -150,13 +150,7 @@ fn document(row: &Row, default_name: &str, src: String, limits: Limits) -> Resul
     let name = name.or_else(|| url.as_deref().map(name_of_url)).unwrap_or_else(|| default_name.to_string());
     let mut doc = finish(name, src.clone(), body, url, date, Vec::new())?;
     doc.id_number = id_number;
-    if !meta.is_empty() {
-        let text = serde_json::Value::Object(meta).to_string();
-        if text.len() > MAX_META_BYTES {
-            return Err(InputError::MetaTooLarge { file: src, bytes: text.len(), limit: MAX_META_BYTES });
-        }
-        doc.meta = Some(text);
-    }
+    doc.meta = meta_text(meta, &src)?;
     Ok(doc)
 }
 

@@ -9,8 +9,8 @@ use proptest::prelude::*;
 
 use super::*;
 
-/// The reference for [`HtmlMode::All`]: what this module read before issue 54, on
-/// html5ever's spec-compliant tokenizer.
+/// The reference for [`HtmlMode::All`]: the visible text by html5ever's
+/// spec-compliant tokenizer.
 fn reference(html: &str) -> String {
     struct Sink {
         out: RefCell<String>,
@@ -143,7 +143,7 @@ fn piece() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-    /// `all` reads a page as html5ever's tokenizer did (the text before issue 54).
+    /// `all` reads a page as html5ever's tokenizer does.
     #[test]
     fn all_reads_as_the_tokenizer_did(pieces in prop::collection::vec(piece(), 0..40)) {
         let html = pieces.concat();
