@@ -6,7 +6,7 @@ use serde::Serialize;
 use textorigin_cluster::log::Log;
 use textorigin_cluster::wire::Meta;
 use textorigin_cluster::{aggregate, init, read_meta, status, submit, trim, worker, Submitted, Trimmed};
-use textorigin_core::config::{Attribution, Density};
+use textorigin_core::config::{Attribution, Density, Templates};
 use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
@@ -197,6 +197,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "the sharded deployment credits a copied token to its earliest origin: omit `attribution` or give `--attribution earliest`"
             );
             ov.attribution = Some(Attribution::Earliest);
+            // A site's pages land on several partitions, each counting its own lines:
+            // no partition sees a site's count (issue 54).
+            anyhow::ensure!(
+                matches!(ov.templates, None | Some(Templates::Off)),
+                "the sharded deployment labels no site templates: omit `templates` or give `--templates off`"
+            );
+            ov.templates = Some(Templates::Off);
             anyhow::ensure!(a.partitions >= 1, "--partitions must be at least 1");
             let log = Log::connect(&a.nats.nats, a.replicas)?;
             let mut meta =

@@ -66,6 +66,16 @@ pub struct Args {
     /// phrases listed beside it, runs through light edits).
     #[arg(long, value_name = "passage|earliest")]
     attribution: Option<textorigin_core::config::Attribution>,
+    /// Another site template labelling, site, all or off (needs --reanalyse):
+    /// `--templates site` moves a data directory made before schema 21 to the
+    /// labelling of new ones (a line on --template-pages pages of one site is its
+    /// template: neither old nor fresh).
+    #[arg(long, value_name = "site|all|off")]
+    templates: Option<textorigin_core::config::Templates>,
+    /// The pages of one site a line must stand on to be template there (needs
+    /// --reanalyse).
+    #[arg(long, value_name = "N")]
+    template_pages: Option<u32>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -82,6 +92,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         density: a.density,
         dominant: a.dominant,
         attribution: a.attribution,
+        templates: a.templates,
+        template_pages: a.template_pages,
     };
     let pb = super::ReplayProgress::new(&a.data.dir, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| pb.at(i, total))?;

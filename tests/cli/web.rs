@@ -6,14 +6,16 @@ use serde_json::Value;
 
 use crate::util::*;
 
-/// Old tokens over tokens, per document, in percent, sorted.
+/// Old tokens over the tokens counted old or fresh (site templates aside), per
+/// document, in percent, sorted.
 fn old_shares(dir: &std::path::Path) -> Vec<f64> {
     let docs = json(dir, &["list", "--json"]);
+    let counted = |d: &Value| d["tokens"].as_f64().unwrap() - d["template_tokens"].as_f64().unwrap_or(0.0);
     let mut shares: Vec<f64> = docs
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| d["old_tokens"].as_f64().unwrap() * 100.0 / d["tokens"].as_f64().unwrap().max(1.0))
+        .map(|d| d["old_tokens"].as_f64().unwrap() * 100.0 / counted(d).max(1.0))
         .collect();
     shares.sort_by(f64::total_cmp);
     shares
@@ -32,7 +34,7 @@ fn a_sites_template_is_not_copied_text_and_a_planted_copy_keeps_its_origin() {
     let out = ingest(main.path(), &[], &[&site]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let all = tempfile::tempdir().unwrap();
-    let out = ingest(all.path(), &["--html", "all"], &[&site]);
+    let out = ingest(all.path(), &["--html", "all", "--templates", "off"], &[&site]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (main_old, all_old) = (old_shares(main.path()), old_shares(all.path()));
     assert!(median(&main_old) < 1.0, "main content: {main_old:?}");
@@ -57,6 +59,59 @@ fn a_sites_template_is_not_copied_text_and_a_planted_copy_keeps_its_origin() {
     let out = ingest(main.path(), &["--html", "all"], &[&site]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("html"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The same pages read whole (`--html all`): the lines every page of the site holds
+/// (navigation, footer, licence) are its template, neither old nor fresh, on the pages
+/// before the threshold too; the planted copy keeps its origin.
+#[test]
+fn a_sites_template_lines_are_labelled_neither_old_nor_fresh() {
+    let site = fixture("site");
+    let dir = tempfile::tempdir().unwrap();
+    let out = ingest(dir.path(), &["--html", "all"], &[&site]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let old = old_shares(dir.path());
+    assert!(median(&old) <= 2.0, "template lines are not old: {old:?}");
+    for d in json(dir.path(), &["list", "--json"]).as_array().unwrap() {
+        let name = d["name"].as_str().unwrap();
+        assert_eq!(d["dominant_origin"]["name"].as_str().unwrap_or(name), name, "{d}");
+        assert!(d["template_tokens"].as_u64().unwrap() > 0, "{d}");
+    }
+    // The third page came before any line stood on five pages: it was given its
+    // template lines by the fifth, with the pages holding each now.
+    let doc = json(dir.path(), &["show", "concurrent", "--json"]);
+    let templates = doc["templates"].as_array().unwrap();
+    let line =
+        |text: &str| templates.iter().find(|t| t["text"] == text).unwrap_or_else(|| panic!("{text}: {templates:?}"));
+    assert_eq!(line("Report a Bug")["pages"], 8);
+    assert_eq!(line("Created using Sphinx 5.3.0")["pages"], 8);
+    assert_eq!(doc["copied_blocks"].as_array().unwrap().len(), 0, "{doc}");
+    // The planted paragraph is still one block from queue, edge to edge.
+    let doc = json(dir.path(), &["show", "spwd", "--json"]);
+    let planted: Vec<&Value> =
+        doc["copied_blocks"].as_array().unwrap().iter().filter(|b| b["origin"]["name"] == "queue").collect();
+    assert_eq!(planted.len(), 1, "{doc}");
+    let copied = planted[0]["text"].as_str().unwrap();
+    assert!(copied.starts_with("The module implements three types of queue"), "{copied:?}");
+    assert!(copied.ends_with("the lowest valued entry is retrieved first"), "{copied:?}");
+    let shown = ok(dir.path(), &["show", "spwd"]);
+    assert!(shown.contains("site template lines (") && shown.contains("on 8 pages: \"Report a Bug\""), "{shown}");
+    let page = dir.path().join("spwd.html");
+    ok(dir.path(), &["show", "spwd", "--html", page.to_str().unwrap()]);
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains("<span class=\"template\" title=\"site template: on 8 pages"), "{page}");
+    // Without labelling, the first page is the others' dominant origin; a reanalysis
+    // with the labelling gives the labelled results.
+    let off = tempfile::tempdir().unwrap();
+    ingest(off.path(), &["--html", "all", "--templates", "off"], &[&site]);
+    let doc = json(off.path(), &["show", "concurrent", "--json"]);
+    assert_eq!(doc["dominant_origin"]["name"], "bisect", "{doc}");
+    assert!(doc.get("templates").is_none());
+    ok(off.path(), &["rebuild", "--reanalyse", "--templates", "site"]);
+    let doc = json(off.path(), &["show", "concurrent", "--json"]);
+    assert_eq!(doc["dominant_origin"]["name"], "concurrent", "{doc}");
+    assert_eq!(json(off.path(), &["list", "--json"]), json(dir.path(), &["list", "--json"]));
+    ok(off.path(), &["check"]);
 }
 
 /// A WARC file `wget --warc-file` wrote against a loopback server.

@@ -74,7 +74,55 @@ pub struct Config {
     /// ones listed beside the block, runs going on through light edits; `Earliest` the
     /// earliest origin's, exact runs only (kept by data directories made before).
     pub attribution: Attribution,
+    /// Which documents' site templates are labelled ([`crate::engine::template`],
+    /// issue 54, schema 21): `Site` (the default) those with a site (a URL's host, a
+    /// `site` field, the folder of an HTML file); `All` every document, those without a
+    /// site as one site; `Off` none (kept by data directories made before).
+    pub templates: Templates,
+    /// The pages of one site a line must stand on to be template there (issue 54).
+    pub template_pages: u32,
 }
+
+/// Which documents' site templates are labelled (issue 54).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Templates {
+    /// None: every repeated line is a copy.
+    Off,
+    /// Documents with a site; those without one (texts, JSON lines without a URL) are
+    /// not labelled, so that a text republished by many is a copy.
+    #[default]
+    Site,
+    /// Every document; those without a site count as one site.
+    All,
+}
+
+impl std::str::FromStr for Templates {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "off" => Ok(Templates::Off),
+            "site" => Ok(Templates::Site),
+            "all" => Ok(Templates::All),
+            _ => Err(format!("unknown template labelling `{s}`; expected site, all or off")),
+        }
+    }
+}
+
+impl std::fmt::Display for Templates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Templates::Off => "off",
+            Templates::Site => "site",
+            Templates::All => "all",
+        })
+    }
+}
+
+/// The pages of one site a line must stand on to be template there, by default: a
+/// site's navigation, footer and notes stand on nearly every page, while a paragraph
+/// one site quotes on five of its pages is its boilerplate too (docs/EVALUATION.md,
+/// "Crawled pages").
+pub const TEMPLATE_PAGES: u32 = 5;
 
 /// Which source a token that several aligned runs cover is credited to (issue 54).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -232,6 +280,8 @@ impl Default for Config {
             dominant: Dominant::Blocks,
             html: HtmlMode::Main,
             attribution: Attribution::Passage,
+            templates: Templates::Site,
+            template_pages: TEMPLATE_PAGES,
         }
     }
 }
@@ -269,6 +319,8 @@ pub struct Overrides {
     pub html: Option<HtmlMode>,
     /// Which source a token several runs cover is credited to.
     pub attribution: Option<Attribution>,
+    pub templates: Option<Templates>,
+    pub template_pages: Option<u32>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -286,6 +338,8 @@ pub enum ConfigError {
     LuckyY,
     #[error("lucky limit must be at least 1")]
     LuckyLimit,
+    #[error("template pages = {0} is out of range (2-1000000): a line on one page is that page's own")]
+    TemplatePages(u32),
     #[error(transparent)]
     Table(#[from] ParamsError),
 }
@@ -340,6 +394,8 @@ impl Overrides {
             dominant: other.dominant.or(self.dominant),
             html: other.html.or(self.html),
             attribution: other.attribution.or(self.attribution),
+            templates: other.templates.or(self.templates),
+            template_pages: other.template_pages.or(self.template_pages),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -412,6 +468,12 @@ impl Overrides {
         if let Some(a) = self.attribution {
             c.attribution = a;
         }
+        if let Some(t) = self.templates {
+            c.templates = t;
+        }
+        if let Some(n) = self.template_pages {
+            c.template_pages = n;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -432,6 +494,9 @@ impl Config {
         if self.lucky_limit == 0 {
             return Err(ConfigError::LuckyLimit);
         }
+        if !(2..=1_000_000).contains(&self.template_pages) {
+            return Err(ConfigError::TemplatePages(self.template_pages));
+        }
         Ok(self.table_params().check()?)
     }
 
@@ -443,7 +508,7 @@ impl Config {
     /// keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -465,6 +530,10 @@ impl Config {
             if self.dominant == Dominant::Table { "" } else { " dominant=blocks" },
             if self.html == HtmlMode::All { "" } else { " html=main" },
             if self.attribution == Attribution::Earliest { "" } else { " attribution=passage" },
+            match self.templates {
+                Templates::Off => String::new(),
+                t => format!(" templates={t}/{}", self.template_pages),
+            },
         )
     }
 

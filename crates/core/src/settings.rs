@@ -108,6 +108,17 @@ pub struct Settings {
     /// paper's earliest source, data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "passage|earliest"))]
     pub attribution: Option<String>,
+    /// Whose site templates are labelled: site (the default for a new data directory:
+    /// documents with a site, a URL's host, a JSON `site` field or the folder of an
+    /// HTML file; a line standing on --template-pages pages of its site is template
+    /// there, neither old nor fresh, out of old%, the dominant origin, sketches and
+    /// quotations), all (every document, those without a site as one site) or off
+    /// (every repeated line is a copy: data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "site|all|off"))]
+    pub templates: Option<String>,
+    /// The pages of one site a line must stand on to be template there (default 5).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
+    pub template_pages: Option<u32>,
     /// Shingle length of the near-duplicate search, in terms (default 3 for a new data
     /// directory; its own setting, apart from the table's k). Fixed at creation.
     #[cfg_attr(feature = "clap", arg(long, value_name = "K"))]
@@ -154,6 +165,8 @@ impl Settings {
             dominant: parse(&self.dominant)?,
             html: parse(&self.html)?,
             attribution: parse(&self.attribution)?,
+            templates: parse(&self.templates)?,
+            template_pages: self.template_pages,
             neardup: self.near_duplicate_config()?,
             quotes: self.quotes.clone(),
         })

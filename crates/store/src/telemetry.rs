@@ -11,6 +11,8 @@
 pub struct StageTimes {
     /// Tokens, fingerprints, selection, sketch and sentences.
     pub prepare: f64,
+    /// Site template lines: their counts, the records of the pages given one (issue 54).
+    pub templates: f64,
     /// Near-duplicate candidates and verdicts.
     pub neardup: f64,
     /// Quotation search.
@@ -33,9 +35,10 @@ pub struct StageTimes {
 
 impl StageTimes {
     /// Each stage with its name, in pipeline order.
-    pub fn named(&self) -> [(&'static str, f64); 8] {
+    pub fn named(&self) -> [(&'static str, f64); 9] {
         [
             ("prepare", self.prepare),
+            ("templates", self.templates),
             ("table", self.table),
             ("estimation", self.estimation),
             ("align", self.align),
@@ -81,7 +84,7 @@ impl Histogram {
 pub struct Latency {
     pub document: Histogram,
     /// In the order of [`StageTimes::named`], preparation left out.
-    pub stages: [Histogram; 7],
+    pub stages: [Histogram; 8],
     pub text_bytes: u64,
 }
 

@@ -132,9 +132,21 @@ pub struct DocResult {
     /// the serde form, as `density`: the store keeps it behind the result's value.
     #[serde(skip)]
     pub passages: crate::align::Passages,
+    /// Tokens in site template lines ([`template::label`]; 0 in a stored result):
+    /// neither old nor fresh.
+    #[serde(skip)]
+    pub template_tokens: u32,
+    /// The template lines a reader sees ([`template::label`]; none in a stored result).
+    #[serde(skip)]
+    pub templates: Vec<template::Templated>,
 }
 
 impl DocResult {
+    /// The tokens counted old or fresh: all but the template ones (what old% is of).
+    pub fn counted_tokens(&self) -> u32 {
+        self.tokens - self.template_tokens
+    }
+
     /// The paper's dominant origin (Section 3.2): the origin with the most selected
     /// shingles when it has at least 10% more than any other, else none.
     pub fn dominant_by_rule(&self) -> Option<u64> {
@@ -298,6 +310,11 @@ impl Engine {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// Its fingerprint tables (what its tokens are made with).
+    pub fn rabin(&self) -> &Rabin {
+        &self.rabin
     }
 
     /// Tokenizes and selects; returns (tokens, selected items) of `text`: with an
@@ -758,6 +775,8 @@ fn origin_counts(origins: impl IntoIterator<Item = u64>, when: When<'_>) -> Vec<
     counts.sort_by(|a, b| b.1.cmp(&a.1).then(when(a.0).cmp(&when(b.0))));
     counts
 }
+
+pub mod template;
 
 mod score;
 use score::{lucky_bonus, lucky_scores, propagate};

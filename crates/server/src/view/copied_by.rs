@@ -38,7 +38,7 @@ pub fn copied_by(store: &Store, seq: u64) -> Result<CopiedBy> {
         if documents.len() == COPIERS_SHOWN {
             break;
         }
-        let Some(r) = store.result(c)? else { continue };
+        let Some(r) = store.labelled_result(c)? else { continue };
         let tokens: u32 =
             r.joined_blocks().iter().filter(|b| b.origin == seq).map(|b| b.span.end_token - b.span.start_token).sum();
         if tokens > 0 {

@@ -59,7 +59,7 @@ pub fn summary(v: &DocumentView) -> Summary {
         id: v.id.unwrap_or(0),
         name: v.name.clone(),
         tokens: v.tokens,
-        old_fraction: round4(fraction(v.old_tokens, v.tokens)),
+        old_fraction: round4(fraction(v.old_tokens, v.old_tokens + v.fresh_tokens)),
         dominant_origin: match v.dominant() {
             Dominant::Other(r) => r.id,
             _ => None,
@@ -211,9 +211,9 @@ impl<'a> Decider<'a> {
             let next = match self.link(views) {
                 Some((earlier, _)) => Some(earlier),
                 None => {
-                    let r = self.store.result(at)?;
+                    let r = self.store.labelled_result(at)?;
                     r.and_then(|r| {
-                        self.old_origin(at, r.old_tokens, r.tokens, [r.dominant_origin, r.most_copied_origin])
+                        self.old_origin(at, r.old_tokens, r.counted_tokens(), [r.dominant_origin, r.most_copied_origin])
                     })
                 }
             };
@@ -253,10 +253,10 @@ impl<'a> Decider<'a> {
     pub fn decide(&mut self, v: &DocumentView) -> Result<Decision, ViewError> {
         let id = v.id.unwrap_or(0);
         let near = v.near_duplicates.as_deref().unwrap_or_default();
-        let old_fraction = round4(fraction(v.old_tokens, v.tokens));
+        let old_fraction = round4(fraction(v.old_tokens, v.old_tokens + v.fresh_tokens));
         let link = self.link(near.iter().map(|d| (d.id, d.exact, d.resemblance)));
         let origins = [&v.dominant_origin, &v.most_copied_origin].map(|o| o.as_ref().and_then(|o| o.id));
-        let dominant = self.old_origin(id, v.old_tokens, v.tokens, origins);
+        let dominant = self.old_origin(id, v.old_tokens, v.old_tokens + v.fresh_tokens, origins);
         let cluster = match (link, dominant) {
             (Some((earlier, _)), _) | (None, Some(earlier)) => self.root(earlier)?,
             (None, None) => id,
@@ -272,7 +272,7 @@ impl<'a> Decider<'a> {
                 Some(r),
                 Some(format!("near-duplicate of #{x} at resemblance {r:.4}")),
             )
-        } else if self.old_enough(v.old_tokens, v.tokens) {
+        } else if self.old_enough(v.old_tokens, v.old_tokens + v.fresh_tokens) {
             let why = format!("old fraction {old_fraction:.4} >= {:.4}", self.thresholds.old);
             (Some(Reason::OldFraction), dominant, None, Some(why))
         } else {

@@ -31,6 +31,7 @@ const PALETTE: [&str; 10] =
 const STYLE: &str = "body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.5;color:#222}\
 pre.doc{white-space:pre-wrap;font-family:inherit;font-size:1em}\
 a.copied{color:inherit;text-decoration:none;border-bottom:2px solid #888}\
+.template{color:#999}\
 .bar{display:flex;height:1.4em;border:1px solid #999;margin:.5em 0}\
 .bar span{display:block;height:100%}\
 table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left}\
@@ -123,7 +124,8 @@ pub fn index_page(p: &IndexPage<'_>, href: impl Fn(u64) -> String) -> String {
             Dominant::Itself => r.itself_text().into(),
             Dominant::None => "-".into(),
         };
-        let old = if r.tokens == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(r.tokens) };
+        let counted = r.tokens - r.template_tokens;
+        let old = if counted == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(counted) };
         s += &format!(
             "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{old:.1}%</td><td>{dom}</td></tr>",
             r.id,
@@ -181,9 +183,16 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         }
     }
     spans.sort();
+    // Site template lines (issue 54): greyed, with the pages holding them.
+    let templates: Vec<(usize, usize, u32)> = view
+        .templates
+        .iter()
+        .map(|t| (t.start_byte as usize, t.end_byte as usize, t.pages))
+        .filter(|&(s, e, _)| s < e && e <= text.len())
+        .collect();
     // Cut the text into segments, each marked with the first block that covers it.
     let mut cuts: Vec<usize> = vec![0, text.len()];
-    for &(s, e, _, _) in &spans {
+    for (s, e) in spans.iter().map(|x| (x.0, x.1)).chain(templates.iter().map(|x| (x.0, x.1))) {
         cuts.push(s);
         cuts.push(e);
     }
@@ -208,7 +217,15 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
                     escape(seg)
                 );
             }
-            None => body_text += &escape(seg),
+            None => match templates.iter().find(|&&(ts, te, _)| ts <= s && e <= te) {
+                Some((_, _, pages)) => {
+                    body_text += &format!(
+                        "<span class=\"template\" title=\"site template: on {pages} pages of this site, neither old nor fresh\">{}</span>",
+                        escape(seg)
+                    )
+                }
+                None => body_text += &escape(seg),
+            },
         }
     }
     let total = text.len().max(1) as f64;
@@ -242,8 +259,14 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         Some(t) => format!("{} <small>({})</small>", escape(t), escape(name)),
         None => escape(name),
     };
+    let template = match view.template_tokens {
+        0 => String::new(),
+        n => {
+            format!(", {n} <span class=\"template\">site template</span> (neither, on {} lines)", view.templates.len())
+        }
+    };
     let mut body = format!(
-        "<h1>{heading}</h1>\n{}<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
+        "<h1>{heading}</h1>\n{}<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh{template}.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
         about(view),
         view.tokens,
         view.old_tokens,

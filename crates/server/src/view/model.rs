@@ -141,6 +141,23 @@ pub struct SegmentView {
     pub text: String,
 }
 
+/// A site template line (issue 54): text its site repeats on `pages` pages, neither
+/// old nor fresh.
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplateView {
+    pub start_token: u32,
+    pub end_token: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    /// The pages of the document's site holding the line now.
+    pub pages: u32,
+    pub text: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// A selected shingle and how its origin was found.
 #[derive(Debug, Clone, Serialize)]
 pub struct ShingleView {
@@ -242,6 +259,13 @@ pub struct DocumentView {
     pub hits: u32,
     pub fresh_tokens: u32,
     pub old_tokens: u32,
+    /// Tokens in its site's template lines (issue 54): neither old nor fresh, and out
+    /// of old%. Absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub template_tokens: u32,
+    /// Its site's template lines, each with the pages holding it. Absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<TemplateView>,
     /// The argmax of the origin counts (a tie: the document itself); with `dominant =
     /// blocks`, each selected shingle inside a copied block counted for its origin.
     pub dominant_origin: Option<DocRef>,
@@ -313,13 +337,13 @@ impl DocumentView {
     /// it than its own new words (issue 21, item 11: "itself (mostly new text)" was
     /// shown for documents 58-68% copied from three origins).
     pub fn itself_text(&self) -> String {
-        if mostly_new(self.old_tokens, self.tokens) {
+        if mostly_new(self.old_tokens, self.old_tokens + self.fresh_tokens) {
             return "itself (mostly new text)".into();
         }
         let mut origins: Vec<Option<u64>> = self.copied_blocks.iter().map(|b| b.origin.id).collect();
         origins.sort_unstable();
         origins.dedup();
-        let pct = 100.0 * f64::from(self.old_tokens) / f64::from(self.tokens.max(1));
+        let pct = 100.0 * f64::from(self.old_tokens) / f64::from((self.old_tokens + self.fresh_tokens).max(1));
         let from = match origins.len() {
             1 => "1 origin".to_string(),
             n => format!("{n} origins"),
@@ -468,6 +492,22 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         hits: r.hits,
         fresh_tokens: r.fresh_tokens,
         old_tokens: r.old_tokens,
+        template_tokens: r.template_tokens,
+        templates: r
+            .templates
+            .iter()
+            .map(|t| {
+                let (start_token, end_token, start_byte, end_byte) = span(&t.span);
+                TemplateView {
+                    start_token,
+                    end_token,
+                    start_byte,
+                    end_byte,
+                    pages: t.pages,
+                    text: slice(text, &t.span),
+                }
+            })
+            .collect(),
         dominant_origin: r.dominant_origin.map(origin).transpose()?,
         dominant_origin_rule: r.dominant_by_rule().map(origin).transpose()?,
         most_copied_origin: r.most_copied_origin.map(origin).transpose()?,
@@ -551,7 +591,7 @@ pub fn stored_document_and_text(store: &Store, seq: u64, opt: ViewOptions) -> Re
     let missing = |what| ViewError::Missing { seq, what };
     let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
     let text = store.text(seq)?.ok_or(missing("text"))?;
-    let result = store.result(seq)?.ok_or(missing("result"))?;
+    let result = store.labelled_result(seq)?.ok_or(missing("result"))?;
     let (near_on, quotes_on) = features(store)?;
     let near = near_on.then(|| store.near_dups(seq)).transpose()?;
     let quotes = quotes_on.then(|| store.quotations(seq)).transpose()?;
@@ -595,6 +635,9 @@ pub struct ListRow {
     pub source: String,
     pub tokens: u32,
     pub old_tokens: u32,
+    /// Tokens in its site's template lines (issue 54). Absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub template_tokens: u32,
     pub copied_blocks: usize,
     pub dominant_origin: Option<DocRef>,
 }
@@ -609,7 +652,7 @@ impl ListRow {
     /// most of it is new, else `none (mixed)` (mostly copied, from several origins; the
     /// document view says more: [`DocumentView::itself_text`]).
     pub fn itself_text(&self) -> &'static str {
-        if mostly_new(self.old_tokens, self.tokens) {
+        if mostly_new(self.old_tokens, self.tokens - self.template_tokens) {
             "itself"
         } else {
             "none (mixed)"
@@ -619,13 +662,14 @@ impl ListRow {
 
 /// The row of a stored document.
 pub fn list_row(store: &Store, meta: &DocMeta) -> Result<ListRow> {
-    let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
+    let r = store.labelled_result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
     Ok(ListRow {
         id: meta.seq,
         name: meta.name.clone(),
         source: meta.source.clone(),
         tokens: r.tokens,
         old_tokens: r.old_tokens,
+        template_tokens: r.template_tokens,
         copied_blocks: r.joined_blocks().len(),
         dominant_origin: r.dominant_origin.map(|o| DocRef::stored(store, o)).transpose()?,
     })

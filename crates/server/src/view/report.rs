@@ -72,11 +72,12 @@ pub fn rows(
     let mut docs = Vec::new();
     for meta in metas {
         let meta = meta?;
-        let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
+        let r = store.labelled_result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
         docs.push(ReportDoc {
             id: meta.seq,
             name: title_of_meta(&meta).unwrap_or(meta.name),
-            tokens: u64::from(r.tokens),
+            // Old% is of the tokens counted old or fresh (site templates aside).
+            tokens: u64::from(r.counted_tokens()),
             old_tokens: u64::from(r.old_tokens),
             dominant: r.dominant_origin.map(|o| Ok::<_, ViewError>((o, shown(store, o)?))).transpose()?,
         });
@@ -92,9 +93,9 @@ pub fn summary(store: &Store) -> Result<Summary, ViewError> {
     let mut edges: Vec<(u64, u64, u64)> = Vec::new();
     for meta in store.docs() {
         let meta = meta?;
-        let r = store.result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
+        let r = store.labelled_result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
         (documents, tokens, old_tokens, as_of) =
-            (documents + 1, tokens + u64::from(r.tokens), old_tokens + u64::from(r.old_tokens), meta.seq);
+            (documents + 1, tokens + u64::from(r.counted_tokens()), old_tokens + u64::from(r.old_tokens), meta.seq);
         let mut from: BTreeMap<u64, u64> = BTreeMap::new();
         for b in &r.copied_blocks {
             *from.entry(b.origin).or_default() += u64::from(b.span.end_token - b.span.start_token);

@@ -136,11 +136,15 @@ pub fn document(v: &DocumentView) -> String {
         };
     }
     out += &format!("  dominant origin: {dom_text}\n");
+    let template = match v.template_tokens {
+        0 => String::new(),
+        n => format!(", {n} site template (neither)"),
+    };
     out += &format!(
-        "  {} tokens: {} old ({:.1}%), {} fresh; {} shingles, {} selected, {} found in the table\n",
+        "  {} tokens: {} old ({:.1}%), {} fresh{template}; {} shingles, {} selected, {} found in the table\n",
         v.tokens,
         v.old_tokens,
-        pct(v.old_tokens, v.tokens),
+        pct(v.old_tokens, v.old_tokens + v.fresh_tokens),
         v.fresh_tokens,
         v.shingles,
         v.selected,
@@ -166,6 +170,18 @@ pub fn document(v: &DocumentView) -> String {
     out += &format!("novel segments ({}):\n", v.novel_segments.len());
     for s in &v.novel_segments {
         out += &format!("  tokens {}-{}: \"{}\"\n", s.start_token, s.end_token, clip(&s.text, 100));
+    }
+    if !v.templates.is_empty() {
+        out += &format!("site template lines ({}, not copies):\n", v.templates.len());
+        for t in &v.templates {
+            out += &format!(
+                "  tokens {}-{} on {} pages: \"{}\"\n",
+                t.start_token,
+                t.end_token,
+                t.pages,
+                clip(&t.text, 100)
+            );
+        }
     }
     match &v.near_duplicates {
         Some(near) => out += &format!("near-duplicates of earlier documents ({}):\n{}", near.len(), near_dups(near)),
@@ -266,7 +282,7 @@ pub fn list(rows: &[ListRow]) -> String {
             r.id,
             safe(&r.name),
             r.tokens,
-            pct(r.old_tokens, r.tokens),
+            pct(r.old_tokens, r.tokens - r.template_tokens),
             dom
         );
     }

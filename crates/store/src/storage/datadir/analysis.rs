@@ -12,11 +12,13 @@ use std::time::Instant;
 
 use super::{DataDirError, Result};
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError};
+use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
 use textorigin_core::align::OriginText;
 use textorigin_core::config::Config;
+use textorigin_core::config::Templates;
+use textorigin_core::engine::template::{self, Line, TemplateRun};
 use textorigin_core::engine::{DocResult, Engine, When};
 use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig, Sketch};
@@ -42,6 +44,9 @@ pub struct Prepared {
     items: Vec<textorigin_core::select::Item>,
     sketch: Option<textorigin_core::neardup::Sketch>,
     sentences: Option<Vec<textorigin_core::quote::Sentence>>,
+    /// Its lines, where site templates are labelled (issue 54), and its text's bytes.
+    lines: Vec<Line>,
+    text_len: u32,
 }
 
 impl Prepared {
@@ -53,6 +58,22 @@ impl Prepared {
     /// Its parts, for [`super::DataDir::query`].
     pub(super) fn into_parts(self) -> PreparedParts {
         (self.tokens, self.items, self.sketch, self.sentences)
+    }
+
+    /// Takes its template lines `runs` out of what it searches and indexes (issue 54):
+    /// the sentences mostly in them are neither searched for quotations nor indexed
+    /// ([`template::blank_sentences`]), and its near-duplicate sketch is made of its
+    /// other tokens (as [`Store::sketch`] makes it again).
+    fn without_templates(&mut self, runs: &[TemplateRun], (nd_cfg, nd_rabin): (&NearDupConfig, &Rabin)) {
+        if runs.is_empty() {
+            return;
+        }
+        if let Some(sentences) = &mut self.sentences {
+            template::blank_sentences(sentences, runs);
+        }
+        if self.sketch.is_some() {
+            self.sketch = Some(neardup::sketch(nd_cfg, &template::outside(&self.tokens, runs), nd_rabin));
+        }
     }
 }
 
@@ -83,10 +104,12 @@ impl Preparer {
     /// sentences where those features are on.
     pub fn prepare(&mut self, text: &str) -> Prepared {
         let on = Searches::of(self.engine.config());
+        let labelled = self.engine.config().templates != Templates::Off;
         let (tokens, items) = self.engine.prepare(text);
         let (sketch, sentences) = sketch_and_sentences(on, (&self.nd_cfg, &self.nd_rabin), text, tokens);
+        let lines = if labelled { template::lines(text, tokens) } else { Vec::new() };
         let (tokens, items) = (tokens.to_vec(), items.to_vec());
-        Prepared { tokens, items, sketch, sentences }
+        Prepared { tokens, items, sketch, sentences, lines, text_len: text.len() as u32 }
     }
 }
 
@@ -252,7 +275,13 @@ pub(super) fn prepare_replay(
     let terms = engine.config().terms;
     let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
     let (tokens, items) = engine.prepare(&text);
-    let sentences = if quotations { quote::sentences(&text, tokens, terms) } else { Vec::new() };
+    let mut sentences = if quotations { quote::sentences(&text, tokens, terms) } else { Vec::new() };
+    // Without the template lines it had when analysed (those later pages gave it
+    // came after its sentences were indexed).
+    if let Some(doc) = store.doc_templates(seq)? {
+        let own: Vec<TemplateRun> = doc.runs.into_iter().filter(|r| r.since == seq).collect();
+        template::blank_sentences(&mut sentences, &own);
+    }
     let (tokens, items) = (tokens.to_vec(), items.to_vec());
     let nd_keys = match near_duplicates {
         true => store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default(),
@@ -300,13 +329,23 @@ pub(super) fn analyse(
     table: &mut TableFile,
     stage: &mut dyn TableStage,
     cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
-    (seq, time): (u64, i64),
-    prepared: Prepared,
+    (seq, time, site): (u64, i64, Option<u64>),
+    mut prepared: Prepared,
     times: &mut StageTimes,
 ) -> Result<Analysed> {
     let (nd_cfg, q_cfg, shape) = cfgs;
-    let Prepared { tokens, items, sketch, sentences } = prepared;
     let mut t = Instant::now();
+    let templates = match site {
+        Some(site) => {
+            let text = (&prepared.lines[..], &prepared.tokens[..], prepared.text_len);
+            let (runs, write) = super::templates::decide(store, (engine.config(), engine.rabin()), (seq, site), text)?;
+            prepared.without_templates(&runs, (nd_cfg, &Rabin::new(nd_cfg.k as usize)));
+            write
+        }
+        None => TemplateWrite::default(),
+    };
+    times.templates += lap(&mut t);
+    let Prepared { tokens, items, sketch, sentences, .. } = prepared;
     let indexes = Indexes::over(table.index_region(), shape);
     // Read with the table's answers where the stage is elsewhere: waited for as they are.
     let answers = stage.index_answers(seq).map_err(DataDirError::Stage)?;
@@ -348,7 +387,7 @@ pub(super) fn analyse(
     }
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
     times.index += lap(&mut t);
-    Ok((result, nd, q))
+    Ok((result, nd, q, templates))
 }
 
 /// How much re-analysis a take-over may do before the document that caused it is
@@ -501,9 +540,9 @@ pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&Doc
     Ok(false)
 }
 
-/// A document's analysis: its result, and its near-duplicate and quotation findings
-/// (None when the feature is off).
-pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>);
+/// A document's analysis: its result, its near-duplicate and quotation findings (None
+/// when the feature is off) and its site's template records (empty without a site).
+pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>, TemplateWrite);
 
 /// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
 /// estimation here, in publication order (`when`). Times them into `times` from `t`.

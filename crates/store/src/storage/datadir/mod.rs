@@ -25,6 +25,7 @@ use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via
 use crate::storage::store::{Found, StoreError};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
+pub use templates::site_of;
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::{by_arrival, DocResult, Engine};
 use textorigin_core::index::{IndexShape, Indexes};
@@ -41,12 +42,17 @@ mod partition;
 mod partition_tests;
 mod rebuild;
 mod repair;
+mod settle;
+#[cfg(test)]
+mod template_tests;
+mod templates;
 #[cfg(test)]
 mod tests;
 
 use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise, revise_one};
 pub use analysis::{sketch_and_sentences, Budget, Prepared, Preparer, Searches};
 use rebuild::restore_table;
+use settle::{refuse_feature_switch, settle_features};
 
 pub use error::{DataDirError, DocError};
 pub use partition::{ForOthers, Part};
@@ -189,69 +195,6 @@ pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
         let on_file = f.get(5)?.rsplit(':').next()?.parse::<u64>().ok()? == ino;
         (on_file && f.get(1) == Some(&"POSIX")).then(|| f.get(4)?.parse().ok()).flatten()
     }))
-}
-
-/// The parameters a data directory uses: the stored ones (an explicitly requested
-/// difference is an error), or, for a directory that has none yet, the requested ones
-/// (else the defaults), validated and stored.
-fn settle<T: Clone + PartialEq + std::fmt::Debug + Default>(
-    dir: &Path,
-    what: &'static str,
-    stored: Option<T>,
-    wanted: Option<&T>,
-    validate: impl Fn(&T) -> std::result::Result<(), String>,
-    put: impl FnOnce(&T) -> std::result::Result<(), StoreError>,
-) -> Result<T> {
-    match (stored, wanted) {
-        (Some(stored), Some(wanted)) if stored != *wanted => Err(DataDirError::ParamsDiffer {
-            dir: dir.to_path_buf(),
-            what,
-            stored: format!("{stored:?}"),
-            requested: format!("{wanted:?}"),
-        }),
-        (Some(stored), _) => Ok(stored),
-        (None, wanted) => {
-            let c = wanted.cloned().unwrap_or_default();
-            validate(&c).map_err(DataDirError::InvalidParams)?;
-            put(&c)?;
-            Ok(c)
-        }
-    }
-}
-
-/// The near-duplicate and quotation parameters of a data directory opened for writing
-/// ([`settle`]).
-fn settle_features(dir: &Path, store: &Store, overrides: &Overrides) -> Result<(NearDupConfig, QuoteConfig)> {
-    let nd_cfg = settle(
-        dir,
-        "near-duplicate",
-        store.stored_neardup_config()?,
-        overrides.neardup.as_ref(),
-        NearDupConfig::validate,
-        |c| store.put_neardup_config(c),
-    )?;
-    let q_cfg = settle(
-        dir,
-        "quotation",
-        store.stored_quote_config()?,
-        overrides.quotes.as_ref(),
-        QuoteConfig::validate,
-        |c| store.put_quote_config(c),
-    )?;
-    Ok((nd_cfg, q_cfg))
-}
-
-/// An error naming the `rebuild` that switches a feature when `wanted` switches one
-/// that `stored` has otherwise.
-fn refuse_feature_switch(dir: &Path, stored: &Config, wanted: &Config) -> Result<()> {
-    let switch = |feature, flag, on| DataDirError::FeatureSwitch { dir: dir.to_path_buf(), feature, flag, on };
-    if stored.near_duplicates != wanted.near_duplicates {
-        return Err(switch("near-duplicates", "neardup", wanted.near_duplicates));
-    }
-    if stored.quotations != wanted.quotations {
-        return Err(switch("quotations", "quotes", wanted.quotations));
-    }
-    Ok(())
 }
 
 impl DataDir {
@@ -523,19 +466,20 @@ impl DataDir {
         let arrival_ms = admit.arrival_ms.unwrap_or(now.max(self.last_arrival_ms));
         let time = published.unwrap_or(crate::storage::store::documents::arrival_time(arrival_ms));
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
+        let site = site_of(self.engine.config(), doc.url.as_deref(), doc.meta.as_deref(), &doc.source, admit.via);
         let analysed = analyse(
             &self.store,
             &mut self.engine,
             &mut self.table,
             &mut *self.stage,
             cfgs,
-            (seq, time),
+            (seq, time, site),
             prepared,
             &mut self.times,
         );
         // Any failure may come after the table applied the document, which the store
         // then does not hold: the table is recovered before it takes another.
-        let (result, nd, q) = analysed.inspect_err(|_| self.poisoned = true)?;
+        let (result, nd, q, templates) = analysed.inspect_err(|_| self.poisoned = true)?;
         // A late original revises the earlier documents whose passages it now owns.
         // Within the revision budget; the rest waits in the revision queue.
         let taken = self.stage.taken();
@@ -575,6 +519,7 @@ impl DataDir {
                     q: q.as_ref(),
                     revised: &revised,
                     stage: record.as_deref(),
+                    templates: Some(&templates),
                 };
                 self.store.put_admitted_document(&write, admit)
             });

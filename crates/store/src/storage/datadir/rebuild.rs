@@ -8,6 +8,7 @@ use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
 use textorigin_core::quote::QuoteConfig;
 
+use super::templates::site_of;
 use super::{
     analyse, db_path, replay, reproduces, revise, table_path, Budget, DataDir, DataDirError, Preparer, Result,
     StageTimes,
@@ -38,6 +39,8 @@ impl DataDir {
             density: opts.density,
             dominant: opts.dominant,
             attribution: opts.attribution,
+            templates: opts.templates,
+            template_pages: opts.template_pages,
             ..Overrides::default()
         }
         .apply(&stored)?;
@@ -46,6 +49,7 @@ impl DataDir {
         let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
             != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
             || (cfg.density, cfg.dominant, cfg.attribution) != (stored.density, stored.dominant, stored.attribution)
+            || (cfg.templates, cfg.template_pages) != (stored.templates, stored.template_pages)
             || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
@@ -83,6 +87,7 @@ impl DataDir {
         if reanalyse {
             store.clear_pairs_found_later()?;
             store.clear_revisions()?;
+            store.clear_templates()?;
         }
         let mut stage = Local::default();
         let total = store.next_seq()? - 1;
@@ -102,13 +107,14 @@ impl DataDir {
             let analysed = if reanalyse {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
                 let prepared = preparer.prepare(&text);
-                let (result, nd, q) = analyse(
+                let site = site_of(cfg, meta.url.as_deref(), meta.meta.as_deref(), &meta.source, meta.via);
+                let (result, nd, q, templates) = analyse(
                     store,
                     &mut engine,
                     &mut table,
                     &mut stage,
                     cfgs,
-                    (meta.seq, time),
+                    (meta.seq, time, site),
                     prepared,
                     &mut StageTimes::default(),
                 )?;
@@ -117,7 +123,7 @@ impl DataDir {
                 let mut unlimited = Budget::UNLIMITED;
                 let taken = stage.taken();
                 let revised = revise(store, &mut engine, (&table, &mut stage), this, &taken, &mut unlimited)?;
-                Some((result, nd, q, revised))
+                Some((result, nd, q, revised, templates))
             } else {
                 None
             };
@@ -132,8 +138,8 @@ impl DataDir {
                     tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
                 }
             }
-            if let Some((result, nd, q, revised)) = &analysed {
-                store.put_reanalysis(meta.seq, result, nd.as_ref(), q.as_ref(), revised)?;
+            if let Some((result, nd, q, revised, templates)) = &analysed {
+                store.put_reanalysis(meta.seq, result, nd.as_ref(), q.as_ref(), revised, Some(templates))?;
             }
             applied += 1;
             progress(applied, total);
@@ -187,6 +193,10 @@ pub struct RebuildOptions {
     pub dominant: Option<textorigin_core::config::Dominant>,
     /// Another attribution (issue 54; needs `reanalyse`).
     pub attribution: Option<textorigin_core::config::Attribution>,
+    /// Another site template labelling, and pages a line must stand on (issue 54;
+    /// need `reanalyse`).
+    pub templates: Option<textorigin_core::config::Templates>,
+    pub template_pages: Option<u32>,
 }
 
 /// What `rebuild` did.

@@ -63,12 +63,14 @@ pub mod quote_index;
 pub mod recompute;
 pub mod revisions;
 pub mod spool_log;
+pub mod templates;
 
 pub use book::{BookState, BookWrite};
 pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
 pub use revisions::{Revised, Revision, Revisions};
 pub use spool_log::{admission_key, document_key, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure};
+pub use templates::{DocTemplates, LineCount, TemplateWrite};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 
 /// Bound on the write-ahead logs kept on disk.
@@ -79,7 +81,7 @@ const MEMTABLE_BYTES: usize = 32 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 20;
+pub const SCHEMA_VERSION: u32 = 21;
 
 const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
@@ -433,6 +435,9 @@ impl Store {
         if let Some(record) = doc.stage {
             self.add_stage_record(&mut b, seq, record);
         }
+        if let Some(t) = doc.templates {
+            self.add_templates(&mut b, t);
+        }
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
         self.write_with_revisions(b, seq, doc.result, doc.revised)?;
         self.cache_findings(seq, doc.nd, doc.q);
@@ -544,6 +549,7 @@ impl Store {
         nd: Option<&NearDupWrite>,
         q: Option<&QuoteFind>,
         revised: &Revisions,
+        templates: Option<&TemplateWrite>,
     ) -> Result<()> {
         // What an earlier analysis stored goes first: the new one may index other
         // sentences, or none (the batch applies its writes in order).
@@ -552,6 +558,9 @@ impl Store {
         self.delete_quotes(&mut b, seq);
         self.add_findings(&mut b, seq, nd, q);
         b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode_result(result));
+        if let Some(t) = templates {
+            self.add_templates(&mut b, t);
+        }
         self.write_with_revisions(b, seq, result, revised)?;
         self.cache_findings(seq, nd, q);
         self.caches.origin_texts.remove(&seq);
@@ -627,6 +636,8 @@ pub struct DocumentWrite<'a> {
     /// What the data directory's stage keeps with it for a restart
     /// ([`TableStage::record`](crate::storage::stage::TableStage::record)).
     pub stage: Option<&'a [u8]>,
+    /// Its site's template records (issue 54; None without a site or labelling).
+    pub templates: Option<&'a TemplateWrite>,
 }
 
 /// How often a read-only open is tried while a writer keeps changing the manifest.

@@ -19,6 +19,7 @@
 use std::sync::atomic::Ordering;
 
 use rocksdb::{IteratorMode, WriteBatch};
+use textorigin_core::engine::template::{self, TemplateRun};
 use textorigin_core::neardup::{self, NearDupConfig, Sketch};
 use textorigin_core::quote::{self, DocSentences, QuoteConfig, Sentence};
 use textorigin_core::rabin::Rabin;
@@ -143,12 +144,21 @@ impl Store {
             }
         }
         let Some(text) = self.text(seq)? else { return Ok(None) };
-        Ok(Some(self.sketch_of(&text)?))
+        // Without the site template lines it had when analysed (issue 54), as it was
+        // sketched then.
+        let own: Vec<_> = match self.doc_templates(seq)? {
+            Some(d) => d.runs.into_iter().filter(|r| r.since == seq).collect(),
+            None => Vec::new(),
+        };
+        Ok(Some(self.sketch_of(&text, &own)?))
     }
 
-    fn sketch_of(&self, text: &str) -> Result<Sketch> {
+    fn sketch_of(&self, text: &str, templates: &[TemplateRun]) -> Result<Sketch> {
         let (cfg, rabin) = self.sketcher()?;
-        self.with_tokens(text, |tokens, _| neardup::sketch(cfg, tokens, rabin))
+        self.with_tokens(text, |tokens, _| match templates {
+            [] => neardup::sketch(cfg, tokens, rabin),
+            runs => neardup::sketch(cfg, &template::outside(tokens, runs), rabin),
+        })
     }
 
     /// Notes whether an older build's sketches and sentences are stored (read at open
@@ -175,7 +185,7 @@ impl Store {
             let text = self.decode_stored_text(seq, &v)?;
             if let Some(v) = self.get(CF_ND_SKETCH, &k)? {
                 let stored: Sketch = self.decode("sketch", &v)?;
-                if stored == self.sketch_of(&text)? {
+                if stored == self.sketch_of(&text, &[])? {
                     batch.delete_cf(self.cf(CF_ND_SKETCH), &k);
                 } else {
                     kept.0 += 1;
@@ -266,6 +276,7 @@ mod tests {
                 q: Some(&q),
                 revised: &Default::default(),
                 stage: None,
+                templates: None,
             };
             s.put_document(&doc).unwrap();
             out.push((sketch, sentences.into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect()));

@@ -33,6 +33,7 @@ fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWr
         q: Some(q),
         revised: &Default::default(),
         stage: None,
+        templates: None,
     })
 }
 

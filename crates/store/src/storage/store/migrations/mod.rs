@@ -12,6 +12,7 @@ mod v14_verify;
 mod v16_recomputed;
 mod v17_density;
 mod v20_html;
+mod v21_templates;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -136,6 +137,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 19,
         what: "what of an HTML page is its text in the config (every visible text, as before, for an existing data directory)",
         run: v20_html::run,
+    },
+    Migration {
+        from: 20,
+        what: "whose site templates are labelled in the config (none, as before, for an existing data directory)",
+        run: v21_templates::run,
     },
 ];
 

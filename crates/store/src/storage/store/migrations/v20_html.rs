@@ -8,7 +8,7 @@
 //! keeps older builds, which cannot read the longer configuration, out.
 
 use serde::Deserialize;
-use textorigin_core::config::{Attribution, Config, Density, Dominant, HtmlMode};
+use textorigin_core::config::{Attribution, Config, Density, Dominant, HtmlMode, Templates, TEMPLATE_PAGES};
 
 use super::super::meta::MetaKey;
 use super::super::{Result, Store};
@@ -30,6 +30,9 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         dominant: o.dominant,
         html: HtmlMode::All,
         attribution: Attribution::Earliest,
+        // Schema 21's settings, as its step writes them (it then finds this value new).
+        templates: Templates::Off,
+        template_pages: TEMPLATE_PAGES,
         ..config_of_v16(o.v16)
     })
 }

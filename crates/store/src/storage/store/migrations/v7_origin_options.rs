@@ -112,6 +112,8 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         dominant: textorigin_core::config::Dominant::Table,
         html: textorigin_core::config::HtmlMode::All,
         attribution: textorigin_core::config::Attribution::Earliest,
+        templates: textorigin_core::config::Templates::Off,
+        template_pages: textorigin_core::config::TEMPLATE_PAGES,
     }
 }
 

@@ -1,0 +1,155 @@
+//! A document's site template lines, decided as it is analysed (issue 54; the labels
+//! themselves: [`textorigin_core::engine::template`], the records:
+//! [`crate::storage::store::templates`]).
+//!
+//! Streaming: each distinct line of a page adds the page to its count for the site; a
+//! line whose count reaches the threshold (`template_pages`) is template on the page
+//! that brings it there and on every later page holding it, and the pages before it
+//! (kept in the count until then) get it in their records in the same batch. So once
+//! stored, every page's template lines are those its site holds on at least
+//! `template_pages` pages (the property test of `tests.rs` checks it against a count
+//! of every site's lines).
+//!
+//! What is recomputed for those earlier pages: their template lines, and so what every
+//! view shows of them (old%, blocks, the dominant origin, quotations). What is not:
+//! their sketches and the sentences they indexed, which are the derived indexes'
+//! (replayed in sequence order from what each document was given when analysed), and
+//! the table's entries for their shingles. A template line was indexed by at most
+//! `template_pages - 1` pages of its site; the next page finds those as quotations and
+//! near-duplicates only where its own text is no template (it searches no template
+//! sentence and sketches none).
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::Result;
+use crate::storage::store::{DocTemplates, Store, TemplateWrite, Via};
+use textorigin_core::config::{Config, Templates};
+use textorigin_core::engine::template::{lines, Line, TemplateRun};
+use textorigin_core::rabin::Rabin;
+use textorigin_core::text::{tokenize, Token};
+
+/// The site of a document (a hash of its name), when its template lines are labelled
+/// by `cfg`: a `site` field of its metadata, else its URL's host, else the folder of an
+/// HTML file read by `ingest` or Python (the spool's folder is no site); without one,
+/// the one site of every such document under `templates = all`, else none.
+pub fn site_of(cfg: &Config, url: Option<&str>, meta: Option<&str>, source: &str, via: Option<Via>) -> Option<u64> {
+    if cfg.templates == Templates::Off {
+        return None;
+    }
+    let named = meta
+        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+        .and_then(|v| v.get("site").and_then(|s| s.as_str()).map(|s| format!("site {}", s.trim())))
+        .or_else(|| url.and_then(host).map(|h| format!("host {h}")))
+        .or_else(|| html_folder(source, via).map(|f| format!("folder {f}")));
+    match named {
+        Some(name) => Some(xxhash_rust::xxh3::xxh3_64(name.as_bytes())),
+        None => (cfg.templates == Templates::All).then_some(0),
+    }
+}
+
+/// A URL's host, lower-cased, without user or port (None: no `scheme://`).
+fn host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => host.split(':').next()?,
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// The folder of an HTML file a document was read from by `ingest` or Python.
+fn html_folder(source: &str, via: Option<Via>) -> Option<&str> {
+    if !matches!(via, Some(Via::Ingest | Via::Python)) {
+        return None;
+    }
+    let lower = source.to_ascii_lowercase();
+    if !(lower.ends_with(".html") || lower.ends_with(".htm") || lower.ends_with(".xhtml")) {
+        return None;
+    }
+    Some(source.rsplit_once('/').map_or("", |(dir, _)| dir))
+}
+
+/// Decides document `seq`'s template lines (of `lines`, over `tokens` of a text of
+/// `text_len` bytes) on `site` with `cfg.template_pages`, reading the counts in
+/// `store`: its runs, and what its batch writes (the counts, its record, and those of
+/// earlier pages that get a line now). `rabin` tokenizes those pages' texts.
+pub(super) fn decide(
+    store: &Store,
+    (cfg, rabin): (&Config, &Rabin),
+    (seq, site): (u64, u64),
+    (lines_of, tokens, text_len): (&[Line], &[Token], u32),
+) -> Result<(Vec<TemplateRun>, TemplateWrite)> {
+    let threshold = cfg.template_pages;
+    let mut write = TemplateWrite::default();
+    let mut template = HashSet::new();
+    let mut seen = HashSet::new();
+    // Earlier pages and the lines they now get, in document order.
+    let mut earlier: BTreeMap<u64, HashSet<u64>> = BTreeMap::new();
+    for line in lines_of {
+        if !seen.insert(line.hash) {
+            continue;
+        }
+        let mut count = store.line_count(site, line.hash)?;
+        count.pages = count.pages.saturating_add(1);
+        if count.pages >= threshold {
+            template.insert(line.hash);
+            for holder in std::mem::take(&mut count.holders) {
+                earlier.entry(holder).or_default().insert(line.hash);
+            }
+        } else {
+            count.holders.push(seq);
+        }
+        write.counts.push((site, line.hash, count));
+    }
+    let runs: Vec<TemplateRun> = lines_of
+        .iter()
+        .filter(|l| template.contains(&l.hash))
+        .map(|l| TemplateRun::of(l, tokens, text_len, seq))
+        .collect();
+    if !runs.is_empty() {
+        write.docs.push((seq, DocTemplates { site, runs: runs.clone() }));
+    }
+    let mut toks = Vec::new();
+    for (page, hashes) in earlier {
+        let text = store.text(page)?.ok_or(super::DataDirError::MissingText(page))?;
+        toks.clear();
+        tokenize(&text, rabin, &mut toks);
+        let mut doc = store.doc_templates(page)?.unwrap_or(DocTemplates { site, runs: Vec::new() });
+        let had: HashSet<u32> = doc.runs.iter().map(|r| r.span.start_token).collect();
+        for l in lines(&text, &toks).iter().filter(|l| hashes.contains(&l.hash) && !had.contains(&l.start_token)) {
+            doc.runs.push(TemplateRun::of(l, &toks, text.len() as u32, seq));
+        }
+        doc.runs.sort_by_key(|r| r.span.start_token);
+        write.docs.push((page, doc));
+    }
+    Ok((runs, write))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_site_is_a_site_field_a_host_or_the_folder_of_html_files() {
+        let cfg = Config::default();
+        let h = |s: &str| Some(xxhash_rust::xxh3::xxh3_64(s.as_bytes()));
+        let ingest = Some(Via::Ingest);
+        assert_eq!(
+            site_of(&cfg, Some("https://Docs.Python.org:443/3/x.html"), None, "a.jsonl:1", ingest),
+            h("host docs.python.org")
+        );
+        assert_eq!(site_of(&cfg, Some("http://u@[::1]:8080/"), None, "a.jsonl:1", ingest), h("host ::1"));
+        assert_eq!(site_of(&cfg, Some("https://a.org/"), Some(r#"{"site": "news"}"#), "x", ingest), h("site news"));
+        assert_eq!(site_of(&cfg, None, None, "site/library/os.html", ingest), h("folder site/library"));
+        // No site: texts, the spool's HTML files, JSON lines without a URL.
+        assert_eq!(site_of(&cfg, None, None, "site/library/os.txt", ingest), None);
+        assert_eq!(site_of(&cfg, None, None, "os.html", Some(Via::Spool)), None);
+        assert_eq!(site_of(&cfg, Some("not a url"), Some("{}"), "a.jsonl:3", ingest), None);
+        let all = Config { templates: Templates::All, ..Config::default() };
+        assert_eq!(site_of(&all, None, None, "a.jsonl:3", ingest), Some(0));
+        let off = Config { templates: Templates::Off, ..Config::default() };
+        assert_eq!(site_of(&off, Some("https://a.org/"), None, "x", ingest), None);
+    }
+}

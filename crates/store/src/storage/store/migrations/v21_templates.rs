@@ -1,0 +1,64 @@
+//! Schema 20 → 21 (`migrations/0021-templates.md`): the configuration gains
+//! `templates` and `template_pages` (issue 54), written `Off` for an existing data
+//! directory: its stored results and derived indexes counted every repeated line as a
+//! copy, and replay must give them again (`rebuild --reanalyse --templates site` moves
+//! it). The template records (`meta` keys `tpl/`) start empty. The stamp keeps older
+//! builds, which cannot read the longer configuration, out.
+
+use serde::Deserialize;
+use textorigin_core::config::{Attribution, Config, Density, Dominant, HtmlMode, Templates, TEMPLATE_PAGES};
+
+use super::super::meta::MetaKey;
+use super::super::{Result, Store};
+use super::rewrite_meta;
+use super::v17_density::{config_of_v16, ConfigV16};
+
+/// The configuration as schema 20 stored it: schema 16's fields, then `density`,
+/// `dominant`, `html` and `attribution`.
+#[derive(Deserialize)]
+struct ConfigV20 {
+    v16: ConfigV16,
+    density: Density,
+    dominant: Dominant,
+    html: HtmlMode,
+    attribution: Attribution,
+}
+
+pub(super) fn run(store: &mut Store) -> Result<()> {
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV20| Config {
+        density: o.density,
+        dominant: o.dominant,
+        html: o.html,
+        attribution: o.attribution,
+        templates: Templates::Off,
+        template_pages: TEMPLATE_PAGES,
+        ..config_of_v16(o.v16)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::store::codec::encode;
+    use crate::storage::store::CF_META;
+
+    #[test]
+    fn a_schema_20_config_gets_no_template_labelling_and_keeps_every_other_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let made = Config { html: HtmlMode::All, attribution: Attribution::Earliest, k: 5, ..Config::default() };
+        // Schema 20 wrote the fields up to `attribution`: the new two are one byte each.
+        let full = encode(&made);
+        let v20 = &full[..full.len() - 2];
+        let mut b = rocksdb::WriteBatch::default();
+        b.put_cf(store.cf(CF_META), MetaKey::Config.bytes(), v20);
+        store.write(b, true).unwrap();
+        assert!(store.config().is_err(), "a schema 20 config does not read as this one");
+        run(&mut store).unwrap();
+        let cfg = store.config().unwrap().unwrap();
+        assert_eq!(cfg, Config { templates: Templates::Off, ..made });
+        // Run again (a crash after the rewrite): left as it is.
+        run(&mut store).unwrap();
+        assert_eq!(store.config().unwrap().unwrap().templates, Templates::Off);
+    }
+}

@@ -1,0 +1,132 @@
+//! Site templates' records (issue 54, [`textorigin_core::engine::template`]), in
+//! `meta`:
+//!
+//! - `tpl/l/` + site (u64 BE) + line hash (u64 BE) → [`LineCount`]: the pages of the
+//!   site holding the line, and which they are while fewer than the threshold (so that
+//!   the page that brings the line to it can label it on them too).
+//! - `tpl/d/` + document (u64 BE) → [`DocTemplates`]: the document's site and its
+//!   template lines ([`TemplateRun`]), each with the document that made it template
+//!   there (itself, or a later page of its site).
+//!
+//! Written in the batch of the document whose analysis decided them, so that a crash
+//! leaves them in step with the documents stored; `rebuild --reanalyse` clears and
+//! counts them again. Documents without a site have none.
+
+use rocksdb::WriteBatch;
+use serde::{Deserialize, Serialize};
+use textorigin_core::engine::template::{label, TemplateRun};
+use textorigin_core::engine::DocResult;
+
+use super::codec::encode;
+use super::{Result, Store, StoreError, CF_META};
+
+const LINE: &[u8] = b"tpl/l/";
+const DOC: &[u8] = b"tpl/d/";
+
+/// The pages of one site holding one line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineCount {
+    pub pages: u32,
+    /// The pages holding it, while fewer than the threshold (then emptied).
+    pub holders: Vec<u64>,
+}
+
+/// A document's site (a hash of its name) and template lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocTemplates {
+    pub site: u64,
+    pub runs: Vec<TemplateRun>,
+}
+
+/// What one document's analysis writes of the template records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TemplateWrite {
+    /// (site, line hash, count).
+    pub counts: Vec<(u64, u64, LineCount)>,
+    /// Documents' records, the analysed one's and those of earlier pages given a line.
+    pub docs: Vec<(u64, DocTemplates)>,
+}
+
+fn line_key(site: u64, hash: u64) -> Vec<u8> {
+    [LINE, &site.to_be_bytes()[..], &hash.to_be_bytes()[..]].concat()
+}
+
+fn doc_key(seq: u64) -> Vec<u8> {
+    [DOC, &seq.to_be_bytes()[..]].concat()
+}
+
+impl Store {
+    /// The pages of `site` holding the line `hash` (none: zero).
+    pub fn line_count(&self, site: u64, hash: u64) -> Result<LineCount> {
+        Ok(match self.get(CF_META, &line_key(site, hash))? {
+            Some(v) => self.decode("template line count", &v)?,
+            None => LineCount::default(),
+        })
+    }
+
+    /// Document `seq`'s template lines (None: it has none).
+    pub fn doc_templates(&self, seq: u64) -> Result<Option<DocTemplates>> {
+        self.get(CF_META, &doc_key(seq))?.map(|v| self.decode("document templates", &v)).transpose()
+    }
+
+    /// Adds a document's template records to its batch.
+    pub(super) fn add_templates(&self, b: &mut WriteBatch, w: &TemplateWrite) {
+        for (site, hash, count) in &w.counts {
+            b.put_cf(self.cf(CF_META), line_key(*site, *hash), encode(count));
+        }
+        for (seq, doc) in &w.docs {
+            b.put_cf(self.cf(CF_META), doc_key(*seq), encode(doc));
+        }
+    }
+
+    /// Removes every template record (`rebuild --reanalyse` counts them again).
+    pub fn clear_templates(&self) -> Result<()> {
+        let mut b = WriteBatch::default();
+        for prefix in [LINE, DOC] {
+            let end = [prefix, &[0xffu8; 17][..]].concat();
+            b.delete_range_cf(self.cf(CF_META), prefix, &end[..]);
+        }
+        self.write(b, false)
+    }
+
+    /// Document `seq`'s stored result as a reader sees it: its template lines (if it
+    /// has any) neither old nor fresh, each with the pages of its site holding it now
+    /// ([`label`]). What every view reads; the engine's paths read [`Store::result`].
+    pub fn labelled_result(&self, seq: u64) -> Result<Option<DocResult>> {
+        let Some(result) = self.result(seq)? else { return Ok(None) };
+        let Some(doc) = self.doc_templates(seq)? else { return Ok(Some(result)) };
+        let mut pages = Vec::with_capacity(doc.runs.len());
+        for r in &doc.runs {
+            pages.push(self.line_count(doc.site, r.hash)?.pages);
+        }
+        let dominant = self.config()?.ok_or_else(|| StoreError::Corrupt {
+            path: self.path.clone(),
+            what: "config".into(),
+            reason: "a document has template lines but the store has no configuration".into(),
+        })?;
+        Ok(Some(label(&result, &doc.runs, &pages, dominant.dominant)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_clear() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let count = LineCount { pages: 3, holders: vec![1, 4, 9] };
+        let doc = DocTemplates { site: 7, runs: Vec::new() };
+        let w = TemplateWrite { counts: vec![(7, 42, count.clone())], docs: vec![(9, doc.clone())] };
+        let mut b = WriteBatch::default();
+        store.add_templates(&mut b, &w);
+        store.write(b, false).unwrap();
+        assert_eq!(store.line_count(7, 42).unwrap(), count);
+        assert_eq!(store.line_count(8, 42).unwrap(), LineCount::default());
+        assert_eq!(store.doc_templates(9).unwrap(), Some(doc));
+        store.clear_templates().unwrap();
+        assert_eq!(store.line_count(7, 42).unwrap(), LineCount::default());
+        assert_eq!(store.doc_templates(9).unwrap(), None);
+    }
+}
