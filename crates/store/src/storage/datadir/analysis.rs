@@ -64,16 +64,17 @@ impl Prepared {
     /// the sentences mostly in them are neither searched for quotations nor indexed
     /// ([`template::blank_sentences`]), and its near-duplicate sketch is made of its
     /// other tokens (as [`Store::sketch`] makes it again).
-    fn without_templates(&mut self, runs: &[TemplateRun], (nd_cfg, nd_rabin): (&NearDupConfig, &Rabin)) {
+    fn without_templates(&mut self, store: &Store, runs: &[TemplateRun]) -> Result<()> {
         if runs.is_empty() {
-            return;
+            return Ok(());
         }
         if let Some(sentences) = &mut self.sentences {
             template::blank_sentences(sentences, runs);
         }
         if self.sketch.is_some() {
-            self.sketch = Some(neardup::sketch(nd_cfg, &template::outside(&self.tokens, runs), nd_rabin));
+            self.sketch = Some(store.sketch_outside(&self.tokens, runs)?);
         }
+        Ok(())
     }
 }
 
@@ -338,8 +339,8 @@ pub(super) fn analyse(
     let templates = match site {
         Some(site) => {
             let text = (&prepared.lines[..], &prepared.tokens[..], prepared.text_len);
-            let (runs, write) = super::templates::decide(store, (engine.config(), engine.rabin()), (seq, site), text)?;
-            prepared.without_templates(&runs, (nd_cfg, &Rabin::new(nd_cfg.k as usize)));
+            let (runs, write) = super::templates::decide(store, engine.config(), (seq, site), text)?;
+            prepared.without_templates(store, &runs)?;
             write
         }
         None => TemplateWrite::default(),

@@ -19,14 +19,13 @@
 //! near-duplicates only where its own text is no template (it searches no template
 //! sentence and sketches none).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use super::Result;
 use crate::storage::store::{DocTemplates, Store, TemplateWrite, Via};
 use textorigin_core::config::{Config, Templates};
-use textorigin_core::engine::template::{lines, Line, TemplateRun};
-use textorigin_core::rabin::Rabin;
-use textorigin_core::text::{tokenize, Token};
+use textorigin_core::engine::template::{Line, TemplateRun};
+use textorigin_core::text::Token;
 
 /// The site of a document (a hash of its name), when its template lines are labelled
 /// by `cfg`: a `site` field of its metadata, else its URL's host, else the folder of an
@@ -74,53 +73,50 @@ fn html_folder(source: &str, via: Option<Via>) -> Option<&str> {
 /// Decides document `seq`'s template lines (of `lines`, over `tokens` of a text of
 /// `text_len` bytes) on `site` with `cfg.template_pages`, reading the counts in
 /// `store`: its runs, and what its batch writes (the counts, its record, and those of
-/// earlier pages that get a line now). `rabin` tokenizes those pages' texts.
+/// earlier pages that get a line now).
 pub(super) fn decide(
     store: &Store,
-    (cfg, rabin): (&Config, &Rabin),
+    cfg: &Config,
     (seq, site): (u64, u64),
-    (lines_of, tokens, text_len): (&[Line], &[Token], u32),
+    (lines, tokens, text_len): (&[Line], &[Token], u32),
 ) -> Result<(Vec<TemplateRun>, TemplateWrite)> {
     let threshold = cfg.template_pages;
     let mut write = TemplateWrite::default();
-    let mut template = HashSet::new();
-    let mut seen = HashSet::new();
-    // Earlier pages and the lines they now get, in document order.
-    let mut earlier: BTreeMap<u64, HashSet<u64>> = BTreeMap::new();
-    for line in lines_of {
-        if !seen.insert(line.hash) {
-            continue;
+    // Each distinct line's count, and its places on this page.
+    let mut counts: HashMap<u64, usize> = HashMap::new();
+    let mut places: Vec<Vec<TemplateRun>> = Vec::new();
+    for line in lines {
+        let run = TemplateRun::of(line, tokens, text_len, seq);
+        match counts.get(&line.hash) {
+            Some(&i) => places[i].push(run),
+            None => {
+                counts.insert(line.hash, write.counts.len());
+                write.counts.push((site, line.hash, store.line_count(site, line.hash)?));
+                places.push(vec![run]);
+            }
         }
-        let mut count = store.line_count(site, line.hash)?;
+    }
+    // Earlier pages and the lines they get now.
+    let mut earlier: BTreeMap<u64, Vec<TemplateRun>> = BTreeMap::new();
+    let mut runs = Vec::new();
+    for ((_, _, count), here) in write.counts.iter_mut().zip(places) {
         count.pages = count.pages.saturating_add(1);
         if count.pages >= threshold {
-            template.insert(line.hash);
-            for holder in std::mem::take(&mut count.holders) {
-                earlier.entry(holder).or_default().insert(line.hash);
+            for (page, run) in std::mem::take(&mut count.holders) {
+                earlier.entry(page).or_default().push(TemplateRun { since: seq, ..run });
             }
+            runs.extend(here);
         } else {
-            count.holders.push(seq);
+            count.holders.extend(here.into_iter().map(|run| (seq, run)));
         }
-        write.counts.push((site, line.hash, count));
     }
-    let runs: Vec<TemplateRun> = lines_of
-        .iter()
-        .filter(|l| template.contains(&l.hash))
-        .map(|l| TemplateRun::of(l, tokens, text_len, seq))
-        .collect();
+    runs.sort_by_key(|r| r.span.start_token);
     if !runs.is_empty() {
         write.docs.push((seq, DocTemplates { site, runs: runs.clone() }));
     }
-    let mut toks = Vec::new();
-    for (page, hashes) in earlier {
-        let text = store.text(page)?.ok_or(super::DataDirError::MissingText(page))?;
-        toks.clear();
-        tokenize(&text, rabin, &mut toks);
+    for (page, more) in earlier {
         let mut doc = store.doc_templates(page)?.unwrap_or(DocTemplates { site, runs: Vec::new() });
-        let had: HashSet<u32> = doc.runs.iter().map(|r| r.span.start_token).collect();
-        for l in lines(&text, &toks).iter().filter(|l| hashes.contains(&l.hash) && !had.contains(&l.start_token)) {
-            doc.runs.push(TemplateRun::of(l, &toks, text.len() as u32, seq));
-        }
+        doc.runs.extend(more);
         doc.runs.sort_by_key(|r| r.span.start_token);
         write.docs.push((page, doc));
     }

@@ -155,10 +155,17 @@ impl Store {
 
     fn sketch_of(&self, text: &str, templates: &[TemplateRun]) -> Result<Sketch> {
         let (cfg, rabin) = self.sketcher()?;
-        self.with_tokens(text, |tokens, _| match templates {
-            [] => neardup::sketch(cfg, tokens, rabin),
-            runs => neardup::sketch(cfg, &template::outside(tokens, runs), rabin),
-        })
+        match templates {
+            [] => self.with_tokens(text, |tokens, _| neardup::sketch(cfg, tokens, rabin)),
+            runs => self.with_tokens(text, |tokens, _| self.sketch_outside(tokens, runs))?,
+        }
+    }
+
+    /// The near-duplicate sketch of a document's `tokens` outside its site template
+    /// lines `runs` (issue 54).
+    pub fn sketch_outside(&self, tokens: &[Token], runs: &[TemplateRun]) -> Result<Sketch> {
+        let (cfg, rabin) = self.sketcher()?;
+        Ok(neardup::sketch(cfg, &template::outside(tokens, runs), rabin))
     }
 
     /// Notes whether an older build's sketches and sentences are stored (read at open

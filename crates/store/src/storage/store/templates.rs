@@ -2,8 +2,8 @@
 //! `meta`:
 //!
 //! - `tpl/l/` + site (u64 BE) + line hash (u64 BE) → [`LineCount`]: the pages of the
-//!   site holding the line, and which they are while fewer than the threshold (so that
-//!   the page that brings the line to it can label it on them too).
+//!   site holding the line, and where they hold it while fewer than the threshold (so
+//!   that the page that brings the line to it can label it on them too).
 //! - `tpl/d/` + document (u64 BE) → [`DocTemplates`]: the document's site and its
 //!   template lines ([`TemplateRun`]), each with the document that made it template
 //!   there (itself, or a later page of its site).
@@ -27,8 +27,10 @@ const DOC: &[u8] = b"tpl/d/";
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineCount {
     pub pages: u32,
-    /// The pages holding it, while fewer than the threshold (then emptied).
-    pub holders: Vec<u64>,
+    /// Where the pages holding it hold it (page, the line there), while fewer than the
+    /// threshold (then emptied): what their records get when it reaches it, without
+    /// reading their texts again.
+    pub holders: Vec<(u64, TemplateRun)>,
 }
 
 /// A document's site (a hash of its name) and template lines.
@@ -116,7 +118,14 @@ mod tests {
     fn records_round_trip_and_clear() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let count = LineCount { pages: 3, holders: vec![1, 4, 9] };
+        let run = |s| TemplateRun {
+            span: textorigin_core::engine::Span { start_token: s, end_token: s + 2, start_byte: 0, end_byte: 9 },
+            hash: 42,
+            since: 1,
+            before_end: 0,
+            after_start: 10,
+        };
+        let count = LineCount { pages: 3, holders: vec![(1, run(0)), (4, run(3)), (9, run(7))] };
         let doc = DocTemplates { site: 7, runs: Vec::new() };
         let w = TemplateWrite { counts: vec![(7, 42, count.clone())], docs: vec![(9, doc.clone())] };
         let mut b = WriteBatch::default();
