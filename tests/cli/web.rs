@@ -265,3 +265,40 @@ fn the_spool_reads_warc_and_parquet_files() {
     assert_eq!(names.len(), 44, "{names:?}");
     assert!(names.contains(&"127.0.0.1:8766/library/queue.html".to_string()) && names.contains(&"1000".to_string()));
 }
+
+/// Pages named by their files share names across a site's folders: the later ones get
+/// a suffix; a file sent again keeps its name, and JSON ids are never renamed.
+#[test]
+fn colliding_file_names_get_a_suffix_and_a_file_sent_again_keeps_its_own() {
+    let site = tempfile::tempdir().unwrap();
+    for (dir, body) in
+        [("a", "the first folder's index page about bridges"), ("b", "the second folder's index page about rivers")]
+    {
+        std::fs::create_dir(site.path().join(dir)).unwrap();
+        std::fs::write(site.path().join(dir).join("index.html"), format!("<p>{body}</p>")).unwrap();
+    }
+    std::fs::write(
+        site.path().join("ids.jsonl"),
+        "{\"id\":\"index\",\"text\":\"a json document named index by its id\"}\n",
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    assert!(ingest(data.path(), &[], &[site.path()]).status.success());
+    let names: Vec<(String, String)> = json(data.path(), &["list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["name"].as_str().unwrap().to_string(), d["source"].as_str().unwrap().to_string()))
+        .collect();
+    let source =
+        |n: &str| names.iter().find(|x| x.0 == n).map(|x| x.1.clone()).unwrap_or_else(|| panic!("{n}: {names:?}"));
+    assert!(source("index~2").ends_with("b/index.html"), "{names:?}");
+    assert_eq!(names.iter().filter(|x| x.0 == "index").count(), 2, "the first page and the JSON id: {names:?}");
+    // The second folder's page, changed and sent again: still index~2.
+    std::fs::write(site.path().join("b/index.html"), "<p>the second folder's index page about rivers and lakes</p>")
+        .unwrap();
+    assert!(ingest(data.path(), &[], &[&site.path().join("b")]).status.success());
+    let doc = json(data.path(), &["show", "index~2", "--json"]);
+    assert!(doc["copied_blocks"].as_array().is_some());
+    assert_eq!(doc["id"], 4, "{doc}");
+}

@@ -35,6 +35,7 @@ use textorigin_core::table::TableParams;
 
 mod analysis;
 mod error;
+mod names;
 #[cfg(test)]
 mod order_tests;
 mod partition;
@@ -493,7 +494,7 @@ impl DataDir {
         let mut t = Instant::now();
         let meta = DocMeta {
             seq,
-            name: doc.name.clone(),
+            name: names::stored_name(&self.store, doc).inspect_err(|_| self.poisoned = true)?,
             source: doc.source.clone(),
             url: doc.url.clone(),
             published_at: doc.published_at.clone(),
