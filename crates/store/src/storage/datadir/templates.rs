@@ -81,35 +81,38 @@ pub(super) fn decide(
     (lines, tokens, text_len): (&[Line], &[Token], u32),
 ) -> Result<(Vec<TemplateRun>, TemplateWrite)> {
     let threshold = cfg.template_pages;
-    let mut write = TemplateWrite::default();
-    // Each distinct line's count, and its places on this page.
-    let mut counts: HashMap<u64, usize> = HashMap::new();
-    let mut places: Vec<Vec<TemplateRun>> = Vec::new();
+    // The distinct lines, each with its count read in one batch.
+    let mut index: HashMap<u64, usize> = HashMap::with_capacity(lines.len());
+    let mut hashes = Vec::with_capacity(lines.len());
     for line in lines {
-        let run = TemplateRun::of(line, tokens, text_len, seq);
-        match counts.get(&line.hash) {
-            Some(&i) => places[i].push(run),
-            None => {
-                counts.insert(line.hash, write.counts.len());
-                write.counts.push((site, line.hash, store.line_count(site, line.hash)?));
-                places.push(vec![run]);
-            }
-        }
+        index.entry(line.hash).or_insert_with(|| {
+            hashes.push(line.hash);
+            hashes.len() - 1
+        });
     }
+    let mut counts = store.line_counts(site, &hashes)?;
     // Earlier pages and the lines they get now.
     let mut earlier: BTreeMap<u64, Vec<TemplateRun>> = BTreeMap::new();
-    let mut runs = Vec::new();
-    for ((_, _, count), here) in write.counts.iter_mut().zip(places) {
+    for count in &mut counts {
         count.pages = count.pages.saturating_add(1);
         if count.pages >= threshold {
             for (page, run) in std::mem::take(&mut count.holders) {
                 earlier.entry(page).or_default().push(TemplateRun { since: seq, ..run });
             }
-            runs.extend(here);
-        } else {
-            count.holders.extend(here.into_iter().map(|run| (seq, run)));
         }
     }
+    let mut runs = Vec::new();
+    for line in lines {
+        let count = &mut counts[index[&line.hash]];
+        let run = TemplateRun::of(line, tokens, text_len, seq);
+        if count.pages >= threshold {
+            runs.push(run);
+        } else {
+            count.holders.push((seq, run));
+        }
+    }
+    let mut write =
+        TemplateWrite { counts: hashes.into_iter().zip(counts).map(|(h, c)| (site, h, c)).collect(), docs: Vec::new() };
     runs.sort_by_key(|r| r.span.start_token);
     if !runs.is_empty() {
         write.docs.push((seq, DocTemplates { site, runs: runs.clone() }));

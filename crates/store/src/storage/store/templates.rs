@@ -66,6 +66,19 @@ impl Store {
         })
     }
 
+    /// The pages of `site` holding each line of `hashes` (distinct), read in one batch.
+    pub fn line_counts(&self, site: u64, hashes: &[u64]) -> Result<Vec<LineCount>> {
+        let keys: Vec<Vec<u8>> = hashes.iter().map(|&h| line_key(site, h)).collect();
+        let mut out = Vec::with_capacity(keys.len());
+        for v in self.db.batched_multi_get_cf(self.cf(CF_META), &keys, false) {
+            out.push(match v.map_err(self.db_err())? {
+                Some(v) => self.decode("template line count", &v)?,
+                None => LineCount::default(),
+            });
+        }
+        Ok(out)
+    }
+
     /// Document `seq`'s template lines (None: it has none).
     pub fn doc_templates(&self, seq: u64) -> Result<Option<DocTemplates>> {
         self.get(CF_META, &doc_key(seq))?.map(|v| self.decode("document templates", &v)).transpose()
