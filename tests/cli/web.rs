@@ -100,6 +100,13 @@ fn a_sites_template_lines_are_labelled_neither_old_nor_fresh() {
     ok(dir.path(), &["show", "spwd", "--html", page.to_str().unwrap()]);
     let page = std::fs::read_to_string(page).unwrap();
     assert!(page.contains("<span class=\"template\" title=\"site template: on 8 pages"), "{page}");
+    // The report's most-copied source is the planted paragraph's, not the first page
+    // (whose template every page held).
+    let report = dir.path().join("report.html");
+    ok(dir.path(), &["report", "--html", report.to_str().unwrap()]);
+    let report = std::fs::read_to_string(report).unwrap();
+    let sources = &report[report.find("ost-copied sources").unwrap()..];
+    assert!(sources.find("queue").unwrap() < sources.find("bisect").unwrap_or(usize::MAX), "{sources}");
     // Without labelling, the first page is the others' dominant origin; a reanalysis
     // with the labelling gives the labelled results.
     let off = tempfile::tempdir().unwrap();
