@@ -44,7 +44,7 @@ pub use html::{extract, html_to_text, Extracted};
 pub use json::from_json;
 
 /// A document read from a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InputDoc {
     pub name: String,
     /// Where it came from: the path, with `:LINE` for JSONL.
@@ -625,20 +625,7 @@ fn finish(
     if text.trim().is_empty() {
         return Err(InputError::Empty(source));
     }
-    Ok(InputDoc {
-        name,
-        source,
-        text,
-        url,
-        published_at,
-        warnings,
-        message_id: None,
-        in_reply_to: Vec::new(),
-        meta: None,
-        id_number: false,
-        date_field: false,
-        key_name: None,
-    })
+    Ok(InputDoc { name, source, text, url, published_at, warnings, ..InputDoc::default() })
 }
 
 /// A NUL byte, or mostly undecodable bytes, in the first 8 KiB.

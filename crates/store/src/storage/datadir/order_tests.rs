@@ -57,15 +57,8 @@ pub(super) fn corpus(seed: u64, n: usize) -> Vec<InputDoc> {
             name: format!("d{i}"),
             source: format!("d{i}"),
             text,
-            url: None,
             published_at: Some(format!("2026-01-{:02}", i + 1)),
-            warnings: Vec::new(),
-            message_id: None,
-            in_reply_to: Vec::new(),
-            meta: None,
-            id_number: false,
-            date_field: false,
-            key_name: None,
+            ..InputDoc::default()
         })
         .collect()
 }

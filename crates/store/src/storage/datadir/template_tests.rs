@@ -20,14 +20,7 @@ fn page(site: Option<usize>, n: usize, text: String) -> InputDoc {
         source: format!("p{n}"),
         text,
         url: site.map(|s| format!("https://site{s}.example/p{n}")),
-        published_at: None,
-        warnings: Vec::new(),
-        message_id: None,
-        in_reply_to: Vec::new(),
-        meta: None,
-        id_number: false,
-        date_field: false,
-        key_name: None,
+        ..InputDoc::default()
     }
 }
 

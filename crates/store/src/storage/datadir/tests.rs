@@ -28,14 +28,7 @@ fn corpus() -> Vec<InputDoc> {
             source: format!("d{i}"),
             text: t.to_string(),
             url: None,
-            published_at: None,
-            warnings: Vec::new(),
-            message_id: None,
-            in_reply_to: Vec::new(),
-            meta: None,
-            id_number: false,
-            date_field: false,
-            key_name: None,
+            ..InputDoc::default()
         })
         .collect()
 }
