@@ -614,3 +614,60 @@ fn a_daemon_whose_status_could_not_be_written_is_still_called_running() {
     assert!(ok(dir, &["stats", "--prometheus"]).contains("textorigin_daemon_running 1"));
     daemon.stop();
 }
+
+/// `query` answers against every stored document, not only those of the newest
+/// checkpoint (issue 55: a document stored since came back "0 old"): a daemon
+/// checkpoints after its first document, stores a second and is killed before the
+/// second's checkpoint; `query` of the second's text finds it, and writes nothing.
+#[test]
+fn query_sees_the_documents_stored_since_the_newest_checkpoint() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let args = ["--table-size", "1MiB", "--checkpoint-docs", "1000", "--http", &addr, "--http-open"];
+    let daemon = Daemon::start(dir, &args, None);
+    drop_into_spool(dir, &[examples().join("01-harbour-bridge.txt")]);
+    wait_drained(dir, 1);
+    // The idle checkpoint (5 s after the last document) holds the first one.
+    wait_until("the checkpoint of the first document", 30, || {
+        checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 1)
+    });
+    let second = examples().join("02-commuter-blog.txt");
+    // The daemon's query view (opened with the first document) answers for the second.
+    let (status, _) = crate::http::post(port, "/api/query", "text/plain", b"a first query opens the view");
+    assert_eq!(status, 200);
+    drop_into_spool(dir, std::slice::from_ref(&second));
+    wait_drained(dir, 2);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (status, q) = crate::http::post(port, "/api/query", "text/plain", &std::fs::read(&second).unwrap());
+    assert_eq!(status, 200);
+    assert!(q["copied_blocks"].as_array().unwrap().iter().any(|b| b["origin"]["name"] == "02-commuter-blog"), "{q}");
+    daemon.kill();
+    let (_, slot) = checkpoint::newest_valid(dir).unwrap();
+    assert_eq!(slot.seq, 1, "killed before the second document's checkpoint");
+    // The table file and the checkpoint slots: what a private copy must never write.
+    let hashes = |dir: &std::path::Path| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    xxhash_rust::xxh3::xxh3_64(&std::fs::read(e.path()).unwrap()),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = hashes(dir);
+    assert!(before.len() >= 2, "{before:?}");
+    let q = json(dir, &["query", second.to_str().unwrap(), "--json"]);
+    let origins: Vec<&str> =
+        q["copied_blocks"].as_array().unwrap().iter().map(|b| b["origin"]["name"].as_str().unwrap()).collect();
+    assert!(origins.contains(&"02-commuter-blog"), "{q}");
+    assert!(q["old_tokens"].as_u64().unwrap() * 10 >= q["tokens"].as_u64().unwrap() * 9, "{q}");
+    assert_eq!(hashes(dir), before, "query writes nothing");
+}

@@ -26,6 +26,9 @@ use crate::storage::dirty::Dirty;
 pub enum Map {
     Ro(Mmap),
     Rw(Owned),
+    /// A reader's private copy: written in memory, never back to the file (`query`
+    /// applies the documents a checkpoint lacks to it, issue 55).
+    Private(MmapMut),
 }
 
 /// The writer's copy of a table file and the file it goes back to.
@@ -42,6 +45,13 @@ impl Map {
         // directory's lock), with `pwrite`; a reader may see a table in motion, never
         // memory outside the fixed-size file.
         Ok(Map::Ro(unsafe { Mmap::map(file)? }))
+    }
+
+    /// A private, writable copy of `file` that shares its pages until they are written
+    /// (`MAP_PRIVATE`): what a reader changes stays in its memory.
+    pub fn private(file: &File) -> std::io::Result<Map> {
+        // SAFETY: as `read_only`; the pages this process writes are its own copies.
+        Ok(Map::Private(unsafe { memmap2::MmapOptions::new().map_copy(file)? }))
     }
 
     /// The writer's copy of `file`: its first `header` bytes always read, the rest only
@@ -77,6 +87,7 @@ impl Map {
         match self {
             Map::Ro(m) => m,
             Map::Rw(o) => &o.mem,
+            Map::Private(m) => m,
         }
     }
 
@@ -89,6 +100,7 @@ impl Map {
                 o.dirty.mark(r.clone());
                 Some(&mut o.mem[r])
             }
+            Map::Private(m) => Some(&mut m[r]),
         }
     }
 
@@ -100,7 +112,7 @@ impl Map {
     /// The writer's copy with what changed in it (for a checkpoint), None for a reader.
     pub fn tracked(&mut self) -> Option<(&[u8], &mut Dirty)> {
         match self {
-            Map::Ro(_) => None,
+            Map::Ro(_) | Map::Private(_) => None,
             Map::Rw(o) => Some((&o.mem, &mut o.dirty)),
         }
     }
@@ -128,7 +140,7 @@ impl Map {
     /// chunks changed since the last write-back) and syncs it (fdatasync).
     pub fn flush(&mut self, header: usize) -> std::io::Result<()> {
         match self {
-            Map::Ro(_) => Ok(()),
+            Map::Ro(_) | Map::Private(_) => Ok(()),
             Map::Rw(o) => {
                 use std::os::unix::fs::FileExt;
                 o.dirty.mark(0..header.min(o.mem.len()));
@@ -149,7 +161,7 @@ impl Map {
     /// file see them.
     pub fn publish(&self, ranges: &[std::ops::Range<usize>]) -> std::io::Result<()> {
         match self {
-            Map::Ro(_) => Ok(()),
+            Map::Ro(_) | Map::Private(_) => Ok(()),
             Map::Rw(o) => {
                 use std::os::unix::fs::FileExt;
                 ranges.iter().try_for_each(|r| o.file.write_all_at(&o.mem[r.clone()], r.start as u64))

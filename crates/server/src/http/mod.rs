@@ -68,6 +68,16 @@ use wire::{json_error, Answer, Reply, Request, JSON};
 
 /// How old a read view may get before a request opens a new one.
 pub const REFRESH: Duration = Duration::from_millis(250);
+
+/// How often the query view is opened again from the newest checkpoint.
+pub const REOPEN: Duration = Duration::from_secs(60);
+
+/// The data directory queries analyse against, and when it was last brought up to the
+/// stored documents.
+struct QueryView {
+    view: DataDir,
+    caught_up_at: Instant,
+}
 /// Submissions remembered for `/api/admissions/{key}`'s ids (then it starts again).
 const SUBMITTED: usize = 1 << 16;
 /// Document keys remembered for those submissions (16 bytes each).
@@ -239,7 +249,7 @@ struct App {
     view: Mutex<Option<(Instant, Arc<DataDir>)>>,
     /// The view `POST /api/query` analyses against (the newest checkpoint, as `query`
     /// reads it), one query at a time.
-    query_view: Mutex<Option<(Instant, DataDir)>>,
+    query_view: Mutex<Option<(Instant, QueryView)>>,
     /// Admission key → the file submitted to this process under that key.
     submitted: Arc<Mutex<Submissions>>,
     /// The collection report's summary, computed off the request path.
@@ -356,13 +366,23 @@ impl App {
                 return Err(ApiError::Unavailable("another query is being analysed (one at a time); try again".into()))
             }
         };
-        if slot.as_ref().is_none_or(|(at, _)| at.elapsed() >= REFRESH) {
-            match DataDir::open_read_for_query(&self.dir) {
-                Ok(dd) => *slot = Some((Instant::now(), dd)),
-                Err(e) => return Err(ApiError::Unavailable(format!("the data directory cannot be read now: {e}"))),
+        // Reopened from the newest checkpoint at most every REOPEN (which bounds the
+        // pages its private table copies), brought up to the stored documents at most
+        // every REFRESH in between (issue 55: it answered as of the checkpoint).
+        let unavailable = |e| ApiError::Unavailable(format!("the data directory cannot be read now: {e}"));
+        match slot.as_mut() {
+            Some((opened, dd)) if opened.elapsed() < REOPEN => {
+                if dd.caught_up_at.elapsed() >= REFRESH {
+                    dd.view.catch_up_for_query().map_err(unavailable)?;
+                    dd.caught_up_at = Instant::now();
+                }
+            }
+            _ => {
+                let view = DataDir::open_read_for_query(&self.dir).map_err(unavailable)?;
+                *slot = Some((Instant::now(), QueryView { view, caught_up_at: Instant::now() }));
             }
         }
-        f(&mut slot.as_mut().expect("opened above").1)
+        f(&mut slot.as_mut().expect("opened above").1.view)
     }
 
     /// `POST /api/documents?name=NAME[&wait=true][&partial=true]`: the body becomes

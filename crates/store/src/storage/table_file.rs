@@ -273,6 +273,21 @@ impl TableFile {
         Ok(t)
     }
 
+    /// [`TableFile::open`] as a private copy: read-only on disk, writable in memory (the
+    /// pages written are this process's own), so that a reader can apply documents to
+    /// it (`query`: those its checkpoint lacks). Never flushed.
+    pub fn open_private(path: &Path, p: &TableParams) -> Result<TableFile> {
+        let mut t = Self::open(path, p, false)?;
+        let map = crate::sys::Map::private(&t._file).map_err(io(path))?;
+        t.table.memory_mut().map = map;
+        Ok(t)
+    }
+
+    /// Whether this is a private copy ([`TableFile::open_private`]).
+    pub fn is_private(&self) -> bool {
+        matches!(self.table.memory().map, crate::sys::Map::Private(_))
+    }
+
     /// Opens a table whatever its parameters (for inspection). Refuses a file whose
     /// header is not a valid table header of this format.
     pub fn open_any(path: &Path, writable: bool) -> Result<TableFile> {

@@ -370,17 +370,50 @@ impl DataDir {
         Ok(Self::assemble(&dir, store, table, cfg, (nd_cfg, q_cfg, shape), false))
     }
 
-    /// [`DataDir::open_read`] for `query`: where a daemon keeps checkpoints, the table is
-    /// the newest valid checkpoint (a consistent state the running daemon never writes),
-    /// else the table file.
+    /// [`DataDir::open_read`] for `query`, against every document stored (issue 55: a
+    /// query missed those stored since the newest checkpoint): the table is a private
+    /// copy of the newest valid checkpoint (a consistent state the running daemon never
+    /// writes), else of the table file, with the documents stored after the state it
+    /// holds applied to it in memory, as recovery applies them. Nothing is written.
     pub fn open_read_for_query(dir: &Path) -> Result<DataDir> {
         let mut dd = Self::open_read(dir)?;
         let store = dd.store.id()?;
-        if let Some((slot, _)) = crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.store == store) {
-            let path = crate::storage::checkpoint::slot_paths(dir, slot).0;
-            dd.table = TableFile::open(&path, &table_params(&dd.store, dd.config())?, false)?;
+        let params = table_params(&dd.store, dd.config())?;
+        let slot = crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.store == store);
+        let slot = slot.map(|(slot, _)| crate::storage::checkpoint::slot_paths(dir, slot).0);
+        // A sharded deployment's partitions hold their shards' buckets only: their
+        // table as the checkpoint left it.
+        if !partition::partitions(dir).is_empty() {
+            if let Some(path) = slot {
+                dd.table = TableFile::open(&path, &params, false)?;
+            }
+            return Ok(dd);
         }
+        dd.table = TableFile::open_private(&slot.unwrap_or_else(|| table_path(dir)), &params)?;
+        dd.replay_stored()?;
         Ok(dd)
+    }
+
+    /// Brings a data directory opened by [`DataDir::open_read_for_query`] up to the
+    /// documents stored since (the store opened read-only again, the new documents
+    /// applied to its private table): what a daemon's query view does between two
+    /// openings, instead of replaying from the checkpoint each time.
+    pub fn catch_up_for_query(&mut self) -> Result<()> {
+        if !self.table.is_private() {
+            return Ok(());
+        }
+        self.store = Arc::new(partition::open_read_store(&self.dir)?.1);
+        self.replay_stored()
+    }
+
+    /// Applies the stored documents after the table's last one to the table.
+    fn replay_stored(&mut self) -> Result<()> {
+        let last = self.store.next_seq()? - 1;
+        let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
+        for seq in self.table.stats().last_seq + 1..=last {
+            replay(&self.store, &mut self.engine, &mut self.table, cfgs, seq)?;
+        }
+        Ok(())
     }
 
     /// The derived indexes in the table file.
