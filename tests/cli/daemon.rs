@@ -671,3 +671,20 @@ fn query_sees_the_documents_stored_since_the_newest_checkpoint() {
     assert!(q["old_tokens"].as_u64().unwrap() * 10 >= q["tokens"].as_u64().unwrap() * 9, "{q}");
     assert_eq!(hashes(dir), before, "query writes nothing");
 }
+
+/// Before a daemon's first checkpoint its table file holds what it flushed at its start
+/// (its header's published counters say more): `query` replays every stored document
+/// over an empty table instead of trusting it.
+#[test]
+fn query_beside_a_daemon_that_never_checkpointed_sees_its_documents() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let daemon = Daemon::start(dir, &["--table-size", "1MiB", "--checkpoint-docs", "1000"], None);
+    let first = examples().join("01-harbour-bridge.txt");
+    drop_into_spool(dir, std::slice::from_ref(&first));
+    wait_drained(dir, 1);
+    daemon.kill();
+    assert!(checkpoint::newest_valid(dir).is_none(), "killed before the idle checkpoint");
+    let q = json(dir, &["query", first.to_str().unwrap(), "--json"]);
+    assert!(q["copied_blocks"].as_array().unwrap().iter().any(|b| b["origin"]["name"] == "01-harbour-bridge"), "{q}");
+}

@@ -198,6 +198,18 @@ pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
     }))
 }
 
+/// An empty table with `params`, private (its file, made in the temporary directory, is
+/// removed once mapped: nothing is left behind).
+fn empty_private_table(params: &TableParams) -> Result<TableFile> {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let path = std::env::temp_dir().join(format!("textorigin-query-{}-{nanos}.table", std::process::id()));
+    let made = TableFile::create(&path, params)
+        .and_then(TableFile::close)
+        .and_then(|()| TableFile::open_private(&path, params));
+    let _ = std::fs::remove_file(&path);
+    Ok(made?)
+}
+
 impl DataDir {
     /// The data directory's path.
     pub fn dir(&self) -> &Path {
@@ -389,7 +401,19 @@ impl DataDir {
             }
             return Ok(dd);
         }
-        dd.table = TableFile::open_private(&slot.unwrap_or_else(|| table_path(dir)), &params)?;
+        dd.table = match slot {
+            Some(path) => TableFile::open_private(&path, &params)?,
+            None => {
+                let t = TableFile::open_private(&table_path(dir), &params)?;
+                // A table file in use holds what its writer last flushed (at its
+                // start), not what its header's published counters say: replayed
+                // from an empty table, as recovery would.
+                match t.in_use() {
+                    true => empty_private_table(&params)?,
+                    false => t,
+                }
+            }
+        };
         dd.replay_stored()?;
         Ok(dd)
     }
