@@ -283,6 +283,16 @@ impl TableFile {
         Ok(t)
     }
 
+    /// An empty table with `p`, private (its file, made in the temporary directory, is
+    /// removed once mapped: nothing is left behind).
+    pub fn empty_private(p: &TableParams) -> Result<TableFile> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let path = std::env::temp_dir().join(format!("textorigin-query-{}-{nanos}.table", std::process::id()));
+        let made = Self::create(&path, p).and_then(Self::close).and_then(|()| Self::open_private(&path, p));
+        let _ = std::fs::remove_file(&path);
+        made
+    }
+
     /// Whether this is a private copy ([`TableFile::open_private`]).
     pub fn is_private(&self) -> bool {
         matches!(self.table.memory().map, crate::sys::Map::Private(_))

@@ -198,18 +198,6 @@ pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
     }))
 }
 
-/// An empty table with `params`, private (its file, made in the temporary directory, is
-/// removed once mapped: nothing is left behind).
-fn empty_private_table(params: &TableParams) -> Result<TableFile> {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let path = std::env::temp_dir().join(format!("textorigin-query-{}-{nanos}.table", std::process::id()));
-    let made = TableFile::create(&path, params)
-        .and_then(TableFile::close)
-        .and_then(|()| TableFile::open_private(&path, params));
-    let _ = std::fs::remove_file(&path);
-    Ok(made?)
-}
-
 impl DataDir {
     /// The data directory's path.
     pub fn dir(&self) -> &Path {
@@ -409,7 +397,7 @@ impl DataDir {
                 // start), not what its header's published counters say: replayed
                 // from an empty table, as recovery would.
                 match t.in_use() {
-                    true => empty_private_table(&params)?,
+                    true => TableFile::empty_private(&params)?,
                     false => t,
                 }
             }
