@@ -7,7 +7,7 @@
 //! that brings it there and on every later page holding it, and the pages before it
 //! (kept in the count until then) get it in their records in the same batch. So once
 //! stored, every page's template lines are those its site holds on at least
-//! `template_pages` pages (the property test of `tests.rs` checks it against a count
+//! `template_pages` pages (the property test of `template_tests.rs` checks it against a count
 //! of every site's lines).
 //!
 //! What is recomputed for those earlier pages: their template lines, and so what every
@@ -113,7 +113,6 @@ pub(super) fn decide(
     }
     let mut write =
         TemplateWrite { counts: hashes.into_iter().zip(counts).map(|(h, c)| (site, h, c)).collect(), docs: Vec::new() };
-    runs.sort_by_key(|r| r.span.start_token);
     if !runs.is_empty() {
         write.docs.push((seq, DocTemplates { site, runs: runs.clone() }));
     }

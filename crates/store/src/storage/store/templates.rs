@@ -58,14 +58,6 @@ fn doc_key(seq: u64) -> Vec<u8> {
 }
 
 impl Store {
-    /// The pages of `site` holding the line `hash` (none: zero).
-    pub fn line_count(&self, site: u64, hash: u64) -> Result<LineCount> {
-        Ok(match self.get(CF_META, &line_key(site, hash))? {
-            Some(v) => self.decode("template line count", &v)?,
-            None => LineCount::default(),
-        })
-    }
-
     /// The pages of `site` holding each line of `hashes` (distinct), read in one batch.
     pub fn line_counts(&self, site: u64, hashes: &[u64]) -> Result<Vec<LineCount>> {
         let keys: Vec<Vec<u8>> = hashes.iter().map(|&h| line_key(site, h)).collect();
@@ -110,10 +102,8 @@ impl Store {
     pub fn labelled_result(&self, seq: u64) -> Result<Option<DocResult>> {
         let Some(result) = self.result(seq)? else { return Ok(None) };
         let Some(doc) = self.doc_templates(seq)? else { return Ok(Some(result)) };
-        let mut pages = Vec::with_capacity(doc.runs.len());
-        for r in &doc.runs {
-            pages.push(self.line_count(doc.site, r.hash)?.pages);
-        }
+        let hashes: Vec<u64> = doc.runs.iter().map(|r| r.hash).collect();
+        let pages: Vec<u32> = self.line_counts(doc.site, &hashes)?.into_iter().map(|c| c.pages).collect();
         let dominant = self.config()?.ok_or_else(|| StoreError::Corrupt {
             path: self.path.clone(),
             what: "config".into(),
@@ -144,11 +134,11 @@ mod tests {
         let mut b = WriteBatch::default();
         store.add_templates(&mut b, &w);
         store.write(b, false).unwrap();
-        assert_eq!(store.line_count(7, 42).unwrap(), count);
-        assert_eq!(store.line_count(8, 42).unwrap(), LineCount::default());
+        assert_eq!(store.line_counts(7, &[42]).unwrap(), [count]);
+        assert_eq!(store.line_counts(8, &[42]).unwrap(), [LineCount::default()]);
         assert_eq!(store.doc_templates(9).unwrap(), Some(doc));
         store.clear_templates().unwrap();
-        assert_eq!(store.line_count(7, 42).unwrap(), LineCount::default());
+        assert_eq!(store.line_counts(7, &[42]).unwrap(), [LineCount::default()]);
         assert_eq!(store.doc_templates(9).unwrap(), None);
     }
 }
