@@ -62,12 +62,52 @@ pub struct Native {
     /// ingests the next batch (RocksDB reads are thread-safe). Dropped at `close`.
     store: Mutex<Option<Arc<Store>>>,
     path: PathBuf,
+    /// Opened read-only ([`DataDir::open_read_for_query`]): beside a running daemon or
+    /// another writer, nothing written, brought up to the stored documents by
+    /// [`Native::catch_up`].
+    read_only: bool,
 }
 
 impl Native {
     fn store(&self) -> PyResult<Arc<Store>> {
         let guard = lock(&self.store)?;
         guard.clone().ok_or_else(|| error(format!("{}: the collection is closed", self.path.display())))
+    }
+
+    /// A read-only collection is brought up to every document stored by the writer so
+    /// far (its store opened again, the documents since applied to its private table);
+    /// a writer's is up to date already.
+    fn catch_up(&self) -> PyResult<()> {
+        if !self.read_only {
+            return Ok(());
+        }
+        let mut guard = self.open()?;
+        let dd = guard.as_mut().expect("checked open");
+        dd.catch_up_for_query().map_err(|e| error(chain(&e)))?;
+        *lock(&self.store)? = Some(dd.shared_store());
+        Ok(())
+    }
+
+    /// The store a page of an iteration reads: a read-only collection caught up at the
+    /// first page (`after` 0), so that an iteration sees every document stored when it
+    /// began.
+    fn store_from(&self, py: Python<'_>, after: u64) -> PyResult<Arc<Store>> {
+        if after == 0 {
+            py.detach(|| self.catch_up())?;
+        }
+        self.store()
+    }
+
+    /// Refuses what writes in a read-only collection.
+    fn writable(&self) -> PyResult<()> {
+        match self.read_only {
+            true => Err(error(format!(
+                "{}: the collection is opened read-only (Collection(path, read_only=True)); open it without \
+                 read_only, with no daemon or other writer on it, to store documents",
+                self.path.display()
+            ))),
+            false => Ok(()),
+        }
     }
 
     fn open(&self) -> PyResult<MutexGuard<'_, Option<DataDir>>> {
@@ -118,10 +158,20 @@ fn result(store: &Store, seq: u64, what: Results) -> PyResult<String> {
 #[pymethods]
 impl Native {
     /// Opens (or creates) the data directory at `path` with `settings`, a JSON object
-    /// of the command line's settings (`table_size`, `quotations`, ...).
+    /// of the command line's settings (`table_size`, `quotations`, ...); with
+    /// `read_only`, opens an existing one without its lock, beside a daemon or another
+    /// writer, as `textorigin query` does (issue 55).
     #[new]
-    #[pyo3(signature = (path, settings = None))]
-    fn new(py: Python<'_>, path: PathBuf, settings: Option<String>) -> PyResult<Self> {
+    #[pyo3(signature = (path, settings = None, read_only = false))]
+    fn new(py: Python<'_>, path: PathBuf, settings: Option<String>, read_only: bool) -> PyResult<Self> {
+        if read_only {
+            if settings.is_some() {
+                return Err(error("a collection opened read-only takes no settings: it has the directory's"));
+            }
+            let dd = py.detach(|| DataDir::open_read_for_query(&path)).map_err(|e| error(chain(&e)))?;
+            let store = Mutex::new(Some(dd.shared_store()));
+            return Ok(Native { dd: Arc::new(Mutex::new(Some(dd))), feed: Mutex::new(None), store, path, read_only });
+        }
         let settings: Settings = match settings {
             Some(s) => serde_json::from_str(&s).map_err(|e| error(format!("settings: {e}")))?,
             None => Settings::default(),
@@ -129,7 +179,7 @@ impl Native {
         let overrides = settings.typed().map_err(error)?;
         let dd = py.detach(|| DataDir::open_write(&path, &overrides)).map_err(|e| error(chain(&e)))?;
         let store = Mutex::new(Some(dd.shared_store()));
-        Ok(Native { dd: Arc::new(Mutex::new(Some(dd))), feed: Mutex::new(None), store, path })
+        Ok(Native { dd: Arc::new(Mutex::new(Some(dd))), feed: Mutex::new(None), store, path, read_only })
     }
 
     /// Ingests files and directories as the command line's `ingest` does, in every
@@ -138,6 +188,7 @@ impl Native {
     /// documents stored before are not stored again unless `force`.
     #[pyo3(signature = (paths, threads, force = false))]
     fn ingest_files(&self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize, force: bool) -> PyResult<String> {
+        self.writable()?;
         if lock(&self.feed)?.as_ref().is_some_and(|f| f.is_open()) {
             return Err(error("another ingestion is running on this collection: finish it first"));
         }
@@ -169,6 +220,7 @@ impl Native {
     /// writer until its feed is closed and what was fed is stored.
     #[pyo3(signature = (first, threads, stop = false, force = false))]
     fn ingestion(&self, py: Python<'_>, first: u64, threads: usize, stop: bool, force: bool) -> PyResult<Ingestion> {
+        self.writable()?;
         let mut current = lock(&self.feed)?;
         if current.as_ref().is_some_and(|f| f.is_open()) {
             return Err(error("another ingestion is running on this collection: finish it first"));
@@ -209,6 +261,7 @@ impl Native {
     /// Analyses a document (a JSON object's text) without storing it: its view.
     fn query(&self, py: Python<'_>, line: String) -> PyResult<String> {
         py.detach(|| {
+            self.catch_up()?;
             let mut guard = self.open()?;
             let dd = guard.as_mut().expect("checked open");
             let doc = from_json(&line, "query", "query", dd.config().html).map_err(error)?;
@@ -221,6 +274,7 @@ impl Native {
 
     /// The view of a stored document: `#ID`, a name, or a number that is no name.
     fn show(&self, py: Python<'_>, name_or_id: String) -> PyResult<String> {
+        py.detach(|| self.catch_up())?;
         let store = self.store()?;
         py.detach(|| {
             let seq = store.resolve(&name_or_id).map_err(|e| error(chain(&e)))?;
@@ -230,7 +284,7 @@ impl Native {
 
     /// The views of up to `n` stored documents after sequence number `after`, in order.
     fn export_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
-        let store = self.store()?;
+        let store = self.store_from(py, after)?;
         py.detach(|| page(&store, after, n, |meta| result(&store, meta.seq, Results::View)))
     }
 
@@ -248,7 +302,7 @@ impl Native {
         old: f64,
         attribute: Option<String>,
     ) -> PyResult<Vec<(u64, String)>> {
-        let store = self.store()?;
+        let store = self.store_from(py, after)?;
         let nd = store.neardup_config().map_err(|e| error(chain(&e)))?;
         let thresholds = dedup::Thresholds::of(&nd, near, Some(old)).map_err(error)?;
         py.detach(|| {
@@ -270,7 +324,7 @@ impl Native {
     /// The earlier near-duplicates (`neardups --json`, default verdict) of up to `n`
     /// stored documents after `after`, in order.
     fn near_duplicates_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
-        let store = self.store()?;
+        let store = self.store_from(py, after)?;
         py.detach(|| {
             page(&store, after, n, |meta| {
                 json(&model::neardups(&store, meta.seq, Mode::Default, false).map_err(|e| error(chain(&e)))?)
@@ -281,7 +335,7 @@ impl Native {
     /// The summary rows (`export --format csv`'s columns) of up to `n` stored documents
     /// after `after`, in order.
     fn summaries_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
-        let store = self.store()?;
+        let store = self.store_from(py, after)?;
         py.detach(|| {
             page(&store, after, n, |meta| {
                 let v =
@@ -293,13 +347,14 @@ impl Native {
 
     /// The rows of `list --json` of up to `n` stored documents after `after`, in order.
     fn documents_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
-        let store = self.store()?;
+        let store = self.store_from(py, after)?;
         py.detach(|| page(&store, after, n, |meta| json(&model::list_row(&store, meta).map_err(|e| error(chain(&e)))?)))
     }
 
     /// `stats --json`.
     fn stats(&self, py: Python<'_>) -> PyResult<String> {
         py.detach(|| {
+            self.catch_up()?;
             let guard = self.open()?;
             let dd = guard.as_ref().expect("checked open");
             let v = model::stats(dd.store(), dd.table(), &dd.indexes(), dd.config(), Path::new(&self.path))

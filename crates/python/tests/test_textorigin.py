@@ -387,3 +387,66 @@ def test_files_of_every_format_are_ingested_as_the_command_line_does(tmp_path):
         assert (again["stored"], again["stored_before"]) == (0, 3), again
         bad = c.ingest_files([fixtures / "parquet" / "pydocs-zstd.parquet"])
         assert bad["failed"] >= 1 and "zstd" in " ".join(bad["errors"]).lower(), bad
+
+
+def test_a_served_directory_is_read_beside_the_daemon(tmp_path):
+    """Issue 55: a data directory a daemon serves opens read-only (the writer's open
+    says it is in use), and every read sees the documents stored up to the call."""
+    data, spool = tmp_path / "d", tmp_path / "d" / "spool"
+    for sub in ("tmp", "new"):
+        (spool / sub).mkdir(parents=True)
+    daemon = subprocess.Popen([cli(), "serve", "--data", str(data), "--table-size", "4MiB"], stderr=subprocess.DEVNULL)
+    docs = generated(12)
+
+    def drop(i):
+        tmp = spool / "tmp" / f"doc{i}.txt"
+        tmp.write_text(docs[i]["text"])
+        tmp.rename(spool / "new" / f"doc{i}.txt")
+
+    def stored(c, name):
+        try:
+            return c.show(name)
+        except textorigin.Error:
+            return None
+
+    def wait(c, name):
+        until = time.time() + 60
+        while (v := stored(c, name)) is None:
+            assert time.time() < until, f"{name} was not stored by the daemon"
+            time.sleep(0.05)
+        return v
+
+    def reader():
+        until = time.time() + 60
+        while True:
+            try:
+                return textorigin.Collection(data, read_only=True)
+            except textorigin.Error:
+                assert time.time() < until, "the daemon did not create its data directory"
+                time.sleep(0.05)
+
+    try:
+        with reader() as c:
+            with pytest.raises(textorigin.Error, match="in use"):
+                textorigin.Collection(data)
+            with pytest.raises(textorigin.Error, match="read-only"):
+                c.ingest([{"text": "one two three four five six seven eight nine ten"}])
+            for i in range(6):
+                drop(i)
+            wait(c, "doc5")
+            assert [r["name"] for r in c.documents()] == [f"doc{i}" for i in range(6)]
+            # Each document the daemon stores is seen by the next query, at once.
+            for i in range(6, 12):
+                drop(i)
+                wait(c, f"doc{i}")
+                q = c.query({"text": docs[i]["text"]})
+                assert q["old_tokens"] == q["tokens"], (i, q["old_tokens"], q["tokens"])
+                assert q["dominant_origin"]["name"] == f"doc{i}"
+            assert c.stats()["documents"] == 12
+            assert len(list(c.export())) == 12
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=60)
+    # The daemon's directory is whole after the read-only reader: it opens for writing.
+    with textorigin.Collection(data) as c:
+        assert len(list(c.documents())) == 12

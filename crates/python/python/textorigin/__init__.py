@@ -80,10 +80,16 @@ class Collection:
     feature off), and the tables ``neardup`` and ``quotes`` as dicts. A directory
     remembers them, as with the command line. The directory is locked while open:
     use the collection as a context manager, or call :meth:`close`.
+
+    ``read_only=True`` opens an existing directory without its lock, beside a running
+    ``textorigin serve`` or another writer (as ``textorigin query`` does): :meth:`show`,
+    :meth:`query`, :meth:`stats` and the iterations read every document stored so far
+    (each call, or each iteration at its start, catches up with the writer); the
+    ingesting methods raise :class:`Error`. It takes no settings.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], **settings: Any) -> None:
-        self._native = Native(os.fspath(path), json.dumps(settings) if settings else None)
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, read_only: bool = False, **settings: Any) -> None:
+        self._native = Native(os.fspath(path), json.dumps(settings) if settings else None, read_only)
         self._named = 0
 
     def __enter__(self) -> "Collection":
