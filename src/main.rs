@@ -54,6 +54,8 @@ enum Command {
     Upgrade(cmd::upgrade::Args),
     Rebuild(cmd::rebuild::Args),
     Repair(cmd::repair::Args),
+    Backup(cmd::backup::Args),
+    Restore(cmd::restore::Args),
     Bench(cmd::bench::Args),
     Cluster(cmd::cluster::Args),
 }
@@ -80,6 +82,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Upgrade(a) => ok(cmd::upgrade::run(a)),
         Command::Rebuild(a) => cmd::rebuild::run(a),
         Command::Repair(a) => ok(cmd::repair::run(a)),
+        Command::Backup(a) => ok(cmd::backup::run(a)),
+        Command::Restore(a) => ok(cmd::restore::run(a)),
         Command::Bench(a) => ok(cmd::bench::run(a)),
         Command::Cluster(a) => cmd::cluster::run(a),
     }

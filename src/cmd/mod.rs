@@ -3,6 +3,7 @@
 //! library. Nothing here knows an algorithm or a file format.
 
 mod attributes;
+pub mod backup;
 pub mod bench;
 pub mod bench_daemon;
 pub mod check;
@@ -20,6 +21,7 @@ pub mod quotes;
 pub mod rebuild;
 pub mod repair;
 pub mod report;
+pub mod restore;
 pub mod serve;
 pub mod show;
 pub mod stats;

@@ -5,6 +5,7 @@
 mod util;
 
 mod attacks;
+mod backup;
 mod cluster;
 mod daemon;
 mod damage;

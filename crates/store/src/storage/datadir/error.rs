@@ -71,6 +71,12 @@ pub enum DataDirError {
     PoisonedClose,
     #[error("data directory {} is a sharded deployment's aggregator (see its file `cluster`): only `textorigin cluster aggregate` writes to it; the reading commands work as usual", .0.display())]
     Aggregator(PathBuf),
+    #[error("{} exists: a backup or a restore writes a new directory (move it away, or name another)", .0.display())]
+    Exists(PathBuf),
+    #[error("{} is not a textorigin backup (its {}): {reason}", path.display(), crate::storage::datadir::backup::MANIFEST)]
+    NotABackup { path: PathBuf, reason: String },
+    #[error("data directory {} is a sharded deployment's: `backup` copies a single node's data directory (back up the aggregator's with the deployment stopped, as files)", .0.display())]
+    ShardedBackup(PathBuf),
     #[error("the table's phases failed: {0}")]
     Stage(StageError),
     #[error("{doc}: cannot store document #{seq}")]

@@ -34,6 +34,7 @@ use textorigin_core::quote::QuoteConfig;
 use textorigin_core::table::TableParams;
 
 mod analysis;
+pub mod backup;
 mod error;
 mod names;
 #[cfg(test)]

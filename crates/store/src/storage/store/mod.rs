@@ -54,6 +54,7 @@ use textorigin_core::quote::QuoteFind;
 pub mod book;
 mod cache;
 mod codec;
+mod copy;
 pub mod documents;
 pub mod meta;
 pub mod migrations;
@@ -283,10 +284,33 @@ impl Store {
 
     /// Opens an existing store read-only (works while a writer runs).
     pub fn open_read_only(path: &Path) -> Result<Store> {
+        let store = Self::open_read_only_as(path, false)?;
+        let v = store.schema_version()?;
+        if v > SCHEMA_VERSION {
+            return Err(StoreError::Newer { path: path.to_path_buf(), found: v });
+        }
+        if v < SCHEMA_VERSION {
+            return Err(StoreError::Older { path: path.to_path_buf(), found: v });
+        }
+        if CFS.iter().any(|c| store.db.cf_handle(c).is_none()) {
+            return Err(StoreError::Missing(data_dir(path).to_path_buf()));
+        }
+        Ok(store)
+    }
+
+    /// A read-only open of the store at `path`, of any schema, its column families as
+    /// they are. `pin`: every table file is opened now and held open (RocksDB's
+    /// `max_open_files = -1`), so that the state read stays whole while a writer
+    /// compacts and deletes files meanwhile ([`Store::copy_into`]).
+    fn open_read_only_as(path: &Path, pin: bool) -> Result<Store> {
         match Found::inspect(path) {
             Found::Absent => return Err(StoreError::Missing(data_dir(path).to_path_buf())),
             Found::Damaged(what) => return Err(StoreError::Damaged { path: path.to_path_buf(), what }),
             Found::Present => {}
+        }
+        let mut options = Self::options();
+        if pin {
+            options.set_max_open_files(-1);
         }
         // A read-only open reads the manifest (the table files, and from which
         // write-ahead log on the state continues), then lists and replays the logs. A
@@ -298,14 +322,16 @@ impl Store {
         // state; any other is tried again, a while, before its error stands.
         let (mut attempt, mut same_missing, mut last_missing) = (0, 0, String::new());
         let db = loop {
-            let existing = DB::list_cf(&Self::options(), path).map_err(|e| open_error(path, e))?;
+            let existing = DB::list_cf(&options, path).map_err(|e| open_error(path, e))?;
             if !existing.iter().any(|c| c == CF_META) {
                 // A store being created right now (or not a textorigin store).
                 return Err(StoreError::Missing(data_dir(path).to_path_buf()));
             }
             let before = manifest_state(path);
-            let descriptors = Self::descriptors().into_iter().filter(|d| existing.iter().any(|e| e == d.name()));
-            let opened = DB::open_cf_descriptors_read_only(&Self::options(), path, descriptors, false);
+            let legacy = LEGACY_CFS.iter().map(|&l| ColumnFamilyDescriptor::new(l, Options::default()));
+            let descriptors =
+                Self::descriptors().into_iter().chain(legacy).filter(|d| existing.iter().any(|e| e == d.name()));
+            let opened = DB::open_cf_descriptors_read_only(&options, path, descriptors, false);
             let steady = before.is_some() && manifest_state(path) == before;
             match opened {
                 Ok(db) if steady => break db,
@@ -339,16 +365,6 @@ impl Store {
             siblings: Default::default(),
         };
         store.note_kept();
-        let v = store.schema_version()?;
-        if v > SCHEMA_VERSION {
-            return Err(StoreError::Newer { path: path.to_path_buf(), found: v });
-        }
-        if v < SCHEMA_VERSION {
-            return Err(StoreError::Older { path: path.to_path_buf(), found: v });
-        }
-        if CFS.iter().any(|c| store.db.cf_handle(c).is_none()) {
-            return Err(StoreError::Missing(data_dir(path).to_path_buf()));
-        }
         Ok(store)
     }
 

@@ -1,0 +1,56 @@
+use std::path::PathBuf;
+
+use anyhow::Result;
+use textorigin_store::storage::datadir::backup;
+
+use super::Format;
+use crate::args::DataArg;
+
+/// Make a new data directory (--data, which must not exist or be empty) from a backup
+/// made by `backup`: its store copied, its table restored from the backup's checkpoint
+/// and the documents after it replayed (each replayed result compared with the stored
+/// one). The backup is left as it is. Run `check` on the result, then `serve` on it.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The backup's directory.
+    backup: PathBuf,
+    #[command(flatten)]
+    data: DataArg,
+    #[command(flatten)]
+    format: Format,
+}
+
+#[derive(serde::Serialize)]
+struct Restored {
+    backup: backup::Manifest,
+    from_checkpoint: u64,
+    replayed: u64,
+    mismatches: u64,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let pb = super::progress_bytes(0);
+    let (manifest, r) = backup::restore(&a.backup, &a.data.dir, &mut |p| super::backup::show(&pb, p))?;
+    pb.finish_and_clear();
+    if r.mismatches > 0 {
+        anyhow::bail!(
+            "{} replayed results differ from the stored ones (a determinism bug); {} holds the restored directory",
+            r.mismatches,
+            a.data.dir.display()
+        );
+    }
+    let v = Restored { backup: manifest, from_checkpoint: r.from_checkpoint, replayed: r.replayed, mismatches: 0 };
+    a.format.print(&v, |v| {
+        format!(
+            "restored {} documents into {} (the table {}, {} replayed)\ncheck it: textorigin check --data {}\n",
+            v.backup.documents,
+            a.data.dir.display(),
+            match v.from_checkpoint {
+                0 => "from empty".to_string(),
+                seq => format!("from the checkpoint at #{seq}"),
+            },
+            v.replayed,
+            a.data.dir.display()
+        )
+    })
+}

@@ -1,0 +1,141 @@
+//! Backup and restore (issue 55, item 3): `backup` while a daemon writes, killed at any
+//! moment; `restore` of what it made; `upgrade` keeping a backup of an older store.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::util::*;
+
+fn export(dir: &Path) -> Vec<String> {
+    ok(dir, &["export"]).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn a_backup_under_load_killed_at_any_moment_leaves_none_and_a_whole_one_restores_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, dest) = (tmp.path().join("d"), tmp.path().join("backup"));
+    std::fs::create_dir(tmp.path().join("corpus")).unwrap();
+    let corpus = generated_corpus(&tmp.path().join("corpus"), 500);
+    let daemon = Daemon::start(&dir, &["--table-size", "16MiB", "--checkpoint-docs", "25", "--rescan-secs", "1"], None);
+    let feeder = {
+        let (dir, corpus) = (dir.clone(), corpus.clone());
+        std::thread::spawn(move || {
+            for chunk in corpus.chunks(10) {
+                drop_into_spool(&dir, chunk);
+                std::thread::sleep(Duration::from_millis(80));
+            }
+        })
+    };
+    wait_until("the first checkpoint", 60, || documents(&dir) >= 60);
+    // Killed (SIGKILL) at moments spread over a backup's run: never a backup at DEST
+    // unless it finished, and then a whole one.
+    let (mut cut, mut whole) = (0, 0);
+    for i in 0..16 {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("textorigin"))
+            .args(["backup", "--data"])
+            .arg(&dir)
+            .arg(&dest)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(15 * i));
+        child.kill().unwrap();
+        let finished = child.wait().unwrap().success();
+        if dest.exists() {
+            assert!(finished, "kill {i}: a backup killed before its end left {}", dest.display());
+            assert!(dest.join("BACKUP.json").exists());
+            std::fs::remove_dir_all(&dest).unwrap();
+            whole += 1;
+        } else {
+            cut += 1;
+        }
+    }
+    eprintln!("backup kills: {cut} cut short, {whole} finished");
+    assert!(cut >= 4, "only {cut} of 16 kills cut a backup short ({whole} finished): the kills came too late");
+    // One let finish under load, after a killed one's leftovers.
+    let under_load = json(&dir, &["backup", dest.to_str().unwrap(), "--json"]);
+    assert!(!tmp.path().join(".backup.partial").exists(), "the killed backups' copy was not removed");
+    let n1 = under_load["documents"].as_u64().unwrap();
+    assert!(under_load["table_checkpoint"].as_u64().is_some_and(|c| c <= n1), "{under_load}");
+    feeder.join().unwrap();
+    wait_drained(&dir, 500);
+    // One of every document, the daemon still running.
+    let all = tmp.path().join("all");
+    let whole_backup = json(&dir, &["backup", all.to_str().unwrap(), "--json"]);
+    assert_eq!(whole_backup["documents"], 500);
+    daemon.stop();
+
+    let source = export(&dir);
+    eprintln!("a backup under load held {n1} of 500 documents");
+    for (backup, n) in [(&dest, n1 as usize), (&all, 500)] {
+        let restored = tmp.path().join(format!("restored-{}", backup.file_name().unwrap().to_string_lossy()));
+        let r = bin().arg("restore").arg(backup).arg("--data").arg(&restored).arg("--json").output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+        assert_eq!(r["mismatches"], 0);
+        assert_eq!(r["replayed"].as_u64().unwrap() + r["from_checkpoint"].as_u64().unwrap(), n as u64, "{r}");
+        assert!(ok(&restored, &["check"]).contains("ok"));
+        assert_eq!(export(&restored), source[..n], "the restore of {} exports otherwise", backup.display());
+    }
+    assert_eq!(digest(&tmp.path().join("restored-all")), digest(&dir), "the restored table or indexes differ");
+}
+
+#[test]
+fn backup_and_restore_refuse_to_overwrite_and_say_what_is_not_a_backup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, dest) = (tmp.path().join("d"), tmp.path().join("b"));
+    assert!(ingest(&dir, &[], &[&examples()]).status.success());
+    std::fs::create_dir(&dest).unwrap();
+    let out = run(&dir, &["backup", dest.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir(&dest).unwrap();
+    ok(&dir, &["backup", dest.to_str().unwrap()]);
+    // Into a directory that holds something: refused, nothing touched.
+    let out = bin().arg("restore").arg(&dest).arg("--data").arg(&dir).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists"));
+    assert!(ok(&dir, &["check"]).contains("ok"));
+    // A data directory is no backup.
+    let out = bin().arg("restore").arg(&dir).arg("--data").arg(tmp.path().join("r")).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a textorigin backup"));
+    assert!(!tmp.path().join("r").exists());
+    // Into an empty directory (a mount point): restored there.
+    let r = tmp.path().join("r");
+    std::fs::create_dir(&r).unwrap();
+    let out = bin().arg("restore").arg(&dest).arg("--data").arg(&r).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(export(&r), export(&dir));
+}
+
+#[test]
+fn upgrade_keeps_a_backup_of_the_older_store_which_restores_to_the_upgraded_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("d");
+    copy_dir(&fixture("v10-datadir"), &data);
+    let out = run(&data, &["upgrade"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr);
+    let kept = tmp.path().join("d.schema-10.backup");
+    assert!(said.contains(&kept.display().to_string()), "{said}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(kept.join("BACKUP.json")).unwrap()).unwrap();
+    assert_eq!(manifest["schema"], 10);
+    // The backup holds the schema-10 records: restored by this build, upgraded again,
+    // they give what the upgraded directory gives.
+    let restored = tmp.path().join("r");
+    let r = bin().arg("restore").arg(&kept).arg("--data").arg(&restored).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(export(&restored), export(&data));
+    // Once upgraded, nothing to keep; an existing backup is never overwritten.
+    let out = run(&data, &["upgrade"]);
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("kept a backup"));
+    let again = tmp.path().join("again");
+    copy_dir(&fixture("v10-datadir"), &again);
+    let out = run(&again, &["upgrade", "--backup", kept.to_str().unwrap()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("exists"));
+    assert!(run(&again, &["upgrade", "--no-backup"]).status.success());
+    assert_eq!(export(&again), export(&data));
+}
