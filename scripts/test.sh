@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-# The HTML pages are tested in headless Chromium; the sharded deployment against real
-# NATS JetStream servers.
+# The HTML pages are tested in headless Chromium (the sign-in driven by chromedriver);
+# the sharded deployment against real NATS JetStream servers.
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -6,6 +6,7 @@ mod util;
 
 mod attacks;
 mod backup;
+mod browser;
 mod cluster;
 mod daemon;
 mod damage;

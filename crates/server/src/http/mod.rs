@@ -20,8 +20,10 @@
 //!
 //! **Access**: the listener takes a loopback address unless a token is configured
 //! (`--http-token FILE`); with a token every request needs `Authorization: Bearer
-//! TOKEN` (the scheme in any case; 401 with `WWW-Authenticate` otherwise, before any
-//! byte of the body is read; compared in constant time). Submissions (writes) need the
+//! TOKEN` (the scheme in any case; compared in constant time) or a browser's session
+//! cookie, got by signing in with the token at `/login` ([`session`]); a page asked
+//! for without either is sent there, anything else gets 401 with `WWW-Authenticate`,
+//! before any byte of the body is read. Submissions (writes) need the
 //! token also on loopback, where any local process, or a browser's page, could send
 //! them: without one they are refused (403) unless the server runs with `--http-open`.
 //! The server answers only requests sent to its own names (`Host`: the address it
@@ -35,8 +37,9 @@
 //! with a search by name, title and URL), `GET /documents/{name_or_id}` (the document page: copied blocks coloured
 //! by origin, each linking to its origin's page at the passage, by a text fragment),
 //! `GET /report` (the collection
-//! report), `POST /api/query` (what `query --json` prints, against the newest
-//! checkpoint), `POST /api/documents?name=NAME[&wait=true]` (a spool file, durable
+//! report), `POST /query` (the index page's form: a text's page), `GET|POST /login`,
+//! `POST /logout`, `POST /api/query` (what `query --json` prints, against every stored
+//! document), `POST /api/documents?name=NAME[&wait=true]` (a spool file, durable
 //! before the 202) and `GET /api/admissions/{key}`. Errors are JSON `{"error": ...}`
 //! with their status code.
 //!
@@ -60,11 +63,12 @@ use textorigin_store::storage::store::{admission_key, Store, StoreError};
 
 mod error;
 mod pages;
+mod session;
 mod wire;
 
 use error::ApiError;
 
-use wire::{json_error, Answer, Reply, Request, JSON};
+use wire::{json_error, Answer, Auth, Reply, Request, JSON};
 
 /// How old a read view may get before a request opens a new one.
 pub const REFRESH: Duration = Duration::from_millis(250);
@@ -160,6 +164,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
     let addr = listener.local_addr().map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
     listener.set_nonblocking(true).map_err(|source| HttpError::Bind { addr, source })?;
     remove_stale_submissions(&opts.spool.join("tmp").join(SUBMIT_DIR));
+    let sessions = opts.token.clone().map(|t| Arc::new(session::Sessions::new(t)));
     let app = Arc::new(App {
         dir: dir.to_path_buf(),
         spool: opts.spool.clone(),
@@ -178,10 +183,12 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         next_file: AtomicU64::new(0),
         open: opts.open || opts.token.is_some(),
         undated_bad_dates: opts.undated_bad_dates,
+        sessions: sessions.clone(),
     });
     let limits = wire::Limits {
         token: opts.token.clone(),
-        hosts: host_names(addr, &opts.hosts),
+        sessions,
+        hosts: wire::host_names(addr, &opts.hosts),
         max_body: opts.limits.doc_bytes,
         max_query_body: opts.max_query_bytes.min(opts.limits.doc_bytes),
         workers: opts.workers,
@@ -190,37 +197,6 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         .map_err(|source| HttpError::Bind { addr, source })?;
     tracing::info!(%addr, "http inspector listening");
     Ok(HttpServer { addr, listener })
-}
-
-/// The `Host` values a server on `addr` answers to: its address, `localhost` when it
-/// is loopback, and `extra`; each with its port, and also without when the port is 80.
-fn host_names(addr: SocketAddr, extra: &[String]) -> Vec<String> {
-    let port = addr.port();
-    let mut names = vec![match addr.ip() {
-        std::net::IpAddr::V4(ip) => ip.to_string(),
-        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-    }];
-    if addr.ip().is_loopback() {
-        names.extend(["localhost".to_string(), "127.0.0.1".to_string(), "[::1]".to_string()]);
-    }
-    let mut out = Vec::new();
-    for name in names.iter().chain(extra).map(|n| n.trim().to_ascii_lowercase()) {
-        // `name:port`, `[v6]:port`; not a bare IPv6 address.
-        let has_port = name
-            .rsplit_once(':')
-            .is_some_and(|(h, p)| p.parse::<u16>().is_ok() && (h.ends_with(']') || !h.contains(':')));
-        let forms = match has_port {
-            true => vec![name],
-            false if port == 80 => vec![format!("{name}:{port}"), name],
-            false => vec![format!("{name}:{port}")],
-        };
-        for f in forms {
-            if !out.contains(&f) {
-                out.push(f);
-            }
-        }
-    }
-    out
 }
 
 /// Removes the submissions a crashed server left half written (files of processes that
@@ -260,6 +236,8 @@ struct App {
     open: bool,
     /// A date that is none is stored undated (the daemon's `--bad-dates undated`).
     undated_bad_dates: bool,
+    /// The browsers' sessions (with a token: [`session`]).
+    sessions: Option<Arc<session::Sessions>>,
 }
 
 type Submissions = std::collections::HashMap<String, Submitted>;
@@ -278,7 +256,22 @@ struct Submitted {
 }
 
 impl App {
+    /// Answers a request; the forms of an HTML page get a session's CSRF token
+    /// ([`session::fill_forms`]).
     fn handle(&self, request: &Request) -> Answer {
+        match self.route(request) {
+            Answer::Reply((status, pages::HTML, page)) => {
+                let csrf = match &request.auth {
+                    Auth::Session(csrf) => Some(csrf.as_str()),
+                    _ => None,
+                };
+                Answer::Reply((status, pages::HTML, session::fill_forms(page, csrf)))
+            }
+            other => other,
+        }
+    }
+
+    fn route(&self, request: &Request) -> Answer {
         let segments: Vec<String> = request
             .path
             .trim_start_matches('/')
@@ -286,8 +279,11 @@ impl App {
             .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
             .collect();
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-        if (request.method.as_str(), segments.as_slice()) == ("POST", ["api", "documents"].as_slice()) {
-            return self.submit(request).unwrap_or_else(|e| Answer::Reply(e.reply()));
+        match (request.method.as_str(), segments.as_slice()) {
+            ("POST", ["api", "documents"]) => return self.submit(request).unwrap_or_else(|e| Answer::Reply(e.reply())),
+            (_, ["login"]) | ("POST", ["logout"]) => return self.sign_in(request),
+            ("POST", ["query"]) => return Answer::Reply(self.query_page(request).unwrap_or_else(ApiError::reply)),
+            _ => {}
         }
         Answer::Reply(self.read(request, &segments))
     }
@@ -329,23 +325,51 @@ impl App {
         result.unwrap_or_else(ApiError::reply)
     }
 
-    /// `POST /api/query`: the body (any input format, by its content type; JSON
-    /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
-    fn query(&self, request: &Request) -> Result<Reply, ApiError> {
+    /// `GET /login`, `POST /login`, `POST /logout` ([`session`]).
+    fn sign_in(&self, request: &Request) -> Answer {
+        let Some(sessions) = &self.sessions else {
+            return json_error(404, "this server has no token (--http-token FILE): there is nothing to sign in to")
+                .into();
+        };
+        match (request.method.as_str(), request.path.trim_end_matches('/')) {
+            ("GET", "/login") => session::login_page(request).into(),
+            ("POST", "/login") => session::login(sessions, request),
+            ("POST", "/logout") => session::logout(sessions, request),
+            (m, p) => json_error(405, &format!("{m} {p} is not served here")).into(),
+        }
+    }
+
+    /// What a query may analyse: with a token or `--http-open`, `bytes` of the budget
+    /// shared with the intake (or 503 at once).
+    fn analysis_grant(&self, bytes: usize) -> Result<crate::budget::Grant, ApiError> {
         // A query runs the analysis, as a submission's document does (issue 53).
         if !self.open {
             return Err(ApiError::Forbidden(
                 "queries need a token: serve with --http-token FILE (or --http-open where every local user and web page is trusted)".into(),
             ));
         }
-        // Its bytes of the budget shared with the intake, or 503 at once.
-        let Some(_grant) = self.budget.try_take(request.body.len() as u64) else {
-            return Err(ApiError::Unavailable(format!(
+        self.budget.try_take(bytes as u64).ok_or_else(|| {
+            ApiError::Unavailable(format!(
                 "the daemon is analysing {} of its {} bytes of text at once (--memory-budget); try again",
                 self.budget.taken(),
                 self.budget.total()
-            )));
-        };
+            ))
+        })
+    }
+
+    /// `POST /query` (the inspector's form: the field `text`): the text's page, its
+    /// copied blocks linking their origins, as `POST /api/query` analyses it.
+    fn query_page(&self, request: &Request) -> Result<Reply, ApiError> {
+        let fields = session::form(request);
+        let text = fields.iter().find(|(k, _)| k == "text").map_or("", |(_, v)| v.as_str());
+        let _grant = self.analysis_grant(text.len())?;
+        self.with_query_view(|dd| pages::query(dd, text))
+    }
+
+    /// `POST /api/query`: the body (any input format, by its content type; JSON
+    /// `{"text": ...}` too) analysed as `query --json` does; nothing is stored.
+    fn query(&self, request: &Request) -> Result<Reply, ApiError> {
+        let _grant = self.analysis_grant(request.body.len())?;
         self.with_query_view(|dd| {
             let limits = textorigin_store::input::Limits { html: dd.config().html, ..self.query_limits };
             let doc = parse_body(request, "query", limits)?;
@@ -482,7 +506,12 @@ impl App {
             };
             Some(json(&v).unwrap_or_else(ApiError::reply)).map(|r| (status, r.1, r.2))
         };
-        Ok(Answer::Wait { poll: Box::new(poll), until: Instant::now() + WAIT, late: late.reply(), busy: pending })
+        Ok(Answer::Wait(Box::new(wire::Waiting {
+            poll: Box::new(poll),
+            until: Instant::now() + WAIT,
+            late: late.reply(),
+            busy: pending,
+        })))
     }
 
     /// Marks the spool file of admission key `key` as submitted over HTTP: an empty

@@ -86,15 +86,35 @@ pub(super) fn page_of(id: u64) -> String {
     format!("/documents/%23{id}")
 }
 
+/// The address of document `id`'s page at the passage `seg` (a text fragment).
+fn passage_link(id: u64, seg: &str) -> String {
+    match text_fragment(seg) {
+        f if f.is_empty() => page_of(id),
+        f => format!("{}#:~:text={f}", page_of(id)),
+    }
+}
+
 /// `GET /documents/{x}`: the document page, its origins linking to their own pages.
 pub(super) fn document(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
     let seq = resolve(store, name_or_id)?;
     let (mut v, text) = model::stored_document_and_text(store, seq, ViewOptions::default())?;
     v.copied_by = Some(model::copied_by(store, seq)?);
-    let page = html::document_page_linked(html::Site::Inspector, &v, &text, |id, seg| match text_fragment(seg) {
-        f if f.is_empty() => page_of(id),
-        f => format!("{}#:~:text={f}", page_of(id)),
-    });
+    let page = html::document_page_linked(html::Site::Inspector, &v, &text, passage_link);
+    Ok((200, HTML, page.into_bytes()))
+}
+
+/// `POST /query`: the page of a text checked against the collection (the inspector's
+/// form), its copied blocks linking their origins' pages at the passage; nothing is
+/// stored.
+pub(super) fn query(dd: &mut DataDir, text: &str) -> Result<Reply, ApiError> {
+    if text.trim().is_empty() {
+        return Err(ApiError::BadRequest("the form's `text` is empty".into()));
+    }
+    let doc = from_json(&serde_json::json!({ "text": text }).to_string(), "query", "query", Default::default())
+        .map_err(|e| ApiError::BadRequest(format!("the text: {e}")))?;
+    let q = dd.query(&doc)?;
+    let v = model::document(dd.store(), model::DocParts::query(&doc, &q), ViewOptions::default())?;
+    let page = html::document_page_linked(html::Site::Inspector, &v, &doc.text, passage_link);
     Ok((200, HTML, page.into_bytes()))
 }
 

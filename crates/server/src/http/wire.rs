@@ -13,7 +13,7 @@
 //! 3. the body's size (413 past `--max-doc-bytes`), `100 Continue` when asked for, and
 //!    the body within [`BODY_DEADLINE`] plus one second per [`MIN_BODY_RATE`] bytes;
 //! 4. a handler: one of `workers` permits, waited for at most [`HANDLER_WAIT`] (503);
-//!    a handler that must wait for the daemon ([`Answer::Wait`]) gives its permit back
+//!    a handler that must wait for the daemon ([`Waiting`]) gives its permit back
 //!    and waits on the connection's own thread, one of at most [`MAX_WAITING`];
 //! 5. the reply, written within [`WRITE_DEADLINE`], then the client's unread input
 //!    drained for at most [`LINGER`] in all (closing with unread input would reset the
@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -51,7 +51,7 @@ const MAX_DRAIN: u64 = 1 << 20;
 /// Open connections at most (each has a thread while it is open).
 pub(super) const MAX_CONNECTIONS: usize = 256;
 
-/// Requests that wait for the daemon at once ([`Answer::Wait`]); more are answered at
+/// Requests that wait for the daemon at once ([`Waiting`]); more are answered at
 /// once with their fallback.
 pub(super) const MAX_WAITING: usize = 64;
 
@@ -61,14 +61,38 @@ pub(super) type Reply = (u16, &'static str, Vec<u8>);
 /// What a handler answers: a reply, or a wait for one that holds no handler permit.
 pub(super) enum Answer {
     Reply(Reply),
-    /// `poll` is called every [`POLL`] until it gives the reply or `until` passes (then
-    /// `late`); with [`MAX_WAITING`] requests waiting already, `busy` at once.
-    Wait {
-        poll: Box<dyn FnMut() -> Option<Reply> + Send>,
-        until: Instant,
-        late: Reply,
-        busy: Reply,
-    },
+    /// A reply with more headers (`Location`, `Set-Cookie`).
+    Headed(Reply, Vec<(&'static str, String)>),
+    Wait(Box<Waiting>),
+}
+
+/// A reply waited for: `poll` is called every [`POLL`] until it gives the reply or
+/// `until` passes (then `late`); with [`MAX_WAITING`] requests waiting already, `busy`
+/// at once.
+pub(super) struct Waiting {
+    pub(super) poll: Box<dyn FnMut() -> Option<Reply> + Send>,
+    pub(super) until: Instant,
+    pub(super) late: Reply,
+    pub(super) busy: Reply,
+}
+
+impl From<Reply> for Answer {
+    fn from(reply: Reply) -> Answer {
+        Answer::Reply(reply)
+    }
+}
+
+/// How a request was let in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Auth {
+    /// The server has no token.
+    Open,
+    /// `Authorization: Bearer TOKEN`.
+    Bearer,
+    /// A browser's session cookie ([`super::session`]), with the session's CSRF token.
+    Session(String),
+    /// Neither, on the sign-in page's own routes.
+    SigningIn,
 }
 
 /// How often a waiting request looks again.
@@ -86,6 +110,7 @@ pub(super) struct Request {
     pub(super) query: Vec<(String, String)>,
     headers: Vec<(String, String)>,
     pub(super) body: Vec<u8>,
+    pub(super) auth: Auth,
 }
 
 impl Request {
@@ -100,8 +125,11 @@ impl Request {
 
 /// What every connection is held to.
 pub(super) struct Limits {
-    /// Required of every request when set (`Authorization: Bearer TOKEN`).
+    /// Required of every request when set (`Authorization: Bearer TOKEN`, or a session
+    /// cookie of `sessions`).
     pub(super) token: Option<String>,
+    /// The browsers' sessions (with a token).
+    pub(super) sessions: Option<Arc<super::session::Sessions>>,
     /// The `Host` values answered to (lower case, each with and without the port when
     /// the port is the default one); a browser's `Origin` must be `http://` one of them.
     pub(super) hosts: Vec<String>,
@@ -136,7 +164,7 @@ struct Shared {
     /// Signalled when a connection closes or a permit is given back.
     changed: Condvar,
     permits: Mutex<usize>,
-    /// Requests waiting for the daemon ([`Answer::Wait`]).
+    /// Requests waiting for the daemon ([`Waiting`]).
     waiting: std::sync::atomic::AtomicUsize,
 }
 
@@ -253,7 +281,7 @@ fn accepted(shared: &Arc<Shared>, handle: &Arc<Handler>, stream: TcpStream) {
     let _ = stream.set_nonblocking(false);
     let Some(id) = shared.admit(&stream) else {
         let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-        let _ = (&stream).write_all(&response(503, JSON, &error_body("the server is busy; try again")));
+        let _ = (&stream).write_all(&response(503, JSON, &error_body("the server is busy; try again"), &[]));
         return;
     };
     let (s, h) = (Arc::clone(shared), Arc::clone(handle));
@@ -279,13 +307,15 @@ fn serve(shared: &Shared, id: u64, stream: &TcpStream, handle: &Handler) {
             }
             None => Answer::Reply(json_error(503, "the server is busy; try again")),
         },
-        Err(reply) => Answer::Reply(reply),
+        Err(answer) => answer,
     };
-    let reply = match answer {
-        Answer::Reply(reply) => reply,
-        Answer::Wait { poll, until, late, busy } => shared.wait(poll, until, late, busy),
+    let (reply, headers) = match answer {
+        Answer::Reply(reply) => (reply, Vec::new()),
+        Answer::Headed(reply, headers) => (reply, headers),
+        Answer::Wait(w) => (shared.wait(*w), Vec::new()),
     };
-    let written = write_until(stream, &response(reply.0, reply.1, &reply.2), Instant::now() + WRITE_DEADLINE);
+    let bytes = response(reply.0, reply.1, &reply.2, &headers);
+    let written = write_until(stream, &bytes, Instant::now() + WRITE_DEADLINE);
     if written.is_ok() {
         let _ = stream.shutdown(Shutdown::Write);
         drain(stream, Instant::now() + LINGER);
@@ -293,14 +323,9 @@ fn serve(shared: &Shared, id: u64, stream: &TcpStream, handle: &Handler) {
 }
 
 impl Shared {
-    /// Waits for `poll`'s reply (see [`Answer::Wait`]) without a handler permit.
-    fn wait(
-        &self,
-        mut poll: Box<dyn FnMut() -> Option<Reply> + Send>,
-        until: Instant,
-        late: Reply,
-        busy: Reply,
-    ) -> Reply {
+    /// Waits for `poll`'s reply (see [`Waiting`]) without a handler permit.
+    fn wait(&self, w: Waiting) -> Reply {
+        let Waiting { mut poll, until, late, busy } = w;
         if self.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
             return busy;
@@ -319,8 +344,8 @@ impl Shared {
     }
 }
 
-/// Reads a request in the order the module docs give; an error is the reply.
-fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Reply> {
+/// Reads a request in the order the module docs give; an error is the answer.
+fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Answer> {
     let (mut request, content_length, ahead) = read_head(stream, Instant::now() + HEAD_DEADLINE)?;
     let hosts = &shared.limits.hosts;
     let host = request.header("host").map(|h| h.trim().to_ascii_lowercase());
@@ -328,30 +353,40 @@ fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Reply> {
         return Err(json_error(
             421,
             &format!("this server answers to the host names {} only (--http-host adds one)", hosts.join(", ")),
-        ));
+        )
+        .into());
     }
     if let Some(origin) = request.header("origin").map(|o| o.trim().to_ascii_lowercase()) {
-        if !origin.strip_prefix("http://").is_some_and(|h| hosts.iter().any(|x| x == h)) {
-            return Err(json_error(403, "requests from pages of another origin are refused"));
+        // `https://`: the page came through a TLS proxy in front (README, "Teams"); an
+        // origin without a port has its scheme's (`--http-host NAME:443`).
+        let host = match origin.split_once("://") {
+            Some(("http", h)) => Some((h, "80")),
+            Some(("https", h)) => Some((h, "443")),
+            _ => None,
+        };
+        let known = |(h, default): (&str, &str)| {
+            let with_port = if h.ends_with(']') || !h.contains(':') { format!("{h}:{default}") } else { h.to_string() };
+            hosts.iter().any(|x| *x == h || *x == with_port)
+        };
+        if !host.is_some_and(known) {
+            return Err(json_error(403, "requests from pages of another origin are refused").into());
         }
     }
-    if let Some(token) = &shared.limits.token {
-        if !authorized(token, request.header("authorization")) {
-            return Err(json_error(401, "this server needs `Authorization: Bearer TOKEN`"));
-        }
-    }
+    request.auth = authenticate(&shared.limits, &request)?;
     let query = request.method == "POST" && request.path.trim_end_matches('/') == "/api/query";
     if query && content_length > shared.limits.max_query_body {
         return Err(json_error(
             413,
             &format!("a query body is larger than {} bytes (--http-max-query-bytes)", shared.limits.max_query_body),
-        ));
+        )
+        .into());
     }
     if content_length > shared.limits.max_body {
         return Err(json_error(
             413,
             &format!("the body is larger than {} bytes (--max-doc-bytes)", shared.limits.max_body),
-        ));
+        )
+        .into());
     }
     let continue_asked = request.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
     if continue_asked && content_length as usize > ahead.len() {
@@ -360,7 +395,74 @@ fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Reply> {
     }
     let until = Instant::now() + BODY_DEADLINE + Duration::from_secs(content_length / MIN_BODY_RATE);
     request.body = read_body(stream, content_length, ahead, until)?;
+    if let Auth::Session(csrf) = &request.auth {
+        if request.method == "POST" && !super::session::csrf_given(&request, csrf) {
+            return Err(json_error(
+                403,
+                "a form sent with a session needs its CSRF token (the field `csrf`, or the header X-CSRF-Token): reload the page and send it again",
+            )
+            .into());
+        }
+    }
     Ok(request)
+}
+
+/// How a request is let in (see [`Auth`]); a browser asking for a page without a
+/// session is sent to the sign-in page, anything else without the token gets 401.
+fn authenticate(limits: &Limits, request: &Request) -> Result<Auth, Answer> {
+    let (Some(token), Some(sessions)) = (&limits.token, &limits.sessions) else { return Ok(Auth::Open) };
+    if authorized(token, request.header("authorization")) {
+        return Ok(Auth::Bearer);
+    }
+    if let Some(csrf) = sessions.check(request.header("cookie")) {
+        return Ok(Auth::Session(csrf));
+    }
+    let path = request.path.trim_end_matches('/');
+    if path == "/login" {
+        return Ok(Auth::SigningIn);
+    }
+    let page = request.method == "GET" && !path.starts_with("/api/") && path != "/metrics";
+    if page {
+        let mut next = request.path.clone();
+        if !request.query.is_empty() {
+            next += "?";
+            next += &form_urlencoded::Serializer::new(String::new()).extend_pairs(&request.query).finish();
+        }
+        let to = format!("/login?next={}", crate::view::html::escape_query(&next));
+        return Err(super::session::see_other(&to, Vec::new()));
+    }
+    Err(json_error(401, "this server needs `Authorization: Bearer TOKEN` (browsers: sign in at /login)").into())
+}
+
+/// The `Host` values a server on `addr` answers to: its address, `localhost` when it
+/// is loopback, and `extra`; each with its port, and also without when the port is 80.
+pub(super) fn host_names(addr: SocketAddr, extra: &[String]) -> Vec<String> {
+    let port = addr.port();
+    let mut names = vec![match addr.ip() {
+        std::net::IpAddr::V4(ip) => ip.to_string(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+    }];
+    if addr.ip().is_loopback() {
+        names.extend(["localhost".to_string(), "127.0.0.1".to_string(), "[::1]".to_string()]);
+    }
+    let mut out = Vec::new();
+    for name in names.iter().chain(extra).map(|n| n.trim().to_ascii_lowercase()) {
+        // `name:port`, `[v6]:port`; not a bare IPv6 address.
+        let has_port = name
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| p.parse::<u16>().is_ok() && (h.ends_with(']') || !h.contains(':')));
+        let forms = match has_port {
+            true => vec![name],
+            false if port == 80 => vec![format!("{name}:{port}"), name],
+            false => vec![format!("{name}:{port}")],
+        };
+        for f in forms {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 /// Whether an `Authorization` header carries the token (the scheme in any case, as
@@ -372,7 +474,7 @@ fn authorized(token: &str, header: Option<&str>) -> bool {
     scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -481,8 +583,14 @@ fn parse_head(buf: &[u8]) -> Result<Option<(Request, u64, Vec<u8>)>, Reply> {
     }
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let query = form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
-    let request =
-        Request { method: method.to_string(), path: path.to_string(), query, headers: fields, body: Vec::new() };
+    let request = Request {
+        method: method.to_string(),
+        path: path.to_string(),
+        query,
+        headers: fields,
+        body: Vec::new(),
+        auth: Auth::Open,
+    };
     Ok(Some((request, content_length, buf[end..].to_vec())))
 }
 
@@ -533,12 +641,13 @@ pub(super) fn json_error(status: u16, message: &str) -> Reply {
     (status, JSON, error_body(message))
 }
 
-/// A whole HTTP/1.1 response.
-pub(super) fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+/// A whole HTTP/1.1 response, with `headers` besides the usual ones.
+pub(super) fn response(status: u16, content_type: &str, body: &[u8], headers: &[(&str, String)]) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
         201 => "Created",
         202 => "Accepted",
+        303 => "See Other",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -550,14 +659,16 @@ pub(super) fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> 
         413 => "Content Too Large",
         421 => "Misdirected Request",
         422 => "Unprocessable Content",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         505 => "HTTP Version Not Supported",
         _ => "Service Unavailable",
     };
     let challenge = if status == 401 { "WWW-Authenticate: Bearer realm=\"textorigin\"\r\n" } else { "" };
+    let extra: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
     let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{challenge}Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\r\n",
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{challenge}{extra}Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n\r\n",
         body.len()
     )
     .into_bytes();
@@ -608,8 +719,8 @@ mod tests {
 
     #[test]
     fn a_401_carries_its_challenge() {
-        let r = String::from_utf8(response(401, JSON, b"{}")).unwrap();
+        let r = String::from_utf8(response(401, JSON, b"{}", &[])).unwrap();
         assert!(r.contains("\r\nWWW-Authenticate: Bearer realm=\"textorigin\"\r\n"), "{r}");
-        assert!(!String::from_utf8(response(404, JSON, b"{}")).unwrap().contains("WWW-Authenticate"));
+        assert!(!String::from_utf8(response(404, JSON, b"{}", &[])).unwrap().contains("WWW-Authenticate"));
     }
 }

@@ -37,6 +37,10 @@ a.copied{color:inherit;text-decoration:none;border-bottom:2px solid #888}\
 table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left}\
 .legend li{margin:.2em 0}.swatch{display:inline-block;width:1em;height:1em;vertical-align:middle;margin-right:.4em;border:1px solid #999}";
 
+/// Where a form that changes or runs something holds its CSRF field: the HTTP inspector
+/// fills it with a signed-in browser's token, or empties it (`http::session`).
+pub const CSRF_SLOT: &str = "<!--csrf-->";
+
 /// A self-contained page: `body` under the shared style.
 pub fn page(title: &str, body: &str) -> String {
     page_in(Site::Alone, title, body)
@@ -104,7 +108,11 @@ pub fn index_page(p: &IndexPage<'_>, href: impl Fn(u64) -> String) -> String {
     s += &escape(p.search);
     s += "\"> <button>Search</button></form><form action=\"/\"><input name=\"text\" size=\"60\" placeholder=\"a passage: the documents that hold it\" value=\"";
     s += &escape(p.text);
-    s += "\"> <button>Find</button></form><p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>";
+    s += "\"> <button>Find</button></form>";
+    s += &format!(
+        "<details><summary>Check a text against the collection</summary><form method=\"post\" action=\"/query\" id=\"check\">{CSRF_SLOT}<p><textarea name=\"text\" rows=\"6\" cols=\"80\" required placeholder=\"a text to analyse: what it copies and from where (nothing is stored)\"></textarea></p><p><button>Check</button></p></form></details>"
+    );
+    s += "<p><a href=\"/report\">Collection report</a> · <a href=\"/metrics\">metrics</a></p>";
     if let Some(note) = &p.note {
         s += &format!("<p id=\"found\">{}</p>", escape(note));
     }

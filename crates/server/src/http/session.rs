@@ -1,0 +1,273 @@
+//! Browsers sign in with the token (issue 55), as Jupyter's and Grafana's token logins
+//! do: `GET /login` is a form that takes the token, `POST /login` checks it and sets a
+//! session cookie, `POST /logout` ends the session.
+//!
+//! **The cookie** names a session of this process (256 random bits from the kernel,
+//! never the token itself): `HttpOnly` (no script reads it), `SameSite=Strict` (no other
+//! site's page or link sends it), `Path=/`, and `Secure` when the request came through
+//! a TLS proxy (`X-Forwarded-Proto: https`). A session ends at logout, after
+//! [`IDLE`] unused, after [`MAX_AGE`], or when the daemon restarts (sessions are kept in
+//! memory only: signing in again is the cost).
+//!
+//! **Forms that change something are CSRF-safe** three ways: the cookie is
+//! `SameSite=Strict`; the server refuses requests whose `Origin` is another site's
+//! (`wire`); and a POST that a session authenticates must carry the session's own CSRF
+//! token, the form field `csrf` (the inspector's forms hold it: [`fill_forms`]) or the
+//! header `X-CSRF-Token`. Requests with `Authorization: Bearer` need none (no browser
+//! adds that header by itself).
+//!
+//! **Guessing**: the token is compared in constant time, and after [`MAX_FAILURES`]
+//! failed sign-ins within [`FAILURE_WINDOW`] every sign-in is refused (429) until the
+//! window has passed.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Read;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::wire::{constant_time_eq, Answer, Reply, Request};
+use crate::view::html;
+
+/// The session cookie's name.
+pub(super) const COOKIE: &str = "textorigin_session";
+/// A session unused this long ends.
+pub(super) const IDLE: Duration = Duration::from_secs(12 * 3600);
+/// A session ends this long after its sign-in, used or not.
+pub(super) const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Sessions kept at most (the least recently used one ends past it).
+const MAX_SESSIONS: usize = 4096;
+/// Failed sign-ins that close sign-in for the rest of [`FAILURE_WINDOW`].
+pub(super) const MAX_FAILURES: usize = 10;
+pub(super) const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+const HTML: &str = "text/html; charset=utf-8";
+
+/// The live sessions of a server with a token.
+pub(super) struct Sessions {
+    token: String,
+    live: Mutex<HashMap<String, Session>>,
+    failures: Mutex<VecDeque<Instant>>,
+}
+
+struct Session {
+    csrf: String,
+    created: Instant,
+    seen: Instant,
+}
+
+/// Why a sign-in failed.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Refused {
+    Wrong,
+    Throttled,
+}
+
+impl Sessions {
+    pub(super) fn new(token: String) -> Sessions {
+        Sessions { token, live: Mutex::default(), failures: Mutex::default() }
+    }
+
+    /// The CSRF token of the live session a request's `Cookie` header names.
+    pub(super) fn check(&self, cookies: Option<&str>) -> Option<String> {
+        let id = cookie(cookies, COOKIE)?;
+        let mut live = self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        let s = live.get_mut(id)?;
+        if now.duration_since(s.seen) > IDLE || now.duration_since(s.created) > MAX_AGE {
+            live.remove(id);
+            return None;
+        }
+        s.seen = now;
+        Some(s.csrf.clone())
+    }
+
+    /// Checks a token given by a browser: a new session's id.
+    pub(super) fn login(&self, given: &str) -> Result<String, Refused> {
+        let now = Instant::now();
+        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while failures.front().is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW) {
+            failures.pop_front();
+        }
+        if failures.len() >= MAX_FAILURES {
+            return Err(Refused::Throttled);
+        }
+        if !constant_time_eq(given.trim().as_bytes(), self.token.as_bytes()) {
+            failures.push_back(now);
+            return Err(Refused::Wrong);
+        }
+        drop(failures);
+        let (id, csrf) = (random_hex(), random_hex());
+        let mut live = self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        live.retain(|_, s| now.duration_since(s.seen) <= IDLE && now.duration_since(s.created) <= MAX_AGE);
+        if live.len() >= MAX_SESSIONS {
+            if let Some(oldest) = live.iter().min_by_key(|(_, s)| s.seen).map(|(k, _)| k.clone()) {
+                live.remove(&oldest);
+            }
+        }
+        live.insert(id.clone(), Session { csrf, created: now, seen: now });
+        Ok(id)
+    }
+
+    /// Ends the session a request's `Cookie` header names.
+    pub(super) fn logout(&self, cookies: Option<&str>) {
+        if let Some(id) = cookie(cookies, COOKIE) {
+            self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+        }
+    }
+}
+
+/// The value of cookie `name` in a `Cookie` header (`a=1; b=2`).
+pub(super) fn cookie<'a>(header: Option<&'a str>, name: &str) -> Option<&'a str> {
+    header?.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.trim())
+}
+
+/// 32 random bytes from the kernel, in hex.
+fn random_hex() -> String {
+    let mut b = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .expect("the kernel's random numbers (/dev/urandom) can be read");
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Whether a request came through a proxy that took it over TLS.
+fn over_tls(request: &Request) -> bool {
+    request.header("x-forwarded-proto").is_some_and(|p| p.eq_ignore_ascii_case("https"))
+}
+
+/// The `Set-Cookie` value of session `id` (empty and expired: ends it).
+fn set_cookie(request: &Request, id: Option<&str>) -> String {
+    let secure = if over_tls(request) { "; Secure" } else { "" };
+    match id {
+        Some(id) => format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}", MAX_AGE.as_secs()),
+        None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
+    }
+}
+
+/// A page's own address to come back to after signing in: a path on this server
+/// (`/...`, not `//host`), else `/`.
+fn local_path(next: Option<&str>) -> &str {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') && !n.contains("\r\n") => n,
+        _ => "/",
+    }
+}
+
+/// The form fields of a `application/x-www-form-urlencoded` body.
+pub(super) fn form(request: &Request) -> Vec<(String, String)> {
+    form_urlencoded::parse(&request.body).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// A redirect (303) to `to`, with more headers.
+pub(super) fn see_other(to: &str, mut headers: Vec<(&'static str, String)>) -> Answer {
+    headers.push(("Location", to.to_string()));
+    Answer::Headed((303, HTML, Vec::new()), headers)
+}
+
+/// `GET /login?next=PATH`: the sign-in form.
+pub(super) fn login_page(request: &Request) -> Reply {
+    (200, HTML, page(local_path(request.param("next")), None).into_bytes())
+}
+
+/// `POST /login` (form fields `token`, `next`): a session and back to `next`, or the
+/// form again with why.
+pub(super) fn login(sessions: &Sessions, request: &Request) -> Answer {
+    let fields = form(request);
+    let next = local_path(field(&fields, "next")).to_string();
+    match sessions.login(field(&fields, "token").unwrap_or("")) {
+        Ok(id) => see_other(&next, vec![("Set-Cookie", set_cookie(request, Some(&id)))]),
+        Err(Refused::Wrong) => {
+            Answer::Reply((401, HTML, page(&next, Some("That is not the server's token.")).into_bytes()))
+        }
+        Err(Refused::Throttled) => Answer::Reply((
+            429,
+            HTML,
+            page(&next, Some("Too many wrong tokens in the last minute: try again in a minute.")).into_bytes(),
+        )),
+    }
+}
+
+/// `POST /logout`: the session ended, the cookie cleared, and the sign-in form.
+pub(super) fn logout(sessions: &Sessions, request: &Request) -> Answer {
+    sessions.logout(request.header("cookie"));
+    see_other("/login", vec![("Set-Cookie", set_cookie(request, None))])
+}
+
+fn page(next: &str, error: Option<&str>) -> String {
+    let error = error.map_or(String::new(), |e| format!("<p class=\"error\" role=\"alert\">{}</p>", html::escape(e)));
+    let body = format!(
+        "<h1>Sign in to textorigin</h1>{error}<form method=\"post\" action=\"/login\">\
+         <p><label>Token <input type=\"password\" name=\"token\" autocomplete=\"current-password\" size=\"40\" autofocus required></label></p>\
+         <input type=\"hidden\" name=\"next\" value=\"{}\"><p><button>Sign in</button></p></form>\
+         <p><small>The token is the content of the file the server was started with (<code>--http-token FILE</code>).</small></p>",
+        html::escape(next)
+    );
+    html::page("Sign in — textorigin", &body)
+}
+
+/// An inspector page shown to a session: the forms' CSRF slots ([`html::CSRF_SLOT`])
+/// filled with its token, and a sign-out button at the top. Other pages: the slots
+/// emptied (a bearer token or an open server needs none).
+pub(super) fn fill_forms(page: Vec<u8>, csrf: Option<&str>) -> Vec<u8> {
+    let Ok(page) = String::from_utf8(page) else { return Vec::new() };
+    let Some(csrf) = csrf else { return page.replace(html::CSRF_SLOT, "").into_bytes() };
+    let field = format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", html::escape(csrf));
+    let bar = format!(
+        "<body><form method=\"post\" action=\"/logout\" style=\"float:right\">{field}<button>Sign out</button></form>"
+    );
+    page.replacen("<body>", &bar, 1).replace(html::CSRF_SLOT, &field).into_bytes()
+}
+
+/// Whether a POST authenticated by a session carries its CSRF token (the form field
+/// `csrf` of a form body, or the header `X-CSRF-Token`).
+pub(super) fn csrf_given(request: &Request, csrf: &str) -> bool {
+    let form_body = request
+        .header("content-type")
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
+    let given = match request.header("x-csrf-token") {
+        Some(h) => Some(h.to_string()),
+        None if form_body => field(&form(request), "csrf").map(str::to_string),
+        None => None,
+    };
+    given.is_some_and(|g| constant_time_eq(g.as_bytes(), csrf.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_is_made_only_by_the_token_and_ends_at_logout() {
+        let s = Sessions::new("secret-token".into());
+        assert_eq!(s.login("nope"), Err(Refused::Wrong));
+        let id = s.login(" secret-token\n").unwrap();
+        let header = format!("a=1; {COOKIE}={id}; b=2");
+        let csrf = s.check(Some(&header)).expect("a live session");
+        assert_eq!(csrf.len(), 64);
+        assert_ne!(csrf, id);
+        assert!(s.check(Some(&format!("{COOKIE}=x{id}"))).is_none());
+        s.logout(Some(&header));
+        assert!(s.check(Some(&header)).is_none());
+    }
+
+    #[test]
+    fn sign_in_closes_after_too_many_wrong_tokens() {
+        let s = Sessions::new("t".into());
+        for _ in 0..MAX_FAILURES {
+            assert_eq!(s.login("x"), Err(Refused::Wrong));
+        }
+        assert_eq!(s.login("t"), Err(Refused::Throttled), "even the right token, within the window");
+    }
+
+    #[test]
+    fn only_local_paths_are_gone_back_to() {
+        assert_eq!(local_path(Some("/documents/%2312?x=1")), "/documents/%2312?x=1");
+        for bad in ["//evil.example/", "https://evil.example/", "/\\evil", "", "x"] {
+            assert_eq!(local_path(Some(bad)), "/", "{bad}");
+        }
+    }
+}
