@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use textorigin_server::view::{html, model, text, ViewOptions};
+use textorigin_server::view::{compare, html, model, text, ViewOptions};
 use textorigin_store::storage::datadir::DataDir;
 
 use crate::args::DataArg;
@@ -29,6 +29,13 @@ pub struct Args {
     /// colour per origin, a legend linking the origins and a summary bar.
     #[arg(long, value_name = "OUT.html")]
     html: Option<PathBuf>,
+    /// The document beside one of its sources (by name or id; without one, the source
+    /// it copied the most words from): the copied passages paired, their edited words
+    /// in brackets, in two columns ($COLUMNS wide, else 120); with --html, the page
+    /// with both whole texts, each passage linking its counterpart; with --json, the
+    /// pairs' byte spans and edits.
+    #[arg(long, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "")]
+    side_by_side: Option<String>,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -38,9 +45,31 @@ pub fn run(a: Args) -> Result<()> {
     if named.len() > 1 {
         eprintln!("note: {} documents are named `{}`; showing the latest (#{seq})", named.len(), a.name_or_id);
     }
-    let (mut v, stored) =
-        model::stored_document_and_text(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
-    v.copied_by = Some(model::copied_by(dd.store(), seq)?).filter(|c| c.count > 0);
+    let (v, stored) = model::shown(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
+    if let Some(source) = &a.side_by_side {
+        let origin = match source.as_str() {
+            "" => v
+                .similarity
+                .iter()
+                .flatten()
+                .next()
+                .and_then(|s| s.origin.id)
+                .with_context(|| format!("#{seq} has no copied blocks: there is no source to put beside it"))?,
+            name => dd.store().resolve(name)?,
+        };
+        let s = model::side_by_side(dd.store(), &v, &stored, origin)?;
+        if let Some(path) = a.html {
+            let page = compare::compare_page(html::Site::Alone, &s, |_, _| String::new(), |_| String::new());
+            std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        } else if a.json {
+            super::print_json(&s)?;
+        } else {
+            let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(120);
+            print!("{}", compare::side_by_side_text(&s, width));
+        }
+        return Ok(());
+    }
     if let Some(path) = a.html {
         std::fs::write(&path, html::document_page(&v, &stored))
             .with_context(|| format!("cannot write {}", path.display()))?;

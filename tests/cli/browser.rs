@@ -103,7 +103,7 @@ impl<'a> Browser<'a> {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-            "--window-size=1100,900",
+            "--window-size=1100,640",
             &format!("--user-data-dir={}", profile.path().display()),
         ];
         let caps = json!({"capabilities": {"alwaysMatch": {
@@ -260,6 +260,16 @@ fn a_browser_signs_in_with_the_token_and_its_forms_are_csrf_safe() {
     b.go(&evil);
     b.click("button");
     b.wait_for("another origin");
+
+    // The side-by-side page, reached from the document's page.
+    b.go(&format!("{base}/documents/03-weekly-roundup"));
+    b.click("a.compare");
+    b.wait_for("Side by side");
+    assert!(b.url().contains("/compare?a=%233&b=%231"), "{}", b.url());
+    b.click("#document a.copied");
+    assert!(b.url().ends_with("#b-0"), "a passage links its counterpart: {}", b.url());
+    b.script("window.scrollTo(0, 0)");
+    b.screenshot(tmp.path(), "side-by-side.png");
 
     // Sign-out: the session ends, pages ask to sign in again.
     b.go(&format!("{base}/"));

@@ -29,6 +29,11 @@
 //! Issue 54: the default attribution became `passage`; the cases recorded before run
 //! with `--attribution earliest` and are unchanged (checked against the file as it
 //! was), and the `-passage` cases (the new default) were recorded beside them.
+//! Re-recorded for issue 55: `show` gives each copied block's passage in its source
+//! (`source`) and the similarity to each source; only `show_last` and `show_last_text`
+//! changed (every export, list, quotes, neardups and digest is as recorded), and the
+//! mail case's `show --json` with those fields removed is as long as recorded (7,562
+//! bytes, formatted alike: checked).
 
 use std::path::{Path, PathBuf};
 

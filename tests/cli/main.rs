@@ -8,6 +8,7 @@ mod attacks;
 mod backup;
 mod browser;
 mod cluster;
+mod compare;
 mod daemon;
 mod damage;
 mod dates;

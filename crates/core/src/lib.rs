@@ -26,6 +26,7 @@ pub mod engine;
 pub mod estimate;
 pub mod hash;
 pub mod index;
+pub mod locate;
 pub mod neardup;
 pub mod quote;
 pub mod rabin;

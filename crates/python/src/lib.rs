@@ -272,13 +272,49 @@ impl Native {
         })
     }
 
-    /// The view of a stored document: `#ID`, a name, or a number that is no name.
+    /// The view of a stored document as `show --json` prints it (its blocks' passages
+    /// in their sources, its similarity to each): `#ID`, a name, or a number that is
+    /// no name.
     fn show(&self, py: Python<'_>, name_or_id: String) -> PyResult<String> {
         py.detach(|| self.catch_up())?;
         let store = self.store()?;
         py.detach(|| {
             let seq = store.resolve(&name_or_id).map_err(|e| error(chain(&e)))?;
-            result(&store, seq, Results::View)
+            json(&model::shown(&store, seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?.0)
+        })
+    }
+
+    /// A stored document's text (what its byte spans are of).
+    fn text(&self, py: Python<'_>, name_or_id: String) -> PyResult<String> {
+        py.detach(|| self.catch_up())?;
+        let store = self.store()?;
+        py.detach(|| {
+            let seq = store.resolve(&name_or_id).map_err(|e| error(chain(&e)))?;
+            store.text(seq).map_err(|e| error(chain(&e)))?.ok_or_else(|| error(format!("#{seq} has no stored text")))
+        })
+    }
+
+    /// `show --side-by-side --json` with both texts (`text`, `source_text`): document
+    /// `name_or_id` beside `source` (default: the source it copied the most words from).
+    #[pyo3(signature = (name_or_id, source = None))]
+    fn side_by_side(&self, py: Python<'_>, name_or_id: String, source: Option<String>) -> PyResult<String> {
+        py.detach(|| self.catch_up())?;
+        let store = self.store()?;
+        py.detach(|| {
+            let err = |e: &dyn std::error::Error| error(chain(e));
+            let seq = store.resolve(&name_or_id).map_err(|e| err(&e))?;
+            let (v, text) = model::shown(&store, seq, ViewOptions::default()).map_err(|e| err(&e))?;
+            let origin = match source {
+                Some(s) => store.resolve(&s).map_err(|e| err(&e))?,
+                None => v.similarity.iter().flatten().next().and_then(|s| s.origin.id).ok_or_else(|| {
+                    error(format!("#{seq} has no copied blocks: there is no source to put beside it"))
+                })?,
+            };
+            let s = model::side_by_side(&store, &v, &text, origin).map_err(|e| err(&e))?;
+            let mut out = serde_json::to_value(&s).map_err(error)?;
+            out["text"] = s.text.into();
+            out["source_text"] = s.source_text.into();
+            json(&out)
         })
     }
 

@@ -450,3 +450,25 @@ def test_a_served_directory_is_read_beside_the_daemon(tmp_path):
     # The daemon's directory is whole after the read-only reader: it opens for writing.
     with textorigin.Collection(data) as c:
         assert len(list(c.documents())) == 12
+
+
+def test_show_places_each_block_in_its_source_and_side_by_side_pairs_them(tmp_path):
+    """Issue 55: a block's passage in its source (byte spans of the source's text), the
+    similarity to each source, and the two texts side by side with the edits."""
+    source = (
+        "The old harbour bridge reopened to traffic on Monday morning after twenty-six months of repairs "
+        "that cost the city almost twice the original estimate, and the engineers replaced all eleven cables."
+    )
+    copy = "A reader wrote in. " + source.replace("almost twice", "nearly twice") + " The end of it."
+    with textorigin.Collection(tmp_path / "d", table_size="4MiB") as c:
+        c.ingest([{"id": "src", "text": source}, {"id": "cpy", "text": copy}])
+        v = c.show("cpy")
+        block = v["copied_blocks"][0]
+        span = block["source"]
+        assert c.text("src")[span["start_byte"] : span["end_byte"]].startswith("The old harbour bridge")
+        assert v["similarity"][0]["origin"]["name"] == "src" and 0 < v["similarity"][0]["percent"] < 100
+        s = c.side_by_side("cpy")
+        assert s["source"]["name"] == "src" and s["percent"] == v["similarity"][0]["percent"]
+        (pair,) = s["pairs"]
+        assert [s["text"][a:b] for a, b in pair["edits"]] == ["nearly"]
+        assert [s["source_text"][a:b] for a, b in pair["source_edits"]] == ["almost"]

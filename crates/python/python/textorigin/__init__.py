@@ -244,9 +244,26 @@ class Collection:
         return json.loads(self._native.query(_line(doc)))
 
     def show(self, name_or_id: Union[str, int]) -> Dict[str, Any]:
-        """A stored document's result: by id (an ``int``, or ``"#42"``) or by name."""
+        """A stored document's result (what ``textorigin show --json`` prints): by id
+        (an ``int``, or ``"#42"``) or by name. Each copied block has its passage in its
+        origin (``source``: token and byte spans of the origin's :meth:`text`), and
+        ``similarity`` the share of the document's words each source accounts for."""
         key = f"#{name_or_id}" if isinstance(name_or_id, int) else name_or_id
         return json.loads(self._native.show(key))
+
+    def text(self, name_or_id: Union[str, int]) -> str:
+        """A stored document's text, which its byte spans are of."""
+        key = f"#{name_or_id}" if isinstance(name_or_id, int) else name_or_id
+        return self._native.text(key)
+
+    def side_by_side(self, name_or_id: Union[str, int], source: Union[str, int, None] = None) -> Dict[str, Any]:
+        """A document beside one of its sources (by default the one it copied the most
+        words from), as ``show --side-by-side --json``: ``percent``, ``similarity``,
+        ``pairs`` (byte spans of each copied passage in both texts and the edited words
+        of each), with both texts (``text``, ``source_text``)."""
+        key = f"#{name_or_id}" if isinstance(name_or_id, int) else name_or_id
+        other = f"#{source}" if isinstance(source, int) else source
+        return json.loads(self._native.side_by_side(key, other))
 
     def export(self, batch: int = 256) -> Iterator[Dict[str, Any]]:
         """Every stored document's result in order (what ``textorigin export`` writes)."""

@@ -734,12 +734,10 @@ impl Daemon<'_> {
                     let mut reason_path = target.clone().into_os_string();
                     reason_path.push(".reason");
                     let reason_path = PathBuf::from(reason_path);
-                    std::fs::write(&reason_path, reasons.join("\n") + "\n")
-                        .io(|| format!("cannot write {}", reason_path.display()))
-                        .and_then(|()| {
-                            std::fs::rename(&path, &target)
-                                .io(|| format!("cannot move {} to {}", path.display(), target.display()))
-                        })
+                    status::write_whole(&reason_path, (reasons.join("\n") + "\n").as_bytes()).and_then(|()| {
+                        std::fs::rename(&path, &target)
+                            .io(|| format!("cannot move {} to {}", path.display(), target.display()))
+                    })
                 }
                 Outcome::Keep => Ok(()),
             };

@@ -147,11 +147,21 @@ impl StatusFile {
         if json == self.last {
             return;
         }
-        let tmp = self.dir.join(".daemon.json.tmp");
-        if std::fs::write(&tmp, &json).is_ok() && std::fs::rename(&tmp, self.dir.join("daemon.json")).is_ok() {
+        if write_whole(&self.dir.join("daemon.json"), &json).is_ok() {
             self.last = json;
         }
     }
+}
+
+/// Writes `bytes` to `path` whole: into `.NAME.tmp` beside it, then renamed over it, so
+/// that a reader sees the file complete or not at all (a `.reason` file read as soon as
+/// it appeared was empty now and then).
+pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), textorigin_store::error::IoError> {
+    use textorigin_store::error::IoContext;
+    let name = path.file_name().map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes).io(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).io(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }
 
 #[cfg(test)]

@@ -313,6 +313,7 @@ impl App {
                 None => pages::index(&store, &request.query),
             },
             ["documents", x] => pages::document(&store, x),
+            ["compare"] => pages::compare(&store, &request.query),
             ["report"] => pages::report(&store, &request.query, &self.report),
             ["api", "admissions", key] => admission(&self.submitted, &store, key).and_then(|v| match v {
                 Some(v) => json(&v),
@@ -611,7 +612,7 @@ fn resolve(store: &Store, name_or_id: &str) -> Result<u64, ApiError> {
 /// `GET /api/documents/{x}`: what `show --json` prints.
 fn document_json(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
     let seq = resolve(store, name_or_id)?;
-    json(&model::stored_document(store, seq, ViewOptions::default())?)
+    json(&model::shown(store, seq, ViewOptions::default())?.0)
 }
 
 /// `GET /metrics`: `stats --prometheus`, then the daemon's stage seconds, apply

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::view::model::ViewError;
-use crate::view::{html, model, report, ViewOptions};
+use crate::view::{compare, html, model, report, ViewOptions};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::tokenize;
 use textorigin_store::input::from_json;
@@ -97,9 +97,27 @@ fn passage_link(id: u64, seg: &str) -> String {
 /// `GET /documents/{x}`: the document page, its origins linking to their own pages.
 pub(super) fn document(store: &Store, name_or_id: &str) -> Result<Reply, ApiError> {
     let seq = resolve(store, name_or_id)?;
-    let (mut v, text) = model::stored_document_and_text(store, seq, ViewOptions::default())?;
-    v.copied_by = Some(model::copied_by(store, seq)?);
+    let (v, text) = model::shown(store, seq, ViewOptions::default())?;
     let page = html::document_page_linked(html::Site::Inspector, &v, &text, passage_link);
+    Ok((200, HTML, page.into_bytes()))
+}
+
+/// `GET /compare?a=NAME_OR_ID&b=NAME_OR_ID`: document `a` beside its source `b` (by
+/// default the source it copied the most words from), side by side.
+pub(super) fn compare(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiError> {
+    let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
+    let a = param("a").ok_or_else(|| ApiError::BadRequest("`a` must name the document (its name or #ID)".into()))?;
+    let seq = resolve(store, a)?;
+    let (v, text) = model::shown(store, seq, ViewOptions::default())?;
+    let origin = match param("b") {
+        Some(b) => resolve(store, b)?,
+        None => v.similarity.iter().flatten().next().and_then(|s| s.origin.id).ok_or_else(|| {
+            ApiError::NotFound(format!("#{seq} has no copied blocks: there is no source to put beside it"))
+        })?,
+    };
+    let s = model::side_by_side(store, &v, &text, origin)?;
+    let href = |a: u64, b: u64| format!("/compare?a=%23{a}&b=%23{b}");
+    let page = compare::compare_page(html::Site::Inspector, &s, href, page_of);
     Ok((200, HTML, page.into_bytes()))
 }
 

@@ -247,8 +247,14 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
             "<span title=\"#{id} {}: {pct:.1}%\" style=\"width:{pct:.3}%;background:{c}\"></span>",
             escape(name)
         );
+        // Its similarity in words, and (in the inspector) the two texts side by side.
+        let similar = view.similarity.iter().flatten().find(|s| s.origin.id == Some(*id));
+        let mut compare = similar.map_or(String::new(), |s| format!(" ({:.1}% of the words)", s.percent));
+        if let (Site::Inspector, Some(me)) = (site, view.id) {
+            compare += &format!(" · <a class=\"compare\" href=\"/compare?a=%23{me}&amp;b=%23{id}\">side by side</a>");
+        }
         legend += &format!(
-            "<li id=\"origin-{id}\"><span class=\"swatch\" style=\"background:{c}\"></span>#{id} {}{} — {pct:.1}% of the text</li>\n",
+            "<li id=\"origin-{id}\"><span class=\"swatch\" style=\"background:{c}\"></span>#{id} {}{} — {pct:.1}% of the text{compare}</li>\n",
             escape(name),
             details(refs[i])
         );

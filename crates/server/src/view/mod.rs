@@ -6,6 +6,7 @@
 //! structs for people. Everything here reads; nothing writes. Output is deterministic:
 //! wall-clock times appear only when asked for.
 
+pub mod compare;
 mod copied_by;
 pub mod dedup;
 pub mod html;

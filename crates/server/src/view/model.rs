@@ -21,6 +21,7 @@ use textorigin_store::storage::datadir::QueryResult;
 use textorigin_store::storage::store::{DocMeta, Quotation, Store, StoreError};
 use textorigin_store::storage::table_file::TableFile;
 
+mod sources;
 mod stats;
 pub use stats::{stats, IndexesView, StatsView, TableView};
 
@@ -121,6 +122,10 @@ pub struct BlockView {
     /// The block's tokens that differ from its origin's text (light edits).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub edits: Vec<u32>,
+    /// Its passage in its origin (`show` and the pages only: [`add_sources`]); absent
+    /// elsewhere and when it cannot be placed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceSpanView>,
 }
 
 /// An earlier document that also holds part of a copied block.
@@ -295,9 +300,14 @@ pub struct DocumentView {
     /// only, from the copiers index: [`copied_by`]); absent elsewhere and when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copied_by: Option<CopiedBy>,
+    /// How much of it each source accounts for, most first (`show` and the pages only:
+    /// [`add_sources`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<Vec<SimilarityView>>,
 }
 
 pub use super::copied_by::{copied_by, CopiedBy, CopierView, COPIERS_SHOWN};
+pub use sources::{add_sources, shown, side_by_side, Pair, SideBySide, SimilarityView, SourceSpanView};
 
 /// A revision of a stored result: what caused it, and what the result said before.
 #[derive(Debug, Clone, Serialize)]
@@ -545,6 +555,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
                         })
                         .collect::<Result<_>>()?,
                     edits: r.passages.edits.iter().copied().filter(|&t| inside(t)).collect(),
+                    source: None,
                 })
             })
             .collect::<Result<_>>()?,
@@ -577,6 +588,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         ingested_at_ms: if opt.times { meta.map(|m| m.ingested_at_ms) } else { None },
         revisions: Vec::new(),
         copied_by: None,
+        similarity: None,
     })
 }
 

@@ -150,10 +150,22 @@ pub fn document(v: &DocumentView) -> String {
         v.selected,
         v.hits
     );
+    if let Some(similarity) = v.similarity.as_ref().filter(|s| !s.is_empty()) {
+        out += "  similarity to each source:";
+        for s in similarity {
+            out += &format!(" {:.1}% {};", s.percent, ref_text(&s.origin));
+        }
+        out.pop();
+        out += "\n";
+    }
     out += &format!("copied blocks ({}):\n", v.copied_blocks.len());
     for b in &v.copied_blocks {
+        let there = match &b.source {
+            Some(s) => format!(" (its tokens {}-{})", s.start_token, s.end_token),
+            None => String::new(),
+        };
         out += &format!(
-            "  tokens {}-{} from {}: \"{}\"\n",
+            "  tokens {}-{} from {}{there}: \"{}\"\n",
             b.start_token,
             b.end_token,
             ref_text(&b.origin),
