@@ -48,12 +48,7 @@ pub fn run(a: Args) -> Result<()> {
     let (v, stored) = model::shown(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
     if let Some(source) = &a.side_by_side {
         let origin = match source.as_str() {
-            "" => v
-                .similarity
-                .iter()
-                .flatten()
-                .next()
-                .and_then(|s| s.origin.id)
+            "" => model::main_source(&v)
                 .with_context(|| format!("#{seq} has no copied blocks: there is no source to put beside it"))?,
             name => dd.store().resolve(name)?,
         };

@@ -11,7 +11,7 @@
 //!    more than [`MAX_REPEATS`] times, a stock phrase, is no anchor).
 //! 2. **Chain**: a block's anchors `(i, j)` (block token `i`, origin token `j`) form
 //!    the best chain increasing in both, each anchor a gain and each step's skew (an
-//!    insertion or deletion) a cost ([`chain`]): the copy in order, through
+//!    insertion or deletion) a cost (`chain`): the copy in order, through
 //!    substitutions, insertions and deletions, and past decoys (the block's phrases
 //!    elsewhere in the origin).
 //! 3. **Span and edits**: the origin's passage runs from the chain's first anchor to its

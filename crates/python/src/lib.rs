@@ -306,7 +306,7 @@ impl Native {
             let (v, text) = model::shown(&store, seq, ViewOptions::default()).map_err(|e| err(&e))?;
             let origin = match source {
                 Some(s) => store.resolve(&s).map_err(|e| err(&e))?,
-                None => v.similarity.iter().flatten().next().and_then(|s| s.origin.id).ok_or_else(|| {
+                None => model::main_source(&v).ok_or_else(|| {
                     error(format!("#{seq} has no copied blocks: there is no source to put beside it"))
                 })?,
             };

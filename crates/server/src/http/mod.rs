@@ -21,7 +21,7 @@
 //! **Access**: the listener takes a loopback address unless a token is configured
 //! (`--http-token FILE`); with a token every request needs `Authorization: Bearer
 //! TOKEN` (the scheme in any case; compared in constant time) or a browser's session
-//! cookie, got by signing in with the token at `/login` ([`session`]); a page asked
+//! cookie, got by signing in with the token at `/login` (`session`); a page asked
 //! for without either is sent there, anything else gets 401 with `WWW-Authenticate`,
 //! before any byte of the body is read. Submissions (writes) need the
 //! token also on loopback, where any local process, or a browser's page, could send

@@ -111,7 +111,7 @@ pub(super) fn compare(store: &Store, query: &[(String, String)]) -> Result<Reply
     let (v, text) = model::shown(store, seq, ViewOptions::default())?;
     let origin = match param("b") {
         Some(b) => resolve(store, b)?,
-        None => v.similarity.iter().flatten().next().and_then(|s| s.origin.id).ok_or_else(|| {
+        None => model::main_source(&v).ok_or_else(|| {
             ApiError::NotFound(format!("#{seq} has no copied blocks: there is no source to put beside it"))
         })?,
     };

@@ -307,7 +307,7 @@ pub struct DocumentView {
 }
 
 pub use super::copied_by::{copied_by, CopiedBy, CopierView, COPIERS_SHOWN};
-pub use sources::{add_sources, shown, side_by_side, Pair, SideBySide, SimilarityView, SourceSpanView};
+pub use sources::{add_sources, main_source, shown, side_by_side, Pair, SideBySide, SimilarityView, SourceSpanView};
 
 /// A revision of a stored result: what caused it, and what the result said before.
 #[derive(Debug, Clone, Serialize)]

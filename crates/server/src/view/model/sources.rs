@@ -106,6 +106,12 @@ fn bytes(tokens: &[Token], start: usize, end: usize) -> (u32, u32) {
     (tokens[start].start, tokens[end - 1].end)
 }
 
+/// The source a document copied the most words from (what a side-by-side view shows
+/// when asked for none); None without copied blocks.
+pub fn main_source(v: &DocumentView) -> Option<u64> {
+    v.similarity.iter().flatten().next().and_then(|s| s.origin.id)
+}
+
 /// The document's similarity to each source of its copied blocks, most first.
 pub fn similarity(v: &DocumentView) -> Vec<SimilarityView> {
     let counted = v.tokens.saturating_sub(v.template_tokens).max(1);

@@ -4,7 +4,7 @@
 //! links of the table files, a copy of the manifest and logs) needs the writer's own
 //! handle, which stops file deletions and flushes; a second process gets only a
 //! read-only handle, for which RocksDB refuses to stop deletions. A read-only handle
-//! that opened every table file at once ([`Store::open_read_only_as`] with `pin`)
+//! that opened every table file at once (`Store::open_read_only_as` with `pin`)
 //! holds one consistent state (the manifest stood still while it opened; files the
 //! writer deletes afterwards stay readable through the open descriptors), and its
 //! records, written into a new store in key order, are that state. The copy is a
@@ -21,7 +21,7 @@ const BATCH_BYTES: usize = 4 << 20;
 
 impl Store {
     /// Opens the store at `path` read-only to copy it: any schema, every table file
-    /// held open ([`Store::open_read_only_as`]).
+    /// held open (`Store::open_read_only_as`).
     pub fn open_to_copy(path: &Path) -> Result<Store> {
         Self::open_read_only_as(path, true)
     }
