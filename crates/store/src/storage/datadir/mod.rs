@@ -410,9 +410,10 @@ impl DataDir {
     /// Brings a data directory opened by [`DataDir::open_read_for_query`] up to the
     /// documents stored since (the store opened read-only again, the new documents
     /// applied to its private table): what a daemon's query view does between two
-    /// openings, instead of replaying from the checkpoint each time.
+    /// openings, instead of replaying from the checkpoint each time. Nothing when the
+    /// store's files show no write since it was opened ([`Store::unchanged`]).
     pub fn catch_up_for_query(&mut self) -> Result<()> {
-        if !self.table.is_private() {
+        if !self.table.is_private() || self.store.unchanged() {
             return Ok(());
         }
         self.store = Arc::new(partition::open_read_store(&self.dir)?.1);

@@ -195,6 +195,8 @@ pub struct Store {
     elsewhere: std::sync::OnceLock<std::sync::Arc<dyn Elsewhere>>,
     /// The other partitions' stores, read with this one ([`partitions`]).
     siblings: std::sync::OnceLock<partitions::Siblings>,
+    /// A read-only open's files as they were just before it ([`Store::unchanged`]).
+    opened: Option<Files>,
 }
 
 impl std::fmt::Debug for Store {
@@ -267,6 +269,7 @@ impl Store {
             caches: cache::Caches::default(),
             elsewhere: Default::default(),
             siblings: Default::default(),
+            opened: None,
         };
         store.upgrade()?;
         store.ensure_id()?;
@@ -321,6 +324,7 @@ impl Store {
         // edit, so an open during which the manifest did not change saw a consistent
         // state; any other is tried again, a while, before its error stands.
         let (mut attempt, mut same_missing, mut last_missing) = (0, 0, String::new());
+        let opened = files(path);
         let db = loop {
             let existing = DB::list_cf(&options, path).map_err(|e| open_error(path, e))?;
             if !existing.iter().any(|c| c == CF_META) {
@@ -363,9 +367,18 @@ impl Store {
             caches: cache::Caches::default(),
             elsewhere: Default::default(),
             siblings: Default::default(),
+            opened,
         };
         store.note_kept();
         Ok(store)
+    }
+
+    /// Whether the store's files are as they were just before this read-only open (no
+    /// write since: every write grows a write-ahead log, every flush or compaction
+    /// changes the manifest), so that opening it again would read the same state. False
+    /// for a writer's open, and when its files cannot be read.
+    pub fn unchanged(&self) -> bool {
+        self.opened.as_ref().is_some_and(|o| files(&self.path).as_ref() == Some(o))
     }
 
     /// Where the store lives.
@@ -736,6 +749,22 @@ impl Found {
             }
         }
     }
+}
+
+/// What tells a store's state from its files alone: its manifest ([`manifest_state`])
+/// and its write-ahead logs' names and lengths.
+type Files = ((String, u64), Vec<(std::ffi::OsString, u64)>);
+
+fn files(path: &Path) -> Option<Files> {
+    let mut logs = Vec::new();
+    for e in std::fs::read_dir(path).ok()? {
+        let e = e.ok()?;
+        if e.file_name().to_string_lossy().ends_with(".log") {
+            logs.push((e.file_name(), e.metadata().ok()?.len()));
+        }
+    }
+    logs.sort();
+    Some((manifest_state(path)?, logs))
 }
 
 fn manifest_state(path: &Path) -> Option<(String, u64)> {

@@ -141,6 +141,29 @@ fn newer_schema_is_refused() {
 }
 
 #[test]
+fn a_read_only_open_tells_whether_a_writer_wrote_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = Store::open(dir.path()).unwrap();
+    assert!(!writer.unchanged(), "a writer's open never says so");
+    let write = |n: u64, sync: bool| {
+        let mut b = WriteBatch::default();
+        b.put_cf(writer.cf(CF_META), b"counter", n.to_le_bytes());
+        writer.write(b, sync).unwrap();
+    };
+    write(1, true);
+    let reader = Store::open_read_only(dir.path()).unwrap();
+    assert!(reader.unchanged(), "nothing written since the open");
+    write(2, false);
+    assert!(!reader.unchanged(), "an unsynced write grows the log");
+    let again = Store::open_read_only(dir.path()).unwrap();
+    assert!(again.unchanged());
+    writer.flush_memtables().unwrap();
+    assert!(!again.unchanged(), "a flush changes the manifest");
+    let last = Store::open_read_only(dir.path()).unwrap();
+    assert_eq!(last.get(CF_META, b"counter").unwrap().unwrap(), 2u64.to_le_bytes());
+}
+
+#[test]
 fn a_read_only_open_beside_a_reopening_writer_sees_every_committed_write() {
     // Each reopen of the writer recovers its log into a table file, rewrites the
     // manifest and deletes the log: a reader that read the manifest before and lists
