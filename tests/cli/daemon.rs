@@ -672,19 +672,23 @@ fn query_sees_the_documents_stored_since_the_newest_checkpoint() {
     assert_eq!(hashes(dir), before, "query writes nothing");
 }
 
-/// Before a daemon's first checkpoint its table file holds what it flushed at its start
-/// (its header's published counters say more): `query` replays every stored document
-/// over an empty table instead of trusting it.
+/// A daemon's table file holds what it flushed at its start (its header's published
+/// counters say more), so a query beside it starts from a checkpoint: the daemon writes
+/// one at its start when none holds its table (a new directory, or a batch run's), and
+/// `query` replays the documents stored since.
 #[test]
-fn query_beside_a_daemon_that_never_checkpointed_sees_its_documents() {
+fn a_daemon_checkpoints_at_its_start_and_query_beside_it_sees_what_it_stored_since() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path();
-    let daemon = Daemon::start(dir, &["--table-size", "1MiB", "--checkpoint-docs", "1000"], None);
-    let first = examples().join("01-harbour-bridge.txt");
-    drop_into_spool(dir, std::slice::from_ref(&first));
-    wait_drained(dir, 1);
+    let (first, second) = (examples().join("01-harbour-bridge.txt"), examples().join("02-commuter-blog.txt"));
+    ingest_small(dir, std::slice::from_ref(&first));
+    assert!(checkpoint::newest_valid(dir).is_none(), "a batch run writes no checkpoint");
+    let daemon = Daemon::start(dir, &["--checkpoint-docs", "1000"], None);
+    wait_until("the checkpoint at the start", 60, || checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 1));
+    drop_into_spool(dir, std::slice::from_ref(&second));
+    wait_drained(dir, 2);
     daemon.kill();
-    assert!(checkpoint::newest_valid(dir).is_none(), "killed before the idle checkpoint");
-    let q = json(dir, &["query", first.to_str().unwrap(), "--json"]);
-    assert!(q["copied_blocks"].as_array().unwrap().iter().any(|b| b["origin"]["name"] == "01-harbour-bridge"), "{q}");
+    assert_eq!(checkpoint::newest_valid(dir).map(|(_, m)| m.seq), Some(1), "killed before the idle checkpoint");
+    let q = json(dir, &["query", second.to_str().unwrap(), "--json"]);
+    assert!(q["copied_blocks"].as_array().unwrap().iter().any(|b| b["origin"]["name"] == "02-commuter-blog"), "{q}");
 }

@@ -698,7 +698,7 @@ fn sigterm_during_the_startup_replay_stops_the_daemon_promptly() {
     let daemon = Daemon::start(dir, &args, Some(&control));
     drop_into_spool(dir, &files);
     wait_drained(dir, 30);
-    daemon.kill(); // no checkpoint yet: the next start replays all 30 documents (6 s with the sleep below)
+    daemon.kill(); // only the start's checkpoint, of no document: the next start replays all 30 (6 s with the sleep below)
     std::fs::write(&control, "recover.replay=sleep\n").unwrap(); // 200 ms a document
     let daemon = Daemon::start(dir, &args, Some(&control));
     std::thread::sleep(std::time::Duration::from_millis(600));

@@ -414,8 +414,9 @@ pub fn serve(
         backoff: Backoff::default(),
     };
     d.share(Some(&dd));
-    if recovery.is_some() {
-        // The replayed table is a new recovery point: a second crash need not replay again.
+    // A replayed table, or one no checkpoint holds (a batch run's, a new one), is a new
+    // recovery point: a second crash need not replay, a query beside it starts there.
+    if recovery.is_some() || !dd.checkpointed() {
         d.checkpoint(&mut dd)?;
     }
     tracing::info!(data = %dir.display(), spool = %opt.spool.display(), "serving");

@@ -473,6 +473,14 @@ impl DataDir {
         Ok(crate::storage::checkpoint::write(&self.dir, self.table.image()?, seq, store)?)
     }
 
+    /// Whether the newest valid checkpoint slot holds this table as it is (this store's,
+    /// at the table's last document).
+    pub fn checkpointed(&self) -> bool {
+        let last = self.table.stats().last_seq;
+        let id = self.store.id().ok();
+        crate::storage::checkpoint::newest_valid(&self.dir).is_some_and(|(_, m)| Some(m.store) == id && m.seq == last)
+    }
+
     /// A [`Preparer`] for this data directory's configuration (for another thread).
     pub fn preparer(&self) -> Preparer {
         self.preparer.clone()
