@@ -151,3 +151,35 @@ fn a_slot_of_an_older_table_format_is_replayed_over() {
     assert_eq!(a.table().digest(), b.table().digest());
     assert_eq!(a.indexes().digest(), b.indexes().digest());
 }
+
+/// Issue 56: a process that starts with empty caches sketches and splits a text that n
+/// earlier copies share once, not n times (the n-th re-publication of a document cost
+/// n times the first); each copy's sketch and sentences are what it gets alone.
+#[test]
+fn copies_of_one_text_are_sketched_and_split_once_by_a_fresh_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut dd = DataDir::open_write(dir.path(), &small(true, true)).unwrap();
+    let docs = corpus();
+    for i in 0..3 {
+        let name = format!("copy{i}");
+        dd.ingest(&InputDoc { name: name.clone(), source: name, ..docs[0].clone() }).unwrap();
+    }
+    dd.ingest(&docs[2]).unwrap();
+    dd.close().unwrap();
+    let fresh = || DataDir::open_read(dir.path()).unwrap();
+    let dd = fresh();
+    let sketch = |seq| dd.store().sketch(seq).unwrap().unwrap();
+    let (first, other) = (sketch(1), sketch(4));
+    for seq in 2..=3 {
+        assert!(std::sync::Arc::ptr_eq(&first, &sketch(seq)), "copy #{seq} was sketched again");
+        assert_eq!(*fresh().store().sketch(seq).unwrap().unwrap(), *first, "#{seq} alone");
+    }
+    assert!(!std::sync::Arc::ptr_eq(&first, &other));
+    let sentence = |seq| dd.store().sentence(seq, 0).unwrap().unwrap();
+    let one = sentence(1);
+    for seq in 2..=3 {
+        assert!(std::ptr::eq(&*one, &*sentence(seq)), "copy #{seq} was split again");
+        assert_eq!(*fresh().store().sentence(seq, 0).unwrap().unwrap(), *one, "#{seq} alone");
+    }
+    assert!(!std::ptr::eq(&*one, &*sentence(4)));
+}

@@ -32,6 +32,10 @@ const SKETCH_BYTES: usize = 16 << 20;
 /// Bytes of origins' texts held for alignment (a document of 10,000 words takes
 /// about 240 KB).
 const ORIGIN_TEXT_BYTES: usize = 32 << 20;
+/// Bytes of the map from a text to a document of that text ([`Caches::same_text`]),
+/// and what an entry weighs (the key, the document, the map's slot).
+const SAME_TEXT_BYTES: usize = 4 << 20;
+pub(super) const SAME_TEXT_ENTRY: usize = 64;
 /// Bytes of publication times held, and what one weighs.
 const TIMES_BYTES: usize = 4 << 20;
 pub(super) const TIME_BYTES: usize = 48;
@@ -170,6 +174,19 @@ pub(super) struct Caches {
     pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
     /// seq → the document's publication time (`DocMeta::time`).
     pub(super) times: Bounded<u64, i64>,
+    /// (xxh3-128 of a stored text, what was derived) → a document of that text whose
+    /// sketch or sentences were computed again: a document's n earlier copies (a feed
+    /// that re-publishes) are split and sketched once, not n times, by a process that
+    /// starts with empty caches (issue 56). What is derived is a function of the text
+    /// alone (a page with site template lines of its own is sketched alone).
+    pub(super) same_text: Bounded<(u128, Derived), u64>,
+}
+
+/// What is derived from a stored text ([`Caches::same_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Derived {
+    Sketch,
+    Sentences,
 }
 
 impl Default for Caches {
@@ -184,6 +201,7 @@ impl Default for Caches {
             sketches: Bounded::new(SKETCH_BYTES),
             origin_texts: Bounded::new(ORIGIN_TEXT_BYTES),
             times: Bounded::new(TIMES_BYTES),
+            same_text: Bounded::new(SAME_TEXT_BYTES),
         }
     }
 }

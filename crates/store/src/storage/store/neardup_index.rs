@@ -43,7 +43,6 @@ impl Store {
             return Ok(Some(s));
         }
         let Some(s) = self.recompute_sketch(seq)? else { return Ok(None) };
-        let s = Arc::new(s);
         self.cache_sketch(seq, &s);
         Ok(Some(s))
     }

@@ -17,6 +17,7 @@
 //! prefers what is stored.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::engine::template::{self, TemplateRun};
@@ -25,6 +26,9 @@ use textorigin_core::quote::{self, DocSentences, QuoteConfig, Sentence};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::{tokenize, Terms, Token};
 
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::cache::{Derived, SAME_TEXT_ENTRY};
 use super::codec::{be_u64, seq_key};
 use super::{Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
 
@@ -97,6 +101,8 @@ impl Store {
 
     /// The indexed sentences of document `seq`: those an older build stored for it
     /// where it split otherwise, else split from its stored text.
+    /// A document of the same text split before gives its sentences
+    /// ([`Caches::same_text`](super::cache::Caches)).
     pub(super) fn recompute_sentences(&self, seq: u64) -> Result<Option<DocSentences>> {
         if self.caches.kept_sentences.load(Ordering::Relaxed) {
             let stored = self.stored_sentences(seq)?;
@@ -105,7 +111,13 @@ impl Store {
             }
         }
         let Some(text) = self.text(seq)? else { return Ok(None) };
-        Ok(Some(quote::indexed_sentences(self.quote_settings()?, self.split(&text)?)))
+        let key = (xxh3_128(text.as_bytes()), Derived::Sentences);
+        if let Some(all) = self.caches.same_text.get(&key).and_then(|other| self.caches.sentences.get(&other)) {
+            return Ok(Some(all));
+        }
+        let all = quote::indexed_sentences(self.quote_settings()?, self.split(&text)?);
+        self.caches.same_text.put(key, seq, SAME_TEXT_ENTRY);
+        Ok(Some(all))
     }
 
     /// The quotation configuration (which sentences are indexed), read on first use.
@@ -136,21 +148,31 @@ impl Store {
     }
 
     /// The sketch of document `seq`: the one an older build stored, else computed from
-    /// its stored text.
-    pub(super) fn recompute_sketch(&self, seq: u64) -> Result<Option<Sketch>> {
+    /// its stored text, or that of a document of the same text computed before
+    /// ([`Caches::same_text`](super::cache::Caches)).
+    pub(super) fn recompute_sketch(&self, seq: u64) -> Result<Option<Arc<Sketch>>> {
         if self.caches.kept_sketches.load(Ordering::Relaxed) {
             if let Some(v) = self.get(CF_ND_SKETCH, &seq_key(seq))? {
-                return self.decode("sketch", &v).map(Some);
+                return self.decode("sketch", &v).map(|s| Some(Arc::new(s)));
             }
         }
         let Some(text) = self.text(seq)? else { return Ok(None) };
         // Without the site template lines it had when analysed (issue 54), as it was
-        // sketched then.
+        // sketched then; a page with its own is sketched alone.
         let own: Vec<_> = match self.doc_templates(seq)? {
             Some(d) => d.runs.into_iter().filter(|r| r.since == seq).collect(),
             None => Vec::new(),
         };
-        Ok(Some(self.sketch_of(&text, &own)?))
+        let key = (xxh3_128(text.as_bytes()), Derived::Sketch);
+        let same = || self.caches.same_text.get(&key).and_then(|other| self.caches.sketches.get(&other));
+        if let Some(s) = same().filter(|_| own.is_empty()) {
+            return Ok(Some(s));
+        }
+        let s = Arc::new(self.sketch_of(&text, &own)?);
+        if own.is_empty() {
+            self.caches.same_text.put(key, seq, SAME_TEXT_ENTRY);
+        }
+        Ok(Some(s))
     }
 
     fn sketch_of(&self, text: &str, templates: &[TemplateRun]) -> Result<Sketch> {
