@@ -45,14 +45,9 @@ pub fn run(a: Args) -> Result<()> {
     if named.len() > 1 {
         eprintln!("note: {} documents are named `{}`; showing the latest (#{seq})", named.len(), a.name_or_id);
     }
-    let (v, stored) = model::shown(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
     if let Some(source) = &a.side_by_side {
-        let origin = match source.as_str() {
-            "" => model::main_source(&v)
-                .with_context(|| format!("#{seq} has no copied blocks: there is no source to put beside it"))?,
-            name => dd.store().resolve(name)?,
-        };
-        let s = model::side_by_side(dd.store(), &v, &stored, origin)?;
+        let origin = Some(source).filter(|s| !s.is_empty()).map(|s| dd.store().resolve(s)).transpose()?;
+        let s = model::side_by_side(dd.store(), seq, origin)?;
         if let Some(path) = a.html {
             let page = compare::compare_page(html::Site::Alone, &s, |_, _| String::new(), |_| String::new());
             std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
@@ -65,6 +60,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         return Ok(());
     }
+    let (v, stored) = model::shown(dd.store(), seq, ViewOptions { shingles: a.shingles, times: false })?;
     if let Some(path) = a.html {
         std::fs::write(&path, html::document_page(&v, &stored))
             .with_context(|| format!("cannot write {}", path.display()))?;

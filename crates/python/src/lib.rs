@@ -303,14 +303,8 @@ impl Native {
         py.detach(|| {
             let err = |e: &dyn std::error::Error| error(chain(e));
             let seq = store.resolve(&name_or_id).map_err(|e| err(&e))?;
-            let (v, text) = model::shown(&store, seq, ViewOptions::default()).map_err(|e| err(&e))?;
-            let origin = match source {
-                Some(s) => store.resolve(&s).map_err(|e| err(&e))?,
-                None => model::main_source(&v).ok_or_else(|| {
-                    error(format!("#{seq} has no copied blocks: there is no source to put beside it"))
-                })?,
-            };
-            let s = model::side_by_side(&store, &v, &text, origin).map_err(|e| err(&e))?;
+            let origin = source.map(|s| store.resolve(&s)).transpose().map_err(|e| err(&e))?;
+            let s = model::side_by_side(&store, seq, origin).map_err(|e| err(&e))?;
             let mut out = serde_json::to_value(&s).map_err(error)?;
             out["text"] = s.text.into();
             out["source_text"] = s.source_text.into();

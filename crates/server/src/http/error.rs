@@ -50,7 +50,9 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) | ApiError::Store(StoreError::Ambiguous { .. }) => 400,
             ApiError::Forbidden(_) => 403,
-            ApiError::NotFound(_) | ApiError::Store(StoreError::NotFound(_)) => 404,
+            ApiError::NotFound(_)
+            | ApiError::Store(StoreError::NotFound(_))
+            | ApiError::View(ViewError::NoSource(_)) => 404,
             ApiError::TooLarge(_) => 413,
             ApiError::Unprocessable(_) => 422,
             // A feature switched off in the data directory: what is asked cannot be had here.

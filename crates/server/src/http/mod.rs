@@ -186,7 +186,6 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         sessions: sessions.clone(),
     });
     let limits = wire::Limits {
-        token: opts.token.clone(),
         sessions,
         hosts: wire::host_names(addr, &opts.hosts),
         max_body: opts.limits.doc_bytes,
@@ -393,7 +392,7 @@ impl App {
         };
         // Reopened from the newest checkpoint at most every REOPEN (which bounds the
         // pages its private table copies), brought up to the stored documents at most
-        // every REFRESH in between (issue 55: it answered as of the checkpoint).
+        // every REFRESH in between, so that it answers as of the stored documents.
         let unavailable = |e| ApiError::Unavailable(format!("the data directory cannot be read now: {e}"));
         match slot.as_mut() {
             Some((opened, dd)) if opened.elapsed() < REOPEN => {

@@ -108,14 +108,8 @@ pub(super) fn compare(store: &Store, query: &[(String, String)]) -> Result<Reply
     let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
     let a = param("a").ok_or_else(|| ApiError::BadRequest("`a` must name the document (its name or #ID)".into()))?;
     let seq = resolve(store, a)?;
-    let (v, text) = model::shown(store, seq, ViewOptions::default())?;
-    let origin = match param("b") {
-        Some(b) => resolve(store, b)?,
-        None => model::main_source(&v).ok_or_else(|| {
-            ApiError::NotFound(format!("#{seq} has no copied blocks: there is no source to put beside it"))
-        })?,
-    };
-    let s = model::side_by_side(store, &v, &text, origin)?;
+    let origin = param("b").map(|b| resolve(store, b)).transpose()?;
+    let s = model::side_by_side(store, seq, origin)?;
     let href = |a: u64, b: u64| format!("/compare?a=%23{a}&b=%23{b}");
     let page = compare::compare_page(html::Site::Inspector, &s, href, page_of);
     Ok((200, HTML, page.into_bytes()))

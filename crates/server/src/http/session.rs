@@ -25,6 +25,7 @@ use std::io::Read;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::pages::HTML;
 use super::wire::{constant_time_eq, Answer, Reply, Request};
 use crate::view::html;
 
@@ -39,8 +40,6 @@ const MAX_SESSIONS: usize = 4096;
 /// Failed sign-ins that close sign-in for the rest of [`FAILURE_WINDOW`].
 pub(super) const MAX_FAILURES: usize = 10;
 pub(super) const FAILURE_WINDOW: Duration = Duration::from_secs(60);
-
-const HTML: &str = "text/html; charset=utf-8";
 
 /// The live sessions of a server with a token.
 pub(super) struct Sessions {
@@ -65,6 +64,11 @@ pub(super) enum Refused {
 impl Sessions {
     pub(super) fn new(token: String) -> Sessions {
         Sessions { token, live: Mutex::default(), failures: Mutex::default() }
+    }
+
+    /// The server's token.
+    pub(super) fn token(&self) -> &str {
+        &self.token
     }
 
     /// The CSRF token of the live session a request's `Cookie` header names.

@@ -125,10 +125,8 @@ impl Request {
 
 /// What every connection is held to.
 pub(super) struct Limits {
-    /// Required of every request when set (`Authorization: Bearer TOKEN`, or a session
-    /// cookie of `sessions`).
-    pub(super) token: Option<String>,
-    /// The browsers' sessions (with a token).
+    /// With a token: its sessions, and the token every request needs
+    /// (`Authorization: Bearer TOKEN`, or a session cookie).
     pub(super) sessions: Option<Arc<super::session::Sessions>>,
     /// The `Host` values answered to (lower case, each with and without the port when
     /// the port is the default one); a browser's `Origin` must be `http://` one of them.
@@ -410,8 +408,8 @@ fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Answer> 
 /// How a request is let in (see [`Auth`]); a browser asking for a page without a
 /// session is sent to the sign-in page, anything else without the token gets 401.
 fn authenticate(limits: &Limits, request: &Request) -> Result<Auth, Answer> {
-    let (Some(token), Some(sessions)) = (&limits.token, &limits.sessions) else { return Ok(Auth::Open) };
-    if authorized(token, request.header("authorization")) {
+    let Some(sessions) = &limits.sessions else { return Ok(Auth::Open) };
+    if authorized(sessions.token(), request.header("authorization")) {
         return Ok(Auth::Bearer);
     }
     if let Some(csrf) = sessions.check(request.header("cookie")) {

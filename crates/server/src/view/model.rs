@@ -36,6 +36,8 @@ pub enum ViewError {
     Missing { seq: u64, what: &'static str },
     #[error("{feature} are off in this data directory: `textorigin rebuild --data DIR --reanalyse --{flag} on` turns them on")]
     Off { feature: &'static str, flag: &'static str },
+    #[error("#{0} has no copied blocks: there is no source to put beside it")]
+    NoSource(u64),
 }
 
 /// Whether the data directory of `store` detects near-duplicates and searches
@@ -307,7 +309,7 @@ pub struct DocumentView {
 }
 
 pub use super::copied_by::{copied_by, CopiedBy, CopierView, COPIERS_SHOWN};
-pub use sources::{add_sources, main_source, shown, side_by_side, Pair, SideBySide, SimilarityView, SourceSpanView};
+pub use sources::{add_sources, shown, side_by_side, Pair, SideBySide, SimilarityView, SourceSpanView};
 
 /// A revision of a stored result: what caused it, and what the result said before.
 #[derive(Debug, Clone, Serialize)]

@@ -106,12 +106,6 @@ fn bytes(tokens: &[Token], start: usize, end: usize) -> (u32, u32) {
     (tokens[start].start, tokens[end - 1].end)
 }
 
-/// The source a document copied the most words from (what a side-by-side view shows
-/// when asked for none); None without copied blocks.
-pub fn main_source(v: &DocumentView) -> Option<u64> {
-    v.similarity.iter().flatten().next().and_then(|s| s.origin.id)
-}
-
 /// The document's similarity to each source of its copied blocks, most first.
 pub fn similarity(v: &DocumentView) -> Vec<SimilarityView> {
     let counted = v.tokens.saturating_sub(v.template_tokens).max(1);
@@ -160,11 +154,18 @@ pub fn add_sources(store: &Store, v: &mut DocumentView, text: &str) -> Result<()
     Ok(())
 }
 
-/// Document `v` (a stored document's view, with its stored `text`) beside its source
-/// `origin`: the passages of its blocks from it paired, with their edits.
-pub fn side_by_side(store: &Store, v: &DocumentView, text: &str, origin: u64) -> Result<SideBySide> {
-    let doc = tokens(store, text)?;
-    let Placed { source_text, source, blocks } = locate_in(store, v, &doc, origin)?;
+/// Stored document `seq` beside its source `origin` (by default the one it copied the
+/// most words from; [`ViewError::NoSource`] when it copied none): the passages of its
+/// blocks from it paired, with their edits.
+pub fn side_by_side(store: &Store, seq: u64, origin: Option<u64>) -> Result<SideBySide> {
+    let (v, text) = super::stored_document_and_text(store, seq, super::ViewOptions::default())?;
+    let similarity = similarity(&v);
+    let origin = match origin {
+        Some(o) => o,
+        None => similarity.first().and_then(|s| s.origin.id).ok_or(ViewError::NoSource(seq))?,
+    };
+    let doc = tokens(store, &text)?;
+    let Placed { source_text, source, blocks } = locate_in(store, &v, &doc, origin)?;
     let mut pairs = Vec::new();
     for (b, l) in blocks {
         let block = &v.copied_blocks[b];
@@ -179,15 +180,14 @@ pub fn side_by_side(store: &Store, v: &DocumentView, text: &str, origin: u64) ->
             source_edits: l.source_edits().map(|j| bytes(&source, j, j + 1)).collect(),
         });
     }
-    let similarity = similarity(v);
     let percent = similarity.iter().find(|s| s.origin.id == Some(origin)).map_or(0.0, |s| s.percent);
     Ok(SideBySide {
-        document: DocRef::named(v.id, v.name.clone()),
+        document: DocRef::named(v.id, v.name),
         source: DocRef::stored(store, origin)?,
         percent,
         similarity,
         pairs,
-        text: text.to_string(),
+        text,
         source_text,
     })
 }

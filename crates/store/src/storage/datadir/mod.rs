@@ -371,8 +371,8 @@ impl DataDir {
         Ok(Self::assemble(&dir, store, table, cfg, (nd_cfg, q_cfg, shape), false))
     }
 
-    /// [`DataDir::open_read`] for `query`, against every document stored (issue 55: a
-    /// query missed those stored since the newest checkpoint): the table is a private
+    /// [`DataDir::open_read`] for `query`, against every document stored (also those
+    /// stored since the newest checkpoint): the table is a private
     /// copy of the newest valid checkpoint (a consistent state the running daemon never
     /// writes), else of the table file, with the documents stored after the state it
     /// holds applied to it in memory, as recovery applies them. Nothing is written.
