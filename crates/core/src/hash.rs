@@ -14,6 +14,33 @@ pub fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A fast hasher for maps of small integer keys (sequence numbers, word
+/// fingerprints): [`mix`] over the written words. Never persisted, and meant for keys
+/// an attacker does not choose freely (the standard library's SipHash is there for
+/// those).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8)) ^ u64::from(*b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = mix(self.0 ^ u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = mix(self.0 ^ n);
+    }
+}
+
+/// A hash map over [`MixHasher`].
+pub type MixMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<MixHasher>>;
+
 #[cfg(test)]
 mod tests {
     use super::mix;

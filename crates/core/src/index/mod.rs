@@ -512,8 +512,16 @@ impl<M: AsRef<[u8]>> Indexes<M> {
                 let mut occupied = 0;
                 for (s, packed) in entries(bucket) {
                     occupied += 1;
-                    let dist = (s ^ sig).count_ones();
-                    if (s >> lo) & mask == u64::from(v) && dist <= d {
+                    // Within radius 0 (every search of part and clause signatures) the
+                    // test is equality: no bit count, which x86-64's baseline has no
+                    // instruction for.
+                    let dist = match d {
+                        0 if s == sig => 0,
+                        0 => continue,
+                        _ if (s >> lo) & mask != u64::from(v) => continue,
+                        _ => (s ^ sig).count_ones(),
+                    };
+                    if dist <= d {
                         probe.push((packed >> SENTENCE_BITS, (packed & ((1 << SENTENCE_BITS) - 1)) as u32, dist));
                     }
                 }

@@ -20,11 +20,13 @@ use textorigin_core::config::Config;
 use textorigin_core::config::Templates;
 use textorigin_core::engine::template::{self, Line, TemplateRun};
 use textorigin_core::engine::{DocResult, Engine, When};
+use textorigin_core::hash::MixMap;
 use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig, Sketch};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind, Sentence};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::select::FLOOR;
+use xxhash_rust::xxh3::xxh3_128;
 
 /// Seconds since `t`, restarting it.
 pub(super) fn lap(t: &mut Instant) -> f64 {
@@ -47,6 +49,10 @@ pub struct Prepared {
     /// Its lines, where site templates are labelled (issue 54), and its text's bytes.
     lines: Vec<Line>,
     text_len: u32,
+    /// The xxh3-128 of its text while its sketch is the whole text's (none once site
+    /// template lines are taken out): its earlier copies' sketches are this one
+    /// ([`Store::note_text_sketch`]).
+    sketched_text: Option<u128>,
 }
 
 impl Prepared {
@@ -74,6 +80,7 @@ impl Prepared {
         if self.sketch.is_some() {
             self.sketch = Some(store.sketch_outside(&self.tokens, runs)?);
         }
+        self.sketched_text = None;
         Ok(())
     }
 }
@@ -110,7 +117,8 @@ impl Preparer {
         let (sketch, sentences) = sketch_and_sentences(on, (&self.nd_cfg, &self.nd_rabin), text, tokens);
         let lines = if labelled { template::lines(text, tokens) } else { Vec::new() };
         let (tokens, items) = (tokens.to_vec(), items.to_vec());
-        Prepared { tokens, items, sketch, sentences, lines, text_len: text.len() as u32 }
+        let sketched_text = sketch.is_some().then(|| xxh3_128(text.as_bytes()));
+        Prepared { tokens, items, sketch, sentences, lines, text_len: text.len() as u32, sketched_text }
     }
 }
 
@@ -193,7 +201,7 @@ fn align_with(
 pub(super) struct Dates<'a> {
     store: &'a Store,
     this: (u64, i64),
-    memo: RefCell<HashMap<u64, i64>>,
+    memo: RefCell<MixMap<u64, i64>>,
     failed: RefCell<Option<StoreError>>,
 }
 
@@ -346,7 +354,11 @@ pub(super) fn analyse(
         None => TemplateWrite::default(),
     };
     times.templates += lap(&mut t);
-    let Prepared { tokens, items, sketch, sentences, .. } = prepared;
+    let Prepared { tokens, items, sketch, sentences, sketched_text, .. } = prepared;
+    let sketch = sketch.map(Arc::new);
+    if let (Some(hash), Some(sketch)) = (sketched_text, &sketch) {
+        store.note_text_sketch(hash, sketch);
+    }
     let indexes = Indexes::over(table.index_region(), shape);
     // Read with the table's answers where the stage is elsewhere: waited for as they are.
     let answers = stage.index_answers(seq).map_err(DataDirError::Stage)?;

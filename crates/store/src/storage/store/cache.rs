@@ -10,12 +10,12 @@
 //! to 19.5 s (with bounds counted in entries; they are weighed in bytes since, for the
 //! memory bound, `docs/PERFORMANCE.md`).
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::Hash;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use textorigin_core::align::OriginText;
+use textorigin_core::hash::MixMap;
 use textorigin_core::neardup::{NearDupConfig, Sketch};
 use textorigin_core::quote::{DocSentences, QuoteConfig, Sentence};
 use textorigin_core::rabin::Rabin;
@@ -36,6 +36,9 @@ const ORIGIN_TEXT_BYTES: usize = 32 << 20;
 /// and what an entry weighs (the key, the document, the map's slot).
 const SAME_TEXT_BYTES: usize = 4 << 20;
 pub(super) const SAME_TEXT_ENTRY: usize = 64;
+/// Bytes of sketches held by their text ([`Caches::text_sketches`]; an entry shares
+/// its sketch with [`Caches::sketches`] or the document being analysed).
+const TEXT_SKETCH_BYTES: usize = 8 << 20;
 /// Bytes of publication times held, and what one weighs.
 const TIMES_BYTES: usize = 4 << 20;
 pub(super) const TIME_BYTES: usize = 48;
@@ -53,39 +56,16 @@ pub(super) fn sketch_bytes(s: &Sketch) -> usize {
     ENTRY_OVERHEAD + (s.mins.len() + s.simhash.len() + s.coarse.len()) * 8
 }
 
-/// A fast hasher for the cache's small integer keys: SplitMix64's finalizer over the
-/// written words. Never persisted, and the keys are sequence numbers, not input an
-/// attacker chooses freely.
-#[derive(Default)]
-pub(super) struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        textorigin_core::hash::mix(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8)) ^ u64::from(*b);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.0 = textorigin_core::hash::mix(self.0 ^ u64::from(n));
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = textorigin_core::hash::mix(self.0 ^ n);
-    }
-}
-
 /// A generation of entries (value and weight) and their total weight.
 #[derive(Debug)]
 struct Generation<K, V> {
-    map: HashMap<K, (V, usize), BuildHasherDefault<MixHasher>>,
+    map: MixMap<K, (V, usize)>,
     weight: usize,
 }
 
 impl<K, V> Default for Generation<K, V> {
     fn default() -> Self {
-        Generation { map: HashMap::default(), weight: 0 }
+        Generation { map: MixMap::default(), weight: 0 }
     }
 }
 
@@ -174,19 +154,16 @@ pub(super) struct Caches {
     pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
     /// seq → the document's publication time (`DocMeta::time`).
     pub(super) times: Bounded<u64, i64>,
-    /// (xxh3-128 of a stored text, what was derived) → a document of that text whose
-    /// sketch or sentences were computed again: a document's n earlier copies (a feed
-    /// that re-publishes) are split and sketched once, not n times, by a process that
-    /// starts with empty caches (issue 56). What is derived is a function of the text
-    /// alone (a page with site template lines of its own is sketched alone).
-    pub(super) same_text: Bounded<(u128, Derived), u64>,
-}
-
-/// What is derived from a stored text ([`Caches::same_text`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Derived {
-    Sketch,
-    Sentences,
+    /// xxh3-128 of a stored text → a document of that text whose sentences were split
+    /// again: a document's n earlier copies (a feed that re-publishes) are split once,
+    /// not n times, by a process that starts with empty caches (issue 56).
+    pub(super) same_text: Bounded<u128, u64>,
+    /// xxh3-128 of a text → its near-duplicate sketch (of the whole text: a page with
+    /// site template lines of its own is sketched alone), computed again or given by
+    /// the document being analysed ([`super::Store::note_text_sketch`]): the earlier
+    /// copies of a document are not sketched again, whether they were stored by this
+    /// process or another.
+    pub(super) text_sketches: Bounded<u128, Arc<Sketch>>,
 }
 
 impl Default for Caches {
@@ -202,6 +179,7 @@ impl Default for Caches {
             origin_texts: Bounded::new(ORIGIN_TEXT_BYTES),
             times: Bounded::new(TIMES_BYTES),
             same_text: Bounded::new(SAME_TEXT_BYTES),
+            text_sketches: Bounded::new(TEXT_SKETCH_BYTES),
         }
     }
 }

@@ -62,11 +62,12 @@ impl Store {
         &self,
         cfg: &NearDupConfig,
         seq: u64,
-        sketch: Sketch,
+        sketch: impl Into<Arc<Sketch>>,
         indexes: &(impl IndexLookup + ?Sized),
         later: impl Fn(u64) -> bool,
         verify: Option<(&Engine, &[Token])>,
     ) -> Result<NearDupWrite> {
+        let sketch = sketch.into();
         let keys = index::nd_keys(cfg, &sketch);
         let mut others = Vec::new();
         for c in indexes.nd_candidates(cfg, seq, &keys) {
@@ -84,7 +85,7 @@ impl Store {
         };
         let (late, found) =
             neardup::verified_verdicts(cfg, &sketch, others, exact)?.into_iter().partition(|d| later(d.seq));
-        Ok(NearDupWrite { sketch: Arc::new(sketch), found, late, keys })
+        Ok(NearDupWrite { sketch, found, late, keys })
     }
 
     /// Adds a document's near-duplicate data to a batch.

@@ -28,7 +28,7 @@ use textorigin_core::text::{tokenize, Terms, Token};
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::cache::{Derived, SAME_TEXT_ENTRY};
+use super::cache::{sketch_bytes, SAME_TEXT_ENTRY};
 use super::codec::{be_u64, seq_key};
 use super::{Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
 
@@ -111,7 +111,7 @@ impl Store {
             }
         }
         let Some(text) = self.text(seq)? else { return Ok(None) };
-        let key = (xxh3_128(text.as_bytes()), Derived::Sentences);
+        let key = xxh3_128(text.as_bytes());
         if let Some(all) = self.caches.same_text.get(&key).and_then(|other| self.caches.sentences.get(&other)) {
             return Ok(Some(all));
         }
@@ -149,7 +149,7 @@ impl Store {
 
     /// The sketch of document `seq`: the one an older build stored, else computed from
     /// its stored text, or that of a document of the same text computed before
-    /// ([`Caches::same_text`](super::cache::Caches)).
+    /// ([`Caches::text_sketches`](super::cache::Caches)).
     pub(super) fn recompute_sketch(&self, seq: u64) -> Result<Option<Arc<Sketch>>> {
         if self.caches.kept_sketches.load(Ordering::Relaxed) {
             if let Some(v) = self.get(CF_ND_SKETCH, &seq_key(seq))? {
@@ -163,16 +163,23 @@ impl Store {
             Some(d) => d.runs.into_iter().filter(|r| r.since == seq).collect(),
             None => Vec::new(),
         };
-        let key = (xxh3_128(text.as_bytes()), Derived::Sketch);
-        let same = || self.caches.same_text.get(&key).and_then(|other| self.caches.sketches.get(&other));
-        if let Some(s) = same().filter(|_| own.is_empty()) {
+        if !own.is_empty() {
+            return Ok(Some(Arc::new(self.sketch_of(&text, &own)?)));
+        }
+        let key = xxh3_128(text.as_bytes());
+        if let Some(s) = self.caches.text_sketches.get(&key) {
             return Ok(Some(s));
         }
-        let s = Arc::new(self.sketch_of(&text, &own)?);
-        if own.is_empty() {
-            self.caches.same_text.put(key, seq, SAME_TEXT_ENTRY);
-        }
+        let s = Arc::new(self.sketch_of(&text, &[])?);
+        self.note_text_sketch(key, &s);
         Ok(Some(s))
+    }
+
+    /// Tells the caches that `sketch` is the sketch of the text whose xxh3-128 is
+    /// `text_hash` (without site template lines of its own): what the document being
+    /// analysed tells of its own text before its search reads its earlier copies.
+    pub fn note_text_sketch(&self, text_hash: u128, sketch: &Arc<Sketch>) {
+        self.caches.text_sketches.put(text_hash, Arc::clone(sketch), sketch_bytes(sketch));
     }
 
     fn sketch_of(&self, text: &str, templates: &[TemplateRun]) -> Result<Sketch> {
@@ -336,6 +343,22 @@ mod tests {
         assert_eq!(s.all_sentences().unwrap().len(), 5, "each has 5 distinct words or more");
     }
 
+    #[test]
+    fn a_text_sketched_once_is_the_sketch_of_every_stored_copy_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let computed = ingest(&Store::open(dir.path()).unwrap());
+        let s = Store::open(dir.path()).unwrap();
+        // The document being analysed tells its text's sketch: a stored document of
+        // the same text gets it without a sketch of its own (a marked one shows it),
+        // a document of another text does not.
+        let mut marked = computed[0].0.clone();
+        marked.mins[0] ^= 1;
+        s.note_text_sketch(xxh3_128(TEXTS[0].as_bytes()), &Arc::new(marked.clone()));
+        assert_eq!(*s.sketch(1).unwrap().unwrap(), marked);
+        assert_eq!(*s.sketch(2).unwrap().unwrap(), computed[1].0);
+        // A sketch computed again is noted under its text for the copies read next.
+        assert_eq!(*s.caches.text_sketches.get(&xxh3_128(TEXTS[1].as_bytes())).unwrap(), computed[1].0);
+    }
     #[test]
     fn the_schema_step_deletes_only_what_this_build_computes_alike() {
         let dir = tempfile::tempdir().unwrap();
