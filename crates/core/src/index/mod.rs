@@ -24,7 +24,14 @@
 //!   few bits), so a value whose bucket is full spills into the next one, up to 8
 //!   buckets, within its block of 1,024 buckets (wrapping at the block's end; table
 //!   format 4: before, across blocks); a probe reads on while the bucket it read was
-//!   full.
+//!   full. A signature is not added to a bucket that holds `max_sources` entries of
+//!   it already (issue 56): a sentence repeated in thousands of documents is found
+//!   through its first copies (at most `max_sources` a bucket of its chain), which
+//!   are what a search reports of it (sources best first, then oldest), and its chain
+//!   keeps room for other sentences; the copies left out are counted. (Counted in the
+//!   bucket the entry would go to, which the insertion reads anyway: counting the
+//!   whole chain cost a read of up to 8 buckets an insertion, 10% of a repeated
+//!   corpus's time.)
 //! - **near-duplicate keys** (the rest): buckets of 64 `(key hash, seq)`, the key hash
 //!   the xxh3-64 of the key's kind, index and value.
 //!
@@ -92,6 +99,7 @@ const C_SIG_INSERTS: usize = 32;
 const C_SIG_EVICTIONS: usize = 40;
 const C_ND_INSERTS: usize = 48;
 const C_ND_EVICTIONS: usize = 56;
+const C_SIG_COPIES: usize = 64;
 
 /// An index region too small for its sections.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -236,6 +244,9 @@ pub struct IndexStats {
     pub sig_evictions: u64,
     pub nd_inserts: u64,
     pub nd_evictions: u64,
+    /// Signature entries not added: their chain held `max_sources` entries of the same
+    /// signature (the earliest copies of a repeated sentence are what a search reports).
+    pub sig_copies: u64,
 }
 
 /// The near-duplicate index keys of a sketch: the xxh3-64 of kind `x` (exact hash,
@@ -346,6 +357,27 @@ fn push_queue(bucket: &mut [u8], a: u64, b: u64) -> bool {
     evicted
 }
 
+/// Whether signature `sig` tells a sentence's words apart from others': at most three
+/// quarters of its bits set. The signature of a long sentence sets nearly all of them
+/// (each word sets `l`), so that different long sentences share it: their copies are
+/// not counted as one sentence's.
+fn specific(cfg: &QuoteConfig, sig: u64) -> bool {
+    sig.count_ones() * 4 <= cfg.m * 3
+}
+
+/// Whether a signature bucket holds `max` entries of `sig` (of as many sentences: two
+/// pieces' chains may share a bucket and each add the same entry), `seen` a buffer.
+fn holds_copies(bucket: &[u8], sig: u64, max: u32, seen: &mut Vec<u64>) -> bool {
+    seen.clear();
+    seen.extend(entries(bucket).filter(|&(s, _)| s == sig).map(|(_, packed)| packed));
+    if seen.len() < max as usize {
+        return false;
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() >= max as usize
+}
+
 /// The derived indexes over a byte region (see the module documentation).
 #[derive(Debug)]
 pub struct Indexes<M> {
@@ -408,6 +440,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
             sig_evictions: self.counter(C_SIG_EVICTIONS),
             nd_inserts: self.counter(C_ND_INSERTS),
             nd_evictions: self.counter(C_ND_EVICTIONS),
+            sig_copies: self.counter(C_SIG_COPIES),
         }
     }
 
@@ -619,9 +652,10 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
             put(bucket, slot * ENTRY, w);
             put(bucket, slot * ENTRY + 8, 1);
         }
-        let (mut sig_new, mut sig_evicted) = (0, 0);
+        let (mut sig_new, mut sig_evicted, mut sig_copies) = (0, 0, 0);
         if seq < 1 << SEQ_BITS {
             let len = self.shape.sig_entries * ENTRY;
+            let mut copies = Vec::new();
             for &(idx, sig) in &add.signatures {
                 if idx >= 1 << SENTENCE_BITS {
                     continue;
@@ -632,13 +666,20 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
                     if !part.holds_probe(&shape, p, v) {
                         continue;
                     }
-                    // The first bucket of the chain with room, else the home bucket evicts.
+                    // The first bucket of the chain with room, else the home bucket
+                    // evicts.
                     let mut chain = self.sig_chain(p, v);
                     let home = chain.next().expect("a chain has its home bucket");
                     let at = std::iter::once(home)
                         .chain(chain)
                         .find(|&at| !full(&self.bytes()[at..at + len]))
                         .unwrap_or(home);
+                    if specific(cfg, sig)
+                        && holds_copies(&self.bytes()[at..at + len], sig, cfg.max_sources, &mut copies)
+                    {
+                        sig_copies += 1;
+                        continue;
+                    }
                     sig_new += 1;
                     sig_evicted += u64::from(push_queue(self.range_mut(at, len), sig, packed));
                 }
@@ -658,6 +699,7 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
         self.bump(C_DF_EVICTIONS, df_evicted);
         self.bump(C_SIG_INSERTS, sig_new);
         self.bump(C_SIG_EVICTIONS, sig_evicted);
+        self.bump(C_SIG_COPIES, sig_copies);
         self.bump(C_ND_INSERTS, nd_new);
         self.bump(C_ND_EVICTIONS, nd_evicted);
     }

@@ -20,7 +20,14 @@ fn stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
     // Few distinct values, so that words, signatures and keys repeat.
     let doc = (
         prop::collection::vec(0u64..300, 0..40),
-        prop::collection::vec(any::<u32>().prop_map(|x| u64::from(x) & 0xffff_00ff), 0..6),
+        prop::collection::vec(
+            prop_oneof![
+                3 => any::<u32>().prop_map(|x| u64::from(x) & 0xffff_00ff),
+                // A few signatures within a few bits of each other, repeated often.
+                1 => (0u64..6).prop_map(|x| 0x0f0f_00f0 | x),
+            ],
+            0..6,
+        ),
         prop::collection::vec(0u64..200, 0..8),
     );
     prop::collection::vec(doc, 1..60)
@@ -176,11 +183,11 @@ proptest! {
         }
     }
 
-    /// Without evictions the bounded indexes answer exactly what a full scan of every
-    /// added entry answers.
+    /// Without evictions (and without the copy bound) the bounded indexes answer
+    /// exactly what a full scan of every added entry answers.
     #[test]
     fn unevicted_indexes_equal_a_full_scan(docs in stream(), d in 0u32..=3) {
-        let q = QuoteConfig { max_per_probe: u32::MAX, ..QuoteConfig::default() };
+        let q = QuoteConfig { max_per_probe: u32::MAX, max_sources: u32::MAX, ..QuoteConfig::default() };
         let nd = NearDupConfig { max_per_key: u32::MAX, ..NearDupConfig::default() };
         let mut idx = Indexes::in_memory(16 << 20, &q).unwrap();
         let mut df: HashMap<u64, u64> = HashMap::new();
@@ -210,6 +217,7 @@ proptest! {
         let st = idx.stats();
         prop_assert_eq!(st.documents, docs.len() as u64);
         prop_assert_eq!(st.df_evictions + st.sig_evictions + st.nd_evictions, 0);
+        prop_assert_eq!(st.sig_copies, 0);
     }
 
     /// A small region evicts, never answers what was not added, and is deterministic.
@@ -287,7 +295,7 @@ fn shapes_fit_their_region() {
 
 #[test]
 fn a_frequent_piece_value_spills_into_the_next_buckets() {
-    let q = QuoteConfig { max_per_probe: u32::MAX, ..QuoteConfig::default() };
+    let q = QuoteConfig { max_per_probe: u32::MAX, max_sources: u32::MAX, ..QuoteConfig::default() };
     let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
     let per_bucket = idx.shape().sig_entries as u64;
     let n = 3 * per_bucket;
@@ -304,6 +312,32 @@ fn a_frequent_piece_value_spills_into_the_next_buckets() {
     }
     assert!(idx.stats().sig_evictions > 0);
     assert!(idx.quote_candidates(&q, sig, 0).0.iter().all(|&(s, i, d)| s >= 1 && i == 0 && d == 0));
+}
+
+/// A signature is added to a bucket while fewer than `max_sources` entries there hold
+/// it (a sentence repeated in a thousand documents is found through its first copies,
+/// what a search reports): the copies after are counted, not added, in each piece's
+/// chain; a signature sharing its first piece is still added.
+#[test]
+fn a_signature_is_added_at_most_max_sources_times() {
+    let q = QuoteConfig { max_sources: 3, ..QuoteConfig::default() };
+    let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
+    let sig: u64 = 0x0f0f_00ff;
+    for seq in 1..=6 {
+        idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig), (1, sig ^ 0x0100_0000)], ..IndexAdd::default() });
+    }
+    assert_eq!(idx.quote_candidates(&q, sig, 0).0, vec![(1, 0, 0), (2, 0, 0), (3, 0, 0)]);
+    assert_eq!(idx.quote_candidates(&q, sig ^ 0x0100_0000, 0).0.len(), 3);
+    assert_eq!(idx.quote_candidates(&q, sig, 1).0.len(), 6, "both signatures within one bit");
+    let st = idx.stats();
+    assert_eq!((st.sig_inserts, st.sig_copies), (2 * 2 * 3, 2 * 2 * 3), "two pieces' chains each");
+    // A signature with most bits set (a long sentence's) is shared by different
+    // sentences: every one is added.
+    let long: u64 = 0xffff_fffe;
+    for seq in 7..=12 {
+        idx.add(&q, seq, &IndexAdd { signatures: vec![(0, long)], ..IndexAdd::default() });
+    }
+    assert_eq!(idx.quote_candidates(&q, long, 0).0.len(), 6);
 }
 
 /// The per-probe cap reads the oldest entries within the radius: entries that share

@@ -94,7 +94,9 @@ pub struct QuoteConfig {
     pub threshold: f64,
     /// Sentences with fewer distinct words are neither indexed nor searched.
     pub min_words: u32,
-    /// At most this many sources are kept per quoting sentence (best first).
+    /// At most this many sources are kept per quoting sentence (best first), and a
+    /// signature is indexed at most this many times (its earliest copies: those a
+    /// search reports of a sentence repeated more often, `crate::index`).
     pub max_sources: u32,
     /// At most this many index entries within the radius are taken per probe (the
     /// oldest): a bound on boilerplate sentences repeated in thousands of documents.
@@ -418,7 +420,7 @@ pub fn find<I: SentenceIndex>(
     later: impl Fn(u64) -> bool,
 ) -> Result<QuoteFind, I::Error> {
     let n_docs = index.documents()?;
-    let mut dfs: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    let mut dfs: crate::hash::MixMap<u64, u64> = Default::default();
     let mut df = |w: u64| -> Result<u64, I::Error> {
         if let Some(&v) = dfs.get(&w) {
             return Ok(v);

@@ -179,6 +179,80 @@ proptest::proptest! {
         }
     }
 
+    /// The copy bound (issue 56): an index that adds a signature to a bucket only
+    /// while fewer than `max_sources` entries there hold it reports what an index of
+    /// every copy reports, as long as no other bound is reached (the per-probe and per-sentence
+    /// caps are off here) and every entry left out is of the same words as those
+    /// holding its signature: its score is theirs and it came later, so it is never
+    /// among the best `max_sources`. A part signature shared with sentences of other
+    /// words may crowd a sentence out; from then on the searches may differ and are
+    /// not compared. Arrival order (a copy published earlier than those indexed is
+    /// told of them only, as the per-sentence cap did before).
+    #[test]
+    fn the_copy_bound_reports_what_an_index_of_every_copy_reports(seed in proptest::prelude::any::<u64>(), docs in 2u64..60, max_sources in 1u32..5, variant in 0usize..3, edited in proptest::prelude::any::<bool>()) {
+        let cfg = match variant {
+            0 => QuoteConfig::default(),
+            1 => QuoteConfig { splits: 3, pairs: false, split_words: 8, ..QuoteConfig::default() },
+            _ => QuoteConfig { splits: 0, pairs: false, ..QuoteConfig::default() },
+        };
+        let cfg = QuoteConfig { max_sources, max_candidates: u32::MAX, max_per_probe: u32::MAX, ..cfg };
+        let every = QuoteConfig { max_sources: u32::MAX, ..cfg.clone() };
+        let memory = || Memory { idx: crate::index::Indexes::in_memory(16 << 20, &cfg).unwrap(), sentences: Default::default() };
+        let (mut bounded, mut all) = (memory(), memory());
+        let mut rng = seed;
+        let mut next = move |n: u64| { rng = mix(rng.wrapping_add(1)); rng % n };
+        // Four base sentences of 5-12 words, copied exactly (or seven times in eight,
+        // an edited copy sharing most parts with its base).
+        let base: Vec<Vec<u64>> = (0..4).map(|_| (0..5 + next(8)).map(|_| next(200)).collect()).collect();
+        // Each signature's first `max_sources` entries (the bounded index holds at
+        // least these), with their words.
+        let mut held: std::collections::HashMap<u64, Vec<((u64, u32), Vec<u64>)>> = Default::default();
+        let (mut crowded, mut left_out, mut compared) = (false, 0u64, 0u64);
+        for seq in 1..=docs {
+            let ss: Vec<Sentence> = (0..1 + next(4))
+                .map(|k| {
+                    let mut w = base[next(4) as usize].clone();
+                    if edited && next(8) == 0 {
+                        w[0] = next(200);
+                    }
+                    w.sort_unstable();
+                    w.dedup();
+                    Sentence { start: k as u32, end: k as u32 + 1, words: w, clauses: Vec::new() }
+                })
+                .collect();
+            let got = find(&bounded.index(), &cfg, seq, ss.clone(), |_| false).unwrap();
+            let want = find(&all.index(), &cfg, seq, ss.clone(), |_| false).unwrap();
+            if !crowded {
+                proptest::prop_assert_eq!(&got.found, &want.found);
+                compared += 1;
+            }
+            for &(i, sig) in &got.signatures {
+                // (Two parts of a sentence may have one signature: held once.)
+                let words = &ss[i as usize].words;
+                let h = held.entry(sig).or_default();
+                if h.len() < max_sources as usize {
+                    if !h.iter().any(|e| e.0 == (seq, i)) {
+                        h.push(((seq, i), words.clone()));
+                    }
+                } else {
+                    left_out += 1;
+                    crowded |= h.iter().any(|e| e.1 != *words);
+                }
+            }
+            bounded.sentences.insert(seq, Arc::clone(&got.sentences));
+            bounded.idx.add(&cfg, seq, &crate::index::IndexAdd::found(Some(&got), Vec::new()));
+            all.sentences.insert(seq, Arc::clone(&want.sentences));
+            all.idx.add(&every, seq, &crate::index::IndexAdd::found(Some(&want), Vec::new()));
+        }
+        // The index leaves a copy out of a bucket holding `max_sources` of it, so at
+        // most what a chain holding that many leaves out (here: the entries counted),
+        // each piece's chain apart.
+        let st = bounded.idx.stats();
+        proptest::prop_assert_eq!(st.sig_evictions, 0);
+        proptest::prop_assert!(st.sig_copies <= left_out * u64::from(cfg.pieces));
+        proptest::prop_assert!(compared >= 1);
+    }
+
     /// A sentence with one word changed, among other documents' sentences: always
     /// found through a part signature when none of its groups is empty: with the
     /// defaults (pairs of 4 groups, from 5 words) one pair is unchanged; with 3
