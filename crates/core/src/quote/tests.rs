@@ -206,7 +206,8 @@ proptest::proptest! {
         let base: Vec<Vec<u64>> = (0..4).map(|_| (0..5 + next(8)).map(|_| next(200)).collect()).collect();
         // Each signature's first `max_sources` entries (the bounded index holds at
         // least these), with their words.
-        let mut held: std::collections::HashMap<u64, Vec<((u64, u32), Vec<u64>)>> = Default::default();
+        type Held = Vec<((u64, u32), Vec<u64>)>;
+        let mut held: std::collections::HashMap<u64, Held> = Default::default();
         let (mut crowded, mut left_out, mut compared) = (false, 0u64, 0u64);
         for seq in 1..=docs {
             let ss: Vec<Sentence> = (0..1 + next(4))
