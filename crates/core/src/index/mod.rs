@@ -365,11 +365,12 @@ fn specific(cfg: &QuoteConfig, sig: u64) -> bool {
     sig.count_ones() * 4 <= cfg.m * 3
 }
 
-/// Whether a signature bucket holds `max` entries of `sig` (of as many sentences: two
-/// pieces' chains may share a bucket and each add the same entry), `seen` a buffer.
-fn holds_copies(bucket: &[u8], sig: u64, max: u32, seen: &mut Vec<u64>) -> bool {
+/// Whether a signature bucket holds `max` entries of `sig` of other sentences than
+/// `packed`'s (each once: two pieces' chains may share a bucket and each add the same
+/// entry), `seen` a buffer.
+fn holds_copies(bucket: &[u8], (sig, packed): (u64, u64), max: u32, seen: &mut Vec<u64>) -> bool {
     seen.clear();
-    seen.extend(entries(bucket).filter(|&(s, _)| s == sig).map(|(_, packed)| packed));
+    seen.extend(entries(bucket).filter(|&(s, p)| s == sig && p != packed).map(|(_, p)| p));
     if seen.len() < max as usize {
         return false;
     }
@@ -675,7 +676,7 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
                         .find(|&at| !full(&self.bytes()[at..at + len]))
                         .unwrap_or(home);
                     if specific(cfg, sig)
-                        && holds_copies(&self.bytes()[at..at + len], sig, cfg.max_sources, &mut copies)
+                        && holds_copies(&self.bytes()[at..at + len], (sig, packed), cfg.max_sources, &mut copies)
                     {
                         sig_copies += 1;
                         continue;
