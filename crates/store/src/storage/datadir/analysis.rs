@@ -49,13 +49,18 @@ pub struct Prepared {
     /// Its lines, where site templates are labelled (issue 54), and its text's bytes.
     lines: Vec<Line>,
     text_len: u32,
-    /// The xxh3-128 of its text while its sketch is the whole text's (none once site
-    /// template lines are taken out): its earlier copies' sketches are this one
-    /// ([`Store::note_text_sketch`]).
-    sketched_text: Option<u128>,
+    /// The xxh3-128 of its text (`DocMeta::content_hash`; where its sketch is the whole
+    /// text's, the key its earlier copies' sketches are found by,
+    /// [`Store::note_text_sketch`]), computed where it is prepared.
+    text_hash: u128,
 }
 
 impl Prepared {
+    /// The xxh3-128 of its text.
+    pub fn text_hash(&self) -> u128 {
+        self.text_hash
+    }
+
     /// Whether the document has no tokens.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
@@ -80,7 +85,6 @@ impl Prepared {
         if self.sketch.is_some() {
             self.sketch = Some(store.sketch_outside(&self.tokens, runs)?);
         }
-        self.sketched_text = None;
         Ok(())
     }
 }
@@ -117,8 +121,8 @@ impl Preparer {
         let (sketch, sentences) = sketch_and_sentences(on, (&self.nd_cfg, &self.nd_rabin), text, tokens);
         let lines = if labelled { template::lines(text, tokens) } else { Vec::new() };
         let (tokens, items) = (tokens.to_vec(), items.to_vec());
-        let sketched_text = sketch.is_some().then(|| xxh3_128(text.as_bytes()));
-        Prepared { tokens, items, sketch, sentences, lines, text_len: text.len() as u32, sketched_text }
+        let text_hash = xxh3_128(text.as_bytes());
+        Prepared { tokens, items, sketch, sentences, lines, text_len: text.len() as u32, text_hash }
     }
 }
 
@@ -344,20 +348,19 @@ pub(super) fn analyse(
 ) -> Result<Analysed> {
     let (nd_cfg, q_cfg, shape) = cfgs;
     let mut t = Instant::now();
-    let templates = match site {
+    let (runs, templates) = match site {
         Some(site) => {
             let text = (&prepared.lines[..], &prepared.tokens[..], prepared.text_len);
-            let (runs, write) = super::templates::decide(store, engine.config(), (seq, site), text)?;
-            prepared.without_templates(store, &runs)?;
-            write
+            super::templates::decide(store, engine.config(), (seq, site), text)?
         }
-        None => TemplateWrite::default(),
+        None => (Vec::new(), TemplateWrite::default()),
     };
+    prepared.without_templates(store, &runs)?;
     times.templates += lap(&mut t);
-    let Prepared { tokens, items, sketch, sentences, sketched_text, .. } = prepared;
+    let Prepared { tokens, items, sketch, sentences, text_hash, .. } = prepared;
     let sketch = sketch.map(Arc::new);
-    if let (Some(hash), Some(sketch)) = (sketched_text, &sketch) {
-        store.note_text_sketch(hash, sketch);
+    if let (true, Some(sketch)) = (runs.is_empty(), &sketch) {
+        store.note_text_sketch(text_hash, sketch);
     }
     let indexes = Indexes::over(table.index_region(), shape);
     // Read with the table's answers where the stage is elsewhere: waited for as they are.

@@ -15,8 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use xxhash_rust::xxh3::xxh3_128;
-
 use crate::error::{IoContext, IoError};
 use crate::input::date::parse_published;
 use crate::input::InputDoc;
@@ -501,6 +499,7 @@ impl DataDir {
         if u32::try_from(doc.text.len()).is_err() {
             return Err(DocError::TooLong(doc.source.clone()).into());
         }
+        let text_hash = prepared.text_hash();
         if prepared.is_empty() {
             return Err(DocError::NoTokens(doc.source.clone()).into());
         }
@@ -555,7 +554,7 @@ impl DataDir {
             published_at: doc.published_at.clone(),
             text_bytes: doc.text.len() as u64,
             tokens: result.tokens,
-            content_hash: format!("{:032x}", xxh3_128(doc.text.as_bytes())),
+            content_hash: format!("{text_hash:032x}"),
             ingested_at_ms: arrival_ms,
             meta: doc.meta.clone(),
             via: admit.via,

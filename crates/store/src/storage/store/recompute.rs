@@ -359,6 +359,7 @@ mod tests {
         // A sketch computed again is noted under its text for the copies read next.
         assert_eq!(*s.caches.text_sketches.get(&xxh3_128(TEXTS[1].as_bytes())).unwrap(), computed[1].0);
     }
+
     #[test]
     fn the_schema_step_deletes_only_what_this_build_computes_alike() {
         let dir = tempfile::tempdir().unwrap();
