@@ -1,4 +1,4 @@
-//! Backup and restore (issue 55, item 3): `backup` while a daemon writes, killed at any
+//! Backup and restore: `backup` while a daemon writes, killed at any
 //! moment; `restore` of what it made; `upgrade` keeping a backup of an older store.
 
 use std::path::Path;

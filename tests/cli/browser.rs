@@ -1,4 +1,4 @@
-//! The inspector in a real browser (issue 55, item 1): Debian's headless Chromium
+//! The inspector in a real browser: Debian's headless Chromium
 //! driven by its chromedriver over the W3C WebDriver protocol (JSON over HTTP: the few
 //! commands below, no client crate). Sign-in with the token, the session cookie's
 //! flags, a form with and without its CSRF token, a form from another site, sign-out.

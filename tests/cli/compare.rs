@@ -1,4 +1,4 @@
-//! Side by side (issue 55, item 5): each copied block's passage in its source, the
+//! Side by side: each copied block's passage in its source, the
 //! similarity to each source, `show --side-by-side` and the compare page, on a planted
 //! copy with a substitution, an insertion and a deletion.
 

@@ -1,4 +1,4 @@
-//! Where copied blocks stand in their source (issue 55: side by side).
+//! Where copied blocks stand in their source, for the side-by-side views.
 //!
 //! A copied block names its origin and its own tokens; a reader comparing the two texts
 //! also needs the passage of the origin it came from, and which words were edited.

@@ -160,7 +160,7 @@ impl Native {
     /// Opens (or creates) the data directory at `path` with `settings`, a JSON object
     /// of the command line's settings (`table_size`, `quotations`, ...); with
     /// `read_only`, opens an existing one without its lock, beside a daemon or another
-    /// writer, as `textorigin query` does (issue 55).
+    /// writer, as `textorigin query` does.
     #[new]
     #[pyo3(signature = (path, settings = None, read_only = false))]
     fn new(py: Python<'_>, path: PathBuf, settings: Option<String>, read_only: bool) -> PyResult<Self> {

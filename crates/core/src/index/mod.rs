@@ -25,7 +25,7 @@
 //!   buckets, within its block of 1,024 buckets (wrapping at the block's end; table
 //!   format 4: before, across blocks); a probe reads on while the bucket it read was
 //!   full. A signature is not added to a bucket that holds `max_sources` entries of
-//!   it already (issue 56): a sentence repeated in thousands of documents is found
+//!   it already: a sentence repeated in thousands of documents is found
 //!   through its first copies (at most `max_sources` a bucket of its chain), which
 //!   are what a search reports of it (sources best first, then oldest), and its chain
 //!   keeps room for other sentences; the copies left out are counted. (Counted in the
@@ -244,8 +244,9 @@ pub struct IndexStats {
     pub sig_evictions: u64,
     pub nd_inserts: u64,
     pub nd_evictions: u64,
-    /// Signature entries not added: their chain held `max_sources` entries of the same
-    /// signature (the earliest copies of a repeated sentence are what a search reports).
+    /// Signature entries not added: their bucket held `max_sources` entries of other
+    /// sentences with the same signature (the earliest copies of a repeated sentence
+    /// are what a search reports).
     pub sig_copies: u64,
 }
 

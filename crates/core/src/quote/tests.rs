@@ -179,7 +179,7 @@ proptest::proptest! {
         }
     }
 
-    /// The copy bound (issue 56): an index that adds a signature to a bucket only
+    /// The copy bound: an index that adds a signature to a bucket only
     /// while fewer than `max_sources` entries there hold it reports what an index of
     /// every copy reports, as long as no other bound is reached (the per-probe and per-sentence
     /// caps are off here) and every entry left out is of the same words as those

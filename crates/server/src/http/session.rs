@@ -1,4 +1,4 @@
-//! Browsers sign in with the token (issue 55), as Jupyter's and Grafana's token logins
+//! Browsers sign in with the token, as Jupyter's and Grafana's token logins
 //! do: `GET /login` is a form that takes the token, `POST /login` checks it and sets a
 //! session cookie, `POST /logout` ends the session.
 //!

@@ -1,4 +1,4 @@
-//! A document and one of its sources side by side (issue 55): the HTML page
+//! A document and one of its sources side by side: the HTML page
 //! (`/compare?a=&b=`, `show --side-by-side --html`) and the terminal's two columns
 //! (`show --side-by-side`), both from [`SideBySide`].
 //!

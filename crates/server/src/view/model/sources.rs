@@ -1,5 +1,5 @@
 //! Each copied block's passage in its source, and a document's similarity to each
-//! source (issue 55: side by side). What Turnitin's, Copyleaks' and JPlag's readers
+//! source (side by side). What Turnitin's, Copyleaks' and JPlag's readers
 //! look at first: how much of the document each source accounts for, and the two texts
 //! side by side with the copied passages paired and the edits marked.
 //!

@@ -156,7 +156,7 @@ pub(super) struct Caches {
     pub(super) times: Bounded<u64, i64>,
     /// xxh3-128 of a stored text → a document of that text whose sentences were split
     /// again: a document's n earlier copies (a feed that re-publishes) are split once,
-    /// not n times, by a process that starts with empty caches (issue 56).
+    /// not n times, by a process that starts with empty caches.
     pub(super) same_text: Bounded<u128, u64>,
     /// xxh3-128 of a text → its near-duplicate sketch (of the whole text: a page with
     /// site template lines of its own is sketched alone), computed again or given by
