@@ -158,7 +158,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let stop = ingest::StopAt { failure: false, interrupt: Some(&interrupt) };
     let run = ingest::ingest_inputs(&mut dd, inputs, Via::Ingest, threads, a.force, stop, |e| match e {
         Event::File => show(stored, skipped),
-        Event::Stored(_) => {
+        Event::Stored { .. } => {
             stored += 1;
             show(stored, skipped);
         }

@@ -1,7 +1,9 @@
 //! `textorigin bench --end-to-end`: the whole product on a corpus, as `ingest` runs it
 //! (parallel preparation, the table, near-duplicates, quotations, the store), into a
 //! fresh data directory: MB/s, documents/s, and where the time went per stage, so the
-//! next bottleneck is visible without a profiler.
+//! next bottleneck is visible without a profiler. Over windows of [`WINDOW`] documents it
+//! says whether the cost of a document stays flat as the collection grows (the last full
+//! window's documents/s over the first's) and which stages the growth went to.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -10,7 +12,7 @@ use serde::Serialize;
 use textorigin_core::config::Overrides;
 
 use super::Result;
-use textorigin_store::ingest::ingest;
+use textorigin_store::ingest::{ingest, Event};
 use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::telemetry::StageTimes;
 
@@ -36,6 +38,19 @@ pub struct EndToEnd {
     /// Documents per second over each window of [`WINDOW`] stored documents, in order
     /// (a cost per document that grows with the collection shows as a falling rate).
     pub window_rates: Vec<f64>,
+    /// Seconds per stage in each of those windows.
+    pub window_stages: Vec<StageTimes>,
+}
+
+impl EndToEnd {
+    /// The documents/s of the last full window over the first's (1: a flat cost per
+    /// document); `None` with fewer than two windows.
+    pub fn flat(&self) -> Option<f64> {
+        match self.window_rates[..] {
+            [first, .., last] => Some(last / first),
+            _ => None,
+        }
+    }
 }
 
 /// Documents per rate window.
@@ -61,14 +76,15 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
     let start = Instant::now();
     let mut dd = DataDir::open_write(dir, overrides)?;
     let open_seconds = start.elapsed().as_secs_f64();
-    let mut window_rates = Vec::new();
-    let (mut stored, mut window_start) = (0u64, Instant::now());
+    let (mut window_rates, mut window_stages) = (Vec::new(), Vec::new());
+    let (mut stored, mut window_start, mut window_times) = (0u64, Instant::now(), dd.stage_times());
     let summary = ingest(&mut dd, paths, u64::MAX, threads, false, |e| {
-        if matches!(e, textorigin_store::ingest::Event::Stored(_)) {
+        if let Event::Stored { times, .. } = e {
             stored += 1;
             if stored % WINDOW == 0 {
                 window_rates.push(WINDOW as f64 / window_start.elapsed().as_secs_f64());
-                window_start = Instant::now();
+                window_stages.push(times.since(&window_times));
+                (window_start, window_times) = (Instant::now(), times);
             }
         }
     })?;
@@ -91,6 +107,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
         close_seconds,
         disk_bytes: dir_size(dir),
         window_rates,
+        window_stages,
     })
 }
 
@@ -113,13 +130,30 @@ pub fn text(r: &EndToEnd) -> String {
         out += &format!("  {name:<11} {v:>8.2}  {:>5.1}%\n", 100.0 * v / total);
     }
     out += &format!("outside the stages: open {:.2} s, close {:.2} s\n", r.open_seconds, r.close_seconds);
-    if let (Some(first), Some(last)) = (r.window_rates.first(), r.window_rates.last()) {
+    if let (Some(flat), [first, .., last], [s_first, .., s_last]) =
+        (r.flat(), &r.window_rates[..], &r.window_stages[..])
+    {
         out += &format!(
-            "documents/s over the first {WINDOW} documents: {first:.0}; over the last full {WINDOW}: {last:.0} ({:+.1}%)\n",
-            100.0 * (last / first - 1.0)
+            "flat: documents/s over the first {WINDOW} documents {first:.0}, over the last full {WINDOW} {last:.0}: {flat:.2}x\n"
         );
+        out += &growth(s_first, s_last);
     }
     out += &format!("data directory: {:.1} MB on disk\n", r.disk_bytes as f64 / 1e6);
+    out
+}
+
+/// Where the cost per document grew from the first window to the last: each stage's
+/// µs a document in both, and its share of the stages' growth.
+fn growth(first: &StageTimes, last: &StageTimes) -> String {
+    let per_doc = |s: f64| s * 1e6 / WINDOW as f64;
+    let grown: Vec<(&str, f64, f64)> =
+        first.named().iter().zip(last.named()).map(|((name, a), (_, b))| (*name, per_doc(*a), per_doc(b))).collect();
+    let total: f64 = grown.iter().map(|g| g.2 - g.1).sum();
+    let mut out = format!("stage        µs/document first   last   growth  share of the growth ({total:+.0} µs)\n");
+    for (name, a, b) in grown {
+        let share = if total.abs() < 1e-9 { 0.0 } else { 100.0 * (b - a) / total };
+        out += &format!("  {name:<11} {a:>16.0} {b:>6.0} {:>+8.0} {share:>8.1}%\n", b - a);
+    }
     out
 }
 
@@ -127,6 +161,39 @@ pub fn text(r: &EndToEnd) -> String {
 mod tests {
     /// Issue 56: "on disk" printed 412.9 MB for a data directory holding 26 MB, the
     /// apparent size of its sparse table file and checkpoint slots.
+    use super::*;
+
+    /// The flat figure is the last full window's rate over the first's, and the growth
+    /// is told per stage: here all of it in quotations.
+    #[test]
+    fn the_growth_is_told_per_stage() {
+        let first = StageTimes { table: 1.0, quotes: 1.0, ..Default::default() };
+        let last = StageTimes { table: 1.0, quotes: 3.0, ..Default::default() };
+        let r = EndToEnd {
+            documents: 3 * WINDOW,
+            failed: 0,
+            text_bytes: 1,
+            seconds: 6.0,
+            mb_per_s: 0.0,
+            documents_per_s: 0.0,
+            threads: 1,
+            stages: StageTimes::default(),
+            open_seconds: 0.0,
+            close_seconds: 0.0,
+            disk_bytes: 0,
+            window_rates: vec![5000.0, 4000.0, 2500.0],
+            window_stages: vec![first, first, last],
+        };
+        assert_eq!(r.flat(), Some(0.5));
+        let text = text(&r);
+        assert!(text.contains("5000, over the last full 10000 2500: 0.50x"), "{text}");
+        let quotes = text.lines().rfind(|l| l.trim_start().starts_with("quotes ")).unwrap();
+        assert!(quotes.ends_with("+200    100.0%"), "{quotes}");
+        let table = text.lines().rfind(|l| l.trim_start().starts_with("table ")).unwrap();
+        assert!(table.ends_with("+0      0.0%"), "{table}");
+        assert_eq!(EndToEnd { window_rates: vec![1.0], ..r }.flat(), None);
+    }
+
     #[test]
     fn on_disk_counts_the_blocks_a_sparse_file_holds() {
         let dir = tempfile::tempdir().unwrap();

@@ -19,6 +19,12 @@
 //!   cap), candidates found and ranked as `quote::find` does, then scored (every source
 //!   counted, not only the `max_sources` best).
 //!
+//! - **what a reader sees** at default settings: the query documents ingested after
+//!   the collection into the defaults' data directory, and each query sentence with a
+//!   pair of 0.8 or more counted found when its stored quotation names such a pair, or
+//!   (found either way) when copied blocks whose origin holds such a pair cover at
+//!   least [`BLOCK_COVER`] of its words; the rest by why.
+//!
 //! Reported: recall per level and radius, candidates per sentence, time per sentence
 //! and the speed-up over the two baselines. qSign reads RocksDB; the baselines run in
 //! memory, so the speed-ups are conservative.
@@ -74,10 +80,28 @@ pub struct QuoteEval {
     pub inverted_micros_per_sentence: f64,
     pub inverted_candidates_per_sentence: f64,
     pub rows: Vec<RadiusRow>,
-    /// The query sentences with a true pair of 0.8 or more that the defaults miss, by
-    /// why (issue 34: what the missed quarter is).
+    /// The query sentences with a true pair of 0.8 or more that the defaults' search
+    /// misses, by why.
+    pub misses: Vec<MissRow>,
+    /// What a reader of the defaults' results sees of the same sentences, the query
+    /// documents ingested after the collection through the real path.
+    pub seen: Seen,
+}
+
+/// Of the query sentences with a true pair scoring 0.8 or more, how many a reader of
+/// the stored results finds: by a quotation naming such a pair, or either by that or by
+/// copied blocks whose origin holds such a pair and that cover at least 80% of the
+/// sentence's words; and the rest by why (as [`MissRow`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Seen {
+    pub sentences: u64,
+    pub by_quotation: u64,
+    pub either_way: u64,
     pub misses: Vec<MissRow>,
 }
+
+/// The share of the blocks' coverage a sentence needs to count as found by them.
+pub const BLOCK_COVER: f64 = 0.8;
 
 /// One kind of sentence the defaults miss: how many, and their length in distinct words.
 #[derive(Debug, Clone, Serialize)]
@@ -149,7 +173,7 @@ pub fn run(
     let store = dd.store();
     let indexes = dd.indexes();
     let sentences: Vec<((u64, u32), Sentence)> = store.all_sentences()?;
-    let qs = query_sentences(query_docs, &qcfg)?;
+    let (qs, q_doc) = query_sentences(query_docs, &qcfg)?;
     // Precompute idf for all query words (so timings measure the search, not df reads).
     let n_docs = indexes.documents();
     let mut idf_cache: HashMap<u64, f64> = HashMap::new();
@@ -187,10 +211,12 @@ pub fn run(
         rows.push(row(radius.map_or("formula".to_string(), |d| d.to_string()), measured));
         progress("qSign radii", rows.len(), 9);
     }
+    let mut seen = Seen::default();
     let configurations =
         [("defaults before issue 23", QuoteConfig::before_schema_8()), ("defaults", QuoteConfig::default())];
     for (n, (name, cfg)) in configurations.into_iter().enumerate() {
-        let overrides = Overrides { quotes: Some(cfg.clone()), ..overrides.clone() };
+        // Every other setting at its default (the table's and the index's sizes too).
+        let overrides = Overrides { quotes: Some(cfg.clone()), ..Default::default() };
         let mut other = DataDir::open_write(&dir.with_extension(format!("defaults-{n}")), &overrides)?;
         for d in collection {
             let _ = other.ingest(d); // token-less documents are skipped as in ingestion
@@ -198,7 +224,15 @@ pub fn run(
         let indexes = other.indexes();
         rows.push(row(name.to_string(), measure(&qs, &by_key, &truth, idf_of, defaults_search(&indexes, &cfg))));
         if name == "defaults" {
-            misses = classify_misses(&qs, &by_key, &truth, idf_of, &indexes, &cfg);
+            let why = miss_kinds(&qs, &by_key, &truth, idf_of, &indexes, &cfg);
+            misses = tally_misses(&qs, &why, |i| why[i].is_some_and(|w| w.0 != FOUND_BY_SEARCH));
+            let (quoted, either) = seen_by_reader(&mut other, query_docs, &qs, &q_doc, &truth)?;
+            seen = Seen {
+                sentences: with08,
+                by_quotation: quoted.iter().filter(|&&f| f).count() as u64,
+                either_way: either.iter().filter(|&&f| f).count() as u64,
+                misses: tally_misses(&qs, &why, |i| !either[i]),
+            };
         }
         other.close()?;
         progress("qSign radii", rows.len(), 9);
@@ -214,36 +248,55 @@ pub fn run(
         inverted_candidates_per_sentence: inv_candidates as f64 / qs.len() as f64,
         rows,
         misses,
+        seen,
     };
     dd.close()?;
     Ok(result)
 }
 
-/// The query sentences with a true pair of 0.8 or more that `cfg`'s search misses, by
-/// [`miss_kind`].
-fn classify_misses(
+/// The kind of a sentence `cfg`'s search finds (a reader may still not see it).
+const FOUND_BY_SEARCH: &str = "found by the search, not shown in the results";
+
+/// For each query sentence with a true pair of 0.8 or more: whether `cfg`'s search
+/// finds it ([`FOUND_BY_SEARCH`]) or why not ([`miss_kind`]), and the length of its
+/// best earlier sentence; `None` for the other sentences.
+fn miss_kinds(
     qs: &[Sentence],
     by_key: &HashMap<(u64, u32), &Sentence>,
     truth: &[HashMap<(u64, u32), usize>],
     idf_of: impl Fn(u64) -> f64 + Copy,
     indexes: &Indexes<&[u8]>,
     cfg: &QuoteConfig,
-) -> Vec<MissRow> {
+) -> Vec<Option<(&'static str, usize)>> {
     let uncapped_cfg = QuoteConfig { max_candidates: u32::MAX, ..cfg.clone() };
     let (mut capped, mut uncapped) = (defaults_search(indexes, cfg), defaults_search(indexes, &uncapped_cfg));
+    qs.iter()
+        .zip(truth)
+        .map(|(q, truth)| {
+            if !truth.values().any(|&l| l <= 1) {
+                return None;
+            }
+            let scorer = quote::Scorer::with_idf(&q.words, idf_of);
+            let best: Vec<((u64, u32), f64)> =
+                truth.iter().filter(|(_, &l)| l <= 1).map(|(&k, _)| (k, scorer.score(&by_key[&k].words))).collect();
+            if capped(q).iter().any(|k| truth.get(k).is_some_and(|&l| l <= 1)) {
+                let (key, _) = best.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).expect("a pair of 0.8 or more");
+                return Some((FOUND_BY_SEARCH, by_key[&key].words.len()));
+            }
+            Some(miss_kind(q, &best, &uncapped(q), by_key))
+        })
+        .collect()
+}
+
+/// The query sentences with a kind in `why` that `missed` says are missed, by kind.
+fn tally_misses(
+    qs: &[Sentence],
+    why: &[Option<(&'static str, usize)>],
+    missed: impl Fn(usize) -> bool,
+) -> Vec<MissRow> {
     let mut kinds: Vec<(&'static str, u64, usize, usize)> = Vec::new();
-    for (q, truth) in qs.iter().zip(truth) {
-        if !truth.values().any(|&l| l <= 1) {
-            continue;
-        }
-        let scorer = quote::Scorer::with_idf(&q.words, idf_of);
-        let hit = capped(q).iter().any(|k| truth.get(k).is_some_and(|&l| l <= 1));
-        if hit {
-            continue;
-        }
-        let best: Vec<((u64, u32), f64)> =
-            truth.iter().filter(|(_, &l)| l <= 1).map(|(&k, _)| (k, scorer.score(&by_key[&k].words))).collect();
-        let (kind, n_s) = miss_kind(q, &best, &uncapped(q), by_key);
+    for (i, q) in qs.iter().enumerate().filter(|&(i, _)| missed(i)) {
+        let Some((kind, n_s)) = why[i] else { continue };
         match kinds.iter_mut().find(|k| k.0 == kind) {
             Some(k) => {
                 k.1 += 1;
@@ -264,18 +317,67 @@ fn classify_misses(
         .collect()
 }
 
-/// The query documents' sentences of at least `min_words` words.
-fn query_sentences(query_docs: &[InputDoc], qcfg: &QuoteConfig) -> Result<Vec<Sentence>> {
+/// Ingests the query documents into `dd` (which holds the collection) and says, for
+/// each query sentence, whether its stored result shows a true pair of 0.8 or more: by
+/// a quotation naming one as a source, and either by that or by copied blocks whose
+/// origin holds one covering at least [`BLOCK_COVER`] of the sentence's words.
+fn seen_by_reader(
+    dd: &mut DataDir,
+    query_docs: &[InputDoc],
+    qs: &[Sentence],
+    q_doc: &[usize],
+    truth: &[HashMap<(u64, u32), usize>],
+) -> Result<(Vec<bool>, Vec<bool>)> {
+    let rabin = Rabin::new(1).with_terms(textorigin_core::config::Config::default().terms);
+    let (mut quoted, mut either) = (vec![false; qs.len()], vec![false; qs.len()]);
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    for (n, d) in query_docs.iter().enumerate() {
+        // A document that fails (no tokens) has no sentence here.
+        let Ok((_, result)) = dd.ingest(d) else { continue };
+        let quotations = dd.store().quotations(result.seq)?;
+        tokenize(&d.text, &rabin, &mut tokens);
+        while i < qs.len() && q_doc[i] < n {
+            i += 1;
+        }
+        while i < qs.len() && q_doc[i] == n {
+            let (q, truth) = (&qs[i], &truth[i]);
+            let true_pair = |k: &(u64, u32)| truth.get(k).is_some_and(|&l| l <= 1);
+            quoted[i] = quotations.iter().any(|x| {
+                x.start_byte == q.start
+                    && x.end_byte == q.end
+                    && x.sources.iter().any(|s| true_pair(&(s.seq, s.sentence)))
+            });
+            let origins: Vec<u64> = truth.iter().filter(|(k, _)| true_pair(k)).map(|(k, _)| k.0).collect();
+            let words = tokens.iter().filter(|t| t.start >= q.start && t.end <= q.end);
+            let covered = words.clone().filter(|t| {
+                result
+                    .copied_blocks
+                    .iter()
+                    .any(|b| origins.contains(&b.origin) && b.span.start_byte <= t.start && t.end <= b.span.end_byte)
+            });
+            let (n_words, n_covered) = (words.count(), covered.count());
+            either[i] = quoted[i] || (n_words > 0 && n_covered as f64 >= BLOCK_COVER * n_words as f64);
+            i += 1;
+        }
+    }
+    Ok((quoted, either))
+}
+
+/// The query documents' sentences of at least `min_words` words, and the index of each
+/// one's document.
+fn query_sentences(query_docs: &[InputDoc], qcfg: &QuoteConfig) -> Result<(Vec<Sentence>, Vec<usize>)> {
     let rabin = Rabin::new(1).with_terms(textorigin_core::config::Config::default().terms);
     let mut tokens = Vec::new();
-    let mut qs: Vec<Sentence> = Vec::new();
-    for d in query_docs {
+    let (mut qs, mut q_doc): (Vec<Sentence>, Vec<usize>) = (Vec::new(), Vec::new());
+    for (n, d) in query_docs.iter().enumerate() {
         tokenize(&d.text, &rabin, &mut tokens);
-        qs.extend(
-            quote::sentences(&d.text, &tokens, rabin.terms())
-                .into_iter()
-                .filter(|s| s.words.len() as u32 >= qcfg.min_words),
-        );
+        for s in quote::sentences(&d.text, &tokens, rabin.terms()) {
+            if s.words.len() as u32 >= qcfg.min_words {
+                qs.push(s);
+                q_doc.push(n);
+            }
+        }
     }
     if qs.is_empty() {
         return Err(EvalError::Corpus(format!(
@@ -283,7 +385,7 @@ fn query_sentences(query_docs: &[InputDoc], qcfg: &QuoteConfig) -> Result<Vec<Se
             qcfg.min_words
         )));
     }
-    Ok(qs)
+    Ok((qs, q_doc))
 }
 
 /// For each query sentence: the stored sentences scoring 0.5 or more, with their level.
@@ -460,12 +562,32 @@ pub fn markdown(r: &QuoteEval) -> String {
             row.speedup_vs_inverted
         );
     }
-    if !r.misses.is_empty() {
-        out += "\nThe defaults' misses (query sentences with a pair of 0.8 or more, none found):\n";
-        out += "| why | sentences | distinct words | of the best earlier sentence |\n| --- | --- | --- | --- |\n";
-        for m in &r.misses {
-            out += &format!("| {} | {} | {:.1} | {:.1} |\n", m.kind, m.sentences, m.mean_words, m.mean_source_words);
-        }
+    out += &misses_table(
+        "The defaults' search misses (query sentences with a pair of 0.8 or more, none found)",
+        &r.misses,
+    );
+    let s = &r.seen;
+    let share = |n: u64| if s.sentences == 0 { 1.0 } else { n as f64 / s.sentences as f64 };
+    out += &format!(
+        "\nWhat a reader sees, the query documents ingested after the collection at default settings: of {} query sentences with a pair of 0.8 or more, {:.3} are found by a quotation naming one, {:.3} either by that or by copied blocks from a document holding one covering {:.0}% of the sentence's words\n",
+        s.sentences,
+        share(s.by_quotation),
+        share(s.either_way),
+        100.0 * BLOCK_COVER
+    );
+    out += &misses_table("Missed either way", &s.misses);
+    out
+}
+
+/// A markdown table of misses by kind under `title` (nothing when there are none).
+fn misses_table(title: &str, misses: &[MissRow]) -> String {
+    if misses.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n{title}:\n");
+    out += "| why | sentences | distinct words | of the best earlier sentence |\n| --- | --- | --- | --- |\n";
+    for m in misses {
+        out += &format!("| {} | {} | {:.1} | {:.1} |\n", m.kind, m.sentences, m.mean_words, m.mean_source_words);
     }
     out
 }

@@ -543,7 +543,7 @@ impl Ingestion {
             let stop = StopAt { failure: stop, interrupt: None };
             let run = ingest_inputs(dd, inputs, Via::Python, threads, force, stop, |e| {
                 let _ = match e {
-                    Event::Stored(seq) | Event::Skipped(seq) => tx.send((Some(seq), String::new())),
+                    Event::Stored { seq, .. } | Event::Skipped(seq) => tx.send((Some(seq), String::new())),
                     Event::Failed(why) => tx.send((None, why)),
                     Event::File | Event::Warning(_) => Ok(()),
                 };

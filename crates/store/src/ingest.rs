@@ -12,14 +12,16 @@ use std::os::unix::ffi::OsStrExt;
 
 use crate::storage::datadir::{Budget, DataDir, DataDirError, Prepared, Preparer};
 use crate::storage::store::{Admit, DocFailure, DocumentKeys, Via};
+use crate::telemetry::StageTimes;
 
 /// What happened to one input, in input order.
 #[derive(Debug)]
 pub enum Event {
     /// A file was read (or could not be); its documents follow.
     File,
-    /// A document was stored, with this sequence number.
-    Stored(u64),
+    /// A document was stored, with this sequence number; `times` are the data
+    /// directory's seconds per stage since it was opened, this document's included.
+    Stored { seq: u64, times: StageTimes },
     /// A document was stored before (its admission key, `--force` to store it again),
     /// with the sequence number it was stored under.
     Skipped(u64),
@@ -215,7 +217,7 @@ pub fn ingest_inputs(
                     Ok((meta, _)) => {
                         summary.stored += 1;
                         summary.text_bytes += doc.text.len() as u64;
-                        event(Event::Stored(meta.seq));
+                        event(Event::Stored { seq: meta.seq, times: dd.stage_times() });
                     }
                     Err(e) if dd.poisoned() => {
                         fatal = Some(e);

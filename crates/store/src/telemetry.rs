@@ -49,6 +49,23 @@ impl StageTimes {
         ]
     }
 
+    /// The seconds spent since `before` (an earlier reading of the same counters).
+    pub fn since(&self, before: &StageTimes) -> StageTimes {
+        StageTimes {
+            prepare: self.prepare - before.prepare,
+            templates: self.templates - before.templates,
+            neardup: self.neardup - before.neardup,
+            quotes: self.quotes - before.quotes,
+            table: self.table - before.table,
+            estimation: self.estimation - before.estimation,
+            align: self.align - before.align,
+            index: self.index - before.index,
+            store: self.store - before.store,
+            sketches: self.sketches - before.sketches,
+            quote_searches: self.quote_searches - before.quote_searches,
+        }
+    }
+
     /// The sum of all stages.
     pub fn total(&self) -> f64 {
         self.named().iter().map(|x| x.1).sum()
@@ -91,8 +108,8 @@ pub struct Latency {
 impl Latency {
     pub(crate) fn add(&mut self, seconds: f64, before: &StageTimes, after: &StageTimes, text_bytes: u64) {
         self.document.add(seconds);
-        for (h, (b, a)) in self.stages.iter_mut().zip(before.named().iter().zip(after.named()).skip(1)) {
-            h.add(a.1 - b.1);
+        for (h, (_, v)) in self.stages.iter_mut().zip(after.since(before).named().into_iter().skip(1)) {
+            h.add(v);
         }
         self.text_bytes += text_bytes;
     }
