@@ -2,7 +2,7 @@
 //! changes once written: the sentences quotation search reads for its candidates (split
 //! from the stored texts), the sketches near-duplicate search reads for its candidates, the
 //! texts alignment reads for its origins (tokenized), and the publication times that
-//! order pairs and origins (issue 25). They hold exactly what the store
+//! order pairs and origins with the texts' hashes ([`DocFacts`]). They hold exactly what the store
 //! holds for their keys, so they change speed, never results. Each keeps two
 //! generations ([`Bounded`]): starting again empty at the bound, as they did, lost the
 //! sentences quotation search reads again and again once a stream outgrew the cache
@@ -39,9 +39,9 @@ pub(super) const SAME_TEXT_ENTRY: usize = 64;
 /// Bytes of sketches held by their text ([`Caches::text_sketches`]; an entry shares
 /// its sketch with [`Caches::sketches`] or the document being analysed).
 const TEXT_SKETCH_BYTES: usize = 8 << 20;
-/// Bytes of publication times held, and what one weighs.
-const TIMES_BYTES: usize = 4 << 20;
-pub(super) const TIME_BYTES: usize = 48;
+/// Bytes of [`DocFacts`] held, and what one weighs.
+const FACTS_BYTES: usize = 4 << 20;
+pub(super) const FACTS_ENTRY: usize = 64;
 /// What an entry costs beside its own vectors: the map's slot, the `Arc`, the vectors'
 /// headers and the allocator's.
 const ENTRY_OVERHEAD: usize = 96;
@@ -152,8 +152,8 @@ pub(super) struct Caches {
     pub(super) sketches: Bounded<u64, Arc<Sketch>>,
     /// seq → the document's text as alignment reads it (tokens and shingles).
     pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
-    /// seq → the document's publication time (`DocMeta::time`).
-    pub(super) times: Bounded<u64, i64>,
+    /// seq → what the searches ask of the document's metadata.
+    pub(super) facts: Bounded<u64, DocFacts>,
     /// xxh3-128 of a stored text → a document of that text whose sentences were split
     /// again: a document's n earlier copies (a feed that re-publishes) are split once,
     /// not n times, by a process that starts with empty caches.
@@ -164,6 +164,17 @@ pub(super) struct Caches {
     /// copies of a document are not sketched again, whether they were stored by this
     /// process or another.
     pub(super) text_sketches: Bounded<u128, Arc<Sketch>>,
+}
+
+/// What the searches ask of an earlier document, read once from its metadata: its
+/// publication time (which orders pairs and origins), and its text's hash, which finds
+/// the sketch or sentences of a copy of it read before without reading its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DocFacts {
+    /// [`DocMeta::time`](super::DocMeta::time).
+    pub time: i64,
+    /// [`DocMeta::content_hash`](super::DocMeta) (None for a document held elsewhere).
+    pub text_hash: Option<u128>,
 }
 
 impl Default for Caches {
@@ -177,7 +188,7 @@ impl Default for Caches {
             kept_sentences: AtomicBool::new(true),
             sketches: Bounded::new(SKETCH_BYTES),
             origin_texts: Bounded::new(ORIGIN_TEXT_BYTES),
-            times: Bounded::new(TIMES_BYTES),
+            facts: Bounded::new(FACTS_BYTES),
             same_text: Bounded::new(SAME_TEXT_BYTES),
             text_sketches: Bounded::new(TEXT_SKETCH_BYTES),
         }

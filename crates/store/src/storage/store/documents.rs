@@ -10,6 +10,7 @@ use textorigin_core::engine::{DocResult, Engine};
 
 use crate::input::date::parse_published;
 
+use super::cache::DocFacts;
 use super::codec::{decode_result, decode_text, decode_with_tail, encode, encode_result, encode_text, seq_key};
 use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_STAGE, CF_TEXT};
 
@@ -195,19 +196,33 @@ impl Store {
     /// Document `seq`'s publication time ([`DocMeta::time`]; read through a cache:
     /// near-duplicate and quotation search ask it of every pair they find).
     pub fn published_time(&self, seq: u64) -> Result<Option<i64>> {
-        if let Some(t) = self.caches.times.get(&seq) {
-            return Ok(Some(t));
+        Ok(self.facts(seq)?.map(|f| f.time))
+    }
+
+    /// The xxh3-128 of document `seq`'s stored text, from its metadata (read through
+    /// the same cache as [`Store::published_time`]); None for a document held elsewhere.
+    pub(super) fn text_hash(&self, seq: u64) -> Result<Option<u128>> {
+        Ok(self.facts(seq)?.and_then(|f| f.text_hash))
+    }
+
+    fn facts(&self, seq: u64) -> Result<Option<DocFacts>> {
+        if let Some(f) = self.caches.facts.get(&seq) {
+            return Ok(Some(f));
         }
-        let t = match self.elsewhere_of(seq) {
+        let facts = match self.elsewhere_of(seq) {
             Some(e) => match e.time(seq).map_err(|source| StoreError::Elsewhere { seq, source })? {
                 Some(t) => Some(t),
                 None => self.book_time(seq)?,
-            },
-            None => self.doc(seq)?.map(|meta| meta.time()),
+            }
+            .map(|time| DocFacts { time, text_hash: None }),
+            None => self.doc(seq)?.map(|meta| DocFacts {
+                time: meta.time(),
+                text_hash: u128::from_str_radix(&meta.content_hash, 16).ok(),
+            }),
         };
-        let Some(t) = t else { return Ok(None) };
-        self.caches.times.put(seq, t, super::cache::TIME_BYTES);
-        Ok(Some(t))
+        let Some(facts) = facts else { return Ok(None) };
+        self.caches.facts.put(seq, facts, super::cache::FACTS_ENTRY);
+        Ok(Some(facts))
     }
 
     /// Document `seq`'s place in publication order: (time, sequence number), equal

@@ -110,9 +110,15 @@ impl Store {
                 return Ok(Some(stored.into()));
             }
         }
+        let known = |key: u128| self.caches.same_text.get(&key).and_then(|other| self.caches.sentences.get(&other));
+        // A copy split before is found by the hash its metadata holds, without reading
+        // the text.
+        if let Some(all) = self.text_hash(seq)?.and_then(known) {
+            return Ok(Some(all));
+        }
         let Some(text) = self.text(seq)? else { return Ok(None) };
         let key = xxh3_128(text.as_bytes());
-        if let Some(all) = self.caches.same_text.get(&key).and_then(|other| self.caches.sentences.get(&other)) {
+        if let Some(all) = known(key) {
             return Ok(Some(all));
         }
         let all = quote::indexed_sentences(self.quote_settings()?, self.split(&text)?);
@@ -156,13 +162,20 @@ impl Store {
                 return self.decode("sketch", &v).map(|s| Some(Arc::new(s)));
             }
         }
-        let Some(text) = self.text(seq)? else { return Ok(None) };
         // Without the site template lines it had when analysed (issue 54), as it was
         // sketched then; a page with its own is sketched alone.
         let own: Vec<_> = match self.doc_templates(seq)? {
             Some(d) => d.runs.into_iter().filter(|r| r.since == seq).collect(),
             None => Vec::new(),
         };
+        if own.is_empty() {
+            // A copy sketched before is found by the hash its metadata holds, without
+            // reading the text.
+            if let Some(s) = self.text_hash(seq)?.and_then(|key| self.caches.text_sketches.get(&key)) {
+                return Ok(Some(s));
+            }
+        }
+        let Some(text) = self.text(seq)? else { return Ok(None) };
         if !own.is_empty() {
             return Ok(Some(Arc::new(self.sketch_of(&text, &own)?)));
         }
@@ -358,6 +371,47 @@ mod tests {
         assert_eq!(*s.sketch(2).unwrap().unwrap(), computed[1].0);
         // A sketch computed again is noted under its text for the copies read next.
         assert_eq!(*s.caches.text_sketches.get(&xxh3_128(TEXTS[1].as_bytes())).unwrap(), computed[1].0);
+    }
+
+    /// A fresh process reads a document's n earlier copies: the first is read and
+    /// split or sketched, the others are found by the text hash their metadata holds,
+    /// their texts not read (here: deleted, and still answered).
+    #[test]
+    fn a_copy_read_before_is_found_by_its_metadata_without_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let computed = ingest(&Store::open(dir.path()).unwrap());
+        let s = Store::open(dir.path()).unwrap();
+        let mut meta = super::super::tests::meta(4, "copy");
+        meta.content_hash = format!("{:032x}", xxh3_128(TEXTS[0].as_bytes()));
+        let result = DocResult { seq: 4, ..Default::default() };
+        let doc = DocumentWrite {
+            meta: &meta,
+            text: TEXTS[0],
+            result: &result,
+            nd: None,
+            q: None,
+            revised: &Default::default(),
+            stage: None,
+            templates: None,
+        };
+        s.put_document(&doc).unwrap();
+        let s = {
+            drop(s);
+            Store::open(dir.path()).unwrap()
+        };
+        assert_eq!(*s.sketch(1).unwrap().unwrap(), computed[0].0);
+        assert_eq!(*s.sentence(1, 0).unwrap().unwrap(), computed[0].1[0]);
+        let mut b = WriteBatch::default();
+        b.delete_cf(s.cf(super::super::CF_TEXT), seq_key(4));
+        s.write(b, true).unwrap();
+        assert_eq!(*s.sketch(4).unwrap().unwrap(), computed[0].0);
+        assert_eq!(*s.sentence(4, 1).unwrap().unwrap(), computed[0].1[1]);
+        // A document whose metadata holds no hash of this build's (the test's "h") is
+        // read: without its text it has neither.
+        let mut b = WriteBatch::default();
+        b.delete_cf(s.cf(super::super::CF_TEXT), seq_key(2));
+        s.write(b, true).unwrap();
+        assert!(s.sketch(2).unwrap().is_none() && s.sentence(2, 0).unwrap().is_none());
     }
 
     #[test]
