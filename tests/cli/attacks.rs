@@ -215,6 +215,15 @@ fn submissions_are_checked_before_they_are_spooled() {
     assert_eq!(spool_count(dir, "new"), 0, "nothing spooled");
     let (status, v) = submit("name=empty", b"{\"text\": \"  \"}\n{\"text\": \"...\"}\n");
     assert_eq!((status, &v["failed"]), (422, &2.into()), "{v}");
+    // Refused for what the daemon would refuse it for, first: no words before a bad
+    // date; and a lone Thai vowel sign is no term under the data directory's rule
+    // (the check once let it through for the daemon to fail).
+    let (status, v) =
+        submit("name=both", "{\"text\": \"...\", \"published_at\": \"x\"}\n{\"text\": \"\u{0e31}\"}\n".as_bytes());
+    assert_eq!((status, &v["failed"]), (422, &2.into()), "{v}");
+    for reason in v["reasons"].as_array().unwrap() {
+        assert!(reason.as_str().unwrap().ends_with("no words (no letters or digits)"), "{v}");
+    }
     // partial=true: the good document is stored, 100 failure records kept.
     let (status, v) = submit("name=dated&partial=true&wait=true", body.as_bytes());
     assert_eq!((status, &v["state"]), (422, &"failed".into()), "{v}");

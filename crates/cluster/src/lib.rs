@@ -22,8 +22,6 @@ use textorigin_core::engine::Engine;
 use textorigin_core::index::{IndexShape, IndexWork};
 use textorigin_core::shard::split;
 use textorigin_store::ingest::{inputs, Input};
-use textorigin_store::input::date::parse_published;
-use textorigin_store::storage::datadir::DocError;
 
 use crate::log::{Log, LogError};
 use crate::searched::Searched;
@@ -336,17 +334,13 @@ pub fn submit(
             event(Submitted::Warning(w.clone()));
         }
         let (tokens, _) = engine.prepare(&doc.text);
-        if tokens.is_empty() {
-            event(Submitted::Failed(DocError::NoTokens(doc.source.clone()).to_string()));
-            continue;
-        }
-        if let Some(Err(e)) = doc.published_at.as_deref().map(parse_published) {
-            event(Submitted::Failed(DocError::BadDate(doc.source.clone(), e).to_string()));
+        // A deployment stores no bad date undated.
+        if let Err(e) = textorigin_store::intake::admissible(&doc, !tokens.is_empty(), false) {
+            event(Submitted::Failed(e.to_string()));
             continue;
         }
         let work = shards.as_ref().map(|s| s.searched.work(&doc.text, tokens)).unwrap_or_default();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-        arrived_ms = arrived_ms.max(now as u64);
+        arrived_ms = arrived_ms.max(textorigin_store::clock::now_ms());
         let msg = Doc {
             name: doc.name,
             source: doc.source,

@@ -281,6 +281,18 @@ fn folded_fp(term: &str, rabin: &Rabin) -> u64 {
     rabin.token_finish(f)
 }
 
+/// Whether [`tokenize`] finds a term in `text` under `terms`, without keeping them: an
+/// ASCII letter or digit always makes one; otherwise the text is tokenized (a lone
+/// combining mark, a sign of Thai, makes none under `Unicode`).
+pub fn has_terms(text: &str, terms: Terms) -> bool {
+    if text.bytes().any(|b| b.is_ascii_alphanumeric()) {
+        return true;
+    }
+    let mut out = Vec::new();
+    tokenize(text, &Rabin::new(1).with_terms(terms), &mut out);
+    !out.is_empty()
+}
+
 /// The case-folded form of a term, as fingerprinted (for display and tests).
 pub fn fold(term: &str) -> String {
     term.chars().flat_map(char::to_lowercase).collect()
@@ -408,6 +420,20 @@ mod tests {
                 last = e;
             }
             prop_assert_eq!(covered, text.chars().filter(|c| c.is_alphanumeric()).count());
+        }
+    }
+
+    proptest! {
+        /// `has_terms` says what tokenizing says, under both rules, of text mixing
+        /// Latin, accents, lone combining marks, Thai and its signs, ideographs and
+        /// separators.
+        #[test]
+        fn has_terms_is_whether_tokenize_finds_one(text in "([a-z0-9]|[\u{0300}-\u{036f}]|[\u{0e01}-\u{0e5b}]|[\u{4e00}-\u{4e10}]|[\u{00e0}-\u{00ff}]|[ .,!\u{00a0}-\u{00bf}]){0,12}") {
+            for terms in [Terms::Words, Terms::Unicode] {
+                let mut t = Vec::new();
+                tokenize(&text, &Rabin::new(1).with_terms(terms), &mut t);
+                prop_assert_eq!(has_terms(&text, terms), !t.is_empty(), "{:?} under {:?}", text, terms);
+            }
         }
     }
 

@@ -43,10 +43,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use textorigin_core::config::Overrides;
 
+use textorigin_store::clock;
 use textorigin_store::error::{IoContext, IoError};
 use textorigin_store::storage::checkpoint::CheckpointError;
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Recovery};
@@ -143,10 +144,6 @@ pub enum DaemonError {
 }
 
 type Result<T> = std::result::Result<T, DaemonError>;
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
 
 /// Longest file name kept in `failed/` and `done/`: room for `.reason` and a
 /// counter within NAME_MAX (255 bytes).
@@ -353,7 +350,7 @@ fn initial_status(dir: &Path, recovery: Option<Recovery>) -> DaemonStatus {
     let mut status = DaemonStatus {
         pid: std::process::id(),
         state: DaemonState::Running,
-        started_at_ms: now_ms(),
+        started_at_ms: clock::now_ms(),
         recovered_from_checkpoint: recovery.map(|r| r.from_checkpoint),
         replayed: recovery.map_or(0, |r| r.replayed),
         ..DaemonStatus::default()

@@ -13,8 +13,9 @@
 use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
-use super::{now_ms, Result};
+use super::Result;
 use crate::budget::{Grant, MemoryBudget};
+use textorigin_store::clock::now_ms;
 use textorigin_store::error::IoContext;
 use textorigin_store::input::{file_docs, InputDoc, InputError, Limits};
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};

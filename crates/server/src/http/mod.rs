@@ -435,7 +435,9 @@ impl App {
         }
         let ext = extension(request);
         let file = format!("{name}.{ext}");
-        let checked = check_body(&request.body, ext, name, &file, self.limits, self.undated_bad_dates)?;
+        // Terms as the open store's data directory makes them (a new one's before it is open).
+        let terms = self.share.get().and_then(|s| s.config().ok().flatten()).unwrap_or_default().terms;
+        let checked = check_body(&request.body, ext, name, &file, self.limits, (terms, self.undated_bad_dates))?;
         if checked.failed > 0 && request.param("partial") != Some("true") {
             let v = serde_json::json!({
                 "error": format!(
@@ -473,8 +475,7 @@ impl App {
         std::fs::File::open(self.spool.join("new"))
             .and_then(|d| d.sync_all())
             .map_err(|e| ApiError::Internal(format!("cannot sync the spool: {e}")))?;
-        let at_ms =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let at_ms = textorigin_store::clock::now_ms();
         {
             let mut submitted = self.submitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let held: usize = submitted.values().map(|s| s.keys.len()).sum();
@@ -696,8 +697,9 @@ const MAX_SUBMITTED_DOCS: usize = 100_000;
 
 /// Checks a submitted body's documents as the spool will read file `file`, one at a
 /// time (a compressed body is decoded as it is read, within `limits`): what fails
-/// without the table (malformed JSON, fields of the wrong type, empty or word-less
-/// texts, dates that are none unless `undated_bad_dates`, the limits). The whole body
+/// without the table (malformed JSON, fields of the wrong type, what the data
+/// directory refuses of a document: [`textorigin_store::intake::admissible`] with
+/// terms made as `terms` makes them, the limits). The whole body
 /// failing (no documents, not text, too many documents) is an error.
 fn check_body(
     body: &[u8],
@@ -705,9 +707,8 @@ fn check_body(
     name: &str,
     file: &str,
     limits: textorigin_store::input::Limits,
-    undated_bad_dates: bool,
+    (terms, undated_bad_dates): (textorigin_core::text::Terms, bool),
 ) -> Result<Checked, ApiError> {
-    use textorigin_store::storage::datadir::DocError;
     let refuse = |reason: String| ApiError::Unprocessable(reason);
     let source = format!("spool:{file}");
     let docs = textorigin_store::input::stream_docs(
@@ -731,14 +732,10 @@ fn check_body(
         let failure = match d {
             Err(e) => Some(e.to_string()),
             Ok(doc) => {
-                let date = doc.published_at.as_deref().map(textorigin_store::input::date::parse_published).transpose();
-                let failure = match date {
-                    Err(e) if !undated_bad_dates => Some(DocError::BadDate(doc.source.clone(), e).to_string()),
-                    _ if !doc.text.chars().any(char::is_alphanumeric) => {
-                        Some(DocError::NoTokens(doc.source.clone()).to_string())
-                    }
-                    _ => None,
-                };
+                let has_terms = textorigin_core::text::has_terms(&doc.text, terms);
+                let failure = textorigin_store::intake::admissible(&doc, has_terms, undated_bad_dates)
+                    .err()
+                    .map(|e| e.to_string());
                 // Counted for every document that parses, as the daemon counts them.
                 let key = keys.next(&doc);
                 if failure.is_none() {

@@ -286,7 +286,7 @@ impl TableFile {
     /// An empty table with `p`, private (its file, made in the temporary directory, is
     /// removed once mapped: nothing is left behind).
     pub fn empty_private(p: &TableParams) -> Result<TableFile> {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let nanos = crate::clock::since_epoch().as_nanos();
         let path = std::env::temp_dir().join(format!("textorigin-query-{}-{nanos}.table", std::process::id()));
         let made = Self::create(&path, p).and_then(Self::close).and_then(|()| Self::open_private(&path, p));
         let _ = std::fs::remove_file(&path);

@@ -99,9 +99,7 @@ pub fn backup(dir: &Path, dest: &Path, progress: &mut dyn FnMut(Progress)) -> Re
         store: id,
         table_checkpoint: slot.map(|(_, m)| m.seq),
         records,
-        made_at_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
+        made_at_ms: crate::clock::now_ms(),
     };
     let text = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
     let path = partial.join(MANIFEST);

@@ -13,10 +13,9 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use crate::error::{IoContext, IoError};
-use crate::input::date::parse_published;
 use crate::input::InputDoc;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
@@ -496,20 +495,10 @@ impl DataDir {
         if self.poisoned {
             return Err(DataDirError::Poisoned);
         }
-        if u32::try_from(doc.text.len()).is_err() {
-            return Err(DocError::TooLong(doc.source.clone()).into());
-        }
         let text_hash = prepared.text_hash();
-        if prepared.is_empty() {
-            return Err(DocError::NoTokens(doc.source.clone()).into());
-        }
         // Read once: checked here, ordered by below, unless its way in may not take
         // origins over (it then stands in arrival order, its date kept).
-        let published = match doc.published_at.as_deref().map(parse_published).transpose() {
-            Ok(p) => p,
-            Err(_) if self.undated_bad_dates => None,
-            Err(e) => return Err(DocError::BadDate(doc.source.clone(), e).into()),
-        };
+        let published = crate::intake::admissible(doc, !prepared.is_empty(), self.undated_bad_dates)?;
         let by_arrival = published.is_some() && admit.via.is_some_and(|v| !self.take_over.contains(&v));
         let published = published.filter(|_| !by_arrival);
         let (start, before) = (Instant::now(), self.times);
@@ -517,7 +506,7 @@ impl DataDir {
         if self.last_arrival_ms == 0 {
             self.last_arrival_ms = self.store.docs_newest_first().next().transpose()?.map_or(0, |m| m.ingested_at_ms);
         }
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let now = crate::clock::now_ms();
         let arrival_ms = admit.arrival_ms.unwrap_or(now.max(self.last_arrival_ms));
         let time = published.unwrap_or(crate::storage::store::documents::arrival_time(arrival_ms));
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);

@@ -23,7 +23,7 @@ impl DataDir {
         if db.join("LOCK").exists() && !writer_gone(dir) {
             return Err(StoreError::InUse(db).into());
         }
-        let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let secs = crate::clock::since_epoch().as_secs();
         let copy = dir.join(format!("db.damaged-{secs}"));
         copy_files(&db, &copy)?;
         Store::repair(&db)?;

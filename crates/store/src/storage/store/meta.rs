@@ -154,7 +154,7 @@ impl Store {
         if self.meta_u64(MetaKey::StoreId)?.is_some() {
             return Ok(());
         }
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let nanos = crate::clock::since_epoch().as_nanos();
         let seed = format!("{}\0{}\0{nanos}", self.path.display(), std::process::id());
         let id = xxhash_rust::xxh3::xxh3_64(seed.as_bytes()).max(1);
         let mut b = WriteBatch::default();

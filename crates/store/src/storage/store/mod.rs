@@ -1,36 +1,44 @@
 //! The store: document metadata, texts and results in RocksDB.
 //!
-//! Schema version 8 (the ledger is `migrations/`; `docs/ARCHITECTURE.md` has the map):
+//! Schema version [`SCHEMA_VERSION`] (the ledger, a file a step, is `migrations/`;
+//! `docs/ARCHITECTURE.md` has the map). The column families and their records, with
+//! the schema that added each:
 //!
 //! | column family | key | value |
 //! | --- | --- | --- |
 //! | `meta` | `schema_version` | u32 LE |
-//! | `meta` | `config` | version byte 1, postcard [`Config`](textorigin_core::config::Config) (schema 7 added `propagate` and `align`, schema 8 the feature switches `near_duplicates` and `quotations`) |
+//! | `meta` | `config` | version byte 1, postcard [`Config`](textorigin_core::config::Config) (fields added behind the others: `propagate` and `align` in 7, the feature switches in 8, `terms` in 11, the density in 17, `html` in 20, the templates in 21) |
 //! | `meta` | `next_seq` | u64 LE: the sequence number the next document gets |
-//! | `meta` | `store_id` | u64 LE: the store's identity, carried by checkpoint slots (made on first write open; no schema change) |
-//! | `docs` | seq, u64 BE | version byte 1, postcard [`DocMeta`] |
+//! | `meta` | `store_id` | u64 LE: the store's identity, carried by checkpoint slots (made on first write open) |
+//! | `meta` | `neardup_config` | version byte 1, postcard [`NearDupConfig`](textorigin_core::neardup::NearDupConfig) (2) |
+//! | `meta` | `quote_config` | postcard [`QuoteConfig`](textorigin_core::quote::QuoteConfig) (3) |
+//! | `meta` | `failed_next` | u64 LE: the next failure number (4) |
+//! | `meta` | `aggregator` | postcard bool: a deployment aggregator, whose table file holds no buckets |
+//! | `meta` | `tpl/l/` + site + line hash, `tpl/d/` + seq | a line's pages on a site; a document's template lines ([`templates`], 21) |
+//! | `docs` | seq, u64 BE | version byte 1, postcard [`DocMeta`], then the tails later builds added (`documents::encode_doc`) |
 //! | `names` | name bytes, 0x00, seq u64 BE | empty |
 //! | `text` | seq, u64 BE | version byte 1, UTF-8 text (zstd-compressed by RocksDB) |
 //! | `results` | seq, u64 BE | version byte 1, postcard [`DocResult`] |
-//! | `meta` | `neardup_config` | version byte 1, postcard [`NearDupConfig`](textorigin_core::neardup::NearDupConfig) (schema 2) |
-//! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`](textorigin_core::neardup::Sketch) (schema 2; since schema 16 only those an older build computed otherwise: [`recompute`]) |
-//! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (schema 2) |
-//! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`](textorigin_core::neardup::NearDup) seen from the earlier one (schema 2) |
+//! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`](textorigin_core::neardup::Sketch) (2; since 16 only those an older build computed otherwise: [`recompute`]) |
+//! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (2) |
+//! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`](textorigin_core::neardup::NearDup) seen from the earlier one (2) |
+//! | `nd_late` | seq BE, late arrival BE | version byte 1, postcard [`NearDup`](textorigin_core::neardup::NearDup): a pair oriented by publication (10) |
+//! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`](textorigin_core::quote::Sentence) without its clauses (3; since 16 only those an older build split otherwise: [`recompute`]) |
+//! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (3) |
+//! | `q_late` | quoting seq BE, late arrival BE | version byte 1, postcard `Vec<Quotation>`: its sentences quoting the late arrival (10) |
+//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (4), u32 LE documents failed (5; absent in older records) |
+//! | `admitted` | `d` + a document's [`document_key`], BE (17 bytes) | u64 BE: the document's id (7) |
+//! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (4) |
+//! | `failed_docs` | a failed input document's source (`path:LINE`) | version byte 1, postcard [`DocFailure`]: its id and why (15) |
+//! | `copiers` | origin BE, copier BE | empty: who copied from whom (9) |
+//! | `revisions` | seq BE, cause BE | version byte 1, postcard [`DocResult`]: the result before a revision (9) |
+//! | `stage` | seq BE | what a deployment partition's stage keeps with the document (18) |
+//! | `book` | `t`/`r` + seq, `c` + origin + copier, `s` | a partition's book of the other partitions' documents ([`book`], 19) |
 //!
-//! | `meta` | `quote_config` | postcard [`QuoteConfig`](textorigin_core::quote::QuoteConfig) (schema 3) |
-//! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`](textorigin_core::quote::Sentence) without its clauses (indexed sentences only) (schema 3; since schema 16 only those an older build split otherwise: [`recompute`]) |
-//! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (schema 3) |
+//! Schema 6 moved the derived indexes (near-duplicate keys, qSign signatures, document
+//! frequencies) out of RocksDB into the table file (`textorigin_core::index`); the
+//! store keeps the records they are rebuilt from.
 //!
-//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (schema 4), u32 LE documents failed (schema 5; absent in older records) |
-//! | `admitted` | `d` + a document's [`document_key`], BE (17 bytes; written since schema 7 by this build, absent for documents stored before: older builds ignore them) | u64 BE: the document's id |
-//! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (schema 4) |
-//! | `meta` | `failed_next` | u64 LE: the next failure number (schema 4) |
-//! | `failed_docs` | a failed input document's source (`path:LINE`) | version byte 1, postcard [`DocFailure`]: its id and why (schema 15, written by `ingest` and Python) |
-//!
-//! Schema 6 moved the derived indexes (`nd_index`, `q_index`, `q_df` and `q_docs`:
-//! near-duplicate keys, qSign signatures, document frequencies) out of RocksDB into the
-//! table file (`textorigin_core::index`); the store keeps the record they are rebuilt
-//! from, and `config` gained `index_bytes`.
 //! Big-endian keys make RocksDB's byte order the sequence order. Every value starts
 //! with a version byte so that a later build can tell old values from new ones
 //! (`codec`). A document is written in one `WriteBatch` (metadata, name, text,
@@ -40,7 +48,10 @@
 //! one through the ordered steps of [`migrations::MIGRATIONS`].
 //!
 //! One module per concern: `codec` (the value and key encodings), [`meta`] (typed
-//! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`spool_log`] and
+//! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`recompute`]
+//! (what is computed again from a stored text), [`revisions`], [`templates`],
+//! [`spool_log`] (admission and failures), [`book`] and [`partitions`] (a
+//! deployment's), `cache` (read caches), `copy` (a consistent copy for `backup`) and
 //! [`migrations`]. The index modules return candidates; verdicts and scores are
 //! computed in `textorigin_core`.
 
