@@ -122,14 +122,15 @@ pub struct TakeOverArgs {
 }
 
 impl TakeOverArgs {
-    pub fn ways(&self) -> Vec<textorigin_store::storage::store::Via> {
-        self.take_over.0.clone()
-    }
-
-    pub fn budget(&self) -> Result<textorigin_store::storage::datadir::Budget> {
-        Ok(textorigin_store::storage::datadir::Budget {
-            docs: self.revision_budget,
-            bytes: size(&self.revision_budget_bytes).context("--revision-budget-bytes")?,
+    /// The intake policy of these flags, with `--bad-dates` (`undated`: stored undated).
+    pub fn policy(&self, bad_dates: &str) -> Result<textorigin_store::intake::Policy> {
+        Ok(textorigin_store::intake::Policy {
+            undated_bad_dates: bad_dates == "undated",
+            take_over: self.take_over.0.clone(),
+            revision_budget: textorigin_store::storage::datadir::Budget {
+                docs: self.revision_budget,
+                bytes: size(&self.revision_budget_bytes).context("--revision-budget-bytes")?,
+            },
         })
     }
 }

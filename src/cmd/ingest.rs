@@ -132,9 +132,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     recover(&a.data.dir, &interrupt)?;
     let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
-    dd.set_undated_bad_dates(a.bad_dates == "undated");
-    dd.set_take_over(&a.take_over.ways());
-    dd.set_revision_budget(a.take_over.budget()?);
+    dd.set_policy(a.take_over.policy(&a.bad_dates)?);
     // Progress by the bytes read of the inputs (their sizes on disk) and documents.
     let total: u64 = found.iter().flatten().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
     let read = Arc::new(AtomicU64::new(0));

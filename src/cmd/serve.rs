@@ -182,9 +182,7 @@ pub fn run(a: Args) -> Result<()> {
         spool: s.spool.clone(),
         keep: s.keep,
         limits: a.limits.limits()?,
-        undated_bad_dates: a.bad_dates == "undated",
-        take_over: a.take_over.ways(),
-        revision_budget: a.take_over.budget()?,
+        policy: a.take_over.policy(&a.bad_dates)?,
         checkpoint_docs: s.checkpoint_docs,
         checkpoint_secs: s.checkpoint_secs,
         rescan_secs: s.rescan_secs,
@@ -235,7 +233,7 @@ pub fn run(a: Args) -> Result<()> {
                 share,
                 hosts: s.http_host.clone(),
                 open: s.http_open,
-                undated_bad_dates: opt.undated_bad_dates,
+                undated_bad_dates: opt.policy.undated_bad_dates,
             };
             let server = http::start(&a.data.dir, &opts, Arc::clone(&stop))?;
             eprintln!("http inspector on http://{}/", server.addr());

@@ -27,6 +27,7 @@ use textorigin_core::index::IndexAnswers;
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_store::input::InputDoc;
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::{Budget, DataDir, DataDirError, Part};
 use textorigin_store::storage::stage::{StageError, TableStage};
 use textorigin_store::storage::store::{Admit, Via};
@@ -382,13 +383,15 @@ pub fn run(
         });
     }
     dd.set_stage(Box::new(stage));
-    // The log holds what submission admitted: a document is never refused here (its
-    // id is taken), whatever a later build thinks of its date.
-    dd.set_undated_bad_dates(true);
-    // Its dates take entries over (as the workers decide), and every revision is made
-    // before its cause is stored: the workers look them up at that point only.
-    dd.set_take_over(&[Via::Cluster]);
-    dd.set_revision_budget(Budget::UNLIMITED);
+    dd.set_policy(Policy {
+        // The log holds what submission admitted: a document is never refused here
+        // (its id is taken), whatever a later build thinks of its date.
+        undated_bad_dates: true,
+        // Its dates take entries over (as the workers decide), and every revision is
+        // made before its cause is stored: the workers look them up at that point only.
+        take_over: vec![Via::Cluster],
+        revision_budget: Budget::UNLIMITED,
+    });
     if let Some(b) = &book {
         dd.set_elsewhere(b.clone());
     }

@@ -73,14 +73,9 @@ pub struct ServeOptions {
     pub keep: bool,
     /// A document's size, and what a compressed file may decode to.
     pub limits: textorigin_store::input::Limits,
-    /// A `published_at` that is not a date: the document is stored undated instead of
-    /// failing (`--bad-dates undated`).
-    pub undated_bad_dates: bool,
-    /// The ways in whose dates may take origins over (`--take-over`).
-    pub take_over: Vec<textorigin_store::storage::store::Via>,
-    /// The re-analysis a take-over may do before its document is stored; the rest is
-    /// drained a budget at a time while idle (`--revision-budget`).
-    pub revision_budget: textorigin_store::storage::datadir::Budget,
+    /// How documents are taken in (`--bad-dates`, `--take-over`, `--revision-budget`:
+    /// the revisions beyond the budget are drained a budget at a time while idle).
+    pub policy: textorigin_store::intake::Policy,
     pub checkpoint_docs: u64,
     pub checkpoint_secs: u64,
     pub rescan_secs: u64,
@@ -385,9 +380,7 @@ pub fn serve(
         r => r?,
     };
     let mut dd = DataDir::open_write(dir, overrides)?;
-    dd.set_undated_bad_dates(opt.undated_bad_dates);
-    dd.set_take_over(&opt.take_over);
-    dd.set_revision_budget(opt.revision_budget);
+    dd.set_policy(opt.policy.clone());
     let new_dir = opt.spool.join("new");
     let (watcher, wakeups) = watch(&new_dir)?;
     let limits = textorigin_store::input::Limits { html: dd.config().html, ..opt.limits }; // HTML as the data directory reads it
@@ -524,7 +517,7 @@ impl Daemon<'_> {
         }
         // The revision queue, a budget at a time between looks at the spool (a document
         // arriving meanwhile waits for one budget at most).
-        match dd.drain_revisions(self.opt.revision_budget) {
+        match dd.drain_revisions(self.opt.policy.revision_budget) {
             Ok(0) => {}
             Ok(n) => {
                 tracing::debug!(revised = n, "revision queue drained a step");
@@ -557,9 +550,7 @@ impl Daemon<'_> {
         self.share(None);
         drop(dd);
         let mut dd = recover_poisoned(dir, overrides, stop)?;
-        dd.set_undated_bad_dates(self.opt.undated_bad_dates);
-        dd.set_take_over(&self.opt.take_over);
-        dd.set_revision_budget(self.opt.revision_budget);
+        dd.set_policy(self.opt.policy.clone());
         self.share(Some(&dd));
         pause(self.backoff.next(), stop);
         Ok(dd)

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use crate::error::{IoContext, IoError};
 use crate::input::InputDoc;
+use crate::intake::Policy;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
 use crate::storage::store::{Found, StoreError};
@@ -99,13 +100,8 @@ pub struct DataDir {
     quote_capped: u64,
     /// Per-document apply latency of the documents applied since opening.
     latency: Latency,
-    /// A `published_at` that is not a date is stored as it is, the document taken as
-    /// undated (`--bad-dates undated`), instead of failing the document.
-    undated_bad_dates: bool,
-    /// The ways in that may take origins over ([`DataDir::set_take_over`]).
-    take_over: Vec<Via>,
-    /// Re-analysis a take-over may do before its document is stored.
-    revision_budget: Budget,
+    /// How documents are taken in (dates, take-overs, the revision budget).
+    policy: Policy,
     /// The revision queue may hold documents (false once a drain emptied it; set when
     /// a document queued some, and at open).
     queue_waiting: bool,
@@ -347,9 +343,7 @@ impl DataDir {
             times: StageTimes::default(),
             quote_capped: 0,
             latency: Latency::default(),
-            undated_bad_dates: false,
-            take_over: DEFAULT_TAKE_OVER.to_vec(),
-            revision_budget: DEFAULT_REVISION_BUDGET,
+            policy: Policy::default(),
             queue_waiting: true,
             last_arrival_ms: 0,
             stage: Box::new(Local::default()),
@@ -498,8 +492,8 @@ impl DataDir {
         let text_hash = prepared.text_hash();
         // Read once: checked here, ordered by below, unless its way in may not take
         // origins over (it then stands in arrival order, its date kept).
-        let published = crate::intake::admissible(doc, !prepared.is_empty(), self.undated_bad_dates)?;
-        let by_arrival = published.is_some() && admit.via.is_some_and(|v| !self.take_over.contains(&v));
+        let published = crate::intake::admissible(doc, !prepared.is_empty(), self.policy.undated_bad_dates)?;
+        let by_arrival = published.is_some() && admit.via.is_some_and(|v| !self.policy.take_over.contains(&v));
         let published = published.filter(|_| !by_arrival);
         let (start, before) = (Instant::now(), self.times);
         let seq = admit.seq.map_or_else(|| self.store.next_seq(), Ok)?;
@@ -527,7 +521,7 @@ impl DataDir {
         // A late original revises the earlier documents whose passages it now owns.
         // Within the revision budget; the rest waits in the revision queue.
         let taken = self.stage.taken();
-        let mut budget = self.revision_budget;
+        let mut budget = self.policy.revision_budget;
         let this = (seq, time, doc.text.as_str(), &result);
         let mut revised =
             revise(&self.store, &mut self.engine, (&self.table, &mut *self.stage), this, &taken, &mut budget)
@@ -628,10 +622,9 @@ impl DataDir {
         Ok(drained.len() as u64)
     }
 
-    /// The re-analysis a take-over may do before its document is stored
-    /// (`--revision-budget`, [`DEFAULT_REVISION_BUDGET`] unless told).
-    pub fn set_revision_budget(&mut self, budget: Budget) {
-        self.revision_budget = budget;
+    /// How documents are taken in from now on ([`Policy::default`] unless told).
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.policy = policy;
     }
 
     /// Per-document apply latency (and text bytes) since opening.
@@ -670,19 +663,6 @@ impl DataDir {
     /// Adds preparation time spent elsewhere (on parser threads).
     pub fn add_prepare_time(&mut self, seconds: f64) {
         self.times.prepare += seconds;
-    }
-
-    /// Whether a document whose `published_at` is not a date is stored as undated
-    /// (true) or fails (false, the default): see [`crate::input::date`].
-    pub fn set_undated_bad_dates(&mut self, undated: bool) {
-        self.undated_bad_dates = undated;
-    }
-
-    /// The ways in whose dates may take origins over (`--take-over`; by default all
-    /// but HTTP, [`DEFAULT_TAKE_OVER`]): a document from another way, dated before
-    /// what it copies, stands in arrival order with its date kept.
-    pub fn set_take_over(&mut self, ways: &[Via]) {
-        self.take_over = ways.to_vec();
     }
 
     /// Whether a failed store write left the table ahead of the store.
