@@ -208,8 +208,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let log = Log::connect(&a.nats.nats, a.replicas)?;
             let mut meta =
                 Meta { shards: a.shards, config: Default::default(), prepared: a.prepared, partitions: a.partitions };
-            let dirs: Vec<PathBuf> =
-                (0..a.partitions).map(|p| aggregate::partition_dir(&a.data.dir, &meta, p)).collect();
+            let dirs: Vec<PathBuf> = (0..a.partitions).map(|p| meta.partition_dir(&a.data.dir, p)).collect();
             for dir in &dirs {
                 let dd = DataDir::open_write_aggregator(dir, &ov)?;
                 meta.config = dd.config().clone();

@@ -345,7 +345,7 @@ pub fn run(
         return Err(ClusterError::NoPartition { partition, partitions: meta.partitions });
     }
     let root = dir.to_path_buf();
-    let dir = &partition_dir(dir, &meta, partition);
+    let dir = &meta.partition_dir(dir, partition);
     let mut stage = Remote::new(log, &meta, partition)?;
     let waits = stage.state.clone();
     let results = results_stream(partition);
@@ -497,16 +497,6 @@ pub fn run(
         feedback_secs: waits.feedback_secs,
         book: book.map(|b| b.counts()),
     })
-}
-
-/// Partition `partition`'s data directory in the deployment's `dir`: `dir` itself when
-/// it is the only one, else `dir/p<partition>`.
-pub fn partition_dir(dir: &Path, meta: &Meta, partition: u32) -> std::path::PathBuf {
-    if meta.partitions == 1 {
-        dir.to_path_buf()
-    } else {
-        dir.join(format!("p{partition}"))
-    }
 }
 
 /// How a partition of several restarts: `book` goes on from what its store kept of it,

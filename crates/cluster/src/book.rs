@@ -26,7 +26,6 @@ use textorigin_core::engine::DocResult;
 use textorigin_store::storage::datadir::{db_path, DataDir, DataDirError};
 use textorigin_store::storage::store::{BookState, BookWrite, Elsewhere, ElsewhereResult, Revised, Store};
 
-use crate::aggregate::partition_dir;
 use crate::log::{Interleaved, Log};
 use crate::wire::{decode, partition_name, results_stream, Doc, Meta, Outcome, DOCS};
 use crate::{ClusterError, Result};
@@ -246,7 +245,7 @@ impl Book {
             let Some(said) = crate::checkpoint_position(&self.log, &partition_name(&self.meta, q))? else {
                 return Ok(false);
             };
-            let dir = partition_dir(&self.root, &self.meta, q);
+            let dir = self.meta.partition_dir(&self.root, q);
             let mut slots = (0..2).filter_map(|slot| textorigin_store::storage::checkpoint::read_meta(&dir, slot));
             if !(db_path(&dir).exists() && slots.any(|m| m.store == said.identity)) {
                 return Ok(false);
@@ -256,7 +255,7 @@ impl Book {
     }
 
     fn store_path(&self, q: u32) -> PathBuf {
-        db_path(&partition_dir(&self.root, &self.meta, q))
+        db_path(&self.meta.partition_dir(&self.root, q))
     }
 
     /// The text of another partition's document `seq` that `cluster trim` dropped from

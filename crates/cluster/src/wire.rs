@@ -153,6 +153,16 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// Partition `partition`'s data directory in the deployment's `dir`: `dir` itself
+    /// when it is the only one, else the store's `p<partition>` there.
+    pub fn partition_dir(&self, dir: &std::path::Path, partition: u32) -> std::path::PathBuf {
+        if self.partitions == 1 {
+            dir.to_path_buf()
+        } else {
+            textorigin_store::storage::datadir::partition_path(dir, partition)
+        }
+    }
+
     /// One line: the shard count, where documents are prepared and the canonical
     /// configuration.
     pub fn describe(&self) -> String {

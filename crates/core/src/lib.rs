@@ -27,6 +27,7 @@ pub mod estimate;
 pub mod hash;
 pub mod index;
 pub mod locate;
+pub mod memory;
 pub mod neardup;
 pub mod quote;
 pub mod rabin;

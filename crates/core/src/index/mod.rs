@@ -65,9 +65,9 @@ mod answers;
 pub use answers::{Answered, IndexAnswers, IndexLookup, IndexQueries, IndexWork, QuoteAnswer, Unanswered};
 
 use crate::hash::mix;
+use crate::memory::RangeMut;
 use crate::neardup::{self, NearDupConfig, Sketch};
 use crate::quote::{self, QuoteConfig, QuoteFind};
-use crate::table::RangeMut;
 
 /// Bytes of the counters page in front of the sections.
 pub const INDEX_HEADER_BYTES: usize = 4096;

@@ -77,6 +77,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::hash::mix;
+use crate::memory::RangeMut;
 
 mod bucket;
 #[cfg(test)]
@@ -316,29 +317,6 @@ pub fn top_byte(fp: u64) -> u8 {
 /// Number of buckets a file of `bytes` holds with `entries` per bucket.
 pub fn bucket_count(bytes: u64, entries: u32) -> u64 {
     bytes.saturating_sub(HEADER_BYTES as u64) / (ENTRY_BYTES as u64 * u64::from(entries))
-}
-
-/// Bytes written range by range, so that their owner knows which ones changed (a table
-/// file writes back only those: `textorigin_store::storage::table_file`).
-pub trait RangeMut {
-    /// The bytes in `r`, for writing.
-    ///
-    /// # Panics
-    /// When `r` is out of bounds; may panic when the memory is read-only (a table file
-    /// opened for reading).
-    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8];
-}
-
-impl RangeMut for Vec<u8> {
-    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8] {
-        &mut self[r]
-    }
-}
-
-impl RangeMut for &mut [u8] {
-    fn range_mut(&mut self, r: std::ops::Range<usize>) -> &mut [u8] {
-        &mut self[r]
-    }
 }
 
 /// The bytes the buckets live in, bucket after bucket, at least

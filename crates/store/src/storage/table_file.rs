@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 use crate::storage::dirty::Dirty;
 use crate::sys::Map;
 use textorigin_core::index::INDEX_HEADER_BYTES;
+use textorigin_core::memory::RangeMut;
 use textorigin_core::select::FLOOR;
 use textorigin_core::table::{
-    bucket_count, widest_shift, BucketMemory, Eviction, ParamsError, RangeMut, Shape, Table, TableParams, TableStats,
+    bucket_count, widest_shift, BucketMemory, Eviction, ParamsError, Shape, Table, TableParams, TableStats,
     ENTRY_BYTES, HEADER_BYTES, PARAMS_MAX,
 };
 use xxhash_rust::xxh3::xxh3_64;

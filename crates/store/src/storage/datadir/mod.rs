@@ -55,7 +55,7 @@ use rebuild::restore_table;
 use settle::{refuse_feature_switch, settle_features};
 
 pub use error::{DataDirError, DocError};
-pub use partition::{ForOthers, Part};
+pub use partition::{partition_path, ForOthers, Part};
 pub use rebuild::{RebuildOptions, Rebuilt};
 
 /// What a recovery did ([`DataDir::recover`]).

@@ -12,13 +12,18 @@ use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirErro
 use crate::storage::stage::StageError;
 use crate::storage::store::{BookState, Elsewhere, Revised, Revisions, Store};
 
+/// The data directory of partition `partition` in a deployment's `dir` of several.
+pub fn partition_path(dir: &Path, partition: u32) -> PathBuf {
+    dir.join(format!("p{partition}"))
+}
+
 /// The data directories of a deployment's partitions in `dir` (`p0`, `p1`, ...: none
 /// for a data directory of its own).
 pub fn partitions(dir: &Path) -> Vec<PathBuf> {
     if db_path(dir).exists() {
         return Vec::new();
     }
-    (0..).map(|p| dir.join(format!("p{p}"))).take_while(|p| db_path(p).exists()).collect()
+    (0..).map(|p| partition_path(dir, p)).take_while(|p| db_path(p).exists()).collect()
 }
 
 /// The store of `dir` read-only, and the data directory it is in: the partitions' read
