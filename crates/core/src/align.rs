@@ -47,8 +47,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Attribution;
-use crate::engine::{Block, ShingleOrigin, Span, When};
 use crate::rabin::Rabin;
+use crate::spans::{Block, ShingleOrigin, Span, When};
 use crate::text::{tokenize, Token};
 
 /// An earlier document's text as alignment reads it: its token fingerprints, its
@@ -530,7 +530,7 @@ mod tests {
                 .collect();
             let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[])));
             for attribution in [Attribution::Passage, Attribution::Earliest] {
-                let a = Alignment { seq, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::engine::by_arrival, attribution };
+                let a = Alignment { seq, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::spans::by_arrival, attribution };
                 let (_, labels, passages) = align(&a, origin);
                 let want: Vec<u64> = match attribution {
                     Attribution::Passage => longest.iter().map(|x| x.1).collect(),
@@ -596,7 +596,7 @@ mod tests {
                 tokens: &toks,
                 selected: &selected,
                 rabin: &rabin,
-                when: &crate::engine::by_arrival,
+                when: &crate::spans::by_arrival,
                 attribution,
             };
             align(&a, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &[]))))
@@ -651,7 +651,7 @@ mod tests {
             tokens: &toks,
             selected: &selected,
             rabin: &rabin,
-            when: &crate::engine::by_arrival,
+            when: &crate::spans::by_arrival,
             attribution: Attribution::Earliest,
         };
         let span = |s: u32, e: u32| Span { start_token: s, end_token: e, start_byte: 0, end_byte: 0 };

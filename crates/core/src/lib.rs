@@ -35,6 +35,7 @@ pub mod reference;
 pub mod select;
 pub mod settings;
 pub mod shard;
+pub mod spans;
 pub mod table;
 pub mod testdata;
 pub mod text;

@@ -59,50 +59,12 @@ use crate::config::{Config, Density, Dominant};
 use crate::estimate::{estimate_with_offsets, How};
 use crate::rabin::Rabin;
 use crate::select::{kept, select, shingle_count, with_extras, Item, Scratch, FLOOR, SELECTED};
+pub use crate::spans::{by_arrival, Block, ShingleOrigin, Span, When};
 use crate::table::{top_byte, BucketMemory, Eviction, Hit, Position, Table};
 use crate::text::{tokenize, Token};
 
-/// When a document was published, as an order key (issue 25): (time, sequence number);
-/// "earlier" everywhere (the origin a token takes, ties between origins, which entry
-/// a document takes over) is the smaller key. [`by_arrival`] is arrival order.
-pub type When<'a> = &'a dyn Fn(u64) -> (i64, u64);
-
-/// Arrival order: every document published when it arrived (the engine without dates).
-pub fn by_arrival(seq: u64) -> (i64, u64) {
-    (0, seq)
-}
-
 /// How far ahead the hashing loop prefetches buckets.
 const PREFETCH_AHEAD: usize = 8;
-
-/// A selected shingle and its estimated origin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShingleOrigin {
-    pub start_token: u32,
-    pub end_token: u32,
-    pub origin: u64,
-    pub how: How,
-}
-
-/// A span of tokens, with its byte span in the stored text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Span {
-    pub start_token: u32,
-    /// Exclusive.
-    pub end_token: u32,
-    pub start_byte: u32,
-    /// Exclusive.
-    pub end_byte: u32,
-}
-
-/// A copied block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Block {
-    pub span: Span,
-    pub origin: u64,
-    /// Selected shingles in the block.
-    pub shingles: u32,
-}
 
 /// Everything the engine says about one document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{DataDirError, Result};
+use crate::intake::Budget;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
 use crate::storage::table_file::TableFile;
@@ -404,32 +405,6 @@ pub(super) fn analyse(
     Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
     times.index += lap(&mut t);
     Ok((result, nd, q, templates))
-}
-
-/// How much re-analysis a take-over may do before the document that caused it is
-/// stored (`--revision-budget`): documents and bytes of their text. What lies beyond
-/// waits in the revision queue, drained within the same budget after each document
-/// and while the daemon is idle ([`super::DataDir::drain_revisions`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
-    pub docs: u64,
-    pub bytes: u64,
-}
-
-impl Budget {
-    /// No bound (`rebuild --reanalyse`, the end of a batch run).
-    pub const UNLIMITED: Budget = Budget { docs: u64::MAX, bytes: u64::MAX };
-
-    /// Takes one document of `bytes` from the budget, if there is room for it (the
-    /// first document of a drain always has room: the queue moves).
-    pub(super) fn take(&mut self, bytes: u64, first: bool) -> bool {
-        if !first && (self.docs == 0 || self.bytes < bytes) {
-            return false;
-        }
-        self.docs = self.docs.saturating_sub(1);
-        self.bytes = self.bytes.saturating_sub(bytes);
-        true
-    }
 }
 
 /// The revisions the arrival of document `cause` (published at its time) makes (issue

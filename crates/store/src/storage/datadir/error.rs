@@ -1,26 +1,16 @@
-//! Why a data directory operation failed ([`DataDirError`]), and why one document was
-//! not applied ([`DocError`]: the document's fault, not the data directory's).
+//! Why a data directory operation failed ([`DataDirError`]; why one document was not
+//! applied, the document's fault, is [`DocError`]).
 
 use std::path::PathBuf;
 
 use crate::error::IoError;
+use crate::intake::DocError;
 use crate::storage::checkpoint::CheckpointError;
 use crate::storage::stage::StageError;
 use crate::storage::store::StoreError;
 use crate::storage::table_file::TableError;
 use textorigin_core::config::ConfigError;
 use textorigin_core::index;
-
-/// Why a document was not applied (the document's fault, not the data directory's).
-#[derive(Debug, thiserror::Error)]
-pub enum DocError {
-    #[error("{0}: no words (no letters or digits)")]
-    NoTokens(String),
-    #[error("{0}: over 4 GiB of text")]
-    TooLong(String),
-    #[error("{0}: {1} (or store it undated: ingest or serve with --bad-dates undated)")]
-    BadDate(String, crate::input::date::BadDate),
-}
 
 /// Errors of a data directory.
 #[derive(Debug, thiserror::Error)]

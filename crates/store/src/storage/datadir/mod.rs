@@ -19,7 +19,7 @@ use crate::error::{IoContext, IoError};
 use crate::input::InputDoc;
 use crate::intake::Policy;
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store};
 use crate::storage::store::{Found, StoreError};
 use crate::storage::table_file::{TableError, TableFile};
 use crate::telemetry::{Latency, StageTimes};
@@ -50,11 +50,12 @@ mod templates;
 mod tests;
 
 use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise, revise_one};
-pub use analysis::{sketch_and_sentences, Budget, Prepared, Preparer, Searches};
+pub use analysis::{sketch_and_sentences, Prepared, Preparer, Searches};
 use rebuild::restore_table;
 use settle::{refuse_feature_switch, settle_features};
 
-pub use error::{DataDirError, DocError};
+pub use crate::intake::{Budget, DocError, DEFAULT_REVISION_BUDGET, DEFAULT_TAKE_OVER};
+pub use error::DataDirError;
 pub use partition::{partition_path, ForOthers, Part};
 pub use rebuild::{RebuildOptions, Rebuilt};
 
@@ -119,17 +120,6 @@ type Result<T> = std::result::Result<T, DataDirError>;
 
 /// The file that marks a sharded deployment's aggregator.
 const AGGREGATOR_MARK: &str = "cluster";
-
-/// The ways in whose dates take origins over unless told otherwise: those that need
-/// the data directory's machine (its spool, its command line, its Python package) or
-/// the cluster's log; not HTTP, where a token may be handed to many producers, and a
-/// back-dated submission would make any stored document "revised by" its copy.
-pub const DEFAULT_TAKE_OVER: [Via; 4] = [Via::Spool, Via::Ingest, Via::Python, Via::Cluster];
-
-/// The default revision budget of a document: 64 documents re-analysed, 8 MiB of their
-/// text (a back-dated document sharing a boilerplate sentence with 30,000 stored ones
-/// stalled the apply thread for 12.8 s before there was one).
-pub const DEFAULT_REVISION_BUDGET: Budget = Budget { docs: 64, bytes: 8 << 20 };
 
 /// An error when `dir` is a sharded deployment's aggregator, whose table phases must
 /// not run on its own (empty) table.
