@@ -103,3 +103,29 @@ fn planted_edited_sentences_are_found_with_part_signatures() {
     assert!(found("before issue 23", "10-17") < found("default", "10-17"), "{v}");
     assert!(found("no part signatures", "18-40") < found("default", "18-40"), "{v}");
 }
+
+/// `quote-eval` reads what a reader sees: the query documents ingested after the
+/// collection at default settings, each sentence with a pair of 0.8 or more found by
+/// its stored quotation (matched by its bytes) or by copied blocks, the rest by kind.
+/// On real mail every such sentence quotes an earlier message, and the stored
+/// quotations show all of them.
+#[test]
+fn quote_eval_counts_what_the_stored_results_show() {
+    let out = bin()
+        .arg("quote-eval")
+        .arg("--queries")
+        .arg("30")
+        .arg("--json")
+        .arg(fixture("mail-sample.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen = &v["seen"];
+    let n = |key: &str| seen[key].as_u64().unwrap();
+    assert!(n("sentences") >= 40, "quoted replies: {seen}");
+    assert_eq!(n("by_quotation"), n("sentences"), "{seen}");
+    let missed: u64 = seen["misses"].as_array().unwrap().iter().map(|m| m["sentences"].as_u64().unwrap()).sum();
+    assert_eq!(n("either_way") + missed, n("sentences"), "every sentence found or told: {seen}");
+    assert!(n("either_way") >= n("by_quotation"), "{seen}");
+}
