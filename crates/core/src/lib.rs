@@ -37,5 +37,6 @@ pub mod settings;
 pub mod shard;
 pub mod spans;
 pub mod table;
+pub mod terms;
 pub mod testdata;
 pub mod text;

@@ -85,7 +85,7 @@ impl LinearMap {
 pub struct Rabin {
     k: usize,
     /// What makes a term for [`crate::text::tokenize`] with these tables.
-    terms: crate::text::Terms,
+    terms: crate::terms::Terms,
     /// `byte[t] = t · x^62 mod P`: reduces the 8 bits pushed out by a byte shift.
     byte: [u64; 256],
     /// `v ↦ v · x^62 mod P`.
@@ -111,7 +111,7 @@ impl Rabin {
         }
         Rabin {
             k,
-            terms: crate::text::Terms::Words,
+            terms: crate::terms::Terms::Words,
             byte,
             shift: LinearMap::multiply_by(x62),
             out: LinearMap::multiply_by(x_pow_62(k)),
@@ -119,12 +119,12 @@ impl Rabin {
     }
 
     /// These tables for texts whose terms follow `terms` (the configuration's).
-    pub fn with_terms(self, terms: crate::text::Terms) -> Self {
+    pub fn with_terms(self, terms: crate::terms::Terms) -> Self {
         Rabin { terms, ..self }
     }
 
     /// What makes a term of the texts fingerprinted with these tables.
-    pub fn terms(&self) -> crate::text::Terms {
+    pub fn terms(&self) -> crate::terms::Terms {
         self.terms
     }
 

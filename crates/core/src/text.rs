@@ -34,48 +34,10 @@
 //! Invariants: spans are byte offsets into the text given, `start < end`, terms are in
 //! text order and do not overlap. Pure: no I/O.
 
-use serde::{Deserialize, Serialize};
-
 use unicode_normalization::char::is_combining_mark;
 
 use crate::rabin::Rabin;
-
-/// What makes a term (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub enum Terms {
-    /// A maximal run of alphanumeric characters, whatever the script.
-    #[default]
-    Words,
-    /// As `Words`, but each Han ideograph is a term of its own, and runs of hiragana
-    /// and of katakana are terms apart from each other and from the rest.
-    Unicode,
-}
-
-impl Terms {
-    pub fn name(self) -> &'static str {
-        match self {
-            Terms::Words => "words",
-            Terms::Unicode => "unicode",
-        }
-    }
-}
-
-impl std::str::FromStr for Terms {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Terms, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "words" => Ok(Terms::Words),
-            "unicode" => Ok(Terms::Unicode),
-            _ => Err(format!("terms `{s}`: expected unicode or words")),
-        }
-    }
-}
-
-impl std::fmt::Display for Terms {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::terms::Terms;
 
 /// Whether `c` is a term of its own under [`Terms::Unicode`]: a Han ideograph (with
 /// the iteration marks and Hangzhou numerals).
