@@ -66,23 +66,21 @@ fn quoted_lightly_edited_and_unrelated_sentences() {
     }
 }
 
+/// `quote-eval` with `args` on real mail (the committed sample), which must succeed:
+/// its `--json` answer.
+fn quote_eval_on_mail(args: &[&str]) -> serde_json::Value {
+    let out = bin().arg("quote-eval").args(args).arg("--json").arg(fixture("mail-sample.jsonl")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// `quote-eval --planted` on real mail: the planted sentences of 10-17 and of 18-40
 /// words with one word changed are found with the default part signatures (pairs of
 /// groups), through the real ingestion path, all but one at most; with schema 7's search, fewer of the
 /// 10-17; without part signatures, fewer still of the long ones.
 #[test]
 fn planted_edited_sentences_are_found_with_part_signatures() {
-    let out = bin()
-        .arg("quote-eval")
-        .arg("--planted")
-        .arg("--queries")
-        .arg("20")
-        .arg("--json")
-        .arg(fixture("mail-sample.jsonl"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = quote_eval_on_mail(&["--planted", "--queries", "20"]);
     let row = |configuration: &str, words: &str| {
         v["rows"]
             .as_array()
@@ -111,16 +109,7 @@ fn planted_edited_sentences_are_found_with_part_signatures() {
 /// quotations show all of them.
 #[test]
 fn quote_eval_counts_what_the_stored_results_show() {
-    let out = bin()
-        .arg("quote-eval")
-        .arg("--queries")
-        .arg("30")
-        .arg("--json")
-        .arg(fixture("mail-sample.jsonl"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = quote_eval_on_mail(&["--queries", "30"]);
     let seen = &v["seen"];
     let n = |key: &str| seen[key].as_u64().unwrap();
     assert!(n("sentences") >= 40, "quoted replies: {seen}");

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::estimate::How;
 
-/// When a document was published, as an order key (issue 25): (time, sequence number);
+/// When a document was published, as an order key: (time, sequence number);
 /// "earlier" everywhere (the origin a token takes, ties between origins, which entry
 /// a document takes over) is the smaller key. [`by_arrival`] is arrival order.
 pub type When<'a> = &'a dyn Fn(u64) -> (i64, u64);
