@@ -1,7 +1,6 @@
 //! `export --format attributes`: a line for every input document, stored or failed,
 //! in the input's order, to one output or (`--mirror`) to one file per input file
-//! (issue 35: Dolma's mixer reads a documents file and its attributes file line by
-//! line).
+//! (Dolma's mixer reads a documents file and its attributes file line by line).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::io::Write;
@@ -12,7 +11,7 @@ use serde_json::Value;
 use textorigin_store::input::split_source;
 use textorigin_store::storage::store::DocFailure;
 
-use super::export::Out;
+use super::out::Out;
 
 /// The failed input documents not written yet, by file, in line order.
 pub struct Failed {

@@ -6,6 +6,7 @@ use textorigin_server::view::dedup::{self, Decider, Thresholds};
 use textorigin_server::view::{model, ViewOptions};
 use textorigin_store::storage::datadir::DataDir;
 
+use super::out::Out;
 use crate::args::DataArg;
 
 /// Write every document's results in sequence order, as JSON lines (the default) or as
@@ -231,45 +232,5 @@ fn defused(cell: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     match formula && !number {
         true => [&b"'"[..], cell].concat().into(),
         false => cell.into(),
-    }
-}
-
-/// The output, gzip-compressed or not; [`Out::finish`] ends a gzip stream.
-pub(super) enum Out {
-    Plain(std::io::BufWriter<Box<dyn Write>>),
-    Gzip(flate2::write::GzEncoder<std::io::BufWriter<Box<dyn Write>>>),
-}
-
-impl Out {
-    pub(super) fn new(to: Box<dyn Write>, gzip: bool) -> Out {
-        let buffered = std::io::BufWriter::new(to);
-        match gzip {
-            true => Out::Gzip(flate2::write::GzEncoder::new(buffered, flate2::Compression::default())),
-            false => Out::Plain(buffered),
-        }
-    }
-
-    pub(super) fn finish(self) -> Result<()> {
-        let mut inner = match self {
-            Out::Plain(w) => w,
-            Out::Gzip(g) => g.finish()?,
-        };
-        Ok(inner.flush()?)
-    }
-}
-
-impl Write for Out {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Out::Plain(w) => w.write(buf),
-            Out::Gzip(g) => g.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Out::Plain(w) => w.flush(),
-            Out::Gzip(g) => g.flush(),
-        }
     }
 }

@@ -15,6 +15,7 @@ pub mod ingest;
 pub mod list;
 pub mod neardup_eval;
 pub mod neardups;
+mod out;
 pub mod query;
 pub mod quote_eval;
 pub mod quotes;

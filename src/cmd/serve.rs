@@ -187,7 +187,7 @@ pub fn run(a: Args) -> Result<()> {
         checkpoint_secs: s.checkpoint_secs,
         rescan_secs: s.rescan_secs,
         batch: 64,
-        share: s.http.map(|_| daemon::StoreShare::default()),
+        share: s.http.map(|_| textorigin_server::share::StoreShare::default()),
         applying: Arc::default(),
         budget: textorigin_server::budget::MemoryBudget::new(s.memory_budget),
     };
@@ -217,10 +217,7 @@ pub fn run(a: Args) -> Result<()> {
                 }
                 None => None,
             };
-            for sub in ["tmp", "new"] {
-                let d = opt.spool.join(sub);
-                std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
-            }
+            textorigin_server::layout::create(&opt.spool)?;
             let share = opt.share.clone().expect("made with --http");
             let opts = http::HttpOptions {
                 addr,

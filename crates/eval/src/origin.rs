@@ -14,7 +14,7 @@
 //!    scored: DO = share of query documents whose dominant origin the engine gets right
 //!    (the engine's argmax; `DO rule`: the paper's 10% rule applied to the engine's
 //!    counts, which fails on ties; `DO blocks`: the argmax with each selected shingle
-//!    inside a copied block counted for the block's origin, issue 36,
+//!    inside a copied block counted for the block's origin,
 //!    `DocResult::dominant_by_blocks`), TF = share of their tokens labelled right, ssr =
 //!    selected shingles / all shingles, overall = (DO + TF) / 2. Beyond the paper,
 //!    **per-token origin accuracy**: of the query tokens the oracle calls copied, the
@@ -39,6 +39,7 @@ use std::time::Instant;
 
 use super::arrival::{renumber, Arrival};
 use super::tally::Tally;
+pub use super::tally::{DocTruth, Reply};
 use super::{EvalError, Result};
 use serde::Serialize;
 
@@ -51,26 +52,6 @@ use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 use textorigin_core::text::tokenize;
 use textorigin_store::storage::table_file::TableFile;
-
-/// The truth about one document.
-#[derive(Debug, Clone)]
-pub struct DocTruth {
-    pub fresh: Vec<bool>,
-    pub dominant: Option<u64>,
-    /// Origin (earliest source) of every shingle.
-    pub origins: Vec<u32>,
-}
-
-/// A reply whose earlier ancestors (parent and references) are in the corpus.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    /// Index of the reply in the corpus.
-    pub doc: usize,
-    /// Sequence numbers of its ancestors present earlier in the corpus.
-    pub ancestors: Vec<u64>,
-    /// Token ranges of its quoted (`>`) lines.
-    pub quoted: Vec<(u32, u32)>,
-}
 
 /// The documents with at least `min` tokens (the paper's corpora have at least 45).
 pub fn at_least_tokens(

@@ -1,10 +1,29 @@
 //! What one `eval` run counts over its query documents and replies (`crate::origin`):
 //! dominant origins (the engine's argmax, the paper's 10% rule, by copied blocks),
-//! token labels, per-token origins and the replies' quoted tokens.
+//! token labels, per-token origins and the replies' quoted tokens, against the oracle's
+//! truth ([`DocTruth`], [`Reply`]).
 
 use textorigin_core::engine::DocResult;
 
-use crate::origin::{DocTruth, Reply};
+/// The truth about one document.
+#[derive(Debug, Clone)]
+pub struct DocTruth {
+    pub fresh: Vec<bool>,
+    pub dominant: Option<u64>,
+    /// Origin (earliest source) of every shingle.
+    pub origins: Vec<u32>,
+}
+
+/// A reply whose earlier ancestors (parent and references) are in the corpus.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// Index of the reply in the corpus.
+    pub doc: usize,
+    /// Sequence numbers of its ancestors present earlier in the corpus.
+    pub ancestors: Vec<u64>,
+    /// Token ranges of its quoted (`>`) lines.
+    pub quoted: Vec<(u32, u32)>,
+}
 
 /// What one run counts, document by document.
 #[derive(Debug, Default)]

@@ -55,16 +55,12 @@ use textorigin_store::storage::store::StoreError;
 use textorigin_store::storage::table_file::TableError;
 
 mod sd_notify;
-mod share;
 mod spool;
-mod status;
 
-pub use share::StoreShare;
-
-pub use status::{DaemonState, DaemonStatus};
-
+use crate::layout;
+use crate::share::StoreShare;
+use crate::status::{self, DaemonState, DaemonStatus, StatusFile};
 use spool::Outcome;
-use status::StatusFile;
 
 /// Options of `serve`.
 #[derive(Debug, Clone)]
@@ -170,15 +166,6 @@ fn free_name(dir: &Path, name: &std::ffi::OsStr) -> std::ffi::OsString {
         })
         .find(|n| !taken(n))
         .expect("a free name")
-}
-
-/// Creates the spool's directories that are missing.
-fn make_spool(spool: &Path) -> Result<()> {
-    for sub in ["tmp", "new", "failed", "done"] {
-        let path = spool.join(sub);
-        std::fs::create_dir_all(&path).io(|| format!("cannot create {}", path.display()))?;
-    }
-    Ok(())
 }
 
 /// A pause that doubles from 1 s up to [`MAX_BACKOFF`] while something keeps failing,
@@ -370,7 +357,7 @@ pub fn serve(
     hup: Arc<AtomicBool>,
     on_hup: &dyn Fn(),
 ) -> Result<()> {
-    make_spool(&opt.spool)?;
+    layout::create(&opt.spool)?;
     std::fs::create_dir_all(dir).io(|| format!("cannot create {}", dir.display()))?;
     let recovery = match recover(dir, &stop) {
         Err(DaemonError::DataDir(DataDirError::Interrupted)) => {
@@ -381,7 +368,7 @@ pub fn serve(
     };
     let mut dd = DataDir::open_write(dir, overrides)?;
     dd.set_policy(opt.policy.clone());
-    let new_dir = opt.spool.join("new");
+    let new_dir = opt.spool.join(layout::NEW);
     let (watcher, wakeups) = watch(&new_dir)?;
     let limits = textorigin_store::input::Limits { html: dd.config().html, ..opt.limits }; // HTML as the data directory reads it
     let parsers = Parsers { threads: textorigin_store::pipeline::worker_threads(), limits, preparer: dd.preparer() };
@@ -472,7 +459,7 @@ impl Daemon<'_> {
                 }
                 self.status.state = DaemonState::NoSpool;
                 self.status_file.write(&self.status);
-                if let Err(e) = make_spool(&self.opt.spool) {
+                if let Err(e) = layout::create(&self.opt.spool) {
                     tracing::debug!(error = %textorigin_store::error::chain(&e), "cannot recreate the spool yet");
                 }
                 if let Ok((watcher, wakeups)) = watch(&self.new_dir) {
@@ -587,7 +574,7 @@ impl Daemon<'_> {
         let mut fatal = None;
         // Files submitted over HTTP: their marks go once the files leave the spool.
         let mut marks = std::collections::HashMap::new();
-        let marks_dir = self.opt.spool.join("tmp").join(crate::http::SUBMIT_DIR).join(crate::http::MARKS_DIR);
+        let marks_dir = layout::marks(&self.opt.spool);
         let items = spool::items(batch, parsers.limits, dd.shared_store(), marks_dir, Arc::clone(&self.opt.budget));
         let run = textorigin_store::pipeline::ordered_map(
             parsers.threads,
@@ -707,8 +694,8 @@ impl Daemon<'_> {
                 Outcome::Done => {
                     self.status.files_admitted += 1;
                     if self.opt.keep {
-                        let _ = std::fs::create_dir_all(spool.join("done")); // removed meanwhile?
-                        let to = spool.join("done").join(free_name(&spool.join("done"), &name));
+                        let _ = std::fs::create_dir_all(spool.join(layout::DONE)); // removed meanwhile?
+                        let to = spool.join(layout::DONE).join(free_name(&spool.join(layout::DONE), &name));
                         std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))
                     } else {
                         std::fs::remove_file(&path).io(|| format!("cannot remove {}", path.display()))
@@ -717,7 +704,7 @@ impl Daemon<'_> {
                 Outcome::Failed(reasons) => {
                     self.status.files_failed += 1;
                     touched_failed = true;
-                    let failed = spool.join("failed");
+                    let failed = spool.join(layout::FAILED);
                     let _ = std::fs::create_dir_all(&failed); // removed meanwhile?
                     let target = failed.join(free_name(&failed, &name));
                     let mut reason_path = target.clone().into_os_string();
@@ -744,9 +731,9 @@ impl Daemon<'_> {
             }
         }
         textorigin_store::failpoint::hit("spool.after-unlink").io(|| "spool")?;
-        let mut dirs = vec![spool.join("new")];
-        dirs.extend(touched_failed.then(|| spool.join("failed")));
-        dirs.extend(self.opt.keep.then(|| spool.join("done")));
+        let mut dirs = vec![spool.join(layout::NEW)];
+        dirs.extend(touched_failed.then(|| spool.join(layout::FAILED)));
+        dirs.extend(self.opt.keep.then(|| spool.join(layout::DONE)));
         for dir in dirs {
             // Not needed for exactly-once (a file seen again is recognised as admitted).
             if let Err(e) = sync_dir(&dir) {

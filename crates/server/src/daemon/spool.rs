@@ -142,7 +142,7 @@ pub(super) struct File {
     source: String,
     key: u128,
     state: State,
-    /// Its HTTP server's mark (`http::MARKS_DIR`), when it was submitted over HTTP:
+    /// Its HTTP server's mark (`layout::MARKS_DIR`), when it was submitted over HTTP:
     /// removed once the file has left the spool.
     pub(super) mark: Option<PathBuf>,
 }

@@ -2,7 +2,7 @@
 //! ([`ApiError::status`]), so that rewording a message never changes a status.
 
 use textorigin_store::storage::datadir::DataDirError;
-use textorigin_store::storage::store::StoreError;
+use textorigin_store::storage::store::{Store, StoreError};
 
 use super::wire::{json_error, Reply};
 use crate::view::ViewError;
@@ -70,4 +70,13 @@ impl ApiError {
     pub(super) fn reply(self) -> Reply {
         json_error(self.status(), &self.to_string())
     }
+}
+
+/// A document by `#ID` (always an id), name, or bare id: the error reply when there is
+/// none (404) or the argument names two documents (400, saying how to pick one).
+pub(super) fn resolve(store: &Store, name_or_id: &str) -> Result<u64, ApiError> {
+    store.resolve(name_or_id).map_err(|e| match e {
+        StoreError::NotFound(_) => ApiError::NotFound(format!("document `{name_or_id}` not found")),
+        e => ApiError::from(e),
+    })
 }

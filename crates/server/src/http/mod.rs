@@ -56,19 +56,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::daemon::StoreShare;
+use crate::layout;
+use crate::share::StoreShare;
 use crate::view::{model, prometheus, ViewOptions};
 use textorigin_store::storage::datadir::DataDir;
-use textorigin_store::storage::store::{admission_key, Store, StoreError};
+use textorigin_store::storage::store::{admission_key, Store};
 
 mod error;
 mod pages;
 mod session;
 mod wire;
 
-use error::ApiError;
+use error::{resolve, ApiError};
 
-use wire::{json_error, Answer, Auth, Reply, Request, JSON};
+use wire::{json_error, Answer, Auth, Reply, Request, HTML, JSON};
 
 /// How old a read view may get before a request opens a new one.
 pub const REFRESH: Duration = Duration::from_millis(250);
@@ -147,14 +148,6 @@ impl HttpServer {
     }
 }
 
-/// The server's own directory in the spool's `tmp/`, where submissions are written
-/// before they are linked into `new/`.
-pub const SUBMIT_DIR: &str = ".textorigin-http";
-
-/// The directory in [`SUBMIT_DIR`] of the marks of files submitted over HTTP (one empty
-/// file a submission, named by its admission key in hex).
-pub const MARKS_DIR: &str = "via-http";
-
 /// Starts serving `dir` until `stop` is set.
 pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<HttpServer, HttpError> {
     if !opts.addr.ip().is_loopback() && opts.token.is_none() {
@@ -163,7 +156,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
     let listener = TcpListener::bind(opts.addr).map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
     let addr = listener.local_addr().map_err(|source| HttpError::Bind { addr: opts.addr, source })?;
     listener.set_nonblocking(true).map_err(|source| HttpError::Bind { addr, source })?;
-    remove_stale_submissions(&opts.spool.join("tmp").join(SUBMIT_DIR));
+    remove_stale_submissions(&layout::submissions(&opts.spool));
     let sessions = opts.token.clone().map(|t| Arc::new(session::Sessions::new(t)));
     let app = Arc::new(App {
         dir: dir.to_path_buf(),
@@ -186,7 +179,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         sessions: sessions.clone(),
     });
     let limits = wire::Limits {
-        sessions,
+        gate: sessions.map(|s| s as Arc<dyn wire::Gate>),
         hosts: wire::host_names(addr, &opts.hosts),
         max_body: opts.limits.doc_bytes,
         max_query_body: opts.max_query_bytes.min(opts.limits.doc_bytes),
@@ -229,7 +222,7 @@ struct App {
     submitted: Arc<Mutex<Submissions>>,
     /// The collection report's summary, computed off the request path.
     report: Arc<Mutex<pages::ReportCache>>,
-    /// Numbers this process's files in [`SUBMIT_DIR`].
+    /// Numbers this process's files in [`layout::SUBMIT_DIR`].
     next_file: AtomicU64,
     /// Submissions are served (a token is required of every request, or `--http-open`).
     open: bool,
@@ -259,12 +252,12 @@ impl App {
     /// ([`session::fill_forms`]).
     fn handle(&self, request: &Request) -> Answer {
         match self.route(request) {
-            Answer::Reply((status, pages::HTML, page)) => {
+            Answer::Reply((status, HTML, page)) => {
                 let csrf = match &request.auth {
                     Auth::Session(csrf) => Some(csrf.as_str()),
                     _ => None,
                 };
-                Answer::Reply((status, pages::HTML, session::fill_forms(page, csrf)))
+                Answer::Reply((status, HTML, session::fill_forms(page, csrf)))
             }
             other => other,
         }
@@ -454,7 +447,7 @@ impl App {
         // file is in the spool (`--take-over` tells what its dates may do).
         let key = format!("{:032x}", admission_key(file.as_bytes(), &request.body));
         self.mark_submission(&key)?;
-        let new = self.spool.join("new").join(&file);
+        let new = self.spool.join(layout::NEW).join(&file);
         let tmp = self.write_submission(&request.body)?;
         let linked = std::fs::hard_link(&tmp, &new);
         let _ = std::fs::remove_file(&tmp);
@@ -472,7 +465,7 @@ impl App {
             }
             Ok(()) => {}
         }
-        std::fs::File::open(self.spool.join("new"))
+        std::fs::File::open(self.spool.join(layout::NEW))
             .and_then(|d| d.sync_all())
             .map_err(|e| ApiError::Internal(format!("cannot sync the spool: {e}")))?;
         let at_ms = textorigin_store::clock::now_ms();
@@ -516,11 +509,11 @@ impl App {
     }
 
     /// Marks the spool file of admission key `key` as submitted over HTTP: an empty
-    /// file named by the key in [`MARKS_DIR`], synced, which the daemon reads (its
+    /// file named by the key in [`layout::MARKS_DIR`], synced, which the daemon reads (its
     /// documents come in `Via::Http`, also after a restart) and removes once the file
     /// has left the spool. A producer can make one too, and so only lower its trust.
     fn mark_submission(&self, key: &str) -> Result<(), ApiError> {
-        let dir = self.spool.join("tmp").join(SUBMIT_DIR).join(MARKS_DIR);
+        let dir = layout::marks(&self.spool);
         let internal =
             |e: std::io::Error| ApiError::Internal(format!("cannot mark the submission in {}: {e}", dir.display()));
         std::fs::create_dir_all(&dir).map_err(internal)?;
@@ -528,11 +521,11 @@ impl App {
         std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(internal)
     }
 
-    /// Writes a submitted body to a new file of its own in [`SUBMIT_DIR`] (created with
+    /// Writes a submitted body to a new file of its own in [`layout::SUBMIT_DIR`] (created with
     /// `O_EXCL`, so no other request or producer can share it) and syncs it: its path.
     fn write_submission(&self, body: &[u8]) -> Result<PathBuf, ApiError> {
         use std::os::unix::fs::OpenOptionsExt;
-        let dir = self.spool.join("tmp").join(SUBMIT_DIR);
+        let dir = layout::submissions(&self.spool);
         std::fs::create_dir_all(&dir)
             .map_err(|e| ApiError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         loop {
@@ -598,15 +591,6 @@ fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiErro
     }
     let next_after = (rows.len() == limit).then(|| rows.last().map(|r| r.id)).flatten();
     json(&serde_json::json!({ "documents": rows, "next_after": next_after }))
-}
-
-/// A document by `#ID` (always an id), name, or bare id: the error reply when there is
-/// none (404) or the argument names two documents (400, saying how to pick one).
-fn resolve(store: &Store, name_or_id: &str) -> Result<u64, ApiError> {
-    store.resolve(name_or_id).map_err(|e| match e {
-        StoreError::NotFound(_) => ApiError::NotFound(format!("document `{name_or_id}` not found")),
-        e => ApiError::from(e),
-    })
 }
 
 /// `GET /api/documents/{x}`: what `show --json` prints.

@@ -13,11 +13,8 @@ use textorigin_store::input::from_json;
 use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::storage::store::Store;
 
-use super::error::ApiError;
-use super::resolve;
-use super::wire::Reply;
-
-pub(super) const HTML: &str = "text/html; charset=utf-8";
+use super::error::{resolve, ApiError};
+use super::wire::{Reply, HTML};
 
 /// The report's summary as last computed (and when it started), and whether a
 /// computation is running.

@@ -25,8 +25,7 @@ use std::io::Read;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::pages::HTML;
-use super::wire::{constant_time_eq, Answer, Reply, Request};
+use super::wire::{json_error, Answer, Auth, Gate, Reply, Request, HTML};
 use crate::view::html;
 
 /// The session cookie's name.
@@ -64,11 +63,6 @@ pub(super) enum Refused {
 impl Sessions {
     pub(super) fn new(token: String) -> Sessions {
         Sessions { token, live: Mutex::default(), failures: Mutex::default() }
-    }
-
-    /// The server's token.
-    pub(super) fn token(&self) -> &str {
-        &self.token
     }
 
     /// The CSRF token of the live session a request's `Cookie` header names.
@@ -118,6 +112,60 @@ impl Sessions {
             self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
         }
     }
+}
+
+impl Gate for Sessions {
+    /// The token (`Authorization: Bearer`) or a live session lets a request in, and
+    /// the sign-in page's own routes let anyone in; a browser asking for another page is
+    /// sent to the sign-in page, anything else gets 401.
+    fn admit(&self, request: &Request) -> Result<Auth, Answer> {
+        if authorized(&self.token, request.header("authorization")) {
+            return Ok(Auth::Bearer);
+        }
+        if let Some(csrf) = self.check(request.header("cookie")) {
+            return Ok(Auth::Session(csrf));
+        }
+        let path = request.path.trim_end_matches('/');
+        if path == "/login" {
+            return Ok(Auth::SigningIn);
+        }
+        let page = request.method == "GET" && !path.starts_with("/api/") && path != "/metrics";
+        if page {
+            let mut next = request.path.clone();
+            if !request.query.is_empty() {
+                next += "?";
+                next += &form_urlencoded::Serializer::new(String::new()).extend_pairs(&request.query).finish();
+            }
+            let to = format!("/login?next={}", html::escape_query(&next));
+            return Err(see_other(&to, Vec::new()));
+        }
+        Err(json_error(401, "this server needs `Authorization: Bearer TOKEN` (browsers: sign in at /login)").into())
+    }
+
+    /// A POST that a session let in without the session's CSRF token is refused (403).
+    fn refuse_body(&self, request: &Request) -> Option<Answer> {
+        let Auth::Session(csrf) = &request.auth else { return None };
+        (request.method == "POST" && !csrf_given(request, csrf)).then(|| {
+            json_error(
+                403,
+                "a form sent with a session needs its CSRF token (the field `csrf`, or the header X-CSRF-Token): reload the page and send it again",
+            )
+            .into()
+        })
+    }
+}
+
+/// Whether an `Authorization` header carries the token (the scheme in any case, as
+/// RFC 9110 says; the token compared in constant time).
+fn authorized(token: &str, header: Option<&str>) -> bool {
+    let Some((scheme, given)) = header.and_then(|v| v.trim().split_once(' ')) else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The value of cookie `name` in a `Cookie` header (`a=1; b=2`).
@@ -228,7 +276,7 @@ pub(super) fn fill_forms(page: Vec<u8>, csrf: Option<&str>) -> Vec<u8> {
 
 /// Whether a POST authenticated by a session carries its CSRF token (the form field
 /// `csrf` of a form body, or the header `X-CSRF-Token`).
-pub(super) fn csrf_given(request: &Request, csrf: &str) -> bool {
+fn csrf_given(request: &Request, csrf: &str) -> bool {
     let form_body = request
         .header("content-type")
         .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
@@ -243,6 +291,18 @@ pub(super) fn csrf_given(request: &Request, csrf: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive_and_the_token_compared_whole() {
+        assert!(authorized("s3cret", Some("Bearer s3cret")));
+        assert!(authorized("s3cret", Some("bearer s3cret")));
+        assert!(authorized("s3cret", Some("BEARER  s3cret ")));
+        assert!(!authorized("s3cret", Some("Basic s3cret")));
+        assert!(!authorized("s3cret", Some("Bearer s3creT")));
+        assert!(!authorized("s3cret", Some("Bearer s3cret2")));
+        assert!(!authorized("s3cret", Some("s3cret")));
+        assert!(!authorized("s3cret", None));
+    }
 
     #[test]
     fn a_session_is_made_only_by_the_token_and_ends_at_logout() {

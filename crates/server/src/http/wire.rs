@@ -95,6 +95,15 @@ pub(super) enum Auth {
     SigningIn,
 }
 
+/// Who may come in: asked once a request's head is read (before its body, so that a
+/// stranger's body is never read) and again once its body is.
+pub(super) trait Gate: Send + Sync {
+    /// How the request is let in, or the answer that turns it away.
+    fn admit(&self, request: &Request) -> Result<Auth, Answer>;
+    /// The answer that refuses the request now that its body is read, if any.
+    fn refuse_body(&self, request: &Request) -> Option<Answer>;
+}
+
 /// How often a waiting request looks again.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -125,9 +134,9 @@ impl Request {
 
 /// What every connection is held to.
 pub(super) struct Limits {
-    /// With a token: its sessions, and the token every request needs
-    /// (`Authorization: Bearer TOKEN`, or a session cookie).
-    pub(super) sessions: Option<Arc<super::session::Sessions>>,
+    /// With a token: who is let in ([`Gate`]; every request needs the token or a
+    /// session). Without one every request is [`Auth::Open`].
+    pub(super) gate: Option<Arc<dyn Gate>>,
     /// The `Host` values answered to (lower case, each with and without the port when
     /// the port is the default one); a browser's `Origin` must be `http://` one of them.
     pub(super) hosts: Vec<String>,
@@ -370,7 +379,10 @@ fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Answer> 
             return Err(json_error(403, "requests from pages of another origin are refused").into());
         }
     }
-    request.auth = authenticate(&shared.limits, &request)?;
+    request.auth = match &shared.limits.gate {
+        Some(gate) => gate.admit(&request)?,
+        None => Auth::Open,
+    };
     let query = request.method == "POST" && request.path.trim_end_matches('/') == "/api/query";
     if query && content_length > shared.limits.max_query_body {
         return Err(json_error(
@@ -393,43 +405,10 @@ fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Answer> 
     }
     let until = Instant::now() + BODY_DEADLINE + Duration::from_secs(content_length / MIN_BODY_RATE);
     request.body = read_body(stream, content_length, ahead, until)?;
-    if let Auth::Session(csrf) = &request.auth {
-        if request.method == "POST" && !super::session::csrf_given(&request, csrf) {
-            return Err(json_error(
-                403,
-                "a form sent with a session needs its CSRF token (the field `csrf`, or the header X-CSRF-Token): reload the page and send it again",
-            )
-            .into());
-        }
+    if let Some(refused) = shared.limits.gate.as_ref().and_then(|g| g.refuse_body(&request)) {
+        return Err(refused);
     }
     Ok(request)
-}
-
-/// How a request is let in (see [`Auth`]); a browser asking for a page without a
-/// session is sent to the sign-in page, anything else without the token gets 401.
-fn authenticate(limits: &Limits, request: &Request) -> Result<Auth, Answer> {
-    let Some(sessions) = &limits.sessions else { return Ok(Auth::Open) };
-    if authorized(sessions.token(), request.header("authorization")) {
-        return Ok(Auth::Bearer);
-    }
-    if let Some(csrf) = sessions.check(request.header("cookie")) {
-        return Ok(Auth::Session(csrf));
-    }
-    let path = request.path.trim_end_matches('/');
-    if path == "/login" {
-        return Ok(Auth::SigningIn);
-    }
-    let page = request.method == "GET" && !path.starts_with("/api/") && path != "/metrics";
-    if page {
-        let mut next = request.path.clone();
-        if !request.query.is_empty() {
-            next += "?";
-            next += &form_urlencoded::Serializer::new(String::new()).extend_pairs(&request.query).finish();
-        }
-        let to = format!("/login?next={}", crate::view::html::escape_query(&next));
-        return Err(super::session::see_other(&to, Vec::new()));
-    }
-    Err(json_error(401, "this server needs `Authorization: Bearer TOKEN` (browsers: sign in at /login)").into())
 }
 
 /// The `Host` values a server on `addr` answers to: its address, `localhost` when it
@@ -461,19 +440,6 @@ pub(super) fn host_names(addr: SocketAddr, extra: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-/// Whether an `Authorization` header carries the token (the scheme in any case, as
-/// RFC 9110 says; the token compared in constant time).
-fn authorized(token: &str, header: Option<&str>) -> bool {
-    let Some((scheme, given)) = header.and_then(|v| v.trim().split_once(' ')) else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
-}
-
-pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Reads into `buf` before `until`: a timeout is an error of kind `TimedOut`.
@@ -630,6 +596,7 @@ fn read_body(stream: &TcpStream, len: u64, ahead: Vec<u8>, until: Instant) -> Re
 }
 
 pub(super) const JSON: &str = "application/json";
+pub(super) const HTML: &str = "text/html; charset=utf-8";
 
 pub(super) fn error_body(message: &str) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({ "error": message })).expect("a JSON string")
@@ -701,18 +668,6 @@ mod tests {
         assert_eq!(parsed("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").err(), Some(411));
         assert_eq!(parsed("GET http://x/ HTTP/1.1\r\n\r\n").err(), Some(400));
         assert_eq!(parsed("BROKEN\r\n\r\n").err(), Some(400));
-    }
-
-    #[test]
-    fn the_bearer_scheme_is_case_insensitive_and_the_token_compared_whole() {
-        assert!(authorized("s3cret", Some("Bearer s3cret")));
-        assert!(authorized("s3cret", Some("bearer s3cret")));
-        assert!(authorized("s3cret", Some("BEARER  s3cret ")));
-        assert!(!authorized("s3cret", Some("Basic s3cret")));
-        assert!(!authorized("s3cret", Some("Bearer s3creT")));
-        assert!(!authorized("s3cret", Some("Bearer s3cret2")));
-        assert!(!authorized("s3cret", Some("s3cret")));
-        assert!(!authorized("s3cret", None));
     }
 
     #[test]

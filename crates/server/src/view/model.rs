@@ -15,7 +15,7 @@ use textorigin_core::engine::{DocResult, Span};
 use textorigin_core::estimate::How;
 use textorigin_core::neardup::{Mode, NearDup};
 
-use crate::daemon::DaemonStatus;
+use crate::status::DaemonStatus;
 use textorigin_store::input::InputDoc;
 use textorigin_store::storage::datadir::QueryResult;
 use textorigin_store::storage::store::{DocMeta, Quotation, Store, StoreError};

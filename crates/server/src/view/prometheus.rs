@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::model::StatsView;
-use crate::daemon::DaemonState;
+use crate::status::DaemonState;
 use textorigin_store::telemetry::{Histogram, Latency, StageTimes, LATENCY_BOUNDS};
 
 /// One metric: name, type, help, samples as (labels, value).

@@ -132,17 +132,17 @@ fn is_daemon(pid: u32) -> bool {
 /// `dir/daemon.json`, replaced atomically when the status changed (best effort: a
 /// status is advisory). An idle daemon writes nothing.
 #[derive(Debug)]
-pub(super) struct StatusFile {
+pub(crate) struct StatusFile {
     dir: std::path::PathBuf,
     last: Vec<u8>,
 }
 
 impl StatusFile {
-    pub(super) fn new(dir: &Path) -> StatusFile {
+    pub(crate) fn new(dir: &Path) -> StatusFile {
         StatusFile { dir: dir.to_path_buf(), last: Vec::new() }
     }
 
-    pub(super) fn write(&mut self, s: &DaemonStatus) {
+    pub(crate) fn write(&mut self, s: &DaemonStatus) {
         let Ok(json) = serde_json::to_vec_pretty(s) else { return };
         if json == self.last {
             return;
@@ -156,7 +156,7 @@ impl StatusFile {
 /// Writes `bytes` to `path` whole: into `.NAME.tmp` beside it, then renamed over it, so
 /// that a reader sees the file complete or not at all (a `.reason` file read as soon as
 /// it appeared was empty now and then).
-pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), textorigin_store::error::IoError> {
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), textorigin_store::error::IoError> {
     use textorigin_store::error::IoContext;
     let name = path.file_name().map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
     let tmp = path.with_file_name(format!(".{name}.tmp"));

@@ -24,7 +24,7 @@ impl StoreShare {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
-    pub(super) fn set(&self, store: Option<Arc<Store>>) {
+    pub(crate) fn set(&self, store: Option<Arc<Store>>) {
         *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
     }
 
@@ -33,7 +33,7 @@ impl StoreShare {
         *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(super) fn set_telemetry(&self, dd: &DataDir) {
+    pub(crate) fn set_telemetry(&self, dd: &DataDir) {
         *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = (dd.stage_times(), dd.latency());
     }
 
