@@ -4,10 +4,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use textorigin_cluster::log::Log;
-use textorigin_cluster::wire::Meta;
-use textorigin_cluster::{aggregate, init, read_meta, status, submit, trim, worker, Submitted, Trimmed};
-use textorigin_core::config::{Attribution, Density, Templates};
-use textorigin_store::storage::datadir::DataDir;
+use textorigin_cluster as cluster;
+use textorigin_cluster::{Submitted, Trimmed};
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
 use crate::cmd::Format;
@@ -180,214 +178,210 @@ struct UnionArgs {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     match a.command {
-        Command::Init(a) => {
-            anyhow::ensure!(a.shards >= 1, "--shards must be at least 1");
-            let mut ov = overrides(a.config.as_deref(), &a.flags)?;
-            // Each shard's table would raise its density threshold apart from the
-            // others': the deployment selects as the paper does (issue 36).
-            anyhow::ensure!(
-                ov.density != Some(Density::Adaptive),
-                "the sharded deployment selects shingles as the paper does: omit `density` or give `--density paper`"
-            );
-            ov.density = Some(Density::Paper);
-            // The partitions exchange results over the log without what the passage
-            // attribution says beside their blocks: they credit the earliest origin (issue 54).
-            anyhow::ensure!(
-                ov.attribution != Some(Attribution::Passage),
-                "the sharded deployment credits a copied token to its earliest origin: omit `attribution` or give `--attribution earliest`"
-            );
-            ov.attribution = Some(Attribution::Earliest);
-            // A site's pages land on several partitions, each counting its own lines:
-            // no partition sees a site's count (issue 54).
-            anyhow::ensure!(
-                matches!(ov.templates, None | Some(Templates::Off)),
-                "the sharded deployment labels no site templates: omit `templates` or give `--templates off`"
-            );
-            ov.templates = Some(Templates::Off);
-            anyhow::ensure!(a.partitions >= 1, "--partitions must be at least 1");
-            let log = Log::connect(&a.nats.nats, a.replicas)?;
-            let mut meta =
-                Meta { shards: a.shards, config: Default::default(), prepared: a.prepared, partitions: a.partitions };
-            let dirs: Vec<PathBuf> = (0..a.partitions).map(|p| meta.partition_dir(&a.data.dir, p)).collect();
-            for dir in &dirs {
-                let dd = DataDir::open_write_aggregator(dir, &ov)?;
-                meta.config = dd.config().clone();
-                dd.close()?;
-            }
-            init(&log, &meta)?;
-            for dir in dirs.iter().chain([&a.data.dir]) {
-                DataDir::mark_aggregator(dir, &meta.describe())?;
-            }
-            eprintln!("deployment: {}", meta.describe());
-        }
-        Command::Submit(a) => {
-            let log = Log::connect(&a.nats.nats, 1)?;
-            let meta = read_meta(&log)?;
-            let (mut admitted, mut failed) = (0u64, 0u64);
-            let last = submit(&log, &meta, &a.paths, size(&a.max_doc_bytes)?, |e| match e {
-                Submitted::Doc(_) => admitted += 1,
-                Submitted::Failed(e) => {
-                    failed += 1;
-                    eprintln!("error: {e}");
-                }
-                Submitted::Warning(w) => eprintln!("warning: {w}"),
-                Submitted::File => {}
-            })?;
-            #[derive(Serialize)]
-            struct Out {
-                admitted: u64,
-                failed: u64,
-                last: u64,
-            }
-            a.format.print(&Out { admitted, failed, last }, |o| {
-                format!("admitted {} document(s), {} failed; last id {}\n", o.admitted, o.failed, o.last)
-            })?;
-            if admitted == 0 && failed > 0 {
-                return Ok(ExitCode::FAILURE);
-            }
-        }
-        Command::Worker(a) => {
-            let log = Log::connect(&a.nats.nats, 1)?;
-            let every = seconds(a.checkpoint_secs)?;
-            let checkpoints = a.state.map(|dir| worker::Checkpoints { dir, every });
-            let s = worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| {
-                tracing::debug!(seq, "applied")
-            })?;
-            eprintln!(
-                "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed, {} probed ahead of an earlier one's feedback; {} bytes read, \
-                 {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, index {:.2}, log {:.2}; {}",
-                a.shard, s.restored, s.documents, s.replayed, s.ahead, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.index_secs, s.log_secs, cpu()
-            );
-        }
-        Command::Aggregate(a) => {
-            let log = Log::connect(&a.nats.nats, 1)?;
-            let s = aggregate::run(&log, &a.data.dir, a.partition, a.until, seconds(a.checkpoint_secs)?, |seq| {
-                tracing::debug!(seq, "stored")
-            })?;
-            let stages: Vec<String> = s
-                .times
-                .named()
-                .iter()
-                .filter(|x| x.0 != "table")
-                .map(|(name, secs)| format!("{name} {secs:.2}"))
-                .collect();
-            // A partition's: how many of its documents waited for every outcome before
-            // them, and how many outcomes were read when an analysis asked for them.
-            let book = s.book.map_or(String::new(), |b| {
-                format!(
-                    "; outcomes: every one before {} document(s), {} read on demand; places read from #{}; \
-                     {} text(s) read from the other partitions' stores",
-                    b.in_full, b.on_demand, b.places_from, b.texts_from_stores
-                )
-            });
-            eprintln!(
-                "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}{book}; {}",
-                s.last,
-                s.docs_secs,
-                s.answers_secs,
-                s.feedback_secs,
-                stages.join(", "),
-                cpu()
-            );
-        }
-        Command::Trim(a) => {
-            let log = Log::connect(&a.nats.nats, 1)?;
-            #[derive(Serialize)]
-            struct Out {
-                /// The first document the streams still hold (0: nothing trimmed).
-                kept_from: u64,
-                dropped: u64,
-                /// The process that has said no position yet.
-                waiting_for: Option<String>,
-                /// The partition that cannot read the other partitions' stores (it
-                /// reads their older texts from the documents stream).
-                whole_log_for: Option<String>,
-            }
-            let nothing = Out { kept_from: 0, dropped: 0, waiting_for: None, whole_log_for: None };
-            let out = match trim(&log)? {
-                Trimmed::Below { from, dropped } => Out { kept_from: from, dropped, ..nothing },
-                Trimmed::Waiting(who) => Out { waiting_for: Some(who), ..nothing },
-                Trimmed::WholeLog(who) => Out { whole_log_for: Some(who), ..nothing },
-            };
-            a.format.print(&out, |o| match (&o.waiting_for, &o.whole_log_for) {
-                (Some(who), _) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
-                (_, Some(who)) => format!(
-                    "nothing trimmed: {who} cannot read the other partitions' stores (their data directories are not \
-                     beside its own), so it reads their older texts from the documents stream\n"
-                ),
-                _ => {
-                    format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped)
-                }
-            })?;
-        }
-        Command::Status(a) => {
-            anyhow::ensure!(
-                a.interval > 0.0 && a.interval.is_finite(),
-                "--interval must be a positive number of seconds"
-            );
-            let log = Log::connect(&a.nats.nats, 1)?;
-            let (_, before) = status(&log)?;
-            std::thread::sleep(std::time::Duration::from_secs_f64(a.interval));
-            let (documents, now) = status(&log)?;
-            #[derive(Serialize)]
-            struct Row {
-                process: String,
-                done: u64,
-                lag: u64,
-                /// Documents a second over the interval.
-                rate: f64,
-                checkpoint: Option<u64>,
-                /// It reads the other partitions' older texts from the documents stream
-                /// (a partition that cannot read their stores): `cluster trim` keeps the
-                /// whole log.
-                whole_log: bool,
-            }
-            #[derive(Serialize)]
-            struct Out {
-                documents: u64,
-                processes: Vec<Row>,
-            }
-            let processes = now
-                .into_iter()
-                .zip(before)
-                .map(|(p, b)| Row {
-                    lag: p.lag,
-                    rate: p.done.saturating_sub(b.done) as f64 / a.interval,
-                    process: p.process,
-                    done: p.done,
-                    checkpoint: p.checkpoint,
-                    whole_log: p.whole_log,
-                })
-                .collect();
-            a.format.print(&Out { documents, processes }, |o| {
-                let mut s = format!(
-                    "documents in the log: {}\nprocess        done       lag    docs/s  checkpoint\n",
-                    o.documents
-                );
-                for r in &o.processes {
-                    let mut cp = r.checkpoint.map_or("none yet".to_string(), |c| format!("#{c}"));
-                    if r.whole_log {
-                        cp += " (needs the whole log)";
-                    }
-                    s += &format!("{:<8} {:>10} {:>9} {:>9.1}  {cp}\n", r.process, r.done, r.lag, r.rate);
-                }
-                s
-            })?;
-        }
-        Command::Union(a) => {
-            let paths: Vec<&std::path::Path> = a.images.iter().map(PathBuf::as_path).collect();
-            let table = worker::union(&paths).context("cannot lay the shard images side by side")?;
-            #[derive(Serialize)]
-            struct Out {
-                table_digest: String,
-                #[serde(flatten)]
-                stats: textorigin_core::table::TableStats,
-            }
-            let out = Out { table_digest: format!("{:016x}", table.digest()), stats: table.stats() };
-            a.format
-                .print(&out, |o| format!("table digest {} over {} document(s)\n", o.table_digest, o.stats.documents))?;
-        }
+        Command::Init(a) => init(a),
+        Command::Submit(a) => submit(a),
+        Command::Worker(a) => worker(a),
+        Command::Aggregate(a) => aggregate(a),
+        Command::Trim(a) => trim(a),
+        Command::Status(a) => status(a),
+        Command::Union(a) => union(a),
     }
+}
+
+/// `cluster init`: creates the deployment, or checks that the log holds the same one.
+fn init(a: InitArgs) -> Result<ExitCode> {
+    anyhow::ensure!(a.shards >= 1, "--shards must be at least 1");
+    // Refused settings are said before the log is reached.
+    let ov = cluster::settle(overrides(a.config.as_deref(), &a.flags)?)?;
+    anyhow::ensure!(a.partitions >= 1, "--partitions must be at least 1");
+    let log = Log::connect(&a.nats.nats, a.replicas)?;
+    let meta = cluster::create(&log, &a.data.dir, a.shards, a.partitions, a.prepared, ov)?;
+    eprintln!("deployment: {}", meta.describe());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cluster submit`: admits files' documents into the log, as `ingest` reads them.
+fn submit(a: SubmitArgs) -> Result<ExitCode> {
+    let log = Log::connect(&a.nats.nats, 1)?;
+    let meta = cluster::read_meta(&log)?;
+    let (mut admitted, mut failed) = (0u64, 0u64);
+    let last = cluster::submit(&log, &meta, &a.paths, size(&a.max_doc_bytes)?, |e| match e {
+        Submitted::Doc(_) => admitted += 1,
+        Submitted::Failed(e) => {
+            failed += 1;
+            eprintln!("error: {e}");
+        }
+        Submitted::Warning(w) => eprintln!("warning: {w}"),
+        Submitted::File => {}
+    })?;
+    #[derive(Serialize)]
+    struct Out {
+        admitted: u64,
+        failed: u64,
+        last: u64,
+    }
+    a.format.print(&Out { admitted, failed, last }, |o| {
+        format!("admitted {} document(s), {} failed; last id {}\n", o.admitted, o.failed, o.last)
+    })?;
+    if admitted == 0 && failed > 0 {
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cluster worker`: one shard worker until stopped (or `--until`).
+fn worker(a: WorkerArgs) -> Result<ExitCode> {
+    let log = Log::connect(&a.nats.nats, 1)?;
+    let every = seconds(a.checkpoint_secs)?;
+    let checkpoints = a.state.map(|dir| cluster::worker::Checkpoints { dir, every });
+    let s = cluster::worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| {
+        tracing::debug!(seq, "applied")
+    })?;
+    eprintln!(
+        "shard {}: from checkpoint #{}, applied {} document(s), {} of them replayed, {} probed ahead of an earlier one's feedback; {} bytes read, \
+         {} answer bytes appended; {} checkpoint(s); {} of {} selected shingles; seconds: preparing {:.2}, table {:.2}, index {:.2}, log {:.2}; {}",
+        a.shard, s.restored, s.documents, s.replayed, s.ahead, s.read_bytes, s.answer_bytes, s.checkpoints, s.probed, s.selected, s.prepare_secs, s.table_secs, s.index_secs, s.log_secs, cpu()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cluster aggregate`: the aggregator, or one partition of several.
+fn aggregate(a: AggregateArgs) -> Result<ExitCode> {
+    let log = Log::connect(&a.nats.nats, 1)?;
+    let s = cluster::aggregate::run(&log, &a.data.dir, a.partition, a.until, seconds(a.checkpoint_secs)?, |seq| {
+        tracing::debug!(seq, "stored")
+    })?;
+    let stages: Vec<String> = s
+        .times
+        .named()
+        .iter()
+        .filter(|x| x.0 != "table")
+        .map(|(name, secs)| format!("{name} {secs:.2}"))
+        .collect();
+    // A partition's: how many of its documents waited for every outcome before
+    // them, and how many outcomes were read when an analysis asked for them.
+    let book = s.book.map_or(String::new(), |b| {
+        format!(
+            "; outcomes: every one before {} document(s), {} read on demand; places read from #{}; \
+             {} text(s) read from the other partitions' stores",
+            b.in_full, b.on_demand, b.places_from, b.texts_from_stores
+        )
+    });
+    eprintln!(
+        "aggregator: documents stored up to #{}; seconds: reading documents {:.2}, waiting for answers {:.2}, appending feedback {:.2}, {}{book}; {}",
+        s.last,
+        s.docs_secs,
+        s.answers_secs,
+        s.feedback_secs,
+        stages.join(", "),
+        cpu()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cluster trim`: drops from the log what no process can need again.
+fn trim(a: TrimArgs) -> Result<ExitCode> {
+    let log = Log::connect(&a.nats.nats, 1)?;
+    #[derive(Serialize)]
+    struct Out {
+        /// The first document the streams still hold (0: nothing trimmed).
+        kept_from: u64,
+        dropped: u64,
+        /// The process that has said no position yet.
+        waiting_for: Option<String>,
+        /// The partition that cannot read the other partitions' stores (it
+        /// reads their older texts from the documents stream).
+        whole_log_for: Option<String>,
+    }
+    let nothing = Out { kept_from: 0, dropped: 0, waiting_for: None, whole_log_for: None };
+    let out = match cluster::trim(&log)? {
+        Trimmed::Below { from, dropped } => Out { kept_from: from, dropped, ..nothing },
+        Trimmed::Waiting(who) => Out { waiting_for: Some(who), ..nothing },
+        Trimmed::WholeLog(who) => Out { whole_log_for: Some(who), ..nothing },
+    };
+    a.format.print(&out, |o| match (&o.waiting_for, &o.whole_log_for) {
+        (Some(who), _) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
+        (_, Some(who)) => format!(
+            "nothing trimmed: {who} cannot read the other partitions' stores (their data directories are not \
+             beside its own), so it reads their older texts from the documents stream\n"
+        ),
+        _ => {
+            format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped)
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cluster status`: where every process is, and how fast it goes.
+fn status(a: StatusArgs) -> Result<ExitCode> {
+    anyhow::ensure!(
+        a.interval > 0.0 && a.interval.is_finite(),
+        "--interval must be a positive number of seconds"
+    );
+    let log = Log::connect(&a.nats.nats, 1)?;
+    let (_, before) = cluster::status(&log)?;
+    std::thread::sleep(std::time::Duration::from_secs_f64(a.interval));
+    let (documents, now) = cluster::status(&log)?;
+    #[derive(Serialize)]
+    struct Row {
+        process: String,
+        done: u64,
+        lag: u64,
+        /// Documents a second over the interval.
+        rate: f64,
+        checkpoint: Option<u64>,
+        /// It reads the other partitions' older texts from the documents stream
+        /// (a partition that cannot read their stores): `cluster trim` keeps the
+        /// whole log.
+        whole_log: bool,
+    }
+    #[derive(Serialize)]
+    struct Out {
+        documents: u64,
+        processes: Vec<Row>,
+    }
+    let processes = now
+        .into_iter()
+        .zip(before)
+        .map(|(p, b)| Row {
+            lag: p.lag,
+            rate: p.done.saturating_sub(b.done) as f64 / a.interval,
+            process: p.process,
+            done: p.done,
+            checkpoint: p.checkpoint,
+            whole_log: p.whole_log,
+        })
+        .collect();
+    a.format.print(&Out { documents, processes }, |o| {
+        let mut s = format!(
+            "documents in the log: {}\nprocess        done       lag    docs/s  checkpoint\n",
+            o.documents
+        );
+        for r in &o.processes {
+            let mut cp = r.checkpoint.map_or("none yet".to_string(), |c| format!("#{c}"));
+            if r.whole_log {
+                cp += " (needs the whole log)";
+            }
+            s += &format!("{:<8} {:>10} {:>9} {:>9.1}  {cp}\n", r.process, r.done, r.lag, r.rate);
+        }
+        s
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cluster union`: the shards' table images side by side, as one table.
+fn union(a: UnionArgs) -> Result<ExitCode> {
+    let paths: Vec<&std::path::Path> = a.images.iter().map(PathBuf::as_path).collect();
+    let table = cluster::worker::union(&paths).context("cannot lay the shard images side by side")?;
+    #[derive(Serialize)]
+    struct Out {
+        table_digest: String,
+        #[serde(flatten)]
+        stats: textorigin_core::table::TableStats,
+    }
+    let out = Out { table_digest: format!("{:016x}", table.digest()), stats: table.stats() };
+    a.format
+        .print(&out, |o| format!("table digest {} over {} document(s)\n", o.table_digest, o.stats.documents))?;
     Ok(ExitCode::SUCCESS)
 }
 

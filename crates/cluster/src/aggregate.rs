@@ -226,7 +226,7 @@ impl Remote {
             let mut per_shard = read_lookups(lookups, feedback)?;
             if per_shard.first().is_none_or(|l| l.cause != cause) {
                 // The first revision after a start: find its message.
-                let k = crate::lookups_position(&self.log, cause)?;
+                let k = crate::deploy::lookups_position(&self.log, cause)?;
                 *lookups = (0..self.meta.shards)
                     .map(|s| self.log.reader(&lookups_stream(s), k))
                     .collect::<std::result::Result<_, _>>()?;
@@ -479,7 +479,7 @@ pub fn run(
                 Some(b) => (b.bound(), !b.reads_stores()?),
                 None => (u64::MAX, false),
             };
-            crate::publish_position(log, &name, dir, id, bound, whole_log)?;
+            crate::deploy::publish_position(log, &name, dir, id, bound, whole_log)?;
         }
     }
     flush()?;

@@ -242,7 +242,7 @@ impl Book {
     /// partition has said no position yet.
     pub fn reads_stores(&self) -> Result<bool> {
         for q in (0..self.meta.partitions).filter(|&q| q != self.partition) {
-            let Some(said) = crate::checkpoint_position(&self.log, &partition_name(&self.meta, q))? else {
+            let Some(said) = crate::deploy::checkpoint_position(&self.log, &partition_name(&self.meta, q))? else {
                 return Ok(false);
             };
             let dir = self.meta.partition_dir(&self.root, q);

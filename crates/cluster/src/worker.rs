@@ -265,7 +265,7 @@ impl<'c> Worker<'c> {
         let (head, range) = image(self.shard, &self.config, &self.table, &self.times, self.lookups_next - 1);
         let [counters, signatures, keys] = self.held.image();
         checkpoint::write_parts(&c.dir, &[&head, range, counters, signatures, keys], self.last, self.deployment)?;
-        crate::publish_position(
+        crate::deploy::publish_position(
             log,
             &process_name(Some(self.shard.index())),
             &c.dir,

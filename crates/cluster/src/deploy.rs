@@ -1,0 +1,294 @@
+//! A deployment as a whole: the settings a deployment fixes ([`settle`]), creating
+//! it (its partitions' data directories and its streams: [`create`], [`init`]), its
+//! description ([`read_meta`]), where each process can restart from
+//! ([`publish_position`]), what the log may drop ([`trim`]) and where every process is
+//! ([`status`]).
+
+use std::path::{Path, PathBuf};
+
+use textorigin_core::config::{Attribution, Density, Overrides, Templates};
+use textorigin_store::storage::datadir::DataDir;
+
+use crate::log::Log;
+use crate::wire::{
+    decode, encode, feedback_stream, hits_stream, hits_subjects, items_stream, lookups_stream, partition_name,
+    position_subject, process_name, results_stream, subject, Lookups, Meta, Position, DOCS, META, POSITIONS,
+};
+use crate::{ClusterError, Result};
+
+/// The settings a deployment fixes, filled into `ov`; a setting given otherwise is
+/// refused. Each shard's table would raise its density threshold apart from the
+/// others', so the deployment selects as the paper does; the partitions exchange
+/// results over the log without what the passage attribution says beside their blocks,
+/// so they credit the earliest origin; a site's pages land on several partitions, each
+/// counting its own lines, so no partition sees a site's count and none labels
+/// templates.
+pub fn settle(mut ov: Overrides) -> Result<Overrides> {
+    let refused = |setting, does, value| ClusterError::Unsupported { setting, does, value };
+    if ov.density.is_some_and(|d| d != Density::Paper) {
+        return Err(refused("density", "selects shingles as the paper does", "paper"));
+    }
+    ov.density = Some(Density::Paper);
+    if ov.attribution.is_some_and(|a| a != Attribution::Earliest) {
+        return Err(refused("attribution", "credits a copied token to its earliest origin", "earliest"));
+    }
+    ov.attribution = Some(Attribution::Earliest);
+    if !matches!(ov.templates, None | Some(Templates::Off)) {
+        return Err(refused("templates", "labels no site templates", "off"));
+    }
+    ov.templates = Some(Templates::Off);
+    Ok(ov)
+}
+
+/// Creates a deployment of `shards` shard workers and `partitions` partitions on
+/// `log`, with its results in `dir` (partition `p` of several in
+/// [`Meta::partition_dir`]): each partition's data directory made or opened with `ov`
+/// (after [`settle`]), the streams made and the description written ([`init`]), then
+/// every data directory marked as the deployment's. Running it again with the same
+/// arguments changes nothing; with others it is refused.
+pub fn create(log: &Log, dir: &Path, shards: u32, partitions: u32, prepared: bool, ov: Overrides) -> Result<Meta> {
+    let ov = settle(ov)?;
+    let mut meta = Meta { shards, config: Default::default(), prepared, partitions };
+    let dirs: Vec<PathBuf> = (0..partitions).map(|p| meta.partition_dir(dir, p)).collect();
+    for d in &dirs {
+        let dd = DataDir::open_write_aggregator(d, &ov)?;
+        meta.config = dd.config().clone();
+        dd.close()?;
+    }
+    init(log, &meta)?;
+    for d in dirs.iter().map(PathBuf::as_path).chain([dir]) {
+        DataDir::mark_aggregator(d, &meta.describe())?;
+    }
+    Ok(meta)
+}
+
+/// Makes the deployment's streams (the description, the documents, one answer stream
+/// and one lookups stream per shard, one feedback stream per partition, and one stream
+/// of selected shingles per shard when documents are prepared at submission) and writes
+/// its description, or checks that the log holds the same one.
+pub fn init(log: &Log, meta: &Meta) -> Result<()> {
+    log.create_stream(META, &subject(META))?;
+    match log.get(META, 1)? {
+        Some(bytes) => {
+            let stored: Meta = decode(&bytes, "deployment description")?;
+            if stored != *meta {
+                return Err(ClusterError::MetaDiffers { stored: stored.describe(), requested: meta.describe() });
+            }
+        }
+        None => log.append(META, &subject(META), 1, &encode(meta))?,
+    }
+    let results = if meta.partitions > 1 { meta.partitions } else { 0 };
+    let others = (0..meta.shards)
+        .map(lookups_stream)
+        .chain((0..meta.partitions).map(feedback_stream))
+        .chain((0..results).map(results_stream))
+        .map(with_subject);
+    for (s, subjects) in document_streams(meta).into_iter().chain(others) {
+        log.create_stream(&s, &subjects)?;
+    }
+    log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
+    Ok(())
+}
+
+/// The streams whose message `n` is about document `n`, with the subjects each holds:
+/// the documents, the shards' answers (a subject per partition, `wire::hits_subjects`)
+/// and (prepared at submission) their shingles.
+fn document_streams(meta: &Meta) -> Vec<(String, String)> {
+    let items = if meta.prepared { meta.shards } else { 0 };
+    [with_subject(DOCS.to_string())]
+        .into_iter()
+        .chain((0..meta.shards).map(|s| (hits_stream(s), hits_subjects(s))))
+        .chain((0..items).map(items_stream).map(with_subject))
+        .collect()
+}
+
+/// A stream that holds its own subject only, with it.
+fn with_subject(stream: String) -> (String, String) {
+    let subjects = subject(&stream);
+    (stream, subjects)
+}
+
+/// Says where the process named `process` (a worker, the aggregator or a partition:
+/// `process_name`, `partition_name`) can restart from, after it wrote a checkpoint slot
+/// in `dir`: the oldest of its valid slots for `identity` (the deployment's, or the
+/// aggregator's or partition's store's; `checkpoint::oldest_valid_seq`), or `bound`
+/// when that is earlier (a partition's book, written with the slot, reads places and
+/// outcomes from after it: `Book::bound`); `whole_log` when it reads older texts from
+/// the documents stream (a partition that cannot read every other partition's store).
+pub fn publish_position(
+    log: &Log,
+    process: &str,
+    dir: &std::path::Path,
+    identity: u64,
+    bound: u64,
+    whole_log: bool,
+) -> Result<()> {
+    match textorigin_store::storage::checkpoint::oldest_valid_seq(dir, identity) {
+        Some(seq) => {
+            let position = Position { seq: seq.min(bound), whole_log, identity };
+            Ok(log.put_latest(&position_subject(process), &encode(&position))?)
+        }
+        None => Ok(()),
+    }
+}
+
+/// What [`trim`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trimmed {
+    /// The streams hold no message before `from` any more (`dropped` went now).
+    Below { from: u64, dropped: u64 },
+    /// Nothing: this process has said no position yet (it has no checkpoint, so it
+    /// would replay from the first document).
+    Waiting(String),
+    /// Nothing: this partition cannot read every other partition's store, so it reads
+    /// their older texts from the documents stream.
+    WholeLog(String),
+}
+
+/// Drops from the log what no process can need again: the messages before the oldest
+/// position any process has said (where the oldest of its checkpoint slots is, or a
+/// partition's book if that is earlier), in every stream but the description. Needs a
+/// position from every worker and partition (the aggregator), and, with several
+/// partitions, every partition able to read the others' stores (it reads the older
+/// texts of their documents there); a process that lost its checkpoints cannot rejoin
+/// after a trim.
+pub fn trim(log: &Log) -> Result<Trimmed> {
+    let meta = read_meta(log)?;
+    log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
+    let mut from = u64::MAX;
+    let names =
+        (0..meta.shards).map(|s| process_name(Some(s))).chain((0..meta.partitions).map(|p| partition_name(&meta, p)));
+    for name in names {
+        match checkpoint_position(log, &name)? {
+            Some(Position { whole_log: true, .. }) => return Ok(Trimmed::WholeLog(name)),
+            Some(Position { seq, .. }) => from = from.min(seq),
+            None => return Ok(Trimmed::Waiting(name)),
+        }
+    }
+    let mut dropped = 0;
+    for (s, _) in document_streams(&meta) {
+        dropped += log.purge_before(&s, from + 1)?;
+    }
+    for p in 0..meta.partitions {
+        dropped += log.purge_before(&feedback_stream(p), meta.first_owned_from(p, from + 1))?;
+        if meta.partitions > 1 {
+            // The partitions' books have applied the outcomes before (their positions
+            // are no later than that).
+            dropped += log.purge_before(&results_stream(p), meta.first_owned_from(p, from + 1))?;
+        }
+    }
+    // The lookups of the revisions caused before: every shard wrote them (its
+    // checkpoint is past them), and no restart reads them again.
+    let k = lookups_position(log, from + 1)?;
+    for s in 0..meta.shards {
+        dropped += log.purge_before(&lookups_stream(s), k)?;
+    }
+    Ok(Trimmed::Below { from: from + 1, dropped })
+}
+
+/// The message of the lookups streams that answers the revisions caused by document
+/// `cause`: the first whose cause is not before it (the streams' causes ascend; every
+/// shard's stream has the same messages), or the next one to come.
+pub(crate) fn lookups_position(log: &Log, cause: u64) -> Result<u64> {
+    let stream = lookups_stream(0);
+    let (mut lo, mut hi) = (log.first_seq(&stream)?.max(1), log.last_seq(&stream)? + 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let bytes =
+            log.get(&stream, mid)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: mid, got: 0 })?;
+        if decode::<Lookups>(&bytes, "shard lookups")?.cause < cause {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// Where one process of the deployment is (issue 37's `cluster status`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProcessAt {
+    /// `w<s>` for shard worker s, `agg` for the aggregator (`agg<p>` for partition `p`
+    /// of several).
+    pub process: String,
+    /// The last document it is done with: a worker's last answer, the aggregator's
+    /// last feedback (the document's estimation, published after its table phases).
+    pub done: u64,
+    /// The documents in the log it has still to do (a partition's: those it owns).
+    pub lag: u64,
+    /// The document its oldest checkpoint slot holds (where it would restart); none
+    /// before its first checkpoint.
+    pub checkpoint: Option<u64>,
+    /// Whether it said it needs the whole documents stream whatever its slots hold: a
+    /// partition of several that cannot read every other partition's store (it reads
+    /// their older texts there), for which `cluster trim` keeps the whole log.
+    pub whole_log: bool,
+}
+
+/// Where every process of the deployment is, and the last document in the log.
+pub fn status(log: &Log) -> Result<(u64, Vec<ProcessAt>)> {
+    let meta = read_meta(log)?;
+    log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
+    let docs = log.last_seq(DOCS)?;
+    let mut out = Vec::new();
+    for s in 0..meta.shards {
+        let done = log.last_seq(&hits_stream(s))?;
+        let checkpoint = checkpoint_position(log, &process_name(Some(s)))?.map(|p| p.seq);
+        let lag = docs.saturating_sub(done);
+        out.push(ProcessAt { process: process_name(Some(s)), done, lag, checkpoint, whole_log: false });
+    }
+    for p in 0..meta.partitions {
+        let k = log.last_seq(&feedback_stream(p))?;
+        let lag = (meta.first_owned_from(p, docs + 1) - 1).saturating_sub(k);
+        let position = checkpoint_position(log, &partition_name(&meta, p))?;
+        let (checkpoint, whole_log) = (position.map(|p| p.seq), position.is_some_and(|p| p.whole_log));
+        out.push(ProcessAt { process: partition_name(&meta, p), done: meta.owned(p, k), lag, checkpoint, whole_log });
+    }
+    Ok((docs, out))
+}
+
+/// Where the process named `process` can restart from, as it said in `TXO_POSITIONS`
+/// ([`publish_position`]; the caller has made the stream); none before its first
+/// checkpoint.
+pub(crate) fn checkpoint_position(log: &Log, process: &str) -> Result<Option<Position>> {
+    Ok(log.latest(POSITIONS, &position_subject(process))?.map(|b| decode(&b, "position")).transpose()?)
+}
+
+/// The deployment's description.
+pub fn read_meta(log: &Log) -> Result<Meta> {
+    log.create_stream(META, &subject(META))?;
+    let bytes = log.get(META, 1)?.ok_or(ClusterError::NoMeta)?;
+    Ok(decode(&bytes, "deployment description")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deployment_fixes_its_settings_and_refuses_others() {
+        let ov = settle(Overrides::default()).unwrap();
+        assert_eq!(
+            (ov.density, ov.attribution, ov.templates),
+            (Some(Density::Paper), Some(Attribution::Earliest), Some(Templates::Off))
+        );
+        let same = Overrides {
+            density: Some(Density::Paper),
+            attribution: Some(Attribution::Earliest),
+            templates: Some(Templates::Off),
+            ..Overrides::default()
+        };
+        assert_eq!(settle(same).unwrap().density, Some(Density::Paper));
+        let refused = |ov: Overrides| settle(ov).unwrap_err().to_string();
+        assert_eq!(
+            refused(Overrides { density: Some(Density::Adaptive), ..Overrides::default() }),
+            "the sharded deployment selects shingles as the paper does: omit `density` or give `--density paper`"
+        );
+        assert_eq!(
+            refused(Overrides { attribution: Some(Attribution::Passage), ..Overrides::default() }),
+            "the sharded deployment credits a copied token to its earliest origin: omit `attribution` or give `--attribution earliest`"
+        );
+        assert!(refused(Overrides { templates: Some(Templates::Site), ..Overrides::default() })
+            .contains("labels no site templates: omit `templates` or give `--templates off`"));
+    }
+}
