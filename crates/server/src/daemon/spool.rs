@@ -19,7 +19,9 @@ use textorigin_store::clock::now_ms;
 use textorigin_store::error::IoContext;
 use textorigin_store::input::{file_docs, InputDoc, InputError, Limits};
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
-use textorigin_store::storage::store::{Admission, AdmissionKey, Admit, DocumentKeys, Failure, Store, Via};
+use textorigin_store::storage::store::{
+    Admission, AdmissionKey, Admit, DocumentKeys, Failure, FileAdmission, Store, Via,
+};
 
 /// Entries of `dir` in name order (dot files skipped). Whatever they are (regular
 /// files, links, FIFOs, directories), [`open`] decides: nothing stays unseen.
@@ -154,9 +156,9 @@ enum State {
     Fails(String),
     /// Admitted before: every document (before the last crash, say; only moving it was
     /// missing), or as a failure.
-    Before(Admission),
+    Before(FileAdmission),
     /// Its documents follow; the first `done` of them were admitted before.
-    Docs(Option<Admission>),
+    Docs(Option<FileAdmission>),
 }
 
 /// What the reader yields for a batch of files: each file, its documents, its end.
@@ -193,7 +195,7 @@ pub(super) fn items(
             return Box::new([Item::File(file), Item::End].into_iter());
         };
         let done = match &file.state {
-            State::Docs(Some(a)) => a.done,
+            State::Docs(Some(a)) => a.done(),
             _ => 0,
         };
         let budget = std::sync::Arc::clone(&budget);
@@ -256,7 +258,8 @@ fn open_file(
             return (file(0, State::Keep), None);
         }
     };
-    if let Some(b) = before.filter(|b| b.total == 0 || (b.total != u32::MAX && b.done >= b.total)) {
+    let before = before.map(|b| b.state);
+    if let Some(b) = before.filter(|b| !matches!(b, FileAdmission::Reading { .. })) {
         return (file(key, State::Before(b)), None);
     }
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
@@ -307,16 +310,17 @@ impl Admitting {
         let outcome = match &file.state {
             State::Keep => Outcome::Keep,
             State::Fails(reason) => fail_file(dd, &file, reason.clone())?,
-            State::Before(b) if b.total == 0 => {
+            State::Before(FileAdmission::Failed) => {
                 Outcome::Failed(vec![format!("{}: failed before (see `textorigin failed`)", file.source)])
             }
-            State::Before(b) if b.failed == 0 => Outcome::Done,
+            State::Before(FileAdmission::Ended { failed: 0, .. }) => Outcome::Done,
             State::Before(b) => Outcome::Failed(vec![format!(
                 "{}: {} document(s) failed (recorded before, see `textorigin failed`)",
-                file.source, b.failed
+                file.source,
+                b.failed()
             )]),
             &State::Docs(before) => {
-                let (done_before, failed) = before.map_or((0, 0), |b| (b.done, b.failed));
+                let (done_before, failed) = before.map_or((0, 0), |b| (b.done(), b.failed()));
                 let via = if file.mark.is_some() { Via::Http } else { Via::Spool };
                 let keys = DocumentKeys::new(&file.raw_name);
                 let reasons = Vec::new();
@@ -342,7 +346,7 @@ impl Admitting {
             return Ok(false);
         }
         let (key, source) = (self.file.key, &self.file.source);
-        let admission = Admission { key, done: i + 1, total: u32::MAX, failed: self.failed };
+        let admission = Admission { key, state: FileAdmission::Reading { done: i + 1, failed: self.failed } };
         textorigin_store::failpoint::hit("admit.before-commit").io(|| "admission")?;
         let mut stored = false;
         let failure = match d {
@@ -392,7 +396,7 @@ impl Admitting {
         textorigin_store::failpoint::hit("admit.after-commit").io(|| "admission")?;
         if let Some(reason) = failure {
             self.failed += 1;
-            let admission = Admission { failed: self.failed, ..admission };
+            let admission = Admission { key, state: FileAdmission::Reading { done: i + 1, failed: self.failed } };
             if self.failed <= MAX_FAILURE_RECORDS {
                 tracing::warn!(file = %source, %reason, "document failed");
                 let failure = Failure { file: self.file.name.clone(), reason: reason.clone(), at_ms: now_ms() };
@@ -419,7 +423,7 @@ impl Admitting {
         }
         let total = seen;
         dd.store()
-            .put_admission(Admission { key: file.key, done: total, total, failed })
+            .put_admission(Admission { key: file.key, state: FileAdmission::Ended { total, failed } })
             .map_err(DataDirError::from)?;
         let source = &file.source;
         if failed > MAX_FAILURE_RECORDS {
@@ -453,7 +457,7 @@ fn fail_file(dd: &DataDir, file: &File, reason: String) -> Result<Outcome> {
     tracing::warn!(file = %file.source, %reason, "failed");
     dd.store()
         .put_failure(
-            Some(Admission { key: file.key, done: 0, total: 0, failed: 1 }),
+            Some(Admission { key: file.key, state: FileAdmission::Failed }),
             &Failure { file: file.name.clone(), reason: reason.clone(), at_ms: now_ms() },
         )
         .map_err(DataDirError::from)?;

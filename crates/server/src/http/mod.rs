@@ -60,7 +60,7 @@ use crate::layout;
 use crate::share::StoreShare;
 use crate::view::{model, prometheus, ViewOptions};
 use textorigin_store::storage::datadir::DataDir;
-use textorigin_store::storage::store::{admission_key, Store};
+use textorigin_store::storage::store::{admission_key, FileAdmission, Store};
 
 mod error;
 mod pages;
@@ -627,16 +627,14 @@ fn admission(submitted: &Mutex<Submissions>, store: &Store, key: &str) -> Result
     let Some(a) = store.admitted(k)? else {
         return Ok(known.map(|_| serde_json::json!({ "admission": key, "state": "pending" })));
     };
-    let state = if a.total == 0 || (a.done >= a.total && a.failed > 0) {
-        "failed"
-    } else if a.done >= a.total {
-        "stored"
-    } else {
-        "pending"
+    let a = a.state;
+    let state = match a {
+        FileAdmission::Reading { .. } => "pending",
+        FileAdmission::Ended { failed: 0, .. } => "stored",
+        FileAdmission::Ended { .. } | FileAdmission::Failed => "failed",
     };
     // The file's documents are counted as they are read: no total until its end.
-    let total = (a.total != u32::MAX).then_some(a.total);
-    let mut v = serde_json::json!({ "admission": key, "state": state, "documents_done": a.done, "documents_total": total, "failed": a.failed });
+    let mut v = serde_json::json!({ "admission": key, "state": state, "documents_done": a.done(), "documents_total": a.total(), "failed": a.failed() });
     if let (Some(sub), "stored" | "failed") = (known, state) {
         let mut ids = Vec::with_capacity(sub.keys.len());
         for &k in &sub.keys {
@@ -644,7 +642,7 @@ fn admission(submitted: &Mutex<Submissions>, store: &Store, key: &str) -> Result
         }
         v["documents"] = serde_json::json!(ids);
         v["file"] = serde_json::json!(sub.file);
-        if a.failed > 0 {
+        if a.failed() > 0 {
             let reasons: Vec<String> = store
                 .failures()?
                 .into_iter()

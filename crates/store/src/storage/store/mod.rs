@@ -81,7 +81,9 @@ pub use book::{BookState, BookWrite};
 pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
 pub use revisions::{Revised, Revision, Revisions};
-pub use spool_log::{admission_key, document_key, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure};
+pub use spool_log::{
+    admission_key, document_key, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure, FileAdmission,
+};
 pub use templates::{DocTemplates, LineCount, TemplateWrite};
 pub use textorigin_core::quote::{Quotation, QuoteSource};
 

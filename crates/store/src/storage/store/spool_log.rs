@@ -116,12 +116,69 @@ pub struct Admit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admission {
     pub key: u128,
-    /// Documents of the file stored once this batch commits.
-    pub done: u32,
-    /// Documents in the file.
-    pub total: u32,
-    /// Documents of the file that failed so far (schema 5; 0 in older records).
-    pub failed: u32,
+    pub state: FileAdmission,
+}
+
+/// How far a spool file is admitted, once the batch that holds its record commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileAdmission {
+    /// Its documents are being admitted: the first `done` are (stored or failed),
+    /// `failed` of them failed; how many it holds is known only at its end.
+    Reading { done: u32, failed: u32 },
+    /// Its end was reached: it held `total` documents (at least one), all admitted,
+    /// `failed` of which failed.
+    Ended { total: u32, failed: u32 },
+    /// The whole file failed (not readable, not documents, or none): one failure.
+    Failed,
+}
+
+impl FileAdmission {
+    /// Its documents admitted (stored or failed).
+    pub fn done(self) -> u32 {
+        match self {
+            FileAdmission::Reading { done, .. } => done,
+            FileAdmission::Ended { total, .. } => total,
+            FileAdmission::Failed => 0,
+        }
+    }
+
+    /// Its documents that failed (a whole file that failed: one).
+    pub fn failed(self) -> u32 {
+        match self {
+            FileAdmission::Reading { failed, .. } | FileAdmission::Ended { failed, .. } => failed,
+            FileAdmission::Failed => 1,
+        }
+    }
+
+    /// How many documents it holds, once known (a whole file that failed: none).
+    pub fn total(self) -> Option<u32> {
+        match self {
+            FileAdmission::Reading { .. } => None,
+            FileAdmission::Ended { total, .. } => Some(total),
+            FileAdmission::Failed => Some(0),
+        }
+    }
+
+    /// The record's three numbers: documents done, in the file (`u32::MAX` while not
+    /// known, 0 for a file that failed whole), failed.
+    fn encode(self) -> [u32; 3] {
+        match self {
+            FileAdmission::Reading { done, failed } => [done, u32::MAX, failed],
+            FileAdmission::Ended { total, failed } => [total, total, failed],
+            FileAdmission::Failed => [0, 0, 1],
+        }
+    }
+
+    /// The state a record's numbers say ([`FileAdmission::encode`]'s; a record whose
+    /// total is known and not reached, never written, reads as still being read).
+    fn decode([done, total, failed]: [u32; 3]) -> FileAdmission {
+        match total {
+            0 => FileAdmission::Failed,
+            u32::MAX => FileAdmission::Reading { done, failed },
+            _ if done >= total => FileAdmission::Ended { total, failed },
+            _ => FileAdmission::Reading { done, failed },
+        }
+    }
 }
 
 /// An input document that failed to be stored (`ingest`, Python; schema 15), under its
@@ -153,11 +210,9 @@ fn document_admission_key(key: u128) -> [u8; 17] {
 
 impl Store {
     /// Adds an admission record to a batch: u32 LE documents done (stored or failed),
-    /// u32 LE in the file, u32 LE failed (schema 5).
+    /// u32 LE in the file, u32 LE failed (schema 5; [`FileAdmission::encode`]).
     pub(super) fn add_admission(&self, b: &mut WriteBatch, a: Admission) {
-        let mut v = a.done.to_le_bytes().to_vec();
-        v.extend_from_slice(&a.total.to_le_bytes());
-        v.extend_from_slice(&a.failed.to_le_bytes());
+        let v: Vec<u8> = a.state.encode().iter().flat_map(|n| n.to_le_bytes()).collect();
         b.put_cf(self.cf(CF_ADMITTED), a.key.to_be_bytes(), v);
     }
 
@@ -165,10 +220,13 @@ impl Store {
     /// bytes has no failed count: 0).
     pub fn admitted(&self, key: u128) -> Result<Option<Admission>> {
         let u = |v: &[u8], at: usize| u32::from_le_bytes(v[at..at + 4].try_into().expect("4 bytes"));
-        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| match v.len() {
-            8 => Some(Admission { key, done: u(&v, 0), total: u(&v, 4), failed: 0 }),
-            12 => Some(Admission { key, done: u(&v, 0), total: u(&v, 4), failed: u(&v, 8) }),
-            _ => None,
+        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| {
+            let numbers = match v.len() {
+                8 => [u(&v, 0), u(&v, 4), 0],
+                12 => [u(&v, 0), u(&v, 4), u(&v, 8)],
+                _ => return None,
+            };
+            Some(Admission { key, state: FileAdmission::decode(numbers) })
         }))
     }
 
@@ -235,5 +293,34 @@ impl Store {
             out.push(self.decode("failure", &v)?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_admission_reads_back_as_written_and_keeps_its_numbers() {
+        let states = [
+            FileAdmission::Reading { done: 0, failed: 0 },
+            FileAdmission::Reading { done: 7, failed: 2 },
+            FileAdmission::Ended { total: 1, failed: 0 },
+            FileAdmission::Ended { total: 9, failed: 9 },
+            FileAdmission::Failed,
+        ];
+        for s in states {
+            assert_eq!(FileAdmission::decode(s.encode()), s);
+        }
+        // The numbers written before the states were typed.
+        assert_eq!(FileAdmission::Reading { done: 3, failed: 1 }.encode(), [3, u32::MAX, 1]);
+        assert_eq!(FileAdmission::Ended { total: 5, failed: 1 }.encode(), [5, 5, 1]);
+        assert_eq!(FileAdmission::Failed.encode(), [0, 0, 1]);
+        // A schema-4 record of a file that failed whole (no failed count) is one failure.
+        assert_eq!(FileAdmission::decode([0, 0, 0]), FileAdmission::Failed);
+        let s = FileAdmission::Reading { done: 4, failed: 1 };
+        assert_eq!((s.done(), s.failed(), s.total()), (4, 1, None));
+        let e = FileAdmission::Ended { total: 6, failed: 0 };
+        assert_eq!((e.done(), e.failed(), e.total()), (6, 0, Some(6)));
     }
 }
