@@ -58,7 +58,7 @@ static LOG_FILE: OnceLock<Arc<LogFile>> = OnceLock::new();
 /// At most this many warnings or errors from one place of the code ...
 const BURST: u32 = 10;
 /// ... in this long: a fault that repeats (a full disk) filled the log with 3,536
-/// ERROR lines in 14 s (issue 53). What is held back is counted and said next time.
+/// ERROR lines in 14 s. What is held back is counted and said next time.
 const WINDOW: Duration = Duration::from_secs(10);
 
 /// Holds back repeated warnings and errors: `burst` a `window` from one call site

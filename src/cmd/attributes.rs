@@ -99,7 +99,7 @@ impl Sink {
 }
 
 /// The input files' root (a Dolma `documents/` tree) and the output root of `--mirror`,
-/// both canonical (issue 53: a prefix stripped lexically and joined back with its `..`
+/// both canonical (a prefix stripped lexically and joined back with its `..`
 /// wrote outside the output and overwrote an input).
 pub struct MirrorRoots {
     documents: PathBuf,

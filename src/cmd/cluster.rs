@@ -63,7 +63,7 @@ struct InitArgs {
     /// document (docs/SCALE-OUT.md, "Preparing in the workers or at submission").
     #[arg(long)]
     prepared: bool,
-    /// Partitions of the documents (issue 37): P processes share the work after the
+    /// Partitions of the documents: P processes share the work after the
     /// table, partition p storing the documents n with (n − 1) mod P = p in DATA/p<p>;
     /// the reading commands read DATA as one data directory. One: the aggregator
     /// stores every document in DATA.

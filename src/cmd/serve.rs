@@ -115,7 +115,7 @@ struct DaemonFile {
 }
 
 /// The daemon's settings: each flag given, else the `[daemon]` table's value, else
-/// the default (issue 53: a service's settings could not be kept in its TOML file).
+/// the default (a service's settings could not be kept in its TOML file).
 struct Settled {
     spool: PathBuf,
     keep: bool,
@@ -248,7 +248,7 @@ pub fn run(a: Args) -> Result<()> {
         share.clear();
     }
     if let Err(e) = &served {
-        // Also in the log file (issue 53: the daemon exited on a full disk with
+        // Also in the log file (the daemon exited on a full disk with
         // nothing logged; the message went to standard error only).
         tracing::error!(error = %textorigin_store::error::chain(e), "the daemon stops on an error");
     }

@@ -1,4 +1,4 @@
-//! Attacks on the daemon's surfaces (issue 32), each at test size: compression bombs in
+//! Attacks on the daemon's surfaces, each at test size: compression bombs in
 //! the spool and over HTTP, a stop in the middle of a long file, submissions checked
 //! before they are spooled, the HTTP server's names and its token for writes, waiting
 //! requests that hold no handler.
@@ -32,7 +32,7 @@ fn peak_mb(pid: u32) -> u64 {
     kb >> 10
 }
 
-/// Regression (issue 32, item 1): the spool read a file's documents whole and prepared
+/// Regression: the spool read a file's documents whole and prepared
 /// them all before storing any: an 11 KB zstd file took the daemon to 3.9 GB. Here a
 /// 5,000-line bomb of 11 KB documents (57 MB decoded) with the ratio limit off: the
 /// daemon stays within its table and about 100 MB (ingest's bound), and a SIGTERM in
@@ -242,7 +242,7 @@ fn submissions_are_checked_before_they_are_spooled() {
     daemon.stop();
 }
 
-/// Regression (issue 32, item 9): a CSV cell a spreadsheet would run was written as it
+/// Regression: a CSV cell a spreadsheet would run was written as it
 /// was; a name with ESC reached the terminal raw in error messages, and U+202E (which
 /// reorders what a terminal shows) passed the escaper of `list` and `show`.
 #[test]
@@ -271,7 +271,7 @@ fn csv_cells_are_defused_and_terminals_get_no_controls() {
     assert!(!out.status.success() && !err.contains('\u{1b}') && !err.contains('\u{202e}'), "{err:?}");
 }
 
-/// Regression (issue 32, item 10): `check` said "ok" (exit 0) of a table marked in use
+/// Regression: `check` said "ok" (exit 0) of a table marked in use
 /// by a writer that had died; it passes while the writer lives.
 #[test]
 fn check_fails_on_a_table_left_in_use_by_a_dead_writer() {

@@ -169,7 +169,7 @@ fn one_two_and_four_shards_equal_one_node_prepared_by_the_workers_or_at_submissi
     }
 }
 
-/// Of a run's partitions (issue 37), summed: the documents analysed after every
+/// Of a run's partitions, summed: the documents analysed after every
 /// outcome before them, and the outcomes read when an analysis asked for a result.
 fn outcome_reads(report: &str) -> (u64, u64) {
     let counts = report.lines().filter_map(|l| {
@@ -208,7 +208,7 @@ fn dated_documents_arriving_shuffled_take_over_and_revise_as_on_one_node() {
         &["--shards", "1"][..],
         &["--shards", "2"],
         &["--shards", "4", "--prepared"],
-        // Partitions (issue 37): each stores its documents, the export reads them as one.
+        // Partitions: each stores its documents, the export reads them as one.
         &["--shards", "2", "--partitions", "2"],
         &["--shards", "1", "--partitions", "4"],
     ] {
@@ -226,12 +226,12 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     let (tmp, config) = with_config();
     // The corpus eight times over (every document after the first round a copy), so
     // that the run outlasts several kills (four times over once took 2 s, one kill),
-    // shuffled: its dates take entries over and revise results all along (issue 37).
+    // shuffled: its dates take entries over and revise results all along.
     let files = shuffled(tmp.path(), &corpus(tmp.path(), 8));
     let one = single_of(tmp.path(), &config, &files, UNBOUNDED_REVISIONS);
     // Two shards on three log servers (each kind of process killed), one and four
     // shards on one (workers and the aggregator killed, more often: one server makes
-    // the run shorter), and two shards with two partitions (issue 37: each partition
+    // the run shorter), and two shards with two partitions (each partition
     // restarts from its checkpoint slot and the log).
     for (shards, servers, chaos, partitions) in
         [("2", "3", "1", "1"), ("1", "1", "0.3", "1"), ("4", "1", "0.3", "1"), ("2", "1", "1", "2")]
@@ -501,7 +501,7 @@ fn a_trim_drops_the_lookups_of_earlier_revisions_and_a_restart_after_it_needs_no
 }
 
 /// A partition stores a document without waiting for the log to acknowledge its
-/// feedback (issue 37), keeping the feedback with it: killed after storing one whose
+/// feedback, keeping the feedback with it: killed after storing one whose
 /// feedback the log then lost, its restart appends the feedback again (the worker waits
 /// for it) and the deployment ends with one node's export. Its book goes on from where
 /// its store kept it, through a stop and the kill.
@@ -563,8 +563,8 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
     assert!(trimmed["waiting_for"].is_string() && trimmed["dropped"] == 0, "{trimmed}");
 }
 
-/// With several partitions `cluster trim` drops what every process's checkpoint is past
-/// (issue 37): a partition reads the texts of the other partitions' documents that the
+/// With several partitions `cluster trim` drops what every process's checkpoint is past:
+/// a partition reads the texts of the other partitions' documents that the
 /// documents stream no longer holds from their owners' stores, beside its own, and the
 /// deployment ends with one node's export.
 #[test]

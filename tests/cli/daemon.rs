@@ -335,7 +335,7 @@ fn the_daemon_speaks_the_sd_notify_protocol() {
     daemon.stop(); // a second SIGTERM while stopping changes nothing
 }
 
-/// Regression (issue 11, item 11): two spool files whose names differ only in bytes that
+/// Regression: two spool files whose names differ only in bytes that
 /// are not UTF-8 (one lossy name) and have the same content were taken for one file
 /// (their admission key hashed the lossy name): the second was dropped unstored. And a
 /// spooled document's `source` named its path in `new/`, gone once admitted.
@@ -589,7 +589,7 @@ fn the_daemons_settings_come_from_the_config_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("http_wokers"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// Regression (issue 53, item 12): on a full disk a restarted daemon could not write its
+/// Regression: on a full disk a restarted daemon could not write its
 /// status file, and `stats` and `/metrics` read the previous daemon's, whose process was
 /// gone: "killed or crashed", `daemon_running 0`, for a daemon that ran. A status file
 /// left by another process (here one written by hand, as a full disk leaves it) beside
@@ -616,7 +616,7 @@ fn a_daemon_whose_status_could_not_be_written_is_still_called_running() {
 }
 
 /// `query` answers against every stored document, not only those of the newest
-/// checkpoint (issue 55: a document stored since came back "0 old"): a daemon
+/// checkpoint (a document stored since came back "0 old"): a daemon
 /// checkpoints after its first document, stores a second and is killed before the
 /// second's checkpoint; `query` of the second's text finds it, and writes nothing.
 #[test]

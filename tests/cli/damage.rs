@@ -1,4 +1,4 @@
-//! A damaged store (issue 53, item 1): each kind of RocksDB file removed or truncated,
+//! A damaged store: each kind of RocksDB file removed or truncated,
 //! every command run on it, again and again as a service manager restarts a failing
 //! daemon. Nothing of the store may be deleted or rewritten, and the error must say what
 //! is wrong and how to repair it; `repair` then brings the documents back.
@@ -184,7 +184,7 @@ fn repair_brings_back_a_store_whose_current_was_lost() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("not damaged"), "{again:?}");
 }
 
-/// Regression (issue 53, item 7): a table header with its bucket shift changed and its
+/// Regression: a table header with its bucket shift changed and its
 /// checksum recomputed passed `check`, and every lookup then went to the wrong bucket
 /// (40 exact copies found 0.64 old in all). `check` now reads where each entry lies.
 #[test]

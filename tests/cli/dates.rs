@@ -1,4 +1,4 @@
-//! Origins by publication date (issue 25): documents that arrive out of order.
+//! Origins by publication date: documents that arrive out of order.
 
 use std::path::Path;
 
@@ -168,7 +168,7 @@ fn a_late_original_is_not_called_a_copy_and_later_copies_name_it() {
     let out = run(dated.path(), &["rebuild", "--reanalyse"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(ok(dated.path(), &["export"]), export);
-    // Regression (issue 32, item 11): it said "2 origin result(s) differ" (each revised
+    // Regression: it said "2 origin result(s) differ" (each revised
     // result against the one it first had) of an export it left byte-identical.
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("0 origin result(s) differ"), "{said}");

@@ -1,4 +1,4 @@
-//! Selection density and the dominant origin by blocks (issue 36) through the command
+//! Selection density and the dominant origin by blocks through the command
 //! line: the density falls as a small table fills, each result and `stats` say which
 //! one was in force, a rebuild replays it exactly, an older data directory keeps the
 //! paper's, and the sharded deployment refuses it.

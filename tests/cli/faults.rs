@@ -13,14 +13,14 @@ use crate::util::*;
 #[test]
 fn daemon_killed_at_random_moments_ends_like_an_uninterrupted_batch_run() {
     let corpus = tempfile::tempdir().unwrap();
-    // Dated out of order: replays redo the take-overs of late originals (issue 25).
+    // Dated out of order: replays redo the take-overs of late originals.
     let files = generated_corpus_dated(corpus.path(), 300);
     // The reference: the same files, same order, one batch ingest.
     let reference = tempfile::tempdir().unwrap();
     ingest_small(reference.path(), &files);
     let stats = json(reference.path(), &["stats", "--json"]);
     assert!(stats["table"]["evictions"].as_u64().unwrap() > 0, "the table must be small enough to evict");
-    // The selection density falls mid-stream (issue 36): the kills fall among its
+    // The selection density falls mid-stream: the kills fall among its
     // halvings, and replay must redo them exactly.
     let mut densities: Vec<Value> =
         export_without_sources(reference.path()).iter().map(|v| v["density"].clone()).collect();
@@ -394,7 +394,7 @@ fn a_partly_failed_file_admitted_before_a_crash_still_goes_to_failed() {
     assert!(reason.contains("1 document(s) failed"), "{reason}");
 }
 
-/// Regression (issue 11, item 9): the clean flag and the buckets used to share one
+/// Regression: the clean flag and the buckets used to share one
 /// msync, so a power cut in it could leave a clean header over torn buckets. Between the
 /// bucket flush and the flag's, the file on disk must still say "in use": a crash there
 /// is refused and rebuilt to the uninterrupted state.
@@ -494,7 +494,7 @@ impl Drop for Tmpfs {
     }
 }
 
-/// Regression (issue 53, item 12): on a tmpfs a read of a hole of a mapped file
+/// Regression: on a tmpfs a read of a hole of a mapped file
 /// allocates its page, and `stats` (whose digests read the table file and the derived
 /// indexes whole) turned the sparse table file's holes into pages, dying with SIGBUS
 /// on a full one. The readers now read the parts that hold data only: `stats` and
@@ -529,7 +529,7 @@ fn readers_do_not_touch_the_holes_of_a_table_file_on_a_tmpfs() {
     assert_eq!((&stats["table_digest"], &stats["index_digest"]), (&on_disk["table_digest"], &on_disk["index_digest"]));
 }
 
-/// Regression (issue 11, item 5): on a real full disk (a tmpfs, not a failpoint) the
+/// Regression: on a real full disk (a tmpfs, not a failpoint) the
 /// daemon died (the checkpoint copy, then recovery's copy of the table, hit ENOSPC).
 /// It must keep the files in the spool, stay up, and go on once there is space again,
 /// ending where an uninterrupted run ends.
@@ -683,7 +683,7 @@ fn on_a_full_disk(root: &Path) {
     assert_eq!(digest(&dir), digest(reference.path()));
 }
 
-/// Regression (issue 11, item 11): SIGTERM was ignored while the start-up replay ran.
+/// Regression: SIGTERM was ignored while the start-up replay ran.
 /// A stop during recovery ends the daemon promptly with status 0; the next start
 /// recovers again and ends like an uninterrupted run.
 #[test]
@@ -715,7 +715,7 @@ fn sigterm_during_the_startup_replay_stops_the_daemon_promptly() {
     assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
 }
 
-/// Regression (issue 11, item 11): checkpoint slots were not tied to their store. After
+/// Regression: checkpoint slots were not tied to their store. After
 /// `rm -rf db table` the old slots stayed, and the new store's first crash restored
 /// one of them (a table of other documents). Slots now carry the store's identity.
 #[test]
@@ -747,7 +747,7 @@ fn checkpoints_of_a_deleted_store_are_never_restored() {
     assert_eq!(export_without_sources(dir), export_without_sources(reference.path()));
 }
 
-/// Regression (issue 53, item 4): SIGTERM waited for the document being applied, 265 s
+/// Regression: SIGTERM waited for the document being applied, 265 s
 /// for a 16 MB copy. A document still being applied 2 s after the stop is abandoned:
 /// the daemon exits 0 at once, the file stays in the spool, and the next start recovers
 /// the table and applies it, ending as an uninterrupted run.

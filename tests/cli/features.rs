@@ -1,4 +1,4 @@
-//! The feature switches (issue 23) from the command line: `--neardup off --quotes off`
+//! The feature switches from the command line: `--neardup off --quotes off`
 //! (or the TOML file) remembered by the data directory, shown as off in every view,
 //! refused when switched without a re-analysis, turned on by `rebuild --reanalyse`.
 

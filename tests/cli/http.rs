@@ -722,7 +722,7 @@ fn the_pages_stay_bounded_on_a_larger_collection() {
     drop(daemon);
 }
 
-/// Regression (issue 53, item 5): one 64 MB query took the daemon to 4.2 GB, and five
+/// Regression: one 64 MB query took the daemon to 4.2 GB, and five
 /// at once held every handler (`/metrics` waited 6.9 s). Queries need the token (or
 /// --http-open) as submissions do, their bodies are bounded by
 /// --http-max-query-bytes, and a query that finds another running is answered 503 at

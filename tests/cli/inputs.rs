@@ -317,7 +317,7 @@ fn no_data_directory_is_made_when_no_input_can_be_read() {
     assert_eq!(out.status.code(), Some(3), "a failed input of an existing data directory");
 }
 
-/// Regression (issue 53, item 3): two symbolic links back to their directory
+/// Regression: two symbolic links back to their directory
 /// (`ln -s . docs/x`, `ln -s . docs/y`) made the walk expand 2^40 paths (1.36 GB after
 /// two minutes, nothing stored). Each directory is walked once: the one document is
 /// stored, the loops are reported by name, and the run ends at once.

@@ -1,4 +1,4 @@
-//! Text in scripts written without spaces between words (issue 33): a Chinese article
+//! Text in scripts written without spaces between words: a Chinese article
 //! that copies a paragraph from another is shown with the copied block and its quoted
 //! sentences, in the JSON and text views and the page; a data directory made before
 //! keeps the rule it was made with.

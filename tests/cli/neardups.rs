@@ -39,7 +39,7 @@ fn planted_near_duplicates_are_found_and_unrelated_documents_are_not() {
     assert!(deleted.len() * 100 > base.len() * 85, "the deleted paragraph is a small part");
     std::fs::write(p("c-paragraph-deleted.txt"), &deleted).unwrap();
     // The same page served twice with another session id (in its text: a link-dense
-    // line is no main content, issue 54).
+    // line is no main content).
     let page = |sid: &str| {
         format!(
             "<html><body><p>Welcome back. Your session is {sid} (<a href=\"/cart?sid={sid}\">cart</a>).</p><div>{}</div></body></html>",

@@ -431,7 +431,7 @@ fn attributes_mirror_a_dolma_documents_tree_line_for_line() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not under it"), "{out:?}");
 }
 
-/// Regression (issue 53, item 2): `--mirror` compared paths lexically. An input ingested
+/// Regression: `--mirror` compared paths lexically. An input ingested
 /// as `documents/../documents/part-0.jsonl` had its attributes written over itself
 /// (exit 0, the output empty), one named `sub/../../victim.jsonl` outside both roots; a
 /// single-document file named `x:5` was taken for line 5 of `x`; a symbolic link in the

@@ -191,7 +191,7 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     assert!(ok(&data, &["stats"]).contains("quotations on (by sentence and by clause)"));
 }
 
-/// Schema 16's step (issue 34, decision 3) killed after it deleted what this build
+/// Schema 16's step (decision 3) killed after it deleted what this build
 /// computes alike, before the version stamp: the next open runs it again and ends as
 /// an uninterrupted upgrade does.
 #[test]

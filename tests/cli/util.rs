@@ -128,7 +128,7 @@ pub fn generated_corpus(dir: &Path, n: usize) -> Vec<PathBuf> {
     paths
 }
 
-/// [`generated_corpus`]'s documents as JSON files with publication dates (issue 25)
+/// [`generated_corpus`]'s documents as JSON files with publication dates
 /// that do not follow their order: a seeded shuffle, so that many a document arrives
 /// after the ones it was published before and takes their entries over.
 pub fn generated_corpus_dated(dir: &Path, n: usize) -> Vec<PathBuf> {
@@ -155,7 +155,7 @@ pub fn generated_corpus_dated(dir: &Path, n: usize) -> Vec<PathBuf> {
 /// `n` generated documents and the uncrashed run the crash tests compare with: their
 /// batch ingest with the daemon tests' 32 KiB table. The documents are dated out of
 /// order ([`generated_corpus_dated`]), so that a crash can also fall among take-overs
-/// and revisions (issue 25). (corpus directory, files, reference data directory.)
+/// and revisions. (corpus directory, files, reference data directory.)
 pub fn with_reference(n: usize) -> (tempfile::TempDir, Vec<PathBuf>, tempfile::TempDir) {
     let corpus = tempfile::tempdir().unwrap();
     let files = generated_corpus_dated(corpus.path(), n);

@@ -1,4 +1,4 @@
-//! Web pages as users crawl them (issue 54): a documentation site's template is not
+//! Web pages as users crawl them: a documentation site's template is not
 //! copied text, a planted copy is found with its origin, WARC files are read a page a
 //! record.
 

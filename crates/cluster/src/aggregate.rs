@@ -6,7 +6,7 @@
 //! feedback the log lacks is replayed by a restart), then does what `ingest` does after
 //! the table: near-duplicates, quotations, alignment, the derived indexes, the store.
 //!
-//! Dates (issue 37): the workers take entries over where they live and name the
+//! Dates: the workers take entries over where they live and name the
 //! origins taken in their answers; the aggregator decides what that revises (those
 //! documents and their copiers, from its store), lists them with their shingles in the
 //! cause's feedback, and re-analyses them from the workers' lookups (their lookups
@@ -434,7 +434,7 @@ pub fn run(
             message_id: None,
             in_reply_to: Vec::new(),
             meta: doc.meta,
-            id_number: false, // not carried on the wire yet (issue 35)
+            id_number: false, // not carried on the wire yet
             date_field: false,
             key_name: None, // the key was made at submission
         };

@@ -1,4 +1,4 @@
-//! What a partition of the deployment (issue 37, `docs/SCALE-OUT.md`, "Partitions")
+//! What a partition of the deployment (`docs/SCALE-OUT.md`, "Partitions")
 //! knows of the documents other partitions own: their places in publication order
 //! (from the documents stream, read in full), their texts (the latest kept, the others
 //! read from it when an alignment or a revision needs one, or from their owner's store

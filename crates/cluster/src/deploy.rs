@@ -205,7 +205,7 @@ pub(crate) fn lookups_position(log: &Log, cause: u64) -> Result<u64> {
     Ok(lo)
 }
 
-/// Where one process of the deployment is (issue 37's `cluster status`).
+/// Where one process of the deployment is (`cluster status`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ProcessAt {
     /// `w<s>` for shard worker s, `agg` for the aggregator (`agg<p>` for partition `p`

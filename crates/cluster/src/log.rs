@@ -567,7 +567,7 @@ impl Reader {
 }
 
 /// Reads the streams of a deployment's partitions as one stream about every document,
-/// in document order (issue 37): document `n` is the message of its owner's stream
+/// in document order: document `n` is the message of its owner's stream
 /// ([`Meta::owner`]).
 pub struct Interleaved {
     meta: Meta,

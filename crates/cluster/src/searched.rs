@@ -1,5 +1,5 @@
 //! The signature and near-duplicate sections of the derived indexes on the shard
-//! workers (issue 37, `docs/SCALE-OUT.md`, "The derived indexes in the workers"): each
+//! workers (`docs/SCALE-OUT.md`, "The derived indexes in the workers"): each
 //! worker holds its part of them ([`IndexPart`]) in a region of the deployment's size
 //! (untouched pages cost nothing), answers each document's searches as of the
 //! document before, then adds the document's keys; the partitions merge the S answers

@@ -88,7 +88,7 @@ pub fn hits_stream(s: u32) -> String {
 }
 
 /// The subject of shard `s`'s answers for partition `p`'s documents (`txo.hits.s.p`):
-/// a partition reads only its own (issue 37).
+/// a partition reads only its own.
 pub fn hits_subject(s: u32, p: u32) -> String {
     format!("{}.{p}", subject(&hits_stream(s)))
 }
@@ -98,7 +98,7 @@ pub fn hits_subjects(s: u32) -> String {
     format!("{}.*", subject(&hits_stream(s)))
 }
 
-/// Shard `s`'s lookups for the revisions of take-overs (issue 37): message `k` answers
+/// Shard `s`'s lookups for the revisions of take-overs: message `k` answers
 /// the `k`-th feedback that lists revised documents ([`Lookups`]).
 pub fn lookups_stream(s: u32) -> String {
     format!("TXO_LOOKUPS_{s}")
@@ -147,7 +147,7 @@ pub struct Meta {
     /// Documents are prepared once, by `cluster submit`, and each worker reads only its
     /// shard's selected shingles ([`items_stream`]), not the documents.
     pub prepared: bool,
-    /// Partitions of the documents (issue 37): partition `p` owns documents `n` with
+    /// Partitions of the documents: partition `p` owns documents `n` with
     /// `(n − 1) mod partitions = p` and writes their feedback ([`feedback_stream`]).
     pub partitions: u32,
 }
@@ -272,7 +272,7 @@ pub struct Lookups {
     pub found: Vec<Answer>,
 }
 
-/// What a partition's document came to, for the other partitions (issue 37): its
+/// What a partition's document came to, for the other partitions: its
 /// result, and the revisions its arrival made (each revised document with its result
 /// after and before).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

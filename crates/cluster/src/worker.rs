@@ -8,7 +8,7 @@
 //! feedback ([`Ahead`]). Its table is the single-node table's bucket range, byte for
 //! byte.
 //!
-//! Dates (issue 37): every document's place in publication order ([`Doc::time`]) is
+//! Dates: every document's place in publication order ([`Doc::time`]) is
 //! kept (and checkpointed), so a document published before an entry's origin takes it
 //! over here, where the entry lives, as on one node, and the answer names the origins
 //! taken. The revisions that causes are decided at the aggregator; the feedback lists
@@ -16,7 +16,7 @@
 //! right after the cause's phase 3 (the buckets later documents touched since are kept
 //! as they were: [`Ahead::score_and_look_up`]) and answers in its lookups stream.
 //!
-//! Derived indexes (issue 37): the worker holds its part of the signature and
+//! Derived indexes: the worker holds its part of the signature and
 //! near-duplicate sections ([`HeldPart`]); its answer carries what the part answers to
 //! the document's searches as of the document before, and the part then adds the
 //! document's keys (from its text, or prepared at submission).

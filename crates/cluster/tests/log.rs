@@ -55,7 +55,7 @@ fn appends_acknowledged_later_survive_a_server_restart_exactly_once() {
     nats.wait().unwrap();
 }
 
-/// Regression (issue 32, item 12): a consumer that handed out a message already read
+/// Regression: a consumer that handed out a message already read
 /// (after a leader change) stopped a sharded run with "gave message #3747 where #3748
 /// was due". The reader's consumer is made to go back three messages, deterministically.
 #[test]

@@ -17,7 +17,7 @@
 //! sequence number), the oracle's "earliest
 //! source"; copied blocks are then the maximal stretches of tokens taken from one run,
 //! so each is a run of its origin's text. That is [`Attribution::Earliest`]. With
-//! [`Attribution::Passage`] (issue 54, a new data directory's) a token goes to the
+//! [`Attribution::Passage`] (a new data directory's) a token goes to the
 //! longest run covering it instead (the earlier origin on a tie): a passage copied
 //! whole stays one block of the source it was copied from, and a shorter run inside it
 //! that an older document also holds (a stock phrase: "for the fiscal year ending on

@@ -47,7 +47,7 @@ pub struct Config {
     /// ([`crate::align`]; default on; off gives the paper's blocks).
     pub align: bool,
     /// Near-duplicate detection ([`crate::neardup`]; default on). Off: no sketch is
-    /// made, stored or indexed, and views say "off" (issue 23's feature switches).
+    /// made, stored or indexed, and views say "off" (the feature switches).
     pub near_duplicates: bool,
     /// Quotation search ([`crate::quote`]; default on). Off: no sentence is split,
     /// signed, indexed or searched, and views say "off".
@@ -56,34 +56,34 @@ pub struct Config {
     /// its own, kana runs by script and sentences ended by `。！？` (`Unicode`, the default), or the
     /// rule before (`Words`, kept by data directories made before).
     pub terms: crate::text::Terms,
-    /// Selection density ([`crate::select`], issue 36, schema 17): `Adaptive` (the
+    /// Selection density ([`crate::select`], schema 17): `Adaptive` (the
     /// default) selects extra shingles while the table has room; `Paper` (kept by data
     /// directories made before) the policy's selection alone.
     pub density: Density,
-    /// What the stored dominant origin is ([`crate::engine`], issue 36, schema 17):
+    /// What the stored dominant origin is ([`crate::engine`], schema 17):
     /// `Blocks` (the default) counts the shingles inside copied blocks for the blocks'
     /// origins; `Table` is the table's answers' argmax (kept by data directories made
     /// before).
     pub dominant: Dominant,
-    /// What of an HTML page is its text (issue 54, schema 20): `Main` (the default) its
+    /// What of an HTML page is its text (schema 20): `Main` (the default) its
     /// main content, without navigation, headers, footers, asides, forms and link
     /// lists; `All` every visible text (kept by data directories made before).
     pub html: HtmlMode,
     /// Which source a token several aligned runs cover is credited to ([`crate::align`],
-    /// issue 54, schema 20): `Passage` (the default) the longest run's, the earlier
+    /// schema 20): `Passage` (the default) the longest run's, the earlier
     /// ones listed beside the block, runs going on through light edits; `Earliest` the
     /// earliest origin's, exact runs only (kept by data directories made before).
     pub attribution: Attribution,
     /// Which documents' site templates are labelled ([`crate::engine::template`],
-    /// issue 54, schema 21): `Site` (the default) those with a site (a URL's host, a
+    /// schema 21): `Site` (the default) those with a site (a URL's host, a
     /// `site` field, the folder of an HTML file); `All` every document, those without a
     /// site as one site; `Off` none (kept by data directories made before).
     pub templates: Templates,
-    /// The pages of one site a line must stand on to be template there (issue 54).
+    /// The pages of one site a line must stand on to be template there.
     pub template_pages: u32,
 }
 
-/// Which documents' site templates are labelled (issue 54).
+/// Which documents' site templates are labelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Templates {
     /// None: every repeated line is a copy.
@@ -124,7 +124,7 @@ impl std::fmt::Display for Templates {
 /// "Crawled pages").
 pub const TEMPLATE_PAGES: u32 = 5;
 
-/// Which source a token that several aligned runs cover is credited to (issue 54).
+/// Which source a token that several aligned runs cover is credited to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Attribution {
     /// The earliest origin of the runs covering it, per token (the paper's earliest
@@ -157,7 +157,7 @@ impl std::fmt::Display for Attribution {
     }
 }
 
-/// What of an HTML page becomes the document's text (issue 54).
+/// What of an HTML page becomes the document's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum HtmlMode {
     /// Every visible text: markup, scripts, styles and comments dropped.
@@ -189,7 +189,7 @@ impl std::fmt::Display for HtmlMode {
     }
 }
 
-/// Selection density (issue 36).
+/// Selection density.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Density {
     /// The policy's selection alone (the paper).
@@ -200,7 +200,7 @@ pub enum Density {
     Adaptive,
 }
 
-/// How the stored dominant origin is counted (issue 36).
+/// How the stored dominant origin is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Dominant {
     /// The argmax of the selected shingles' origins as the table answered.

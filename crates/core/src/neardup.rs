@@ -34,11 +34,11 @@
 //!   at J = 0.75 is one with 0.9997, at 0.3 with 0.16 and at 0.1 with 0.002). A candidate whose estimate from the
 //!   84 min-values is within three standard deviations of θ ([`verify_window`], 0.15
 //!   at 0.7) is decided by its exact resemblance, computed from the two texts
-//!   ([`NearDupConfig::verify`], issue 35), and its verdict carries that value; one
+//!   ([`NearDupConfig::verify`]), and its verdict carries that value; one
 //!   further away by its estimate. Before schema 14 every pair was decided by its
 //!   estimate at `θ − margin` (margin 0.08): a pair near θ was accepted or lost by
 //!   chance.
-//! - **Defaults (issue 35)**: k = 3 and θ = 0.7, chosen on planted copies of news
+//! - **Defaults**: k = 3 and θ = 0.7, chosen on planted copies of news
 //!   articles (`neardup-eval --planted`): a copy with 2.5% of its words replaced has
 //!   J ≈ 0.86 with its original at k = 3 (0.79 at k = 5, 0.69 at the papers' k = 8), one
 //!   with 5% J ≈ 0.75 (0.63, 0.49), one with 10% 0.57: the dedup tools' word 5-grams
@@ -64,7 +64,7 @@ use crate::text::Token;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NearDupConfig {
-    /// Shingle length for the min-hashes (3; 8 before issue 35).
+    /// Shingle length for the min-hashes (3; 8 in older data directories).
     pub k: u32,
     /// Number of min-values (B: 84).
     pub minhashes: u32,
@@ -78,12 +78,12 @@ pub struct NearDupConfig {
     pub c_threshold: u32,
     /// C-similarity a B-similar pair needs in the combined algorithm (355).
     pub combined_threshold: u32,
-    /// Jaccard threshold of the default verdict (0.7; 0.9 before issue 35).
+    /// Jaccard threshold of the default verdict (0.7; 0.9 in older data directories).
     pub threshold: f64,
     /// Accept a candidate when its estimated resemblance is at least threshold − margin.
     pub margin: f64,
     /// LSH bands of the min-values for the default verdict's candidates (21 bands of 4
-    /// rows: [`band_shape`] of the threshold; 12 of 7 before issue 35).
+    /// rows: [`band_shape`] of the threshold; 12 of 7 in older data directories).
     pub bands: u32,
     /// Min-values per band.
     pub rows: u32,
@@ -94,8 +94,8 @@ pub struct NearDupConfig {
     /// At most this many documents are read per index key (a bound on boilerplate).
     pub max_per_key: u32,
     /// Decide a pair whose estimate is within [`verify_window`] of the threshold by the
-    /// exact resemblance of the two documents' shingle sets, computed from their texts
-    /// (issue 35): the estimate from 84 min-values has a standard deviation of about
+    /// exact resemblance of the two documents' shingle sets, computed from their texts:
+    /// the estimate from 84 min-values has a standard deviation of about
     /// 0.05 there, so the pairs near the threshold were accepted or lost by chance.
     /// Off in data directories made before schema 14.
     pub verify: bool,
@@ -153,7 +153,7 @@ impl NearDupConfig {
 
     /// These parameters with shingle length `k` and resemblance threshold `threshold`,
     /// the LSH bands tuned to the threshold ([`band_shape`]): what the flags
-    /// `--near-k` and `--near-threshold` set (issue 35).
+    /// `--near-k` and `--near-threshold` set.
     pub fn tuned(&self, k: u32, threshold: f64) -> NearDupConfig {
         let (bands, rows) = band_shape(self.minhashes, threshold);
         NearDupConfig { k, threshold, bands, rows, ..self.clone() }
@@ -325,7 +325,7 @@ fn sample(shingles: &[u64], n: u32) -> Vec<u64> {
 /// Min-values of `sampled` under each key; empty without shingles. Each is the top 32
 /// bits of the hash (the minimum of the top bits is the top bits of the minimum): two
 /// documents agree on a min-value by chance with probability 2^-32, which moves no
-/// estimate, and a sketch is stored in half the bytes (schema 13, issue 34).
+/// estimate, and a sketch is stored in half the bytes (schema 13).
 fn min_values(sampled: &[u64], keys: &[u64]) -> Vec<u64> {
     if sampled.is_empty() {
         return Vec::new();
@@ -502,7 +502,7 @@ pub const MAX_K: u32 = 64;
 
 /// The most near-duplicates a document keeps, the closest first (exact copies, then
 /// the highest resemblance, then the earliest): a low threshold over a corpus of one
-/// template stored every pair (issue 53: 3 million for 3,000 articles), as the
+/// template stored every pair (3 million for 3,000 articles), as the
 /// quotation sources are bounded by `max_sources`.
 pub const MAX_PAIRS: usize = 100;
 

@@ -28,7 +28,7 @@
 //!   here; the platform's `cos` may differ in the last bit between C libraries, which
 //!   can move a coefficient across a quantization boundary.
 //!
-//! **Density that follows the table's room** (issue 36, not in the paper): besides the
+//! **Density that follows the table's room** (not in the paper): besides the
 //! policy's selection, every other k-shingle gets a density rank, the leading zero bits
 //! of `mix` of its stored fingerprint bits ([`density_rank`]); at density threshold `t`
 //! (density 2^-t) the shingles of rank >= `t` are selected as well ([`kept`]). Raising

@@ -189,7 +189,7 @@ pub fn union<M: BucketMemory, N: BucketMemory>(
 /// buckets (module documentation). The table is then the one of the single-node order
 /// at every point where nothing is pending.
 ///
-/// Dates (issue 37): a pending document that may take entries over (published before
+/// Dates: a pending document that may take entries over (published before
 /// one already seen) may revise earlier documents, whose shingles are then looked up
 /// in the table as it is right after its phase 3 ([`Ahead::score_and_look_up`]). A
 /// later document probed meanwhile touches other buckets only, so those are kept as
@@ -423,7 +423,7 @@ mod tests {
     }
 
     /// The default configuration as the sharded deployment runs it: the paper's
-    /// selection density (issue 36).
+    /// selection density.
     fn paper() -> Config {
         Config { density: crate::config::Density::Paper, ..Config::default() }
     }
@@ -556,7 +556,7 @@ mod tests {
             prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
         }
 
-        /// Dates (issue 37): documents published out of order take entries over where
+        /// Dates: documents published out of order take entries over where
         /// the entries live, and the lookups a revision needs, made by each shard right
         /// after the cause's feedback (a document that may take over is not probed past),
         /// give one node's re-analyses; results and tables are one node's.

@@ -8,7 +8,7 @@
 //! term is [`Rabin::token`] of its lower-cased UTF-8 bytes, computed while scanning,
 //! without building a string. ASCII takes a table-driven fast path.
 //!
-//! Which characters make a term is the configuration's [`Terms`] (issue 33), carried
+//! Which characters make a term is the configuration's [`Terms`], carried
 //! by the [`Rabin`] tables the text is fingerprinted with: with [`Terms::Words`] (data
 //! directories made before schema 11) a run of Chinese or Japanese is one term from
 //! punctuation to punctuation, so a k-shingle spans k whole sentences; with

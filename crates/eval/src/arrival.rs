@@ -1,4 +1,4 @@
-//! Arrival orders for `eval --arrival` (issue 25): the corpus's order is its
+//! Arrival orders for `eval --arrival`: the corpus's order is its
 //! publication order, and a stream may deliver it otherwise. A run in another arrival
 //! order numbers the documents as they arrive (as ingestion does) and is scored against
 //! the oracle in publication order, its results renumbered by publication.

@@ -1,5 +1,5 @@
 //! `textorigin bench --checkpoints`: what a checkpoint, a flush and the disk cost as a
-//! table fills (issue 23: fixed costs that follow the fill, not the size).
+//! table fills (fixed costs that follow the fill, not the size).
 //!
 //! A table file of the configured sizes (default 256 MiB of buckets and 128 MiB of
 //! derived indexes) is filled with random fingerprints, a "document" of 300 at a time,
@@ -8,7 +8,7 @@
 //! the file was opened; a slot is made anew from every chunk ever written), then, after
 //! one more document, a checkpoint and a flush (only the chunks changed since that
 //! place was last written), the disk blocks the table file and a slot hold, and the
-//! bytes of the entries held, of the buckets in use (issue 34: they grow inside the
+//! bytes of the entries held, of the buckets in use (they grow inside the
 //! file, so all of these follow the entries until the table spans the file) and the
 //! process's resident memory. The derived-index region is left as a new data directory
 //! has it (its chunks are written as documents add words, signatures and keys, so a

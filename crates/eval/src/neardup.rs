@@ -12,7 +12,7 @@
 //! true pairs reported), precision (share of reported pairs that are true), and the
 //! share of reported pairs with Jaccard at least 0.7.
 //!
-//! **Planted edits** (`--planted N`, issue 35): N documents of at least 100 terms are
+//! **Planted edits** (`--planted N`): N documents of at least 100 terms are
 //! chosen (seeded) and copied once per rate of [`RATES`], each copy with that share of
 //! its terms (at random positions) replaced by words seen nowhere else, the way dedup
 //! tools are tried on lightly edited copies. The copies follow the corpus in a seeded

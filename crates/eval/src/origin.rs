@@ -237,7 +237,7 @@ impl std::str::FromStr for Size {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Setup {
     pub selection: Selection,
-    /// Selection density (issue 36): the selection alone, or more while the table has
+    /// Selection density: the selection alone, or more while the table has
     /// room.
     pub density: Density,
     pub eviction: Eviction,
@@ -248,11 +248,11 @@ pub struct Setup {
     pub align: bool,
     /// The order the documents arrive in (the corpus's is their publication order).
     pub arrival: Arrival,
-    /// What the engine makes of the documents' dates (the corpus's order, issue 25).
+    /// What the engine makes of the documents' dates (the corpus's order).
     pub dated: DateUse,
 }
 
-/// What the engine makes of publication dates in an evaluation run (issue 25).
+/// What the engine makes of publication dates in an evaluation run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DateUse {
     /// None: arrival order is taken for publication order (the engine before).
@@ -518,7 +518,7 @@ fn run_one(
             read(std::mem::take(&mut unreported));
         }
         engine.prepare(&texts[i]);
-        // With dates (issue 25), a document published before an entry's origin takes
+        // With dates, a document published before an entry's origin takes
         // the entry over, and the documents it took from and their copiers are revised.
         let (mut r, taken) = engine.apply_dated(&mut *table, seq, when);
         align(&engine, &mut r, &mut origin_texts, &blocks, texts, &order, when);

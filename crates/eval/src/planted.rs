@@ -4,7 +4,7 @@
 //! The corpus (in order) is split into a collection (all but the last Q documents) and
 //! Q query documents. Each query document gets a planted quotation of each length band
 //! ([`BANDS`]), each appended as a paragraph of its own: a sentence of 5-9, one of 10-17
-//! and one of 18-40 distinct words (the bands of issue 23: the short and middle ones,
+//! and one of 18-40 distinct words (the short and middle bands,
 //! where an edit costs most, and the long ones), each taken from a random collection document, with one word (at a random
 //! position) replaced by a word seen nowhere else. Everything is ingested through the
 //! real path (shingle table, alignment, quotation search) into a fresh data directory,

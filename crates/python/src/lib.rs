@@ -1,4 +1,4 @@
-//! textorigin from Python (issue 24): the native module `textorigin._textorigin`, which
+//! textorigin from Python: the native module `textorigin._textorigin`, which
 //! the Python package `textorigin` (`python/textorigin/`) wraps into its `Collection`.
 //!
 //! No second implementation: a data directory is opened, documents are parsed
@@ -183,7 +183,7 @@ impl Native {
     }
 
     /// Ingests files and directories as the command line's `ingest` does, in every
-    /// format it reads (text, HTML, JSON lines, WARC, Parquet, gzip and zstd; issue 54),
+    /// format it reads (text, HTML, JSON lines, WARC, Parquet, gzip and zstd),
     /// HTML as the collection reads it: the counts and the failures, as JSON. A file's
     /// documents stored before are not stored again unless `force`.
     #[pyo3(signature = (paths, threads, force = false))]
@@ -486,7 +486,7 @@ const PYTHON_INPUT: &str = "python";
 
 /// Where row `name` (`python:N`) came from, as errors name it: with the row's own `id`
 /// when it has one (a string's value or a number's text), so that a failure points at
-/// the dataset's row (issue 35).
+/// the dataset's row.
 fn row_source(name: &str, line: &str) -> String {
     #[derive(serde::Deserialize)]
     struct Id<'a> {

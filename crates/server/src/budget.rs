@@ -1,5 +1,5 @@
 //! The bytes of text under analysis at once, one budget for the daemon's intake and
-//! the HTTP queries (issue 53: one 64 MB query took the daemon to 4.2 GB beside its
+//! the HTTP queries (one 64 MB query took the daemon to 4.2 GB beside its
 //! ingestion). The spool's reader takes a document's bytes before it passes the
 //! document on and gives them back once it is applied, waiting when they are not
 //! free; a query takes its body's bytes or is answered 503 at once. What one

@@ -24,7 +24,7 @@ pub enum DaemonState {
     /// file no longer holds the data directory (it was killed or crashed).
     Gone,
     /// Not written by a daemon: another process than the one the file names holds the
-    /// data directory, whose status file could not be written (issue 53: on a full
+    /// data directory, whose status file could not be written (on a full
     /// disk `stats` called a running daemon killed).
     Unwritten,
 }

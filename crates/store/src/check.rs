@@ -107,7 +107,7 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
     Ok(r)
 }
 
-/// What a digest of the table file read beside a live writer is of (issue 53: `check`
+/// What a digest of the table file read beside a live writer is of (`check`
 /// and `stats` printed it as if it were the daemon's table): the writer changes its
 /// buckets in memory and writes them to the file at its checkpoints, so the file holds
 /// its newest checkpoint's state. None without a live writer.

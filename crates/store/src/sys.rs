@@ -27,7 +27,7 @@ pub enum Map {
     Ro(Mmap),
     Rw(Owned),
     /// A reader's private copy: written in memory, never back to the file (`query`
-    /// applies the documents a checkpoint lacks to it, issue 55).
+    /// applies the documents a checkpoint lacks to it).
     Private(MmapMut),
 }
 

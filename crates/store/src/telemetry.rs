@@ -11,7 +11,7 @@
 pub struct StageTimes {
     /// Tokens, fingerprints, selection, sketch and sentences.
     pub prepare: f64,
-    /// Site template lines: their counts, the records of the pages given one (issue 54).
+    /// Site template lines: their counts, the records of the pages given one.
     pub templates: f64,
     /// Near-duplicate candidates and verdicts.
     pub neardup: f64,

@@ -37,13 +37,13 @@
 //!   selected shingle; +1 for every y-th selected shingle (the y-th, 2y-th, ...).
 //!   Repeats within a document add their bonuses to the one entry.
 //! - Documents with fewer than k tokens have no shingles: all their tokens are fresh.
-//! - **Selection density** (issue 36, [`crate::select`]): with an adaptive density a
+//! - **Selection density** ([`crate::select`]): with an adaptive density a
 //!   prepared document holds the policy's shingles and every other one with its rank;
 //!   before the table phases it keeps those the table's threshold selects
 //!   ([`Engine::at_density`], done by [`Engine::apply`] and the like), and its result
 //!   records that threshold ([`DocResult::density`]) so that it can be analysed again
 //!   alike. The "selected shingles" above are these.
-//! - **Dominant origin by blocks** (issue 36, the default `dominant = blocks`): after
+//! - **Dominant origin by blocks** (the default `dominant = blocks`): after
 //!   alignment the stored dominant origin is [`DocResult::dominant_by_blocks`]; with
 //!   `dominant = table` it stays the argmax of the table's answers.
 //!
@@ -83,14 +83,14 @@ pub struct DocResult {
     pub copied_blocks: Vec<Block>,
     pub novel_segments: Vec<Span>,
     pub selected_origins: Vec<ShingleOrigin>,
-    /// The density threshold the document was selected at (issue 36;
+    /// The density threshold the document was selected at (
     /// [`crate::select::kept`]); `None`: the policy's selection alone. Not in the
     /// serde form: the store keeps it behind the result's value, and a sharded
     /// deployment selects as the paper does.
     #[serde(skip)]
     pub density: Option<u8>,
     /// What [`crate::config::Attribution::Passage`] says beside the copied blocks:
-    /// earlier documents holding parts of them, their edited tokens (issue 54). Not in
+    /// earlier documents holding parts of them, their edited tokens. Not in
     /// the serde form, as `density`: the store keeps it behind the result's value.
     #[serde(skip)]
     pub passages: crate::align::Passages,
@@ -124,7 +124,7 @@ impl DocResult {
         dominant_of(&self.origin_counts, self.seq, self.tokens as usize)
     }
 
-    /// The dominant origin by the copied blocks (issue 36): the argmax of the selected
+    /// The dominant origin by the copied blocks: the argmax of the selected
     /// shingles' counts, as [`DocResult::dominant_origin`], with each selected shingle
     /// inside a copied block (its tokens all in one block, a run of the origin's text)
     /// counted for the block's origin instead of the table's answer (a tie: the
@@ -241,7 +241,7 @@ pub struct Feedback {
     pub origins: Vec<(u64, u8)>,
     /// Lucky rules (b)-(d) of every selected shingle (empty without Lucky eviction).
     pub bonus: Vec<u32>,
-    /// The documents the document's take-overs revise (issue 25), ascending, each with
+    /// The documents the document's take-overs revise, ascending, each with
     /// the fingerprints of its selected shingles, for a table that is elsewhere (a
     /// sharded deployment's workers look them up right after phase 3, before any later
     /// document: `docs/SCALE-OUT.md`, "Dates and revisions"). Empty on one node, which
@@ -375,15 +375,15 @@ impl Engine {
         self.finish(seq, hits, &by_arrival)
     }
 
-    /// [`Engine::probe`] for a document that may be older than what the table holds
-    /// (issue 25): an entry whose origin `when` puts after it is taken over
+    /// [`Engine::probe`] for a document that may be older than what the table holds:
+    /// an entry whose origin `when` puts after it is taken over
     /// ([`probe_items_dated`]).
     pub fn probe_dated<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, when: When<'_>) -> Probe {
         let mine = self.items_where(table.buckets(), |_| true);
         probe_items_dated(table, seq, &mine, |o| when(o) > when(seq))
     }
 
-    /// [`Engine::estimate`] with "earlier" by publication (`when`, issue 25).
+    /// [`Engine::estimate`] with "earlier" by publication (`when`).
     pub fn estimate_by(&self, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
         self.finish(seq, hits, when)
     }
@@ -421,7 +421,7 @@ impl Engine {
     }
 
     /// [`Engine::apply_prepared`] for a document that may be older than what the table
-    /// holds (issue 25): an origin `when` puts after it is taken over, and every
+    /// holds: an origin `when` puts after it is taken over, and every
     /// "earlier" of the result is `when`'s.
     /// Returns its result and the origins it took shingles from ([`Probe::taken`]),
     /// whose documents, and those that copied from them, [`Engine::reanalyse`] revises.
@@ -439,7 +439,7 @@ impl Engine {
     }
 
     /// The result of stored document `seq`, prepared or loaded again, as the table now
-    /// says (issue 25): what it finds of origins published before it (by `when`);
+    /// says: what it finds of origins published before it (by `when`);
     /// origins published after it count as not found, and so does the first occurrence
     /// of each of its own shingles (a repeat finds the first, as when it was applied).
     /// `density` is the threshold it was selected at ([`DocResult::density`]): the
@@ -516,7 +516,7 @@ impl Engine {
         self.align_by(result, origin_text, &by_arrival);
     }
 
-    /// [`Engine::align`] with "earlier" by publication (`when`, issue 25).
+    /// [`Engine::align`] with "earlier" by publication (`when`).
     pub fn align_by(
         &self,
         result: &mut DocResult,

@@ -1,4 +1,4 @@
-//! Site templates (issue 54): text a site repeats on many of its pages (navigation,
+//! Site templates: text a site repeats on many of its pages (navigation,
 //! footers, licence lines, "Availability: ..." notes) is neither old nor fresh. Not in
 //! the papers, whose documents are texts; what jusText's and trafilatura's users
 //! expect of crawled pages, and what passim and datatrove remove as boilerplate.

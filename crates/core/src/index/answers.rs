@@ -1,5 +1,5 @@
 //! A document's questions to the signature and near-duplicate sections answered ahead
-//! of its searches, part by part (issue 37, `docs/SCALE-OUT.md`, "The derived indexes
+//! of its searches, part by part (`docs/SCALE-OUT.md`, "The derived indexes
 //! in the workers"): a shard worker holding an [`IndexPart`] answers them as of the
 //! document before, and the partition analysing the document merges the S answers
 //! ([`IndexAnswers::merge`]) into what its searches read ([`Answered`]) instead of

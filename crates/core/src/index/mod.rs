@@ -47,7 +47,7 @@
 //!
 //! Pure: the same documents in the same order give the same bytes.
 //!
-//! **Parts** (issue 37, `docs/SCALE-OUT.md`): every section's content is a function of
+//! **Parts** (`docs/SCALE-OUT.md`): every section's content is a function of
 //! the inserts into each of its buckets (a document-frequency or near-duplicate
 //! bucket) or blocks of buckets (a signature chain never leaves its block). Shard `s`
 //! of `S` ([`IndexPart`]) holds the buckets, and the signature blocks, `b` of `n` with
@@ -204,7 +204,7 @@ impl IndexPart {
 
     /// The byte ranges of a region of `shape` that hold the counters page, this part's
     /// signature chains and its near-duplicate buckets: what a shard worker keeps of
-    /// its part (issue 37; the document frequencies are the partitions').
+    /// its part (the document frequencies are the partitions').
     pub fn searched_ranges(&self, shape: &IndexShape) -> [std::ops::Range<usize>; 3] {
         let blocks = self.span(shape.sig_buckets.div_ceil(SIG_BLOCK));
         let (sig_len, nd_len) = (shape.sig_entries * ENTRY, ND_BUCKET * ENTRY);
@@ -274,7 +274,7 @@ pub fn nd_keys(cfg: &NearDupConfig, sketch: &Sketch) -> Vec<u64> {
 }
 
 /// What one document adds to the indexes (a partition's outcome carries it to the
-/// other partitions, issue 37).
+/// other partitions).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IndexAdd {
     /// Its distinct words (each counts once more in the document frequencies).
@@ -293,7 +293,7 @@ impl IndexAdd {
     }
 
     /// Its words alone: what a partition of a deployment adds to its own region, whose
-    /// signature and near-duplicate sections the shard workers hold (issue 37,
+    /// signature and near-duplicate sections the shard workers hold (
     /// [`IndexWork`]).
     pub fn words_only(self) -> IndexAdd {
         IndexAdd { words: self.words, ..IndexAdd::default() }
@@ -458,7 +458,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
 
     /// [`Indexes::digest`] reading only the byte ranges `data` (ascending, apart) of
     /// the region, the rest hashed as the zeros it holds without being read (a table
-    /// file's holes: on a tmpfs each page read of a hole is allocated, issue 53).
+    /// file's holes: on a tmpfs each page read of a hole is allocated).
     pub fn digest_of(&self, data: &[std::ops::Range<usize>]) -> u64 {
         static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
         let bytes = self.bytes();

@@ -124,7 +124,7 @@ fn searched_ranges_hold_the_parts_buckets() {
 }
 
 proptest! {
-    /// Shards that each add only the keys of their part (issue 37) answer, together, what
+    /// Shards that each add only the keys of their part answer, together, what
     /// the whole region answers: document frequencies, quotation candidates (with what
     /// the caps left out), near-duplicate candidates and the counters; in the smallest
     /// region (buckets evict) and in one of several signature blocks (values spill to

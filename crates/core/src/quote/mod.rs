@@ -6,7 +6,7 @@
 //!   that starts a list item (`-`, `*`, `•`, `1.`, `2)`). A period does not end a
 //!   sentence after a known abbreviation (Mr, Dr, e.g., U.S., Jan, ...) or a single
 //!   letter (an initial), nor inside a number (3.14) or a word (example.com). Under
-//!   [`crate::text::Terms::Unicode`] (issue 33) also at `。！？` and the other scripts'
+//!   [`crate::text::Terms::Unicode`] also at `。！？` and the other scripts'
 //!   full stops wherever they stand, at a space between two Thai sentences, and at the
 //!   line break after a headline or title: a first line ending without punctuation,
 //!   followed by a line at least a quarter longer that starts as a sentence does
@@ -31,7 +31,7 @@
 //!   one part matches exactly (an exact copy matches all three); the candidates are
 //!   verified by the same score as all others. The full signature of a long sentence is
 //!   so dense that it mostly meets other long sentences: it is not indexed.
-//! - **Clauses** (beyond the paper, issue 34): a sentence that repeats one clause of a
+//! - **Clauses** (beyond the paper): a sentence that repeats one clause of a
 //!   longer earlier sentence (a quotation inside an attribution, `"…," she said,
 //!   adding …`; one item of a list; two sentences run together by a missing space) has
 //!   no signature or part in common with it, and at a score of 0.8 or more (its words
@@ -106,28 +106,28 @@ pub struct QuoteConfig {
     /// Sentences of at least this many distinct words are signed by part signatures
     /// ([`QuoteConfig::splits`], [`QuoteConfig::pairs`]) instead of one, and searched
     /// exactly (radius 0: one part of an edited copy is unchanged). Default 5, every
-    /// sentence searched (issue 23: 34 probes of a short sentence's radius were most of
+    /// sentence searched (34 probes of a short sentence's radius were most of
     /// the cost that grew with the collection); 18 before schema 8.
     pub split_words: u32,
     /// Part signatures of a long sentence: its words split into this many groups by a
     /// hash of each word, each group signed apart; a one-word edit changes at most two
     /// groups, so with 3 one part matches exactly. 0: off (the paper's behaviour).
     pub splits: u32,
-    /// Sign each pair of the [`QuoteConfig::splits`] groups instead of each group
-    /// (issue 23): an edit changes at most two groups, so the pair of two others is
+    /// Sign each pair of the [`QuoteConfig::splits`] groups instead of each group:
+    /// an edit changes at most two groups, so the pair of two others is
     /// unchanged, and a pair holds half the sentence's words, specific enough for
     /// sentences of 5-17 words, where a single group of a few common words matched
     /// thousands of sentences. Off in data directories made before schema 8.
     pub pairs: bool,
     /// At most this many candidates within the radius (the oldest first) are read and
     /// scored per sentence: what keeps the cost of a sentence from growing with the
-    /// collection, whose near copies (boilerplate) grow with it (issue 23). `u32::MAX`:
+    /// collection, whose near copies (boilerplate) grow with it. `u32::MAX`:
     /// all of them (data directories made before schema 8).
     pub max_candidates: u32,
     /// Index and search a sentence's clauses too ([`Sentence::clauses`] of at least
     /// `min_words` words, by [`exact_signature`]): a sentence that repeats one clause
     /// of a longer earlier sentence (a quotation inside an attribution, one item of a
-    /// list) is found (issue 34). Off in data directories made before schema 12.
+    /// list) is found. Off in data directories made before schema 12.
     pub clauses: bool,
 }
 
@@ -156,7 +156,7 @@ impl Default for QuoteConfig {
 }
 
 impl QuoteConfig {
-    /// The defaults before schema 8 (issue 23): 3 single groups from 18 words, no
+    /// The defaults before schema 8: 3 single groups from 18 words, no
     /// per-sentence cap; what an upgraded data directory keeps, and what the
     /// evaluations compare the defaults with.
     pub fn before_schema_8() -> QuoteConfig {
@@ -393,7 +393,7 @@ pub struct QuoteFind {
     pub words: Vec<u64>,
     /// The quoting sentences with their sources, best first.
     pub found: Vec<Quotation>,
-    /// Quotations the other way (issue 25): sentences of documents that arrived before
+    /// Quotations the other way: sentences of documents that arrived before
     /// this one but were published after it, quoting its sentences. (quoting document,
     /// its quoting sentences, by sentence index, with their sources here, best first.)
     pub late: Vec<(u64, Vec<Quotation>)>,
@@ -409,7 +409,7 @@ pub struct QuoteFind {
 /// overlap weighted by idf, kept at the threshold, best `max_sources` first.
 ///
 /// `later(c)` tells whether candidate document `c`, which arrived before, was published
-/// after this one (issue 25): then its sentence is the quoting one, scored from its
+/// after this one: then its sentence is the quoting one, scored from its
 /// side (the score is not symmetric: it is normalised by the quoting sentence), and
 /// the pair goes to [`QuoteFind::late`]. With `|_| false`, arrival order.
 pub fn find<I: SentenceIndex>(
@@ -556,7 +556,7 @@ pub fn words(sentences: &[Sentence]) -> Vec<u64> {
 /// in a sentence, whole. A term is a run of letters and digits (`crate::text::Terms`),
 /// and the splitter cuts at line breaks, spaces and punctuation only, keeping every
 /// character but the spaces around a sentence; what a deployment's partition counts of
-/// another partition's document (issue 37: the split was a quarter of that).
+/// another partition's document (the split was a quarter of that).
 pub fn words_of_terms(tokens: &[crate::text::Token]) -> Vec<u64> {
     distinct(tokens.iter().map(|t| t.fp).collect())
 }
@@ -579,7 +579,7 @@ pub fn search_radius(cfg: &QuoteConfig, s: &Sentence) -> u32 {
 
 /// Every (signature, radius) [`find`] asks [`SentenceIndex::candidates`] about for a
 /// document of `sentences` (all of them, as split), in its order: what a shard worker
-/// answers for it ahead of the search (issue 37, `textorigin_core::index::IndexAnswers`).
+/// answers for it ahead of the search (`textorigin_core::index::IndexAnswers`).
 pub fn searches(cfg: &QuoteConfig, sentences: &[Sentence]) -> Vec<(u64, u32)> {
     signatures(cfg, sentences).into_iter().map(|(i, sig)| (sig, search_radius(cfg, &sentences[i as usize]))).collect()
 }

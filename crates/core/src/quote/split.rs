@@ -34,7 +34,7 @@ fn continues_or_ends(c: char) -> bool {
 }
 
 /// Whether the text's first line break, at byte `nl`, ends a sentence under
-/// [`Terms::Unicode`] though no punctuation does (issue 33: a news article's headline
+/// [`Terms::Unicode`] though no punctuation does (a news article's headline
 /// and its first sentence were one "sentence"): the first line ends with none of
 /// [`continues_or_ends`], the next line starts as a sentence does (a capital, a digit,
 /// an opening quote, or a letter of a script without case) and is longer by a quarter

@@ -26,7 +26,7 @@ impl Memory {
 }
 
 /// [`Memory`]'s sentences with the candidates and frequencies of `lookup` (the whole
-/// index, or a document's answers from index parts: issue 37).
+/// index, or a document's answers from index parts).
 struct Through<'a> {
     mem: &'a Memory,
     lookup: &'a dyn crate::index::IndexLookup,
@@ -87,7 +87,7 @@ fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence)
 
 proptest::proptest! {
     /// A document's search through the answers of index parts, asked its
-    /// [`searches`] ahead and merged (issue 37: shard workers hold the parts), finds
+    /// [`searches`] ahead and merged (shard workers hold the parts), finds
     /// what it finds through the whole index: quotations both ways (a candidate may be
     /// published later), candidates scored and left out; in a region that evicts and
     /// one that does not, with the per-probe cap low.

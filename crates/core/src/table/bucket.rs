@@ -4,7 +4,7 @@
 //! Bucket layout: `B` tags (u16: fingerprint bits 6-21), then `B` eviction bytes, then
 //! `B` records of 13 bytes (fingerprint bits 22-29 as a byte, bits 30-61 as u32 — the
 //! 32 bits bucket placement uses, so an entry's bucket in a table of any size is known
-//! from the entry alone —, origin as 39 bits and the extra flag as bit 39 (issue 36: the
+//! from the entry alone —, origin as 39 bits and the extra flag as bit 39 (the
 //! entry was inserted for a shingle the density added, not the policy), offset, prev,
 //! next). A lookup reads the
 //! tags and the eviction bytes (adjacent, prefetched); an insert or a hit then touches
@@ -80,7 +80,7 @@ pub(super) fn read_hit(data: &[u8], n: usize, slot: usize) -> Hit {
     Hit { origin, offset: r[10], prev: r[11], next: r[12] }
 }
 
-/// Whether the entry at `slot` was inserted for an extra shingle (issue 36).
+/// Whether the entry at `slot` was inserted for an extra shingle.
 #[inline]
 pub(super) fn is_extra(data: &[u8], n: usize, slot: usize) -> bool {
     data[record(n, slot) + FLAG_BYTE] & 0x80 != 0

@@ -1,4 +1,4 @@
-//! The selection density's side of the table (issue 36; the module docs of
+//! The selection density's side of the table (the module docs of
 //! [`super`] say the rules): the threshold in force, the slot a full bucket gives up
 //! while extra entries are in it, and the sweep at the floor.
 

@@ -1,4 +1,4 @@
-//! The buckets in use growing inside the table's memory (issue 34, decision 2).
+//! The buckets in use growing inside the table's memory (decision 2).
 //!
 //! A table of N buckets (its memory's) with shift `s` uses the first `⌈N / 2^s⌉` of
 //! them: bucket `b` in use holds the entries whose final bucket `c` (their bucket in the
@@ -71,7 +71,7 @@ impl<M: BucketMemory> Table<M> {
     /// The first entry that is not where the shift puts it, as (bucket of the memory,
     /// slot, final bucket): every occupied entry must lie in bucket `c >> shift` of its
     /// final bucket `c`, inside the buckets in use. A header whose shift was changed
-    /// (and its checksum recomputed) gave wrong answers silently (issue 53): `check`
+    /// (and its checksum recomputed) gave wrong answers silently: `check`
     /// reads every bucket in use for this, and of the buckets beyond, `beyond` (a
     /// table file's holes, never written, hold no entry: reading them would only
     /// allocate pages on a tmpfs).
@@ -127,7 +127,7 @@ impl<M: BucketMemory> Table<M> {
 
     /// [`Table::digest`] reading only `buckets` (ascending) of the buckets in use: the
     /// others must hold no entry (a table file's holes, which a reader does not touch:
-    /// on a tmpfs each page read of a hole is allocated, issue 53).
+    /// on a tmpfs each page read of a hole is allocated).
     pub fn digest_of(&self, buckets: impl IntoIterator<Item = u64>) -> u64 {
         let n = self.entries;
         let mut h = Xxh3::new();

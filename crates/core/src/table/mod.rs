@@ -36,7 +36,7 @@
 //! would, byte for byte, and equals it once it spans: the growth changes which memory is
 //! touched, never a result.
 //!
-//! **Density** (issue 36, [`crate::select`]): with an adaptive density the table keeps
+//! **Density** ([`crate::select`]): with an adaptive density the table keeps
 //! the threshold in force ([`TableStats::density`]; a new table's,
 //! [`crate::select::START`], selects a quarter of the shingles the policy leaves out)
 //! and marks the entries inserted for extra shingles (not the policy's). While the
@@ -193,7 +193,7 @@ pub struct TableParams {
     /// Canonical text of every configuration value that shapes the table's content,
     /// stored in the header and compared on open (at most 512 bytes).
     pub fingerprint_text: String,
-    /// An adaptive selection density (issue 36): the table keeps the threshold and
+    /// An adaptive selection density: the table keeps the threshold and
     /// marks extra entries.
     pub adaptive: bool,
 }
@@ -286,7 +286,7 @@ pub struct TableStats {
     pub occupied: u64,
     /// k-shingles of all applied documents (for ssr).
     pub shingles: u64,
-    /// The density threshold in force (issue 36; [`crate::select::kept`]):
+    /// The density threshold in force ([`crate::select::kept`]):
     /// [`crate::select::START`] for a new table, raised when the table needs room, up
     /// to [`crate::select::FLOOR`].
     /// Meaningful with an adaptive density only ([`Table::density`]).
@@ -682,7 +682,7 @@ impl<M: BucketMemory> Table<M> {
 
     /// Gives the entry at `pos`, which must still hold `fp`, all of `new`'s data (origin,
     /// offset, neighbour bytes), keeping its score: a document published before the
-    /// entry's origin takes the shingle over (issue 25).
+    /// entry's origin takes the shingle over.
     pub fn take_over(&mut self, pos: Position, fp: u64, new: Hit) {
         debug_assert!(self.holds(pos, fp) && new.origin != 0 && new.origin <= MAX_ORIGIN);
         let n = self.entries;

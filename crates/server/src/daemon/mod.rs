@@ -93,7 +93,7 @@ pub const STOP_GRACE: Duration = Duration::from_secs(2);
 /// Watches a stop: once `stop` is set, if a document is still being applied
 /// `STOP_GRACE` later, the process exits at once (status 0), the document abandoned.
 /// Nothing is lost: its file is still in the spool, and the table, left marked in use,
-/// is recovered at the next start as after a crash (issue 53: SIGTERM waited 265 s for
+/// is recovered at the next start as after a crash (SIGTERM waited 265 s for
 /// a 16 MB document). Runs on a thread of its own until the process ends.
 pub fn stop_within(stop: Arc<AtomicBool>, applying: Arc<AtomicBool>) {
     std::thread::spawn(move || {
@@ -373,7 +373,7 @@ pub fn serve(
     let limits = textorigin_store::input::Limits { html: dd.config().html, ..opt.limits }; // HTML as the data directory reads it
     let parsers = Parsers { threads: textorigin_store::pipeline::worker_threads(), limits, preparer: dd.preparer() };
     let mut status = initial_status(dir, recovery);
-    // What the table had applied before this start (issue 53: it read 0 until the first
+    // What the table had applied before this start (it read 0 until the first
     // document of the run).
     status.last_applied = dd.table().stats().last_seq;
     let mut d = Daemon {
@@ -493,7 +493,7 @@ impl Daemon<'_> {
     fn idle(&mut self, dd: &mut DataDir, notifier: &sd_notify::Notifier) -> Result<()> {
         self.settle_state();
         // Idle for IDLE_CHECKPOINT since its last document, the table is checkpointed
-        // without waiting for --checkpoint-secs (issue 53: 20 s after its last
+        // without waiting for --checkpoint-secs (20 s after its last
         // document an idle daemon had none, and readers saw the state of none).
         let idle_due =
             self.last_progress.elapsed() >= IDLE_CHECKPOINT && self.last_checkpoint.elapsed() >= IDLE_CHECKPOINT;

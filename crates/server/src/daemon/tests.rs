@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Regression (issue 11, item 7): a batch held up to 64 files whatever their size.
+/// Regression: a batch held up to 64 files whatever their size.
 #[test]
 fn the_backoff_doubles_to_its_bound_and_starts_again() {
     let mut b = Backoff::default();

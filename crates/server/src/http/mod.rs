@@ -335,7 +335,7 @@ impl App {
     /// What a query may analyse: with a token or `--http-open`, `bytes` of the budget
     /// shared with the intake (or 503 at once).
     fn analysis_grant(&self, bytes: usize) -> Result<crate::budget::Grant, ApiError> {
-        // A query runs the analysis, as a submission's document does (issue 53).
+        // A query runs the analysis, as a submission's document does.
         if !self.open {
             return Err(ApiError::Forbidden(
                 "queries need a token: serve with --http-token FILE (or --http-open where every local user and web page is trusted)".into(),
@@ -373,7 +373,7 @@ impl App {
 
     /// `f` with the view queries analyse against (the newest checkpoint, reopened when
     /// older than [`REFRESH`]), one query at a time: another one meanwhile is answered
-    /// 503 at once instead of holding a handler while it waits (issue 53: five
+    /// 503 at once instead of holding a handler while it waits (five
     /// concurrent queries held every handler, and `/metrics` waited 6.9 s).
     fn with_query_view<T>(&self, f: impl FnOnce(&mut DataDir) -> Result<T, ApiError>) -> Result<T, ApiError> {
         let mut slot = match self.query_view.try_lock() {

@@ -33,7 +33,7 @@ const REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 /// page (oldest first). Its summary reads every stored result (2.2 s on 199,000
 /// documents): it is computed in a thread of its own when missing, or older than the
 /// newest document and [`REPORT_EVERY`], and the page shows the last one computed
-/// (saying of which document), or that it is being computed (issue 35).
+/// (saying of which document), or that it is being computed.
 pub(super) fn report(
     store: &Arc<Store>,
     query: &[(String, String)],
@@ -131,7 +131,7 @@ pub(super) fn query(dd: &mut DataDir, text: &str) -> Result<Reply, ApiError> {
 /// it), or those whose name, title or URL contains `q` (ignoring case; `name=`: whose
 /// name starts with it), newest first. A search reads at most [`INDEX_SCAN`] documents'
 /// metadata a page, so that a page answers in bounded time however large the
-/// collection: the page then links the next stretch (issue 35).
+/// collection: the page then links the next stretch.
 pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiError> {
     let param = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
     let before = match param("before").map(str::parse::<u64>) {
@@ -202,7 +202,7 @@ fn origin_titles(store: &Store, rows: &[model::ListRow], titles: &mut HashMap<u6
 const TEXT_CANDIDATES: usize = 2_000;
 
 /// `GET /?text=PASSAGE`: the documents that hold a passage (its terms in order, whatever
-/// the case, spacing and punctuation), oldest first (issue 35). The passage is analysed
+/// the case, spacing and punctuation), oldest first. The passage is analysed
 /// as a query against the newest checkpoint: its copied blocks name the earliest
 /// documents holding its parts; those and the documents that copied from them (the
 /// copiers index) are read, at most [`TEXT_CANDIDATES`], and each is kept when its text

@@ -1,7 +1,7 @@
 //! The inspector's connections: accepted by one listener thread, each read and answered
 //! on a thread of its own within deadlines, handled by at most `workers` at once.
 //!
-//! **Slow clients cost a thread, never a handler, and never for long** (issue 21: 68
+//! **Slow clients cost a thread, never a handler, and never for long** (68
 //! connections sending a byte every 2 s used to hold the 4 workers and fill the queue,
 //! so that other clients timed out or got 503). A request goes through:
 //! 1. its head, parsed by `httparse`, within [`HEAD_DEADLINE`] in all (not per read);

@@ -8,7 +8,7 @@ use super::ViewError;
 
 type Result<T> = std::result::Result<T, ViewError>;
 
-/// Who copied from a document (issue 35): the first [`COPIERS_SHOWN`] copiers in
+/// Who copied from a document: the first [`COPIERS_SHOWN`] copiers in
 /// sequence order with the tokens each took from it, and how many there are.
 #[derive(Debug, Clone, Serialize)]
 pub struct CopiedBy {

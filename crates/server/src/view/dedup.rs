@@ -1,4 +1,4 @@
-//! What a dedup pipeline acts on (issue 24), from the document views: a summary row per
+//! What a dedup pipeline acts on, from the document views: a summary row per
 //! document (`export --format csv`, the Python annotations), a keep or drop decision
 //! with the rule that made it and the document's near-duplicate cluster, the copied
 //! spans as Dolma attributes, and the documents as a corpus again (without the dropped
@@ -114,7 +114,7 @@ impl Thresholds {
     /// The thresholds asked for, by default the near-duplicate threshold of the data
     /// directory's search (`nd`) and [`OLD_THRESHOLD`], checked against that search: the
     /// decisions read the near-duplicates it kept, so a near threshold below what it
-    /// keeps would silently act as that (issue 35).
+    /// keeps would silently act as that.
     pub fn of(nd: &NearDupConfig, near: Option<f64>, old: Option<f64>) -> Result<Thresholds, String> {
         let t = Thresholds { near: near.unwrap_or(nd.threshold), old: old.unwrap_or(OLD_THRESHOLD) };
         if !(0.0..=1.0).contains(&t.near) || t.old < 0.0 {
@@ -321,7 +321,7 @@ pub const DOCUMENT_ATTRIBUTES: [&str; 3] = ["textorigin_drop", "textorigin_old_f
 
 /// A Dolma attributes line: `{"id": name, "attributes": {attribute: spans, ...}}`: the
 /// copied spans under `attribute`, and the document-level attributes a mixer filters
-/// on (issue 35), each one span over the whole text as Dolma writes document-level
+/// on, each one span over the whole text as Dolma writes document-level
 /// attributes: `textorigin_drop` (1 when `decision` drops the document, else 0),
 /// `textorigin_old_fraction` and `textorigin_cluster` (the cluster's id).
 pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str, decision: &Decision) -> Value {
@@ -336,7 +336,7 @@ pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str, decision: 
     serde_json::json!({"id": input_id(v), "attributes": attributes})
 }
 
-/// The attributes line of an input document that failed to be stored (issue 35: a
+/// The attributes line of an input document that failed to be stored (a
 /// line for every input document, so that attributes stay in lockstep with the
 /// documents file): its id as the input had it (null when it was never read), no
 /// copied spans, and `textorigin_failed`, one empty span whose value is the reason.

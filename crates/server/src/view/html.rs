@@ -180,7 +180,7 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
             }
         };
         let (s, e) = (b.start_byte as usize, b.end_byte as usize);
-        // Earlier documents that also hold part of it (issue 54), in its tooltip.
+        // Earlier documents that also hold part of it, in its tooltip.
         let also: String = b
             .also_earlier
             .iter()
@@ -191,7 +191,7 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
         }
     }
     spans.sort();
-    // Site template lines (issue 54): greyed, with the pages holding them.
+    // Site template lines: greyed, with the pages holding them.
     let templates: Vec<(usize, usize, u32)> = view
         .templates
         .iter()

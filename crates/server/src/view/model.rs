@@ -118,7 +118,7 @@ pub struct BlockView {
     pub origin: DocRef,
     pub text: String,
     /// Earlier documents that also hold part of the block (a stock phrase inside a
-    /// passage: `attribution = passage`, issue 54), with the block's tokens they hold.
+    /// passage: `attribution = passage`), with the block's tokens they hold.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also_earlier: Vec<AlsoEarlierView>,
     /// The block's tokens that differ from its origin's text (light edits).
@@ -148,7 +148,7 @@ pub struct SegmentView {
     pub text: String,
 }
 
-/// A site template line (issue 54): text its site repeats on `pages` pages, neither
+/// A site template line: text its site repeats on `pages` pages, neither
 /// old nor fresh.
 #[derive(Debug, Clone, Serialize)]
 pub struct TemplateView {
@@ -186,7 +186,7 @@ pub struct NearDupView {
     pub resemblance: f64,
     /// The verdicts that hold: default, B, C, combined.
     pub verdicts: Vec<&'static str>,
-    /// Published before the document but arrived after it (issue 25): found by its late
+    /// Published before the document but arrived after it: found by its late
     /// arrival.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub arrived_after: bool,
@@ -201,7 +201,7 @@ pub struct QuoteSourceView {
     pub distance: u32,
     /// Rounded to 4 decimals.
     pub score: f64,
-    /// Published before the quoting document but arrived after it (issue 25).
+    /// Published before the quoting document but arrived after it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub arrived_after: bool,
 }
@@ -257,7 +257,7 @@ pub struct DocumentView {
     pub tokens: u32,
     pub shingles: u32,
     pub selected: u32,
-    /// The selection density the document was applied at (issue 36): `1`, `1/2`, ...
+    /// The selection density the document was applied at: `1`, `1/2`, ...
     /// `1/128` of the shingles the selection leaves out selected too; absent for the
     /// selection alone (so that the exports of data directories made before are as
     /// they were).
@@ -266,7 +266,7 @@ pub struct DocumentView {
     pub hits: u32,
     pub fresh_tokens: u32,
     pub old_tokens: u32,
-    /// Tokens in its site's template lines (issue 54): neither old nor fresh, and out
+    /// Tokens in its site's template lines: neither old nor fresh, and out
     /// of old%. Absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     pub template_tokens: u32,
@@ -293,7 +293,7 @@ pub struct DocumentView {
     /// With `--times`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ingested_at_ms: Option<u64>,
-    /// The revisions of its result, oldest first (issue 25): a document that arrived
+    /// The revisions of its result, oldest first: a document that arrived
     /// later but was published before an origin of this one changed it. Absent when
     /// none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -346,7 +346,7 @@ impl DocumentView {
 
     /// The words for a document that is its own dominant origin: mostly new text, or
     /// copied for the most part but from several origins none of which holds more of
-    /// it than its own new words (issue 21, item 11: "itself (mostly new text)" was
+    /// it than its own new words ("itself (mostly new text)" was
     /// shown for documents 58-68% copied from three origins).
     pub fn itself_text(&self) -> String {
         if mostly_new(self.old_tokens, self.old_tokens + self.fresh_tokens) {
@@ -649,7 +649,7 @@ pub struct ListRow {
     pub source: String,
     pub tokens: u32,
     pub old_tokens: u32,
-    /// Tokens in its site's template lines (issue 54). Absent when none.
+    /// Tokens in its site's template lines. Absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     pub template_tokens: u32,
     pub copied_blocks: usize,

@@ -25,7 +25,7 @@ pub fn safe(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// [`safe`] for a message of several lines: its line breaks are kept (issue 53: error
+/// [`safe`] for a message of several lines: its line breaks are kept (error
 /// messages printed a literal `\u{a}` where they meant a new line), every other control
 /// character escaped.
 pub fn safe_lines(s: &str) -> String {

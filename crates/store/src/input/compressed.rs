@@ -298,7 +298,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// Regression (issue 32, item 5): a compressed text over the document limit was
+    /// Regression: a compressed text over the document limit was
     /// decoded to its end just to say how large it was (100 GiB: 20 s of `ingest`).
     #[test]
     fn a_compressed_text_over_the_limit_is_not_decoded_to_its_end() {

@@ -1,4 +1,4 @@
-//! Publication dates (issue 25): a document's `published_at` (or `date`) read into one
+//! Publication dates: a document's `published_at` (or `date`) read into one
 //! instant, milliseconds since 1970-01-01T00:00:00Z, so that documents can be ordered
 //! by when they were written rather than when they arrived.
 //!

@@ -1,4 +1,4 @@
-//! HTML to text (issue 54): a page's visible text, or its main content, with a map from
+//! HTML to text: a page's visible text, or its main content, with a map from
 //! every byte of the text back to the bytes of the page it came from.
 //!
 //! The page is scanned once by `scan` (HTML's tokenizer states for tags, comments,

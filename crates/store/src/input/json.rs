@@ -18,7 +18,7 @@ const READ_FIELDS: [&str; 6] = ["id", "text", "html", "url", "published_at", "da
 /// numbers (Unix seconds); `null` counts as absent.
 ///
 /// A document that fails after its `id` was read fails with
-/// [`InputError::Identified`], which names it (its attributes line, issue 35). An
+/// [`InputError::Identified`], which names it (its attributes line). An
 /// `html` field is read as `html` says ([`super::html::extract`]).
 pub fn from_json(text: &str, default_name: &str, source: &str, html: HtmlMode) -> Result<InputDoc, InputError> {
     let json = |reason: String| InputError::Json { file: source.to_string(), reason };
@@ -71,7 +71,7 @@ fn document(
         (None, None) => return Err(InputError::NoText(source.to_string())),
     };
     let url = field("url", false)?;
-    // Without an id, named from its URL (issue 54), keyed by the name it had before.
+    // Without an id, named from its URL, keyed by the name it had before.
     let (name, key_name) = match (id, &url) {
         (Some(id), _) => (id, None),
         (None, Some(u)) => (super::warc::name_of_url(u), Some(default_name.to_string())),
@@ -104,7 +104,7 @@ mod tests {
     use super::super::jsonl_docs;
     use super::*;
 
-    /// Regression (issue 32, item 8): fields of the wrong type were dropped or stored
+    /// Regression: fields of the wrong type were dropped or stored
     /// as something else (an object date stored undated, an object id replaced by the
     /// line's name, a large numeric id rounded through a float so that two ids became
     /// one name); invalid UTF-8 in JSON lines was replaced without a warning.

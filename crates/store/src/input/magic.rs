@@ -1,4 +1,4 @@
-//! Formats told by their first bytes that are never read as text (issue 54: a file
+//! Formats told by their first bytes that are never read as text (a file
 //! that is a WARC, Parquet or other binary format is read or refused with the reason,
 //! never taken for text). WARC, gzip and Zstandard are read ([`super::warc`],
 //! [`super::compressed`]), Parquet from a file ([`super::parquet`]); these are refused

@@ -4,7 +4,7 @@
 //!   U+FFFD with a warning (the repaired text is what is stored and what spans refer to).
 //! - `.html` / `.htm`: markup, scripts, styles and comments dropped, entities decoded,
 //!   block elements separated by line breaks; the page's main content, or all its
-//!   text, as [`Limits::html`] says ([`html`], issue 54). The extracted text is stored
+//!   text, as [`Limits::html`] says ([`html`]). The extracted text is stored
 //!   and spans refer to it.
 //! - WARC and WET (`.warc`, `.wet`, or any stream starting `WARC/`): a page or text a
 //!   record ([`warc`]); Parquet (a file starting `PAR1`): a row a document ([`parquet`]);
@@ -63,13 +63,13 @@ pub struct InputDoc {
     /// None when there are none.
     pub meta: Option<String>,
     /// Its name is the `id` of a JSON object given as a number (written back as one by
-    /// the outputs a pipeline pairs with its input, issue 35).
+    /// the outputs a pipeline pairs with its input).
     pub id_number: bool,
     /// Its date was the JSON field `date`, not `published_at` (the corpus output keeps
     /// the input's field name).
     pub date_field: bool,
     /// The name its admission key is made with, when that is not `name`: a JSON
-    /// document without an `id` is named from its `url` (issue 54), and keyed by the
+    /// document without an `id` is named from its `url`, and keyed by the
     /// name it had before (`STEM:LINE`), so that a file ingested by an earlier build is
     /// not stored again.
     pub key_name: Option<String>,
@@ -184,7 +184,7 @@ impl InputError {
 /// A document's source split into its file and its line (0: a file of one document).
 /// A JSON lines file's documents are `FILE:LINE`; a file of one document is its path,
 /// unless that path itself ends in `:DIGITS`, when it is stored as `PATH:0`
-/// ([`single_source`]) so that it is never taken for a line of another file (issue 53:
+/// ([`single_source`]) so that it is never taken for a line of another file (
 /// a file named `docs/x:5` was read as line 5 of `docs/x`).
 pub fn split_source(source: &str) -> (&str, u64) {
     match source.rsplit_once(':') {
@@ -214,7 +214,7 @@ pub const MAX_WALK_DEPTH: usize = 128;
 /// walked once, told by its device and inode: a symbolic link back to a directory
 /// walked already (a loop, `ln -s . docs/x`) or to one walked elsewhere is reported and
 /// skipped, so that the walk is bounded by the directories there are, not the paths
-/// to them (issue 53: two loops expanded 2^40 paths); so is a directory more than
+/// to them (two loops expanded 2^40 paths); so is a directory more than
 /// [`MAX_WALK_DEPTH`] levels down.
 pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
     use std::os::unix::fs::MetadataExt;

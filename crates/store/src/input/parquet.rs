@@ -1,4 +1,4 @@
-//! Parquet datasets (issue 54): Hugging Face datasets, FineWeb, Dolma's shards as
+//! Parquet datasets: Hugging Face datasets, FineWeb, Dolma's shards as
 //! Parquet. A row is a document: its text from the column [`Limits::text_column`]
 //! (default `text`; a row whose text is null, or a file with no such column but an
 //! `html` one, reads that as HTML), its name from [`Limits::id_column`] (default

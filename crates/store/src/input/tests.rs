@@ -63,7 +63,7 @@ fn sources_read_back_unambiguously() {
     assert_eq!(docs[0].as_ref().unwrap().source, "docs/x:5:0");
 }
 
-/// Regression (issue 32, item 2): a stream with no format named was sniffed by
+/// Regression: a stream with no format named was sniffed by
 /// scanning all it had read again at every 8 KiB read (64 MiB of spaces: 157 s),
 /// and without end. Each byte is looked at once, and no further than a document's
 /// limit: then it is a text over the limit.
@@ -176,7 +176,7 @@ proptest! {
         prop_assert_eq!(docs.collect::<Vec<_>>(), jsonl_whole(text.into_bytes(), max));
     }
 
-    /// Fuzzing (issue 11): any bytes in any input format give documents or clean
+    /// Fuzzing: any bytes in any input format give documents or clean
     /// errors, never a panic; `scripts/fuzz.sh` runs a million cases.
     #[test]
     fn fuzz_any_bytes_parse_to_documents_or_errors(bytes in fragments(), ext in prop::sample::select(vec!["txt", "html", "json", "jsonl", "xyz"])) {

@@ -1,4 +1,4 @@
-//! Web archives (issue 54): WARC 1.0/1.1 files as crawlers write them (`wget
+//! Web archives: WARC 1.0/1.1 files as crawlers write them (`wget
 //! --warc-file`, Heritrix, Common Crawl's `.warc.gz` with one gzip member per record,
 //! decoded by [`super::compressed`]) and WET files (Common Crawl's extracted text, WARC
 //! `conversion` records).

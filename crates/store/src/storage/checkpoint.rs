@@ -438,7 +438,7 @@ mod tests {
     use std::collections::HashMap;
 
     proptest::proptest! {
-        /// Fuzzing (issue 11): any meta bytes, and any one-byte change of a valid meta,
+        /// Fuzzing: any meta bytes, and any one-byte change of a valid meta,
         /// are refused or read, never a panic; a changed meta is refused unless its
         /// checksum still holds. `scripts/fuzz.sh` runs a million cases.
         #[test]

@@ -1,4 +1,4 @@
-//! What the writer changed in its copy of a table file, by 4 KiB chunk (issue 23: a
+//! What the writer changed in its copy of a table file, by 4 KiB chunk (a
 //! table's fixed costs follow its fill, not its size).
 //!
 //! The writer holds the table file in memory (`crate::sys::Map`) and writes it back to

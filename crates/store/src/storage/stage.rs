@@ -19,7 +19,7 @@ pub type StageError = Box<dyn std::error::Error + Send + Sync>;
 pub trait TableStage: Send + Sync {
     /// Phase 1 for the document `seq` the engine has prepared: what each of its
     /// selected shingles found, in order; an entry whose origin `when` puts after the
-    /// document is taken over (issue 25) where the stage can.
+    /// document is taken over where the stage can.
     fn probe(
         &mut self,
         engine: &Engine,
@@ -28,7 +28,7 @@ pub trait TableStage: Send + Sync {
         when: When<'_>,
     ) -> Result<Vec<Option<Hit>>, StageError>;
 
-    /// The documents whose entries the last probe took over (issue 25): ascending,
+    /// The documents whose entries the last probe took over: ascending,
     /// each once; none where the stage takes nothing over.
     fn taken(&self) -> Vec<u64> {
         Vec::new()
@@ -58,7 +58,7 @@ pub trait TableStage: Send + Sync {
     }
 
     /// What the holders of the signature and near-duplicate sections answer to the
-    /// searches of document `seq`, the next one (issue 37: a deployment's shard
+    /// searches of document `seq`, the next one (a deployment's shard
     /// workers, each for its part, merged), read before its probe; `None` where the
     /// data directory's own region holds them (every stage not [`elsewhere`]).
     ///

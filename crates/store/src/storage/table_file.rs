@@ -27,11 +27,11 @@ use xxhash_rust::xxh3::xxh3_64;
 /// The file format version this build writes and reads.
 /// Version 2 added the derived indexes behind the buckets (header offset 120); version
 /// 3 the buckets in use growing inside the file (the shift at header offset 53) and the
-/// entry layout that makes it possible (fingerprint bits 6-61, 40-bit origins; since
-/// issue 36 39 bits of origin and the extra flag, with the density threshold at header
+/// entry layout that makes it possible (fingerprint bits 6-61, 40-bit origins; with
+/// a selection density, 39 bits of origin and the extra flag, with the density threshold at header
 /// offset 54: both 0 in files made before, which read as they are); version 4 the
 /// signature chains kept inside their groups of 8 buckets (so that the derived indexes
-/// split by bucket range, issue 37).
+/// split by bucket range).
 pub const FORMAT_VERSION: u32 = 4;
 const MAGIC: &[u8; 8] = b"TXORTBL\0";
 const CHECKSUM_AT: usize = 128 + PARAMS_MAX;
@@ -137,7 +137,7 @@ impl DerefMut for TableFile {
 }
 
 /// What readers read of a table file without touching its holes: on a tmpfs a read of
-/// a hole allocates its page, and on a full one dies with SIGBUS (issue 53: `stats`).
+/// a hole allocates its page, and on a full one dies with SIGBUS (`stats`).
 impl TableFile {
     /// Whether this is a reader's mapping of the file (a writer's copy in memory may
     /// hold what the file does not yet: all of it is read).
@@ -609,7 +609,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Fuzzing (issue 11): any header bytes, and any one-byte change of a valid
+        /// Fuzzing: any header bytes, and any one-byte change of a valid
         /// header (with its checksum made right again), are read or refused, never a
         /// panic. `scripts/fuzz.sh` runs a million cases.
         #[test]

@@ -19,7 +19,7 @@ pub struct TableView {
     pub lookups: u64,
     pub hits: u64,
     pub hit_pct: f64,
-    /// The selection density in force (issue 36): `1`, `1/2`, ... `1/128` of the
+    /// The selection density in force: `1`, `1/2`, ... `1/128` of the
     /// shingles the policy leaves out are selected too, or `paper` (none).
     pub density: String,
     pub last_applied: u64,

@@ -47,7 +47,7 @@ pub struct Prepared {
     items: Vec<textorigin_core::select::Item>,
     sketch: Option<textorigin_core::neardup::Sketch>,
     sentences: Option<Vec<textorigin_core::quote::Sentence>>,
-    /// Its lines, where site templates are labelled (issue 54), and its text's bytes.
+    /// Its lines, where site templates are labelled, and its text's bytes.
     lines: Vec<Line>,
     text_len: u32,
     /// The xxh3-128 of its text (`DocMeta::content_hash`; where its sketch is the whole
@@ -72,7 +72,7 @@ impl Prepared {
         (self.tokens, self.items, self.sketch, self.sentences)
     }
 
-    /// Takes its template lines `runs` out of what it searches and indexes (issue 54):
+    /// Takes its template lines `runs` out of what it searches and indexes:
     /// the sentences mostly in them are neither searched for quotations nor indexed
     /// ([`template::blank_sentences`]), and its near-duplicate sketch is made of its
     /// other tokens (as [`Store::sketch`] makes it again).
@@ -144,7 +144,7 @@ impl Searches {
 
 /// A document's near-duplicate sketch and its sentences, each where its search is `on`
 /// (None when off), from its `text` and `tokens`: what its searches and index keys
-/// come from, here and on a deployment's shard workers (issue 37).
+/// come from, here and on a deployment's shard workers.
 #[allow(clippy::type_complexity)] // the two named in the line above
 pub fn sketch_and_sentences(
     on: Searches,
@@ -410,7 +410,7 @@ pub(super) fn analyse(
 /// The revisions the arrival of document `cause` (published at its time) makes (issue
 /// 25): the documents whose entries it took over (`taken`) and those that copied from
 /// them, re-analysed as the table now says in publication order, within `budget`
-/// (which it spends; issue 32): those whose result changed, with their results before
+/// (which it spends): those whose result changed, with their results before
 /// and after, and the documents beyond the budget, for the revision queue. The
 /// engine's current document is replaced, unless nothing was taken (nothing is
 /// revised).
@@ -493,7 +493,7 @@ pub(super) fn revise_one(
         dates.know(c, t);
     }
     let when = |x| dates.key(x);
-    // The shingles it was selected with when applied (issue 36).
+    // The shingles it was selected with when applied.
     engine.at_density(before.density.unwrap_or(FLOOR));
     let found = stage.lookups(engine, table, s).map_err(DataDirError::Stage)?;
     let mut after = engine.reanalyse_found(s, &found, &when);
@@ -548,7 +548,7 @@ pub(super) fn table_phases(
     t: &mut Instant,
     revised: impl FnOnce(&Config, &[u64]) -> Result<Vec<(u64, Vec<u64>)>>,
 ) -> Result<DocResult> {
-    // The shingles the table's density threshold selects now (issue 36).
+    // The shingles the table's density threshold selects now.
     engine.at_density(table.density());
     let hits = stage.probe(engine, table, seq, when).map_err(DataDirError::Stage)?;
     times.table += lap(t);

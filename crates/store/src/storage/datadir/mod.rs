@@ -108,11 +108,11 @@ pub struct DataDir {
     queue_waiting: bool,
     /// The arrival time of the newest stored document: the next one's is not earlier,
     /// so that undated documents, which take their arrival time for their publication
-    /// time (issue 25), stay in arrival order whatever the clock does.
+    /// time, stay in arrival order whatever the clock does.
     last_arrival_ms: u64,
     /// Where phases 1 and 3 of the engine run (this table, or a sharded deployment's).
     stage: Box<dyn TableStage>,
-    /// What the last document stored gives the other partitions (issue 37).
+    /// What the last document stored gives the other partitions.
     last: ForOthers,
 }
 
@@ -569,7 +569,7 @@ impl DataDir {
         Ok((meta, result))
     }
 
-    /// Revises documents of the revision queue (issue 32: the take-overs' re-analyses
+    /// Revises documents of the revision queue (the take-overs' re-analyses
     /// beyond their budget) within `budget`, in publication order, against the table as
     /// it is now; each leaves the queue in the batch of its revision. Returns how many
     /// documents left the queue (0: it is empty). The daemon calls it while idle;

@@ -1,4 +1,4 @@
-//! The name a document is stored under (issue 54, item 5). A document read from a file
+//! The name a document is stored under. A document read from a file
 //! of its own is named by the file (`library/index.html` is `index`), so pages of a
 //! site share names (`index` in every folder): such a name that an earlier document
 //! of another file holds gets a suffix, the first of `NAME~2`, `NAME~3`, ... that no

@@ -1,4 +1,4 @@
-//! Pairs by publication (issue 25): whatever the arrival order of documents with
+//! Pairs by publication: whatever the arrival order of documents with
 //! distinct dates, a data directory ends with the near-duplicate and quotation pairs of
 //! the date-ordered run, oriented by date, and the same origins.
 

@@ -1,4 +1,4 @@
-//! A data directory as one partition of a sharded deployment (issue 37,
+//! A data directory as one partition of a sharded deployment (
 //! `docs/SCALE-OUT.md`, "Partitions"): it stores the documents it owns, under the log's
 //! ids, and reads the others' through an [`Elsewhere`].
 
@@ -38,7 +38,7 @@ pub(super) fn open_read_store(dir: &Path) -> Result<(PathBuf, Store)> {
     Ok((parts[0].clone(), Store::open_partitions(&stores)?))
 }
 
-/// What a partition's last document stored gives the others (issue 37): the revisions
+/// What a partition's last document stored gives the others: the revisions
 /// it made (of every partition's documents: each owner stores its own). Its words the
 /// others count from its text ([`DataDir::count_words`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub enum Part {
 
 impl DataDir {
     /// Makes the table of the partition's data directory `dir` again, as it was after
-    /// the last document it stored: how a partition restarts (issue 37). Its table
+    /// the last document it stored: how a partition restarts. Its table
     /// file is not trusted (the documents of other partitions after that one are in its
     /// indexes); its newest checkpoint slot, written after one of its own documents, is
     /// the start (else an empty table). First `load` is given the state of the book the
@@ -113,7 +113,7 @@ impl DataDir {
         Ok(last)
     }
 
-    /// Makes this data directory one partition of a deployment (issue 37): the
+    /// Makes this data directory one partition of a deployment: the
     /// documents `elsewhere` does not say are its own are read through it (once: false
     /// when it was set before).
     pub fn set_elsewhere(&self, elsewhere: Arc<dyn Elsewhere>) -> bool {

@@ -1,4 +1,4 @@
-//! Partitions of a deployment (issue 37): P data directories, each storing the
+//! Partitions of a deployment: P data directories, each storing the
 //! documents it owns and reading the others' through an [`Elsewhere`], with the table
 //! shared in document order (as the shard workers hold it) and each document's outcome
 //! (result, revisions) applied by every partition before the next document, give every

@@ -191,9 +191,9 @@ pub struct RebuildOptions {
     pub density: Option<textorigin_core::config::Density>,
     /// Another way of counting the dominant origin (only with `reanalyse`).
     pub dominant: Option<textorigin_core::config::Dominant>,
-    /// Another attribution (issue 54; needs `reanalyse`).
+    /// Another attribution (needs `reanalyse`).
     pub attribution: Option<textorigin_core::config::Attribution>,
-    /// Another site template labelling, and pages a line must stand on (issue 54;
+    /// Another site template labelling, and pages a line must stand on (
     /// need `reanalyse`).
     pub templates: Option<textorigin_core::config::Templates>,
     pub template_pages: Option<u32>,

@@ -1,4 +1,4 @@
-//! `repair`: a damaged store (issue 53: a lost `CURRENT`, manifest or table file) made
+//! `repair`: a damaged store (a lost `CURRENT`, manifest or table file) made
 //! readable again by RocksDB's repair, after a copy of it as it was.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Site templates (issue 54) against a brute-force count: once stored, every page's
+//! Site templates against a brute-force count: once stored, every page's
 //! template lines are exactly the lines its site holds on at least `template_pages`
 //! pages, whatever the order the pages came in, and a replay gives the same table.
 

@@ -1,4 +1,4 @@
-//! A document's site template lines, decided as it is analysed (issue 54; the labels
+//! A document's site template lines, decided as it is analysed (the labels
 //! themselves: [`textorigin_core::engine::template`], the records:
 //! [`crate::storage::store::templates`]).
 //!

@@ -1,4 +1,4 @@
-//! The feature switches (issue 23): a feature switched off does no work, stores and
+//! The feature switches: a feature switched off does no work, stores and
 //! indexes nothing, and leaves the origins as they are; `rebuild --reanalyse` turns it
 //! on and gives what a data directory that always had it holds. And a restart from a
 //! checkpoint slot an older build wrote.

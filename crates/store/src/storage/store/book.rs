@@ -1,4 +1,4 @@
-//! What a partition of a sharded deployment (issue 37, `docs/SCALE-OUT.md`,
+//! What a partition of a sharded deployment (`docs/SCALE-OUT.md`,
 //! "Partitions") keeps of the documents the other partitions own, in its own store
 //! (schema 19, column family `book`): every document's place in publication order, the
 //! others' current results, every document's copier edges, and how far the book has

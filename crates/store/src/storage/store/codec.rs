@@ -36,10 +36,10 @@ pub(super) fn decode_with_tail<T: DeserializeOwned>(bytes: &[u8]) -> Result<(T, 
 }
 
 /// A document's result: [`encode`], then, when it was selected at a density threshold
-/// (issue 36, schema 17), that threshold as one byte. A value without it (every
+/// (schema 17), that threshold as one byte. A value without it (every
 /// result stored before, and those selected as the paper does) reads as none: earlier
 /// builds read the value and ignore the byte (postcard reads what it needs). When the
-/// result says something beside its blocks (issue 54's passages, schema 20), the tail
+/// result says something beside its blocks (the passages, schema 20), the tail
 /// is [`PASSAGES`], the threshold byte or [`NO_DENSITY`], then the passages (postcard):
 /// a tail of one byte is a threshold alone, as before.
 pub(super) fn encode_result(r: &DocResult) -> Vec<u8> {

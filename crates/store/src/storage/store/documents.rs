@@ -36,7 +36,7 @@ pub struct DocMeta {
     /// `encode_doc`), so documents of every schema read alike.
     #[serde(skip)]
     pub meta: Option<String>,
-    /// The way it came in (issue 32; None for documents stored before), and whether
+    /// The way it came in (None for documents stored before), and whether
     /// its date orders it: false when that way may not take origins over
     /// (`--take-over`), so that it stands in arrival order with its date kept. Stored
     /// behind `meta` (see `encode_doc`).
@@ -44,9 +44,9 @@ pub struct DocMeta {
     pub via: Option<Via>,
     #[serde(skip)]
     pub by_arrival: bool,
-    /// Its name was a JSON number `id` (issue 35). Stored behind the way in, when there
-    /// is one (every document stored since issue 32 has one); builds before read
-    /// past it.
+    /// Its name was a JSON number `id`. Stored behind the way in, when there
+    /// is one (every document stored by a build that knows it has one); older builds
+    /// read past it.
     #[serde(skip)]
     pub id_number: bool,
     /// Its date came as the JSON field `date` (behind `id_number`, when either is set).
@@ -90,7 +90,7 @@ impl Via {
 }
 
 impl DocMeta {
-    /// When the document was published, for ordering (issue 25): its `published_at` in
+    /// When the document was published, for ordering: its `published_at` in
     /// milliseconds since the epoch (`crate::input::date`), or, undated (or stored
     /// under `--bad-dates undated`), its arrival, `ingested_at_ms` (which ingestion
     /// keeps from going backwards, so that undated documents keep their arrival order).

@@ -178,7 +178,7 @@ pub enum StoreError {
 
 type Result<T> = std::result::Result<T, StoreError>;
 
-/// What the store of one partition of a deployment (issue 37, `docs/SCALE-OUT.md`,
+/// What the store of one partition of a deployment (`docs/SCALE-OUT.md`,
 /// "Partitions") reads of the documents it does not hold: their place in publication
 /// order, their texts and their current results as of the document being analysed, and
 /// the copiers of an origin among every partition's documents.
@@ -261,7 +261,7 @@ impl Store {
 
     /// Opens the store at `path` for writing, creating it only where its directory
     /// holds no data ([`Found::Absent`]); a damaged one is refused with nothing written
-    /// (issue 53: RocksDB, told to create a store whose `CURRENT` was lost, made an
+    /// (RocksDB, told to create a store whose `CURRENT` was lost, made an
     /// empty one and deleted every table file of the old). Only one writer at a time: a
     /// second one gets RocksDB's lock error.
     pub fn open(path: &Path) -> Result<Store> {
@@ -357,7 +357,7 @@ impl Store {
                 }
                 // The same file missing while the manifest stood still, again and again:
                 // not a writer's deletion in the middle of the open but a lost file
-                // (issue 53: it was reported as files that kept changing).
+                // (it was reported as files that kept changing).
                 Err(source) if steady && source.as_ref() == last_missing && same_missing >= MISSING_REPEATS => {
                     return Err(open_error(path, source))
                 }
@@ -509,7 +509,7 @@ impl Store {
     }
 
     /// Writes batch `b` with the copier edges of document `seq`'s `result` and the
-    /// revisions its arrival made (issue 25), then drops the revised documents from the
+    /// revisions its arrival made, then drops the revised documents from the
     /// origin-text cache (alignment reads an origin's blocks through it).
     fn write_with_revisions(&self, mut b: WriteBatch, seq: u64, result: &DocResult, revised: &Revisions) -> Result<()> {
         self.add_copiers(&mut b, seq, result);
@@ -545,7 +545,7 @@ impl Store {
     }
 
     /// Stores the revisions of this partition's documents that another partition's
-    /// document `cause` made, as that document's batch does on one node (issue 37);
+    /// document `cause` made, as that document's batch does on one node;
     /// those stored already (applied again after a restart) are left as they are.
     pub fn put_revisions(&self, cause: u64, revised: &[Revised]) -> Result<()> {
         let mut new = Vec::with_capacity(revised.len());
@@ -630,7 +630,7 @@ impl Store {
     /// Bytes of the store's files on disk, every file (table files, write-ahead logs,
     /// manifests) and the write-ahead logs' share: [`Store::disk_use`] counts table
     /// files only, and a running daemon's documents are in its log until a flush
-    /// (issue 53: `stats` said 0.0 MB where `du` said 37 MB).
+    /// (`stats` said 0.0 MB where `du` said 37 MB).
     pub fn files_on_disk(&self) -> Result<(u64, u64)> {
         let io = |source| StoreError::Io { path: self.path.clone(), source };
         let (mut all, mut logs) = (0, 0);
@@ -673,12 +673,12 @@ pub struct DocumentWrite<'a> {
     pub nd: Option<&'a NearDupWrite>,
     /// None when quotation search is off.
     pub q: Option<&'a QuoteFind>,
-    /// Earlier documents whose results this one's arrival changed (issue 25).
+    /// Earlier documents whose results this one's arrival changed.
     pub revised: &'a Revisions,
     /// What the data directory's stage keeps with it for a restart
     /// ([`TableStage::record`](crate::storage::stage::TableStage::record)).
     pub stage: Option<&'a [u8]>,
-    /// Its site's template records (issue 54; None without a site or labelling).
+    /// Its site's template records (None without a site or labelling).
     pub templates: Option<&'a TemplateWrite>,
 }
 

@@ -4,7 +4,7 @@
 //! the derived key index in the table file (`textorigin_core::index`); the verdicts
 //! are computed by `textorigin_core::neardup`.
 //!
-//! A pair is oriented by publication (issue 25): a document that arrives after a
+//! A pair is oriented by publication: a document that arrives after a
 //! near-duplicate published later than it is that one's earlier near-duplicate. Its
 //! verdict goes to `nd_late` (key: the later-published document, the late arrival)
 //! and to `nd_later` under the late arrival; the stored `nd_result` of the other is

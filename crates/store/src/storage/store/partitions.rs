@@ -1,4 +1,4 @@
-//! The stores of a deployment's partitions read as one store (issue 37,
+//! The stores of a deployment's partitions read as one store (
 //! `docs/SCALE-OUT.md`, "Partitions"): partition `p` of `P` holds documents `n` with
 //! `(n − 1) mod P = p`, and a later document's partition writes the pairs it finds
 //! under an earlier document (near-duplicates and quotations found later, copier

@@ -4,7 +4,7 @@
 //! indexes in the table file (`textorigin_core::index`); [`Search`] joins them with the
 //! sentences for `textorigin_core::quote::find`, which searches and scores.
 //!
-//! Quotations are oriented by publication (issue 25): a sentence of a document that
+//! Quotations are oriented by publication: a sentence of a document that
 //! arrived earlier but was published after the searching one quotes it, not the
 //! reverse. Such a quotation goes to `q_late` (key: the quoting document, the late
 //! arrival; value: its quoting sentences with their sources there); the stored
@@ -83,8 +83,8 @@ impl Store {
     }
 
     /// Finds the quotations of a new document's sentences among the earlier documents'
-    /// (found through `indexes`: a region, or the shards' answers in a deployment,
-    /// issue 37); those for which `later` holds were published after it
+    /// (found through `indexes`: a region, or the shards' answers in a deployment);
+    /// those for which `later` holds were published after it
     /// ([`quote::find`]).
     pub fn quote_write(
         &self,

@@ -1,5 +1,5 @@
 //! What the store recomputes from a document's stored text instead of keeping it
-//! (schema 16, `migrations/0016-recomputed-from-text.md`; issue 34, decision 3): its
+//! (schema 16, `migrations/0016-recomputed-from-text.md`, decision 3): its
 //! sentences with their word lists, which quotation search reads for its candidates,
 //! and its near-duplicate sketch, which near-duplicate search reads for its
 //! candidates. They were a third and another third of the store on GCC ChangeLog
@@ -162,7 +162,7 @@ impl Store {
                 return self.decode("sketch", &v).map(|s| Some(Arc::new(s)));
             }
         }
-        // Without the site template lines it had when analysed (issue 54), as it was
+        // Without the site template lines it had when analysed, as it was
         // sketched then; a page with its own is sketched alone.
         let own: Vec<_> = match self.doc_templates(seq)? {
             Some(d) => d.runs.into_iter().filter(|r| r.since == seq).collect(),
@@ -204,7 +204,7 @@ impl Store {
     }
 
     /// The near-duplicate sketch of a document's `tokens` outside its site template
-    /// lines `runs` (issue 54).
+    /// lines `runs`.
     pub fn sketch_outside(&self, tokens: &[Token], runs: &[TemplateRun]) -> Result<Sketch> {
         let (cfg, rabin) = self.sketcher()?;
         Ok(neardup::sketch(cfg, &template::outside(tokens, runs), rabin))

@@ -1,4 +1,4 @@
-//! Revisions (issue 25): who copied from whom, and the stored results that a document
+//! Revisions: who copied from whom, and the stored results that a document
 //! published before their origins changed.
 //!
 //! - `copiers`: key origin (8 bytes, big-endian), copier (8): a document whose result
@@ -9,11 +9,11 @@
 //!   arrival of `cause` changed it (postcard, behind a version byte). The stored result
 //!   is always the current one; the first revision holds the result the document got
 //!   when it was applied, whole, which recovery's replay reproduces; a later one holds
-//!   only what the history shows of it (issue 32: old tokens, dominant origin, copied
+//!   only what the history shows of it (old tokens, dominant origin, copied
 //!   blocks; the per-shingle origins, origin counts and novel segments left empty), so
 //!   that a document revised again and again does not store its whole result each
 //!   time. The format is the same, so every build reads both.
-//! - the revision queue (issue 32), in `meta` under `revise_queue/` + document (8):
+//! - the revision queue, in `meta` under `revise_queue/` + document (8):
 //!   the cause (8). The documents a take-over would revise beyond its budget wait here,
 //!   written in the causing document's batch; a document queued again (back-dated
 //!   again) is one entry, with its newest cause: it is re-analysed once. An entry goes
@@ -33,7 +33,7 @@ fn queue_key(seq: u64) -> Vec<u8> {
     [QUEUE, &seq.to_be_bytes()[..]].concat()
 }
 
-/// A partition's record of every revision a document made (issue 37).
+/// A partition's record of every revision a document made.
 const MADE: &[u8] = b"revisions_made/";
 
 fn made_key(cause: u64) -> Vec<u8> {
@@ -49,13 +49,13 @@ pub struct Revision {
     pub before: DocResult,
 }
 
-/// What a document's arrival revised (issue 32): the revisions made within its budget,
+/// What a document's arrival revised: the revisions made within its budget,
 /// and the documents left for the revision queue.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Revisions {
     pub done: Vec<Revised>,
     pub queued: Vec<u64>,
-    /// Of a partition's document (issue 37): the revisions of other partitions'
+    /// Of a partition's document: the revisions of other partitions'
     /// documents, which their owners store (recorded here with the others, for the
     /// document's outcome: [`Store::revisions_made_by`]).
     pub elsewhere: Vec<Revised>,
@@ -125,7 +125,7 @@ impl Store {
         b.put_cf(self.cf(CF_META), made_key(cause), encode(&all));
     }
 
-    /// Every revision document `cause` made, as a partition recorded it (issue 37).
+    /// Every revision document `cause` made, as a partition recorded it.
     pub fn revisions_made_by(&self, cause: u64) -> Result<Vec<Revised>> {
         let Some(v) = self.get(CF_META, &made_key(cause))? else { return Ok(Vec::new()) };
         let all: Vec<(u64, DocResult, DocResult)> = self.decode("revisions made", &v)?;

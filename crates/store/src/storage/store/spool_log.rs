@@ -39,7 +39,7 @@ impl AdmissionKey {
     }
 }
 
-/// The admission key of one document (issue 21, items 8 and 9): xxh3-128 of `doc`,
+/// The admission key of one document: xxh3-128 of `doc`,
 /// the name of the file it came from (without directories), its name, text, URL and
 /// date, and how many documents of that file with the same content came before it.
 /// Stored with the document, it lets a file given again (fixed after some of its
@@ -106,7 +106,7 @@ pub struct Admit {
     /// When it arrived, in milliseconds since the epoch, if it was admitted elsewhere
     /// (a sharded deployment's submission, whose workers order by it): else now.
     pub arrival_ms: Option<u64>,
-    /// Its id, when a partition of a deployment stores it (the log's; issue 37): else
+    /// Its id, when a partition of a deployment stores it (the log's): else
     /// the store's next.
     pub seq: Option<u64>,
 }
@@ -183,7 +183,7 @@ impl FileAdmission {
 
 /// An input document that failed to be stored (`ingest`, Python; schema 15), under its
 /// source: what lets the outputs that pair with the input files give it a line
-/// (issue 35: Dolma's mixer reads documents and attributes line by line).
+/// (Dolma's mixer reads documents and attributes line by line).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DocFailure {
     /// Its `id` as JSON text (a string's quotes kept), when it was read.

@@ -1,4 +1,4 @@
-//! Site templates' records (issue 54, [`textorigin_core::engine::template`]), in
+//! Site templates' records ([`textorigin_core::engine::template`]), in
 //! `meta`:
 //!
 //! - `tpl/l/` + site (u64 BE) + line hash (u64 BE) → [`LineCount`]: the pages of the
