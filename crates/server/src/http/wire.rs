@@ -1,9 +1,10 @@
 //! The inspector's connections: accepted by one listener thread, each read and answered
 //! on a thread of its own within deadlines, handled by at most `workers` at once.
 //!
-//! **Slow clients cost a thread, never a handler, and never for long** (68
-//! connections sending a byte every 2 s used to hold the 4 workers and fill the queue,
-//! so that other clients timed out or got 503). A request goes through:
+//! **Slow clients cost a thread, never a handler, and never for long** (were a
+//! handler held while a request is read, 68 connections sending a byte every 2 s would
+//! hold 4 workers and fill the queue, and other clients would time out or get 503). A
+//! request goes through:
 //! 1. its head, parsed by `httparse`, within [`HEAD_DEADLINE`] in all (not per read);
 //! 2. the `Host` it is sent to, one of the names the server answers to (421 otherwise),
 //!    and the `Origin` of a browser's request, one of those too (403 otherwise): a page
