@@ -17,7 +17,7 @@
 //! stored documents after it with their answers read again from the log; feedback
 //! already in the log is not appended again.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,7 @@ use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_store::input::InputDoc;
 use textorigin_store::intake::Policy;
-use textorigin_store::storage::datadir::{Budget, DataDir, DataDirError, Part};
+use textorigin_store::storage::datadir::{Budget, DataDir, DataDirError, Part, Preparer};
 use textorigin_store::storage::stage::{StageError, TableStage};
 use textorigin_store::storage::store::{Admit, Via};
 use textorigin_store::storage::table_file::Mapped;
@@ -340,63 +340,8 @@ pub fn run(
     every: Duration,
     mut progress: impl FnMut(u64),
 ) -> Result<AggregatorSummary> {
-    let meta = read_meta(log)?;
-    if partition >= meta.partitions {
-        return Err(ClusterError::NoPartition { partition, partitions: meta.partitions });
-    }
-    let root = dir.to_path_buf();
-    let dir = &meta.partition_dir(dir, partition);
-    let mut stage = Remote::new(log, &meta, partition)?;
-    let waits = stage.state.clone();
-    let results = results_stream(partition);
-    let outcomes = Arc::new(Mutex::new(log.appends(&results, &subject(&results))));
-    // What others may wait for goes to the log before a read waits.
-    let flush = {
-        let (waits, outcomes) = (waits.clone(), outcomes.clone());
-        move || -> Result<()> {
-            waits.lock().unwrap_or_else(|p| p.into_inner()).feedback.flush()?;
-            Ok(outcomes.lock().unwrap_or_else(|p| p.into_inner()).flush()?)
-        }
-    };
-    // Of several partitions, each knows the others' documents through its book.
-    let book =
-        (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, (partition, root), Box::new(flush.clone()))));
-    if let Some(b) = &book {
-        rebuild(log, &meta, (partition, dir), (&stage, b), &mut outcomes.lock().unwrap_or_else(|p| p.into_inner()))?;
-    }
-    if let Some(r) = DataDir::recover_with(dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
-        tracing::info!(
-            from = r.from_checkpoint,
-            replayed = r.replayed,
-            mismatches = r.mismatches,
-            "recovered the data directory from the log"
-        );
-    }
-    let mut dd = DataDir::open_write_aggregator(dir, &Overrides::default())?;
-    if *dd.config() != meta.config {
-        return Err(ClusterError::MetaDiffers { stored: meta.config.canonical(), requested: dd.config().canonical() });
-    }
-    if !Searched::new(&meta.config).searches_with(dd.neardup_config(), dd.quote_config()) {
-        return Err(ClusterError::MetaDiffers {
-            stored: "the default near-duplicate and quotation parameters (the shard workers search with them)".into(),
-            requested: format!("{:?} {:?}", dd.neardup_config(), dd.quote_config()),
-        });
-    }
-    dd.set_stage(Box::new(stage));
-    dd.set_policy(Policy {
-        // The log holds what submission admitted: a document is never refused here
-        // (its id is taken), whatever a later build thinks of its date.
-        undated_bad_dates: true,
-        // Its dates take entries over (as the workers decide), and every revision is
-        // made before its cause is stored: the workers look them up at that point only.
-        take_over: vec![Via::Cluster],
-        revision_budget: Budget::UNLIMITED,
-    });
-    if let Some(b) = &book {
-        dd.set_elsewhere(b.clone());
-    }
-    let mut preparer = dd.preparer();
-    let mut last = dd.store().next_seq().map_err(DataDirError::from)? - 1;
+    let mut p = Partition::open(log, dir, partition)?;
+    let mut last = p.dd.store().next_seq().map_err(DataDirError::from)? - 1;
     let mut docs = log.reader(DOCS, last + 1)?;
     let mut checkpointed = Instant::now();
     let mut docs_secs = 0.0;
@@ -406,22 +351,134 @@ pub fn run(
             Some(message) => message,
             None => {
                 // Nothing to do until it comes: what others may wait for goes first.
-                flush()?;
+                p.flush()?;
                 docs.read()?
             }
         };
         docs_secs += started.elapsed().as_secs_f64();
-        let doc = Doc::decode(&bytes)?;
+        let stored = p.apply(seq, Doc::decode(&bytes)?)?;
+        last = seq;
+        if !stored {
+            continue;
+        }
+        progress(seq);
+        // A partition's slots are written right after one of its documents: a restart
+        // begins there (`rebuild`).
+        if checkpointed.elapsed() >= every {
+            checkpointed = Instant::now();
+            p.checkpoint(seq)?;
+        }
+    }
+    p.close(last, docs_secs)
+}
+
+/// One partition at work (the aggregator, when it is the only one): its data directory
+/// with the shard workers as its table stage, and, of several, its book of the other
+/// partitions' documents and the outcomes it appends for them.
+struct Partition<'a> {
+    log: &'a Log,
+    meta: Meta,
+    partition: u32,
+    /// Its data directory.
+    dir: PathBuf,
+    dd: DataDir,
+    preparer: Preparer,
+    book: Option<Arc<Book>>,
+    /// The stage's state, for what it waited.
+    waits: Arc<Mutex<State>>,
+    outcomes: Arc<Mutex<Appends>>,
+}
+
+/// Sends to the log what other processes may wait for: the feedback and the outcomes
+/// appended so far.
+fn flush(waits: &Mutex<State>, outcomes: &Mutex<Appends>) -> Result<()> {
+    waits.lock().unwrap_or_else(|p| p.into_inner()).feedback.flush()?;
+    Ok(outcomes.lock().unwrap_or_else(|p| p.into_inner()).flush()?)
+}
+
+impl<'a> Partition<'a> {
+    /// Opens partition `partition` of the deployment in `log`, whose results are in
+    /// `root`: a partition of several rebuilds its book and table first ([`rebuild`]),
+    /// the data directory recovers from the log and is opened, checked against the
+    /// deployment's configuration and searches, and given the deployment's intake policy.
+    fn open(log: &'a Log, root: &Path, partition: u32) -> Result<Partition<'a>> {
+        let meta = read_meta(log)?;
+        if partition >= meta.partitions {
+            return Err(ClusterError::NoPartition { partition, partitions: meta.partitions });
+        }
+        let dir = meta.partition_dir(root, partition);
+        let mut stage = Remote::new(log, &meta, partition)?;
+        let waits = stage.state.clone();
+        let results = results_stream(partition);
+        let outcomes = Arc::new(Mutex::new(log.appends(&results, &subject(&results))));
+        // Of several partitions, each knows the others' documents through its book,
+        // which sends what others may wait for to the log before a read waits.
+        let book = (meta.partitions > 1).then(|| {
+            let (waits, outcomes) = (waits.clone(), outcomes.clone());
+            let flush = Box::new(move || flush(&waits, &outcomes));
+            Arc::new(Book::new(log, &meta, (partition, root.to_path_buf()), flush))
+        });
         if let Some(b) = &book {
+            let mut outcomes = outcomes.lock().unwrap_or_else(|p| p.into_inner());
+            rebuild(log, &meta, (partition, &dir), (&stage, b), &mut outcomes)?;
+        }
+        if let Some(r) = DataDir::recover_with(&dir, &mut stage, |_, _| std::ops::ControlFlow::Continue(()))? {
+            tracing::info!(
+                from = r.from_checkpoint,
+                replayed = r.replayed,
+                mismatches = r.mismatches,
+                "recovered the data directory from the log"
+            );
+        }
+        let mut dd = DataDir::open_write_aggregator(&dir, &Overrides::default())?;
+        if *dd.config() != meta.config {
+            return Err(ClusterError::MetaDiffers {
+                stored: meta.config.canonical(),
+                requested: dd.config().canonical(),
+            });
+        }
+        if !Searched::new(&meta.config).searches_with(dd.neardup_config(), dd.quote_config()) {
+            return Err(ClusterError::MetaDiffers {
+                stored: "the default near-duplicate and quotation parameters (the shard workers search with them)"
+                    .into(),
+                requested: format!("{:?} {:?}", dd.neardup_config(), dd.quote_config()),
+            });
+        }
+        dd.set_stage(Box::new(stage));
+        dd.set_policy(Policy {
+            // The log holds what submission admitted: a document is never refused here
+            // (its id is taken), whatever a later build thinks of its date.
+            undated_bad_dates: true,
+            // Its dates take entries over (as the workers decide), and every revision is
+            // made before its cause is stored: the workers look them up at that point only.
+            take_over: vec![Via::Cluster],
+            revision_budget: Budget::UNLIMITED,
+        });
+        if let Some(b) = &book {
+            dd.set_elsewhere(b.clone());
+        }
+        let preparer = dd.preparer();
+        Ok(Partition { log, meta, partition, dir, dd, preparer, book, waits, outcomes })
+    }
+
+    fn flush(&self) -> Result<()> {
+        flush(&self.waits, &self.outcomes)
+    }
+
+    /// Takes document `seq` of the log: stores it when it is this partition's (then
+    /// true), and, of several, tells the book about it (another partition's: its words
+    /// counted) and appends its outcome for the others.
+    fn apply(&mut self, seq: u64, doc: Doc) -> Result<bool> {
+        let dd = &mut self.dd;
+        if let Some(b) = &self.book {
             b.know(seq, &doc)?;
-            if meta.owner(seq).0 != partition {
+            if self.meta.owner(seq).0 != self.partition {
                 dd.count_words(seq, &doc.text)?;
-                last = seq;
-                continue;
+                return Ok(false);
             }
             // What the documents before it came to in the other partitions, as far as
             // its analysis needs them now.
-            b.before(seq, &mut dd)?;
+            b.before(seq, dd)?;
         }
         let arrived_ms = doc.arrived_ms;
         let input = InputDoc {
@@ -439,7 +496,7 @@ pub fn run(
             key_name: None, // the key was made at submission
         };
         let started = Instant::now();
-        let prepared = preparer.prepare(&input.text);
+        let prepared = self.preparer.prepare(&input.text);
         dd.add_prepare_time(started.elapsed().as_secs_f64());
         let admit =
             Admit { via: Some(Via::Cluster), arrival_ms: Some(arrived_ms), seq: Some(seq), ..Default::default() };
@@ -447,56 +504,59 @@ pub fn run(
         if stored.seq != seq {
             return Err(ClusterError::OutOfStep { what: "the aggregator's store", want: seq, got: stored.seq });
         }
-        last = seq;
-        progress(seq);
-        if book.is_some() {
+        if self.book.is_some() {
             textorigin_store::failpoint::hit("partition.after-store")
                 .map_err(|source| ClusterError::Io { what: "a partition's document stored", source })?;
             let made = dd.take_for_others();
             let revised = made.revised.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
             let outcome = encode(&Outcome { seq, result, revised });
-            outcomes.lock().unwrap_or_else(|p| p.into_inner()).push(meta.owner(seq).1, outcome)?;
+            self.outcomes.lock().unwrap_or_else(|p| p.into_inner()).push(self.meta.owner(seq).1, outcome)?;
         }
-        // A partition's slots are written right after one of its documents: a restart
-        // begins there (`rebuild`).
-        if checkpointed.elapsed() >= every {
-            checkpointed = Instant::now();
-            // The book as far as the slot's document: a restart reads no place or
-            // outcome before it from the log again.
-            if let Some(b) = &book {
-                b.settle(seq, &mut dd)?;
-            }
-            match dd.checkpoint() {
-                // A slot that cannot be written (a full disk) costs recovery time only.
-                Err(DataDirError::Checkpoint(e)) => {
-                    tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid")
-                }
-                r => drop(r?),
-            }
-            let name = partition_name(&meta, partition);
-            let id = dd.store().id().map_err(DataDirError::from)?;
-            let (bound, whole_log) = match &book {
-                Some(b) => (b.bound(), !b.reads_stores()?),
-                None => (u64::MAX, false),
-            };
-            crate::deploy::publish_position(log, &name, dir, id, bound, whole_log)?;
+        Ok(true)
+    }
+
+    /// Writes a checkpoint slot right after its document `seq` (the book first, as far
+    /// as that document: a restart reads no place or outcome before it from the log
+    /// again) and says the position in the log.
+    fn checkpoint(&mut self, seq: u64) -> Result<()> {
+        if let Some(b) = &self.book {
+            b.settle(seq, &mut self.dd)?;
         }
+        match self.dd.checkpoint() {
+            // A slot that cannot be written (a full disk) costs recovery time only.
+            Err(DataDirError::Checkpoint(e)) => {
+                tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid")
+            }
+            r => drop(r?),
+        }
+        let name = partition_name(&self.meta, self.partition);
+        let id = self.dd.store().id().map_err(DataDirError::from)?;
+        let (bound, whole_log) = match &self.book {
+            Some(b) => (b.bound(), !b.reads_stores()?),
+            None => (u64::MAX, false),
+        };
+        crate::deploy::publish_position(self.log, &name, &self.dir, id, bound, whole_log)
     }
-    flush()?;
-    if let Some(b) = &book {
-        b.write_to(dd.store())?;
+
+    /// Ends the run: what others may wait for sent, the book kept in the store, the
+    /// data directory closed; what it did, `last` the last document handled.
+    fn close(self, last: u64, docs_secs: f64) -> Result<AggregatorSummary> {
+        self.flush()?;
+        if let Some(b) = &self.book {
+            b.write_to(self.dd.store())?;
+        }
+        let times = self.dd.stage_times();
+        self.dd.close()?;
+        let waits = self.waits.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(AggregatorSummary {
+            last,
+            times,
+            docs_secs,
+            answers_secs: waits.answers_secs,
+            feedback_secs: waits.feedback_secs,
+            book: self.book.map(|b| b.counts()),
+        })
     }
-    let times = dd.stage_times();
-    dd.close()?;
-    let waits = waits.lock().unwrap_or_else(|p| p.into_inner());
-    Ok(AggregatorSummary {
-        last,
-        times,
-        docs_secs,
-        answers_secs: waits.answers_secs,
-        feedback_secs: waits.feedback_secs,
-        book: book.map(|b| b.counts()),
-    })
 }
 
 /// How a partition of several restarts: `book` goes on from what its store kept of it,
