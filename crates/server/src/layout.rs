@@ -50,3 +50,35 @@ pub fn create(spool: &Path) -> Result<(), IoError> {
     }
     Ok(())
 }
+
+/// Longest file name kept in `failed/` and `done/`: room for `.reason` and a
+/// counter within NAME_MAX (255 bytes).
+pub const MAX_KEPT_NAME: usize = 200;
+
+/// A name for `name` in `dir` that is short enough for its `.reason` beside it and not
+/// taken: long names are cut (at a character boundary), taken ones get `.1`, `.2`, ...
+pub fn free_name(dir: &Path, name: &std::ffi::OsStr) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = name.as_bytes();
+    let mut cut = bytes.len().min(MAX_KEPT_NAME);
+    while cut < bytes.len() && (bytes[cut] & 0xC0) == 0x80 {
+        cut -= 1; // not inside a UTF-8 sequence
+    }
+    let base = std::ffi::OsString::from_vec(bytes[..cut].to_vec());
+    let taken = |n: &std::ffi::OsStr| {
+        let mut reason = n.to_os_string();
+        reason.push(".reason");
+        dir.join(n).symlink_metadata().is_ok() || dir.join(reason).symlink_metadata().is_ok()
+    };
+    if !taken(&base) {
+        return base;
+    }
+    (1u64..)
+        .map(|i| {
+            let mut n = base.clone();
+            n.push(format!(".{i}"));
+            n
+        })
+        .find(|n| !taken(n))
+        .expect("a free name")
+}

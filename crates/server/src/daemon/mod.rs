@@ -40,6 +40,7 @@
 //! checkpoint and exit 0; SIGHUP reopens the log file. One daemon per data directory
 //! (RocksDB's lock).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -135,38 +136,6 @@ pub enum DaemonError {
 }
 
 type Result<T> = std::result::Result<T, DaemonError>;
-
-/// Longest file name kept in `failed/` and `done/`: room for `.reason` and a
-/// counter within NAME_MAX (255 bytes).
-const MAX_KEPT_NAME: usize = 200;
-
-/// A name for `name` in `dir` that is short enough for its `.reason` beside it and not
-/// taken: long names are cut (at a character boundary), taken ones get `.1`, `.2`, ...
-fn free_name(dir: &Path, name: &std::ffi::OsStr) -> std::ffi::OsString {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let bytes = name.as_bytes();
-    let mut cut = bytes.len().min(MAX_KEPT_NAME);
-    while cut < bytes.len() && (bytes[cut] & 0xC0) == 0x80 {
-        cut -= 1; // not inside a UTF-8 sequence
-    }
-    let base = std::ffi::OsString::from_vec(bytes[..cut].to_vec());
-    let taken = |n: &std::ffi::OsStr| {
-        let mut reason = n.to_os_string();
-        reason.push(".reason");
-        dir.join(n).symlink_metadata().is_ok() || dir.join(reason).symlink_metadata().is_ok()
-    };
-    if !taken(&base) {
-        return base;
-    }
-    (1u64..)
-        .map(|i| {
-            let mut n = base.clone();
-            n.push(format!(".{i}"));
-            n
-        })
-        .find(|n| !taken(n))
-        .expect("a free name")
-}
 
 /// A pause that doubles from 1 s up to [`MAX_BACKOFF`] while something keeps failing,
 /// and starts again from 1 s once it works: the one back-off of the daemon (a spool
@@ -314,7 +283,7 @@ struct Daemon<'a> {
     watcher: notify::RecommendedWatcher,
     wakeups: crossbeam_channel::Receiver<()>,
     /// Files that could not be processed, and when they are tried again.
-    retry: std::collections::HashMap<PathBuf, Instant>,
+    retry: HashMap<PathBuf, Instant>,
     backoff: Backoff,
 }
 
@@ -387,7 +356,7 @@ pub fn serve(
         new_dir,
         watcher,
         wakeups,
-        retry: std::collections::HashMap::new(),
+        retry: HashMap::new(),
         backoff: Backoff::default(),
     };
     d.share(Some(&dd));
@@ -569,13 +538,39 @@ impl Daemon<'_> {
         batch: Vec<PathBuf>,
         stop: &AtomicBool,
     ) -> Result<Vec<PathBuf>> {
+        let (outcomes, marks) = self.admit(dd, parsers, batch, stop)?;
+        if dd.poisoned() {
+            // A store write failed (a real full disk leaves RocksDB's writer in error, so
+            // no fsync can follow): no group commit, and every file of the batch stays in
+            // the spool. After recovery, the documents stored before the failure are
+            // recognised by their admission records and not stored twice.
+            return Ok(outcomes.into_iter().map(|(path, _)| path).collect());
+        }
+        self.commit(dd, outcomes, marks)
+    }
+
+    /// Reads, prepares and admits the batch's files in order (the pipeline: a reader, the
+    /// parser threads, this thread applying), until its end or `stop`: each file's
+    /// outcome (a file cut short, and those not reached, stay in the spool), and the
+    /// HTTP marks of the files submitted over HTTP.
+    fn admit(
+        &mut self,
+        dd: &mut DataDir,
+        parsers: &Parsers,
+        batch: Vec<PathBuf>,
+        stop: &AtomicBool,
+    ) -> Result<(Vec<(PathBuf, Outcome)>, HashMap<PathBuf, PathBuf>)> {
         let mut outcomes = Vec::new();
         let mut current: Option<spool::Admitting> = None;
         let mut fatal = None;
-        // Files submitted over HTTP: their marks go once the files leave the spool.
-        let mut marks = std::collections::HashMap::new();
-        let marks_dir = layout::marks(&self.opt.spool);
-        let items = spool::items(batch, parsers.limits, dd.shared_store(), marks_dir, Arc::clone(&self.opt.budget));
+        let mut marks = HashMap::new();
+        let items = spool::items(
+            batch,
+            parsers.limits,
+            dd.shared_store(),
+            layout::marks(&self.opt.spool),
+            Arc::clone(&self.opt.budget),
+        );
         let run = textorigin_store::pipeline::ordered_map(
             parsers.threads,
             &parsers.preparer,
@@ -598,19 +593,7 @@ impl Daemon<'_> {
                         let applied = admitting.doc(dd, d);
                         self.opt.applying.store(false, Ordering::SeqCst);
                         drop(grant); // its text analysed: its bytes are free again
-                        applied.and_then(|stored| {
-                            if stored {
-                                self.status.documents_applied_this_run += 1;
-                                self.since_checkpoint += 1;
-                                if self.last_progress.elapsed() >= PROGRESS_EVERY {
-                                    self.publish_progress(dd)?;
-                                }
-                            }
-                            if self.since_checkpoint >= self.opt.checkpoint_docs && !dd.poisoned() {
-                                self.checkpoint(dd)?;
-                            }
-                            Ok(())
-                        })
+                        applied.and_then(|stored| self.applied(dd, stored))
                     }
                     spool::Ready::End => match current.take() {
                         Some(admitting) => admitting.end(dd).map(|o| outcomes.push(o)),
@@ -637,15 +620,35 @@ impl Daemon<'_> {
             return Err(e);
         }
         run.map_err(|_| DaemonError::ParserDied)?;
-        if dd.poisoned() {
-            // A store write failed (a real full disk leaves RocksDB's writer in error, so
-            // no fsync can follow): no group commit, and every file of the batch stays in
-            // the spool. After recovery, the documents stored before the failure are
-            // recognised by their admission records and not stored twice.
-            return Ok(outcomes.into_iter().map(|(path, _)| path).collect());
+        Ok((outcomes, marks))
+    }
+
+    /// After a document was admitted (`stored`: stored, not failed or skipped): the
+    /// progress published now and then, a checkpoint when enough documents are applied.
+    fn applied(&mut self, dd: &mut DataDir, stored: bool) -> Result<()> {
+        if stored {
+            self.status.documents_applied_this_run += 1;
+            self.since_checkpoint += 1;
+            if self.last_progress.elapsed() >= PROGRESS_EVERY {
+                self.publish_progress(dd)?;
+            }
         }
-        // Group commit: the documents are durable before their files leave the spool. A
-        // failed fsync leaves unknown state behind: stop; the restart recovers.
+        if self.since_checkpoint >= self.opt.checkpoint_docs && !dd.poisoned() {
+            self.checkpoint(dd)?;
+        }
+        Ok(())
+    }
+
+    /// Group commit: the batch's documents made durable before their files leave the
+    /// spool (a failed fsync leaves unknown state behind: stop; the restart recovers),
+    /// then the files moved and their HTTP marks removed, the progress published and a
+    /// checkpoint written when one is due. Returns the files kept for a retry.
+    fn commit(
+        &mut self,
+        dd: &mut DataDir,
+        outcomes: Vec<(PathBuf, Outcome)>,
+        mut marks: HashMap<PathBuf, PathBuf>,
+    ) -> Result<Vec<PathBuf>> {
         textorigin_store::failpoint::hit("store.sync")
             .map_err(|e| StoreError::Io { path: dd.store().path().to_path_buf(), source: e })
             .and_then(|()| dd.store().sync())
@@ -695,7 +698,7 @@ impl Daemon<'_> {
                     self.status.files_admitted += 1;
                     if self.opt.keep {
                         let _ = std::fs::create_dir_all(spool.join(layout::DONE)); // removed meanwhile?
-                        let to = spool.join(layout::DONE).join(free_name(&spool.join(layout::DONE), &name));
+                        let to = spool.join(layout::DONE).join(layout::free_name(&spool.join(layout::DONE), &name));
                         std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))
                     } else {
                         std::fs::remove_file(&path).io(|| format!("cannot remove {}", path.display()))
@@ -706,7 +709,7 @@ impl Daemon<'_> {
                     touched_failed = true;
                     let failed = spool.join(layout::FAILED);
                     let _ = std::fs::create_dir_all(&failed); // removed meanwhile?
-                    let target = failed.join(free_name(&failed, &name));
+                    let target = failed.join(layout::free_name(&failed, &name));
                     let mut reason_path = target.clone().into_os_string();
                     reason_path.push(".reason");
                     let reason_path = PathBuf::from(reason_path);
