@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use crate::error::{IoContext, IoError};
 use crate::input::InputDoc;
-use crate::intake::Policy;
+use crate::intake::{self, Policy};
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store};
 use crate::storage::store::{Found, StoreError};
@@ -58,6 +58,16 @@ pub use crate::intake::{Budget, DocError, DEFAULT_REVISION_BUDGET, DEFAULT_TAKE_
 pub use error::DataDirError;
 pub use partition::{partition_path, ForOthers, Part};
 pub use rebuild::{RebuildOptions, Rebuilt};
+
+/// Where a document admitted now stands ([`DataDir::place`]).
+struct Placed {
+    seq: u64,
+    /// Its place in publication order.
+    time: i64,
+    /// It keeps arrival order, its date kept (its way in may not take origins over).
+    by_arrival: bool,
+    arrival_ms: u64,
+}
 
 /// What a recovery did ([`DataDir::recover`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -480,19 +490,8 @@ impl DataDir {
             return Err(DataDirError::Poisoned);
         }
         let text_hash = prepared.text_hash();
-        // Read once: checked here, ordered by below, unless its way in may not take
-        // origins over (it then stands in arrival order, its date kept).
-        let published = crate::intake::admissible(doc, !prepared.is_empty(), self.policy.undated_bad_dates)?;
-        let by_arrival = published.is_some() && admit.via.is_some_and(|v| !self.policy.take_over.contains(&v));
-        let published = published.filter(|_| !by_arrival);
+        let Placed { seq, time, by_arrival, arrival_ms } = self.place(doc, !prepared.is_empty(), &admit)?;
         let (start, before) = (Instant::now(), self.times);
-        let seq = admit.seq.map_or_else(|| self.store.next_seq(), Ok)?;
-        if self.last_arrival_ms == 0 {
-            self.last_arrival_ms = self.store.docs_newest_first().next().transpose()?.map_or(0, |m| m.ingested_at_ms);
-        }
-        let now = crate::clock::now_ms();
-        let arrival_ms = admit.arrival_ms.unwrap_or(now.max(self.last_arrival_ms));
-        let time = published.unwrap_or(crate::storage::store::documents::arrival_time(arrival_ms));
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let site = site_of(self.engine.config(), doc.url.as_deref(), doc.meta.as_deref(), &doc.source, admit.via);
         let analysed = analyse(
@@ -536,21 +535,19 @@ impl DataDir {
             date_field: doc.date_field,
         };
         let record = self.stage.record(seq);
+        let write = DocumentWrite {
+            meta: &meta,
+            text: &doc.text,
+            result: &result,
+            nd: nd.as_ref(),
+            q: q.as_ref(),
+            revised: &revised,
+            stage: record.as_deref(),
+            templates: Some(&templates),
+        };
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })
-            .and_then(|()| {
-                let write = DocumentWrite {
-                    meta: &meta,
-                    text: &doc.text,
-                    result: &result,
-                    nd: nd.as_ref(),
-                    q: q.as_ref(),
-                    revised: &revised,
-                    stage: record.as_deref(),
-                    templates: Some(&templates),
-                };
-                self.store.put_admitted_document(&write, admit)
-            });
+            .and_then(|()| self.store.put_admitted_document(&write, admit));
         self.times.store += lap(&mut t);
         if let Err(source) = written {
             self.poisoned = true;
@@ -567,6 +564,23 @@ impl DataDir {
             }
         }
         Ok((meta, result))
+    }
+
+    /// Where a document admitted now stands (`has_terms`: its text holds a term): its
+    /// id, and its place in publication order, its date unless its way in may not take
+    /// origins over (it then stands in arrival order, its date kept), else its arrival
+    /// (never before the previous document's). Refused as [`intake::admissible`] says.
+    fn place(&mut self, doc: &InputDoc, has_terms: bool, admit: &Admit) -> Result<Placed> {
+        let published = intake::admissible(doc, has_terms, self.policy.undated_bad_dates)?;
+        let by_arrival = published.is_some() && admit.via.is_some_and(|v| !self.policy.take_over.contains(&v));
+        let published = published.filter(|_| !by_arrival);
+        let seq = admit.seq.map_or_else(|| self.store.next_seq(), Ok)?;
+        if self.last_arrival_ms == 0 {
+            self.last_arrival_ms = self.store.docs_newest_first().next().transpose()?.map_or(0, |m| m.ingested_at_ms);
+        }
+        let arrival_ms = admit.arrival_ms.unwrap_or(crate::clock::now_ms().max(self.last_arrival_ms));
+        let time = published.unwrap_or(crate::storage::store::documents::arrival_time(arrival_ms));
+        Ok(Placed { seq, time, by_arrival, arrival_ms })
     }
 
     /// Revises documents of the revision queue (the take-overs' re-analyses
