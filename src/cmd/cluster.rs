@@ -3,8 +3,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use textorigin_cluster::log::Log;
 use textorigin_cluster as cluster;
+use textorigin_cluster::log::Log;
 use textorigin_cluster::{Submitted, Trimmed};
 
 use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
@@ -178,7 +178,7 @@ struct UnionArgs {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     match a.command {
-        Command::Init(a) => init(a),
+        Command::Init(a) => init(*a),
         Command::Submit(a) => submit(a),
         Command::Worker(a) => worker(a),
         Command::Aggregate(a) => aggregate(a),
@@ -251,13 +251,8 @@ fn aggregate(a: AggregateArgs) -> Result<ExitCode> {
     let s = cluster::aggregate::run(&log, &a.data.dir, a.partition, a.until, seconds(a.checkpoint_secs)?, |seq| {
         tracing::debug!(seq, "stored")
     })?;
-    let stages: Vec<String> = s
-        .times
-        .named()
-        .iter()
-        .filter(|x| x.0 != "table")
-        .map(|(name, secs)| format!("{name} {secs:.2}"))
-        .collect();
+    let stages: Vec<String> =
+        s.times.named().iter().filter(|x| x.0 != "table").map(|(name, secs)| format!("{name} {secs:.2}")).collect();
     // A partition's: how many of its documents waited for every outcome before
     // them, and how many outcomes were read when an analysis asked for them.
     let book = s.book.map_or(String::new(), |b| {
@@ -314,10 +309,7 @@ fn trim(a: TrimArgs) -> Result<ExitCode> {
 
 /// `cluster status`: where every process is, and how fast it goes.
 fn status(a: StatusArgs) -> Result<ExitCode> {
-    anyhow::ensure!(
-        a.interval > 0.0 && a.interval.is_finite(),
-        "--interval must be a positive number of seconds"
-    );
+    anyhow::ensure!(a.interval > 0.0 && a.interval.is_finite(), "--interval must be a positive number of seconds");
     let log = Log::connect(&a.nats.nats, 1)?;
     let (_, before) = cluster::status(&log)?;
     std::thread::sleep(std::time::Duration::from_secs_f64(a.interval));
@@ -353,10 +345,8 @@ fn status(a: StatusArgs) -> Result<ExitCode> {
         })
         .collect();
     a.format.print(&Out { documents, processes }, |o| {
-        let mut s = format!(
-            "documents in the log: {}\nprocess        done       lag    docs/s  checkpoint\n",
-            o.documents
-        );
+        let mut s =
+            format!("documents in the log: {}\nprocess        done       lag    docs/s  checkpoint\n", o.documents);
         for r in &o.processes {
             let mut cp = r.checkpoint.map_or("none yet".to_string(), |c| format!("#{c}"));
             if r.whole_log {
@@ -380,8 +370,7 @@ fn union(a: UnionArgs) -> Result<ExitCode> {
         stats: textorigin_core::table::TableStats,
     }
     let out = Out { table_digest: format!("{:016x}", table.digest()), stats: table.stats() };
-    a.format
-        .print(&out, |o| format!("table digest {} over {} document(s)\n", o.table_digest, o.stats.documents))?;
+    a.format.print(&out, |o| format!("table digest {} over {} document(s)\n", o.table_digest, o.stats.documents))?;
     Ok(ExitCode::SUCCESS)
 }
 

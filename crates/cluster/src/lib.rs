@@ -74,4 +74,3 @@ pub enum ClusterError {
 }
 
 pub(crate) type Result<T> = std::result::Result<T, ClusterError>;
-

@@ -287,6 +287,14 @@ struct Daemon<'a> {
     backoff: Backoff,
 }
 
+/// What admitting a batch's files came to ([`Daemon::admit`]).
+struct Admitted {
+    /// Each file's outcome, in order.
+    outcomes: Vec<(PathBuf, Outcome)>,
+    /// The files submitted over HTTP, with their marks.
+    marks: HashMap<PathBuf, PathBuf>,
+}
+
 /// The parser threads' work: the documents of a batch's files, read as they are taken,
 /// prepared on `threads` threads ([`textorigin_store::pipeline`]) and handed over in
 /// order.
@@ -538,7 +546,7 @@ impl Daemon<'_> {
         batch: Vec<PathBuf>,
         stop: &AtomicBool,
     ) -> Result<Vec<PathBuf>> {
-        let (outcomes, marks) = self.admit(dd, parsers, batch, stop)?;
+        let Admitted { outcomes, marks } = self.admit(dd, parsers, batch, stop)?;
         if dd.poisoned() {
             // A store write failed (a real full disk leaves RocksDB's writer in error, so
             // no fsync can follow): no group commit, and every file of the batch stays in
@@ -559,7 +567,7 @@ impl Daemon<'_> {
         parsers: &Parsers,
         batch: Vec<PathBuf>,
         stop: &AtomicBool,
-    ) -> Result<(Vec<(PathBuf, Outcome)>, HashMap<PathBuf, PathBuf>)> {
+    ) -> Result<Admitted> {
         let mut outcomes = Vec::new();
         let mut current: Option<spool::Admitting> = None;
         let mut fatal = None;
@@ -620,7 +628,7 @@ impl Daemon<'_> {
             return Err(e);
         }
         run.map_err(|_| DaemonError::ParserDied)?;
-        Ok((outcomes, marks))
+        Ok(Admitted { outcomes, marks })
     }
 
     /// After a document was admitted (`stored`: stored, not failed or skipped): the
