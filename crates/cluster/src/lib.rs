@@ -7,7 +7,7 @@
 //! - [`log`]: the log, a blocking facade over `async-nats` with exactly-once appends.
 //! - [`wire`]: the streams and their messages.
 //! - [`deploy`]: a deployment's settings, creation, description, positions, trimming
-//!   and status; [`submit`]: admitting documents.
+//!   and status; [`mod@submit`]: admitting documents.
 //! - [`worker`]: a shard worker, [`aggregate`]: the aggregator.
 
 pub mod aggregate;
