@@ -11,7 +11,8 @@ use crate::pipeline::{ordered_map, WorkerDied};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::storage::datadir::{Budget, DataDir, DataDirError, Prepared, Preparer};
-use crate::storage::store::{Admit, DocFailure, DocumentKeys, Via};
+use crate::intake::file::{Admitted, FileAdmitting, Records};
+use crate::storage::store::Via;
 use crate::telemetry::StageTimes;
 
 /// What happened to one input, in input order.
@@ -148,10 +149,11 @@ pub fn ingest_inputs(
     let mut summary = Summary::default();
     let mut fatal = None;
     let preparer = dd.preparer();
-    // The file being read: its name, its documents' keys, and whether it held any.
-    let mut file: Option<(PathBuf, DocumentKeys, bool)> = None;
-    let empty_warning = |file: &Option<(PathBuf, DocumentKeys, bool)>, event: &mut dyn FnMut(Event)| {
-        if let Some((path, _, false)) = file {
+    let start = |name: Option<&[u8]>| FileAdmitting::start(name, via, Records::Batch { force });
+    // The file being read (its path), or the documents that came without one.
+    let mut file: (Option<PathBuf>, FileAdmitting) = (None, start(None));
+    let empty_warning = |file: &(Option<PathBuf>, FileAdmitting), event: &mut dyn FnMut(Event)| {
+        if let (Some(path), 0) = (&file.0, file.1.seen()) {
             event(Event::Warning(format!("{}: no documents", path.display())));
         }
     };
@@ -160,7 +162,7 @@ pub fn ingest_inputs(
             summary.interrupted = true;
             return false;
         }
-        match ready {
+        let (doc, prepared) = match ready {
             Ready::File(f) => {
                 empty_warning(&file, &mut event);
                 event(Event::File);
@@ -169,75 +171,54 @@ pub fn ingest_inputs(
                         let name = path
                             .file_name()
                             .map_or_else(|| path.as_os_str().as_bytes().to_vec(), |n| n.as_bytes().to_vec());
-                        Some((path, DocumentKeys::new(&name), false))
+                        let admitting = start(Some(&name));
+                        (Some(path), admitting)
                     }
                     Err(e) => {
                         summary.failed += 1;
                         event(Event::Failed(e.to_string()));
-                        None
+                        (None, start(None))
                     }
                 };
+                return true;
             }
-            Ready::Doc(Err(e)) => {
-                if let Some(f) = &mut file {
-                    f.2 = true;
-                }
-                summary.failed += 1;
-                let failure = DocFailure { id: e.id().map(str::to_string), reason: e.inner().to_string() };
-                if let Err(e) = dd.store().put_doc_failure(e.source(), &failure) {
-                    fatal = Some(e.into());
-                    return false;
-                }
-                event(Event::Failed(e.to_string()));
-                return !stop.failure;
-            }
+            Ready::Doc(Err(e)) => (Err(e), None),
             Ready::Doc(Ok(ready)) => {
                 let (doc, prepared, seconds) = *ready;
-                let key = file.as_mut().map(|f| {
-                    f.2 = true;
-                    f.1.next(&doc)
-                });
-                match key.map(|k| dd.store().admitted_document(k)).transpose() {
-                    Ok(Some(Some(seq))) if !force => {
-                        summary.skipped += 1;
-                        event(Event::Skipped(seq));
-                        return true;
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        fatal = Some(e.into());
-                        return false;
-                    }
-                }
-                for w in &doc.warnings {
-                    event(Event::Warning(w.clone()));
-                }
-                dd.add_prepare_time(seconds);
-                match dd.ingest_prepared(&doc, prepared, Admit { doc: key, via: Some(via), ..Admit::default() }) {
-                    Ok((meta, _)) => {
-                        summary.stored += 1;
-                        summary.text_bytes += doc.text.len() as u64;
-                        event(Event::Stored { seq: meta.seq, times: dd.stage_times() });
-                    }
-                    Err(e) if dd.poisoned() => {
-                        fatal = Some(e);
-                        return false;
-                    }
-                    Err(e) => {
-                        summary.failed += 1;
-                        let reason = crate::error::chain(&e);
-                        let failure = DocFailure { id: Some(doc_id(&doc)), reason: reason.clone() };
-                        if let Err(e) = dd.store().put_doc_failure(&doc.source, &failure) {
-                            fatal = Some(e.into());
-                            return false;
-                        }
-                        event(Event::Failed(reason));
-                        return !stop.failure;
-                    }
-                }
+                (Ok(doc), Some((prepared, seconds)))
+            }
+        };
+        let (prepared, seconds) = prepared.map_or((None, 0.0), |(p, s)| (Some(p), s));
+        let warnings = |event: &mut dyn FnMut(Event)| {
+            for w in doc.iter().flat_map(|d| &d.warnings) {
+                event(Event::Warning(w.clone()));
+            }
+        };
+        match file.1.doc(dd, doc.as_ref(), prepared, seconds) {
+            Ok(Admitted::Stored(meta)) => {
+                warnings(&mut event);
+                summary.stored += 1;
+                summary.text_bytes += meta.text_bytes;
+                event(Event::Stored { seq: meta.seq, times: dd.stage_times() });
+                true
+            }
+            Ok(Admitted::Before(seq)) => {
+                summary.skipped += 1;
+                event(Event::Skipped(seq));
+                true
+            }
+            Ok(Admitted::Failed(reason)) => {
+                warnings(&mut event);
+                summary.failed += 1;
+                event(Event::Failed(reason));
+                !stop.failure
+            }
+            Ok(Admitted::Earlier) => true,
+            Err(e) => {
+                fatal = Some(e.into_inner());
+                false
             }
         }
-        true
     });
     if fatal.is_none() && run.is_ok() && !summary.interrupted {
         empty_warning(&file, &mut event);
@@ -250,15 +231,5 @@ pub fn ingest_inputs(
     match fatal {
         Some(e) => Err(e.into()),
         None => Ok(run.map(|()| summary)?),
-    }
-}
-
-/// A document's id as JSON text (its name: a number's literal when the input gave a
-/// number), for its failure record.
-fn doc_id(doc: &InputDoc) -> String {
-    if doc.id_number {
-        doc.name.clone()
-    } else {
-        serde_json::Value::String(doc.name.clone()).to_string()
     }
 }

@@ -15,13 +15,11 @@ use std::path::{Path, PathBuf};
 
 use super::Result;
 use crate::budget::{Grant, MemoryBudget};
-use textorigin_store::clock::now_ms;
 use textorigin_store::error::IoContext;
 use textorigin_store::input::{file_docs, InputDoc, InputError, Limits};
-use textorigin_store::storage::datadir::{DataDir, DataDirError, Prepared, Preparer};
-use textorigin_store::storage::store::{
-    Admission, AdmissionKey, Admit, DocumentKeys, Failure, FileAdmission, Store, Via,
-};
+use textorigin_store::storage::datadir::{DataDir, Prepared, Preparer};
+use textorigin_store::intake::file::{fail_whole, AdmitError, Admitted, FileAdmitting, Records, MAX_FAILURE_RECORDS};
+use textorigin_store::storage::store::{AdmissionKey, FileAdmission, Store, Via};
 
 /// Entries of `dir` in name order (dot files skipped). Whatever they are (regular
 /// files, links, FIFOs, directories), [`open`] decides: nothing stays unseen.
@@ -119,10 +117,6 @@ fn many_documents(name: &str) -> bool {
     let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
     [".jsonl", ".ndjson", ".warc", ".wet", ".parquet"].iter().any(|e| name.ends_with(e))
 }
-
-/// Failure records kept for one file (and reasons in its `.reason`): a file of 50,000
-/// failing lines gets this many and a count of the rest.
-pub(super) const MAX_FAILURE_RECORDS: u32 = 100;
 
 /// What became of a spool file.
 pub(super) enum Outcome {
@@ -289,16 +283,11 @@ pub(super) fn prepare(preparer: &mut Preparer, item: Item) -> Ready {
     }
 }
 
-/// A spool file being admitted on the apply thread.
+/// A spool file being admitted on the apply thread ([`FileAdmitting`] with the spool's
+/// records), with the reasons for its `.reason` file.
 pub(super) struct Admitting {
     file: File,
-    /// The way its documents came in: HTTP for a file the HTTP server marked.
-    via: Via,
-    keys: DocumentKeys,
-    /// Documents of the file seen so far, and stored or failed before this run.
-    seen: u32,
-    done_before: u32,
-    failed: u32,
+    admitting: FileAdmitting,
     reasons: Vec<String>,
     /// A store write failed: the rest of the file waits in the spool.
     kept: bool,
@@ -320,11 +309,11 @@ impl Admitting {
                 b.failed()
             )]),
             &State::Docs(before) => {
-                let (done_before, failed) = before.map_or((0, 0), |b| (b.done(), b.failed()));
+                // The way its documents came in: HTTP for a file the HTTP server marked.
                 let via = if file.mark.is_some() { Via::Http } else { Via::Spool };
-                let keys = DocumentKeys::new(&file.raw_name);
-                let reasons = Vec::new();
-                return Ok(Ok(Admitting { file, via, keys, seen: 0, done_before, failed, reasons, kept: false }));
+                let records = Records::Spool { key: file.key, name: file.name.clone(), before };
+                let admitting = FileAdmitting::start(Some(&file.raw_name), via, records);
+                return Ok(Ok(Admitting { file, admitting, reasons: Vec::new(), kept: false }));
             }
         };
         Ok(Err((file.path, outcome)))
@@ -337,94 +326,57 @@ impl Admitting {
         dd: &mut DataDir,
         d: std::result::Result<Box<(InputDoc, Option<Prepared>)>, InputError>,
     ) -> Result<bool> {
-        let i = self.seen;
-        self.seen += 1;
-        // Every document's key is counted, those admitted before included, so that a
-        // repeated document gets the same occurrence number every time.
-        let doc_key = d.as_ref().ok().map(|ready| self.keys.next(&ready.0));
-        if i < self.done_before || self.kept {
+        if self.kept {
             return Ok(false);
         }
-        let (key, source) = (self.file.key, &self.file.source);
-        let admission = Admission { key, state: FileAdmission::Reading { done: i + 1, failed: self.failed } };
-        textorigin_store::failpoint::hit("admit.before-commit").io(|| "admission")?;
-        let mut stored = false;
-        let failure = match d {
+        let (doc, prepared) = match d {
             Ok(ready) => {
                 let (doc, prepared) = *ready;
-                for w in &doc.warnings {
-                    tracing::warn!(file = %source, warning = %w, "document stored with a warning");
-                }
-                let doc_key = doc_key.expect("a key for every document");
-                let prepared = prepared.expect("documents not admitted before are prepared");
-                let put = match dd.store().admitted_document(doc_key).map_err(DataDirError::from)? {
-                    Some(seq) => {
-                        tracing::info!(file = %source, document = %doc.name, id = seq, "stored before from a file of this name: skipped");
-                        dd.store().put_admission(admission).map_err(DataDirError::from)
-                    }
-                    None => {
-                        stored = true;
-                        dd.ingest_prepared(
-                            &doc,
-                            prepared,
-                            Admit {
-                                file: Some(admission),
-                                doc: Some(doc_key),
-                                via: Some(self.via),
-                                ..Admit::default()
-                            },
-                        )
-                        .map(|_| ())
-                    }
-                };
-                match put {
-                    Ok(()) => None,
-                    Err(DataDirError::Doc(e)) => {
-                        stored = false;
-                        Some(e.to_string())
-                    }
-                    Err(e) => {
-                        // A write error: leave the file; the next scan continues after what is stored.
-                        tracing::error!(file = %source, error = %textorigin_store::error::chain(&e), "store write failed; file left in the spool");
-                        self.kept = true;
-                        return Ok(false);
-                    }
-                }
+                (Ok(doc), prepared)
             }
-            Err(e) => Some(e.to_string()),
+            Err(e) => (Err(e), None),
         };
-        textorigin_store::failpoint::hit("admit.after-commit").io(|| "admission")?;
-        if let Some(reason) = failure {
-            self.failed += 1;
-            let admission = Admission { key, state: FileAdmission::Reading { done: i + 1, failed: self.failed } };
-            if self.failed <= MAX_FAILURE_RECORDS {
-                tracing::warn!(file = %source, %reason, "document failed");
-                let failure = Failure { file: self.file.name.clone(), reason: reason.clone(), at_ms: now_ms() };
-                dd.store().put_failure(Some(admission), &failure).map_err(DataDirError::from)?;
-                self.reasons.push(reason);
-            } else {
-                dd.store().put_admission(admission).map_err(DataDirError::from)?;
+        let source = &self.file.source;
+        let admitted = self.admitting.doc(dd, doc.as_ref(), prepared, 0.0);
+        if !matches!(admitted, Ok(Admitted::Earlier)) {
+            for w in doc.iter().flat_map(|d| &d.warnings) {
+                tracing::warn!(file = %source, warning = %w, "document stored with a warning");
             }
         }
-        Ok(stored)
+        match admitted {
+            Ok(Admitted::Stored(_)) => return Ok(true),
+            Ok(Admitted::Before(seq)) => {
+                let name = doc.as_ref().map(|d| d.name.as_str()).unwrap_or_default();
+                tracing::info!(file = %source, document = %name, id = seq, "stored before from a file of this name: skipped");
+            }
+            Ok(Admitted::Failed(reason)) if self.admitting.failed() <= MAX_FAILURE_RECORDS => {
+                tracing::warn!(file = %source, %reason, "document failed");
+                self.reasons.push(reason);
+            }
+            Ok(Admitted::Failed(_) | Admitted::Earlier) => {}
+            Err(AdmitError::Write(e)) => {
+                // A write error: leave the file; the next scan continues after what is stored.
+                tracing::error!(file = %source, error = %textorigin_store::error::chain(&e), "store write failed; file left in the spool");
+                self.kept = true;
+            }
+            Err(AdmitError::Fatal(e)) => return Err(e.into()),
+        }
+        Ok(false)
     }
 
     /// The file's documents ended: its last admission record (how many documents it
     /// held) and its outcome.
     pub(super) fn end(self, dd: &DataDir) -> Result<(PathBuf, Outcome)> {
-        let Admitting { file, seen, failed, mut reasons, kept, .. } = self;
+        let Admitting { file, admitting, mut reasons, kept } = self;
         if kept {
             return Ok((file.path, Outcome::Keep));
         }
-        if seen == 0 {
+        if admitting.seen() == 0 {
             let reason = format!("{}: no documents", file.source);
             let outcome = fail_file(dd, &file, reason)?;
             return Ok((file.path, outcome));
         }
-        let total = seen;
-        dd.store()
-            .put_admission(Admission { key: file.key, state: FileAdmission::Ended { total, failed } })
-            .map_err(DataDirError::from)?;
+        let (total, failed) = admitting.end(dd)?;
         let source = &file.source;
         if failed > MAX_FAILURE_RECORDS {
             reasons.push(format!(
@@ -451,15 +403,9 @@ impl Admitting {
 /// Records that a whole file failed (once: a file seen again after a crash finds its
 /// record).
 fn fail_file(dd: &DataDir, file: &File, reason: String) -> Result<Outcome> {
-    if dd.store().admitted(file.key).map_err(DataDirError::from)?.is_some() {
+    if !fail_whole(dd, file.key, &file.name, &reason)? {
         return Ok(Outcome::Failed(vec![format!("{reason} (recorded before)")]));
     }
     tracing::warn!(file = %file.source, %reason, "failed");
-    dd.store()
-        .put_failure(
-            Some(Admission { key: file.key, state: FileAdmission::Failed }),
-            &Failure { file: file.name.clone(), reason: reason.clone(), at_ms: now_ms() },
-        )
-        .map_err(DataDirError::from)?;
     Ok(Outcome::Failed(vec![reason]))
 }
