@@ -35,6 +35,7 @@ mod analysis;
 pub mod backup;
 mod error;
 mod names;
+mod open;
 #[cfg(test)]
 mod order_tests;
 mod partition;
@@ -52,7 +53,7 @@ mod tests;
 use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise, revise_one};
 pub use analysis::{sketch_and_sentences, Prepared, Preparer, Searches};
 use rebuild::restore_table;
-use settle::{refuse_feature_switch, settle_features};
+use open::{refuse_aggregator, table_params};
 
 pub use crate::intake::{Budget, DocError, DEFAULT_REVISION_BUDGET, DEFAULT_TAKE_OVER};
 pub use error::DataDirError;
@@ -128,38 +129,6 @@ pub struct DataDir {
 
 type Result<T> = std::result::Result<T, DataDirError>;
 
-/// The file that marks a sharded deployment's aggregator.
-const AGGREGATOR_MARK: &str = "cluster";
-
-/// An error when `dir` is a sharded deployment's aggregator, whose table phases must
-/// not run on its own (empty) table.
-fn refuse_aggregator(dir: &Path) -> Result<()> {
-    if dir.join(AGGREGATOR_MARK).exists() {
-        return Err(DataDirError::Aggregator(dir.to_path_buf()));
-    }
-    Ok(())
-}
-
-/// What the store of `dir` holds ([`Found::inspect`]); an error when it is gone but
-/// the table file is there: a store is created only with its data directory, never
-/// inside one that holds a table.
-fn store_found(dir: &Path) -> Result<Found> {
-    let dbp = db_path(dir);
-    let found = Found::inspect(&dbp);
-    if found == Found::Absent && table_path(dir).exists() {
-        let what = "it holds no data (no CURRENT, table files or logs) but the data directory has a table file".into();
-        return Err(StoreError::Damaged { path: dbp, what }.into());
-    }
-    Ok(found)
-}
-
-/// The table file's parameters for `store`'s configuration: one bucket for a sharded
-/// deployment's aggregator (its buckets are the workers'), else the configured table.
-fn table_params(store: &Store, cfg: &Config) -> Result<TableParams> {
-    let params = cfg.table_params();
-    Ok(if store.is_aggregator()? { params.with_one_bucket() } else { params })
-}
-
 fn table_path(dir: &Path) -> PathBuf {
     dir.join("table")
 }
@@ -226,199 +195,6 @@ impl DataDir {
     /// The quotation parameters this data directory was made with.
     pub fn quote_config(&self) -> &QuoteConfig {
         &self.q_cfg
-    }
-
-    /// Opens (or creates) `dir` for writing with the stored configuration plus
-    /// `overrides`; an override that differs from a stored value is an error.
-    pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
-        refuse_aggregator(dir)?;
-        Self::open_write_any(dir, overrides, false)
-    }
-
-    /// [`DataDir::open_write`] of a sharded deployment's aggregator (marked by
-    /// [`DataDir::mark_aggregator`]), or of a directory about to become one.
-    pub fn open_write_aggregator(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
-        Self::open_write_any(dir, overrides, true)
-    }
-
-    /// Marks `dir` as a sharded deployment's aggregator, described by `deployment`:
-    /// its table phases run elsewhere, so the commands that would run them here
-    /// (`ingest`, `serve`, `rebuild`) refuse it.
-    pub fn mark_aggregator(dir: &Path, deployment: &str) -> Result<()> {
-        let path = dir.join(AGGREGATOR_MARK);
-        std::fs::write(&path, format!("{deployment}\n")).io(|| format!("cannot write {}", path.display()))?;
-        std::fs::File::open(dir).and_then(|d| d.sync_all()).io(|| format!("cannot sync {}", dir.display()))?;
-        Ok(())
-    }
-
-    fn open_write_any(dir: &Path, overrides: &Overrides, aggregator: bool) -> Result<DataDir> {
-        std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
-        store_found(dir)?;
-        let store = Store::open(&db_path(dir))?;
-        // The store's flag is written before `cluster init` writes the file `cluster`:
-        // a directory whose init was cut off between the two is still an aggregator's.
-        match (aggregator, store.is_aggregator()?) {
-            (false, true) => return Err(DataDirError::Aggregator(dir.to_path_buf())),
-            (true, false) => {
-                if store.next_seq()? > 1 {
-                    return Err(DataDirError::NotEmpty(dir.to_path_buf()));
-                }
-                store.put_aggregator()?;
-                let _ = std::fs::remove_file(table_path(dir)); // a table of the configured size, with no document
-            }
-            _ => {}
-        }
-        let stored = store.config()?;
-        let base = stored.clone().unwrap_or_default();
-        let cfg = overrides.apply(&base)?;
-        if let Some(stored) = &stored {
-            refuse_feature_switch(dir, stored, &cfg)?;
-            if *stored != cfg {
-                return Err(DataDirError::ConfigDiffers {
-                    dir: dir.to_path_buf(),
-                    stored: stored.canonical(),
-                    requested: cfg.canonical(),
-                });
-            }
-        }
-        if stored.is_none() {
-            store.put_config(&cfg)?;
-        }
-        let (nd_cfg, q_cfg) = settle_features(dir, &store, overrides)?;
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
-        let tpath = table_path(dir);
-        let next = store.next_seq()?;
-        let params = table_params(&store, &cfg)?;
-        let table = if tpath.exists() {
-            match TableFile::open(&tpath, &params, true) {
-                Err(TableError::OlderFormat { found, .. }) => {
-                    tracing::warn!(
-                        format = found,
-                        "the table file is of an older format: rebuilding it from the stored documents"
-                    );
-                    Self::rebuild_with(dir, &store, &mut |_, _| {})?;
-                    TableFile::open(&tpath, &params, true)?
-                }
-                t => t?,
-            }
-        } else {
-            if next > 1 {
-                return Err(DataDirError::TableMissing(tpath));
-            }
-            TableFile::create(&tpath, &params)?
-        };
-        if table.stats().last_seq != next - 1 {
-            return Err(DataDirError::OutOfStep {
-                table: tpath,
-                table_last: table.stats().last_seq,
-                store_last: next - 1,
-                dir: dir.to_path_buf(),
-            });
-        }
-        Ok(Self::assemble(dir, store, table, cfg, (nd_cfg, q_cfg, shape), true))
-    }
-
-    /// A data directory of its parts, nothing applied yet since opening.
-    fn assemble(
-        dir: &Path,
-        store: Store,
-        table: TableFile,
-        cfg: Config,
-        (nd_cfg, q_cfg, shape): (NearDupConfig, QuoteConfig, IndexShape),
-        writable: bool,
-    ) -> DataDir {
-        let engine = Engine::new(cfg);
-        let preparer = Preparer::new(engine.clone(), nd_cfg.clone());
-        DataDir {
-            dir: dir.to_path_buf(),
-            store: Arc::new(store),
-            table,
-            engine,
-            nd_cfg,
-            q_cfg,
-            shape,
-            preparer,
-            writable,
-            poisoned: false,
-            times: StageTimes::default(),
-            quote_capped: 0,
-            latency: Latency::default(),
-            policy: Policy::default(),
-            queue_waiting: true,
-            last_arrival_ms: 0,
-            stage: Box::new(Local::default()),
-            last: ForOthers::default(),
-        }
-    }
-
-    /// Opens `dir` read-only (works while a writer runs).
-    pub fn open_read(dir: &Path) -> Result<DataDir> {
-        let (dir, store) = partition::open_read_store(dir)?;
-        let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.clone()))?;
-        let table = TableFile::open(&table_path(&dir), &table_params(&store, &cfg)?, false)?;
-        let nd_cfg = store.neardup_config()?;
-        let q_cfg = store.quote_config()?;
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
-        Ok(Self::assemble(&dir, store, table, cfg, (nd_cfg, q_cfg, shape), false))
-    }
-
-    /// [`DataDir::open_read`] for `query`, against every document stored (also those
-    /// stored since the newest checkpoint): the table is a private
-    /// copy of the newest valid checkpoint (a consistent state the running daemon never
-    /// writes), else of the table file, with the documents stored after the state it
-    /// holds applied to it in memory, as recovery applies them. Nothing is written.
-    pub fn open_read_for_query(dir: &Path) -> Result<DataDir> {
-        let mut dd = Self::open_read(dir)?;
-        let store = dd.store.id()?;
-        let params = table_params(&dd.store, dd.config())?;
-        let slot = crate::storage::checkpoint::newest_valid(dir).filter(|(_, m)| m.store == store);
-        let slot = slot.map(|(slot, _)| crate::storage::checkpoint::slot_paths(dir, slot).0);
-        // A sharded deployment's partitions hold their shards' buckets only: their
-        // table as the checkpoint left it.
-        if !partition::partitions(dir).is_empty() {
-            if let Some(path) = slot {
-                dd.table = TableFile::open(&path, &params, false)?;
-            }
-            return Ok(dd);
-        }
-        dd.table = match slot {
-            Some(path) => TableFile::open_private(&path, &params)?,
-            None => {
-                let t = TableFile::open_private(&table_path(dir), &params)?;
-                // A table file in use holds what its writer last flushed (at its
-                // start), not what its header's published counters say: replayed
-                // from an empty table, as recovery would.
-                match t.in_use() {
-                    true => TableFile::empty_private(&params)?,
-                    false => t,
-                }
-            }
-        };
-        dd.replay_stored()?;
-        Ok(dd)
-    }
-
-    /// Brings a data directory opened by [`DataDir::open_read_for_query`] up to the
-    /// documents stored since (the store opened read-only again, the new documents
-    /// applied to its private table): what a daemon's query view does between two
-    /// openings, instead of replaying from the checkpoint each time. Nothing when the
-    /// store's files show no write since it was opened ([`Store::unchanged`]).
-    pub fn catch_up_for_query(&mut self) -> Result<()> {
-        if !self.table.is_private() || self.store.unchanged() {
-            return Ok(());
-        }
-        self.store = Arc::new(partition::open_read_store(&self.dir)?.1);
-        self.replay_stored()
-    }
-
-    /// Applies the stored documents after the table's last one to the table.
-    fn replay_stored(&mut self) -> Result<()> {
-        let last = self.store.next_seq()? - 1;
-        let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
-        for seq in self.table.stats().last_seq + 1..=last {
-            replay(&self.store, &mut self.engine, &mut self.table, cfgs, seq)?;
-        }
-        Ok(())
     }
 
     /// The derived indexes in the table file.
@@ -688,85 +464,5 @@ impl DataDir {
             table.close()?;
         }
         Ok(())
-    }
-
-    /// Brings the table in step with the store after a crash, if it is not: restores the
-    /// newest valid checkpoint slot (or starts from an empty table) and replays the stored
-    /// documents after it, comparing each recomputed result with the stored one. Returns
-    /// what it did ([`Recovery`]), or None when the table was in step.
-    /// `progress` may stop the replay (a SIGTERM during start-up): the table is then
-    /// left marked in use, and the next start recovers it again.
-    pub fn recover(dir: &Path, progress: impl FnMut(u64, u64) -> ControlFlow<()>) -> Result<Option<Recovery>> {
-        refuse_aggregator(dir)?;
-        Self::recover_with(dir, &mut Local::default(), progress)
-    }
-
-    /// [`DataDir::recover`] with the table's phases run by `stage` (a sharded
-    /// deployment's aggregator).
-    pub fn recover_with(
-        dir: &Path,
-        stage: &mut dyn TableStage,
-        mut progress: impl FnMut(u64, u64) -> ControlFlow<()>,
-    ) -> Result<Option<Recovery>> {
-        let dbp = db_path(dir);
-        if store_found(dir)? == Found::Absent {
-            return Ok(None);
-        }
-        let store = Store::open(&dbp)?;
-        let Some(cfg) = store.config()? else { return Ok(None) };
-        let last = store.next_seq()? - 1;
-        let tpath = table_path(dir);
-        if matches!(TableFile::open_any(&tpath, false), Err(TableError::OlderFormat { .. })) {
-            tracing::warn!("the table file is of an older format: rebuilding it from the stored documents");
-            let (n, mismatches) = Self::rebuild_with(dir, &store, &mut |i, n| {
-                let _ = progress(i, n);
-            })?;
-            return Ok(Some(Recovery { from_checkpoint: 0, replayed: n, mismatches }));
-        }
-        let params = table_params(&store, &cfg)?;
-        let in_step = tpath.exists()
-            && TableFile::open(&tpath, &params, false).is_ok_and(|t| !t.in_use() && t.stats().last_seq == last);
-        if in_step {
-            return Ok(None);
-        }
-        let (mut table, from) = restore_table(dir, &store, last, &params)?;
-        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
-        let mut engine = Engine::new(cfg);
-        let cfgs = (&nd_cfg, &q_cfg, shape);
-        let mut mismatches = 0;
-        // Texts are read and prepared on worker threads, applied here in order.
-        let work = |engine: &mut Engine, seq: u64| {
-            let prepared = prepare_replay(&store, engine, cfgs, seq);
-            // What the document got when it was applied (a revision changed it since).
-            (seq, prepared, store.first_result(seq))
-        };
-        let mut outcome = Ok(());
-        crate::pipeline::ordered_map(
-            crate::pipeline::worker_threads(),
-            &engine.clone(),
-            from + 1..=last,
-            work,
-            |(seq, prepared, stored)| {
-                outcome = (|| {
-                    crate::failpoint::hit("recover.replay").io(|| "recovery")?;
-                    let result = apply_replay(&store, &mut engine, &mut table, stage, cfgs, seq, prepared?)?;
-                    if !reproduces(&store, &result, stored?.as_ref())? {
-                        mismatches += 1;
-                        tracing::error!(doc = seq, "replayed result differs from the stored one: a determinism bug");
-                    }
-                    if progress(seq - from, last - from).is_break() {
-                        return Err(DataDirError::Interrupted);
-                    }
-                    Ok(())
-                })();
-                outcome.is_ok()
-            },
-        )
-        .map_err(|e| IoError { what: "recovery".into(), source: std::io::Error::other(e) })?;
-        outcome?;
-        stage.flush().map_err(DataDirError::Stage)?;
-        table.close()?;
-        Ok(Some(Recovery { from_checkpoint: from, replayed: last - from, mismatches }))
     }
 }
