@@ -491,8 +491,8 @@ impl<'a> Partition<'a> {
             message_id: None,
             in_reply_to: Vec::new(),
             meta: doc.meta,
-            id_number: false, // not carried on the wire yet
-            date_field: false,
+            id_number: doc.id_number,
+            date_field: doc.date_field,
             key_name: None, // the key was made at submission
         };
         let started = Instant::now();

@@ -87,6 +87,8 @@ pub fn submit(
             arrived_ms,
             text: doc.text,
             meta: doc.meta,
+            id_number: doc.id_number,
+            date_field: doc.date_field,
         };
         log.append(DOCS, &docs_subject, last + 1, &msg.encode())?;
         last += 1;

@@ -115,8 +115,8 @@ pub fn items_stream(s: u32) -> String {
 pub enum WireError {
     #[error("{what}: an empty message")]
     Empty { what: &'static str },
-    #[error("{what}: message format {found}, this build reads {VERSION}: run the same textorigin version everywhere")]
-    Version { what: &'static str, found: u8 },
+    #[error("{what}: message format {found}, this build reads {reads}: run the same textorigin version everywhere")]
+    Version { what: &'static str, found: u8, reads: u8 },
     #[error("{what}: undecodable message: {source}")]
     Decode { what: &'static str, source: postcard::Error },
 }
@@ -133,7 +133,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], what: &'static str) -> Result<T
     match bytes.split_first() {
         None => Err(WireError::Empty { what }),
         Some((&VERSION, body)) => postcard::from_bytes(body).map_err(|source| WireError::Decode { what, source }),
-        Some((&found, _)) => Err(WireError::Version { what, found }),
+        Some((&found, _)) => Err(WireError::Version { what, found, reads: VERSION }),
     }
 }
 
@@ -195,6 +195,11 @@ impl Meta {
     }
 }
 
+/// The format of a document message ([`Doc::encode`]): its own number since documents
+/// carry their input's id kind and date field; a message of format [`VERSION`] (a
+/// log written by a build before) is still read, without them.
+pub const DOC_VERSION: u8 = 8;
+
 /// A document as admitted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Doc {
@@ -207,11 +212,24 @@ pub struct Doc {
     /// same for every process ([`Doc::time`]).
     pub arrived_ms: u64,
     pub text: String,
-    /// The input's further fields as JSON text ([`textorigin_store::input::InputDoc::meta`]),
-    /// written behind the other fields when there are any (see [`Doc::encode`]), so a
-    /// log written before it existed reads the same.
-    #[serde(skip)]
+    /// The input's further fields as JSON text ([`textorigin_store::input::InputDoc::meta`]).
     pub meta: Option<String>,
+    /// Its name was a JSON number `id` ([`textorigin_store::input::InputDoc::id_number`]).
+    pub id_number: bool,
+    /// Its date was the JSON field `date` ([`textorigin_store::input::InputDoc::date_field`]).
+    pub date_field: bool,
+}
+
+/// A document message of format [`VERSION`]: these fields, then `meta` (a postcard
+/// string) when there was one.
+#[derive(Deserialize)]
+struct DocBefore {
+    name: String,
+    source: String,
+    url: Option<String>,
+    published_at: Option<String>,
+    arrived_ms: u64,
+    text: String,
 }
 
 impl Doc {
@@ -222,29 +240,28 @@ impl Doc {
         publication_time(self.published_at.as_deref(), self.arrived_ms)
     }
 
-    /// The message: [`encode`] of the fields before `meta`, then `meta` (a postcard
-    /// string) when there is one.
+    /// The message: [`DOC_VERSION`], then the document.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = encode(self);
-        if let Some(m) = &self.meta {
-            out.extend(postcard::to_allocvec(m).expect("postcard writes every value of ours"));
-        }
+        let mut out = vec![DOC_VERSION];
+        out.extend(postcard::to_allocvec(self).expect("postcard writes every value of ours"));
         out
     }
 
-    /// Decodes a message written by [`Doc::encode`].
+    /// Decodes a message written by [`Doc::encode`], or by a build before it.
     pub fn decode(bytes: &[u8]) -> Result<Doc, WireError> {
         const WHAT: &str = "document";
-        match bytes.split_first() {
-            None => Err(WireError::Empty { what: WHAT }),
-            Some((&VERSION, body)) => {
-                let decoded = postcard::take_from_bytes::<Doc>(body).and_then(|(doc, tail)| {
-                    Ok(Doc { meta: (!tail.is_empty()).then(|| postcard::from_bytes(tail)).transpose()?, ..doc })
-                });
-                decoded.map_err(|source| WireError::Decode { what: WHAT, source })
-            }
-            Some((&found, _)) => Err(WireError::Version { what: WHAT, found }),
-        }
+        let decoded = match bytes.split_first() {
+            None => return Err(WireError::Empty { what: WHAT }),
+            Some((&DOC_VERSION, body)) => postcard::from_bytes(body),
+            Some((&VERSION, body)) => postcard::take_from_bytes::<DocBefore>(body).and_then(|(d, tail)| {
+                let meta = (!tail.is_empty()).then(|| postcard::from_bytes(tail)).transpose()?;
+                let DocBefore { name, source, url, published_at, arrived_ms, text } = d;
+                let (id_number, date_field) = (false, false);
+                Ok(Doc { name, source, url, published_at, arrived_ms, text, meta, id_number, date_field })
+            }),
+            Some((&found, _)) => return Err(WireError::Version { what: WHAT, found, reads: DOC_VERSION }),
+        };
+        decoded.map_err(|source| WireError::Decode { what: WHAT, source })
     }
 }
 
@@ -344,19 +361,30 @@ mod tests {
     #[test]
     fn documents_carry_their_metadata_and_older_messages_read_without() {
         let doc = Doc {
-            name: "n".into(),
+            name: "7".into(),
             source: "s".into(),
             url: None,
             published_at: Some("2020".into()),
             arrived_ms: 1_800_000_000_000,
             text: "words".into(),
             meta: Some(r#"{"title":"T"}"#.into()),
+            id_number: true,
+            date_field: true,
         };
         assert_eq!(Doc::decode(&doc.encode()).unwrap(), doc);
-        // A message of a build before metadata: the fields alone.
-        let older = encode(&doc);
-        assert_eq!(Doc::decode(&older).unwrap(), Doc { meta: None, ..doc.clone() });
-        assert_eq!(Doc::decode(&Doc { meta: None, ..doc.clone() }.encode()).unwrap().meta, None);
+        assert_eq!(doc.encode()[0], DOC_VERSION);
+        // Messages of the builds before: the fields alone, then with `meta` behind them.
+        let before = |meta: Option<&str>| {
+            let mut m = vec![VERSION];
+            m.extend(postcard::to_allocvec(&("7", "s", None::<String>, Some("2020"), 1_800_000_000_000u64, "words")).unwrap());
+            m.extend(meta.map(|t| postcard::to_allocvec(t).unwrap()).unwrap_or_default());
+            m
+        };
+        let old = Doc { id_number: false, date_field: false, ..doc.clone() };
+        assert_eq!(Doc::decode(&before(None)).unwrap(), Doc { meta: None, ..old.clone() });
+        assert_eq!(Doc::decode(&before(Some(r#"{"title":"T"}"#))).unwrap(), old);
         assert!(matches!(Doc::decode(&[]), Err(WireError::Empty { .. })));
+        let newer = [DOC_VERSION + 1, 0];
+        assert!(matches!(Doc::decode(&newer), Err(WireError::Version { found, reads: DOC_VERSION, .. }) if found == DOC_VERSION + 1));
     }
 }
