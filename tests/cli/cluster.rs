@@ -723,3 +723,29 @@ fn the_aggregators_table_file_holds_no_buckets_and_init_refuses_a_directory_with
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_deployment_keeps_numeric_ids_and_the_date_field_as_one_node_does() {
+    let (tmp, config) = with_config();
+    let input = tmp.path().join("numbers.jsonl");
+    let lines = [
+        r#"{"id": 12, "date": "2021-03-04", "text": "The council approved the new bridge over the river on Monday."}"#,
+        r#"{"id": 13, "date": "2021-03-05", "text": "Engineers expect the work on the new bridge over the river to take two years."}"#,
+        r#"{"id": "x", "published_at": "2021-03-06", "text": "The council approved the new bridge over the river on Monday evening."}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let nats = Nats::start(tmp.path(), 1);
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
+    let last = d.submit(std::slice::from_ref(&input));
+    finish(&mut d.run(&last, "0"), 120, "the deployment");
+    let dir = tmp.path().join("single");
+    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&input).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let corpus = |dir: &Path| ok(dir, &["export", "--format", "corpus"]);
+    let got = corpus(&d.agg);
+    assert_eq!(got, corpus(&dir));
+    let first: Value = serde_json::from_str(got.lines().next().unwrap()).unwrap();
+    assert_eq!((first["id"].clone(), first["date"].as_str()), (serde_json::json!(12), Some("2021-03-04")));
+    let third: Value = serde_json::from_str(got.lines().nth(2).unwrap()).unwrap();
+    assert_eq!((third["id"].as_str(), third["published_at"].as_str()), (Some("x"), Some("2021-03-06")));
+}
