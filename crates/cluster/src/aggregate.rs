@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use textorigin_core::config::Overrides;
-use textorigin_core::engine::{Engine, Feedback, Probe, When};
+use textorigin_core::engine::{Engine, Feedback, Prepared, Probe, When};
 use textorigin_core::index::IndexAnswers;
 use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
@@ -266,14 +266,15 @@ fn read_lookups(readers: &mut [Reader], feedback: &mut Appends) -> Result<Vec<Lo
 impl TableStage for Remote {
     fn probe(
         &mut self,
-        engine: &Engine,
+        _engine: &Engine,
+        doc: &Prepared,
         _table: &mut Table<Mapped>,
         seq: u64,
         // The shard workers have no dates: a sharded deployment takes nothing over
         // (docs/SCALE-OUT.md); estimation and alignment still order by date.
         _when: When<'_>,
     ) -> std::result::Result<Vec<Option<Hit>>, StageError> {
-        Ok(self.answers(seq, engine.selected())?)
+        Ok(self.answers(seq, doc.selected())?)
     }
 
     fn taken(&self) -> Vec<u64> {
@@ -290,12 +291,12 @@ impl TableStage for Remote {
 
     fn lookups(
         &mut self,
-        engine: &Engine,
+        doc: &Prepared,
         _table: &Table<Mapped>,
         seq: u64,
     ) -> std::result::Result<Vec<Option<Hit>>, StageError> {
         let found = self.revision_lookups(seq)?;
-        if found.len() != engine.selected() {
+        if found.len() != doc.selected() {
             return Err(ClusterError::OutOfStep { what: "a revision's lookups", want: seq, got: 0 }.into());
         }
         Ok(found)

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use textorigin_core::engine::Engine;
+use textorigin_core::engine::{Engine, Prepared};
 use textorigin_core::index::{IndexShape, IndexWork};
 use textorigin_core::shard::split;
 use textorigin_store::ingest::{inputs, Input};
@@ -71,13 +71,13 @@ pub fn submit(
         for w in &doc.warnings {
             event(Submitted::Warning(w.clone()));
         }
-        let (tokens, _) = engine.prepare(&doc.text);
+        let prepared = engine.prepare(&doc.text);
         // A deployment stores no bad date undated.
-        if let Err(e) = textorigin_store::intake::admissible(&doc, !tokens.is_empty(), false) {
+        if let Err(e) = textorigin_store::intake::admissible(&doc, !prepared.tokens().is_empty(), false) {
             event(Submitted::Failed(e.to_string()));
             continue;
         }
-        let work = shards.as_ref().map(|s| s.searched.work(&doc.text, tokens)).unwrap_or_default();
+        let work = shards.as_ref().map(|s| s.searched.work(&doc.text, prepared.tokens())).unwrap_or_default();
         arrived_ms = arrived_ms.max(textorigin_store::clock::now_ms());
         let msg = Doc {
             name: doc.name,
@@ -95,7 +95,7 @@ pub fn submit(
         textorigin_store::failpoint::hit("submit.after-doc")
             .map_err(|source| ClusterError::Io { what: "submission", source })?;
         if let Some(s) = &shards {
-            s.append(log, &engine, last, msg.time(), work)?;
+            s.append(log, &prepared, last, msg.time(), work)?;
         }
         event(Submitted::Doc(last));
     }
@@ -121,12 +121,11 @@ impl Splitter {
         Ok(Splitter { shards: meta.shards, buckets: params.buckets(), searched, shape })
     }
 
-    /// Appends message `seq` of every shard's stream: the selected shingles of the
-    /// document `engine` prepared last, at `time` in publication order, and the shard's
-    /// part of its index work.
-    fn append(&self, log: &Log, engine: &Engine, seq: u64, time: i64, index: IndexWork) -> Result<()> {
-        let selected = engine.selected() as u32;
-        for (s, items) in split(engine.items(), self.buckets, self.shards).into_iter().enumerate() {
+    /// Appends message `seq` of every shard's stream: the selected shingles of `doc`,
+    /// at `time` in publication order, and the shard's part of its index work.
+    fn append(&self, log: &Log, doc: &Prepared, seq: u64, time: i64, index: IndexWork) -> Result<()> {
+        let selected = doc.selected() as u32;
+        for (s, items) in split(doc.items(), self.buckets, self.shards).into_iter().enumerate() {
             let stream = items_stream(s as u32);
             let index = self.searched.part_of(&index, &self.shape, s as u32, self.shards);
             let message = encode(&Items { time, selected, items, index });
@@ -149,8 +148,9 @@ impl Splitter {
         for _ in behind..last {
             let (seq, bytes) = docs.read()?;
             let doc = Doc::decode(&bytes)?;
-            let work = self.searched.work(&doc.text, engine.prepare(&doc.text).0);
-            self.append(log, engine, seq, doc.time(), work)?;
+            let prepared = engine.prepare(&doc.text);
+            let work = self.searched.work(&doc.text, prepared.tokens());
+            self.append(log, &prepared, seq, doc.time(), work)?;
         }
         Ok(())
     }

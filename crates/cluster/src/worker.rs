@@ -301,13 +301,13 @@ impl<'c> Worker<'c> {
         }
         let doc = Doc::decode(bytes)?;
         self.summary.log_secs += lap(&mut self.clock);
-        let (tokens, items) = self.engine.prepare(&doc.text);
-        self.summary.selected += items.len() as u64;
-        let work = self.searched.work(&doc.text, tokens);
+        let prepared = self.engine.prepare(&doc.text);
+        self.summary.selected += prepared.selected() as u64;
+        let work = self.searched.work(&doc.text, prepared.tokens());
         self.summary.prepare_secs += lap(&mut self.clock);
         let (shard, buckets) = (self.shard, self.table.buckets());
         let time = doc.time();
-        Ok((self.engine.items_where(buckets, |b| shard.owns(b, buckets)), time, work))
+        Ok((prepared.items_where(buckets, |b| shard.owns(b, buckets)), time, work))
     }
 
     /// Phase 1 for document `seq`, at `time` in publication order, once no pending

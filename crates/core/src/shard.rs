@@ -460,15 +460,16 @@ mod tests {
         let mut results = Vec::new();
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            let parts = split(e.prepare(text).1, n, count);
-            let selected = e.selected();
+            let doc = e.prepare(text);
+            let parts = split(doc.items(), n, count);
+            let selected = doc.selected();
             let probes: Vec<Probe> = if prepared {
                 tables.iter_mut().zip(&parts).map(|(t, items)| probe_items(t, seq, items)).collect()
             } else {
-                shards.iter().zip(&mut tables).map(|(s, t)| e.probe_where(t, seq, |b| s.owns(b, n))).collect()
+                shards.iter().zip(&mut tables).map(|(s, t)| e.probe_where(t, &doc, seq, |b| s.owns(b, n))).collect()
             };
-            let estimate = e.estimate(seq, &merge_hits(selected, &probes).unwrap());
-            let fb = e.feedback(&estimate);
+            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap());
+            let fb = e.feedback(&doc, &estimate);
             for (t, p) in tables.iter_mut().zip(&probes) {
                 e.score(t, p, &fb);
             }
@@ -500,8 +501,9 @@ mod tests {
         let mut rng = move || g.next_u64();
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            let parts = split(e.prepare(text).1, n, count);
-            let selected = e.selected();
+            let doc = e.prepare(text);
+            let parts = split(doc.items(), n, count);
+            let selected = doc.selected();
             let mut probes = Vec::new();
             for s in 0..shards.len() {
                 while aheads[s].len() >= cap || aheads[s].conflicts(&tables[s], &parts[s]) {
@@ -511,8 +513,8 @@ mod tests {
                 ahead += usize::from(!aheads[s].is_empty());
                 probes.push(aheads[s].probe(&mut tables[s], seq, &parts[s]).clone());
             }
-            let estimate = e.estimate(seq, &merge_hits(selected, &probes).unwrap());
-            feedback.push(e.feedback(&estimate));
+            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap());
+            feedback.push(e.feedback(&doc, &estimate));
             results.push(estimate.result);
             for s in 0..shards.len() {
                 for _ in 0..rng() % 3 {
@@ -616,13 +618,13 @@ mod tests {
         let (mut results, mut revisions) = (Vec::new(), Vec::new());
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            e.prepare(text);
-            let (result, taken) = e.apply_dated(&mut t, seq, &when);
+            let mut doc = e.prepare(text);
+            let (result, taken) = e.apply_dated(&mut t, &mut doc, seq, &when);
             results.push(result);
             if !taken.is_empty() {
                 for (j, earlier) in texts[..i].iter().enumerate() {
-                    other.prepare(earlier);
-                    revisions.push(other.reanalyse(&t, j as u64 + 1, None, &when));
+                    let mut doc = other.prepare(earlier);
+                    revisions.push(other.reanalyse(&t, &mut doc, j as u64 + 1, None, &when));
                 }
             }
         }
@@ -656,8 +658,9 @@ mod tests {
         let mut latest = i64::MIN;
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            let parts = split(e.prepare(text).1, n, count);
-            let selected = e.selected();
+            let doc = e.prepare(text);
+            let parts = split(doc.items(), n, count);
+            let selected = doc.selected();
             let may_take_over = times[i] < latest;
             latest = latest.max(times[i]);
             let (mut probes, mut taken) = (Vec::new(), Vec::new());
@@ -672,13 +675,13 @@ mod tests {
                 probes.push(p);
             }
             assert!(taken.is_empty() || may_take_over, "only a document published before one seen takes over");
-            let estimate = e.estimate_by(seq, &merge_hits(selected, &probes).unwrap(), &when);
-            let mut fb = e.feedback(&estimate);
+            let estimate = e.estimate_by(&doc, seq, &merge_hits(selected, &probes).unwrap(), &when);
+            let mut fb = e.feedback(&doc, &estimate);
             if !taken.is_empty() {
                 fb.revise = texts[..i]
                     .iter()
                     .enumerate()
-                    .map(|(j, t)| (j as u64 + 1, other.prepare(t).1.iter().map(|it| it.fp).collect()))
+                    .map(|(j, t)| (j as u64 + 1, other.prepare(t).items().iter().map(|it| it.fp).collect()))
                     .collect();
             }
             feedback.push(fb);
@@ -701,8 +704,8 @@ mod tests {
         for (cause, per_shard) in looked_up {
             for (k, (j, fps)) in feedback[cause as usize - 1].revise.iter().enumerate() {
                 let probes: Vec<Probe> = per_shard.iter().map(|f| f[k].clone()).collect();
-                other.prepare(&texts[*j as usize - 1]);
-                revisions.push(other.reanalyse_found(*j, &merge_hits(fps.len(), &probes).unwrap(), &when));
+                let doc = other.prepare(&texts[*j as usize - 1]);
+                revisions.push(other.reanalyse_found(&doc, *j, &merge_hits(fps.len(), &probes).unwrap(), &when));
             }
         }
         (results, revisions, union_of(cfg, &shards, &tables))

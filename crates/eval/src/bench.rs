@@ -72,9 +72,9 @@ pub fn run(texts: &[String], cfg: &Config, dir: &Path) -> Result<BenchReport> {
     while passes == 0 || start.elapsed().as_secs_f64() < 2.0 {
         (tokens, selected) = (0, 0);
         for t in texts {
-            let (toks, items) = engine.prepare(t);
-            tokens += toks.len() as u64;
-            selected += items.len() as u64;
+            let doc = engine.prepare(t);
+            tokens += doc.tokens().len() as u64;
+            selected += doc.selected() as u64;
         }
         passes += 1;
     }
@@ -82,7 +82,7 @@ pub fn run(texts: &[String], cfg: &Config, dir: &Path) -> Result<BenchReport> {
     let select_mb_per_s = bytes as f64 * f64::from(passes) / select_seconds / 1e6;
 
     let mut all = Engine::new(Config { selection: Selection::All, ..cfg.clone() });
-    let docs: Vec<Vec<u64>> = texts.iter().map(|t| all.prepare(t).1.iter().map(|i| i.fp).collect()).collect();
+    let docs: Vec<Vec<u64>> = texts.iter().map(|t| all.prepare(t).items().iter().map(|i| i.fp).collect()).collect();
     let path = dir.join("bench.table");
     let _ = std::fs::remove_file(&path);
     let mut table = TableFile::create(&path, &cfg.table_params())?;

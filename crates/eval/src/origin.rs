@@ -45,7 +45,7 @@ use serde::Serialize;
 
 use textorigin_core::align::OriginText;
 use textorigin_core::config::{Config, Density};
-use textorigin_core::engine::{by_arrival, Block, DocResult, Engine, When};
+use textorigin_core::engine::{by_arrival, Block, DocResult, Engine, Prepared, When};
 use textorigin_core::estimate::Estimation;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::select::Selection;
@@ -517,11 +517,11 @@ fn run_one(
         if pos % 256 == 255 || pos + 1 == order.len() {
             read(std::mem::take(&mut unreported));
         }
-        engine.prepare(&texts[i]);
+        let mut doc = engine.prepare(&texts[i]);
         // With dates, a document published before an entry's origin takes
         // the entry over, and the documents it took from and their copiers are revised.
-        let (mut r, taken) = engine.apply_dated(&mut *table, seq, when);
-        align(&engine, &mut r, &mut origin_texts, &blocks, texts, &order, when);
+        let (mut r, taken) = engine.apply_dated(&mut *table, &mut doc, seq, when);
+        align(&engine, &doc, &mut r, &mut origin_texts, &blocks, texts, &order, when);
         blocks.push(r.copied_blocks.clone());
         note(&mut copiers, &r);
         results.push(r);
@@ -531,9 +531,9 @@ fn run_one(
         affected.sort_unstable_by_key(|&s| (rank(s), s));
         affected.dedup();
         for s in affected {
-            engine.prepare(&texts[rank(s)]);
-            let mut r = engine.reanalyse(&*table, s, results[s as usize - 1].density, when);
-            align(&engine, &mut r, &mut origin_texts, &blocks, texts, &order, when);
+            let mut doc = engine.prepare(&texts[rank(s)]);
+            let mut r = engine.reanalyse(&*table, &mut doc, s, results[s as usize - 1].density, when);
+            align(&engine, &doc, &mut r, &mut origin_texts, &blocks, texts, &order, when);
             origin_texts.remove(&s); // its blocks, which its copiers' alignment reads, changed
             blocks[s as usize - 1] = r.copied_blocks.clone();
             note(&mut copiers, &r);
@@ -593,6 +593,7 @@ fn run_one(
 /// in a bounded cache, refilled.
 fn align(
     engine: &Engine,
+    doc: &Prepared,
     r: &mut DocResult,
     cache: &mut HashMap<u64, Arc<OriginText>>,
     blocks: &[Vec<Block>],
@@ -607,7 +608,7 @@ fn align(
         let t = texts.get(*order.get(o as usize - 1)?)?;
         Some(Arc::clone(cache.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1])))))
     };
-    engine.align_by(r, origin_text, when);
+    engine.align_by(doc, r, origin_text, when);
 }
 
 pub use super::report::{markdown, svg};

@@ -40,7 +40,7 @@
 //! - **Selection density** ([`crate::select`]): with an adaptive density a
 //!   prepared document holds the policy's shingles and every other one with its rank;
 //!   before the table phases it keeps those the table's threshold selects
-//!   ([`Engine::at_density`], done by [`Engine::apply`] and the like), and its result
+//!   ([`Prepared::at_density`], done by [`Engine::apply`] and the like), and its result
 //!   records that threshold ([`DocResult::density`]) so that it can be analysed again
 //!   alike. The "selected shingles" above are these.
 //! - **Dominant origin by blocks** (the default `dominant = blocks`): after
@@ -58,7 +58,7 @@ use crate::align::{align, Alignment, OriginText};
 use crate::config::{Config, Density, Dominant};
 use crate::estimate::{estimate_with_offsets, How};
 use crate::rabin::Rabin;
-use crate::select::{kept, select, shingle_count, with_extras, Item, Scratch, FLOOR, SELECTED};
+use crate::select::{select, shingle_count, with_extras, Item, Scratch, FLOOR, SELECTED};
 pub use crate::spans::{by_arrival, Block, ShingleOrigin, Span, When};
 use crate::table::{top_byte, BucketMemory, Eviction, Hit, Position, Table};
 use crate::text::{tokenize, Token};
@@ -249,24 +249,20 @@ pub struct Feedback {
     pub revise: Vec<(u64, Vec<u64>)>,
 }
 
-/// Engine state: configuration, fingerprint tables, reusable buffers.
+/// Engine state: configuration, fingerprint tables, reusable buffers. It holds no
+/// document: every phase takes the document it works on ([`Prepared`]).
 #[derive(Clone)]
 pub struct Engine {
     cfg: Config,
     rabin: Rabin,
-    tokens: Vec<Token>,
-    items: Vec<Item>,
     scratch: Scratch,
-    /// The threshold the current document's items are kept at ([`FLOOR`]: the
-    /// policy's alone).
-    density: u8,
 }
 
 impl Engine {
     /// An engine for `cfg` (validated by the caller).
     pub fn new(cfg: Config) -> Engine {
         let rabin = Rabin::new(cfg.k as usize).with_terms(cfg.terms);
-        Engine { cfg, rabin, tokens: Vec::new(), items: Vec::new(), scratch: Scratch::default(), density: FLOOR }
+        Engine { cfg, rabin, scratch: Scratch::default() }
     }
 
     /// The configuration.
@@ -279,21 +275,22 @@ impl Engine {
         &self.rabin
     }
 
-    /// Tokenizes and selects; returns (tokens, selected items) of `text`: with an
-    /// adaptive density, the extra shingles too, for [`Engine::at_density`] to filter.
-    pub fn prepare(&mut self, text: &str) -> (&[Token], &[Item]) {
-        tokenize(text, &self.rabin, &mut self.tokens);
-        select(self.cfg.selection, &self.tokens, &self.rabin, &mut self.scratch, &mut self.items);
+    /// Tokenizes and selects `text`: with an adaptive density, the extra shingles too,
+    /// for [`Prepared::at_density`] to filter.
+    pub fn prepare(&mut self, text: &str) -> Prepared {
+        let mut tokens = Vec::new();
+        let mut items = Vec::new();
+        tokenize(text, &self.rabin, &mut tokens);
+        select(self.cfg.selection, &tokens, &self.rabin, &mut self.scratch, &mut items);
         if self.cfg.density == Density::Adaptive {
-            with_extras(self.cfg.selection, self.cfg.k as usize, &self.scratch, &mut self.items);
+            with_extras(self.cfg.selection, self.cfg.k as usize, &self.scratch, &mut items);
         }
-        self.density = self.unfiltered();
-        (&self.tokens, &self.items)
+        Prepared::new(tokens, items, self.unfiltered())
     }
 
     /// The threshold of a document just prepared: 0 (every extra shingle) with an
     /// adaptive density, else [`FLOOR`].
-    fn unfiltered(&self) -> u8 {
+    pub fn unfiltered(&self) -> u8 {
         if self.cfg.density == Density::Adaptive {
             0
         } else {
@@ -301,95 +298,63 @@ impl Engine {
         }
     }
 
-    /// Keeps the shingles of the current document that threshold `t` selects (the
-    /// table's, [`Table::density`]; a stored document's own, [`DocResult::density`]).
-    /// A threshold below the one already applied keeps what is there.
-    pub fn at_density(&mut self, t: u8) {
-        if t > self.density {
-            self.items.retain(|it| kept(it.rank, t));
-            self.density = t;
-        }
-    }
-
-    /// Selected shingles of the document last prepared or loaded.
-    pub fn selected(&self) -> usize {
-        self.items.len()
-    }
-
-    /// The selected shingles of the document last prepared or loaded.
-    pub fn items(&self) -> &[Item] {
-        &self.items
-    }
-
-    /// Takes tokens and selected items prepared elsewhere (by another engine with the
-    /// same configuration, on another thread) as the current document.
-    pub fn load_prepared(&mut self, tokens: Vec<Token>, items: Vec<Item>) {
-        self.tokens = tokens;
-        self.items = items;
-        self.density = self.unfiltered();
-    }
-
     /// Applies document `seq` to the table (lookups, insertions, scores, counters) and
     /// returns its results. `seq` must exceed every origin already in the table.
     pub fn apply<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64, text: &str) -> DocResult {
-        self.prepare(text);
-        self.apply_prepared(table, seq)
+        let mut doc = self.prepare(text);
+        self.apply_prepared(table, &mut doc, seq)
     }
 
-    /// [`Engine::apply`] for the document last given to [`Engine::prepare`]: the three
-    /// phases [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn.
-    pub fn apply_prepared<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64) -> DocResult {
-        self.at_density(table.density());
-        let probe = self.probe(table, seq);
-        let estimate = self.estimate(seq, &probe.hits);
-        self.score(table, &probe, &self.feedback(&estimate));
+    /// [`Engine::apply`] of a prepared document, kept at the table's threshold: the
+    /// three phases [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn.
+    pub fn apply_prepared<M: BucketMemory>(&self, table: &mut Table<M>, doc: &mut Prepared, seq: u64) -> DocResult {
+        doc.at_density(table.density());
+        let probe = self.probe(table, doc, seq);
+        let estimate = self.estimate(doc, seq, &probe.hits);
+        self.score(table, &probe, &self.feedback(doc, &estimate));
         estimate.result
     }
 
-    /// Phase 1 (Section 2.2): every selected fingerprint of the prepared document looked
-    /// up in its bucket and inserted when absent, in order, with prefetching.
-    pub fn probe<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64) -> Probe {
-        self.probe_where(table, seq, |_| true)
+    /// Phase 1 (Section 2.2): every selected fingerprint of the document looked up in
+    /// its bucket and inserted when absent, in order, with prefetching.
+    pub fn probe<M: BucketMemory>(&self, table: &mut Table<M>, doc: &Prepared, seq: u64) -> Probe {
+        self.probe_where(table, doc, seq, |_| true)
     }
 
     /// [`Engine::probe`] for the selected shingles whose bucket `owns` accepts (a shard's
     /// range), each entry made exactly as on one node.
-    pub fn probe_where<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, owns: impl Fn(u64) -> bool) -> Probe {
-        let mine = self.items_where(table.buckets(), owns);
+    pub fn probe_where<M: BucketMemory>(
+        &self,
+        table: &mut Table<M>,
+        doc: &Prepared,
+        seq: u64,
+        owns: impl Fn(u64) -> bool,
+    ) -> Probe {
+        let mine = doc.items_where(table.buckets(), owns);
         probe_items(table, seq, &mine)
-    }
-
-    /// The selected shingles of the prepared document whose bucket, in a table of
-    /// `buckets` buckets, `owns` accepts: what [`Engine::probe_where`] probes.
-    pub fn items_where(&self, buckets: u64, owns: impl Fn(u64) -> bool) -> Vec<ShardItem> {
-        let items = &self.items;
-        (0..items.len())
-            .filter(|&i| owns(crate::table::bucket_of(items[i].fp, buckets)))
-            .map(|i| ShardItem::of(items, i))
-            .collect()
     }
 
     /// Phase 2 (Section 2.3): estimation and the document's result from what all its
     /// selected shingles found, in order.
-    pub fn estimate(&self, seq: u64, hits: &[Option<Hit>]) -> Estimate {
-        self.finish(seq, hits, &by_arrival)
+    pub fn estimate(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>]) -> Estimate {
+        self.finish(doc, seq, hits, &by_arrival)
     }
 
     /// [`Engine::probe`] for a document that may be older than what the table holds:
     /// an entry whose origin `when` puts after it is taken over
     /// ([`probe_items_dated`]).
-    pub fn probe_dated<M: BucketMemory>(&self, table: &mut Table<M>, seq: u64, when: When<'_>) -> Probe {
-        let mine = self.items_where(table.buckets(), |_| true);
+    pub fn probe_dated<M: BucketMemory>(&self, table: &mut Table<M>, doc: &Prepared, seq: u64, when: When<'_>) -> Probe {
+        let mine = doc.items_where(table.buckets(), |_| true);
         probe_items_dated(table, seq, &mine, |o| when(o) > when(seq))
     }
 
     /// [`Engine::estimate`] with "earlier" by publication (`when`).
-    pub fn estimate_by(&self, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
-        self.finish(seq, hits, when)
+    pub fn estimate_by(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
+        self.finish(doc, seq, hits, when)
     }
 
-    /// What phase 3 needs of an estimate of the prepared document.
-    pub fn feedback(&self, estimate: &Estimate) -> Feedback {
+    /// What phase 3 needs of an estimate of the document.
+    pub fn feedback(&self, doc: &Prepared, estimate: &Estimate) -> Feedback {
         let result = &estimate.result;
         let origins = if self.cfg.propagate {
             result.selected_origins.iter().zip(&estimate.offsets).map(|(s, &o)| (s.origin, o)).collect()
@@ -397,7 +362,7 @@ impl Engine {
             Vec::new()
         };
         let bonus = if self.cfg.eviction == Eviction::Lucky {
-            lucky_bonus(&self.items, &result.copied_blocks, self.cfg.lucky_y)
+            lucky_bonus(doc.items(), &result.copied_blocks, self.cfg.lucky_y)
         } else {
             Vec::new()
         };
@@ -426,45 +391,46 @@ impl Engine {
     /// Returns its result and the origins it took shingles from ([`Probe::taken`]),
     /// whose documents, and those that copied from them, [`Engine::reanalyse`] revises.
     pub fn apply_dated<M: BucketMemory>(
-        &mut self,
+        &self,
         table: &mut Table<M>,
+        doc: &mut Prepared,
         seq: u64,
         when: When<'_>,
     ) -> (DocResult, Vec<u64>) {
-        self.at_density(table.density());
-        let probe = self.probe_dated(table, seq, when);
-        let estimate = self.estimate_by(seq, &probe.hits, when);
-        self.score(table, &probe, &self.feedback(&estimate));
+        doc.at_density(table.density());
+        let probe = self.probe_dated(table, doc, seq, when);
+        let estimate = self.estimate_by(doc, seq, &probe.hits, when);
+        self.score(table, &probe, &self.feedback(doc, &estimate));
         (estimate.result, probe.taken)
     }
 
-    /// The result of stored document `seq`, prepared or loaded again, as the table now
+    /// The result of stored document `seq`, prepared again, as the table now
     /// says: what it finds of origins published before it (by `when`);
     /// origins published after it count as not found, and so does the first occurrence
     /// of each of its own shingles (a repeat finds the first, as when it was applied).
     /// `density` is the threshold it was selected at ([`DocResult::density`]): the
     /// same shingles are looked up. Changes nothing in the table.
     pub fn reanalyse<M: BucketMemory>(
-        &mut self,
+        &self,
         table: &Table<M>,
+        doc: &mut Prepared,
         seq: u64,
         density: Option<u8>,
         when: When<'_>,
     ) -> DocResult {
-        self.at_density(density.unwrap_or(FLOOR));
-        let found: Vec<Option<Hit>> = self.items.iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
-        self.reanalyse_found(seq, &found, when)
+        doc.at_density(density.unwrap_or(FLOOR));
+        let found: Vec<Option<Hit>> = doc.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
+        self.reanalyse_found(doc, seq, &found, when)
     }
 
-    /// [`Engine::reanalyse`] of the document last prepared or loaded (and filtered by
-    /// [`Engine::at_density`] to the threshold it was selected at), given what each of
-    /// its selected shingles finds in the table now (`found`: plain lookups, in order;
-    /// a sharded deployment's come from the shard workers).
-    pub fn reanalyse_found(&self, seq: u64, found: &[Option<Hit>], when: When<'_>) -> DocResult {
-        debug_assert_eq!(found.len(), self.items.len());
+    /// [`Engine::reanalyse`] of a document kept at the threshold it was selected at,
+    /// given what each of its selected shingles finds in the table now (`found`: plain
+    /// lookups, in order; a sharded deployment's come from the shard workers).
+    pub fn reanalyse_found(&self, doc: &Prepared, seq: u64, found: &[Option<Hit>], when: When<'_>) -> DocResult {
+        debug_assert_eq!(found.len(), doc.items().len());
         let mut own_seen = std::collections::BTreeSet::new();
-        let hits: Vec<Option<Hit>> = self
-            .items
+        let hits: Vec<Option<Hit>> = doc
+            .items()
             .iter()
             .zip(found)
             .map(|(it, &h)| {
@@ -478,64 +444,70 @@ impl Engine {
                 }
             })
             .collect();
-        self.finish(seq, &hits, when).result
+        self.finish(doc, seq, &hits, when).result
     }
 
     /// Analyses `text` as document `seq` against the table without changing anything.
     pub fn query<M: BucketMemory>(&mut self, table: &Table<M>, seq: u64, text: &str) -> DocResult {
-        self.prepare(text);
-        self.at_density(table.density());
-        self.query_prepared(table, seq)
+        let mut doc = self.prepare(text);
+        doc.at_density(table.density());
+        self.query_prepared(table, &doc, seq)
     }
 
-    /// [`Engine::query`] for the document last prepared or loaded (and filtered by
-    /// [`Engine::at_density`]).
-    pub fn query_prepared<M: BucketMemory>(&self, table: &Table<M>, seq: u64) -> DocResult {
-        let hits: Vec<Option<Hit>> = self.items.iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
-        self.finish(seq, &hits, &by_arrival).result
+    /// [`Engine::query`] of a prepared document (kept at the table's threshold).
+    pub fn query_prepared<M: BucketMemory>(&self, table: &Table<M>, doc: &Prepared, seq: u64) -> DocResult {
+        let hits: Vec<Option<Hit>> = doc.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect();
+        self.finish(doc, seq, &hits, &by_arrival).result
     }
 
-    /// Estimation and result building, given the hits of the prepared document.
-    fn finish(&self, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
-        let tops: Vec<u8> = self.items.iter().map(|it| top_byte(it.fp)).collect();
+    /// Estimation and result building, given the hits of the document's selected
+    /// shingles.
+    fn finish(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
+        let tops: Vec<u8> = doc.items().iter().map(|it| top_byte(it.fp)).collect();
         let (origins, offsets) =
             estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
-        let mut result = build_result(seq, &self.tokens, &self.items, hits, &origins, self.cfg.k as usize, when);
-        result.density = (self.density < FLOOR).then_some(self.density);
+        let mut result = build_result(seq, doc.tokens(), doc.items(), hits, &origins, self.cfg.k as usize, when);
+        result.density = (doc.density() < FLOOR).then_some(doc.density());
         Estimate { result, offsets }
     }
 
     /// When the configuration aligns (the default): replaces the copied blocks of
-    /// `result`, the document last prepared or loaded, by blocks aligned against their
-    /// origins' texts ([`crate::align`]), and derives the token labels, novel segments
-    /// and the most-copied origin from them; with `dominant = blocks` the dominant
-    /// origin is then counted by the blocks ([`DocResult::dominant_by_blocks`]), else it
-    /// stays the argmax of the table's answers. `origin_text(o)` gives document `o`'s
-    /// text and stored blocks (None: not stored; its blocks stay as estimated).
-    pub fn align(&self, result: &mut DocResult, origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>) {
-        self.align_by(result, origin_text, &by_arrival);
+    /// `result`, document `doc`'s, by blocks aligned against their origins' texts
+    /// ([`crate::align`]), and derives the token labels, novel segments and the
+    /// most-copied origin from them; with `dominant = blocks` the dominant origin is
+    /// then counted by the blocks ([`DocResult::dominant_by_blocks`]), else it stays the
+    /// argmax of the table's answers. `origin_text(o)` gives document `o`'s text and
+    /// stored blocks (None: not stored; its blocks stay as estimated).
+    pub fn align(
+        &self,
+        doc: &Prepared,
+        result: &mut DocResult,
+        origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+    ) {
+        self.align_by(doc, result, origin_text, &by_arrival);
     }
 
     /// [`Engine::align`] with "earlier" by publication (`when`).
     pub fn align_by(
         &self,
+        doc: &Prepared,
         result: &mut DocResult,
         origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
         when: When<'_>,
     ) {
         if self.cfg.align && !result.copied_blocks.is_empty() {
-            let doc = Alignment {
+            let alignment = Alignment {
                 seq: result.seq,
-                tokens: &self.tokens,
+                tokens: doc.tokens(),
                 selected: &result.selected_origins,
                 rabin: &self.rabin,
                 when,
                 attribution: self.cfg.attribution,
             };
-            let (blocks, labels, passages) = align(&doc, origin_text);
+            let (blocks, labels, passages) = align(&alignment, origin_text);
             result.copied_blocks = blocks;
             result.passages = passages;
-            label_tokens(result, &self.tokens, &labels, when);
+            label_tokens(result, doc.tokens(), &labels, when);
         }
         if self.cfg.dominant == Dominant::Blocks {
             result.dominant_origin = result.dominant_by_blocks();
@@ -742,6 +714,9 @@ pub mod template;
 
 mod score;
 use score::{lucky_bonus, lucky_scores, propagate};
+
+mod prepared;
+pub use prepared::Prepared;
 
 #[cfg(test)]
 pub(crate) mod tests;

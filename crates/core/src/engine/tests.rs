@@ -87,13 +87,14 @@ proptest! {
         let mut blocks: Vec<Vec<Block>> = Vec::new();
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            let mut got = e.apply(&mut t, seq, text);
+            let mut doc = e.prepare(text);
+            let mut got = e.apply_prepared(&mut t, &mut doc, seq);
             let want = reference.apply(seq, text);
             if let Some(o) = got.dominant_by_rule() {
                 prop_assert_eq!(got.dominant_origin, Some(o));
             }
             let found: Vec<(u32, u32)> = got.selected_origins.iter().filter(|s| s.how == How::Found && s.origin != seq).map(|s| (s.start_token, s.end_token)).collect();
-            e.align(&mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))));
+            e.align(&doc, &mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))));
             blocks.push(got.copied_blocks.clone());
             let doc = tokens_of(text);
             let mut old = vec![false; doc.len()];
@@ -131,13 +132,13 @@ fn propagated(seed: u64, docs: usize, propagate: bool) -> Result<usize, TestCase
     let mut checked = 0;
     for (i, text) in corpus(seed, docs).iter().enumerate() {
         let seq = i as u64 + 1;
-        e.prepare(text);
-        let probe = e.probe(&mut t, seq);
-        let estimate = e.estimate(seq, &probe.hits);
-        e.score(&mut t, &probe, &e.feedback(&estimate));
+        let doc = e.prepare(text);
+        let probe = e.probe(&mut t, &doc, seq);
+        let estimate = e.estimate(&doc, seq, &probe.hits);
+        e.score(&mut t, &probe, &e.feedback(&doc, &estimate));
         for (j, s) in estimate.result.selected_origins.iter().enumerate() {
             if probe.hits[j].is_none() && matches!(s.how, How::Bridged | How::Expanded) {
-                let (_, hit) = t.lookup(e.items[j].fp).expect("nothing is evicted");
+                let (_, hit) = t.lookup(doc.items()[j].fp).expect("nothing is evicted");
                 let want = if propagate { (s.origin, estimate.offsets[j]) } else { (seq, j as u8) };
                 prop_assert_eq!((hit.origin, hit.offset), want);
                 checked += 1;
@@ -161,10 +162,11 @@ fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
     let a = "the storm closed every road north of the river and the county asked residents to stay home during winter storms until the plows could reach them";
     e.apply(&mut t, 1, a);
     let b = "officials said on monday that the storm closed every road north of the river and the county asked residents to stay home during winter storms until the plows could reach them, a spokesman added";
-    let plain = e.apply(&mut t, 2, b);
+    let mut db = e.prepare(b);
+    let plain = e.apply_prepared(&mut t, &mut db, 2);
     assert!(!plain.copied_blocks.is_empty());
     let mut aligned = plain.clone();
-    e.align(&mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
+    e.align(&db, &mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
     assert_eq!(aligned.copied_blocks.len(), 1);
     let blk = aligned.copied_blocks[0];
     assert_eq!(
@@ -177,18 +179,18 @@ fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
     assert_eq!(novel, ["officials said on monday that", "a spokesman added"]);
     // An origin whose text does not hold the seeds: the block was never copied.
     let mut wrong = plain.clone();
-    e.align(&mut wrong, |_| {
+    e.align(&db, &mut wrong, |_| {
         Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin, &[])))
     });
     assert!(wrong.copied_blocks.is_empty() && wrong.old_tokens == 0);
     // No stored text: the block stays as estimation made it.
     let mut unknown = plain.clone();
-    e.align(&mut unknown, |_| None);
+    e.align(&db, &mut unknown, |_| None);
     assert_eq!(unknown.copied_blocks, plain.copied_blocks);
     // Alignment off: the paper's blocks.
     let off = Engine::new(Config { align: false, ..cfg });
     let mut same = plain.clone();
-    off.align(&mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
+    off.align(&db, &mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
     assert_eq!(same, plain);
 }
 
@@ -302,8 +304,8 @@ fn arrive_with_dates(
     let mut results: Vec<DocResult> = Vec::new();
     for (a, &i) in perm.iter().enumerate() {
         let seq = a as u64 + 1;
-        e.prepare(&texts[i]);
-        let (r, taken) = e.apply_dated(&mut t, seq, when);
+        let mut doc = e.prepare(&texts[i]);
+        let (r, taken) = e.apply_dated(&mut t, &mut doc, seq, when);
         results.push(r);
         let mut affected: Vec<u64> = (1..seq)
             .filter(|&s| {
@@ -313,8 +315,8 @@ fn arrive_with_dates(
             .collect();
         affected.sort_by_key(|&s| when(s));
         for s in affected {
-            e.prepare(&texts[perm[s as usize - 1]]);
-            results[s as usize - 1] = e.reanalyse(&t, s, results[s as usize - 1].density, when);
+            let mut doc = e.prepare(&texts[perm[s as usize - 1]]);
+            results[s as usize - 1] = e.reanalyse(&t, &mut doc, s, results[s as usize - 1].density, when);
         }
     }
     (t, results)
@@ -342,9 +344,9 @@ fn dated_arrival_equals_date_order(seed: u64, docs: usize, arrival_seed: u64) ->
         let got: Vec<u64> = r.selected_origins.iter().map(|s| date(s.origin) as u64 + 1).collect();
         prop_assert_eq!(&got, &want.origins, "document {} (date rank {})", seq, date(seq));
         prop_assert_eq!(r.fresh_tokens, want.fresh_tokens);
-        e.prepare(&texts[date(seq)]);
+        let mut doc = e.prepare(&texts[date(seq)]);
         prop_assert_eq!(
-            &e.reanalyse(&t, seq, r.density, &when),
+            &e.reanalyse(&t, &mut doc, seq, r.density, &when),
             r,
             "document {} needed a revision it did not get",
             seq
@@ -370,15 +372,15 @@ fn a_late_original_takes_its_passage_over_and_its_copier_is_revised() {
         "this week in brief: the harbour authority said on monday that the old swing bridge will stay closed, and more";
     // The roundup (published later) arrives first; the original (published earlier) second.
     let published = |seq: u64| (if seq == 1 { 2 } else { 1 }, seq);
-    e.prepare(roundup);
-    let (first, taken) = e.apply_dated(&mut t, 1, &published);
+    let mut doc = e.prepare(roundup);
+    let (first, taken) = e.apply_dated(&mut t, &mut doc, 1, &published);
     assert!(first.copied_blocks.is_empty() && taken.is_empty());
-    e.prepare(original);
-    let (r, taken) = e.apply_dated(&mut t, 2, &published);
+    let mut doc = e.prepare(original);
+    let (r, taken) = e.apply_dated(&mut t, &mut doc, 2, &published);
     assert_eq!((r.old_tokens, r.copied_blocks.len()), (0, 0), "the original copies from nothing published before it");
     assert_eq!(taken, [1], "it took its passage over from the roundup");
-    e.prepare(roundup);
-    let revised = e.reanalyse(&t, 1, first.density, &published);
+    let mut doc = e.prepare(roundup);
+    let revised = e.reanalyse(&t, &mut doc, 1, first.density, &published);
     assert_eq!(revised.copied_blocks.iter().map(|b| b.origin).collect::<Vec<_>>(), [2]);
     assert_eq!(revised.dominant_origin, Some(2));
     // Without dates nothing is taken over: today's behaviour.

@@ -5,7 +5,7 @@
 //! `docs/SCALE-OUT.md`). Estimation (phase 2) and everything after it run in the data
 //! directory's process either way.
 
-use textorigin_core::engine::{Engine, Feedback, Probe, When};
+use textorigin_core::engine::{Engine, Feedback, Prepared, Probe, When};
 use textorigin_core::index::IndexAnswers;
 use textorigin_core::table::{Hit, Table};
 
@@ -17,12 +17,13 @@ pub type StageError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Phases 1 and 3 of the engine for the data directory's documents, in order.
 pub trait TableStage: Send + Sync {
-    /// Phase 1 for the document `seq` the engine has prepared: what each of its
-    /// selected shingles found, in order; an entry whose origin `when` puts after the
-    /// document is taken over where the stage can.
+    /// Phase 1 for document `seq`, `doc`: what each of its selected shingles found, in
+    /// order; an entry whose origin `when` puts after the document is taken over where
+    /// the stage can.
     fn probe(
         &mut self,
         engine: &Engine,
+        doc: &Prepared,
         table: &mut Table<Mapped>,
         seq: u64,
         when: When<'_>,
@@ -38,14 +39,14 @@ pub trait TableStage: Send + Sync {
     /// of applied documents move on either way.
     fn score(&mut self, engine: &Engine, table: &mut Table<Mapped>, feedback: &Feedback) -> Result<(), StageError>;
 
-    /// What each selected shingle of the document the engine has prepared (and
-    /// filtered to the threshold it was selected at) finds in the table now, without
+    /// What each selected shingle of `doc` (kept at the threshold it was selected at)
+    /// finds in the table now, without
     /// changing anything: what re-analysing stored document `seq` for a revision needs
     /// ([`Engine::reanalyse_found`]). On a table elsewhere, only for the documents the
     /// last [`TableStage::score`]'s feedback listed ([`Feedback::revise`]).
-    fn lookups(&mut self, engine: &Engine, table: &Table<Mapped>, seq: u64) -> Result<Vec<Option<Hit>>, StageError> {
+    fn lookups(&mut self, doc: &Prepared, table: &Table<Mapped>, seq: u64) -> Result<Vec<Option<Hit>>, StageError> {
         let _ = seq;
-        Ok(engine.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect())
+        Ok(doc.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect())
     }
 
     /// Whether the table is elsewhere: the feedback then lists the documents the
@@ -94,11 +95,12 @@ impl TableStage for Local {
     fn probe(
         &mut self,
         engine: &Engine,
+        doc: &Prepared,
         table: &mut Table<Mapped>,
         seq: u64,
         when: When<'_>,
     ) -> Result<Vec<Option<Hit>>, StageError> {
-        self.probe = engine.probe_dated(table, seq, when);
+        self.probe = engine.probe_dated(table, doc, seq, when);
         Ok(self.probe.hits.clone())
     }
 

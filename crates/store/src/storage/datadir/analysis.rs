@@ -20,7 +20,7 @@ use textorigin_core::align::OriginText;
 use textorigin_core::config::Config;
 use textorigin_core::config::Templates;
 use textorigin_core::engine::template::{self, Line, TemplateRun};
-use textorigin_core::engine::{DocResult, Engine, When};
+use textorigin_core::engine::{self, DocResult, Engine, When};
 use textorigin_core::hash::MixMap;
 use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, Indexes};
 use textorigin_core::neardup::{self, NearDupConfig, Sketch};
@@ -43,8 +43,8 @@ pub(super) fn lap(t: &mut Instant) -> f64 {
 /// as on the applying thread.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    tokens: Vec<textorigin_core::text::Token>,
-    items: Vec<textorigin_core::select::Item>,
+    /// Its tokens and selected shingles.
+    doc: engine::Prepared,
     sketch: Option<textorigin_core::neardup::Sketch>,
     sentences: Option<Vec<textorigin_core::quote::Sentence>>,
     /// Its lines, where site templates are labelled, and its text's bytes.
@@ -64,12 +64,12 @@ impl Prepared {
 
     /// Whether the document has no tokens.
     pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty()
+        self.doc.tokens().is_empty()
     }
 
     /// Its parts, for [`super::DataDir::query`].
     pub(super) fn into_parts(self) -> PreparedParts {
-        (self.tokens, self.items, self.sketch, self.sentences)
+        (self.doc, self.sketch, self.sentences)
     }
 
     /// Takes its template lines `runs` out of what it searches and indexes:
@@ -84,19 +84,15 @@ impl Prepared {
             template::blank_sentences(sentences, runs);
         }
         if self.sketch.is_some() {
-            self.sketch = Some(store.sketch_outside(&self.tokens, runs)?);
+            self.sketch = Some(store.sketch_outside(self.doc.tokens(), runs)?);
         }
         Ok(())
     }
 }
 
-/// Tokens, selected shingles, sketch and sentences.
-pub(super) type PreparedParts = (
-    Vec<textorigin_core::text::Token>,
-    Vec<textorigin_core::select::Item>,
-    Option<textorigin_core::neardup::Sketch>,
-    Option<Vec<textorigin_core::quote::Sentence>>,
-);
+/// Tokens and selected shingles, sketch and sentences.
+pub(super) type PreparedParts =
+    (engine::Prepared, Option<textorigin_core::neardup::Sketch>, Option<Vec<textorigin_core::quote::Sentence>>);
 
 /// Prepares documents for one data directory's configuration (one per thread).
 #[derive(Clone)]
@@ -118,12 +114,11 @@ impl Preparer {
     pub fn prepare(&mut self, text: &str) -> Prepared {
         let on = Searches::of(self.engine.config());
         let labelled = self.engine.config().templates != Templates::Off;
-        let (tokens, items) = self.engine.prepare(text);
-        let (sketch, sentences) = sketch_and_sentences(on, (&self.nd_cfg, &self.nd_rabin), text, tokens);
-        let lines = if labelled { template::lines(text, tokens) } else { Vec::new() };
-        let (tokens, items) = (tokens.to_vec(), items.to_vec());
+        let doc = self.engine.prepare(text);
+        let (sketch, sentences) = sketch_and_sentences(on, (&self.nd_cfg, &self.nd_rabin), text, doc.tokens());
+        let lines = if labelled { template::lines(text, doc.tokens()) } else { Vec::new() };
         let text_hash = xxh3_128(text.as_bytes());
-        Prepared { tokens, items, sketch, sentences, lines, text_len: text.len() as u32, text_hash }
+        Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash }
     }
 }
 
@@ -172,10 +167,16 @@ fn features(cfg: &Config) -> (bool, bool) {
     (cfg.near_duplicates, cfg.quotations)
 }
 
-/// Aligns the copied blocks of `result`, the engine's current document, against the
-/// stored texts of their origins ([`Engine::align_by`]), "earlier" by `when`.
-pub(super) fn align(store: &Store, engine: &Engine, result: &mut DocResult, when: When<'_>) -> Result<()> {
-    align_with(store, engine, result, when, &HashMap::new())
+/// Aligns the copied blocks of `result`, document `doc`'s, against the stored texts of
+/// their origins ([`Engine::align_by`]), "earlier" by `when`.
+pub(super) fn align(
+    store: &Store,
+    engine: &Engine,
+    doc: &engine::Prepared,
+    result: &mut DocResult,
+    when: When<'_>,
+) -> Result<()> {
+    align_with(store, engine, doc, result, when, &HashMap::new())
 }
 
 /// [`align`], with the texts of origins not stored yet (`unstored`: a revision's cause
@@ -183,6 +184,7 @@ pub(super) fn align(store: &Store, engine: &Engine, result: &mut DocResult, when
 fn align_with(
     store: &Store,
     engine: &Engine,
+    doc: &engine::Prepared,
     result: &mut DocResult,
     when: When<'_>,
     unstored: &HashMap<u64, Arc<OriginText>>,
@@ -195,7 +197,7 @@ fn align_with(
             None
         }),
     };
-    engine.align_by(result, origin_text, when);
+    engine.align_by(doc, result, origin_text, when);
     failed.map_or(Ok(()), |e| Err(e.into()))
 }
 
@@ -273,8 +275,7 @@ pub(super) fn replay(
 /// selected shingles, and what the document adds to the derived indexes. Depends on
 /// the store only, so recovery prepares documents on several threads.
 pub(super) struct ReplayPrepared {
-    tokens: Vec<textorigin_core::text::Token>,
-    items: Vec<textorigin_core::select::Item>,
+    doc: engine::Prepared,
     add: IndexAdd,
 }
 
@@ -288,21 +289,20 @@ pub(super) fn prepare_replay(
     let (near_duplicates, quotations) = features(engine.config());
     let terms = engine.config().terms;
     let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
-    let (tokens, items) = engine.prepare(&text);
-    let mut sentences = if quotations { quote::sentences(&text, tokens, terms) } else { Vec::new() };
+    let doc = engine.prepare(&text);
+    let mut sentences = if quotations { quote::sentences(&text, doc.tokens(), terms) } else { Vec::new() };
     // Without the template lines it had when analysed (those later pages gave it
     // came after its sentences were indexed).
     if let Some(doc) = store.doc_templates(seq)? {
         let own: Vec<TemplateRun> = doc.runs.into_iter().filter(|r| r.since == seq).collect();
         template::blank_sentences(&mut sentences, &own);
     }
-    let (tokens, items) = (tokens.to_vec(), items.to_vec());
     let nd_keys = match near_duplicates {
         true => store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default(),
         false => Vec::new(),
     };
     let add = IndexAdd::of(q_cfg, &sentences, nd_keys);
-    Ok(ReplayPrepared { tokens, items, add })
+    Ok(ReplayPrepared { doc, add })
 }
 
 pub(super) fn apply_replay(
@@ -315,13 +315,14 @@ pub(super) fn apply_replay(
     prepared: ReplayPrepared,
 ) -> Result<DocResult> {
     let (_, q_cfg, shape) = cfgs;
-    engine.load_prepared(prepared.tokens, prepared.items);
+    let mut doc = prepared.doc;
     let dates = Dates::stored(store, seq)?;
     let when = |s| dates.key(s);
     let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
     let mut times = StageTimes::default();
-    let mut result = table_phases(stage, engine, table, (seq, &when), &mut times, &mut Instant::now(), revised)?;
-    align(store, engine, &mut result, &when)?;
+    let mut result =
+        table_phases(stage, engine, table, (&mut doc, seq, &when), &mut times, &mut Instant::now(), revised)?;
+    align(store, engine, &doc, &mut result, &when)?;
     dates.check()?;
     let add = match stage.elsewhere() {
         true => prepared.add.words_only(),
@@ -351,14 +352,14 @@ pub(super) fn analyse(
     let mut t = Instant::now();
     let (runs, templates) = match site {
         Some(site) => {
-            let text = (&prepared.lines[..], &prepared.tokens[..], prepared.text_len);
+            let text = (&prepared.lines[..], prepared.doc.tokens(), prepared.text_len);
             super::templates::decide(store, engine.config(), (seq, site), text)?
         }
         None => (Vec::new(), TemplateWrite::default()),
     };
     prepared.without_templates(store, &runs)?;
     times.templates += lap(&mut t);
-    let Prepared { tokens, items, sketch, sentences, text_hash, .. } = prepared;
+    let Prepared { mut doc, sketch, sentences, text_hash, .. } = prepared;
     let sketch = sketch.map(Arc::new);
     if let (true, Some(sketch)) = (runs.is_empty(), &sketch) {
         store.note_text_sketch(text_hash, sketch);
@@ -382,19 +383,18 @@ pub(super) fn analyse(
     let when = |s| dates.key(s);
     // A pair with a document published after this one is oriented the other way.
     let later = |other| when(other) > when(seq);
-    let verify = Some((&*engine, &tokens[..]));
+    let verify = Some((&*engine, doc.tokens()));
     let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, lookup, later, verify)).transpose()?;
     times.neardup += lap(&mut t);
     let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, lookup, later)).transpose()?;
     times.quotes += lap(&mut t);
     times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());
-    engine.load_prepared(tokens, items);
     let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
-    let mut result = table_phases(stage, engine, table, (seq, &when), times, &mut t, revised)?;
+    let mut result = table_phases(stage, engine, table, (&mut doc, seq, &when), times, &mut t, revised)?;
     crate::failpoint::hit("analyse.after-table")
         .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
-    align(store, engine, &mut result, &when)?;
+    align(store, engine, &doc, &mut result, &when)?;
     dates.check()?;
     times.align += lap(&mut t);
     let nd_keys = nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default();
@@ -411,9 +411,7 @@ pub(super) fn analyse(
 /// 25): the documents whose entries it took over (`taken`) and those that copied from
 /// them, re-analysed as the table now says in publication order, within `budget`
 /// (which it spends): those whose result changed, with their results before
-/// and after, and the documents beyond the budget, for the revision queue. The
-/// engine's current document is replaced, unless nothing was taken (nothing is
-/// revised).
+/// and after, and the documents beyond the budget, for the revision queue.
 pub(super) fn revise(
     store: &Store,
     engine: &mut Engine,
@@ -468,9 +466,9 @@ fn revised_shingles(store: &Store, cfg: &Config, cause: u64, taken: &[u64]) -> R
     for s in affected(store, cause, taken)? {
         let text = store.text(s)?.ok_or(DataDirError::MissingText(s))?;
         let density = store.result(s)?.ok_or(DataDirError::MissingText(s))?.density;
-        engine.prepare(&text);
-        engine.at_density(density.unwrap_or(FLOOR));
-        out.push((s, engine.items().iter().map(|it| it.fp).collect()));
+        let mut doc = engine.prepare(&text);
+        doc.at_density(density.unwrap_or(FLOOR));
+        out.push((s, doc.items().iter().map(|it| it.fp).collect()));
     }
     Ok(out)
 }
@@ -487,17 +485,17 @@ pub(super) fn revise_one(
     fresh: &mut HashMap<u64, Arc<OriginText>>,
 ) -> Result<Option<Revised>> {
     let before = store.result(s)?.ok_or(DataDirError::MissingText(s))?;
-    engine.prepare(text);
+    let mut doc = engine.prepare(text);
     let dates = Dates::new(store, s, s_time);
     if let Some((c, t)) = cause {
         dates.know(c, t);
     }
     let when = |x| dates.key(x);
     // The shingles it was selected with when applied.
-    engine.at_density(before.density.unwrap_or(FLOOR));
-    let found = stage.lookups(engine, table, s).map_err(DataDirError::Stage)?;
-    let mut after = engine.reanalyse_found(s, &found, &when);
-    align_with(store, engine, &mut after, &when, fresh)?;
+    doc.at_density(before.density.unwrap_or(FLOOR));
+    let found = stage.lookups(&doc, table, s).map_err(DataDirError::Stage)?;
+    let mut after = engine.reanalyse_found(&doc, s, &found, &when);
+    align_with(store, engine, &doc, &mut after, &when, fresh)?;
     dates.check()?;
     if after == before {
         return Ok(None);
@@ -535,26 +533,27 @@ pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&Doc
 /// when the feature is off) and its site's template records (empty without a site).
 pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>, TemplateWrite);
 
-/// The engine's three phases for the prepared document `seq`: 1 and 3 by `stage`,
-/// estimation here, in publication order (`when`). Times them into `times` from `t`.
+/// The engine's three phases for the prepared document `doc`, `seq`, kept at the
+/// table's threshold: 1 and 3 by `stage`, estimation here, in publication order
+/// (`when`). Times them into `times` from `t`.
 /// For a table elsewhere, the feedback lists what the take-overs revise, from
 /// `revised` (given the origins taken over).
 pub(super) fn table_phases(
     stage: &mut dyn TableStage,
     engine: &mut Engine,
     table: &mut TableFile,
-    (seq, when): (u64, When<'_>),
+    (doc, seq, when): (&mut engine::Prepared, u64, When<'_>),
     times: &mut StageTimes,
     t: &mut Instant,
     revised: impl FnOnce(&Config, &[u64]) -> Result<Vec<(u64, Vec<u64>)>>,
 ) -> Result<DocResult> {
     // The shingles the table's density threshold selects now.
-    engine.at_density(table.density());
-    let hits = stage.probe(engine, table, seq, when).map_err(DataDirError::Stage)?;
+    doc.at_density(table.density());
+    let hits = stage.probe(engine, doc, table, seq, when).map_err(DataDirError::Stage)?;
     times.table += lap(t);
-    let estimate = engine.estimate_by(seq, &hits, when);
+    let estimate = engine.estimate_by(doc, seq, &hits, when);
     times.estimation += lap(t);
-    let mut feedback = engine.feedback(&estimate);
+    let mut feedback = engine.feedback(doc, &estimate);
     if stage.elsewhere() {
         let taken = stage.taken();
         if !taken.is_empty() {

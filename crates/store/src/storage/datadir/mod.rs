@@ -416,16 +416,15 @@ impl DataDir {
     /// near-duplicates (every verdict) and its quotations.
     pub fn query(&mut self, doc: &InputDoc) -> Result<QueryResult> {
         let seq = self.store.next_seq()?;
-        let (tokens, items, sketch, sentences) = self.preparer.prepare(&doc.text).into_parts();
+        let (prepared, sketch, sentences) = self.preparer.prepare(&doc.text).into_parts();
         let indexes = Indexes::over(self.table.index_region(), self.shape);
         // A query is a document arriving now: pairs in arrival order.
-        let verify = Some((&self.engine, &tokens[..]));
+        let verify = Some((&self.engine, prepared.tokens()));
         let nd =
             sketch.map(|s| self.store.near_dup_write(&self.nd_cfg, seq, s, &indexes, |_| false, verify)).transpose()?;
         let q = sentences.map(|s| self.store.quote_write(&self.q_cfg, seq, s, &indexes, |_| false)).transpose()?;
-        self.engine.load_prepared(tokens, items);
-        let mut result = self.engine.query_prepared(&*self.table, seq);
-        align(&self.store, &self.engine, &mut result, &by_arrival)?;
+        let mut result = self.engine.query_prepared(&*self.table, &prepared, seq);
+        align(&self.store, &self.engine, &prepared, &mut result, &by_arrival)?;
         Ok(QueryResult { result, near: nd.map(|nd| nd.found), quotes: q.map(|q| q.found) })
     }
 

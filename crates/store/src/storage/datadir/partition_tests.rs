@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use textorigin_core::config::{Config, Overrides};
-use textorigin_core::engine::{DocResult, Engine, Feedback, Probe, When};
+use textorigin_core::engine::{DocResult, Engine, Feedback, Prepared, Probe, When};
 use textorigin_core::index::{IndexAnswers, IndexPart, IndexWork, Indexes};
 use textorigin_core::neardup::NearDupConfig;
 use textorigin_core::quote::QuoteConfig;
@@ -85,11 +85,12 @@ impl TableStage for Shared {
     fn probe(
         &mut self,
         engine: &Engine,
+        doc: &Prepared,
         _: &mut Table<Mapped>,
         seq: u64,
         when: When<'_>,
     ) -> Result<Vec<Option<Hit>>, StageError> {
-        self.probe = engine.probe_dated(&mut *self.table.lock().unwrap(), seq, when);
+        self.probe = engine.probe_dated(&mut *self.table.lock().unwrap(), doc, seq, when);
         Ok(self.probe.hits.clone())
     }
     fn taken(&self) -> Vec<u64> {
@@ -104,7 +105,7 @@ impl TableStage for Shared {
     }
     fn index_answers(&mut self, seq: u64) -> Result<Option<IndexAnswers>, StageError> {
         let text = self.book.lock().unwrap().texts[&seq].clone();
-        let (_, _, sketch, sentences) = self.preparer.prepare(&text).into_parts();
+        let (_, sketch, sentences) = self.preparer.prepare(&text).into_parts();
         let (q, nd) = (QuoteConfig::default(), NearDupConfig::default());
         let work = IndexWork::of(&q, &nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref());
         let whole = IndexPart { shard: 0, shards: 1 };
@@ -113,9 +114,9 @@ impl TableStage for Shared {
         searched.add_part(&q, seq, &work.add, whole);
         Ok(Some(answers))
     }
-    fn lookups(&mut self, engine: &Engine, _: &Table<Mapped>, _: u64) -> Result<Vec<Option<Hit>>, StageError> {
+    fn lookups(&mut self, doc: &Prepared, _: &Table<Mapped>, _: u64) -> Result<Vec<Option<Hit>>, StageError> {
         let table = self.table.lock().unwrap();
-        Ok(engine.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect())
+        Ok(doc.items().iter().map(|it| table.lookup(it.fp).map(|(_, h)| h)).collect())
     }
 }
 

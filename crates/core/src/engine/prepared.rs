@@ -1,0 +1,69 @@
+//! A document prepared for the table's phases, as a value every phase takes: the engine
+//! keeps no current document.
+
+use crate::select::{kept, Item};
+use crate::table::bucket_of;
+use crate::text::Token;
+
+use super::ShardItem;
+
+/// A document's tokens and selected shingles ([`super::Engine::prepare`]), kept at a
+/// density threshold ([`Prepared::at_density`]; with an adaptive density a document
+/// is prepared with every extra shingle and its rank, threshold 0).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prepared {
+    tokens: Vec<Token>,
+    items: Vec<Item>,
+    density: u8,
+}
+
+impl Prepared {
+    /// Tokens and selected items prepared elsewhere (by an engine of the same
+    /// configuration, on another thread), kept at threshold `density` (the engine's
+    /// [`super::Engine::unfiltered`]).
+    pub fn new(tokens: Vec<Token>, items: Vec<Item>, density: u8) -> Prepared {
+        Prepared { tokens, items, density }
+    }
+
+    pub fn tokens(&self) -> &[Token] {
+        &self.tokens
+    }
+
+    /// Its selected shingles at its threshold.
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// How many shingles are selected.
+    pub fn selected(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The threshold its items are kept at.
+    pub fn density(&self) -> u8 {
+        self.density
+    }
+
+    /// Its parts.
+    pub fn into_parts(self) -> (Vec<Token>, Vec<Item>) {
+        (self.tokens, self.items)
+    }
+
+    /// Keeps the shingles that threshold `t` selects (the table's,
+    /// [`crate::table::Table::density`]; a stored document's own,
+    /// [`super::DocResult::density`]). A threshold below the one already applied keeps
+    /// what is there.
+    pub fn at_density(&mut self, t: u8) {
+        if t > self.density {
+            self.items.retain(|it| kept(it.rank, t));
+            self.density = t;
+        }
+    }
+
+    /// Its selected shingles whose bucket, in a table of `buckets` buckets, `owns`
+    /// accepts (a shard's range): what [`super::Engine::probe_where`] probes.
+    pub fn items_where(&self, buckets: u64, owns: impl Fn(u64) -> bool) -> Vec<ShardItem> {
+        let items = &self.items;
+        (0..items.len()).filter(|&i| owns(bucket_of(items[i].fp, buckets))).map(|i| ShardItem::of(items, i)).collect()
+    }
+}
