@@ -40,14 +40,17 @@ fn all_nb_equals_reference_on_real_licenses() {
     let mut blocks: Vec<Vec<textorigin_core::engine::Block>> = Vec::new();
     for (i, text) in texts.iter().enumerate() {
         let seq = i as u64 + 1;
-        let mut got = engine.apply(&mut table, seq, text);
+        let mut doc = engine.prepare(text);
+        let mut got = engine.apply_prepared(&mut table, &mut doc, seq);
         let want = reference.apply(seq, text);
         let origins: Vec<u64> = got.selected_origins.iter().map(|s| s.origin).collect();
         assert_eq!(origins, want.origins, "document {seq}");
         assert_eq!(got.fresh_tokens, want.fresh_tokens, "document {seq}");
         assert_eq!(got.dominant_by_rule(), want.dominant_origin, "document {seq}");
         // Aligned against the origins' texts, the labels stay the oracle's.
-        engine.align(&mut got, |o| Some(Arc::new(engine.origin_text(&texts[o as usize - 1], &blocks[o as usize - 1]))));
+        engine.align(&doc, &mut got, |o| {
+            Some(Arc::new(engine.origin_text(&texts[o as usize - 1], &blocks[o as usize - 1])))
+        });
         blocks.push(got.copied_blocks.clone());
         assert_eq!(got.fresh_tokens, want.fresh_tokens, "document {seq}, aligned");
         copied += want.origins.iter().filter(|&&o| o != seq).count();

@@ -376,7 +376,10 @@ mod tests {
         // Messages of the builds before: the fields alone, then with `meta` behind them.
         let before = |meta: Option<&str>| {
             let mut m = vec![VERSION];
-            m.extend(postcard::to_allocvec(&("7", "s", None::<String>, Some("2020"), 1_800_000_000_000u64, "words")).unwrap());
+            m.extend(
+                postcard::to_allocvec(&("7", "s", None::<String>, Some("2020"), 1_800_000_000_000u64, "words"))
+                    .unwrap(),
+            );
             m.extend(meta.map(|t| postcard::to_allocvec(t).unwrap()).unwrap_or_default());
             m
         };
@@ -385,6 +388,8 @@ mod tests {
         assert_eq!(Doc::decode(&before(Some(r#"{"title":"T"}"#))).unwrap(), old);
         assert!(matches!(Doc::decode(&[]), Err(WireError::Empty { .. })));
         let newer = [DOC_VERSION + 1, 0];
-        assert!(matches!(Doc::decode(&newer), Err(WireError::Version { found, reads: DOC_VERSION, .. }) if found == DOC_VERSION + 1));
+        assert!(
+            matches!(Doc::decode(&newer), Err(WireError::Version { found, reads: DOC_VERSION, .. }) if found == DOC_VERSION + 1)
+        );
     }
 }

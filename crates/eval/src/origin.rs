@@ -521,7 +521,7 @@ fn run_one(
         // With dates, a document published before an entry's origin takes
         // the entry over, and the documents it took from and their copiers are revised.
         let (mut r, taken) = engine.apply_dated(&mut *table, &mut doc, seq, when);
-        align(&engine, &doc, &mut r, &mut origin_texts, &blocks, texts, &order, when);
+        align((&engine, &doc), &mut r, &mut origin_texts, &blocks, texts, &order, when);
         blocks.push(r.copied_blocks.clone());
         note(&mut copiers, &r);
         results.push(r);
@@ -533,7 +533,7 @@ fn run_one(
         for s in affected {
             let mut doc = engine.prepare(&texts[rank(s)]);
             let mut r = engine.reanalyse(&*table, &mut doc, s, results[s as usize - 1].density, when);
-            align(&engine, &doc, &mut r, &mut origin_texts, &blocks, texts, &order, when);
+            align((&engine, &doc), &mut r, &mut origin_texts, &blocks, texts, &order, when);
             origin_texts.remove(&s); // its blocks, which its copiers' alignment reads, changed
             blocks[s as usize - 1] = r.copied_blocks.clone();
             note(&mut copiers, &r);
@@ -592,8 +592,7 @@ fn run_one(
 /// gives their publication indexes), as the store does: the origins' texts and blocks
 /// in a bounded cache, refilled.
 fn align(
-    engine: &Engine,
-    doc: &Prepared,
+    (engine, doc): (&Engine, &Prepared),
     r: &mut DocResult,
     cache: &mut HashMap<u64, Arc<OriginText>>,
     blocks: &[Vec<Block>],

@@ -10,8 +10,8 @@ use crate::input::{expand_paths, read_docs_counting, InputDoc, InputError, Limit
 use crate::pipeline::{ordered_map, WorkerDied};
 use std::os::unix::ffi::OsStrExt;
 
-use crate::storage::datadir::{Budget, DataDir, DataDirError, Prepared, Preparer};
 use crate::intake::file::{Admitted, FileAdmitting, Records};
+use crate::storage::datadir::{Budget, DataDir, DataDirError, Prepared, Preparer};
 use crate::storage::store::Via;
 use crate::telemetry::StageTimes;
 

@@ -343,7 +343,13 @@ impl Engine {
     /// [`Engine::probe`] for a document that may be older than what the table holds:
     /// an entry whose origin `when` puts after it is taken over
     /// ([`probe_items_dated`]).
-    pub fn probe_dated<M: BucketMemory>(&self, table: &mut Table<M>, doc: &Prepared, seq: u64, when: When<'_>) -> Probe {
+    pub fn probe_dated<M: BucketMemory>(
+        &self,
+        table: &mut Table<M>,
+        doc: &Prepared,
+        seq: u64,
+        when: When<'_>,
+    ) -> Probe {
         let mine = doc.items_where(table.buckets(), |_| true);
         probe_items_dated(table, seq, &mine, |o| when(o) > when(seq))
     }

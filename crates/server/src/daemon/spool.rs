@@ -17,8 +17,8 @@ use super::Result;
 use crate::budget::{Grant, MemoryBudget};
 use textorigin_store::error::IoContext;
 use textorigin_store::input::{file_docs, InputDoc, InputError, Limits};
-use textorigin_store::storage::datadir::{DataDir, Prepared, Preparer};
 use textorigin_store::intake::file::{fail_whole, AdmitError, Admitted, FileAdmitting, Records, MAX_FAILURE_RECORDS};
+use textorigin_store::storage::datadir::{DataDir, Prepared, Preparer};
 use textorigin_store::storage::store::{AdmissionKey, FileAdmission, Store, Via};
 
 /// Entries of `dir` in name order (dot files skipped). Whatever they are (regular

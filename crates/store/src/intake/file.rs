@@ -287,7 +287,10 @@ mod tests {
         let spool = |before| Records::Spool { key: 7, name: "f.jsonl".into(), before };
         // Cut short after two documents (a stop, a crash): how far it went is recorded.
         let mut first = FileAdmitting::start(Some(b"f.jsonl"), Via::Spool, spool(None));
-        assert_eq!(admit(&mut dd, &mut first, &docs[..2], true), ["stored #1", "failed: f.jsonl:b: no words (no letters or digits)"]);
+        assert_eq!(
+            admit(&mut dd, &mut first, &docs[..2], true),
+            ["stored #1", "failed: f.jsonl:b: no words (no letters or digits)"]
+        );
         drop(first);
         let before = dd.store().admitted(7).unwrap().map(|a| a.state);
         assert_eq!(before, Some(FileAdmission::Reading { done: 2, failed: 1 }));

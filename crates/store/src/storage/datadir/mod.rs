@@ -10,26 +10,23 @@
 //! the stored documents into a fresh table.
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::error::{IoContext, IoError};
 use crate::input::InputDoc;
 use crate::intake::{self, Policy};
-use crate::storage::stage::{Local, TableStage};
+use crate::storage::stage::TableStage;
+use crate::storage::store::StoreError;
 use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store};
-use crate::storage::store::{Found, StoreError};
-use crate::storage::table_file::{TableError, TableFile};
+use crate::storage::table_file::TableFile;
 use crate::telemetry::{Latency, StageTimes};
 pub use templates::site_of;
-use textorigin_core::config::{Config, Overrides};
+use textorigin_core::config::Config;
 use textorigin_core::engine::{by_arrival, DocResult, Engine};
 use textorigin_core::index::{IndexShape, Indexes};
 use textorigin_core::neardup::{NearDup, NearDupConfig};
 use textorigin_core::quote::QuoteConfig;
-use textorigin_core::table::TableParams;
 
 mod analysis;
 pub mod backup;
@@ -50,10 +47,10 @@ mod templates;
 #[cfg(test)]
 mod tests;
 
-use analysis::{align, analyse, apply_replay, lap, prepare_replay, replay, reproduces, revise, revise_one};
+use analysis::{align, analyse, lap, replay, reproduces, revise, revise_one};
 pub use analysis::{sketch_and_sentences, Prepared, Preparer, Searches};
-use rebuild::restore_table;
 use open::{refuse_aggregator, table_params};
+use rebuild::restore_table;
 
 pub use crate::intake::{Budget, DocError, DEFAULT_REVISION_BUDGET, DEFAULT_TAKE_OVER};
 pub use error::DataDirError;
@@ -223,7 +220,7 @@ impl DataDir {
     }
 
     /// Runs the table's phases with `stage` from now on (a sharded deployment's
-    /// aggregator; [`Local`] by default).
+    /// aggregator; [`Local`](crate::storage::stage::Local) by default).
     pub fn set_stage(&mut self, stage: Box<dyn TableStage>) {
         self.stage = stage;
     }

@@ -121,7 +121,10 @@ fn open_table(dir: &Path, store: &Store, cfg: &Config) -> Result<TableFile> {
     let table = if tpath.exists() {
         match TableFile::open(&tpath, &params, true) {
             Err(TableError::OlderFormat { found, .. }) => {
-                tracing::warn!(format = found, "the table file is of an older format: rebuilding it from the stored documents");
+                tracing::warn!(
+                    format = found,
+                    "the table file is of an older format: rebuilding it from the stored documents"
+                );
                 DataDir::rebuild_with(dir, store, &mut |_, _| {})?;
                 TableFile::open(&tpath, &params, true)?
             }

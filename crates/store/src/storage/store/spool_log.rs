@@ -71,6 +71,7 @@ pub fn document_key(
 
 /// The [`document_key`]s of one file's documents in order: counts the occurrences of
 /// each content.
+#[derive(Debug)]
 pub struct DocumentKeys {
     file: Vec<u8>,
     seen: std::collections::HashMap<u128, u32>,
