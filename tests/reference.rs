@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use textorigin_core::config::Config;
-use textorigin_core::engine::Engine;
+use textorigin_core::engine::{by_arrival, Engine};
 use textorigin_core::estimate::Estimation;
 use textorigin_core::reference::Reference;
 use textorigin_core::select::Selection;
@@ -41,16 +41,15 @@ fn all_nb_equals_reference_on_real_licenses() {
     for (i, text) in texts.iter().enumerate() {
         let seq = i as u64 + 1;
         let mut doc = engine.prepare(text);
-        let mut got = engine.apply_prepared(&mut table, &mut doc, seq);
+        let mut got = engine.apply_prepared(&mut table, &mut doc, seq, &by_arrival).0;
         let want = reference.apply(seq, text);
         let origins: Vec<u64> = got.selected_origins.iter().map(|s| s.origin).collect();
         assert_eq!(origins, want.origins, "document {seq}");
         assert_eq!(got.fresh_tokens, want.fresh_tokens, "document {seq}");
         assert_eq!(got.dominant_by_rule(), want.dominant_origin, "document {seq}");
         // Aligned against the origins' texts, the labels stay the oracle's.
-        engine.align(&doc, &mut got, |o| {
-            Some(Arc::new(engine.origin_text(&texts[o as usize - 1], &blocks[o as usize - 1])))
-        });
+        let origin_text = |o: u64| Some(Arc::new(engine.origin_text(&texts[o as usize - 1], &blocks[o as usize - 1])));
+        engine.align(&doc, &mut got, origin_text, &by_arrival);
         blocks.push(got.copied_blocks.clone());
         assert_eq!(got.fresh_tokens, want.fresh_tokens, "document {seq}, aligned");
         copied += want.origins.iter().filter(|&&o| o != seq).count();

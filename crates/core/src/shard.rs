@@ -362,7 +362,7 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::engine::tests::corpus;
-    use crate::engine::{probe_items, DocResult, Engine};
+    use crate::engine::{by_arrival, probe_items, DocResult, Engine};
     use crate::table::Eviction;
     use proptest::prelude::*;
 
@@ -468,7 +468,7 @@ mod tests {
             } else {
                 shards.iter().zip(&mut tables).map(|(s, t)| e.probe_where(t, &doc, seq, |b| s.owns(b, n))).collect()
             };
-            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap());
+            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap(), &by_arrival);
             let fb = e.feedback(&doc, &estimate);
             for (t, p) in tables.iter_mut().zip(&probes) {
                 e.score(t, p, &fb);
@@ -513,7 +513,7 @@ mod tests {
                 ahead += usize::from(!aheads[s].is_empty());
                 probes.push(aheads[s].probe(&mut tables[s], seq, &parts[s]).clone());
             }
-            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap());
+            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap(), &by_arrival);
             feedback.push(e.feedback(&doc, &estimate));
             results.push(estimate.result);
             for s in 0..shards.len() {
@@ -619,7 +619,7 @@ mod tests {
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
             let mut doc = e.prepare(text);
-            let (result, taken) = e.apply_dated(&mut t, &mut doc, seq, &when);
+            let (result, taken) = e.apply_prepared(&mut t, &mut doc, seq, &when);
             results.push(result);
             if !taken.is_empty() {
                 for (j, earlier) in texts[..i].iter().enumerate() {
@@ -675,7 +675,7 @@ mod tests {
                 probes.push(p);
             }
             assert!(taken.is_empty() || may_take_over, "only a document published before one seen takes over");
-            let estimate = e.estimate_by(&doc, seq, &merge_hits(selected, &probes).unwrap(), &when);
+            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap(), &when);
             let mut fb = e.feedback(&doc, &estimate);
             if !taken.is_empty() {
                 fb.revise = texts[..i]

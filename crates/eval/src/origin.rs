@@ -520,7 +520,7 @@ fn run_one(
         let mut doc = engine.prepare(&texts[i]);
         // With dates, a document published before an entry's origin takes
         // the entry over, and the documents it took from and their copiers are revised.
-        let (mut r, taken) = engine.apply_dated(&mut *table, &mut doc, seq, when);
+        let (mut r, taken) = engine.apply_prepared(&mut *table, &mut doc, seq, when);
         align((&engine, &doc), &mut r, &mut origin_texts, &blocks, texts, &order, when);
         blocks.push(r.copied_blocks.clone());
         note(&mut copiers, &r);
@@ -607,7 +607,7 @@ fn align(
         let t = texts.get(*order.get(o as usize - 1)?)?;
         Some(Arc::clone(cache.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1])))))
     };
-    engine.align_by(doc, r, origin_text, when);
+    engine.align(doc, r, origin_text, when);
 }
 
 pub use super::report::{markdown, svg};

@@ -302,23 +302,36 @@ impl Engine {
     /// returns its results. `seq` must exceed every origin already in the table.
     pub fn apply<M: BucketMemory>(&mut self, table: &mut Table<M>, seq: u64, text: &str) -> DocResult {
         let mut doc = self.prepare(text);
-        self.apply_prepared(table, &mut doc, seq)
+        self.apply_prepared(table, &mut doc, seq, &by_arrival).0
     }
 
-    /// [`Engine::apply`] of a prepared document, kept at the table's threshold: the
-    /// three phases [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn.
-    pub fn apply_prepared<M: BucketMemory>(&self, table: &mut Table<M>, doc: &mut Prepared, seq: u64) -> DocResult {
+    /// [`Engine::apply`] of a prepared document, kept at the table's threshold, in
+    /// publication order (`when`; [`by_arrival`]: arrival order): the three phases
+    /// [`Engine::probe`], [`Engine::estimate`] and [`Engine::score`] in turn. A document
+    /// that may be older than what the table holds takes over an entry whose origin
+    /// `when` puts after it. Returns its result and the origins it took shingles from
+    /// ([`Probe::taken`]), whose documents, and those that copied from them,
+    /// [`Engine::reanalyse`] revises.
+    pub fn apply_prepared<M: BucketMemory>(
+        &self,
+        table: &mut Table<M>,
+        doc: &mut Prepared,
+        seq: u64,
+        when: When<'_>,
+    ) -> (DocResult, Vec<u64>) {
         doc.at_density(table.density());
-        let probe = self.probe(table, doc, seq);
-        let estimate = self.estimate(doc, seq, &probe.hits);
+        let probe = self.probe(table, doc, seq, when);
+        let estimate = self.estimate(doc, seq, &probe.hits, when);
         self.score(table, &probe, &self.feedback(doc, &estimate));
-        estimate.result
+        (estimate.result, probe.taken)
     }
 
     /// Phase 1 (Section 2.2): every selected fingerprint of the document looked up in
-    /// its bucket and inserted when absent, in order, with prefetching.
-    pub fn probe<M: BucketMemory>(&self, table: &mut Table<M>, doc: &Prepared, seq: u64) -> Probe {
-        self.probe_where(table, doc, seq, |_| true)
+    /// its bucket and inserted when absent, in order, with prefetching; an entry whose
+    /// origin `when` puts after the document is taken over ([`probe_items_dated`]).
+    pub fn probe<M: BucketMemory>(&self, table: &mut Table<M>, doc: &Prepared, seq: u64, when: When<'_>) -> Probe {
+        let mine = doc.items_where(table.buckets(), |_| true);
+        probe_items_dated(table, seq, &mine, |o| when(o) > when(seq))
     }
 
     /// [`Engine::probe`] for the selected shingles whose bucket `owns` accepts (a shard's
@@ -335,27 +348,8 @@ impl Engine {
     }
 
     /// Phase 2 (Section 2.3): estimation and the document's result from what all its
-    /// selected shingles found, in order.
-    pub fn estimate(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>]) -> Estimate {
-        self.finish(doc, seq, hits, &by_arrival)
-    }
-
-    /// [`Engine::probe`] for a document that may be older than what the table holds:
-    /// an entry whose origin `when` puts after it is taken over
-    /// ([`probe_items_dated`]).
-    pub fn probe_dated<M: BucketMemory>(
-        &self,
-        table: &mut Table<M>,
-        doc: &Prepared,
-        seq: u64,
-        when: When<'_>,
-    ) -> Probe {
-        let mine = doc.items_where(table.buckets(), |_| true);
-        probe_items_dated(table, seq, &mine, |o| when(o) > when(seq))
-    }
-
-    /// [`Engine::estimate`] with "earlier" by publication (`when`).
-    pub fn estimate_by(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
+    /// selected shingles found, in order, "earlier" by `when`.
+    pub fn estimate(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
         self.finish(doc, seq, hits, when)
     }
 
@@ -389,25 +383,6 @@ impl Engine {
         stats.last_seq = fb.seq;
         stats.shingles += u64::from(fb.shingles);
         table.end_document();
-    }
-
-    /// [`Engine::apply_prepared`] for a document that may be older than what the table
-    /// holds: an origin `when` puts after it is taken over, and every
-    /// "earlier" of the result is `when`'s.
-    /// Returns its result and the origins it took shingles from ([`Probe::taken`]),
-    /// whose documents, and those that copied from them, [`Engine::reanalyse`] revises.
-    pub fn apply_dated<M: BucketMemory>(
-        &self,
-        table: &mut Table<M>,
-        doc: &mut Prepared,
-        seq: u64,
-        when: When<'_>,
-    ) -> (DocResult, Vec<u64>) {
-        doc.at_density(table.density());
-        let probe = self.probe_dated(table, doc, seq, when);
-        let estimate = self.estimate_by(doc, seq, &probe.hits, when);
-        self.score(table, &probe, &self.feedback(doc, &estimate));
-        (estimate.result, probe.taken)
     }
 
     /// The result of stored document `seq`, prepared again, as the table now
@@ -483,18 +458,9 @@ impl Engine {
     /// most-copied origin from them; with `dominant = blocks` the dominant origin is
     /// then counted by the blocks ([`DocResult::dominant_by_blocks`]), else it stays the
     /// argmax of the table's answers. `origin_text(o)` gives document `o`'s text and
-    /// stored blocks (None: not stored; its blocks stay as estimated).
+    /// stored blocks (None: not stored; its blocks stay as estimated). "Earlier" is by
+    /// `when`.
     pub fn align(
-        &self,
-        doc: &Prepared,
-        result: &mut DocResult,
-        origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
-    ) {
-        self.align_by(doc, result, origin_text, &by_arrival);
-    }
-
-    /// [`Engine::align`] with "earlier" by publication (`when`).
-    pub fn align_by(
         &self,
         doc: &Prepared,
         result: &mut DocResult,

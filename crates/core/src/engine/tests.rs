@@ -88,13 +88,13 @@ proptest! {
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
             let mut doc = e.prepare(text);
-            let mut got = e.apply_prepared(&mut t, &mut doc, seq);
+            let mut got = e.apply_prepared(&mut t, &mut doc, seq, &by_arrival).0;
             let want = reference.apply(seq, text);
             if let Some(o) = got.dominant_by_rule() {
                 prop_assert_eq!(got.dominant_origin, Some(o));
             }
             let found: Vec<(u32, u32)> = got.selected_origins.iter().filter(|s| s.how == How::Found && s.origin != seq).map(|s| (s.start_token, s.end_token)).collect();
-            e.align(&doc, &mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))));
+            e.align(&doc, &mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))), &by_arrival);
             blocks.push(got.copied_blocks.clone());
             let doc = tokens_of(text);
             let mut old = vec![false; doc.len()];
@@ -133,8 +133,8 @@ fn propagated(seed: u64, docs: usize, propagate: bool) -> Result<usize, TestCase
     for (i, text) in corpus(seed, docs).iter().enumerate() {
         let seq = i as u64 + 1;
         let doc = e.prepare(text);
-        let probe = e.probe(&mut t, &doc, seq);
-        let estimate = e.estimate(&doc, seq, &probe.hits);
+        let probe = e.probe(&mut t, &doc, seq, &by_arrival);
+        let estimate = e.estimate(&doc, seq, &probe.hits, &by_arrival);
         e.score(&mut t, &probe, &e.feedback(&doc, &estimate));
         for (j, s) in estimate.result.selected_origins.iter().enumerate() {
             if probe.hits[j].is_none() && matches!(s.how, How::Bridged | How::Expanded) {
@@ -163,10 +163,10 @@ fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
     e.apply(&mut t, 1, a);
     let b = "officials said on monday that the storm closed every road north of the river and the county asked residents to stay home during winter storms until the plows could reach them, a spokesman added";
     let mut db = e.prepare(b);
-    let plain = e.apply_prepared(&mut t, &mut db, 2);
+    let plain = e.apply_prepared(&mut t, &mut db, 2, &by_arrival).0;
     assert!(!plain.copied_blocks.is_empty());
     let mut aligned = plain.clone();
-    e.align(&db, &mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
+    e.align(&db, &mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))), &by_arrival);
     assert_eq!(aligned.copied_blocks.len(), 1);
     let blk = aligned.copied_blocks[0];
     assert_eq!(
@@ -179,18 +179,17 @@ fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
     assert_eq!(novel, ["officials said on monday that", "a spokesman added"]);
     // An origin whose text does not hold the seeds: the block was never copied.
     let mut wrong = plain.clone();
-    e.align(&db, &mut wrong, |_| {
-        Some(Arc::new(OriginText::new("nothing in common with the document at all here", &rabin, &[])))
-    });
+    let nothing = "nothing in common with the document at all here";
+    e.align(&db, &mut wrong, |_| Some(Arc::new(OriginText::new(nothing, &rabin, &[]))), &by_arrival);
     assert!(wrong.copied_blocks.is_empty() && wrong.old_tokens == 0);
     // No stored text: the block stays as estimation made it.
     let mut unknown = plain.clone();
-    e.align(&db, &mut unknown, |_| None);
+    e.align(&db, &mut unknown, |_| None, &by_arrival);
     assert_eq!(unknown.copied_blocks, plain.copied_blocks);
     // Alignment off: the paper's blocks.
     let off = Engine::new(Config { align: false, ..cfg });
     let mut same = plain.clone();
-    off.align(&db, &mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))));
+    off.align(&db, &mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))), &by_arrival);
     assert_eq!(same, plain);
 }
 
@@ -305,7 +304,7 @@ fn arrive_with_dates(
     for (a, &i) in perm.iter().enumerate() {
         let seq = a as u64 + 1;
         let mut doc = e.prepare(&texts[i]);
-        let (r, taken) = e.apply_dated(&mut t, &mut doc, seq, when);
+        let (r, taken) = e.apply_prepared(&mut t, &mut doc, seq, when);
         results.push(r);
         let mut affected: Vec<u64> = (1..seq)
             .filter(|&s| {
@@ -323,7 +322,7 @@ fn arrive_with_dates(
 }
 
 /// Issue 25: documents applied in any arrival order with their dates (a late older one
-/// taking its shingles over, [`Engine::apply_dated`]), and the documents it took from
+/// taking its shingles over, [`Engine::apply_prepared`]), and the documents it took from
 /// and their copiers re-analysed ([`Engine::reanalyse`]), end with the origins the
 /// brute-force reference gives in date order; re-analysing every document then changes
 /// nothing (the revised set was enough).
@@ -373,10 +372,10 @@ fn a_late_original_takes_its_passage_over_and_its_copier_is_revised() {
     // The roundup (published later) arrives first; the original (published earlier) second.
     let published = |seq: u64| (if seq == 1 { 2 } else { 1 }, seq);
     let mut doc = e.prepare(roundup);
-    let (first, taken) = e.apply_dated(&mut t, &mut doc, 1, &published);
+    let (first, taken) = e.apply_prepared(&mut t, &mut doc, 1, &published);
     assert!(first.copied_blocks.is_empty() && taken.is_empty());
     let mut doc = e.prepare(original);
-    let (r, taken) = e.apply_dated(&mut t, &mut doc, 2, &published);
+    let (r, taken) = e.apply_prepared(&mut t, &mut doc, 2, &published);
     assert_eq!((r.old_tokens, r.copied_blocks.len()), (0, 0), "the original copies from nothing published before it");
     assert_eq!(taken, [1], "it took its passage over from the roundup");
     let mut doc = e.prepare(roundup);

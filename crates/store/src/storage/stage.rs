@@ -100,7 +100,7 @@ impl TableStage for Local {
         seq: u64,
         when: When<'_>,
     ) -> Result<Vec<Option<Hit>>, StageError> {
-        self.probe = engine.probe_dated(table, doc, seq, when);
+        self.probe = engine.probe(table, doc, seq, when);
         Ok(self.probe.hits.clone())
     }
 

@@ -168,7 +168,7 @@ fn features(cfg: &Config) -> (bool, bool) {
 }
 
 /// Aligns the copied blocks of `result`, document `doc`'s, against the stored texts of
-/// their origins ([`Engine::align_by`]), "earlier" by `when`.
+/// their origins ([`Engine::align`]), "earlier" by `when`.
 pub(super) fn align(
     store: &Store,
     engine: &Engine,
@@ -197,7 +197,7 @@ fn align_with(
             None
         }),
     };
-    engine.align_by(doc, result, origin_text, when);
+    engine.align(doc, result, origin_text, when);
     failed.map_or(Ok(()), |e| Err(e.into()))
 }
 
@@ -551,7 +551,7 @@ pub(super) fn table_phases(
     doc.at_density(table.density());
     let hits = stage.probe(engine, doc, table, seq, when).map_err(DataDirError::Stage)?;
     times.table += lap(t);
-    let estimate = engine.estimate_by(doc, seq, &hits, when);
+    let estimate = engine.estimate(doc, seq, &hits, when);
     times.estimation += lap(t);
     let mut feedback = engine.feedback(doc, &estimate);
     if stage.elsewhere() {

@@ -90,7 +90,7 @@ impl TableStage for Shared {
         seq: u64,
         when: When<'_>,
     ) -> Result<Vec<Option<Hit>>, StageError> {
-        self.probe = engine.probe_dated(&mut *self.table.lock().unwrap(), doc, seq, when);
+        self.probe = engine.probe(&mut *self.table.lock().unwrap(), doc, seq, when);
         Ok(self.probe.hits.clone())
     }
     fn taken(&self) -> Vec<u64> {
