@@ -4,7 +4,7 @@
 //! for the data directory itself and for those who ask ahead of it (the daemon's HTTP
 //! submission, a deployment's submission), so that a document accepted ahead is not
 //! refused later for another reason, nor the other way round. The data directory
-//! imports this module, never the other way; [`file`], above the data directory, admits
+//! imports this module, never the other way; [`mod@file`], above the data directory, admits
 //! an input file document by document for batch ingestion and the daemon's spool.
 
 pub mod file;
