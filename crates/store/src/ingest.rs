@@ -162,7 +162,7 @@ pub fn ingest_inputs(
             summary.interrupted = true;
             return false;
         }
-        let (doc, prepared) = match ready {
+        let (doc, prepared, seconds) = match ready {
             Ready::File(f) => {
                 empty_warning(&file, &mut event);
                 event(Event::File);
@@ -182,13 +182,12 @@ pub fn ingest_inputs(
                 };
                 return true;
             }
-            Ready::Doc(Err(e)) => (Err(e), None),
+            Ready::Doc(Err(e)) => (Err(e), None, 0.0),
             Ready::Doc(Ok(ready)) => {
                 let (doc, prepared, seconds) = *ready;
-                (Ok(doc), Some((prepared, seconds)))
+                (Ok(doc), Some(prepared), seconds)
             }
         };
-        let (prepared, seconds) = prepared.map_or((None, 0.0), |(p, s)| (Some(p), s));
         let warnings = |event: &mut dyn FnMut(Event)| {
             for w in doc.iter().flat_map(|d| &d.warnings) {
                 event(Event::Warning(w.clone()));
