@@ -731,7 +731,7 @@ fn a_deployment_keeps_numeric_ids_and_the_date_field_as_one_node_does() {
     let lines = [
         r#"{"id": 12, "date": "2021-03-04", "text": "The council approved the new bridge over the river on Monday."}"#,
         r#"{"id": 13, "date": "2021-03-05", "text": "Engineers expect the work on the new bridge over the river to take two years."}"#,
-        r#"{"id": "x", "published_at": "2021-03-06", "text": "The council approved the new bridge over the river on Monday evening."}"#,
+        r#"{"id": "x", "published_at": "2021-03-06", "text": "A bakery on Main Street reopened after the flood with a new oven."}"#,
     ];
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
     let nats = Nats::start(tmp.path(), 1);
