@@ -18,7 +18,7 @@ use crate::input::InputDoc;
 use crate::intake::{self, Policy};
 use crate::storage::stage::TableStage;
 use crate::storage::store::StoreError;
-use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store};
+use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::{Latency, StageTimes};
 pub use templates::site_of;
@@ -263,7 +263,8 @@ impl DataDir {
             return Err(DataDirError::Poisoned);
         }
         let text_hash = prepared.text_hash();
-        let Placed { seq, time, by_arrival, arrival_ms } = self.place(doc, !prepared.is_empty(), &admit)?;
+        let placed = self.place(doc, !prepared.is_empty(), &admit)?;
+        let (seq, time) = (placed.seq, placed.time);
         let (start, before) = (Instant::now(), self.times);
         let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
         let site = site_of(self.engine.config(), doc.url.as_deref(), doc.meta.as_deref(), &doc.source, admit.via);
@@ -291,22 +292,8 @@ impl DataDir {
         self.keep_for_others(&mut revised);
         self.quote_capped += q.as_ref().map_or(0, |q| q.capped);
         let mut t = Instant::now();
-        let meta = DocMeta {
-            seq,
-            name: names::stored_name(&self.store, doc).inspect_err(|_| self.poisoned = true)?,
-            source: doc.source.clone(),
-            url: doc.url.clone(),
-            published_at: doc.published_at.clone(),
-            text_bytes: doc.text.len() as u64,
-            tokens: result.tokens,
-            content_hash: format!("{text_hash:032x}"),
-            ingested_at_ms: arrival_ms,
-            meta: doc.meta.clone(),
-            via: admit.via,
-            by_arrival,
-            id_number: doc.id_number,
-            date_field: doc.date_field,
-        };
+        let meta = self.doc_meta(doc, &placed, text_hash, result.tokens, admit.via);
+        let meta = meta.inspect_err(|_| self.poisoned = true)?;
         let record = self.stage.record(seq);
         let write = DocumentWrite {
             meta: &meta,
@@ -326,17 +313,50 @@ impl DataDir {
             self.poisoned = true;
             return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
         }
-        self.last_arrival_ms = arrival_ms;
+        self.last_arrival_ms = placed.arrival_ms;
         self.latency.add(start.elapsed().as_secs_f64(), &before, &self.times, meta.text_bytes);
-        // What is left of the budget goes to the queue (the document is stored: a failure
-        // here leaves the queue as it was, for the next drain).
         self.queue_waiting |= !revised.queued.is_empty();
+        self.drain_left(budget);
+        Ok((meta, result))
+    }
+
+    /// A document's metadata as it is stored: where it stands (`placed`), its stored
+    /// name, its text's hash and `tokens`, the way it came in.
+    fn doc_meta(
+        &self,
+        doc: &InputDoc,
+        placed: &Placed,
+        text_hash: u128,
+        tokens: u32,
+        via: Option<Via>,
+    ) -> Result<DocMeta> {
+        Ok(DocMeta {
+            seq: placed.seq,
+            name: names::stored_name(&self.store, doc)?,
+            source: doc.source.clone(),
+            url: doc.url.clone(),
+            published_at: doc.published_at.clone(),
+            text_bytes: doc.text.len() as u64,
+            tokens,
+            content_hash: format!("{text_hash:032x}"),
+            ingested_at_ms: placed.arrival_ms,
+            meta: doc.meta.clone(),
+            via,
+            by_arrival: placed.by_arrival,
+            id_number: doc.id_number,
+            date_field: doc.date_field,
+        })
+    }
+
+    /// What is left of a document's revision budget goes to the revision queue (the
+    /// document is stored: a failure here leaves the queue as it was, for the next
+    /// drain).
+    fn drain_left(&mut self, budget: Budget) {
         if self.queue_waiting && budget.docs > 0 && budget.bytes > 0 {
             if let Err(e) = self.drain(budget, false) {
                 tracing::warn!(error = %crate::error::chain(&e), "revision queue not drained; trying again later");
             }
         }
-        Ok((meta, result))
     }
 
     /// Where a document admitted now stands (`has_terms`: its text holds a term): its
