@@ -26,7 +26,7 @@
 //! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`](textorigin_core::quote::Sentence) without its clauses (3; since 16 only those an older build split otherwise: [`recompute`]) |
 //! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (3) |
 //! | `q_late` | quoting seq BE, late arrival BE | version byte 1, postcard `Vec<Quotation>`: its sentences quoting the late arrival (10) |
-//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (4), u32 LE documents failed (5; absent in older records) |
+//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (4), u32 LE documents failed (5; absent in older records): a [`FileAdmission`], read while `u32::MAX` in the file, failed whole at 0 |
 //! | `admitted` | `d` + a document's [`document_key`], BE (17 bytes) | u64 BE: the document's id (7) |
 //! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (4) |
 //! | `failed_docs` | a failed input document's source (`path:LINE`) | version byte 1, postcard [`DocFailure`]: its id and why (15) |
