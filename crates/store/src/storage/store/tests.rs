@@ -206,8 +206,8 @@ fn a_read_only_open_beside_a_reopening_writer_sees_every_committed_write() {
 /// The schema's description is checked against the one list the store opens: the
 /// module doc's table names every column family of [`CFS`] and no other, and every
 /// schema step from 2 to [`SCHEMA_VERSION`] has its upgrade step and its ledger file in
-/// `migrations/` (a doc that said schema 8 and half the column families went unnoticed
-/// for thirteen schemas).
+/// `migrations/`: a description kept by hand drifts from the code unless something
+/// fails when it does.
 #[test]
 fn the_schema_doc_and_the_ledger_follow_the_column_families_and_the_steps() {
     let doc = include_str!("mod.rs");
