@@ -202,3 +202,38 @@ fn a_read_only_open_beside_a_reopening_writer_sees_every_committed_write() {
     writer.join().unwrap();
     assert!(opens > 25, "{opens} opens in 120 s");
 }
+
+/// The schema's description is checked against the one list the store opens: the
+/// module doc's table names every column family of [`CFS`] and no other, and every
+/// schema step from 2 to [`SCHEMA_VERSION`] has its upgrade step and its ledger file in
+/// `migrations/`: a description kept by hand drifts from the code unless something
+/// fails when it does.
+#[test]
+fn the_schema_doc_and_the_ledger_follow_the_column_families_and_the_steps() {
+    let doc = include_str!("mod.rs");
+    let mut named: Vec<&str> = Vec::new();
+    for line in doc.lines().filter_map(|l| l.strip_prefix("//! | `")) {
+        let name = line.split('`').next().unwrap_or_default();
+        if !named.contains(&name) {
+            named.push(name);
+        }
+    }
+    let (mut named, mut cfs) = (named, CFS.to_vec());
+    named.sort_unstable();
+    cfs.sort_unstable();
+    assert_eq!(named, cfs, "the module doc's table against CFS");
+    let ledger = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let files: Vec<String> = std::fs::read_dir(&ledger)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for version in 2..=SCHEMA_VERSION {
+        let prefix = format!("{version:04}-");
+        assert!(files.iter().any(|f| f.starts_with(&prefix)), "no ledger file {prefix}*.md in migrations/");
+        assert!(
+            migrations::MIGRATIONS.iter().any(|m| m.from + 1 == version),
+            "no upgrade step to schema {version}"
+        );
+    }
+    assert!(!files.iter().any(|f| f.starts_with(&format!("{:04}-", SCHEMA_VERSION + 1))), "a ledger file beyond the schema");
+}
