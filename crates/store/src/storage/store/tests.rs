@@ -223,17 +223,15 @@ fn the_schema_doc_and_the_ledger_follow_the_column_families_and_the_steps() {
     cfs.sort_unstable();
     assert_eq!(named, cfs, "the module doc's table against CFS");
     let ledger = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let files: Vec<String> = std::fs::read_dir(&ledger)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let files: Vec<String> =
+        std::fs::read_dir(&ledger).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     for version in 2..=SCHEMA_VERSION {
         let prefix = format!("{version:04}-");
         assert!(files.iter().any(|f| f.starts_with(&prefix)), "no ledger file {prefix}*.md in migrations/");
-        assert!(
-            migrations::MIGRATIONS.iter().any(|m| m.from + 1 == version),
-            "no upgrade step to schema {version}"
-        );
+        assert!(migrations::MIGRATIONS.iter().any(|m| m.from + 1 == version), "no upgrade step to schema {version}");
     }
-    assert!(!files.iter().any(|f| f.starts_with(&format!("{:04}-", SCHEMA_VERSION + 1))), "a ledger file beyond the schema");
+    assert!(
+        !files.iter().any(|f| f.starts_with(&format!("{:04}-", SCHEMA_VERSION + 1))),
+        "a ledger file beyond the schema"
+    );
 }
