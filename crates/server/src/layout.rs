@@ -53,7 +53,7 @@ pub fn create(spool: &Path) -> Result<(), IoError> {
 
 /// Longest file name kept in `failed/` and `done/`: room for `.reason` and a
 /// counter within NAME_MAX (255 bytes).
-pub const MAX_KEPT_NAME: usize = 200;
+const MAX_KEPT_NAME: usize = 200;
 
 /// A name for `name` in `dir` that is short enough for its `.reason` beside it and not
 /// taken: long names are cut (at a character boundary), taken ones get `.1`, `.2`, ...

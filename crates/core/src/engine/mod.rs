@@ -290,7 +290,7 @@ impl Engine {
 
     /// The threshold of a document just prepared: 0 (every extra shingle) with an
     /// adaptive density, else [`FLOOR`].
-    pub fn unfiltered(&self) -> u8 {
+    fn unfiltered(&self) -> u8 {
         if self.cfg.density == Density::Adaptive {
             0
         } else {

@@ -18,10 +18,9 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Tokens and selected items prepared elsewhere (by an engine of the same
-    /// configuration, on another thread), kept at threshold `density` (the engine's
-    /// [`super::Engine::unfiltered`]).
-    pub fn new(tokens: Vec<Token>, items: Vec<Item>, density: u8) -> Prepared {
+    /// Tokens and selected items as [`super::Engine::prepare`] makes them, kept at
+    /// threshold `density`.
+    pub(super) fn new(tokens: Vec<Token>, items: Vec<Item>, density: u8) -> Prepared {
         Prepared { tokens, items, density }
     }
 
@@ -42,11 +41,6 @@ impl Prepared {
     /// The threshold its items are kept at.
     pub fn density(&self) -> u8 {
         self.density
-    }
-
-    /// Its parts.
-    pub fn into_parts(self) -> (Vec<Token>, Vec<Item>) {
-        (self.tokens, self.items)
     }
 
     /// Keeps the shingles that threshold `t` selects (the table's,
