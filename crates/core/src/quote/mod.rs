@@ -340,16 +340,68 @@ pub trait SentenceIndex {
 /// A document's indexed sentences (those of `min_words` distinct words or more:
 /// [`indexed_sentences`]) with their indexes, ascending, shared: a search reads a
 /// document's once for all its candidates there.
-pub type DocSentences = Arc<[(u32, Sentence)]>;
+///
+/// Packed in two allocations (each sentence's index, span and the end of its words
+/// in one array, every word in the other): the store keeps the sentences of the
+/// documents candidates come from in a cache bounded in bytes, and a sentence weighs
+/// 16 bytes beside its words here against 64 as a [`Sentence`].
+#[derive(Debug, Clone)]
+pub struct DocSentences(Arc<Packed>);
+
+#[derive(Debug)]
+struct Packed {
+    /// (sentence index, start byte, end byte, end of its words in `words`).
+    spans: Box<[(u32, u32, u32, u32)]>,
+    words: Box<[u64]>,
+}
+
+impl DocSentences {
+    /// Packs sentences given with their indexes, ascending (their clauses are not kept).
+    pub fn new<'a>(sentences: impl IntoIterator<Item = (u32, &'a Sentence)>) -> DocSentences {
+        let mut spans: Vec<(u32, u32, u32, u32)> = Vec::new();
+        let mut words = Vec::new();
+        for (i, s) in sentences {
+            debug_assert!(spans.last().is_none_or(|&(last, ..)| last < i), "sentence indexes ascend");
+            words.extend_from_slice(&s.words);
+            spans.push((i, s.start, s.end, words.len() as u32));
+        }
+        DocSentences(Arc::new(Packed { spans: spans.into(), words: words.into() }))
+    }
+
+    /// How many sentences.
+    pub fn len(&self) -> usize {
+        self.0.spans.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.spans.is_empty()
+    }
+
+    /// Sentence `idx`, if it is one of these.
+    pub fn get(&self, idx: u32) -> Option<SharedSentence> {
+        SharedSentence::new(self.clone(), idx)
+    }
+
+    /// The sentences with their indexes, ascending (without clauses).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, Sentence)> + '_ {
+        (0..self.len()).map(|at| {
+            let s = SharedSentence { all: self.clone(), at };
+            (s.index(), s.to_sentence())
+        })
+    }
+
+    /// Bytes the sentences take (their two arrays; the caller adds its own overhead).
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.0.spans) + std::mem::size_of_val(&*self.0.words)
+    }
+}
 
 /// The sentences of `sentences` that are indexed, with their indexes, without their
 /// clauses (a later search reads a document's sentences, whose clauses were indexed).
 pub fn indexed_sentences(cfg: &QuoteConfig, sentences: impl IntoIterator<Item = Sentence>) -> DocSentences {
-    (0u32..)
-        .zip(sentences)
-        .filter(|(_, s)| is_indexed(cfg, s))
-        .map(|(i, s)| (i, Sentence { clauses: Vec::new(), ..s }))
-        .collect()
+    let kept: Vec<(u32, Sentence)> = (0u32..).zip(sentences).filter(|(_, s)| is_indexed(cfg, s)).collect();
+    DocSentences::new(kept.iter().map(|(i, s)| (*i, s)))
 }
 
 /// Whether a sentence is indexed and searched: `min_words` distinct words or more
@@ -369,15 +421,34 @@ pub struct SharedSentence {
 impl SharedSentence {
     /// Sentence `idx` of `all`, if it is there.
     pub fn new(all: DocSentences, idx: u32) -> Option<SharedSentence> {
-        let at = all.binary_search_by_key(&idx, |e| e.0).ok()?;
+        let at = all.0.spans.binary_search_by_key(&idx, |e| e.0).ok()?;
         Some(SharedSentence { all, at })
     }
-}
 
-impl std::ops::Deref for SharedSentence {
-    type Target = Sentence;
-    fn deref(&self) -> &Sentence {
-        &self.all[self.at].1
+    /// Its index among its document's sentences.
+    pub fn index(&self) -> u32 {
+        self.all.0.spans[self.at].0
+    }
+
+    /// Its first byte in its document's text.
+    pub fn start(&self) -> u32 {
+        self.all.0.spans[self.at].1
+    }
+
+    /// The byte after its last.
+    pub fn end(&self) -> u32 {
+        self.all.0.spans[self.at].2
+    }
+
+    /// Its distinct words, sorted ([`Sentence::words`]).
+    pub fn words(&self) -> &[u64] {
+        let from = if self.at == 0 { 0 } else { self.all.0.spans[self.at - 1].3 as usize };
+        &self.all.0.words[from..self.all.0.spans[self.at].3 as usize]
+    }
+
+    /// It as a [`Sentence`] of its own (without clauses).
+    pub fn to_sentence(&self) -> Sentence {
+        Sentence { start: self.start(), end: self.end(), words: self.words().to_vec(), clauses: Vec::new() }
     }
 }
 
@@ -485,23 +556,23 @@ pub fn find<I: SentenceIndex>(
             candidates += 1;
             if let Some(other) = index.sentence(cseq, cidx)? {
                 if later(cseq) {
-                    let mut idfs = Vec::with_capacity(other.words.len());
-                    for &w in &other.words {
+                    let mut idfs = Vec::with_capacity(other.words().len());
+                    for &w in other.words() {
                         idfs.push((n_docs as f64 / df(w)?.max(1) as f64).ln().max(0.0));
                     }
-                    let sc = Scorer::new(&other.words, idfs).score(&s.words);
+                    let sc = Scorer::new(other.words(), idfs).score(&s.words);
                     if sc >= cfg.threshold {
                         let full = *full.get_or_insert_with(|| signature(cfg, &s.words));
-                        let distance = (full ^ signature(cfg, &other.words)).count_ones();
+                        let distance = (full ^ signature(cfg, other.words())).count_ones();
                         let source = QuoteSource { seq, sentence: i, distance, score: sc };
-                        late.entry((cseq, cidx)).or_insert((other.start, other.end, Vec::new())).2.push(source);
+                        late.entry((cseq, cidx)).or_insert((other.start(), other.end(), Vec::new())).2.push(source);
                     }
                     continue;
                 }
-                let sc = scorer.score(&other.words);
+                let sc = scorer.score(other.words());
                 if sc >= cfg.threshold {
                     let full = *full.get_or_insert_with(|| signature(cfg, &s.words));
-                    let distance = (full ^ signature(cfg, &other.words)).count_ones();
+                    let distance = (full ^ signature(cfg, other.words())).count_ones();
                     sources.push(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc });
                     perfect += u32::from(sc >= 1.0);
                 }

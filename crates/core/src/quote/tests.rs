@@ -19,7 +19,7 @@ impl Memory {
 
     fn add(&mut self, cfg: &QuoteConfig, seq: u64, sentences: Vec<Sentence>) -> QuoteFind {
         let q = find(&self.index(), cfg, seq, sentences, |_| false).unwrap();
-        self.sentences.insert(seq, Arc::clone(&q.sentences));
+        self.sentences.insert(seq, q.sentences.clone());
         self.idx.add(cfg, seq, &crate::index::IndexAdd::found(Some(&q), Vec::new()));
         q
     }
@@ -44,7 +44,7 @@ impl SentenceIndex for Through<'_> {
         self.lookup.quote_candidates(cfg, sig, d)
     }
     fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>, Self::Error> {
-        Ok(self.mem.sentences.get(&seq).and_then(|all| SharedSentence::new(Arc::clone(all), idx)))
+        Ok(self.mem.sentences.get(&seq).and_then(|all| all.get(idx)))
     }
 }
 
@@ -74,9 +74,9 @@ fn found_by_scoring_all(mem: &Memory, cfg: &QuoteConfig, seq: u64, s: &Sentence)
     let mut out: Vec<QuoteSource> = cands
         .into_iter()
         .filter_map(|(cseq, cidx)| {
-            let other = SharedSentence::new(Arc::clone(&mem.sentences[&cseq]), cidx).expect("a candidate is indexed");
-            let sc = score(&s.words, &other.words, idf);
-            let distance = (full ^ signature(cfg, &other.words)).count_ones();
+            let other = mem.sentences[&cseq].get(cidx).expect("a candidate is indexed");
+            let sc = score(&s.words, other.words(), idf);
+            let distance = (full ^ signature(cfg, other.words())).count_ones();
             (sc >= cfg.threshold).then_some(QuoteSource { seq: cseq, sentence: cidx, distance, score: sc })
         })
         .collect();
@@ -128,7 +128,7 @@ proptest::proptest! {
             proptest::prop_assert_eq!(&got.found, &want.found);
             proptest::prop_assert_eq!(&got.late, &want.late);
             proptest::prop_assert_eq!((got.candidates, got.capped), (want.candidates, want.capped));
-            mem.sentences.insert(seq, Arc::clone(&want.sentences));
+            mem.sentences.insert(seq, want.sentences.clone());
             let add = crate::index::IndexAdd::found(Some(&want), Vec::new());
             mem.idx.add(&cfg, seq, &add);
             for (part, idx) in parts.iter().zip(&mut held) {
@@ -240,9 +240,9 @@ proptest::proptest! {
                     crowded |= h.iter().any(|e| e.1 != *words);
                 }
             }
-            bounded.sentences.insert(seq, Arc::clone(&got.sentences));
+            bounded.sentences.insert(seq, got.sentences.clone());
             bounded.idx.add(&cfg, seq, &crate::index::IndexAdd::found(Some(&got), Vec::new()));
-            all.sentences.insert(seq, Arc::clone(&want.sentences));
+            all.sentences.insert(seq, want.sentences.clone());
             all.idx.add(&every, seq, &crate::index::IndexAdd::found(Some(&want), Vec::new()));
         }
         // The index leaves a copy out of a bucket holding `max_sources` of it, so at
@@ -456,5 +456,33 @@ proptest! {
         text in r#"([a-zA-Z0-9]{1,6}|[ \n.!?,;:'"()\[\]»”’「」。！？।-]|Dr\.|e\.g\.|\n- |\n1\. |一|あ|ア|กข|\u{0301}|Ａ){0,60}"#
     ) {
         same_words(&text)?;
+    }
+}
+
+proptest! {
+    /// A document's packed sentences read back as they were given: each by its index
+    /// (none for an index not among them), in order, words and spans.
+    #[test]
+    fn packed_sentences_read_back_as_given(
+        given in proptest::collection::vec((0u32..4, 0u32..1000, 0u32..1000, proptest::collection::vec(any::<u64>(), 0..12)), 0..20)
+    ) {
+        let mut idx = 0u32;
+        let mut want = Vec::new();
+        for (gap, start, len, mut words) in given {
+            idx += gap + u32::from(!want.is_empty());
+            words.sort_unstable();
+            words.dedup();
+            want.push((idx, Sentence { start, end: start + len, words, clauses: Vec::new() }));
+        }
+        let packed = DocSentences::new(want.iter().map(|(i, s)| (*i, s)));
+        prop_assert_eq!(packed.len(), want.len());
+        prop_assert_eq!(packed.iter().collect::<Vec<_>>(), want.clone());
+        for (i, s) in &want {
+            let got = packed.get(*i).expect("a given index");
+            prop_assert_eq!((got.index(), got.start(), got.end(), got.words()), (*i, s.start, s.end, &s.words[..]));
+        }
+        for absent in 0..=idx + 1 {
+            prop_assert_eq!(packed.get(absent).is_some(), want.iter().any(|(i, _)| *i == absent));
+        }
     }
 }

@@ -459,7 +459,7 @@ pub fn quotations(store: &Store, text: &str, quotes: &[Quotation], of: Option<u6
             };
             let sentence = store
                 .sentence(s.seq, s.sentence)?
-                .and_then(|x| source.get(x.start as usize..x.end as usize).map(str::to_string))
+                .and_then(|x| source.get(x.start() as usize..x.end() as usize).map(str::to_string))
                 .unwrap_or_default();
             sources.push(QuoteSourceView {
                 id: s.seq,

@@ -17,14 +17,16 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use textorigin_core::align::OriginText;
 use textorigin_core::hash::MixMap;
 use textorigin_core::neardup::{NearDupConfig, Sketch};
-use textorigin_core::quote::{DocSentences, QuoteConfig, Sentence};
+use textorigin_core::quote::{DocSentences, QuoteConfig};
 use textorigin_core::rabin::Rabin;
 
-/// Bytes of sentences held (each weighs its words and a fixed overhead). Since schema
-/// 16 a document missing here is split again from its stored text (about 20 µs for a
-/// GCC entry, against 2 for reading the stored sentence before): with 32 MiB all
-/// 198,919 GCC entries took 96-98 s to ingest against 71-80 s before (1.3 million
-/// misses), with 64 MiB as long as before.
+/// Bytes of sentences held (a document's weigh their packed arrays, 16 bytes a sentence
+/// and 8 a word, and a fixed overhead: [`DocSentences`]). Since schema 16 a document
+/// missing here is split again from its stored text (about 20 µs for a GCC entry,
+/// against 2 for reading the stored sentence before): with 32 MiB all 198,919 GCC
+/// entries took 96-98 s to ingest against 71-80 s before (1.3 million misses), with
+/// 64 MiB as long as before; packed (a sentence weighed 64 bytes beside its words as a
+/// `Sentence`), 81-83 s against 94-113 s, the quotation stage 37 s against 47-55 s.
 const SENTENCE_BYTES: usize = 64 << 20;
 /// Bytes of sketches held (min-values and SimHash words, and a fixed overhead; a
 /// default sketch weighs about 900 bytes).
@@ -47,8 +49,8 @@ pub(super) const FACTS_ENTRY: usize = 64;
 const ENTRY_OVERHEAD: usize = 96;
 
 /// The weight of a document's sentences in their cache.
-pub(super) fn sentences_bytes(all: &[(u32, Sentence)]) -> usize {
-    ENTRY_OVERHEAD + all.iter().map(|s| std::mem::size_of::<(u32, Sentence)>() + s.1.words.len() * 8).sum::<usize>()
+pub(super) fn sentences_bytes(all: &DocSentences) -> usize {
+    ENTRY_OVERHEAD + all.bytes()
 }
 
 /// The weight of a sketch in its cache.

@@ -11,8 +11,6 @@
 //! `q_result` of the quoting document is never rewritten. [`Store::quotations`] reads
 //! both.
 
-use std::sync::Arc;
-
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::index::IndexLookup;
 use textorigin_core::quote::{
@@ -58,16 +56,16 @@ impl Store {
     /// without its clauses). `None` when no such document or sentence is stored.
     pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
         if let Some(all) = self.caches.sentences.get(&seq) {
-            return Ok(SharedSentence::new(all, idx));
+            return Ok(all.get(idx));
         }
         let Some(all) = self.recompute_sentences(seq)? else { return Ok(None) };
         self.cache_sentences(seq, &all);
-        Ok(SharedSentence::new(all, idx))
+        Ok(all.get(idx))
     }
 
     /// Keeps document `seq`'s indexed sentences for the searches that read them.
     pub(super) fn cache_sentences(&self, seq: u64, all: &DocSentences) {
-        self.caches.sentences.put(seq, Arc::clone(all), super::cache::sentences_bytes(all));
+        self.caches.sentences.put(seq, all.clone(), super::cache::sentences_bytes(all));
     }
 
     /// Every indexed sentence: ((seq, sentence index), sentence), of every stored text.
@@ -77,7 +75,7 @@ impl Store {
             let (k, _) = item.map_err(self.db_err())?;
             let seq = be_u64(&k, 0);
             let Some(all) = self.recompute_sentences(seq)? else { continue };
-            out.extend(all.iter().map(|(i, s)| ((seq, *i), s.clone())));
+            out.extend(all.iter().map(|(i, s)| ((seq, i), s)));
         }
         Ok(out)
     }

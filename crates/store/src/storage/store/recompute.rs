@@ -107,7 +107,7 @@ impl Store {
         if self.caches.kept_sentences.load(Ordering::Relaxed) {
             let stored = self.stored_sentences(seq)?;
             if !stored.is_empty() {
-                return Ok(Some(stored.into()));
+                return Ok(Some(DocSentences::new(stored.iter().map(|(i, s)| (*i, s)))));
             }
         }
         let known = |key: u128| self.caches.same_text.get(&key).and_then(|other| self.caches.sentences.get(&other));
@@ -348,7 +348,7 @@ mod tests {
             let seq = i as u64 + 1;
             assert_eq!(*s.sketch(seq).unwrap().unwrap(), *sketch);
             for (idx, sentence) in sentences.iter().enumerate() {
-                assert_eq!(*s.sentence(seq, idx as u32).unwrap().unwrap(), *sentence);
+                assert_eq!(s.sentence(seq, idx as u32).unwrap().unwrap().to_sentence(), *sentence);
             }
             assert!(s.sentence(seq, sentences.len() as u32).unwrap().is_none());
         }
@@ -400,12 +400,12 @@ mod tests {
             Store::open(dir.path()).unwrap()
         };
         assert_eq!(*s.sketch(1).unwrap().unwrap(), computed[0].0);
-        assert_eq!(*s.sentence(1, 0).unwrap().unwrap(), computed[0].1[0]);
+        assert_eq!(s.sentence(1, 0).unwrap().unwrap().to_sentence(), computed[0].1[0]);
         let mut b = WriteBatch::default();
         b.delete_cf(s.cf(super::super::CF_TEXT), seq_key(4));
         s.write(b, true).unwrap();
         assert_eq!(*s.sketch(4).unwrap().unwrap(), computed[0].0);
-        assert_eq!(*s.sentence(4, 1).unwrap().unwrap(), computed[0].1[1]);
+        assert_eq!(s.sentence(4, 1).unwrap().unwrap().to_sentence(), computed[0].1[1]);
         // A document whose metadata holds no hash of this build's (the test's "h") is
         // read: without its text it has neither.
         let mut b = WriteBatch::default();
@@ -443,8 +443,8 @@ mod tests {
             Store::open(dir.path()).unwrap()
         };
         assert_eq!(*s.sketch(2).unwrap().unwrap(), old_sketch, "what is kept is read");
-        assert_eq!(*s.sentence(2, 1).unwrap().unwrap(), old_sentence);
-        assert_eq!(*s.sentence(2, 0).unwrap().unwrap(), computed[1].1[0]);
+        assert_eq!(s.sentence(2, 1).unwrap().unwrap().to_sentence(), old_sentence);
+        assert_eq!(s.sentence(2, 0).unwrap().unwrap().to_sentence(), computed[1].1[0]);
         assert_eq!(*s.sketch(1).unwrap().unwrap(), computed[0].0);
     }
 
