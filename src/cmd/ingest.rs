@@ -131,8 +131,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         anyhow::bail!("no input could be read: no data directory was made at {}", a.data.dir.display());
     }
     recover(&a.data.dir, &interrupt)?;
-    let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?)?;
-    dd.set_policy(a.take_over.policy(&a.bad_dates)?);
+    let policy = a.take_over.policy(&a.bad_dates)?;
+    let mut dd = DataDir::open_write(&a.data.dir, &overrides(a.config.as_deref(), &a.flags)?, policy)?;
     // Progress by the bytes read of the inputs (their sizes on disk) and documents.
     let total: u64 = found.iter().flatten().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
     let read = Arc::new(AtomicU64::new(0));

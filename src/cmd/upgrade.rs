@@ -2,6 +2,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use textorigin_core::config::Overrides;
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::{backup, db_path, DataDir};
 use textorigin_store::storage::store::{Store, SCHEMA_VERSION};
 
@@ -47,7 +48,7 @@ pub fn run(a: Args) -> Result<()> {
             dest.display()
         );
     }
-    DataDir::open_write(dir, &Overrides::default())?.close()?;
+    DataDir::open_write(dir, &Overrides::default(), Policy::default())?.close()?;
     match older {
         Some(v) => eprintln!("store upgraded from schema {v} to {SCHEMA_VERSION}"),
         None => eprintln!("store is at schema {SCHEMA_VERSION}"),

@@ -431,7 +431,16 @@ impl<'a> Partition<'a> {
                 "recovered the data directory from the log"
             );
         }
-        let mut dd = DataDir::open_write_aggregator(&dir, &Overrides::default())?;
+        let policy = Policy {
+            // The log holds what submission admitted: a document is never refused here
+            // (its id is taken), whatever a later build thinks of its date.
+            undated_bad_dates: true,
+            // Its dates take entries over (as the workers decide), and every revision is
+            // made before its cause is stored: the workers look them up at that point only.
+            take_over: vec![Via::Cluster],
+            revision_budget: Budget::UNLIMITED,
+        };
+        let mut dd = DataDir::open_write_aggregator(&dir, &Overrides::default(), policy)?;
         if *dd.config() != meta.config {
             return Err(ClusterError::MetaDiffers {
                 stored: meta.config.canonical(),
@@ -446,15 +455,6 @@ impl<'a> Partition<'a> {
             });
         }
         dd.set_stage(Box::new(stage));
-        dd.set_policy(Policy {
-            // The log holds what submission admitted: a document is never refused here
-            // (its id is taken), whatever a later build thinks of its date.
-            undated_bad_dates: true,
-            // Its dates take entries over (as the workers decide), and every revision is
-            // made before its cause is stored: the workers look them up at that point only.
-            take_over: vec![Via::Cluster],
-            revision_budget: Budget::UNLIMITED,
-        });
         if let Some(b) = &book {
             dd.set_elsewhere(b.clone());
         }

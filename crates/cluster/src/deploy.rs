@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use textorigin_core::config::{Attribution, Density, Overrides, Templates};
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 
 use crate::log::Log;
@@ -51,7 +52,7 @@ pub fn create(log: &Log, dir: &Path, shards: u32, partitions: u32, prepared: boo
     let mut meta = Meta { shards, config: Default::default(), prepared, partitions };
     let dirs: Vec<PathBuf> = (0..partitions).map(|p| meta.partition_dir(dir, p)).collect();
     for d in &dirs {
-        let dd = DataDir::open_write_aggregator(d, &ov)?;
+        let dd = DataDir::open_write_aggregator(d, &ov, Policy::default())?;
         meta.config = dd.config().clone();
         dd.close()?;
     }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use super::{EvalError, Result};
 use serde::Serialize;
 use textorigin_store::error::IoContext;
+use textorigin_store::intake::Policy;
 
 use textorigin_core::config::Overrides;
 use textorigin_store::input::InputDoc;
@@ -112,7 +113,7 @@ pub fn run(
     let total = docs.len() as u64;
     // Batch.
     let t0 = Instant::now();
-    let mut dd = DataDir::open_write(&work.join("batch"), overrides)?;
+    let mut dd = DataDir::open_write(&work.join("batch"), overrides, Policy::default())?;
     for f in &files {
         for d in textorigin_store::input::read_file(f, u64::MAX)? {
             let _ = dd.ingest(&d?);

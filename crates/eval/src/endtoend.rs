@@ -13,6 +13,7 @@ use textorigin_core::config::Overrides;
 
 use super::Result;
 use textorigin_store::ingest::{ingest, Event};
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::telemetry::StageTimes;
 
@@ -74,7 +75,7 @@ fn dir_size(p: &Path) -> u64 {
 /// Ingests `paths` into a new data directory `dir` with `overrides`.
 pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize) -> Result<EndToEnd> {
     let start = Instant::now();
-    let mut dd = DataDir::open_write(dir, overrides)?;
+    let mut dd = DataDir::open_write(dir, overrides, Policy::default())?;
     let open_seconds = start.elapsed().as_secs_f64();
     let (mut window_rates, mut window_stages) = (Vec::new(), Vec::new());
     let (mut stored, mut window_start, mut window_times) = (0u64, Instant::now(), dd.stage_times());

@@ -34,6 +34,7 @@ use textorigin_core::rabin::Rabin;
 use textorigin_core::testdata::XorShift;
 use textorigin_core::text::tokenize;
 use textorigin_store::input::InputDoc;
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 
 /// Scores of one verdict.
@@ -208,7 +209,7 @@ pub fn run(
     let docs = &all[..];
     let threshold = cfg.threshold;
     let overrides = Overrides { table_bytes: Some(16 << 20), neardup: Some(cfg.clone()), ..Default::default() };
-    let mut dd = DataDir::open_write(dir, &overrides)?;
+    let mut dd = DataDir::open_write(dir, &overrides, Policy::default())?;
     let k = dd.neardup_config().k as usize;
     let start = Instant::now();
     let mut seqs = Vec::with_capacity(docs.len());

@@ -33,6 +33,7 @@ use textorigin_core::text::tokenize;
 
 use super::{EvalError, Result};
 use textorigin_store::input::InputDoc;
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 
 /// One planted sentence: where it went and where it came from.
@@ -156,7 +157,7 @@ pub fn run(
     ];
     for (n, (configuration, quotes)) in configurations.into_iter().enumerate() {
         let overrides = Overrides { quotes: Some(quotes), ..Overrides::default() };
-        let mut dd = DataDir::open_write(&dir.join(format!("data-{n}")), &overrides)?;
+        let mut dd = DataDir::open_write(&dir.join(format!("data-{n}")), &overrides, Policy::default())?;
         let mut seqs = vec![None; docs.len()];
         let start = Instant::now();
         for (i, d) in docs.iter().enumerate() {

@@ -42,6 +42,7 @@ use textorigin_core::quote::{self, QuoteConfig, Sentence};
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::tokenize;
 use textorigin_store::input::InputDoc;
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 
 /// Score levels of Table 2 (lower bound inclusive for the last, exclusive otherwise).
@@ -165,7 +166,7 @@ pub fn run(
         ..Default::default()
     };
     let (collection, query_docs) = docs.split_at(docs.len() - queries);
-    let mut dd = DataDir::open_write(dir, &overrides)?;
+    let mut dd = DataDir::open_write(dir, &overrides, Policy::default())?;
     for (i, d) in collection.iter().enumerate() {
         let _ = dd.ingest(d); // token-less documents are skipped as in ingestion
         progress("ingest", i + 1, collection.len());
@@ -217,7 +218,8 @@ pub fn run(
     for (n, (name, cfg)) in configurations.into_iter().enumerate() {
         // Every other setting at its default (the table's and the index's sizes too).
         let overrides = Overrides { quotes: Some(cfg.clone()), ..Default::default() };
-        let mut other = DataDir::open_write(&dir.with_extension(format!("defaults-{n}")), &overrides)?;
+        let mut other =
+            DataDir::open_write(&dir.with_extension(format!("defaults-{n}")), &overrides, Policy::default())?;
         for d in collection {
             let _ = other.ingest(d); // token-less documents are skipped as in ingestion
         }

@@ -26,6 +26,7 @@ use textorigin_server::view::{model, DocParts, ViewOptions};
 use textorigin_store::error::chain;
 use textorigin_store::ingest::{ingest_inputs, Event, IngestError, Input, StopAt};
 use textorigin_store::input::from_json;
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 use textorigin_store::storage::store::{DocMeta, Store, Via};
 
@@ -177,7 +178,8 @@ impl Native {
             None => Settings::default(),
         };
         let overrides = settings.typed().map_err(error)?;
-        let dd = py.detach(|| DataDir::open_write(&path, &overrides)).map_err(|e| error(chain(&e)))?;
+        let dd =
+            py.detach(|| DataDir::open_write(&path, &overrides, Policy::default())).map_err(|e| error(chain(&e)))?;
         let store = Mutex::new(Some(dd.shared_store()));
         Ok(Native { dd: Arc::new(Mutex::new(Some(dd))), feed: Mutex::new(None), store, path, read_only })
     }

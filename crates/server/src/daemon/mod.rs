@@ -50,6 +50,7 @@ use textorigin_core::config::Overrides;
 
 use textorigin_store::clock;
 use textorigin_store::error::{IoContext, IoError};
+use textorigin_store::intake::Policy;
 use textorigin_store::storage::checkpoint::CheckpointError;
 use textorigin_store::storage::datadir::{DataDir, DataDirError, Recovery};
 use textorigin_store::storage::store::StoreError;
@@ -72,7 +73,7 @@ pub struct ServeOptions {
     pub limits: textorigin_store::input::Limits,
     /// How documents are taken in (`--bad-dates`, `--take-over`, `--revision-budget`:
     /// the revisions beyond the budget are drained a budget at a time while idle).
-    pub policy: textorigin_store::intake::Policy,
+    pub policy: Policy,
     pub checkpoint_docs: u64,
     pub checkpoint_secs: u64,
     pub rescan_secs: u64,
@@ -247,12 +248,12 @@ fn pause(d: Duration, stop: &AtomicBool) {
 /// fail too (RocksDB reopening its log, say): it is tried again after a pause that
 /// doubles up to [`MAX_BACKOFF`], until it works or a stop is asked for. A replay
 /// mismatch (a determinism bug) stops the daemon at once.
-fn recover_poisoned(dir: &Path, overrides: &Overrides, stop: &AtomicBool) -> Result<DataDir> {
+fn recover_poisoned(dir: &Path, overrides: &Overrides, policy: &Policy, stop: &AtomicBool) -> Result<DataDir> {
     let mut backoff = Backoff::default();
     loop {
         let attempt = recover(dir, stop).and_then(|r| {
             tracing::warn!(?r, "recovered the table after a failed store write");
-            Ok(DataDir::open_write(dir, overrides)?)
+            Ok(DataDir::open_write(dir, overrides, policy.clone())?)
         });
         match attempt {
             Ok(dd) => return Ok(dd),
@@ -343,8 +344,7 @@ pub fn serve(
         }
         r => r?,
     };
-    let mut dd = DataDir::open_write(dir, overrides)?;
-    dd.set_policy(opt.policy.clone());
+    let mut dd = DataDir::open_write(dir, overrides, opt.policy.clone())?;
     let new_dir = opt.spool.join(layout::NEW);
     let (watcher, wakeups) = watch(&new_dir)?;
     let limits = textorigin_store::input::Limits { html: dd.config().html, ..opt.limits }; // HTML as the data directory reads it
@@ -513,8 +513,7 @@ impl Daemon<'_> {
         self.status_file.write(&self.status);
         self.share(None);
         drop(dd);
-        let mut dd = recover_poisoned(dir, overrides, stop)?;
-        dd.set_policy(self.opt.policy.clone());
+        let dd = recover_poisoned(dir, overrides, &self.opt.policy, stop)?;
         self.share(Some(&dd));
         pause(self.backoff.next(), stop);
         Ok(dd)

@@ -255,6 +255,7 @@ fn doc_id(doc: &InputDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intake::Policy;
     use textorigin_core::config::Overrides;
 
     fn doc(name: &str, text: &str) -> InputDoc {
@@ -281,7 +282,7 @@ mod tests {
     fn a_spool_file_continues_after_its_admitted_documents_and_a_batch_run_skips_what_it_stored() {
         let tmp = tempfile::tempdir().unwrap();
         let small = Overrides { table_bytes: Some(64 << 10), index_bytes: Some(8 << 20), ..Overrides::default() };
-        let mut dd = DataDir::open_write(tmp.path(), &small).unwrap();
+        let mut dd = DataDir::open_write(tmp.path(), &small, Policy::default()).unwrap();
         let a = doc("a", "The council approved the new bridge over the river on Monday.");
         let docs = [a.clone(), doc("b", "  "), doc("c", "Engineers expect the work to take two years."), a];
         let spool = |before| Records::Spool { key: 7, name: "f.jsonl".into(), before };

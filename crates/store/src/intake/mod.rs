@@ -62,7 +62,7 @@ pub const DEFAULT_TAKE_OVER: [Via; 4] = [Via::Spool, Via::Ingest, Via::Python, V
 pub const DEFAULT_REVISION_BUDGET: Budget = Budget { docs: 64, bytes: 8 << 20 };
 
 /// How a writer takes documents in, given once to a data directory open for writing
-/// ([`DataDir::set_policy`](crate::storage::datadir::DataDir::set_policy)): by `ingest`
+/// ([`DataDir::open_write`](crate::storage::datadir::DataDir::open_write)): by `ingest`
 /// and `serve` from their flags, by a deployment's aggregator as the log decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {

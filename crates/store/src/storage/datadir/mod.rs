@@ -419,11 +419,6 @@ impl DataDir {
         Ok(drained.len() as u64)
     }
 
-    /// How documents are taken in from now on ([`Policy::default`] unless told).
-    pub fn set_policy(&mut self, policy: Policy) {
-        self.policy = policy;
-    }
-
     /// Per-document apply latency (and text bytes) since opening.
     pub fn latency(&self) -> Latency {
         self.latency

@@ -149,16 +149,17 @@ fn open_table(dir: &Path, store: &Store, cfg: &Config) -> Result<TableFile> {
 
 impl DataDir {
     /// Opens (or creates) `dir` for writing with the stored configuration plus
-    /// `overrides`; an override that differs from a stored value is an error.
-    pub fn open_write(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
+    /// `overrides` (an override that differs from a stored value is an error), taking
+    /// documents in as `policy` says.
+    pub fn open_write(dir: &Path, overrides: &Overrides, policy: Policy) -> Result<DataDir> {
         refuse_aggregator(dir)?;
-        Self::open_write_any(dir, overrides, false)
+        Self::open_write_any(dir, overrides, policy, false)
     }
 
     /// [`DataDir::open_write`] of a sharded deployment's aggregator (marked by
     /// [`DataDir::mark_aggregator`]), or of a directory about to become one.
-    pub fn open_write_aggregator(dir: &Path, overrides: &Overrides) -> Result<DataDir> {
-        Self::open_write_any(dir, overrides, true)
+    pub fn open_write_aggregator(dir: &Path, overrides: &Overrides, policy: Policy) -> Result<DataDir> {
+        Self::open_write_any(dir, overrides, policy, true)
     }
 
     /// Marks `dir` as a sharded deployment's aggregator, described by `deployment`:
@@ -174,8 +175,8 @@ impl DataDir {
     /// Opening for writing, step by step: the directory made, its store found and
     /// opened, its role claimed (a deployment's aggregator or not), the configuration
     /// settled (the stored one plus `overrides`), the features settled, the table
-    /// opened in step with the store, the parts assembled.
-    fn open_write_any(dir: &Path, overrides: &Overrides, aggregator: bool) -> Result<DataDir> {
+    /// opened in step with the store, the parts assembled with the intake `policy`.
+    fn open_write_any(dir: &Path, overrides: &Overrides, policy: Policy, aggregator: bool) -> Result<DataDir> {
         std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
         store_found(dir)?;
         let store = Store::open(&db_path(dir))?;
@@ -184,7 +185,7 @@ impl DataDir {
         let (nd_cfg, q_cfg) = settle_features(dir, &store, overrides)?;
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
         let table = open_table(dir, &store, &cfg)?;
-        Ok(Self::assemble(dir, store, table, cfg, (nd_cfg, q_cfg, shape), true))
+        Ok(DataDir { policy, ..Self::assemble(dir, store, table, cfg, (nd_cfg, q_cfg, shape), true) })
     }
 
     /// A data directory of its parts, nothing applied yet since opening.

@@ -11,6 +11,7 @@ use textorigin_core::testdata::XorShift;
 
 use super::DataDir;
 use crate::input::InputDoc;
+use crate::intake::Policy;
 
 /// A sentence of `min` to `min + spread - 1` distinct random words (capitalised,
 /// ending a sentence).
@@ -77,7 +78,7 @@ fn run(dir: &Path, docs: &[InputDoc], order: &[usize]) -> Outcome {
         propagate: Some(false),
         ..Overrides::default()
     };
-    let mut dd = DataDir::open_write(dir, &overrides).unwrap();
+    let mut dd = DataDir::open_write(dir, &overrides, Policy::default()).unwrap();
     let mut names = BTreeMap::new();
     for &i in order {
         let (meta, _) = dd.ingest(&docs[i]).unwrap();
@@ -136,7 +137,7 @@ fn a_late_original_is_the_earlier_member_of_its_pairs() {
     copy.text = format!("{} An added closing sentence here.", docs[0].text);
     copy.published_at = Some("2026-02-01".into());
     let tmp = tempfile::tempdir().unwrap();
-    let mut dd = DataDir::open_write(tmp.path(), &Overrides::default()).unwrap();
+    let mut dd = DataDir::open_write(tmp.path(), &Overrides::default(), Policy::default()).unwrap();
     dd.ingest(&copy).unwrap();
     dd.ingest(&docs[0]).unwrap();
     let s = dd.store();
@@ -165,7 +166,7 @@ fn a_sentence_keeps_its_earliest_published_sources_whatever_the_arrival_order() 
         .collect();
     let sources = |order: Vec<usize>| {
         let tmp = tempfile::tempdir().unwrap();
-        let mut dd = DataDir::open_write(tmp.path(), &Overrides::default()).unwrap();
+        let mut dd = DataDir::open_write(tmp.path(), &Overrides::default(), Policy::default()).unwrap();
         let mut newest = 0;
         for i in order {
             let (meta, _) = dd.ingest(&docs[i]).unwrap();

@@ -19,6 +19,7 @@ use textorigin_core::testdata::XorShift;
 use super::order_tests::corpus;
 use super::{DataDir, Preparer};
 use crate::input::InputDoc;
+use crate::intake::Policy;
 use crate::storage::stage::{StageError, TableStage};
 use crate::storage::store::documents::publication_time;
 use crate::storage::store::partitions::partition_of;
@@ -154,7 +155,7 @@ fn outcome(s: &Store, n: u64) -> Outcome {
 }
 
 fn one_node(dir: &std::path::Path, docs: &[InputDoc]) -> Outcome {
-    let mut dd = DataDir::open_write(dir, &overrides()).unwrap();
+    let mut dd = DataDir::open_write(dir, &overrides(), Policy::default()).unwrap();
     let mut preparer = dd.preparer();
     for (i, doc) in docs.iter().enumerate() {
         dd.ingest_prepared(doc, preparer.prepare(&doc.text), admit(i as u64 + 1)).unwrap();
@@ -166,8 +167,9 @@ fn one_node(dir: &std::path::Path, docs: &[InputDoc]) -> Outcome {
 
 fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Outcome {
     let book = Arc::new(Mutex::new(Book::default()));
-    let mut parts: Vec<DataDir> =
-        (0..partitions).map(|p| DataDir::open_write(&dir.join(format!("p{p}")), &overrides()).unwrap()).collect();
+    let mut parts: Vec<DataDir> = (0..partitions)
+        .map(|p| DataDir::open_write(&dir.join(format!("p{p}")), &overrides(), Policy::default()).unwrap())
+        .collect();
     let config: Config = parts[0].config().clone();
     let table = Arc::new(Mutex::new(Table::in_memory(&config.table_params()).unwrap()));
     let searched = Arc::new(Mutex::new(Indexes::in_memory(config.index_bytes, &QuoteConfig::default()).unwrap()));

@@ -13,6 +13,7 @@ use textorigin_core::text::tokenize;
 
 use super::DataDir;
 use crate::input::InputDoc;
+use crate::intake::Policy;
 
 fn page(site: Option<usize>, n: usize, text: String) -> InputDoc {
     InputDoc {
@@ -57,7 +58,7 @@ proptest! {
             template_pages: Some(n),
             ..Overrides::default()
         };
-        let mut dd = DataDir::open_write(dir.path(), &ov).unwrap();
+        let mut dd = DataDir::open_write(dir.path(), &ov, Policy::default()).unwrap();
         let corpus = pages(seed, count);
         for (i, (site, text)) in corpus.iter().enumerate() {
             dd.ingest(&page(*site, i, text.clone())).unwrap();

@@ -9,6 +9,7 @@ use textorigin_core::config::Overrides;
 
 use super::{DataDir, DataDirError, RebuildOptions};
 use crate::input::InputDoc;
+use crate::intake::Policy;
 
 /// Documents with a near-duplicate (#2 of #1, one word changed) and a quotation (#3
 /// quotes a sentence of #1).
@@ -34,7 +35,7 @@ fn corpus() -> Vec<InputDoc> {
 }
 
 fn ingest_all(dir: &Path, overrides: &Overrides) -> DataDir {
-    let mut dd = DataDir::open_write(dir, overrides).unwrap();
+    let mut dd = DataDir::open_write(dir, overrides, Policy::default()).unwrap();
     for doc in corpus() {
         dd.ingest(&doc).unwrap();
     }
@@ -93,7 +94,11 @@ fn switching_a_feature_needs_a_reanalysis_which_gives_what_it_always_had() {
     let tmp = tempfile::tempdir().unwrap();
     let (off, on) = (tmp.path().join("off"), tmp.path().join("on"));
     ingest_all(&off, &small(false, false)).close().unwrap();
-    let err = DataDir::open_write(&off, &Overrides { near_duplicates: Some(true), ..Overrides::default() });
+    let err = DataDir::open_write(
+        &off,
+        &Overrides { near_duplicates: Some(true), ..Overrides::default() },
+        Policy::default(),
+    );
     assert!(matches!(err, Err(DataDirError::FeatureSwitch { on: true, .. })), "{:?}", err.err());
     assert!(matches!(
         DataDir::rebuild(&off, RebuildOptions { quotations: Some(true), ..RebuildOptions::default() }, |_, _| {}),
@@ -133,7 +138,7 @@ fn a_slot_of_an_older_table_format_is_replayed_over() {
     let (tmp, clean) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let dir = tmp.path();
     let docs = corpus();
-    let mut dd = DataDir::open_write(dir, &small(true, true)).unwrap();
+    let mut dd = DataDir::open_write(dir, &small(true, true), Policy::default()).unwrap();
     dd.ingest(&docs[0]).unwrap();
     dd.ingest(&docs[1]).unwrap();
     dd.checkpoint().unwrap();
@@ -158,7 +163,7 @@ fn a_slot_of_an_older_table_format_is_replayed_over() {
 #[test]
 fn copies_of_one_text_are_sketched_and_split_once_by_a_fresh_process() {
     let dir = tempfile::tempdir().unwrap();
-    let mut dd = DataDir::open_write(dir.path(), &small(true, true)).unwrap();
+    let mut dd = DataDir::open_write(dir.path(), &small(true, true), Policy::default()).unwrap();
     let docs = corpus();
     for i in 0..3 {
         let name = format!("copy{i}");
