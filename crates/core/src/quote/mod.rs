@@ -340,8 +340,7 @@ pub trait SentenceIndex {
 /// The sentences of `sentences` that are indexed, with their indexes, without their
 /// clauses (a later search reads a document's sentences, whose clauses were indexed).
 pub fn indexed_sentences(cfg: &QuoteConfig, sentences: impl IntoIterator<Item = Sentence>) -> DocSentences {
-    let kept: Vec<(u32, Sentence)> = (0u32..).zip(sentences).filter(|(_, s)| is_indexed(cfg, s)).collect();
-    DocSentences::new(kept.iter().map(|(i, s)| (*i, s)))
+    DocSentences::new((0u32..).zip(sentences).filter(|(_, s)| is_indexed(cfg, s)))
 }
 
 /// Whether a sentence is indexed and searched: `min_words` distinct words or more

@@ -1,6 +1,7 @@
 //! A document's indexed sentences as later searches read them, packed in two arrays
 //! (the store caches them in a bound of bytes: `textorigin_store`'s quotation cache).
 
+use std::borrow::Borrow;
 use std::sync::Arc;
 
 use super::Sentence;
@@ -25,10 +26,11 @@ struct Packed {
 
 impl DocSentences {
     /// Packs sentences given with their indexes, ascending (their clauses are not kept).
-    pub fn new<'a>(sentences: impl IntoIterator<Item = (u32, &'a Sentence)>) -> DocSentences {
+    pub fn new<S: Borrow<Sentence>>(sentences: impl IntoIterator<Item = (u32, S)>) -> DocSentences {
         let mut spans: Vec<(u32, u32, u32, u32)> = Vec::new();
         let mut words = Vec::new();
         for (i, s) in sentences {
+            let s = s.borrow();
             debug_assert!(spans.last().is_none_or(|&(last, ..)| last < i), "sentence indexes ascend");
             words.extend_from_slice(&s.words);
             spans.push((i, s.start, s.end, words.len() as u32));
@@ -73,8 +75,8 @@ pub struct SharedSentence {
 }
 
 impl SharedSentence {
-    /// Sentence `idx` of `all`, if it is there.
-    pub fn new(all: DocSentences, idx: u32) -> Option<SharedSentence> {
+    /// Sentence `idx` of `all`, if it is there ([`DocSentences::get`]).
+    fn new(all: DocSentences, idx: u32) -> Option<SharedSentence> {
         let at = all.0.spans.binary_search_by_key(&idx, |e| e.0).ok()?;
         Some(SharedSentence { all, at })
     }

@@ -107,7 +107,7 @@ impl Store {
         if self.caches.kept_sentences.load(Ordering::Relaxed) {
             let stored = self.stored_sentences(seq)?;
             if !stored.is_empty() {
-                return Ok(Some(DocSentences::new(stored.iter().map(|(i, s)| (*i, s)))));
+                return Ok(Some(DocSentences::new(stored)));
             }
         }
         let known = |key: u128| self.caches.same_text.get(&key).and_then(|other| self.caches.sentences.get(&other));
