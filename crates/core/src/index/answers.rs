@@ -70,7 +70,7 @@ impl IndexWork {
     pub fn part(&self, q: &QuoteConfig, shape: &IndexShape, part: IndexPart) -> IndexWork {
         let probes_held =
             |sig: u64, d: u32| quote::probes(q, sig, d).iter().any(|&(p, v)| part.holds_probe(shape, p, v));
-        let pieces_held = |sig: u64| (0..q.pieces).any(|p| part.holds_probe(shape, p, quote::piece(q, sig, p)));
+        let pieces_held = |sig: u64| quote::entries(q, sig).into_iter().any(|(p, v)| part.holds_probe(shape, p, v));
         let keys = |keys: &[u64]| keys.iter().copied().filter(|&k| part.holds_key(shape, k)).collect();
         IndexWork {
             queries: IndexQueries {

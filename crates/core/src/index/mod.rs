@@ -115,6 +115,9 @@ pub struct IndexShape {
     sig_keys: u64,
     sig_buckets: u64,
     sig_entries: usize,
+    /// Laid out for exact searches ([`QuoteConfig::exact_only`]): one entry a
+    /// signature, hashed home buckets of [`SIG_MIN_BUCKET`] entries, no spill.
+    sig_exact: bool,
     nd_buckets: u64,
 }
 
@@ -131,8 +134,13 @@ impl IndexShape {
         let sig_total = rest / 8 * 3 / ENTRY;
         let width = q.m.div_ceil(q.pieces);
         let sig_keys = u64::from(q.pieces) << width;
-        let sig_buckets = sig_keys.min((sig_total / SIG_MIN_BUCKET) as u64).max(1);
-        let sig_entries = (sig_total / sig_buckets as usize).clamp(1, SIG_MAX_BUCKET);
+        let sig_exact = q.exact_only();
+        let (sig_buckets, sig_entries) = if sig_exact {
+            (((sig_total / SIG_MIN_BUCKET) as u64).max(1), SIG_MIN_BUCKET.min(sig_total))
+        } else {
+            let buckets = sig_keys.min((sig_total / SIG_MIN_BUCKET) as u64).max(1);
+            (buckets, (sig_total / buckets as usize).clamp(1, SIG_MAX_BUCKET))
+        };
         let used = df_buckets as usize * DF_BUCKET * ENTRY + sig_buckets as usize * sig_entries * ENTRY;
         let nd_buckets = ((rest - used) / (ND_BUCKET * ENTRY)) as u64;
         Ok(IndexShape {
@@ -142,6 +150,7 @@ impl IndexShape {
             sig_keys,
             sig_buckets,
             sig_entries,
+            sig_exact,
             nd_buckets,
         })
     }
@@ -160,7 +169,7 @@ impl IndexShape {
 
     /// The home bucket of signature piece value `(p, v)`.
     fn sig_home(&self, p: u32, v: u32) -> u64 {
-        if self.sig_buckets == self.sig_keys {
+        if self.sig_buckets == self.sig_keys && !self.sig_exact {
             // One bucket per piece value: (p, v) → p · 2^width + v.
             u64::from(p) << self.sig_width | u64::from(v)
         } else {
@@ -489,13 +498,15 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     }
 
     /// The chain of a piece value, as byte offsets: its home bucket and the
-    /// [`SIG_SPILL`] − 1 after it, wrapping within its block of [`SIG_BLOCK`].
+    /// [`SIG_SPILL`] − 1 after it, wrapping within its block of [`SIG_BLOCK`]; the home
+    /// bucket alone in a region laid out for exact searches.
     fn sig_chain(&self, p: u32, v: u32) -> impl Iterator<Item = usize> + '_ {
         let s = &self.shape;
         let home = s.sig_home(p, v);
         let base = home - home % SIG_BLOCK;
         let size = SIG_BLOCK.min(s.sig_buckets - base);
-        (0..SIG_SPILL.min(size))
+        let spill = if s.sig_exact { 1 } else { SIG_SPILL };
+        (0..spill.min(size))
             .map(move |i| s.sig_at() + (base + (home - base + i) % size) as usize * s.sig_entries * ENTRY)
     }
 
@@ -663,8 +674,7 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
                     continue;
                 }
                 let packed = seq << SENTENCE_BITS | u64::from(idx);
-                for p in 0..cfg.pieces {
-                    let v = quote::piece(cfg, sig, p);
+                for (p, v) in quote::entries(cfg, sig) {
                     if !part.holds_probe(&shape, p, v) {
                         continue;
                     }

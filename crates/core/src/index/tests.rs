@@ -58,7 +58,8 @@ const BLOCKS_BYTES: u64 = 2 << 20;
 /// is among the last buckets of a signature block: their chains fill, reach the block's
 /// end and evict.
 fn spilling_stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
-    let q = QuoteConfig::default();
+    // Chains are the layout by pieces'.
+    let q = QuoteConfig { exact_index: false, ..QuoteConfig::default() };
     let shape = IndexShape::new(BLOCKS_BYTES, &q).unwrap();
     assert!(shape.sig_buckets > SIG_BLOCK, "more than one block");
     let mut sigs: Vec<u64> = (0u64..)
@@ -137,8 +138,11 @@ proptest! {
         d in 0u32..=3,
         bytes in prop::sample::select(vec![MIN_INDEX_BYTES, BLOCKS_BYTES]),
         parted in any::<bool>(),
+        exact in any::<bool>(),
     ) {
-        let q = QuoteConfig { max_per_probe: 3, ..QuoteConfig::default() };
+        // Laid out for exact searches (the default) or by pieces, for searches within `d`.
+        let q = QuoteConfig { max_per_probe: 3, exact_index: exact, ..QuoteConfig::default() };
+        let d = if q.exact_only() { 0 } else { d };
         let nd = NearDupConfig { max_per_key: 2, ..NearDupConfig::default() };
         let mut whole = Indexes::in_memory(bytes, &q).unwrap();
         let parts: Vec<IndexPart> = (0..shards).map(|shard| IndexPart { shard, shards }).collect();
@@ -186,8 +190,9 @@ proptest! {
     /// Without evictions (and without the copy bound) the bounded indexes answer
     /// exactly what a full scan of every added entry answers.
     #[test]
-    fn unevicted_indexes_equal_a_full_scan(docs in stream(), d in 0u32..=3) {
-        let q = QuoteConfig { max_per_probe: u32::MAX, max_sources: u32::MAX, ..QuoteConfig::default() };
+    fn unevicted_indexes_equal_a_full_scan(docs in stream(), d in 0u32..=3, exact in any::<bool>()) {
+        let q = QuoteConfig { max_per_probe: u32::MAX, max_sources: u32::MAX, exact_index: exact, ..QuoteConfig::default() };
+        let d = if q.exact_only() { 0 } else { d };
         let nd = NearDupConfig { max_per_key: u32::MAX, ..NearDupConfig::default() };
         let mut idx = Indexes::in_memory(16 << 20, &q).unwrap();
         let mut df: HashMap<u64, u64> = HashMap::new();
@@ -288,14 +293,19 @@ fn shapes_fit_their_region() {
         assert!(s.nd_at() + s.nd_buckets as usize * ND_BUCKET * ENTRY <= bytes as usize);
         assert!(s.df_buckets >= 1 && s.sig_buckets >= 1 && s.nd_buckets >= 1, "{s:?}");
     }
-    let s = IndexShape::new(256 << 20, &QuoteConfig::default()).unwrap();
+    let by_pieces = QuoteConfig { exact_index: false, ..QuoteConfig::default() };
+    let s = IndexShape::new(256 << 20, &by_pieces).unwrap();
     assert_eq!(s.sig_buckets, 2 << 16, "one bucket per piece value");
+    let s = IndexShape::new(256 << 20, &QuoteConfig::default()).unwrap();
+    assert_eq!(s.sig_entries, SIG_MIN_BUCKET, "laid out for exact searches: buckets of 32");
+    assert_eq!(s.sig_buckets as usize, ((256 << 20) - INDEX_HEADER_BYTES) / 8 * 3 / ENTRY / SIG_MIN_BUCKET);
     assert!(IndexShape::new(MIN_INDEX_BYTES - 1, &QuoteConfig::default()).is_err());
 }
 
 #[test]
 fn a_frequent_piece_value_spills_into_the_next_buckets() {
-    let q = QuoteConfig { max_per_probe: u32::MAX, max_sources: u32::MAX, ..QuoteConfig::default() };
+    let q =
+        QuoteConfig { max_per_probe: u32::MAX, max_sources: u32::MAX, exact_index: false, ..QuoteConfig::default() };
     let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
     let per_bucket = idx.shape().sig_entries as u64;
     let n = 3 * per_bucket;
@@ -320,7 +330,7 @@ fn a_frequent_piece_value_spills_into_the_next_buckets() {
 /// chain; a signature sharing its first piece is still added.
 #[test]
 fn a_signature_is_added_at_most_max_sources_times() {
-    let q = QuoteConfig { max_sources: 3, ..QuoteConfig::default() };
+    let q = QuoteConfig { max_sources: 3, exact_index: false, ..QuoteConfig::default() };
     let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
     let sig: u64 = 0x0f0f_00ff;
     for seq in 1..=6 {
@@ -338,6 +348,37 @@ fn a_signature_is_added_at_most_max_sources_times() {
         idx.add(&q, seq, &IndexAdd { signatures: vec![(0, long)], ..IndexAdd::default() });
     }
     assert_eq!(idx.quote_candidates(&q, long, 0).0.len(), 6);
+}
+
+/// Laid out for exact searches, a signature is added once, to its home bucket alone:
+/// a bucket's worth of one signature fills it and the next evicts (no spill), the
+/// copy bound holds in it, and a search finds what the bucket holds.
+#[test]
+fn the_exact_layout_adds_a_signature_once_to_one_bucket() {
+    let q = QuoteConfig { max_per_probe: u32::MAX, max_sources: u32::MAX, ..QuoteConfig::default() };
+    assert!(q.exact_only());
+    let mut idx = Indexes::in_memory(1 << 20, &q).unwrap();
+    let per_bucket = idx.shape().sig_entries as u64;
+    let sig = 0x0f0f_00ff;
+    for seq in 1..=per_bucket {
+        idx.add(&q, seq, &IndexAdd { signatures: vec![(0, sig)], ..IndexAdd::default() });
+    }
+    assert_eq!((idx.stats().sig_inserts, idx.stats().sig_evictions), (per_bucket, 0), "once each");
+    assert_eq!(idx.quote_candidates(&q, sig, 0).0.len() as u64, per_bucket);
+    idx.add(&q, per_bucket + 1, &IndexAdd { signatures: vec![(0, sig)], ..IndexAdd::default() });
+    assert_eq!(idx.stats().sig_evictions, 1, "no spill: the home bucket evicts");
+    let found = idx.quote_candidates(&q, sig, 0).0;
+    assert_eq!(found.len() as u64, per_bucket);
+    assert!(found.iter().any(|&(s, ..)| s == 1) && found.iter().any(|&(s, ..)| s == per_bucket + 1), "older half kept");
+    // The copy bound, in the one bucket.
+    let q3 = QuoteConfig { max_sources: 3, ..QuoteConfig::default() };
+    let mut idx = Indexes::in_memory(1 << 20, &q3).unwrap();
+    for seq in 1..=6 {
+        idx.add(&q3, seq, &IndexAdd { signatures: vec![(0, sig), (1, sig ^ 0x0100_0000)], ..IndexAdd::default() });
+    }
+    assert_eq!(idx.quote_candidates(&q3, sig, 0).0, vec![(1, 0, 0), (2, 0, 0), (3, 0, 0)]);
+    assert_eq!(idx.quote_candidates(&q3, sig ^ 0x0100_0000, 0).0.len(), 3);
+    assert_eq!((idx.stats().sig_inserts, idx.stats().sig_copies), (2 * 3, 2 * 3), "one entry a signature");
 }
 
 /// The per-probe cap reads the oldest entries within the radius: entries that share

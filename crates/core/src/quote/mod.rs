@@ -129,6 +129,13 @@ pub struct QuoteConfig {
     /// of a longer earlier sentence (a quotation inside an attribution, one item of a
     /// list) is found. Off in data directories made before schema 12.
     pub clauses: bool,
+    /// When every search is exact ([`QuoteConfig::exact_only`]): a signature is indexed
+    /// once, in the bucket a hash of all its bits picks, and a search reads that bucket
+    /// alone; off, it is indexed under each of its pieces, in chains of buckets, for
+    /// searches within a radius (`crate::index`), where an exact search reads one
+    /// piece's chain and never the others'. Off in data directories made before
+    /// schema 22.
+    pub exact_index: bool,
 }
 
 impl Default for QuoteConfig {
@@ -151,6 +158,7 @@ impl Default for QuoteConfig {
             pairs: true,
             max_candidates: 16,
             clauses: true,
+            exact_index: true,
         }
     }
 }
@@ -166,8 +174,16 @@ impl QuoteConfig {
             pairs: false,
             max_candidates: u32::MAX,
             clauses: false,
+            exact_index: false,
             ..QuoteConfig::default()
         }
+    }
+
+    /// Whether the index is laid out for exact searches alone: [`QuoteConfig::exact_index`],
+    /// and every search at radius 0 (every indexed sentence is signed by parts, or
+    /// the radius is fixed at 0).
+    pub fn exact_only(&self) -> bool {
+        self.exact_index && (self.radius == Some(0) || self.splits > 0 && self.split_words <= self.min_words)
     }
 
     /// Checks that the parameters fit together.
@@ -275,8 +291,13 @@ pub fn piece_radii(cfg: &QuoteConfig, d: u32) -> Vec<Option<u32>> {
     (0..p).map(|i| (i < used).then(|| extra / used + u32::from(i < extra % used))).collect()
 }
 
-/// Every (piece, value) to probe for a search within `d` bits of `sig`.
+/// Every (piece, value) to probe for a search within `d` bits of `sig`; with
+/// [`QuoteConfig::exact_only`], the one [`exact_probe`].
 pub fn probes(cfg: &QuoteConfig, sig: u64, d: u32) -> Vec<(u32, u32)> {
+    if cfg.exact_only() {
+        debug_assert_eq!(d, 0, "an index laid out for exact searches is searched exactly");
+        return vec![exact_probe(sig)];
+    }
     let mut out = Vec::new();
     for (p, r) in piece_radii(cfg, d.min(cfg.d_max)).into_iter().enumerate() {
         let Some(r) = r else { continue };
@@ -297,6 +318,22 @@ pub fn probes(cfg: &QuoteConfig, sig: u64, d: u32) -> Vec<(u32, u32)> {
         rec(v, 0, width, r, p, &mut out);
     }
     out
+}
+
+/// Where a signature is indexed, and searched, in an index laid out for exact searches
+/// ([`QuoteConfig::exact_only`]): piece 0 and all its bits folded to 32 (the index
+/// hashes them to a bucket).
+pub fn exact_probe(sig: u64) -> (u32, u32) {
+    (0, (sig ^ sig >> 32) as u32)
+}
+
+/// The (piece, value) under which a signature is indexed: each piece's value, or the one
+/// [`exact_probe`] ([`QuoteConfig::exact_only`]).
+pub fn entries(cfg: &QuoteConfig, sig: u64) -> Vec<(u32, u32)> {
+    if cfg.exact_only() {
+        return vec![exact_probe(sig)];
+    }
+    (0..cfg.pieces).map(|p| (p, piece(cfg, sig, p))).collect()
 }
 
 /// One earlier sentence a sentence reuses.

@@ -356,9 +356,13 @@ fn score_matches_a_hand_computed_example() {
 
 #[test]
 fn probes_are_few_for_small_radii() {
-    let cfg = QuoteConfig::default(); // 2 pieces of 16 bits
+    let cfg = QuoteConfig { exact_index: false, ..QuoteConfig::default() }; // 2 pieces of 16 bits
     let n: Vec<usize> = (0..=3).map(|d| probes(&cfg, 0xdead_beef, d).len()).collect();
     assert_eq!(n, [1, 2, 18, 34]);
+    // Laid out for exact searches (the default): one probe, where the signature is indexed.
+    let exact = QuoteConfig::default();
+    assert_eq!(probes(&exact, 0xdead_beef, 0), entries(&exact, 0xdead_beef));
+    assert_eq!(probes(&exact, 0xdead_beef, 0).len(), 1);
 }
 
 #[test]
@@ -384,7 +388,7 @@ proptest! {
         pieces in 1u32..5,
         d_max in 0u32..7,
     ) {
-        let cfg = QuoteConfig { pieces, d_max, ..QuoteConfig::default() };
+        let cfg = QuoteConfig { pieces, d_max, exact_index: false, ..QuoteConfig::default() };
         let mut other = sig;
         for f in flips { other ^= 1 << f; }
         let dist = (sig ^ other).count_ones();

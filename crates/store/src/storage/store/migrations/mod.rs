@@ -13,6 +13,7 @@ mod v16_recomputed;
 mod v17_density;
 mod v20_html;
 mod v21_templates;
+mod v22_exact_index;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -142,6 +143,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 20,
         what: "whose site templates are labelled in the config (none, as before, for an existing data directory)",
         run: v21_templates::run,
+    },
+    Migration {
+        from: 21,
+        what: "the quotation index laid out for exact searches in the quotation config (off for an existing data directory)",
+        run: v22_exact_index::run,
     },
 ];
 

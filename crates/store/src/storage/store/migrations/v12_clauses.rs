@@ -15,7 +15,7 @@ use super::v7_origin_options::{quote_config_of, QuoteConfigV6};
 /// The quotation configuration as schemas 8 to 11 stored it: schema 6's fields, then
 /// four.
 #[derive(Deserialize)]
-struct QuoteConfigV11 {
+pub(super) struct QuoteConfigV11 {
     v6: QuoteConfigV6,
     split_words: u32,
     splits: u32,
@@ -23,13 +23,20 @@ struct QuoteConfigV11 {
     max_candidates: u32,
 }
 
-pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::QuoteConfig, "quote config", |o: QuoteConfigV11| QuoteConfig {
+/// Schema 11's quotation configuration in this build's terms: no clauses, nor any setting
+/// after them.
+pub(super) fn quote_config_of_v11(o: QuoteConfigV11) -> QuoteConfig {
+    QuoteConfig {
         split_words: o.split_words,
         splits: o.splits,
         pairs: o.pairs,
         max_candidates: o.max_candidates,
         clauses: false,
+        exact_index: false,
         ..quote_config_of(o.v6)
-    })
+    }
+}
+
+pub(super) fn run(store: &mut Store) -> Result<()> {
+    rewrite_meta(store, MetaKey::QuoteConfig, "quote config", quote_config_of_v11)
 }
