@@ -241,6 +241,8 @@ fn a_browser_signs_in_with_the_token_and_its_forms_are_csrf_safe() {
     let copied = std::fs::read_to_string(examples().join("01-harbour-bridge.txt")).unwrap();
     let check = |b: &Browser<'_>| {
         b.go(&format!("{base}/"));
+        // Under the suite's load the page may still be arriving: wait for its form.
+        b.wait_for("Check a text against the collection");
         b.click("details summary");
         b.type_in("#check textarea", &copied);
     };
