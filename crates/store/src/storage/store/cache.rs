@@ -27,7 +27,11 @@ use textorigin_core::rabin::Rabin;
 /// entries took 96-98 s to ingest against 71-80 s before (1.3 million misses), with
 /// 64 MiB as long as before; packed (a sentence weighed 64 bytes beside its words as a
 /// `Sentence`), 81-83 s against 94-113 s, the quotation stage 37 s against 47-55 s.
-const SENTENCE_BYTES: usize = 64 << 20;
+/// With the index laid out for exact searches (schema 22), which keeps older
+/// candidates, misses were a quarter of the last documents' time at 64 MiB; with 128
+/// MiB the quotation stage took 25.9-29.0 s against 38.9-42.4 s, the peak resident
+/// memory 560 MB against 527-529.
+const SENTENCE_BYTES: usize = 128 << 20;
 /// Bytes of sketches held (min-values and SimHash words, and a fixed overhead; a
 /// default sketch weighs about 900 bytes).
 const SKETCH_BYTES: usize = 16 << 20;
