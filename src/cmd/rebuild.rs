@@ -50,6 +50,12 @@ pub struct Args {
     /// before schema 12 to the search of new ones.
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     quote_clauses: Option<bool>,
+    /// The quotation index laid out for exact searches, on or off (needs --reanalyse:
+    /// every sentence is indexed and searched again): `--quote-exact-index on` moves a
+    /// data directory made before schema 22 to the index of new ones (each signature
+    /// once, in the bucket a hash of it picks: an eighth of the entries read a search).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    quote_exact_index: Option<bool>,
     /// Another selection density, adaptive or paper (needs --reanalyse: every document
     /// is selected and applied again): `--density adaptive` moves a data directory made
     /// before schema 17 to the selection of new ones (more shingles while the table has
@@ -89,6 +95,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         quotations: a.quotations,
         terms: a.terms,
         quote_clauses: a.quote_clauses,
+        quote_exact_index: a.quote_exact_index,
         density: a.density,
         dominant: a.dominant,
         attribution: a.attribution,

@@ -176,6 +176,7 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     let kinds = stats.lines().find(|l| l.starts_with("store:")).unwrap();
     assert!(kinds.contains("text") && !kinds.contains("nd_sketch") && !kinds.contains("q_sent"), "{kinds}");
     assert!(!stats.contains("by clause"), "no clause signatures in its index, none searched (schema 12)");
+    assert!(stats.contains("its index by pieces"), "its index as it was laid out (schema 22)");
     let out = run(&data, &["rebuild"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");
     // A Chinese document given now is tokenized as the stored ones were: each run of
@@ -189,6 +190,12 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     assert!(!run(&data, &["rebuild", "--quote-clauses", "on"]).status.success());
     ok(&data, &["rebuild", "--reanalyse", "--quote-clauses", "on"]);
     assert!(ok(&data, &["stats"]).contains("quotations on (by sentence and by clause)"));
+    // `rebuild --reanalyse --quote-exact-index on` moves it to the index of schema 22.
+    assert!(!run(&data, &["rebuild", "--quote-exact-index", "on"]).status.success());
+    assert_eq!(json(&data, &["stats", "--json"])["quote_exact_index"], false);
+    ok(&data, &["rebuild", "--reanalyse", "--quote-exact-index", "on"]);
+    assert_eq!(json(&data, &["stats", "--json"])["quote_exact_index"], true);
+    assert!(!ok(&data, &["stats"]).contains("by pieces"));
 }
 
 /// Schema 16's step (decision 3) killed after it deleted what this build

@@ -305,7 +305,7 @@ pub fn list(rows: &[ListRow]) -> String {
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ndensity:     {}\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}\n",
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ndensity:     {}\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}{}\n",
         v.documents,
         t.path,
         t.bytes,
@@ -354,6 +354,7 @@ pub fn stats(v: &StatsView) -> String {
         },
         if v.quotations { "on" } else { "off" },
         if v.quotations && v.quote_clauses { " (by sentence and by clause)" } else { "" },
+        if v.quotations && !v.quote_exact_index { ", its index by pieces" } else { "" },
     );
     if t.needs_recovery {
         out += "recovery:    needed: the table is marked in use but its writer is gone (killed, or the power failed); the next `ingest` or `serve` recovers it, or `textorigin rebuild`\n";

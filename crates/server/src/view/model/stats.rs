@@ -54,6 +54,9 @@ pub struct StatsView {
     pub quotations: bool,
     /// Quotation search by clauses too (schema 12's data directories).
     pub quote_clauses: bool,
+    /// The quotation index laid out for exact searches (schema 22's data directories:
+    /// `QuoteConfig::exact_only`), else by pieces.
+    pub quote_exact_index: bool,
     /// The near-duplicate search: its shingle length, its Jaccard threshold, and whether
     /// a pair near the threshold is decided by its exact resemblance (schema 14).
     pub near_k: u32,
@@ -145,6 +148,7 @@ pub fn stats(
         near_duplicates: config.near_duplicates,
         quotations: config.quotations,
         quote_clauses: store.stored_quote_config()?.is_some_and(|q| q.clauses),
+        quote_exact_index: store.stored_quote_config()?.is_some_and(|q| q.exact_only()),
         near_k: nd.k,
         near_threshold: nd.threshold,
         near_verify: nd.verify,

@@ -45,7 +45,11 @@ impl DataDir {
         }
         .apply(&stored)?;
         let stored_q = store.quote_config()?;
-        let q_cfg = QuoteConfig { clauses: opts.quote_clauses.unwrap_or(stored_q.clauses), ..stored_q.clone() };
+        let q_cfg = QuoteConfig {
+            clauses: opts.quote_clauses.unwrap_or(stored_q.clauses),
+            exact_index: opts.quote_exact_index.unwrap_or(stored_q.exact_index),
+            ..stored_q.clone()
+        };
         let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
             != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
             || (cfg.density, cfg.dominant, cfg.attribution) != (stored.density, stored.dominant, stored.attribution)
@@ -187,6 +191,9 @@ pub struct RebuildOptions {
     /// Quotation search by clauses on or off (only with `reanalyse`: every sentence is
     /// indexed and searched again).
     pub quote_clauses: Option<bool>,
+    /// The quotation index laid out for exact searches, on or off (only with
+    /// `reanalyse`: every sentence is indexed and searched again).
+    pub quote_exact_index: Option<bool>,
     /// Another selection density (only with `reanalyse`).
     pub density: Option<textorigin_core::config::Density>,
     /// Another way of counting the dominant origin (only with `reanalyse`).
