@@ -70,7 +70,7 @@ impl IndexWork {
     pub fn part(&self, q: &QuoteConfig, shape: &IndexShape, part: IndexPart) -> IndexWork {
         let probes_held =
             |sig: u64, d: u32| quote::probes(q, sig, d).iter().any(|&(p, v)| part.holds_probe(shape, p, v));
-        let pieces_held = |sig: u64| quote::entries(q, sig).into_iter().any(|(p, v)| part.holds_probe(shape, p, v));
+        let entries_held = |sig: u64| quote::entries(q, sig).into_iter().any(|(p, v)| part.holds_probe(shape, p, v));
         let keys = |keys: &[u64]| keys.iter().copied().filter(|&k| part.holds_key(shape, k)).collect();
         IndexWork {
             queries: IndexQueries {
@@ -79,7 +79,7 @@ impl IndexWork {
             },
             add: IndexAdd {
                 words: self.add.words.iter().copied().filter(|&w| part.holds_word(shape, w)).collect(),
-                signatures: self.add.signatures.iter().copied().filter(|&(_, sig)| pieces_held(sig)).collect(),
+                signatures: self.add.signatures.iter().copied().filter(|&(_, sig)| entries_held(sig)).collect(),
                 nd_keys: keys(&self.add.nd_keys),
             },
         }

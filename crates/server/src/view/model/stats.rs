@@ -98,6 +98,7 @@ pub fn stats(
     let s = table.stats();
     let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
     let nd = store.neardup_config()?;
+    let stored_q = store.stored_quote_config()?;
     let (store_disk_bytes, store_log_bytes) = store.files_on_disk()?;
     Ok(StatsView {
         documents: store.next_seq()? - 1,
@@ -147,8 +148,8 @@ pub fn stats(
         align: config.align,
         near_duplicates: config.near_duplicates,
         quotations: config.quotations,
-        quote_clauses: store.stored_quote_config()?.is_some_and(|q| q.clauses),
-        quote_exact_index: store.stored_quote_config()?.is_some_and(|q| q.exact_only()),
+        quote_clauses: stored_q.as_ref().is_some_and(|q| q.clauses),
+        quote_exact_index: stored_q.as_ref().is_some_and(|q| q.exact_only()),
         near_k: nd.k,
         near_threshold: nd.threshold,
         near_verify: nd.verify,
