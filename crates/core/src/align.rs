@@ -253,42 +253,45 @@ pub fn align(
             }
         }
     }
+    // Each run's origin's publication order, asked once: a token is weighed against
+    // every run covering it, and a document copied from many versions of a text has
+    // many runs over the same tokens.
+    let order: Vec<(i64, u64)> = runs.iter().map(|r| (doc.when)(r.origin)).collect();
     let owner = match doc.attribution {
-        Attribution::Earliest => earliest_owners(n, &runs, doc.when),
-        Attribution::Passage => passage_owners(n, &runs, doc.when),
+        Attribution::Earliest => earliest_owners(n, &runs, &order),
+        Attribution::Passage => passage_owners(n, &runs, &order),
     };
     let labels: Vec<u64> = owner.iter().map(|&w| if w == usize::MAX { 0 } else { runs[w].origin }).collect();
     let blocks = blocks_of_owners(doc, &owner, &runs);
-    let passages = if edited { passages(&blocks, &owner, &runs, doc.when) } else { Passages::default() };
+    let passages = if edited { passages(&blocks, &owner, &runs, &order) } else { Passages::default() };
     (blocks, labels, passages)
 }
 
 /// [`Attribution::Earliest`]: every token goes to the covering run of the earliest
-/// origin (the first such run on a tie).
-fn earliest_owners(n: usize, runs: &[Run], when: When<'_>) -> Vec<usize> {
-    let mut owner = vec![usize::MAX; n];
-    for (r, run) in runs.iter().enumerate() {
-        for w in &mut owner[run.a..run.b] {
-            if *w == usize::MAX || when(run.origin) < when(runs[*w].origin) {
-                *w = r;
-            }
-        }
-    }
-    owner
+/// origin (the first such run on a tie); `order[r]` is run `r`'s origin's order.
+fn earliest_owners(n: usize, runs: &[Run], order: &[(i64, u64)]) -> Vec<usize> {
+    owners_by(n, runs, |r| std::cmp::Reverse(order[r]), |_| true)
 }
 
 /// [`Attribution::Passage`]: every token goes to the longest run found in the document
 /// covering it (the earlier origin, then the first run, on a tie). The stretches its
 /// origin's own result attributes to earlier documents do not split it: they are
 /// listed beside the block ([`passages`]), as the other runs' earlier origins are.
-fn passage_owners(n: usize, runs: &[Run], when: When<'_>) -> Vec<usize> {
+fn passage_owners(n: usize, runs: &[Run], order: &[(i64, u64)]) -> Vec<usize> {
+    owners_by(n, runs, |r| (runs[r].b - runs[r].a, std::cmp::Reverse(order[r])), |r| runs[r].parent.is_none())
+}
+
+/// Every token goes to the run of the highest `key` covering it among the runs `take`
+/// admits, the first such run on a tie: the runs are visited best first, and a token
+/// keeps the first that reaches it.
+fn owners_by<K: Ord>(n: usize, runs: &[Run], key: impl Fn(usize) -> K, take: impl Fn(usize) -> bool) -> Vec<usize> {
+    let mut best: Vec<usize> = (0..runs.len()).filter(|&r| take(r)).collect();
+    // Stable: among equal keys the first run stays first.
+    best.sort_by_cached_key(|&r| std::cmp::Reverse(key(r)));
     let mut owner = vec![usize::MAX; n];
-    let key = |r: &Run| (r.b - r.a, std::cmp::Reverse(when(r.origin)));
-    for (r, run) in runs.iter().enumerate().filter(|(_, run)| run.parent.is_none()) {
-        for w in &mut owner[run.a..run.b] {
-            if *w == usize::MAX || key(run) > key(&runs[*w]) {
-                *w = r;
-            }
+    for r in best {
+        for w in owner[runs[r].a..runs[r].b].iter_mut().filter(|w| **w == usize::MAX) {
+            *w = r;
         }
     }
     owner
@@ -297,28 +300,31 @@ fn passage_owners(n: usize, runs: &[Run], when: When<'_>) -> Vec<usize> {
 /// The earlier documents that also hold parts of each block (the other runs found in
 /// the document over it, of an earlier origin than the block's), and the edited
 /// tokens of the blocks.
-fn passages(blocks: &[Block], owner: &[usize], runs: &[Run], when: When<'_>) -> Passages {
+fn passages(blocks: &[Block], owner: &[usize], runs: &[Run], order: &[(i64, u64)]) -> Passages {
     let mut out = Passages::default();
     for block in blocks {
         let (a, b) = (block.span.start_token as usize, block.span.end_token as usize);
         let w = owner[a];
-        let mut also: Vec<AlsoEarlier> = Vec::new();
-        for run in runs {
+        // The earlier documents, each with its order.
+        let mut also: Vec<(AlsoEarlier, (i64, u64))> = Vec::new();
+        for (run, &when) in runs.iter().zip(order) {
             let (s, e) = (run.a.max(a), run.b.min(b));
-            if s >= e || run.origin == block.origin || when(run.origin) >= when(block.origin) {
+            if s >= e || run.origin == block.origin || when >= order[w] {
                 continue;
             }
-            match also.iter_mut().find(|x| x.origin == run.origin) {
-                Some(x) => {
+            match also.iter_mut().find(|x| x.0.origin == run.origin) {
+                Some((x, _)) => {
                     x.start_token = x.start_token.min(s as u32);
                     x.end_token = x.end_token.max(e as u32);
                 }
-                None => also.push(AlsoEarlier { origin: run.origin, start_token: s as u32, end_token: e as u32 }),
+                None => {
+                    also.push((AlsoEarlier { origin: run.origin, start_token: s as u32, end_token: e as u32 }, when))
+                }
             }
         }
-        also.sort_by_key(|x| (when(x.origin), x.start_token));
+        also.sort_by_key(|x| (x.1, x.0.start_token));
         also.truncate(MAX_ALSO);
-        out.also_earlier.extend(also);
+        out.also_earlier.extend(also.into_iter().map(|x| x.0));
         out.edits.extend(runs[w].edits.iter().filter(|&&t| (a..b).contains(&t)).map(|&t| t as u32));
     }
     out

@@ -591,15 +591,17 @@ fn dominant_of(counts: &[(u64, u32)], seq: u64, tokens: usize) -> Option<u64> {
 /// The origin of every token by the selected shingles: the earliest origin among the
 /// copied shingles covering it, 0 for none.
 fn shingle_labels(result: &DocResult, when: When<'_>) -> Vec<u64> {
-    let mut labels = vec![0u64; result.tokens as usize];
+    // Each token's label with its order, each shingle's origin's order asked once.
+    let mut labels = vec![(0u64, (i64::MAX, u64::MAX)); result.tokens as usize];
     for s in result.selected_origins.iter().filter(|s| s.origin != result.seq) {
+        let order = when(s.origin);
         for l in &mut labels[s.start_token as usize..s.end_token as usize] {
-            if *l == 0 || when(s.origin) < when(*l) {
-                *l = s.origin;
+            if l.0 == 0 || order < l.1 {
+                *l = (s.origin, order);
             }
         }
     }
-    labels
+    labels.into_iter().map(|l| l.0).collect()
 }
 
 impl DocResult {
@@ -614,15 +616,13 @@ impl DocResult {
 
 /// The other document with the most tokens in `labels` (ties: the earlier).
 fn most_copied_of(labels: &[u64], when: When<'_>) -> Option<u64> {
-    let mut sorted: Vec<u64> = labels.iter().copied().filter(|&l| l != 0).collect();
-    sorted.sort_unstable_by_key(|&o| when(o));
-    let mut best: Option<(u64, usize)> = None;
-    for run in sorted.chunk_by(|a, b| a == b) {
-        if best.is_none_or(|b| run.len() > b.1) {
-            best = Some((run[0], run.len()));
-        }
-    }
-    best.map(|b| b.0)
+    // A label comes in runs of equal ones: each run's length added to its origin's.
+    let mut runs: Vec<(u64, usize)> =
+        labels.chunk_by(|a, b| a == b).filter(|run| run[0] != 0).map(|run| (run[0], run.len())).collect();
+    runs.sort_unstable();
+    let totals = runs.chunk_by(|a, b| a.0 == b.0).map(|c| (c[0].0, c.iter().map(|x| x.1).sum::<usize>()));
+    // Every origin's order differs: the earlier of two with as many tokens is the greater.
+    totals.map(|(o, n)| (n, std::cmp::Reverse(when(o)), o)).max().map(|best| best.2)
 }
 
 /// Sets what follows from the origin of every token (`labels[t]`, 0: the document
@@ -670,15 +670,10 @@ fn copied_blocks(seq: u64, items: &[Item], origins: &[(u64, How)], span: impl Fn
 /// (origin, selected shingles), most first (ties: the earlier origin).
 fn origin_counts(origins: impl IntoIterator<Item = u64>, when: When<'_>) -> Vec<(u64, u32)> {
     let mut sorted: Vec<u64> = origins.into_iter().collect();
-    sorted.sort_unstable_by_key(|&o| when(o));
-    let mut counts: Vec<(u64, u32)> = Vec::new();
-    for o in sorted {
-        match counts.last_mut() {
-            Some((last, c)) if *last == o => *c += 1,
-            _ => counts.push((o, 1)),
-        }
-    }
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then(when(a.0).cmp(&when(b.0))));
+    sorted.sort_unstable();
+    let mut counts: Vec<(u64, u32)> = sorted.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as u32)).collect();
+    // Every origin's order differs: the order of the counts is total.
+    counts.sort_by_cached_key(|&(o, n)| (std::cmp::Reverse(n), when(o)));
     counts
 }
 
