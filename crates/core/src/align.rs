@@ -52,12 +52,17 @@ use crate::spans::{Block, ShingleOrigin, Span, When};
 use crate::text::{tokenize, Token};
 
 /// An earlier document's text as alignment reads it: its token fingerprints, its
-/// k-shingles, sorted, with the first position of each, and the copied blocks of its
-/// own result (token span, origin).
+/// k-shingles' fingerprints with a hash table of the first position of each, and the
+/// copied blocks of its own result (token span, origin).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OriginText {
     tokens: Vec<u64>,
-    shingles: Vec<(u64, u32)>,
+    shingles: Vec<u64>,
+    /// Open addressing over `shingles` (linear probing, a power of two long, at most
+    /// two thirds full): 1 + the first position of a fingerprint, 0 for an empty slot.
+    /// A seed is looked up once or more for each of a document's positions, in texts
+    /// of thousands of shingles: one or two probes where a binary search took a dozen.
+    slots: Vec<u32>,
     sources: Vec<(u32, u32, u64)>,
 }
 
@@ -73,25 +78,47 @@ impl OriginText {
         let mut toks = Vec::new();
         tokenize(text, rabin, &mut toks);
         let tokens: Vec<u64> = toks.iter().map(|t| t.fp).collect();
-        let mut fps = Vec::new();
-        rabin.shingles(&tokens, &mut fps);
-        let mut shingles: Vec<(u64, u32)> = fps.into_iter().enumerate().map(|(i, f)| (f, i as u32)).collect();
-        // Sorted by fingerprint, then position: the first occurrence of each comes first.
-        shingles.sort_unstable();
+        let mut shingles = Vec::new();
+        rabin.shingles(&tokens, &mut shingles);
+        let mut slots = vec![0u32; (shingles.len() * 3 / 2 + 1).next_power_of_two()];
+        let mask = slots.len() - 1;
+        for (i, &fp) in shingles.iter().enumerate() {
+            let mut at = slot_of(fp, mask);
+            // In order of position: a fingerprint met before keeps its first position.
+            while slots[at] != 0 && shingles[slots[at] as usize - 1] != fp {
+                at = (at + 1) & mask;
+            }
+            if slots[at] == 0 {
+                slots[at] = i as u32 + 1;
+            }
+        }
         let sources = blocks.iter().map(|b| (b.span.start_token, b.span.end_token, b.origin)).collect();
-        OriginText { tokens, shingles, sources }
+        OriginText { tokens, shingles, slots, sources }
     }
 
     /// Bytes held (for a cache's bound).
     pub fn bytes(&self) -> usize {
-        self.tokens.len() * 8 + self.shingles.len() * 16 + self.sources.len() * 16 + 64
+        self.tokens.len() * 8 + self.shingles.len() * 8 + self.slots.len() * 4 + self.sources.len() * 16 + 64
     }
 
     /// The first position of a k-shingle with fingerprint `fp`.
     fn find(&self, fp: u64) -> Option<usize> {
-        let at = self.shingles.partition_point(|&(f, _)| f < fp);
-        self.shingles.get(at).filter(|x| x.0 == fp).map(|x| x.1 as usize)
+        let mask = self.slots.len() - 1;
+        let mut at = slot_of(fp, mask);
+        loop {
+            match self.slots[at] {
+                0 => return None,
+                i if self.shingles[i as usize - 1] == fp => return Some(i as usize - 1),
+                _ => at = (at + 1) & mask,
+            }
+        }
     }
+}
+
+/// A fingerprint's home slot in a table of `mask + 1` slots (a power of two): the high
+/// bits of a multiplicative hash.
+fn slot_of(fp: u64, mask: usize) -> usize {
+    (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask
 }
 
 /// One document's tokens and the shingle-level copied blocks estimation found.
@@ -159,13 +186,31 @@ struct Run {
     edits: Vec<usize>,
 }
 
+/// A run found from a seed: the seed's exact piece (document start, end, origin
+/// start), the run's end, and the tokens it and the runs inside it cover.
+struct Found {
+    piece: (usize, usize, usize),
+    end: usize,
+    tokens: usize,
+}
+
 /// Aligned copied blocks (maximal stretches of tokens taken from one run, in token
 /// order), the per-token origin (0: none) and, with [`Attribution::Passage`], what it
 /// says beside them, for `doc`; `origin_text(o)` gives an earlier document's text and
 /// stored blocks when its text is stored.
 pub fn align(
     doc: &Alignment<'_>,
+    origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+) -> (Vec<Block>, Vec<u64>, Passages) {
+    align_runs(doc, origin_text, true)
+}
+
+/// [`align`]; with `again` false, a seed on a run found before extends it again (the
+/// same result, tested).
+fn align_runs(
+    doc: &Alignment<'_>,
     mut origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+    again: bool,
 ) -> (Vec<Block>, Vec<u64>, Passages) {
     let n = doc.tokens.len();
     let k = doc.rabin.k();
@@ -184,6 +229,12 @@ pub fn align(
     // document's length and its origins' lengths once each.
     let mut texts: HashMap<u64, Option<Arc<OriginText>>> = HashMap::new();
     let mut text_of = |o: u64| texts.entry(o).or_insert_with(|| origin_text(o)).clone();
+    // The runs found from each origin's seeds. Estimation labels a long copy's
+    // shingles with several of the documents holding it, in turns, so the blocks of one
+    // origin come back again and again over the same run; a seed on the exact piece of
+    // a run found before would find that run again, and is counted as if it had,
+    // without reading the texts again.
+    let mut found: HashMap<u64, Vec<Found>> = HashMap::new();
     let mut i = 0;
     while i < doc.selected.len() {
         let o = doc.selected[i].origin;
@@ -207,16 +258,33 @@ pub fn align(
                     // before the shingle it was found from, and the shingles come in
                     // order, so a shingle is inside one of them when it ends by `reach`.
                     let mut reach = 0;
+                    // Tokens of the runs found again.
+                    let mut repeated = 0;
                     for s in block {
                         let p = s.start_token as usize;
                         if p + k > n || p + k <= reach {
                             continue;
                         }
-                        if let Some(q) = text.find(shingles[p]) {
-                            reach = reach.max(push_runs(&mut runs, &fps, &text, (o, p, q, k), doc.when, edited).1);
+                        let Some(q) = text.find(shingles[p]) else { continue };
+                        let seen = found.entry(o).or_default();
+                        if !again {
+                            seen.clear();
                         }
+                        let on = |f: &&Found| {
+                            let (a, b, qa) = f.piece;
+                            a <= p && p + k <= b && q + a == qa + p
+                        };
+                        if let Some(f) = seen.iter().find(on) {
+                            reach = reach.max(f.end);
+                            repeated += f.tokens;
+                            continue;
+                        }
+                        let before = runs.len();
+                        let (piece, (_, end)) = push_runs(&mut runs, &fps, &text, (o, p, q, k), doc.when, edited);
+                        reach = reach.max(end);
+                        seen.push(Found { piece, end, tokens: runs[before..].iter().map(|r| r.b - r.a).sum() });
                     }
-                    let tokens: usize = runs[first_run..].iter().map(|r| r.b - r.a).sum();
+                    let tokens: usize = repeated + runs[first_run..].iter().map(|r| r.b - r.a).sum::<usize>();
                     match aligned.iter_mut().find(|x| x.0 == o) {
                         Some(x) => x.2 += tokens,
                         None if tokens > 0 => aligned.push((o, text, tokens)),
@@ -245,7 +313,7 @@ pub fn align(
             }
             match aligned.iter().find_map(|(o, text, _)| text.find(shingles[p]).map(|q| (*o, q, text))) {
                 Some((o, q, text)) => {
-                    let (a, b) = push_runs(&mut runs, &fps, text, (o, p, q, k), doc.when, edited);
+                    let (_, (a, b)) = push_runs(&mut runs, &fps, text, (o, p, q, k), doc.when, edited);
                     covered[a..b].iter_mut().for_each(|c| *c = true);
                     p = b.saturating_sub(k - 1).max(p + 1);
                 }
@@ -301,31 +369,39 @@ fn owners_by<K: Ord>(n: usize, runs: &[Run], key: impl Fn(usize) -> K, take: imp
 /// the document over it, of an earlier origin than the block's), and the edited
 /// tokens of the blocks.
 fn passages(blocks: &[Block], owner: &[usize], runs: &[Run], order: &[(i64, u64)]) -> Passages {
-    let mut out = Passages::default();
-    for block in blocks {
-        let (a, b) = (block.span.start_token as usize, block.span.end_token as usize);
-        let w = owner[a];
-        // The earlier documents, each with its order.
-        let mut also: Vec<(AlsoEarlier, (i64, u64))> = Vec::new();
-        for (run, &when) in runs.iter().zip(order) {
+    // Each block's earlier documents, each with its order. A run is matched with the
+    // blocks it overlaps only (the blocks are in token order and apart), not with all.
+    let mut also: Vec<Vec<(AlsoEarlier, (i64, u64))>> = vec![Vec::new(); blocks.len()];
+    for (run, &when) in runs.iter().zip(order) {
+        let from = blocks.partition_point(|b| b.span.end_token as usize <= run.a);
+        for (x, block) in blocks.iter().enumerate().skip(from) {
+            let (a, b) = (block.span.start_token as usize, block.span.end_token as usize);
+            if a >= run.b {
+                break;
+            }
             let (s, e) = (run.a.max(a), run.b.min(b));
-            if s >= e || run.origin == block.origin || when >= order[w] {
+            if run.origin == block.origin || when >= order[owner[a]] {
                 continue;
             }
-            match also.iter_mut().find(|x| x.0.origin == run.origin) {
+            match also[x].iter_mut().find(|x| x.0.origin == run.origin) {
                 Some((x, _)) => {
                     x.start_token = x.start_token.min(s as u32);
                     x.end_token = x.end_token.max(e as u32);
                 }
                 None => {
-                    also.push((AlsoEarlier { origin: run.origin, start_token: s as u32, end_token: e as u32 }, when))
+                    also[x].push((AlsoEarlier { origin: run.origin, start_token: s as u32, end_token: e as u32 }, when))
                 }
             }
         }
+    }
+    let mut out = Passages::default();
+    for (block, mut also) in blocks.iter().zip(also) {
+        let (a, b) = (block.span.start_token as usize, block.span.end_token as usize);
+        // Every origin's order differs: the order is total.
         also.sort_by_key(|x| (x.1, x.0.start_token));
         also.truncate(MAX_ALSO);
         out.also_earlier.extend(also.into_iter().map(|x| x.0));
-        out.edits.extend(runs[w].edits.iter().filter(|&&t| (a..b).contains(&t)).map(|&t| t as u32));
+        out.edits.extend(runs[owner[a]].edits.iter().filter(|&&t| (a..b).contains(&t)).map(|&t| t as u32));
     }
     out
 }
@@ -336,7 +412,8 @@ const MAX_ORIGINS: usize = 8;
 /// Adds the run through the k-shingle at `p` in the document and `q` in origin `o`'s
 /// `text` (through light edits when `edited`), and, inside it, a run for each stretch
 /// the origin's own result attributes to an earlier document (the earliest source is
-/// the origin's origin), if it holds a k-shingle; returns the run.
+/// the origin's origin), if it holds a k-shingle; returns the exact piece through the
+/// seed (document start, end, origin start) and the run's end.
 fn push_runs(
     runs: &mut Vec<Run>,
     fps: &[u64],
@@ -344,9 +421,9 @@ fn push_runs(
     (o, p, q, k): (u64, usize, usize, usize),
     when: When<'_>,
     edited: bool,
-) -> (usize, usize) {
-    let pieces =
-        if edited { extend_edited(fps, &text.tokens, p, q, k) } else { vec![extend(fps, &text.tokens, p, q, k)] };
+) -> ((usize, usize, usize), (usize, usize)) {
+    let seed = extend(fps, &text.tokens, p, q, k);
+    let pieces = if edited { extend_edited(fps, &text.tokens, seed) } else { vec![seed] };
     let (a, b) = (pieces[0].0, pieces[pieces.len() - 1].1);
     let edits = pieces.windows(2).flat_map(|w| w[0].1..w[1].0).collect();
     let parent = runs.len();
@@ -366,7 +443,7 @@ fn push_runs(
             }
         }
     }
-    (a, b)
+    (seed, (a, b))
 }
 
 /// The common run of the document's tokens `fps` and an origin's `tokens` through the
@@ -378,11 +455,11 @@ fn extend(fps: &[u64], tokens: &[u64], p: usize, q: usize, k: usize) -> (usize, 
     (p - back, p + k + ahead, q - back)
 }
 
-/// [`extend`] through light edits: the exact run, then on either side, past up to
+/// [`extend`] through light edits: from the exact run `seed` on either side, past up to
 /// [`MAX_EDIT`] tokens replaced, inserted or left out, as long as the next
 /// [`MIN_AFTER_EDIT`] tokens agree again (the smallest edit first); the exact pieces, in
 /// order, as (document start, end, origin start).
-fn extend_edited(fps: &[u64], tokens: &[u64], p: usize, q: usize, k: usize) -> Vec<(usize, usize, usize)> {
+fn extend_edited(fps: &[u64], tokens: &[u64], seed: (usize, usize, usize)) -> Vec<(usize, usize, usize)> {
     let m = MIN_AFTER_EDIT;
     let ahead = |d: usize, o: usize| match (fps.get(d..), tokens.get(o..)) {
         (Some(x), Some(y)) => x.iter().zip(y).take_while(|(a, b)| a == b).count(),
@@ -390,7 +467,7 @@ fn extend_edited(fps: &[u64], tokens: &[u64], p: usize, q: usize, k: usize) -> V
     };
     let back =
         |d: usize, o: usize| fps[..d].iter().rev().zip(tokens[..o].iter().rev()).take_while(|(a, b)| a == b).count();
-    let mut pieces = std::collections::VecDeque::from([extend(fps, tokens, p, q, k)]);
+    let mut pieces = std::collections::VecDeque::from([seed]);
     loop {
         let &(a, b, qa) = pieces.back().expect("one piece");
         let (d, o) = (b, qa + (b - a));
@@ -442,240 +519,4 @@ fn blocks_of_owners(doc: &Alignment<'_>, owner: &[usize], runs: &[Run]) -> Vec<B
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::estimate::How;
-    use proptest::prelude::*;
-
-    /// Random streams for the brute-force oracle: each origin its own words with, at
-    /// random places, phrases of the origins before it (stock phrases, copies of
-    /// copies); the document passages of random origins, apart by at least
-    /// `MAX_EDIT + 1` words of its own (so no run can go on from one to the next).
-    fn streams(seed: u64, origins: usize) -> (Vec<Vec<String>>, Vec<String>) {
-        let mut rng = seed | 1;
-        let mut next = move |n: usize| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % n as u64) as usize
-        };
-        let mut texts: Vec<Vec<String>> = Vec::new();
-        for o in 0..origins {
-            let mut t: Vec<String> = (0..40 + next(60)).map(|i| format!("o{o}w{i}")).collect();
-            for _ in 0..next(3) {
-                if o == 0 {
-                    break;
-                }
-                let from = &texts[next(o)];
-                let len = 8 + next(25).min(from.len() - 8);
-                let at = next(from.len() - len + 1);
-                let phrase = from[at..at + len].to_vec();
-                let put = next(t.len());
-                t.splice(put..put, phrase);
-            }
-            texts.push(t);
-        }
-        let mut doc: Vec<String> = Vec::new();
-        for part in 0..2 + next(4) {
-            doc.extend((0..MAX_EDIT + 1 + next(5)).map(|i| format!("d{part}w{i}")));
-            let from = &texts[next(origins)];
-            let len = 8 + next(from.len() - 8);
-            let at = next(from.len() - len + 1);
-            doc.extend(from[at..at + len].iter().cloned());
-        }
-        doc.extend((0..MAX_EDIT + 1).map(|i| format!("end{i}")));
-        (texts, doc)
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
-        /// With every shingle selected and labelled by its earliest holder (a table
-        /// that evicts nothing), the passage attribution credits every token to the
-        /// origin of the longest common run covering it (the earliest on a tie),
-        /// found by brute force over every origin; the earliest attribution credits it
-        /// to the earliest origin holding a common run through it of at least k.
-        #[test]
-        fn tokens_go_to_the_longest_common_run(seed in any::<u64>(), origins in 2usize..7) {
-            let rabin = Rabin::new(8);
-            let k = 8;
-            let (texts, doc) = streams(seed, origins);
-            let seq = origins as u64 + 1;
-            let text = doc.join(" ");
-            let mut toks = Vec::new();
-            tokenize(&text, &rabin, &mut toks);
-            prop_assert_eq!(toks.len(), doc.len());
-            // The longest maximal common run with each origin covering each token.
-            let mut longest = vec![(0usize, 0u64); doc.len()];
-            let mut earliest = vec![0u64; doc.len()];
-            for (o, t) in texts.iter().enumerate().rev() {
-                let o = o as u64 + 1;
-                for i in 0..doc.len() {
-                    for x in 0..t.len() {
-                        // Maximal runs start where the tokens before differ.
-                        if (i > 0 && x > 0 && doc[i - 1] == t[x - 1]) || doc[i] != t[x] {
-                            continue;
-                        }
-                        let len = doc[i..].iter().zip(&t[x..]).take_while(|(a, b)| a == b).count();
-                        if len < k {
-                            continue;
-                        }
-                        for tok in i..i + len {
-                            if len >= longest[tok].0 {
-                                longest[tok] = (len, o);
-                            }
-                            earliest[tok] = o;
-                        }
-                    }
-                }
-            }
-            // Every shingle selected, labelled by its earliest holder.
-            let holder = |p: usize| (1..seq).find(|&o| texts[o as usize - 1].windows(k).any(|w| w == &doc[p..p + k]));
-            let selected: Vec<ShingleOrigin> = (0..doc.len() + 1 - k)
-                .map(|p| ShingleOrigin { start_token: p as u32, end_token: (p + k) as u32, origin: holder(p).unwrap_or(seq), how: How::Found })
-                .collect();
-            let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[])));
-            for attribution in [Attribution::Passage, Attribution::Earliest] {
-                let a = Alignment { seq, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::spans::by_arrival, attribution };
-                let (_, labels, passages) = align(&a, origin);
-                let want: Vec<u64> = match attribution {
-                    Attribution::Passage => longest.iter().map(|x| x.1).collect(),
-                    Attribution::Earliest => earliest.clone(),
-                };
-                prop_assert_eq!(&labels, &want, "{:?}: {:?}", attribution, doc);
-                prop_assert!(passages.edits.is_empty(), "no edits in these streams");
-            }
-        }
-    }
-
-    /// A verbatim passage of B that holds a stock phrase of A, copied into C, is one
-    /// block of B with A listed beside it; with one word in eight changed, still one
-    /// block, its edits listed; `Earliest` keeps the blocks it made before.
-    #[test]
-    fn a_passage_keeps_its_source_through_stock_phrases_and_light_edits() {
-        let rabin = Rabin::new(8);
-        let stock: Vec<String> =
-            "for the fiscal year ending on the 30th of June".split(' ').map(str::to_string).collect();
-        let a: Vec<String> = [&words("a", 30)[..], &stock, &words("a", 30)[..]].concat();
-        let passage: Vec<String> = [&words("p", 40)[..], &stock, &words("q", 40)[..]].concat();
-        let b: Vec<String> = [&words("b", 20)[..], &passage, &words("b", 20)[..]].concat();
-        // One word in eight changed, at random places (a change every 8th word exactly
-        // leaves no 8-word shingle to find the passage by).
-        let mut rng = 54u64;
-        let edited: Vec<String> = passage
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                if (rng >> 33).is_multiple_of(8) {
-                    format!("x{i}")
-                } else {
-                    w.clone()
-                }
-            })
-            .collect();
-        let changed = edited.iter().filter(|w| w.starts_with('x')).count();
-        assert!((8..=14).contains(&changed), "{changed} words of 90 changed");
-        let texts = [a.join(" "), b.join(" ")];
-        let run = |doc: &[String], attribution: Attribution| {
-            let mut toks = Vec::new();
-            tokenize(&doc.join(" "), &rabin, &mut toks);
-            let k = 8;
-            let holder = |p: usize| {
-                (1..3u64).find(|&o| {
-                    let t: Vec<&str> = texts[o as usize - 1].split(' ').collect();
-                    t.windows(k).any(|w| w.iter().zip(&doc[p..p + k]).all(|(x, y)| x == y))
-                })
-            };
-            let selected: Vec<ShingleOrigin> = (0..doc.len() + 1 - k)
-                .filter_map(|p| {
-                    holder(p).map(|o| ShingleOrigin {
-                        start_token: p as u32,
-                        end_token: (p + k) as u32,
-                        origin: o,
-                        how: How::Found,
-                    })
-                })
-                .collect();
-            let a = Alignment {
-                seq: 3,
-                tokens: &toks,
-                selected: &selected,
-                rabin: &rabin,
-                when: &crate::spans::by_arrival,
-                attribution,
-            };
-            align(&a, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &[]))))
-        };
-        let c: Vec<String> = [&words("c", 10)[..], &passage, &words("c", 10)[..]].concat();
-        let spans = |blocks: &[Block]| {
-            blocks.iter().map(|b| (b.span.start_token, b.span.end_token, b.origin)).collect::<Vec<_>>()
-        };
-        let (blocks, _, passages) = run(&c, Attribution::Passage);
-        assert_eq!(spans(&blocks), [(10, 100, 2)]);
-        assert_eq!(passages.also_earlier, [AlsoEarlier { origin: 1, start_token: 50, end_token: 60 }]);
-        let (blocks, _, passages) = run(&c, Attribution::Earliest);
-        assert_eq!(spans(&blocks), [(10, 50, 2), (50, 60, 1), (60, 100, 2)], "the paper's earliest source, per token");
-        assert!(passages.is_empty());
-        // One word in eight changed: at most two blocks over the passage, the edits listed
-        // (those at its very edges, with fewer than 3 words after them, left out).
-        let d: Vec<String> = [&words("d", 10)[..], &edited, &words("d", 10)[..]].concat();
-        let (blocks, labels, passages) = run(&d, Attribution::Passage);
-        assert!(blocks.len() <= 2, "{:?}", spans(&blocks));
-        let credited = labels[10..100].iter().filter(|&&l| l == 2).count();
-        assert!(credited >= 81, "{credited} of 90 tokens credited to the source");
-        // Every changed word inside a block is listed as an edit.
-        for b in &blocks {
-            for t in b.span.start_token..b.span.end_token {
-                let changed = edited.get(t as usize - 10).is_some_and(|w| w.starts_with('x'));
-                assert!(!changed || passages.edits.contains(&t), "token {t}: {:?}", passages.edits);
-            }
-        }
-        let (blocks, _, _) = run(&d, Attribution::Earliest);
-        assert!(blocks.len() > 3, "exact runs: {:?}", spans(&blocks));
-    }
-
-    fn words(prefix: &str, n: usize) -> Vec<String> {
-        (0..n).map(|i| format!("{prefix}{i}")).collect()
-    }
-
-    /// C copies a stretch of B that B itself copied from A: the part from A is
-    /// attributed to A (B's stored result says so), the rest of the stretch to B.
-    #[test]
-    fn a_copy_of_a_copy_is_attributed_to_the_earliest_source() {
-        let rabin = Rabin::new(8);
-        let (a, b_own, c_own) = (words("a", 20), words("b", 20), words("c", 10));
-        let b: Vec<String> = [&b_own[..10], &a[..], &b_own[10..]].concat();
-        let c: Vec<String> = [&c_own[..5], &b[4..36], &c_own[5..]].concat();
-        let (b_text, c_text) = (b.join(" "), c.join(" "));
-        let mut toks = Vec::new();
-        tokenize(&c_text, &rabin, &mut toks);
-        // Estimation found one shingle of the copied stretch, labelled B (document 2).
-        let selected = [ShingleOrigin { start_token: 10, end_token: 18, origin: 2, how: How::Found }];
-        let doc = Alignment {
-            seq: 3,
-            tokens: &toks,
-            selected: &selected,
-            rabin: &rabin,
-            when: &crate::spans::by_arrival,
-            attribution: Attribution::Earliest,
-        };
-        let span = |s: u32, e: u32| Span { start_token: s, end_token: e, start_byte: 0, end_byte: 0 };
-        // B's own result: its tokens 10..30 were copied from A (document 1).
-        let b_blocks = [Block { span: span(10, 30), origin: 1, shingles: 3 }];
-        let (blocks, labels, _) =
-            align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &b_blocks))));
-        let got: Vec<(u32, u32, u64)> =
-            blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect();
-        // C's tokens 5..37 are B's 4..36: B's 4..10 (C 5..11) from B, A's words (C 11..31)
-        // from A, B's 30..36 (C 31..37) from B.
-        assert_eq!(got, [(5, 11, 2), (11, 31, 1), (31, 37, 2)]);
-        assert_eq!(labels.iter().filter(|&&l| l == 1).count(), 20);
-        // Without B's result the whole stretch is B's.
-        let (blocks, _, _) = align(&doc, |o| (o == 2).then(|| Arc::new(OriginText::new(&b_text, &rabin, &[]))));
-        assert_eq!(
-            blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect::<Vec<_>>(),
-            [(5, 37, 2)]
-        );
-    }
-}
+mod tests;
