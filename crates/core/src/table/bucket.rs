@@ -28,9 +28,23 @@ pub(super) fn get_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
 
+/// Entries in use: the slots before the first score of 0 (a bucket fills from its
+/// first slot). Read eight scores at a time.
 #[inline]
 pub(super) fn occupied(data: &[u8], n: usize) -> usize {
-    data[COL_SCORE * n..COL_SCORE * n + n].iter().position(|&s| s == 0).unwrap_or(n)
+    let scores = &data[COL_SCORE * n..COL_SCORE * n + n];
+    let mut chunks = scores.chunks_exact(8);
+    for (i, chunk) in chunks.by_ref().enumerate() {
+        let v = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        // The lowest byte of v that is 0 sets the high bit of its lane here, and no
+        // lane below it does (a borrow only runs upwards).
+        let zero = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
+        if zero != 0 {
+            return i * 8 + zero.trailing_zeros() as usize / 8;
+        }
+    }
+    let done = n - chunks.remainder().len();
+    done + chunks.remainder().iter().position(|&s| s == 0).unwrap_or(n - done)
 }
 
 /// The tag of a fingerprint: its bits 6-21.
@@ -67,7 +81,23 @@ pub(super) fn entry_matches(data: &[u8], n: usize, slot: usize, fp: u64) -> bool
 pub(super) fn find(data: &[u8], n: usize, fp: u64) -> Option<usize> {
     let count = occupied(data, n);
     let tag = tag(fp);
-    (0..count).find(|&s| data[2 * s..2 * s + 2] == tag && record_matches(data, n, s, fp))
+    let matches = |s: usize| data[2 * s..2 * s + 2] == tag && record_matches(data, n, s, fp);
+    // Four tags at a time: a lane equal to the tag is 0 after the xor; the test below
+    // marks every such lane (and may mark a lane above one, checked like the others).
+    let spread = u64::from(u16::from_le_bytes(tag)) * 0x0001_0001_0001_0001;
+    let mut chunks = data[..2 * count].chunks_exact(8);
+    for (i, chunk) in chunks.by_ref().enumerate() {
+        let v = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ spread;
+        let mut zero = v.wrapping_sub(0x0001_0001_0001_0001) & !v & 0x8000_8000_8000_8000;
+        while zero != 0 {
+            let s = i * 4 + zero.trailing_zeros() as usize / 16;
+            if matches(s) {
+                return Some(s);
+            }
+            zero &= zero - 1;
+        }
+    }
+    (count - chunks.remainder().len() / 2..count).find(|&s| matches(s))
 }
 
 /// The byte of a record holding the extra flag (bit 7: origin bit 39).

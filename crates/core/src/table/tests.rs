@@ -278,3 +278,32 @@ fn at_the_floor_the_extra_entries_are_swept_out_at_the_end_of_the_document() {
     assert_eq!(t.stats().occupied, 2);
     assert!(t.lookup(p0).is_some() && t.lookup(p1).is_some() && e.iter().all(|&fp| t.lookup(fp).is_none()));
 }
+
+proptest! {
+    /// A bucket's entries in use and its lookup, read several slots at a time, against
+    /// a slot at a time: buckets of any size, filled to any count, with fingerprints
+    /// that share tags (the lookup must go on past a tag whose record differs).
+    #[test]
+    fn a_bucket_read_by_words_is_the_bucket_read_by_slots(
+        n in 4usize..=80,
+        fill in 0usize..=80,
+        pool in proptest::collection::vec(any::<u64>(), 1..6),
+        picks in proptest::collection::vec((0usize..6, any::<u16>()), 80),
+        probe in (0usize..6, any::<u16>()),
+    ) {
+        use bucket::{entry_matches, find, occupied, write_entry};
+        let count = fill.min(n);
+        let mut data = vec![0u8; n * 16];
+        // A fingerprint of the pool with its tag bits (6-21) kept or replaced.
+        let fp = |(i, t): (usize, u16)| {
+            let f = pool[i % pool.len()];
+            if t % 3 == 0 { f } else { f & !(0xffff << 6) | u64::from(t % 4) << 6 }
+        };
+        for (slot, &pick) in picks.iter().enumerate().take(count) {
+            write_entry(&mut data, n, slot, fp(pick), hit(1), false);
+        }
+        prop_assert_eq!(occupied(&data, n), count);
+        let want = fp(probe);
+        prop_assert_eq!(find(&data, n, want), (0..count).find(|&s| entry_matches(&data, n, s, want)));
+    }
+}
