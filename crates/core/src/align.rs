@@ -233,8 +233,9 @@ fn align_runs(
     // shingles with several of the documents holding it, in turns, so the blocks of one
     // origin come back again and again over the same run; a seed on the exact piece of
     // a run found before would find that run again, and is counted as if it had,
-    // without reading the texts again.
-    let mut found: HashMap<u64, Vec<Found>> = HashMap::new();
+    // without reading the texts again. Kept by origin and diagonal (origin token less
+    // document token): the exact pieces of one diagonal are apart, in token order.
+    let mut found: HashMap<(u64, i64), Vec<Found>> = HashMap::new();
     let mut i = 0;
     while i < doc.selected.len() {
         let o = doc.selected[i].origin;
@@ -266,15 +267,13 @@ fn align_runs(
                             continue;
                         }
                         let Some(q) = text.find(shingles[p]) else { continue };
-                        let seen = found.entry(o).or_default();
+                        let seen = found.entry((o, q as i64 - p as i64)).or_default();
                         if !again {
                             seen.clear();
                         }
-                        let on = |f: &&Found| {
-                            let (a, b, qa) = f.piece;
-                            a <= p && p + k <= b && q + a == qa + p
-                        };
-                        if let Some(f) = seen.iter().find(on) {
+                        // The piece of this diagonal that starts last at or before the seed.
+                        let at = seen.partition_point(|f| f.piece.0 <= p);
+                        if let Some(f) = at.checked_sub(1).map(|x| &seen[x]).filter(|f| p + k <= f.piece.1) {
                             reach = reach.max(f.end);
                             repeated += f.tokens;
                             continue;
@@ -282,7 +281,8 @@ fn align_runs(
                         let before = runs.len();
                         let (piece, (_, end)) = push_runs(&mut runs, &fps, &text, (o, p, q, k), doc.when, edited);
                         reach = reach.max(end);
-                        seen.push(Found { piece, end, tokens: runs[before..].iter().map(|r| r.b - r.a).sum() });
+                        let tokens = runs[before..].iter().map(|r| r.b - r.a).sum();
+                        seen.insert(at, Found { piece, end, tokens });
                     }
                     let tokens: usize = repeated + runs[first_run..].iter().map(|r| r.b - r.a).sum::<usize>();
                     match aligned.iter_mut().find(|x| x.0 == o) {
