@@ -186,10 +186,11 @@ struct Run {
     edits: Vec<usize>,
 }
 
-/// A run found from a seed: the seed's exact piece (document start, end, origin
-/// start), the run's end, and the tokens it and the runs inside it cover.
+/// A run found from a seed: the document tokens of the seed's exact piece (its
+/// diagonal is the key it is kept under), the run's end, and the tokens it and the
+/// runs inside it cover.
 struct Found {
-    piece: (usize, usize, usize),
+    piece: (usize, usize),
     end: usize,
     tokens: usize,
 }
@@ -383,10 +384,10 @@ fn passages(blocks: &[Block], owner: &[usize], runs: &[Run], order: &[(i64, u64)
             if run.origin == block.origin || when >= order[owner[a]] {
                 continue;
             }
-            match also[x].iter_mut().find(|x| x.0.origin == run.origin) {
-                Some((x, _)) => {
-                    x.start_token = x.start_token.min(s as u32);
-                    x.end_token = x.end_token.max(e as u32);
+            match also[x].iter_mut().find(|(earlier, _)| earlier.origin == run.origin) {
+                Some((earlier, _)) => {
+                    earlier.start_token = earlier.start_token.min(s as u32);
+                    earlier.end_token = earlier.end_token.max(e as u32);
                 }
                 None => {
                     also[x].push((AlsoEarlier { origin: run.origin, start_token: s as u32, end_token: e as u32 }, when))
@@ -412,8 +413,8 @@ const MAX_ORIGINS: usize = 8;
 /// Adds the run through the k-shingle at `p` in the document and `q` in origin `o`'s
 /// `text` (through light edits when `edited`), and, inside it, a run for each stretch
 /// the origin's own result attributes to an earlier document (the earliest source is
-/// the origin's origin), if it holds a k-shingle; returns the exact piece through the
-/// seed (document start, end, origin start) and the run's end.
+/// the origin's origin), if it holds a k-shingle; returns the document tokens of the
+/// exact piece through the seed and of the run.
 fn push_runs(
     runs: &mut Vec<Run>,
     fps: &[u64],
@@ -421,7 +422,7 @@ fn push_runs(
     (o, p, q, k): (u64, usize, usize, usize),
     when: When<'_>,
     edited: bool,
-) -> ((usize, usize, usize), (usize, usize)) {
+) -> ((usize, usize), (usize, usize)) {
     let seed = extend(fps, &text.tokens, p, q, k);
     let pieces = if edited { extend_edited(fps, &text.tokens, seed) } else { vec![seed] };
     let (a, b) = (pieces[0].0, pieces[pieces.len() - 1].1);
@@ -443,7 +444,7 @@ fn push_runs(
             }
         }
     }
-    (seed, (a, b))
+    ((seed.0, seed.1), (a, b))
 }
 
 /// The common run of the document's tokens `fps` and an origin's `tokens` through the
