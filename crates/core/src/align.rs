@@ -18,7 +18,8 @@
 //! source"; copied blocks are then the maximal stretches of tokens taken from one run,
 //! so each is a run of its origin's text. That is [`Attribution::Earliest`]. With
 //! [`Attribution::Passage`] (a new data directory's) a token goes to the
-//! longest run covering it instead (the earlier origin on a tie): a passage copied
+//! longest run covering it instead (counted in the tokens it agrees on; on a tie the
+//! run with fewer differing tokens, then the earlier origin): a passage copied
 //! whole stays one block of the source it was copied from, and a shorter run inside it
 //! that an older document also holds (a stock phrase: "for the fiscal year ending on
 //! the 30th") does not split it; the older document is listed beside the block
@@ -177,13 +178,15 @@ const MAX_ALSO: usize = 8;
 
 /// An aligned run: document tokens `a..b` taken from `origin`; `parent`: the run it
 /// refines (a stretch its origin's own result attributes to an earlier document);
-/// `edits`: its document tokens that differ from the origin's.
+/// `edits`: its document tokens that differ from the origin's; `left_out`: the
+/// origin's tokens inside it that the document leaves out.
 struct Run {
     a: usize,
     b: usize,
     origin: u64,
     parent: Option<usize>,
     edits: Vec<usize>,
+    left_out: usize,
 }
 
 /// A run found from a seed: the document tokens of the seed's exact piece (its
@@ -253,6 +256,7 @@ fn align_runs(
                     origin: o,
                     parent: None,
                     edits: Vec::new(),
+                    left_out: 0,
                 }),
                 Some(text) => {
                     let first_run = runs.len();
@@ -342,12 +346,17 @@ fn earliest_owners(n: usize, runs: &[Run], order: &[(i64, u64)]) -> Vec<usize> {
     owners_by(n, runs, |r| std::cmp::Reverse(order[r]), |_| true)
 }
 
-/// [`Attribution::Passage`]: every token goes to the longest run found in the document
-/// covering it (the earlier origin, then the first run, on a tie). The stretches its
+/// [`Attribution::Passage`]: every token goes to the run found in the document covering
+/// it that agrees with the document on the most tokens (its span less its edited
+/// tokens: a run through an edit spans words that differ), then the one with the fewest
+/// tokens differing in either text (an exact run before one as long through words the
+/// document leaves out), then the earlier origin, then the first run. The stretches its
 /// origin's own result attributes to earlier documents do not split it: they are
 /// listed beside the block ([`passages`]), as the other runs' earlier origins are.
 fn passage_owners(n: usize, runs: &[Run], order: &[(i64, u64)]) -> Vec<usize> {
-    owners_by(n, runs, |r| (runs[r].b - runs[r].a, std::cmp::Reverse(order[r])), |r| runs[r].parent.is_none())
+    use std::cmp::Reverse;
+    let key = |r: &Run| (r.b - r.a - r.edits.len(), Reverse(r.edits.len() + r.left_out));
+    owners_by(n, runs, |r| (key(&runs[r]), Reverse(order[r])), |r| runs[r].parent.is_none())
 }
 
 /// Every token goes to the run of the highest `key` covering it among the runs `take`
@@ -427,8 +436,9 @@ fn push_runs(
     let pieces = if edited { extend_edited(fps, &text.tokens, seed) } else { vec![seed] };
     let (a, b) = (pieces[0].0, pieces[pieces.len() - 1].1);
     let edits = pieces.windows(2).flat_map(|w| w[0].1..w[1].0).collect();
+    let left_out = pieces.windows(2).map(|w| w[1].2 - (w[0].2 + w[0].1 - w[0].0)).sum();
     let parent = runs.len();
-    runs.push(Run { a, b, origin: o, parent: None, edits });
+    runs.push(Run { a, b, origin: o, parent: None, edits, left_out });
     for &(pa, pb, qa) in &pieces {
         // Document token t of the piece lies at origin token t - pa + qa.
         let qb = qa + (pb - pa);
@@ -440,7 +450,7 @@ fn push_runs(
             // A stretch shorter than k holds no shingle of the earlier document.
             if s + k <= e && when(earlier) < when(o) {
                 let (a, b) = (pa + (s - qa), pa + (e - qa));
-                runs.push(Run { a, b, origin: earlier, parent: Some(parent), edits: Vec::new() });
+                runs.push(Run { a, b, origin: earlier, parent: Some(parent), edits: Vec::new(), left_out: 0 });
             }
         }
     }

@@ -130,9 +130,9 @@ pub enum Attribution {
     /// The earliest origin of the runs covering it, per token (the paper's earliest
     /// source); runs are exact.
     Earliest,
-    /// The longest run covering it (a copied passage keeps the source it was copied
-    /// from; older documents holding a shorter run inside it are listed beside the
-    /// block); runs go on through light edits, which are listed.
+    /// The longest run covering it, in tokens that agree (a copied passage keeps the
+    /// source it was copied from; older documents holding a shorter run inside it are
+    /// listed beside the block); runs go on through light edits, which are listed.
     #[default]
     Passage,
 }

@@ -52,14 +52,8 @@ proptest! {
     /// to the earliest origin holding a common run through it of at least k.
     #[test]
     fn tokens_go_to_the_longest_common_run(seed in any::<u64>(), origins in 2usize..7) {
-        let rabin = Rabin::new(8);
         let k = 8;
         let (texts, doc) = streams(seed, origins);
-        let seq = origins as u64 + 1;
-        let text = doc.join(" ");
-        let mut toks = Vec::new();
-        tokenize(&text, &rabin, &mut toks);
-        prop_assert_eq!(toks.len(), doc.len());
         // The longest maximal common run with each origin covering each token.
         let mut longest = vec![(0usize, 0u64); doc.len()];
         let mut earliest = vec![0u64; doc.len()];
@@ -84,15 +78,8 @@ proptest! {
                 }
             }
         }
-        // Every shingle selected, labelled by its earliest holder.
-        let holder = |p: usize| (1..seq).find(|&o| texts[o as usize - 1].windows(k).any(|w| w == &doc[p..p + k]));
-        let selected: Vec<ShingleOrigin> = (0..doc.len() + 1 - k)
-            .map(|p| ShingleOrigin { start_token: p as u32, end_token: (p + k) as u32, origin: holder(p).unwrap_or(seq), how: How::Found })
-            .collect();
-        let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[])));
         for attribution in [Attribution::Passage, Attribution::Earliest] {
-            let a = Alignment { seq, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::spans::by_arrival, attribution };
-            let (_, labels, passages) = align(&a, origin);
+            let (_, labels, passages) = align_words(&texts, &doc, attribution);
             let want: Vec<u64> = match attribution {
                 Attribution::Passage => longest.iter().map(|x| x.1).collect(),
                 Attribution::Earliest => earliest.clone(),
@@ -232,6 +219,55 @@ fn a_passage_keeps_its_source_through_stock_phrases_and_light_edits() {
     }
     let (blocks, _, _) = run(&d, Attribution::Earliest);
     assert!(blocks.len() > 3, "exact runs: {:?}", spans(&blocks));
+}
+
+/// Aligns `doc` against `texts` (documents 1, 2, ...; `doc` is the next one) with
+/// every k-shingle selected and labelled by its earliest holder, as a table that
+/// evicts nothing labels them.
+fn align_words(texts: &[Vec<String>], doc: &[String], attribution: Attribution) -> (Vec<Block>, Vec<u64>, Passages) {
+    let (rabin, k) = (Rabin::new(8), 8);
+    let seq = texts.len() as u64 + 1;
+    let mut toks = Vec::new();
+    tokenize(&doc.join(" "), &rabin, &mut toks);
+    assert_eq!(toks.len(), doc.len());
+    let holder = |p: usize| (1..seq).find(|&o| texts[o as usize - 1].windows(k).any(|w| w == &doc[p..p + k]));
+    let selected: Vec<ShingleOrigin> = (0..doc.len() + 1 - k)
+        .map(|p| ShingleOrigin {
+            start_token: p as u32,
+            end_token: (p + k) as u32,
+            origin: holder(p).unwrap_or(seq),
+            how: How::Found,
+        })
+        .collect();
+    let a = Alignment {
+        seq,
+        tokens: &toks,
+        selected: &selected,
+        rabin: &rabin,
+        when: &crate::spans::by_arrival,
+        attribution,
+    };
+    align(&a, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[]))))
+}
+
+/// C copies a stretch of B whole, where B holds A's words with five of B's own
+/// between two phrases of A, or with four of A's words left out: C's copy is B's (one
+/// exact run of 20 tokens), not A's run through the edit, which spans as many tokens
+/// but agrees on fewer (15) or as many with A's words left out.
+#[test]
+fn an_edited_run_does_not_outrank_an_exact_run_as_long() {
+    let (a, b_own, c_own) = (words("a", 40), words("b", 25), words("c", 12));
+    let inserted: Vec<String> = [&b_own[..10], &a[..8], &b_own[10..15], &a[8..15], &b_own[15..]].concat();
+    let left_out: Vec<String> = [&b_own[..10], &a[..14], &a[18..24], &b_own[10..]].concat();
+    for b in [inserted, left_out] {
+        let c: Vec<String> = [&c_own[..6], &b[10..30], &c_own[6..]].concat();
+        let (blocks, labels, passages) = align_words(&[a.clone(), b], &c, Attribution::Passage);
+        let spans: Vec<(u32, u32, u64)> =
+            blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect();
+        assert_eq!(spans, [(6, 26, 2)], "{labels:?}");
+        assert!(passages.edits.is_empty(), "{:?}", passages.edits);
+        assert_eq!(passages.also_earlier, [AlsoEarlier { origin: 1, start_token: 6, end_token: 26 }]);
+    }
 }
 
 fn words(prefix: &str, n: usize) -> Vec<String> {
