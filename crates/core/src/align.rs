@@ -78,7 +78,12 @@ impl OriginText {
     pub fn new(text: &str, rabin: &Rabin, blocks: &[Block]) -> OriginText {
         let mut toks = Vec::new();
         tokenize(text, rabin, &mut toks);
-        let tokens: Vec<u64> = toks.iter().map(|t| t.fp).collect();
+        OriginText::of_tokens(toks.iter().map(|t| t.fp).collect(), rabin, blocks)
+    }
+
+    /// [`OriginText::new`] for a text whose token fingerprints `tokens` are known (as
+    /// `rabin` tokenizes it).
+    pub fn of_tokens(tokens: Vec<u64>, rabin: &Rabin, blocks: &[Block]) -> OriginText {
         let mut shingles = Vec::new();
         rabin.shingles(&tokens, &mut shingles);
         let mut slots = vec![0u32; (shingles.len() * 3 / 2 + 1).next_power_of_two()];

@@ -491,6 +491,11 @@ impl Engine {
     pub fn origin_text(&self, text: &str, blocks: &[Block]) -> OriginText {
         OriginText::new(text, &self.rabin, blocks)
     }
+
+    /// [`Engine::origin_text`] of a text whose token fingerprints are `tokens`.
+    pub fn origin_text_of_tokens(&self, tokens: Vec<u64>, blocks: &[Block]) -> OriginText {
+        OriginText::of_tokens(tokens, &self.rabin, blocks)
+    }
 }
 
 /// Phase 1 for the selected shingles `items` of document `seq` (ascending indexes; all

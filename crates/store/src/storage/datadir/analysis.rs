@@ -67,6 +67,11 @@ impl Prepared {
         self.doc.tokens().is_empty()
     }
 
+    /// Its tokens' fingerprints.
+    pub(super) fn token_fps(&self) -> Vec<u64> {
+        self.doc.tokens().iter().map(|t| t.fp).collect()
+    }
+
     /// Its parts, for [`super::DataDir::query`].
     pub(super) fn into_parts(self) -> PreparedParts {
         (self.doc, self.sketch, self.sentences)

@@ -263,6 +263,8 @@ impl DataDir {
             return Err(DataDirError::Poisoned);
         }
         let text_hash = prepared.text_hash();
+        // Later documents align against this one's tokens, most of them soon.
+        let tokens = self.engine.config().align.then(|| prepared.token_fps());
         let placed = self.place(doc, !prepared.is_empty(), &admit)?;
         let (seq, time) = (placed.seq, placed.time);
         let (start, before) = (Instant::now(), self.times);
@@ -312,6 +314,9 @@ impl DataDir {
         if let Err(source) = written {
             self.poisoned = true;
             return Err(DataDirError::StoreWrite { doc: doc.source.clone(), seq, source });
+        }
+        if let Some(tokens) = tokens {
+            self.store.note_tokens(seq, tokens);
         }
         self.last_arrival_ms = placed.arrival_ms;
         self.latency.add(start.elapsed().as_secs_f64(), &before, &self.times, meta.text_bytes);

@@ -188,3 +188,20 @@ fn copies_of_one_text_are_sketched_and_split_once_by_a_fresh_process() {
     }
     assert!(!std::ptr::eq(one.words(), sentence(4).words()));
 }
+
+/// A document this process stored is read as an origin from the token fingerprints it
+/// kept, as from its stored text: the same tokens, shingles and blocks.
+#[test]
+fn an_origin_read_from_its_kept_tokens_is_the_one_read_from_its_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dd = ingest_all(tmp.path(), &small(true, true));
+    let mut copied = 0;
+    for seq in 1..=3 {
+        let kept = dd.store.origin_text(&dd.engine, seq).unwrap().unwrap();
+        let text = dd.store.text(seq).unwrap().unwrap();
+        let blocks = dd.store.result(seq).unwrap().unwrap().copied_blocks;
+        copied += blocks.len();
+        assert_eq!(*kept, dd.engine.origin_text(&text, &blocks), "document {seq}");
+    }
+    assert!(copied > 0, "the blocks are compared too");
+}

@@ -40,6 +40,9 @@ const SKETCH_BYTES: usize = 16 << 20;
 /// entries the alignment stage took 5.8-5.9 s with 64 MiB against 7.1-7.2 s with 32,
 /// the peak resident memory 582-585 MB against 559.
 const ORIGIN_TEXT_BYTES: usize = 64 << 20;
+/// Bytes of the newest documents' token fingerprints held ([`Caches::recent_tokens`]):
+/// a million tokens, about 6 MB of English text.
+const RECENT_TOKEN_BYTES: usize = 8 << 20;
 /// Bytes of the map from a text to a document of that text ([`Caches::same_text`]),
 /// and what an entry weighs (the key, the document, the map's slot).
 const SAME_TEXT_BYTES: usize = 4 << 20;
@@ -163,6 +166,10 @@ pub(super) struct Caches {
     pub(super) sketches: Bounded<u64, Arc<Sketch>>,
     /// seq → the document's text as alignment reads it (tokens and shingles).
     pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
+    /// seq → the token fingerprints of a document this process stored: most origins
+    /// are recent documents, whose texts alignment then reads without reading and
+    /// tokenizing them again ([`super::Store::note_tokens`]).
+    pub(super) recent_tokens: Bounded<u64, Arc<Vec<u64>>>,
     /// seq → what the searches ask of the document's metadata.
     pub(super) facts: Bounded<u64, DocFacts>,
     /// xxh3-128 of a stored text → a document of that text whose sentences were split
@@ -199,6 +206,7 @@ impl Default for Caches {
             kept_sentences: AtomicBool::new(true),
             sketches: Bounded::new(SKETCH_BYTES),
             origin_texts: Bounded::new(ORIGIN_TEXT_BYTES),
+            recent_tokens: Bounded::new(RECENT_TOKEN_BYTES),
             facts: Bounded::new(FACTS_BYTES),
             same_text: Bounded::new(SAME_TEXT_BYTES),
             text_sketches: Bounded::new(TEXT_SKETCH_BYTES),

@@ -7,6 +7,7 @@ use rocksdb::{IteratorMode, WriteBatch};
 use serde::{Deserialize, Serialize};
 use textorigin_core::align::OriginText;
 use textorigin_core::engine::{DocResult, Engine};
+use textorigin_core::spans::Block;
 
 use crate::input::date::parse_published;
 
@@ -254,11 +255,29 @@ impl Store {
         if let Some(t) = self.caches.origin_texts.get(&seq) {
             return Ok(Some(t));
         }
-        let Some(text) = self.text(seq)? else { return Ok(None) };
-        let blocks = self.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default();
-        let t = Arc::new(engine.origin_text(&text, &blocks));
+        let t = match self.caches.recent_tokens.get(&seq) {
+            Some(tokens) => engine.origin_text_of_tokens(tokens.to_vec(), &self.blocks(seq)?),
+            None => {
+                let Some(text) = self.text(seq)? else { return Ok(None) };
+                engine.origin_text(&text, &self.blocks(seq)?)
+            }
+        };
+        let t = Arc::new(t);
         self.caches.origin_texts.put(seq, Arc::clone(&t), t.bytes());
         Ok(Some(t))
+    }
+
+    /// The copied blocks of document `seq`'s stored result.
+    fn blocks(&self, seq: u64) -> Result<Vec<Block>> {
+        Ok(self.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default())
+    }
+
+    /// Keeps the token fingerprints of document `seq`, just stored from a text its
+    /// engine tokenized so: alignment reads it as an origin without its text
+    /// ([`Store::origin_text`]).
+    pub fn note_tokens(&self, seq: u64, tokens: Vec<u64>) {
+        let bytes = tokens.len() * 8 + 64;
+        self.caches.recent_tokens.put(seq, Arc::new(tokens), bytes);
     }
 
     /// Result of document `seq`.
