@@ -4,6 +4,7 @@
 pub mod checkpoint;
 pub mod datadir;
 pub mod dirty;
+pub mod search;
 pub mod stage;
 pub mod store;
 pub mod table_file;

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use super::{DataDirError, Result};
 use crate::intake::Budget;
+use crate::storage::search;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
 use crate::storage::table_file::TableFile;
@@ -389,9 +390,9 @@ pub(super) fn analyse(
     // A pair with a document published after this one is oriented the other way.
     let later = |other| when(other) > when(seq);
     let verify = Some((&*engine, doc.tokens()));
-    let nd = sketch.map(|sketch| store.near_dup_write(nd_cfg, seq, sketch, lookup, later, verify)).transpose()?;
+    let nd = sketch.map(|sketch| search::near_dups(store, nd_cfg, seq, sketch, lookup, later, verify)).transpose()?;
     times.neardup += lap(&mut t);
-    let q = sentences.map(|sentences| store.quote_write(q_cfg, seq, sentences, lookup, later)).transpose()?;
+    let q = sentences.map(|sentences| search::quotations(store, q_cfg, seq, sentences, lookup, later)).transpose()?;
     times.quotes += lap(&mut t);
     times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());

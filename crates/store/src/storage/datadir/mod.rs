@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use crate::input::InputDoc;
 use crate::intake::{self, Policy};
+use crate::storage::search;
 use crate::storage::stage::TableStage;
 use crate::storage::store::StoreError;
 use crate::storage::store::{Admit, DocMeta, DocumentWrite, Quotation, Store, Via};
@@ -437,9 +438,11 @@ impl DataDir {
         let indexes = Indexes::over(self.table.index_region(), self.shape);
         // A query is a document arriving now: pairs in arrival order.
         let verify = Some((&self.engine, prepared.tokens()));
-        let nd =
-            sketch.map(|s| self.store.near_dup_write(&self.nd_cfg, seq, s, &indexes, |_| false, verify)).transpose()?;
-        let q = sentences.map(|s| self.store.quote_write(&self.q_cfg, seq, s, &indexes, |_| false)).transpose()?;
+        let nd = sketch
+            .map(|s| search::near_dups(&self.store, &self.nd_cfg, seq, s, &indexes, |_| false, verify))
+            .transpose()?;
+        let q =
+            sentences.map(|s| search::quotations(&self.store, &self.q_cfg, seq, s, &indexes, |_| false)).transpose()?;
         let mut result = self.engine.query_prepared(&*self.table, &prepared, seq);
         align(&self.store, &self.engine, &prepared, &mut result, &by_arrival)?;
         Ok(QueryResult { result, near: nd.map(|nd| nd.found), quotes: q.map(|q| q.found) })

@@ -1,8 +1,7 @@
 //! Near-duplicate data in the store: the recorded verdicts (`nd_result`, and `nd_later`
 //! seen from the earlier document) and the sketches searches read (computed again from
-//! the stored texts since schema 16: [`super::recompute`]). Candidates come from
-//! the derived key index in the table file (`textorigin_core::index`); the verdicts
-//! are computed by `textorigin_core::neardup`.
+//! the stored texts since schema 16: [`super::recompute`]). The search itself is
+//! beside the store ([`crate::storage::search::near_dups`]).
 //!
 //! A pair is oriented by publication: a document that arrives after a
 //! near-duplicate published later than it is that one's earlier near-duplicate. Its
@@ -14,10 +13,7 @@
 use std::sync::Arc;
 
 use rocksdb::WriteBatch;
-use textorigin_core::engine::Engine;
-use textorigin_core::index::{self, IndexLookup};
-use textorigin_core::neardup::{self, NearDup, NearDupConfig, Sketch};
-use textorigin_core::text::Token;
+use textorigin_core::neardup::{NearDup, Sketch};
 
 use super::codec::{encode, pair_key, seq_key};
 use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
@@ -31,7 +27,7 @@ pub struct NearDupWrite {
     /// Documents that arrived earlier but were published later, with at least one
     /// verdict: this document is their earlier near-duplicate.
     pub late: Vec<NearDup>,
-    /// Its index keys ([`index::nd_keys`]), for the derived index.
+    /// Its index keys ([`textorigin_core::index::nd_keys`]), for the derived index.
     pub keys: Vec<u64>,
 }
 
@@ -50,42 +46,6 @@ impl Store {
     /// Keeps document `seq`'s sketch for the searches that read it.
     pub(super) fn cache_sketch(&self, seq: u64, s: &Arc<Sketch>) {
         self.caches.sketches.put(seq, Arc::clone(s), super::cache::sketch_bytes(s));
-    }
-
-    /// Compares a new document's sketch with every earlier document that shares an
-    /// index key with it (found through `indexes`); those for which `later` holds were
-    /// published after it. With `verify` (the engine and the document's tokens), a
-    /// pair near the threshold is decided by the exact resemblance of the two
-    /// documents' shingles ([`NearDupConfig::verify`]), the other's read from its stored
-    /// text as alignment reads it.
-    pub fn near_dup_write(
-        &self,
-        cfg: &NearDupConfig,
-        seq: u64,
-        sketch: impl Into<Arc<Sketch>>,
-        indexes: &(impl IndexLookup + ?Sized),
-        later: impl Fn(u64) -> bool,
-        verify: Option<(&Engine, &[Token])>,
-    ) -> Result<NearDupWrite> {
-        let sketch = sketch.into();
-        let keys = index::nd_keys(cfg, &sketch);
-        let mut others = Vec::new();
-        for c in indexes.nd_candidates(cfg, seq, &keys) {
-            if let Some(other) = self.sketch(c)? {
-                others.push((c, other));
-            }
-        }
-        let mut own: Option<Vec<u64>> = None;
-        let exact = |c: u64| -> Result<Option<f64>> {
-            let Some((engine, tokens)) = verify else { return Ok(None) };
-            let Some(other) = self.origin_text(engine, c)? else { return Ok(None) };
-            let own = own
-                .get_or_insert_with(|| neardup::shingle_set(&tokens.iter().map(|t| t.fp).collect::<Vec<u64>>(), cfg.k));
-            Ok(Some(neardup::exact_resemblance(own, &neardup::shingle_set(other.tokens(), cfg.k))))
-        };
-        let (late, found) =
-            neardup::verified_verdicts(cfg, &sketch, others, exact)?.into_iter().partition(|d| later(d.seq));
-        Ok(NearDupWrite { sketch, found, late, keys })
     }
 
     /// Adds a document's near-duplicate data to a batch.

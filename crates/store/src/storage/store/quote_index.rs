@@ -1,8 +1,7 @@
 //! Quotation data in the store: the recorded quotations (`q_result`, `q_late`) and the
 //! sentences searches read (split again from the stored texts since schema 16:
-//! [`super::recompute`]). The signature index and the document frequencies are derived
-//! indexes in the table file (`textorigin_core::index`); [`Search`] joins them with the
-//! sentences for `textorigin_core::quote::find`, which searches and scores.
+//! [`super::recompute`]). The search itself is beside the store
+//! ([`crate::storage::search::quotations`]).
 //!
 //! Quotations are oriented by publication: a sentence of a document that
 //! arrived earlier but was published after the searching one quotes it, not the
@@ -12,47 +11,15 @@
 //! both.
 
 use rocksdb::{IteratorMode, WriteBatch};
-use textorigin_core::index::IndexLookup;
-use textorigin_core::quote::{
-    self, DocSentences, Quotation, QuoteConfig, QuoteFind, Sentence, SentenceIndex, SharedSentence,
-};
+use textorigin_core::quote::{DocSentences, Quotation, QuoteFind, Sentence, SharedSentence};
 
 use super::codec::{be_u64, encode, pair_key, seq_key};
 use super::recompute::sentence_key;
-use super::{Result, Store, StoreError, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT, CF_TEXT};
-
-/// The earlier documents' sentences as quotation search sees them: candidates and
-/// frequencies from the derived indexes, sentences from the store.
-pub struct Search<'a, L: ?Sized> {
-    pub store: &'a Store,
-    pub indexes: &'a L,
-    /// The document searching.
-    pub seq: u64,
-}
-
-impl<L: IndexLookup + ?Sized> SentenceIndex for Search<'_, L> {
-    type Error = StoreError;
-
-    fn documents(&self) -> Result<u64> {
-        Ok(self.indexes.documents())
-    }
-
-    fn df(&self, word: u64) -> Result<u64> {
-        Ok(self.indexes.df(word))
-    }
-
-    fn candidates(&self, cfg: &QuoteConfig, sig: u64, d: u32) -> Result<(Vec<(u64, u32, u32)>, u64)> {
-        self.indexes.quote_candidates(cfg, sig, d).map_err(|source| StoreError::Unanswered { seq: self.seq, source })
-    }
-
-    fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
-        self.store.sentence(seq, idx)
-    }
-}
+use super::{Result, Store, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT, CF_TEXT};
 
 impl Store {
     /// Indexed sentence `idx` of document `seq` (of its text's sentences, in order, as
-    /// [`quote::sentences`] splits it, one of `min_words` distinct words or more;
+    /// [`textorigin_core::quote::sentences`] splits it, one of `min_words` distinct words or more;
     /// without its clauses). `None` when no such document or sentence is stored.
     pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
         if let Some(all) = self.caches.sentences.get(&seq) {
@@ -78,21 +45,6 @@ impl Store {
             out.extend(all.iter().map(|(i, s)| ((seq, i), s)));
         }
         Ok(out)
-    }
-
-    /// Finds the quotations of a new document's sentences among the earlier documents'
-    /// (found through `indexes`: a region, or the shards' answers in a deployment);
-    /// those for which `later` holds were published after it
-    /// ([`quote::find`]).
-    pub fn quote_write(
-        &self,
-        cfg: &QuoteConfig,
-        seq: u64,
-        sentences: Vec<Sentence>,
-        indexes: &(impl IndexLookup + ?Sized),
-        later: impl Fn(u64) -> bool,
-    ) -> Result<QuoteFind> {
-        quote::find(&Search { store: self, indexes, seq }, cfg, seq, sentences, later)
     }
 
     /// Adds a document's quotations to a batch.

@@ -291,6 +291,7 @@ mod tests {
 
     use super::super::DocumentWrite;
     use super::*;
+    use crate::storage::search;
 
     const TEXTS: [&str; 3] = [
         "The committee met on Tuesday. It is too early to tell, the chair said, whether the plan will pass.",
@@ -313,8 +314,8 @@ mod tests {
             tokenize(text, &rabin, &mut tokens);
             let sketch = neardup::sketch(&nc, &tokens, &Rabin::new(nc.k as usize));
             let sentences = quote::sentences(text, &tokens, cfg.terms);
-            let nd = s.near_dup_write(&nc, seq, sketch.clone(), &idx, |_| false, None).unwrap();
-            let q = s.quote_write(&qc, seq, sentences.clone(), &idx, |_| false).unwrap();
+            let nd = search::near_dups(s, &nc, seq, sketch.clone(), &idx, |_| false, None).unwrap();
+            let q = search::quotations(s, &qc, seq, sentences.clone(), &idx, |_| false).unwrap();
             let result = DocResult { seq, ..Default::default() };
             let meta = super::super::tests::meta(seq, "d");
             let doc = DocumentWrite {

@@ -1,6 +1,7 @@
 //! The store's unit tests.
 
 use super::*;
+use crate::storage::search;
 use textorigin_core::index::Indexes;
 use textorigin_core::neardup::{NearDupConfig, Sketch};
 use textorigin_core::quote::QuoteConfig;
@@ -47,7 +48,8 @@ fn documents_round_trip_and_resolve() {
     let qc = QuoteConfig::default();
     let idx = Indexes::in_memory(1 << 20, &qc).unwrap();
     let nd = |seq| {
-        s.near_dup_write(
+        search::near_dups(
+            &s,
             &c,
             seq,
             Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6], rate: 1, coarse: vec![] },
@@ -57,7 +59,7 @@ fn documents_round_trip_and_resolve() {
         )
         .unwrap()
     };
-    let q = |seq| s.quote_write(&qc, seq, vec![], &idx, |_| false).unwrap();
+    let q = |seq| search::quotations(&s, &qc, seq, vec![], &idx, |_| false).unwrap();
     put(&s, &meta(1, "a"), "text a", &r, &nd(1), &q(1)).unwrap();
     put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &nd(2), &q(2)).unwrap();
     put(&s, &meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &nd(3), &q(3)).unwrap();

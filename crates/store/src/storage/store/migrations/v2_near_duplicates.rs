@@ -9,6 +9,7 @@ use textorigin_core::neardup;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::{tokenize, Terms};
 
+use crate::storage::search;
 use crate::storage::store::{DocMeta, Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
@@ -25,8 +26,15 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let nd =
-            store.near_dup_write(&cfg, meta.seq, neardup::sketch(&cfg, &tokens, &rabin), &indexes, |_| false, None)?;
+        let nd = search::near_dups(
+            store,
+            &cfg,
+            meta.seq,
+            neardup::sketch(&cfg, &tokens, &rabin),
+            &indexes,
+            |_| false,
+            None,
+        )?;
         indexes.add(&q, meta.seq, &IndexAdd { nd_keys: nd.keys.clone(), ..IndexAdd::default() });
         let mut b = WriteBatch::default();
         store.add_near_dups(&mut b, meta.seq, &nd);

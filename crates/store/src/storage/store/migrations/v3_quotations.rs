@@ -9,6 +9,7 @@ use textorigin_core::quote;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::{tokenize, Terms};
 
+use crate::storage::search;
 use crate::storage::store::{DocMeta, Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
@@ -24,8 +25,14 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let q =
-            store.quote_write(&cfg, meta.seq, quote::sentences(&text, &tokens, Terms::Words), &indexes, |_| false)?;
+        let q = search::quotations(
+            store,
+            &cfg,
+            meta.seq,
+            quote::sentences(&text, &tokens, Terms::Words),
+            &indexes,
+            |_| false,
+        )?;
         indexes.add(&cfg, meta.seq, &IndexAdd::found(Some(&q), Vec::new()));
         let mut b = WriteBatch::default();
         store.add_quotes(&mut b, meta.seq, &q);
