@@ -91,6 +91,9 @@ pub use textorigin_core::quote::{Quotation, QuoteSource};
 const MAX_TOTAL_WAL_BYTES: u64 = 64 << 20;
 /// Bound on the memory of all memtables together.
 const MEMTABLE_BYTES: usize = 32 << 20;
+/// The texts' memtable: flushed (and compressed) by RocksDB's own thread as the texts
+/// come, not all at a close.
+const TEXT_MEMTABLE_BYTES: usize = 4 << 20;
 /// RocksDB's block cache, shared by every column family.
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
@@ -251,6 +254,9 @@ impl Store {
                     rocksdb::DBCompressionType::Zstd
                 };
                 o.set_compression_type(compression);
+                if name == CF_TEXT {
+                    o.set_write_buffer_size(TEXT_MEMTABLE_BYTES);
+                }
                 let mut t = rocksdb::BlockBasedOptions::default();
                 t.set_block_cache(&cache);
                 o.set_block_based_table_factory(&t);
