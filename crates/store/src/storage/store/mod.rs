@@ -52,8 +52,8 @@
 //! (what is computed again from a stored text), [`revisions`], [`templates`],
 //! [`spool_log`] (admission and failures), [`book`] and [`partitions`] (a
 //! deployment's), `cache` (read caches), `copy` (a consistent copy for `backup`) and
-//! [`migrations`]. The index modules return candidates; verdicts and scores are
-//! computed in `textorigin_core`.
+//! [`migrations`]. The store records; the searches that read it are beside it
+//! (`crate::storage::search`), their verdicts and scores computed in `textorigin_core`.
 
 use std::path::{Path, PathBuf};
 

@@ -237,3 +237,13 @@ fn the_schema_doc_and_the_ledger_follow_the_column_families_and_the_steps() {
         "a ledger file beyond the schema"
     );
 }
+
+/// The module's table of column families (its documentation) names every column family
+/// the store opens, and no other.
+#[test]
+fn the_documented_schema_table_lists_the_column_families() {
+    let documented: std::collections::BTreeSet<&str> =
+        include_str!("mod.rs").lines().filter_map(|l| l.strip_prefix("//! | `")?.split('`').next()).collect();
+    let opened: std::collections::BTreeSet<&str> = CFS.iter().copied().collect();
+    assert_eq!(documented, opened);
+}
