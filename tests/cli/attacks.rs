@@ -47,9 +47,14 @@ fn a_bomb_in_the_spool_is_applied_as_it_is_read_and_a_stop_cuts_it_short() {
     let file = bomb(inputs.path(), "bomb.jsonl.zst", 5_000, 2_000);
     assert!(std::fs::metadata(&file).unwrap().len() < 570_000, "a hundredth of the 57 MB it decodes to");
     let args = ["--table-size", "1MiB", "--rescan-secs", "1", "--max-ratio", "0", "--checkpoint-docs", "1000"];
-    let daemon = Daemon::start(dir, &args, None);
+    let control = inputs.path().join("failpoints");
+    std::fs::write(&control, "").unwrap();
+    let daemon = Daemon::start(dir, &args, Some(&control));
     drop_into_spool(dir, std::slice::from_ref(&file));
     wait_until("the first 500 documents", 60, || documents(dir) >= 500);
+    // From here each document's write takes 200 ms more, so that the stop comes before
+    // the file's end however fast this machine applies the rest.
+    std::fs::write(&control, "store.write=sleep\n").unwrap();
     // Issue 35: the status counts the documents of the file being applied.
     wait_until("the status at the 500th document", 10, || {
         json(dir, &["stats", "--json"])["daemon"]["last_applied"].as_u64().unwrap_or(0) >= 500
