@@ -158,12 +158,8 @@ impl<'a> Browser<'a> {
     fn go_until(&self, url: &str, what: &str) {
         for _ in 0..3 {
             self.go(url);
-            let t0 = Instant::now();
-            while t0.elapsed() < Duration::from_secs(20) {
-                if self.source().contains(what) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
+            if self.shows_within(what, Duration::from_secs(20)) {
+                return;
             }
         }
         panic!("no {what:?} in {} after three navigations: {}", self.url(), self.source());
@@ -171,11 +167,19 @@ impl<'a> Browser<'a> {
 
     /// Waits until the page's text holds `what` (a click's navigation has landed).
     fn wait_for(&self, what: &str) {
+        assert!(self.shows_within(what, Duration::from_secs(30)), "no {what:?} in {}: {}", self.url(), self.source());
+    }
+
+    /// Whether the page's text holds `what` within `limit`.
+    fn shows_within(&self, what: &str, limit: Duration) -> bool {
         let t0 = Instant::now();
         while !self.source().contains(what) {
-            assert!(t0.elapsed() < Duration::from_secs(30), "no {what:?} in {}: {}", self.url(), self.source());
+            if t0.elapsed() >= limit {
+                return false;
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
+        true
     }
 
     /// A screenshot (PNG) into `dir/name`, also into `$TEXTORIGIN_SCREENSHOTS` when set.

@@ -141,7 +141,6 @@ proptest! {
 /// block, its edits listed; `Earliest` keeps the blocks it made before.
 #[test]
 fn a_passage_keeps_its_source_through_stock_phrases_and_light_edits() {
-    let rabin = Rabin::new(8);
     let stock: Vec<String> = "for the fiscal year ending on the 30th of June".split(' ').map(str::to_string).collect();
     let a: Vec<String> = [&words("a", 30)[..], &stock, &words("a", 30)[..]].concat();
     let passage: Vec<String> = [&words("p", 40)[..], &stock, &words("q", 40)[..]].concat();
@@ -163,37 +162,8 @@ fn a_passage_keeps_its_source_through_stock_phrases_and_light_edits() {
         .collect();
     let changed = edited.iter().filter(|w| w.starts_with('x')).count();
     assert!((8..=14).contains(&changed), "{changed} words of 90 changed");
-    let texts = [a.join(" "), b.join(" ")];
-    let run = |doc: &[String], attribution: Attribution| {
-        let mut toks = Vec::new();
-        tokenize(&doc.join(" "), &rabin, &mut toks);
-        let k = 8;
-        let holder = |p: usize| {
-            (1..3u64).find(|&o| {
-                let t: Vec<&str> = texts[o as usize - 1].split(' ').collect();
-                t.windows(k).any(|w| w.iter().zip(&doc[p..p + k]).all(|(x, y)| x == y))
-            })
-        };
-        let selected: Vec<ShingleOrigin> = (0..doc.len() + 1 - k)
-            .filter_map(|p| {
-                holder(p).map(|o| ShingleOrigin {
-                    start_token: p as u32,
-                    end_token: (p + k) as u32,
-                    origin: o,
-                    how: How::Found,
-                })
-            })
-            .collect();
-        let a = Alignment {
-            seq: 3,
-            tokens: &toks,
-            selected: &selected,
-            rabin: &rabin,
-            when: &crate::spans::by_arrival,
-            attribution,
-        };
-        align(&a, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &[]))))
-    };
+    let texts = [a, b];
+    let run = |doc: &[String], attribution: Attribution| align_words(&texts, doc, attribution);
     let c: Vec<String> = [&words("c", 10)[..], &passage, &words("c", 10)[..]].concat();
     let spans =
         |blocks: &[Block]| blocks.iter().map(|b| (b.span.start_token, b.span.end_token, b.origin)).collect::<Vec<_>>();

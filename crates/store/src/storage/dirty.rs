@@ -94,10 +94,10 @@ impl Dirty {
         // Every chunk but perhaps the last is whole: one hash of zeros serves them all
         // (hashing each is hashing the image's length, 192 MiB at the default sizes, at
         // every open).
-        let whole = zero_hash(CHUNK);
-        let hashes = (0..chunks)
-            .map(|c| if chunk_len(len, c) == CHUNK { whole } else { zero_hash(chunk_len(len, c)) })
-            .collect();
+        let mut hashes = vec![zero_hash(CHUNK); chunks];
+        if let Some(last) = hashes.last_mut() {
+            *last = zero_hash(chunk_len(len, chunks - 1));
+        }
         let mut d = Dirty {
             len,
             touched: Bits::new(chunks),

@@ -14,9 +14,7 @@ use textorigin_core::neardup::{self, NearDupConfig, Sketch};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind, Sentence, SentenceIndex, SharedSentence};
 use textorigin_core::text::Token;
 
-use super::store::{NearDupWrite, Store, StoreError};
-
-type Result<T> = std::result::Result<T, StoreError>;
+use super::store::{NearDupWrite, Result, Store, StoreError};
 
 /// Compares a new document's sketch with every earlier document that shares an index
 /// key with it (found through `indexes`); those for which `later` holds were published

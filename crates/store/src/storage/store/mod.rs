@@ -179,7 +179,7 @@ pub enum StoreError {
     Unanswered { seq: u64, source: textorigin_core::index::Unanswered },
 }
 
-type Result<T> = std::result::Result<T, StoreError>;
+pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 
 /// What the store of one partition of a deployment (`docs/SCALE-OUT.md`,
 /// "Partitions") reads of the documents it does not hold: their place in publication
