@@ -12,51 +12,51 @@ use textorigin_core::config::Config;
 use textorigin_core::index::{IndexAnswers, IndexPart, IndexShape, IndexTooSmall, IndexWork, Indexes};
 use textorigin_core::neardup::NearDupConfig;
 use textorigin_core::quote::QuoteConfig;
-use textorigin_core::rabin::Rabin;
 use textorigin_core::text::Token;
 use textorigin_store::storage::datadir::{sketch_and_sentences, Searches};
+use textorigin_store::storage::recompute::Recomputer;
 
 /// What a document asks of and adds to the searched sections, computed from its text
 /// as a partition's analysis computes it.
 pub struct Searched {
-    q: QuoteConfig,
-    nd: NearDupConfig,
-    rabin: Rabin,
+    /// The default near-duplicate and quotation parameters, sketching as a partition's
+    /// analysis does.
+    recompute: Recomputer,
     on: Searches,
     index_bytes: u64,
 }
 
 impl Searched {
     pub fn new(config: &Config) -> Searched {
-        let nd = NearDupConfig::default();
-        let (on, index_bytes) = (Searches::of(config), config.index_bytes);
-        Searched { rabin: Rabin::new(nd.k as usize), nd, q: QuoteConfig::default(), on, index_bytes }
+        let recompute = Recomputer::new(config.terms, NearDupConfig::default(), QuoteConfig::default());
+        Searched { recompute, on: Searches::of(config), index_bytes: config.index_bytes }
     }
 
     /// Whether a data directory's near-duplicate and quotation parameters are the ones
     /// the workers search with.
     pub fn searches_with(&self, nd: &NearDupConfig, q: &QuoteConfig) -> bool {
-        *nd == self.nd && *q == self.q
+        nd == self.recompute.neardup() && q == self.recompute.quote()
     }
 
     /// The work of a document of `text`, whose tokens are `tokens` (`Engine::prepare`):
     /// its sentences' searches and signatures where quotation search is on, its
     /// near-duplicate keys where detection is.
     pub fn work(&self, text: &str, tokens: &[Token]) -> IndexWork {
-        let (sketch, sentences) = sketch_and_sentences(self.on, (&self.nd, &self.rabin), text, tokens);
-        IndexWork::of(&self.q, &self.nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref())
+        let (sketch, sentences) = sketch_and_sentences(self.on, &self.recompute, text, tokens);
+        let (q, nd) = (self.recompute.quote(), self.recompute.neardup());
+        IndexWork::of(q, nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref())
     }
 
     /// The shape of the deployment's index region.
     pub fn shape(&self) -> Result<IndexShape, IndexTooSmall> {
-        IndexShape::new(self.index_bytes, &self.q)
+        IndexShape::new(self.index_bytes, self.recompute.quote())
     }
 
     /// What shard `shard` of `shards` answers and adds of `work` in a region of `shape`
     /// ([`Searched::shape`], [`IndexWork::part`]): what `cluster submit --prepared`
     /// sends it.
     pub fn part_of(&self, work: &IndexWork, shape: &IndexShape, shard: u32, shards: u32) -> IndexWork {
-        work.part(&self.q, shape, IndexPart { shard, shards })
+        work.part(self.recompute.quote(), shape, IndexPart { shard, shards })
     }
 }
 
@@ -72,7 +72,7 @@ impl HeldPart {
     /// Shard `shard` of `shards`' part, empty, of a region of the deployment's index
     /// size, searched with `searched`'s parameters.
     pub fn new(searched: &Searched, shard: u32, shards: u32) -> Result<HeldPart, IndexTooSmall> {
-        let (q, nd) = (searched.q.clone(), searched.nd.clone());
+        let (q, nd) = (searched.recompute.quote().clone(), searched.recompute.neardup().clone());
         let index = Indexes::in_memory(searched.index_bytes, &q)?;
         Ok(HeldPart { q, nd, index, part: IndexPart { shard, shards } })
     }

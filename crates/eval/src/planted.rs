@@ -178,7 +178,7 @@ pub fn run(
             let Some(q) = dd.store().quotations(qseq)?.into_iter().find(|q| q.start_byte == p.start) else { continue };
             let right = |seq: u64, idx: u32| -> Result<bool> {
                 Ok((seq, idx) == (sseq, p.sentence)
-                    || dd.store().sentence(seq, idx)?.is_some_and(|s| s.words() == p.words))
+                    || dd.recomputer().sentence(dd.store(), seq, idx)?.is_some_and(|s| s.words() == p.words))
             };
             *reported += 1;
             let mut any = false;

@@ -173,7 +173,7 @@ pub fn run(
     }
     let store = dd.store();
     let indexes = dd.indexes();
-    let sentences: Vec<((u64, u32), Sentence)> = store.all_sentences()?;
+    let sentences: Vec<((u64, u32), Sentence)> = dd.recomputer().all_sentences(store)?;
     let (qs, q_doc) = query_sentences(query_docs, &qcfg)?;
     // Precompute idf for all query words (so timings measure the search, not df reads).
     let n_docs = indexes.documents();

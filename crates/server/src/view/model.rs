@@ -18,6 +18,7 @@ use textorigin_core::neardup::{Mode, NearDup};
 use crate::status::DaemonStatus;
 use textorigin_store::input::InputDoc;
 use textorigin_store::storage::datadir::QueryResult;
+use textorigin_store::storage::recompute::Recomputer;
 use textorigin_store::storage::store::{DocMeta, Quotation, Store, StoreError};
 use textorigin_store::storage::table_file::TableFile;
 
@@ -448,6 +449,8 @@ pub fn near_dups(store: &Store, found: &[NearDup], mode: Mode, of: Option<u64>) 
 pub fn quotations(store: &Store, text: &str, quotes: &[Quotation], of: Option<u64>) -> Result<Vec<QuotationView>> {
     let mut texts: HashMap<u64, String> = HashMap::new();
     let mut out = Vec::with_capacity(quotes.len());
+    // A source's sentence is split again from its text, as its search read it.
+    let recompute = Recomputer::of(store)?;
     for q in quotes {
         let mut sources = Vec::with_capacity(q.sources.len());
         for s in &q.sources {
@@ -457,8 +460,8 @@ pub fn quotations(store: &Store, text: &str, quotes: &[Quotation], of: Option<u6
                     e.insert(store.text(s.seq)?.ok_or(ViewError::Missing { seq: s.seq, what: "text" })?)
                 }
             };
-            let sentence = store
-                .sentence(s.seq, s.sentence)?
+            let sentence = recompute
+                .sentence(store, s.seq, s.sentence)?
                 .and_then(|x| source.get(x.start() as usize..x.end() as usize).map(str::to_string))
                 .unwrap_or_default();
             sources.push(QuoteSourceView {

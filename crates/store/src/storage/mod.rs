@@ -4,6 +4,8 @@
 pub mod checkpoint;
 pub mod datadir;
 pub mod dirty;
+pub mod migrations;
+pub mod recompute;
 pub mod search;
 pub mod stage;
 pub mod store;

@@ -2,7 +2,8 @@
 //! the earlier documents'. Candidates come from the derived indexes
 //! (`textorigin_core::index`: a region of the table file, or a deployment's shards'
 //! answers); the earlier documents' sketches, sentences and texts from the [`Store`]
-//! (through its caches, computed again from the stored texts); the verdicts and scores
+//! (through its caches, computed again from the stored texts by the [`Recomputer`],
+//! which holds the searches' configurations); the verdicts and scores
 //! from `textorigin_core::neardup` and `textorigin_core::quote`. The store records what
 //! they find ([`Store::put_document`]) and runs no search itself.
 
@@ -10,39 +11,41 @@ use std::sync::Arc;
 
 use textorigin_core::engine::Engine;
 use textorigin_core::index::{self, IndexLookup};
-use textorigin_core::neardup::{self, NearDupConfig, Sketch};
+use textorigin_core::neardup::{self, Sketch};
 use textorigin_core::quote::{self, QuoteConfig, QuoteFind, Sentence, SentenceIndex, SharedSentence};
 use textorigin_core::text::Token;
 
+use super::recompute::{self, Recomputer};
 use super::store::{NearDupWrite, Result, Store, StoreError};
 
 /// Compares a new document's sketch with every earlier document that shares an index
 /// key with it (found through `indexes`); those for which `later` holds were published
 /// after it. With `verify` (the engine and the document's tokens), a pair near the
 /// threshold is decided by the exact resemblance of the two documents' shingles
-/// ([`NearDupConfig::verify`]), the other's read from its stored text as alignment
+/// ([`NearDupConfig::verify`](textorigin_core::neardup::NearDupConfig::verify)), the other's read from its stored text as alignment
 /// reads it.
 pub fn near_dups(
     store: &Store,
-    cfg: &NearDupConfig,
+    rc: &Recomputer,
     seq: u64,
     sketch: impl Into<Arc<Sketch>>,
     indexes: &(impl IndexLookup + ?Sized),
     later: impl Fn(u64) -> bool,
     verify: Option<(&Engine, &[Token])>,
 ) -> Result<NearDupWrite> {
+    let cfg = rc.neardup();
     let sketch = sketch.into();
     let keys = index::nd_keys(cfg, &sketch);
     let mut others = Vec::new();
     for c in indexes.nd_candidates(cfg, seq, &keys) {
-        if let Some(other) = store.sketch(c)? {
+        if let Some(other) = rc.sketch(store, c)? {
             others.push((c, other));
         }
     }
     let mut own: Option<Vec<u64>> = None;
     let exact = |c: u64| -> Result<Option<f64>> {
         let Some((engine, tokens)) = verify else { return Ok(None) };
-        let Some(other) = store.origin_text(engine, c)? else { return Ok(None) };
+        let Some(other) = recompute::origin_text(store, engine, c)? else { return Ok(None) };
         let own =
             own.get_or_insert_with(|| neardup::shingle_set(&tokens.iter().map(|t| t.fp).collect::<Vec<u64>>(), cfg.k));
         Ok(Some(neardup::exact_resemblance(own, &neardup::shingle_set(other.tokens(), cfg.k))))
@@ -57,19 +60,20 @@ pub fn near_dups(
 /// ([`quote::find`]).
 pub fn quotations(
     store: &Store,
-    cfg: &QuoteConfig,
+    rc: &Recomputer,
     seq: u64,
     sentences: Vec<Sentence>,
     indexes: &(impl IndexLookup + ?Sized),
     later: impl Fn(u64) -> bool,
 ) -> Result<QuoteFind> {
-    quote::find(&Earlier { store, indexes, seq }, cfg, seq, sentences, later)
+    quote::find(&Earlier { store, rc, indexes, seq }, rc.quote(), seq, sentences, later)
 }
 
 /// The earlier documents' sentences as quotation search sees them: candidates and
 /// frequencies from the derived indexes, sentences from the store.
 struct Earlier<'a, L: ?Sized> {
     store: &'a Store,
+    rc: &'a Recomputer,
     indexes: &'a L,
     /// The document searching.
     seq: u64,
@@ -91,6 +95,6 @@ impl<L: IndexLookup + ?Sized> SentenceIndex for Earlier<'_, L> {
     }
 
     fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
-        self.store.sentence(seq, idx)
+        self.rc.sentence(self.store, seq, idx)
     }
 }

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use super::{DataDirError, Result};
 use crate::intake::Budget;
+use crate::storage::recompute::{self, Recomputer};
 use crate::storage::search;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
@@ -24,9 +25,8 @@ use textorigin_core::engine::template::{self, Line, TemplateRun};
 use textorigin_core::engine::{self, DocResult, Engine, When};
 use textorigin_core::hash::MixMap;
 use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, Indexes};
-use textorigin_core::neardup::{self, NearDupConfig, Sketch};
-use textorigin_core::quote::{self, QuoteConfig, QuoteFind, Sentence};
-use textorigin_core::rabin::Rabin;
+use textorigin_core::neardup::Sketch;
+use textorigin_core::quote::{self, QuoteFind, Sentence};
 use textorigin_core::select::FLOOR;
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -81,18 +81,17 @@ impl Prepared {
     /// Takes its template lines `runs` out of what it searches and indexes:
     /// the sentences mostly in them are neither searched for quotations nor indexed
     /// ([`template::blank_sentences`]), and its near-duplicate sketch is made of its
-    /// other tokens (as [`Store::sketch`] makes it again).
-    fn without_templates(&mut self, store: &Store, runs: &[TemplateRun]) -> Result<()> {
+    /// other tokens (as [`Recomputer::sketch`] makes it again).
+    fn without_templates(&mut self, rc: &Recomputer, runs: &[TemplateRun]) {
         if runs.is_empty() {
-            return Ok(());
+            return;
         }
         if let Some(sentences) = &mut self.sentences {
             template::blank_sentences(sentences, runs);
         }
         if self.sketch.is_some() {
-            self.sketch = Some(store.sketch_outside(self.doc.tokens(), runs)?);
+            self.sketch = Some(rc.sketch_outside(self.doc.tokens(), runs));
         }
-        Ok(())
     }
 }
 
@@ -104,15 +103,16 @@ pub(super) type PreparedParts =
 #[derive(Clone)]
 pub struct Preparer {
     engine: Engine,
-    nd_cfg: NearDupConfig,
-    nd_rabin: Rabin,
+    /// Sketches a new document as the searches compute an earlier one's again (the
+    /// data directory's one recomputer).
+    recompute: Recomputer,
 }
 
 impl Preparer {
-    /// A preparer for `engine`'s configuration and the near-duplicate parameters.
-    pub(super) fn new(engine: Engine, nd_cfg: NearDupConfig) -> Preparer {
-        let nd_rabin = Rabin::new(nd_cfg.k as usize);
-        Preparer { engine, nd_cfg, nd_rabin }
+    /// A preparer for `engine`'s configuration and `recompute`'s near-duplicate
+    /// parameters.
+    pub(super) fn new(engine: Engine, recompute: Recomputer) -> Preparer {
+        Preparer { engine, recompute }
     }
 
     /// Tokenizes, fingerprints and selects `text`; sketches it and splits it into
@@ -121,7 +121,7 @@ impl Preparer {
         let on = Searches::of(self.engine.config());
         let labelled = self.engine.config().templates != Templates::Off;
         let doc = self.engine.prepare(text);
-        let (sketch, sentences) = sketch_and_sentences(on, (&self.nd_cfg, &self.nd_rabin), text, doc.tokens());
+        let (sketch, sentences) = sketch_and_sentences(on, &self.recompute, text, doc.tokens());
         let lines = if labelled { template::lines(text, doc.tokens()) } else { Vec::new() };
         let text_hash = xxh3_128(text.as_bytes());
         Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash }
@@ -149,11 +149,11 @@ impl Searches {
 #[allow(clippy::type_complexity)] // the two named in the line above
 pub fn sketch_and_sentences(
     on: Searches,
-    (nd_cfg, nd_rabin): (&NearDupConfig, &Rabin),
+    rc: &Recomputer,
     text: &str,
     tokens: &[textorigin_core::text::Token],
 ) -> (Option<Sketch>, Option<Vec<Sentence>>) {
-    let sketch = on.near_duplicates.then(|| neardup::sketch(nd_cfg, tokens, nd_rabin));
+    let sketch = on.near_duplicates.then(|| rc.sketch_outside(tokens, &[]));
     let sentences = on.quotations.then(|| quote::sentences(text, tokens, on.terms));
     (sketch, sentences)
 }
@@ -161,11 +161,11 @@ pub fn sketch_and_sentences(
 /// A document's words as its analysis counts them in the document frequencies (none
 /// without quotation search), without its sketch or signatures: what a deployment's
 /// partition adds of a document again (the shard workers hold the other sections).
-pub(super) fn index_words(store: &Store, cfg: &Config, text: &str) -> Result<IndexAdd> {
+pub(super) fn index_words(rc: &Recomputer, cfg: &Config, text: &str) -> IndexAdd {
     if !Searches::of(cfg).quotations {
-        return Ok(IndexAdd::default());
+        return IndexAdd::default();
     }
-    Ok(IndexAdd { words: store.sentence_words(text)?, ..IndexAdd::default() })
+    IndexAdd { words: rc.sentence_words(text), ..IndexAdd::default() }
 }
 
 /// Whether near-duplicate detection and quotation search are on.
@@ -198,7 +198,7 @@ fn align_with(
     let mut failed = None;
     let origin_text = |o| match unstored.get(&o) {
         Some(t) => Some(Arc::clone(t)),
-        None => store.origin_text(engine, o).unwrap_or_else(|e| {
+        None => recompute::origin_text(store, engine, o).unwrap_or_else(|e| {
             failed.get_or_insert(e);
             None
         }),
@@ -270,7 +270,7 @@ pub(super) fn replay(
     store: &Store,
     engine: &mut Engine,
     table: &mut TableFile,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    cfgs: (&Recomputer, IndexShape),
     seq: u64,
 ) -> Result<DocResult> {
     let prepared = prepare_replay(store, engine, cfgs, seq)?;
@@ -288,10 +288,10 @@ pub(super) struct ReplayPrepared {
 pub(super) fn prepare_replay(
     store: &Store,
     engine: &mut Engine,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    cfgs: (&Recomputer, IndexShape),
     seq: u64,
 ) -> Result<ReplayPrepared> {
-    let (nd_cfg, q_cfg, _) = cfgs;
+    let (rc, _) = cfgs;
     let (near_duplicates, quotations) = features(engine.config());
     let terms = engine.config().terms;
     let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
@@ -304,10 +304,10 @@ pub(super) fn prepare_replay(
         template::blank_sentences(&mut sentences, &own);
     }
     let nd_keys = match near_duplicates {
-        true => store.sketch(seq)?.map(|s| index::nd_keys(nd_cfg, &s)).unwrap_or_default(),
+        true => rc.sketch(store, seq)?.map(|s| index::nd_keys(rc.neardup(), &s)).unwrap_or_default(),
         false => Vec::new(),
     };
-    let add = IndexAdd::of(q_cfg, &sentences, nd_keys);
+    let add = IndexAdd::of(rc.quote(), &sentences, nd_keys);
     Ok(ReplayPrepared { doc, add })
 }
 
@@ -316,11 +316,11 @@ pub(super) fn apply_replay(
     engine: &mut Engine,
     table: &mut TableFile,
     stage: &mut dyn TableStage,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    cfgs: (&Recomputer, IndexShape),
     seq: u64,
     prepared: ReplayPrepared,
 ) -> Result<DocResult> {
-    let (_, q_cfg, shape) = cfgs;
+    let (rc, shape) = cfgs;
     let mut doc = prepared.doc;
     let dates = Dates::stored(store, seq)?;
     let when = |s| dates.key(s);
@@ -334,7 +334,7 @@ pub(super) fn apply_replay(
         true => prepared.add.words_only(),
         false => prepared.add,
     };
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
+    Indexes::over(table.index_region_mut()?, shape).add(rc.quote(), seq, &add);
     Ok(result)
 }
 
@@ -349,12 +349,12 @@ pub(super) fn analyse(
     engine: &mut Engine,
     table: &mut TableFile,
     stage: &mut dyn TableStage,
-    cfgs: (&NearDupConfig, &QuoteConfig, IndexShape),
+    cfgs: (&Recomputer, IndexShape),
     (seq, time, site): (u64, i64, Option<u64>),
     mut prepared: Prepared,
     times: &mut StageTimes,
 ) -> Result<Analysed> {
-    let (nd_cfg, q_cfg, shape) = cfgs;
+    let (rc, shape) = cfgs;
     let mut t = Instant::now();
     let (runs, templates) = match site {
         Some(site) => {
@@ -363,7 +363,7 @@ pub(super) fn analyse(
         }
         None => (Vec::new(), TemplateWrite::default()),
     };
-    prepared.without_templates(store, &runs)?;
+    prepared.without_templates(rc, &runs);
     times.templates += lap(&mut t);
     let Prepared { mut doc, sketch, sentences, text_hash, .. } = prepared;
     let sketch = sketch.map(Arc::new);
@@ -390,9 +390,9 @@ pub(super) fn analyse(
     // A pair with a document published after this one is oriented the other way.
     let later = |other| when(other) > when(seq);
     let verify = Some((&*engine, doc.tokens()));
-    let nd = sketch.map(|sketch| search::near_dups(store, nd_cfg, seq, sketch, lookup, later, verify)).transpose()?;
+    let nd = sketch.map(|sketch| search::near_dups(store, rc, seq, sketch, lookup, later, verify)).transpose()?;
     times.neardup += lap(&mut t);
-    let q = sentences.map(|sentences| search::quotations(store, q_cfg, seq, sentences, lookup, later)).transpose()?;
+    let q = sentences.map(|sentences| search::quotations(store, rc, seq, sentences, lookup, later)).transpose()?;
     times.quotes += lap(&mut t);
     times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());
@@ -408,7 +408,7 @@ pub(super) fn analyse(
     if stage.elsewhere() {
         add = add.words_only();
     }
-    Indexes::over(table.index_region_mut()?, shape).add(q_cfg, seq, &add);
+    Indexes::over(table.index_region_mut()?, shape).add(rc.quote(), seq, &add);
     times.index += lap(&mut t);
     Ok((result, nd, q, templates))
 }

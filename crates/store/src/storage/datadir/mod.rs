@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use crate::input::InputDoc;
 use crate::intake::{self, Policy};
+use crate::storage::recompute::Recomputer;
 use crate::storage::search;
 use crate::storage::stage::TableStage;
 use crate::storage::store::StoreError;
@@ -95,8 +96,9 @@ pub struct DataDir {
     store: Arc<Store>,
     table: TableFile,
     engine: Engine,
-    nd_cfg: NearDupConfig,
-    q_cfg: QuoteConfig,
+    /// The near-duplicate and quotation configurations, with what computes an earlier
+    /// document's sketch and sentences again by them.
+    recompute: Recomputer,
     /// Where the derived indexes lie in the table file's index region.
     shape: IndexShape,
     preparer: Preparer,
@@ -187,12 +189,18 @@ impl DataDir {
 
     /// The near-duplicate parameters this data directory was made with.
     pub fn neardup_config(&self) -> &NearDupConfig {
-        &self.nd_cfg
+        self.recompute.neardup()
     }
 
     /// The quotation parameters this data directory was made with.
     pub fn quote_config(&self) -> &QuoteConfig {
-        &self.q_cfg
+        self.recompute.quote()
+    }
+
+    /// What computes a stored document's sentences and sketch again, with this data
+    /// directory's terms and parameters.
+    pub fn recomputer(&self) -> &Recomputer {
+        &self.recompute
     }
 
     /// The derived indexes in the table file.
@@ -269,7 +277,7 @@ impl DataDir {
         let placed = self.place(doc, !prepared.is_empty(), &admit)?;
         let (seq, time) = (placed.seq, placed.time);
         let (start, before) = (Instant::now(), self.times);
-        let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
+        let cfgs = (&self.recompute, self.shape);
         let site = site_of(self.engine.config(), doc.url.as_deref(), doc.meta.as_deref(), &doc.source, admit.via);
         let analysed = analyse(
             &self.store,
@@ -439,10 +447,11 @@ impl DataDir {
         // A query is a document arriving now: pairs in arrival order.
         let verify = Some((&self.engine, prepared.tokens()));
         let nd = sketch
-            .map(|s| search::near_dups(&self.store, &self.nd_cfg, seq, s, &indexes, |_| false, verify))
+            .map(|s| search::near_dups(&self.store, &self.recompute, seq, s, &indexes, |_| false, verify))
             .transpose()?;
-        let q =
-            sentences.map(|s| search::quotations(&self.store, &self.q_cfg, seq, s, &indexes, |_| false)).transpose()?;
+        let q = sentences
+            .map(|s| search::quotations(&self.store, &self.recompute, seq, s, &indexes, |_| false))
+            .transpose()?;
         let mut result = self.engine.query_prepared(&*self.table, &prepared, seq);
         align(&self.store, &self.engine, &prepared, &mut result, &by_arrival)?;
         Ok(QueryResult { result, near: nd.map(|nd| nd.found), quotes: q.map(|q| q.found) })

@@ -23,8 +23,6 @@ use std::sync::Arc;
 use textorigin_core::config::{Config, Overrides};
 use textorigin_core::engine::Engine;
 use textorigin_core::index::IndexShape;
-use textorigin_core::neardup::NearDupConfig;
-use textorigin_core::quote::QuoteConfig;
 use textorigin_core::table::TableParams;
 
 use super::analysis::{apply_replay, prepare_replay, replay, reproduces};
@@ -33,6 +31,7 @@ use super::settle::{refuse_feature_switch, settle_features};
 use super::{db_path, partition, table_path, DataDir, DataDirError, ForOthers, Preparer, Recovery, Result};
 use crate::error::{IoContext, IoError};
 use crate::intake::Policy;
+use crate::storage::recompute::Recomputer;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{Found, Store, StoreError};
 use crate::storage::table_file::{TableError, TableFile};
@@ -179,13 +178,14 @@ impl DataDir {
     fn open_write_any(dir: &Path, overrides: &Overrides, policy: Policy, aggregator: bool) -> Result<DataDir> {
         std::fs::create_dir_all(dir).io(|| format!("cannot create data directory {}", dir.display()))?;
         store_found(dir)?;
-        let store = Store::open(&db_path(dir))?;
+        let store = crate::storage::migrations::open(&db_path(dir))?;
         claim_role(dir, &store, aggregator)?;
         let cfg = settle_config(dir, &store, overrides)?;
         let (nd_cfg, q_cfg) = settle_features(dir, &store, overrides)?;
         let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let recompute = Recomputer::new(cfg.terms, nd_cfg, q_cfg);
         let table = open_table(dir, &store, &cfg)?;
-        Ok(DataDir { policy, ..Self::assemble(dir, store, table, cfg, (nd_cfg, q_cfg, shape), true) })
+        Ok(DataDir { policy, ..Self::assemble(dir, store, table, cfg, (recompute, shape), true) })
     }
 
     /// A data directory of its parts, nothing applied yet since opening.
@@ -194,18 +194,17 @@ impl DataDir {
         store: Store,
         table: TableFile,
         cfg: Config,
-        (nd_cfg, q_cfg, shape): (NearDupConfig, QuoteConfig, IndexShape),
+        (recompute, shape): (Recomputer, IndexShape),
         writable: bool,
     ) -> DataDir {
         let engine = Engine::new(cfg);
-        let preparer = Preparer::new(engine.clone(), nd_cfg.clone());
+        let preparer = Preparer::new(engine.clone(), recompute.clone());
         DataDir {
             dir: dir.to_path_buf(),
             store: Arc::new(store),
             table,
             engine,
-            nd_cfg,
-            q_cfg,
+            recompute,
             shape,
             preparer,
             writable,
@@ -226,10 +225,9 @@ impl DataDir {
         let (dir, store) = partition::open_read_store(dir)?;
         let cfg = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.clone()))?;
         let table = TableFile::open(&table_path(&dir), &table_params(&store, &cfg)?, false)?;
-        let nd_cfg = store.neardup_config()?;
-        let q_cfg = store.quote_config()?;
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
-        Ok(Self::assemble(&dir, store, table, cfg, (nd_cfg, q_cfg, shape), false))
+        let recompute = Recomputer::of(&store)?;
+        let shape = IndexShape::new(cfg.index_bytes, recompute.quote())?;
+        Ok(Self::assemble(&dir, store, table, cfg, (recompute, shape), false))
     }
 
     /// [`DataDir::open_read`] for `query`, against every document stored (also those
@@ -284,7 +282,7 @@ impl DataDir {
     /// Applies the stored documents after the table's last one to the table.
     fn replay_stored(&mut self) -> Result<()> {
         let last = self.store.next_seq()? - 1;
-        let cfgs = (&self.nd_cfg, &self.q_cfg, self.shape);
+        let cfgs = (&self.recompute, self.shape);
         for seq in self.table.stats().last_seq + 1..=last {
             replay(&self.store, &mut self.engine, &mut self.table, cfgs, seq)?;
         }
@@ -313,7 +311,7 @@ impl DataDir {
         if store_found(dir)? == Found::Absent {
             return Ok(None);
         }
-        let store = Store::open(&dbp)?;
+        let store = crate::storage::migrations::open(&dbp)?;
         let Some(cfg) = store.config()? else { return Ok(None) };
         let last = store.next_seq()? - 1;
         let tpath = table_path(dir);
@@ -331,10 +329,10 @@ impl DataDir {
             return Ok(None);
         }
         let (mut table, from) = restore_table(dir, &store, last, &params)?;
-        let (nd_cfg, q_cfg) = (store.neardup_config()?, store.quote_config()?);
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let recompute = Recomputer::new(cfg.terms, store.neardup_config()?, store.quote_config()?);
+        let shape = IndexShape::new(cfg.index_bytes, recompute.quote())?;
         let mut engine = Engine::new(cfg);
-        let cfgs = (&nd_cfg, &q_cfg, shape);
+        let cfgs = (&recompute, shape);
         let mut mismatches = 0;
         // Texts are read and prepared on worker threads, applied here in order.
         let work = |engine: &mut Engine, seq: u64| {

@@ -9,6 +9,7 @@ use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::index::{IndexShape, Indexes};
 
 use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Result};
+use crate::storage::recompute::Recomputer;
 use crate::storage::stage::StageError;
 use crate::storage::store::{BookState, Elsewhere, Revised, Revisions, Store};
 
@@ -79,7 +80,7 @@ impl DataDir {
         load: impl FnOnce(Option<BookState>),
         mut each: impl FnMut(u64, Part) -> std::result::Result<(Option<String>, Option<Feedback>), StageError>,
     ) -> Result<u64> {
-        let store = Store::open(&db_path(dir))?;
+        let store = crate::storage::migrations::open(&db_path(dir))?;
         let book = store.book_state()?;
         let known = book.map_or(0, |b| b.known);
         load(book);
@@ -87,8 +88,8 @@ impl DataDir {
         let last = store.next_seq()? - 1;
         let params = table_params(&store, &cfg)?;
         let (mut table, from) = restore_table(dir, &store, last, &params)?;
-        let q_cfg = store.quote_config()?;
-        let shape = IndexShape::new(cfg.index_bytes, &q_cfg)?;
+        let recompute = Recomputer::of(&store)?;
+        let shape = IndexShape::new(cfg.index_bytes, recompute.quote())?;
         let engine = Engine::new(cfg);
         // From the slot's document on (or the book's first unknown, the earlier).
         for seq in known.min(from) + 1..=last {
@@ -103,8 +104,8 @@ impl DataDir {
             };
             let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
             let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
-            let add = analysis::index_words(&store, engine.config(), &text)?;
-            Indexes::over(table.index_region_mut()?, shape).add(&q_cfg, seq, &add);
+            let add = analysis::index_words(&recompute, engine.config(), &text);
+            Indexes::over(table.index_region_mut()?, shape).add(recompute.quote(), seq, &add);
             if let Some(fb) = feedback {
                 engine.score(&mut table, &Probe::default(), &fb);
             }
@@ -129,8 +130,8 @@ impl DataDir {
     /// again from its text, as an evicted stored document's are.
     pub fn count_words(&mut self, seq: u64, text: &str) -> Result<()> {
         if Indexes::over(self.table.index_region(), self.shape).stats().last_seq < seq {
-            let add = analysis::index_words(&self.store, self.engine.config(), text)?;
-            Indexes::over(self.table.index_region_mut()?, self.shape).add(&self.q_cfg, seq, &add);
+            let add = analysis::index_words(&self.recompute, self.engine.config(), text);
+            Indexes::over(self.table.index_region_mut()?, self.shape).add(self.recompute.quote(), seq, &add);
         }
         Ok(())
     }

@@ -211,7 +211,7 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
     // Each counted every document's words: its own in their analysis, the others' from
     // their texts (`DataDir::count_words`), to the same document frequencies.
     for doc in docs {
-        for w in parts[0].store().sentence_words(&doc.text).unwrap() {
+        for w in parts[0].recomputer().sentence_words(&doc.text) {
             let df: Vec<u64> = parts.iter().map(|dd| Indexes::over(dd.table.index_region(), dd.shape).df(w)).collect();
             assert!(df.iter().all(|&d| d == df[0] && d > 0), "word {w:x}: {df:?}");
         }

@@ -14,6 +14,7 @@ use super::{
     StageTimes,
 };
 use crate::error::IoContext;
+use crate::storage::recompute::Recomputer;
 use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::Store;
 use crate::storage::table_file::{TableError, TableFile};
@@ -26,7 +27,7 @@ impl DataDir {
     /// ones, near-duplicates and quotations included.
     pub fn rebuild(dir: &Path, opts: RebuildOptions, mut progress: impl FnMut(u64, u64)) -> Result<Rebuilt> {
         super::refuse_aggregator(dir)?;
-        let store = Store::open(&db_path(dir))?;
+        let store = crate::storage::migrations::open(&db_path(dir))?;
         let stored = store.config()?.ok_or_else(|| DataDirError::NoConfig(dir.to_path_buf()))?;
         let cfg = Overrides {
             table_bytes: opts.table_bytes,
@@ -80,14 +81,15 @@ impl DataDir {
         reanalyse: bool,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(u64, u64)> {
-        let nd_cfg = store.neardup_config()?;
+        // The new configuration's (stored once the table is made).
+        let recompute = Recomputer::new(cfg.terms, store.neardup_config()?, q_cfg.clone());
         let shape = IndexShape::new(cfg.index_bytes, q_cfg)?;
         let tpath = table_path(dir);
         let tmp = dir.join("table.rebuild");
         let _ = std::fs::remove_file(&tmp);
         let mut table = TableFile::create(&tmp, &cfg.table_params())?;
         let mut engine = Engine::new(cfg.clone());
-        let mut preparer = Preparer::new(engine.clone(), nd_cfg.clone());
+        let mut preparer = Preparer::new(engine.clone(), recompute.clone());
         if reanalyse {
             store.clear_pairs_found_later()?;
             store.clear_revisions()?;
@@ -106,7 +108,7 @@ impl DataDir {
         };
         for meta in store.docs() {
             let meta = meta?;
-            let cfgs = (&nd_cfg, q_cfg, shape);
+            let cfgs = (&recompute, shape);
             let time = meta.time();
             let analysed = if reanalyse {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;

@@ -29,7 +29,7 @@ impl DataDir {
         Store::repair(&db)?;
         // RocksDB's repair makes the column families it found data of; a write open
         // makes the others (empty: nothing of theirs was there).
-        drop(Store::open(&db)?);
+        drop(crate::storage::migrations::open(&db)?);
         Ok(Some(copy))
     }
 }

@@ -117,7 +117,7 @@ fn switching_a_feature_needs_a_reanalysis_which_gives_what_it_always_had() {
     for seq in 1..=3 {
         assert_eq!(a.store().near_dups(seq).unwrap(), b.store().near_dups(seq).unwrap());
         assert_eq!(a.store().quotations(seq).unwrap(), b.store().quotations(seq).unwrap());
-        assert_eq!(a.store().sketch(seq).unwrap(), b.store().sketch(seq).unwrap());
+        assert_eq!(a.recomputer().sketch(a.store(), seq).unwrap(), b.recomputer().sketch(b.store(), seq).unwrap());
     }
     assert_eq!(a.indexes().digest(), b.indexes().digest());
     assert_eq!(a.table().digest(), b.table().digest());
@@ -173,18 +173,21 @@ fn copies_of_one_text_are_sketched_and_split_once_by_a_fresh_process() {
     dd.close().unwrap();
     let fresh = || DataDir::open_read(dir.path()).unwrap();
     let dd = fresh();
-    let sketch = |seq| dd.store().sketch(seq).unwrap().unwrap();
+    let sketch = |seq| dd.recomputer().sketch(dd.store(), seq).unwrap().unwrap();
     let (first, other) = (sketch(1), sketch(4));
     for seq in 2..=3 {
         assert!(std::sync::Arc::ptr_eq(&first, &sketch(seq)), "copy #{seq} was sketched again");
-        assert_eq!(*fresh().store().sketch(seq).unwrap().unwrap(), *first, "#{seq} alone");
+        let alone = fresh();
+        assert_eq!(*alone.recomputer().sketch(alone.store(), seq).unwrap().unwrap(), *first, "#{seq} alone");
     }
     assert!(!std::sync::Arc::ptr_eq(&first, &other));
-    let sentence = |seq| dd.store().sentence(seq, 0).unwrap().unwrap();
+    let sentence = |seq| dd.recomputer().sentence(dd.store(), seq, 0).unwrap().unwrap();
     let one = sentence(1);
     for seq in 2..=3 {
         assert!(std::ptr::eq(one.words(), sentence(seq).words()), "copy #{seq} was split again");
-        assert_eq!(fresh().store().sentence(seq, 0).unwrap().unwrap().to_sentence(), one.to_sentence(), "#{seq} alone");
+        let alone = fresh();
+        let split = alone.recomputer().sentence(alone.store(), seq, 0).unwrap().unwrap();
+        assert_eq!(split.to_sentence(), one.to_sentence(), "#{seq} alone");
     }
     assert!(!std::ptr::eq(one.words(), sentence(4).words()));
 }
@@ -197,7 +200,7 @@ fn an_origin_read_from_its_kept_tokens_is_the_one_read_from_its_text() {
     let dd = ingest_all(tmp.path(), &small(true, true));
     let mut copied = 0;
     for seq in 1..=3 {
-        let kept = dd.store.origin_text(&dd.engine, seq).unwrap().unwrap();
+        let kept = crate::storage::recompute::origin_text(&dd.store, &dd.engine, seq).unwrap().unwrap();
         let text = dd.store.text(seq).unwrap().unwrap();
         let blocks = dd.store.result(seq).unwrap().unwrap().copied_blocks;
         copied += blocks.len();

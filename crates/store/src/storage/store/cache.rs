@@ -11,14 +11,16 @@
 //! memory bound, `docs/PERFORMANCE.md`).
 
 use std::hash::Hash;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use rocksdb::IteratorMode;
 use textorigin_core::align::OriginText;
 use textorigin_core::hash::MixMap;
-use textorigin_core::neardup::{NearDupConfig, Sketch};
-use textorigin_core::quote::{DocSentences, QuoteConfig};
-use textorigin_core::rabin::Rabin;
+use textorigin_core::neardup::Sketch;
+use textorigin_core::quote::DocSentences;
+
+use super::{Store, CF_ND_SKETCH, CF_Q_SENT};
 
 /// Bytes of sentences held (a document's weigh their packed arrays, 16 bytes a sentence
 /// and 8 a word, and a fixed overhead: [`DocSentences`]). Since schema 16 a document
@@ -152,12 +154,6 @@ impl<K: Eq + Hash + Clone, V: Clone> Bounded<K, V> {
 pub(super) struct Caches {
     /// seq → the document's indexed sentences.
     pub(super) sentences: Bounded<u64, DocSentences>,
-    /// The tokenizer of the data directory's terms, made on first use.
-    pub(super) tokenizer: OnceLock<Rabin>,
-    /// The quotation configuration (which sentences are indexed), read on first use.
-    pub(super) quote_config: OnceLock<QuoteConfig>,
-    /// The near-duplicate configuration and its shingle fingerprints, made on first use.
-    pub(super) sketcher: OnceLock<(NearDupConfig, Rabin)>,
     /// Whether the store holds sketches, or sentences, an older build computed
     /// otherwise (schema 16; none in a store made since: nothing to look up).
     pub(super) kept_sketches: AtomicBool,
@@ -168,7 +164,7 @@ pub(super) struct Caches {
     pub(super) origin_texts: Bounded<u64, Arc<OriginText>>,
     /// seq → the token fingerprints of a document this process stored: most origins
     /// are recent documents, whose texts alignment then reads without reading and
-    /// tokenizing them again ([`super::Store::note_tokens`]).
+    /// tokenizing them again ([`Store::note_tokens`]).
     pub(super) recent_tokens: Bounded<u64, Arc<Vec<u64>>>,
     /// seq → what the searches ask of the document's metadata.
     pub(super) facts: Bounded<u64, DocFacts>,
@@ -178,7 +174,7 @@ pub(super) struct Caches {
     pub(super) same_text: Bounded<u128, u64>,
     /// xxh3-128 of a text → its near-duplicate sketch (of the whole text: a page with
     /// site template lines of its own is sketched alone), computed again or given by
-    /// the document being analysed ([`super::Store::note_text_sketch`]): the earlier
+    /// the document being analysed ([`Store::note_text_sketch`]): the earlier
     /// copies of a document are not sketched again, whether they were stored by this
     /// process or another.
     pub(super) text_sketches: Bounded<u128, Arc<Sketch>>,
@@ -199,9 +195,6 @@ impl Default for Caches {
     fn default() -> Self {
         Caches {
             sentences: Bounded::new(SENTENCE_BYTES),
-            tokenizer: OnceLock::new(),
-            sketcher: OnceLock::new(),
-            quote_config: OnceLock::new(),
             kept_sketches: AtomicBool::new(true),
             kept_sentences: AtomicBool::new(true),
             sketches: Bounded::new(SKETCH_BYTES),
@@ -211,6 +204,97 @@ impl Default for Caches {
             same_text: Bounded::new(SAME_TEXT_BYTES),
             text_sketches: Bounded::new(TEXT_SKETCH_BYTES),
         }
+    }
+}
+
+/// What the store's caches hold, read and filled by what computes it
+/// (`crate::storage::recompute`).
+impl Store {
+    /// Document `seq`'s indexed sentences, when cached.
+    pub(crate) fn cached_sentences(&self, seq: u64) -> Option<DocSentences> {
+        self.caches.sentences.get(&seq)
+    }
+
+    /// Keeps document `seq`'s indexed sentences for the searches that read them.
+    pub(crate) fn cache_sentences(&self, seq: u64, all: &DocSentences) {
+        self.caches.sentences.put(seq, all.clone(), sentences_bytes(all));
+    }
+
+    /// The cached sentences of a document whose text's xxh3-128 is `text_hash`.
+    pub(crate) fn text_sentences(&self, text_hash: u128) -> Option<DocSentences> {
+        self.caches.same_text.get(&text_hash).and_then(|other| self.caches.sentences.get(&other))
+    }
+
+    /// Notes that document `seq`, whose sentences are being split, has the text whose
+    /// xxh3-128 is `text_hash`.
+    pub(crate) fn note_text_sentences(&self, text_hash: u128, seq: u64) {
+        self.caches.same_text.put(text_hash, seq, SAME_TEXT_ENTRY);
+    }
+
+    /// Document `seq`'s sketch, when cached.
+    pub(crate) fn cached_sketch(&self, seq: u64) -> Option<Arc<Sketch>> {
+        self.caches.sketches.get(&seq)
+    }
+
+    /// Keeps document `seq`'s sketch for the searches that read it.
+    pub(crate) fn cache_sketch(&self, seq: u64, s: &Arc<Sketch>) {
+        self.caches.sketches.put(seq, Arc::clone(s), sketch_bytes(s));
+    }
+
+    /// The sketch of the text whose xxh3-128 is `text_hash`, when cached.
+    pub(crate) fn text_sketch(&self, text_hash: u128) -> Option<Arc<Sketch>> {
+        self.caches.text_sketches.get(&text_hash)
+    }
+
+    /// Tells the caches that `sketch` is the sketch of the text whose xxh3-128 is
+    /// `text_hash` (without site template lines of its own): what the document being
+    /// analysed tells of its own text before its search reads its earlier copies.
+    pub fn note_text_sketch(&self, text_hash: u128, sketch: &Arc<Sketch>) {
+        self.caches.text_sketches.put(text_hash, Arc::clone(sketch), sketch_bytes(sketch));
+    }
+
+    /// Document `seq` as alignment reads it, when cached.
+    pub(crate) fn cached_origin_text(&self, seq: u64) -> Option<Arc<OriginText>> {
+        self.caches.origin_texts.get(&seq)
+    }
+
+    /// Keeps document `seq` as alignment reads it (dropped when its result is revised).
+    pub(crate) fn cache_origin_text(&self, seq: u64, t: &Arc<OriginText>) {
+        self.caches.origin_texts.put(seq, Arc::clone(t), t.bytes());
+    }
+
+    /// Keeps the token fingerprints of document `seq`, just stored from a text its
+    /// engine tokenized so: alignment reads it as an origin without its text
+    /// (`crate::storage::recompute::origin_text`).
+    pub fn note_tokens(&self, seq: u64, tokens: Vec<u64>) {
+        let bytes = tokens.len() * 8 + 64;
+        self.caches.recent_tokens.put(seq, Arc::new(tokens), bytes);
+    }
+
+    /// The token fingerprints kept of document `seq` ([`Store::note_tokens`]).
+    pub(crate) fn recent_tokens(&self, seq: u64) -> Option<Arc<Vec<u64>>> {
+        self.caches.recent_tokens.get(&seq)
+    }
+
+    /// Whether the store may hold sketches an older build computed otherwise (schema
+    /// 16; none in a store made since: nothing to look up).
+    pub(crate) fn keeps_old_sketches(&self) -> bool {
+        self.caches.kept_sketches.load(Ordering::Relaxed)
+    }
+
+    /// Whether the store may hold sentences an older build split otherwise.
+    pub(crate) fn keeps_old_sentences(&self) -> bool {
+        self.caches.kept_sentences.load(Ordering::Relaxed)
+    }
+
+    /// Notes whether an older build's sketches and sentences are stored (read at open
+    /// and after schema 16's step: a store without any reads none).
+    pub(crate) fn note_kept(&self) {
+        // (An older store opened read-only may lack them: it is refused right after.)
+        let any =
+            |cf| self.db.cf_handle(cf).is_some_and(|h| self.db.iterator_cf(h, IteratorMode::Start).next().is_some());
+        self.caches.kept_sketches.store(any(CF_ND_SKETCH), Ordering::Relaxed);
+        self.caches.kept_sentences.store(any(CF_Q_SENT), Ordering::Relaxed);
     }
 }
 

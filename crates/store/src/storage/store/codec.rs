@@ -10,14 +10,14 @@ use textorigin_core::engine::DocResult;
 pub(super) const VALUE_VERSION: u8 = 1;
 
 /// A value: the version byte, then postcard.
-pub(super) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     let mut out = vec![VALUE_VERSION];
     out.extend(postcard::to_allocvec(v).expect("postcard encoding of owned data cannot fail"));
     out
 }
 
 /// Decodes a value written by [`encode`]; the error says why it is corrupt.
-pub(super) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     match bytes.split_first() {
         Some((&VALUE_VERSION, rest)) => postcard::from_bytes(rest).map_err(|e| e.to_string()),
         Some((v, _)) => Err(format!("unknown value version {v}")),
@@ -111,7 +111,7 @@ pub(super) fn decode_text(bytes: &[u8]) -> Result<String, String> {
 }
 
 /// The key of a sequence number.
-pub(super) fn seq_key(seq: u64) -> [u8; 8] {
+pub(crate) fn seq_key(seq: u64) -> [u8; 8] {
     seq.to_be_bytes()
 }
 

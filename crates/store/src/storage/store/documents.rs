@@ -1,13 +1,9 @@
 //! Documents: metadata (`docs`), the name index (`names`), texts (`text`) and results
 //! (`results`), all keyed by sequence number.
 
-use std::sync::Arc;
-
 use rocksdb::{IteratorMode, WriteBatch};
 use serde::{Deserialize, Serialize};
-use textorigin_core::align::OriginText;
-use textorigin_core::engine::{DocResult, Engine};
-use textorigin_core::spans::Block;
+use textorigin_core::engine::DocResult;
 
 use crate::input::date::parse_published;
 
@@ -202,7 +198,7 @@ impl Store {
 
     /// The xxh3-128 of document `seq`'s stored text, from its metadata (read through
     /// the same cache as [`Store::published_time`]); None for a document held elsewhere.
-    pub(super) fn text_hash(&self, seq: u64) -> Result<Option<u128>> {
+    pub(crate) fn text_hash(&self, seq: u64) -> Result<Option<u128>> {
         Ok(self.facts(seq)?.and_then(|f| f.text_hash))
     }
 
@@ -240,6 +236,14 @@ impl Store {
         self.get(CF_TEXT, &seq_key(seq))?.map(|v| self.decode_stored_text(seq, &v)).transpose()
     }
 
+    /// The sequence numbers of the stored texts, ascending.
+    pub(crate) fn text_seqs(&self) -> impl Iterator<Item = Result<u64>> + '_ {
+        self.db.iterator_cf(self.cf(CF_TEXT), IteratorMode::Start).map(|item| {
+            let (k, _) = item.map_err(self.db_err())?;
+            Ok(super::codec::be_u64(&k, 0))
+        })
+    }
+
     /// Document `seq`'s text from its stored value (`text`).
     pub(super) fn decode_stored_text(&self, seq: u64, v: &[u8]) -> Result<String> {
         decode_text(v).map_err(|reason| StoreError::Corrupt {
@@ -247,37 +251,6 @@ impl Store {
             what: format!("text of {seq}"),
             reason,
         })
-    }
-
-    /// Document `seq` as alignment reads it (cached): its text tokenized by `engine`
-    /// and its stored result's copied blocks.
-    pub fn origin_text(&self, engine: &Engine, seq: u64) -> Result<Option<Arc<OriginText>>> {
-        if let Some(t) = self.caches.origin_texts.get(&seq) {
-            return Ok(Some(t));
-        }
-        let t = match self.caches.recent_tokens.get(&seq) {
-            Some(tokens) => engine.origin_text_of_tokens(tokens.to_vec(), &self.blocks(seq)?),
-            None => {
-                let Some(text) = self.text(seq)? else { return Ok(None) };
-                engine.origin_text(&text, &self.blocks(seq)?)
-            }
-        };
-        let t = Arc::new(t);
-        self.caches.origin_texts.put(seq, Arc::clone(&t), t.bytes());
-        Ok(Some(t))
-    }
-
-    /// The copied blocks of document `seq`'s stored result.
-    fn blocks(&self, seq: u64) -> Result<Vec<Block>> {
-        Ok(self.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default())
-    }
-
-    /// Keeps the token fingerprints of document `seq`, just stored from a text its
-    /// engine tokenized so: alignment reads it as an origin without its text
-    /// ([`Store::origin_text`]).
-    pub fn note_tokens(&self, seq: u64, tokens: Vec<u64>) {
-        let bytes = tokens.len() * 8 + 64;
-        self.caches.recent_tokens.put(seq, Arc::new(tokens), bytes);
     }
 
     /// Result of document `seq`.

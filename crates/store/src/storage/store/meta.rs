@@ -74,7 +74,7 @@ impl Store {
     }
 
     /// Stores a postcard value under `key` (synced).
-    pub(super) fn put_meta_value<T: Serialize>(&self, key: MetaKey, v: &T) -> Result<()> {
+    pub(crate) fn put_meta_value<T: Serialize>(&self, key: MetaKey, v: &T) -> Result<()> {
         let mut b = WriteBatch::default();
         b.put_cf(self.cf(CF_META), key.bytes(), encode(v));
         self.write(b, true)
@@ -179,7 +179,7 @@ impl Store {
     }
 
     /// Puts the schema version into a batch.
-    pub(super) fn put_schema_version(&self, b: &mut WriteBatch, v: u32) {
+    pub(crate) fn put_schema_version(&self, b: &mut WriteBatch, v: u32) {
         b.put_cf(self.cf(CF_META), MetaKey::SchemaVersion.bytes(), v.to_le_bytes());
     }
 }

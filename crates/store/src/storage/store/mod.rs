@@ -19,11 +19,11 @@
 //! | `names` | name bytes, 0x00, seq u64 BE | empty |
 //! | `text` | seq, u64 BE | version byte 1, UTF-8 text (zstd-compressed by RocksDB) |
 //! | `results` | seq, u64 BE | version byte 1, postcard [`DocResult`] |
-//! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`](textorigin_core::neardup::Sketch) (2; since 16 only those an older build computed otherwise: [`recompute`]) |
+//! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`](textorigin_core::neardup::Sketch) (2; since 16 only those an older build computed otherwise: `storage/recompute.rs`) |
 //! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (2) |
 //! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`](textorigin_core::neardup::NearDup) seen from the earlier one (2) |
 //! | `nd_late` | seq BE, late arrival BE | version byte 1, postcard [`NearDup`](textorigin_core::neardup::NearDup): a pair oriented by publication (10) |
-//! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`](textorigin_core::quote::Sentence) without its clauses (3; since 16 only those an older build split otherwise: [`recompute`]) |
+//! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`](textorigin_core::quote::Sentence) without its clauses (3; since 16 only those an older build split otherwise: `storage/recompute.rs`) |
 //! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (3) |
 //! | `q_late` | quoting seq BE, late arrival BE | version byte 1, postcard `Vec<Quotation>`: its sentences quoting the late arrival (10) |
 //! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (4), u32 LE documents failed (5; absent in older records): a [`FileAdmission`], read while `u32::MAX` in the file, failed whole at 0 |
@@ -44,42 +44,46 @@
 //! (`codec`). A document is written in one `WriteBatch` (metadata, name, text,
 //! result, its near-duplicate sketch and verdicts, its sentences and quotations, its
 //! spool admission, its document admission and `next_seq` together): a crash never leaves it half-stored or half-indexed.
-//! Opening refuses a store whose schema is newer than this build and upgrades an older
-//! one through the ordered steps of [`migrations::MIGRATIONS`].
+//! [`Store::open`] refuses a store whose schema is newer or older than this build's;
+//! the ordered upgrade steps run above the store (`crate::storage::migrations`, whose
+//! `open` the data directory calls).
 //!
 //! One module per concern: `codec` (the value and key encodings), [`meta`] (typed
-//! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`recompute`]
-//! (what is computed again from a stored text), [`revisions`], [`templates`],
-//! [`spool_log`] (admission and failures), [`book`] and [`partitions`] (a
-//! deployment's), `cache` (read caches), `copy` (a consistent copy for `backup`) and
-//! [`migrations`]. The store records; the searches that read it are beside it
-//! (`crate::storage::search`), their verdicts and scores computed in `textorigin_core`.
+//! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`revisions`],
+//! [`templates`], [`spool_log`] (admission and failures), [`book`] and [`partitions`]
+//! (a deployment's), `open` (opening, and what a store's files say), `cache` (read
+//! caches) and `copy` (a consistent copy for `backup`). The store records; what reads it to search or compute is beside it
+//! (`crate::storage::search`, `crate::storage::recompute`), the verdicts and scores
+//! computed in `textorigin_core`.
 
 use std::path::{Path, PathBuf};
 
-use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, WriteOptions, DB};
+use rocksdb::{WriteBatch, WriteOptions, DB};
 use serde::de::DeserializeOwned;
 use textorigin_core::engine::DocResult;
 use textorigin_core::quote::QuoteFind;
 
 pub mod book;
 mod cache;
-mod codec;
+pub(crate) mod codec;
 mod copy;
 pub mod documents;
 pub mod meta;
-pub mod migrations;
 pub mod neardup_index;
+mod open;
 pub mod partitions;
 pub mod quote_index;
-pub mod recompute;
 pub mod revisions;
 pub mod spool_log;
 pub mod templates;
 
 pub use book::{BookState, BookWrite};
+pub(crate) use codec::seq_key;
 pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
+pub use open::Found;
+use open::{data_dir, files, open_error, Files};
+pub(crate) use quote_index::sentence_key;
 pub use revisions::{Revised, Revision, Revisions};
 pub use spool_log::{
     admission_key, document_key, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure, FileAdmission,
@@ -100,16 +104,16 @@ const BLOCK_CACHE_BYTES: usize = 16 << 20;
 /// The schema this build writes.
 pub const SCHEMA_VERSION: u32 = 22;
 
-const CF_META: &str = "meta";
+pub(crate) const CF_META: &str = "meta";
 const CF_DOCS: &str = "docs";
 const CF_NAMES: &str = "names";
-const CF_TEXT: &str = "text";
-const CF_RESULTS: &str = "results";
-const CF_ND_SKETCH: &str = "nd_sketch";
+pub(crate) const CF_TEXT: &str = "text";
+pub(crate) const CF_RESULTS: &str = "results";
+pub(crate) const CF_ND_SKETCH: &str = "nd_sketch";
 const CF_ND_RESULT: &str = "nd_result";
 const CF_ND_LATER: &str = "nd_later";
 const CF_ND_LATE: &str = "nd_late";
-const CF_Q_SENT: &str = "q_sent";
+pub(crate) const CF_Q_SENT: &str = "q_sent";
 const CF_Q_RESULT: &str = "q_result";
 const CF_Q_LATE: &str = "q_late";
 const CF_ADMITTED: &str = "admitted";
@@ -123,7 +127,7 @@ const CF_STAGE: &str = "stage";
 /// What a partition keeps of the other partitions' documents (schema 19, [`book`]).
 const CF_BOOK: &str = "book";
 /// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
-const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
+pub(crate) const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
 const CFS: [&str; 19] = [
     CF_ADMITTED,
     CF_FAILED,
@@ -203,8 +207,8 @@ pub type ElsewhereResult<T> = std::result::Result<T, Box<dyn std::error::Error +
 
 /// The RocksDB store of a data directory.
 pub struct Store {
-    db: DB,
-    path: PathBuf,
+    pub(crate) db: DB,
+    pub(crate) path: PathBuf,
     /// Bounded copies of what quotation search reads most ([`cache`]).
     caches: cache::Caches,
     /// Where the documents of other partitions are read (a partition's store only).
@@ -222,176 +226,6 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    fn options() -> Options {
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        o.create_missing_column_families(true);
-        o.set_max_open_files(256);
-        o.set_keep_log_file_num(4);
-        // A column family written rarely (failures, admissions) would keep every
-        // write-ahead log segment since its first write alive; past this total RocksDB
-        // flushes the memtables holding the oldest segment, so logs stay bounded.
-        o.set_max_total_wal_size(MAX_TOTAL_WAL_BYTES);
-        // All memtables together: without it each of the column families grows
-        // its own up to 64 MiB before a flush.
-        o.set_db_write_buffer_size(MEMTABLE_BYTES);
-        o
-    }
-
-    fn descriptors() -> Vec<ColumnFamilyDescriptor> {
-        // One block cache for all column families (by default each would have its own).
-        let cache = rocksdb::Cache::new_lru_cache(BLOCK_CACHE_BYTES);
-        CFS.iter()
-            .map(|&name| {
-                let mut o = Options::default();
-                // zstd wherever there is something to compress (on the first 50,000 GCC
-                // entries the records and quotations took 2.7 MB less than under LZ4,
-                // at no measurable cost: RocksDB compresses on its flush threads); the
-                // admission keys are hashes.
-                let compression = if name == CF_ADMITTED {
-                    rocksdb::DBCompressionType::Lz4
-                } else {
-                    rocksdb::DBCompressionType::Zstd
-                };
-                o.set_compression_type(compression);
-                if name == CF_TEXT {
-                    o.set_write_buffer_size(TEXT_MEMTABLE_BYTES);
-                }
-                let mut t = rocksdb::BlockBasedOptions::default();
-                t.set_block_cache(&cache);
-                o.set_block_based_table_factory(&t);
-                ColumnFamilyDescriptor::new(name, o)
-            })
-            .collect()
-    }
-
-    /// Opens the store at `path` for writing, creating it only where its directory
-    /// holds no data ([`Found::Absent`]); a damaged one is refused with nothing written
-    /// (RocksDB, told to create a store whose `CURRENT` was lost, made an
-    /// empty one and deleted every table file of the old). Only one writer at a time: a
-    /// second one gets RocksDB's lock error.
-    pub fn open(path: &Path) -> Result<Store> {
-        if let Found::Damaged(what) = Found::inspect(path) {
-            return Err(StoreError::Damaged { path: path.to_path_buf(), what });
-        }
-        // An older store's dropped column families must be opened to be dropped.
-        let existing = DB::list_cf(&Self::options(), path).unwrap_or_default();
-        let legacy = LEGACY_CFS
-            .iter()
-            .filter(|l| existing.iter().any(|e| e == *l))
-            .map(|&l| ColumnFamilyDescriptor::new(l, Options::default()));
-        let descriptors = Self::descriptors().into_iter().chain(legacy);
-        let db = DB::open_cf_descriptors(&Self::options(), path, descriptors).map_err(|e| open_error(path, e))?;
-        let mut store = Store {
-            db,
-            path: path.to_path_buf(),
-            caches: cache::Caches::default(),
-            elsewhere: Default::default(),
-            siblings: Default::default(),
-            opened: None,
-        };
-        store.upgrade()?;
-        store.ensure_id()?;
-        store.note_kept();
-        Ok(store)
-    }
-
-    /// RocksDB's repair of the store at `path`: a new manifest made from the table
-    /// files and write-ahead logs that are there (what a lost `CURRENT` or manifest
-    /// needs). A table file it cannot read is moved to `lost/`, not deleted. Only with
-    /// no other process holding the store.
-    pub fn repair(path: &Path) -> Result<()> {
-        DB::repair(&Self::options(), path).map_err(|e| open_error(path, e))
-    }
-
-    /// Opens an existing store read-only (works while a writer runs).
-    pub fn open_read_only(path: &Path) -> Result<Store> {
-        let store = Self::open_read_only_as(path, false)?;
-        let v = store.schema_version()?;
-        if v > SCHEMA_VERSION {
-            return Err(StoreError::Newer { path: path.to_path_buf(), found: v });
-        }
-        if v < SCHEMA_VERSION {
-            return Err(StoreError::Older { path: path.to_path_buf(), found: v });
-        }
-        if CFS.iter().any(|c| store.db.cf_handle(c).is_none()) {
-            return Err(StoreError::Missing(data_dir(path).to_path_buf()));
-        }
-        Ok(store)
-    }
-
-    /// A read-only open of the store at `path`, of any schema, its column families as
-    /// they are. `pin`: every table file is opened now and held open (RocksDB's
-    /// `max_open_files = -1`), so that the state read stays whole while a writer
-    /// compacts and deletes files meanwhile ([`Store::copy_into`]).
-    fn open_read_only_as(path: &Path, pin: bool) -> Result<Store> {
-        match Found::inspect(path) {
-            Found::Absent => return Err(StoreError::Missing(data_dir(path).to_path_buf())),
-            Found::Damaged(what) => return Err(StoreError::Damaged { path: path.to_path_buf(), what }),
-            Found::Present => {}
-        }
-        let mut options = Self::options();
-        if pin {
-            options.set_max_open_files(-1);
-        }
-        // A read-only open reads the manifest (the table files, and from which
-        // write-ahead log on the state continues), then lists and replays the logs. A
-        // writer that flushes meanwhile (a memtable filled up, or its own open recovered
-        // the logs) records that in the manifest and deletes the logs it made obsolete:
-        // the open then fails ("No such file or directory") or, worse, silently misses
-        // the flushed writes. Logs and table files are deleted only after a manifest
-        // edit, so an open during which the manifest did not change saw a consistent
-        // state; any other is tried again, a while, before its error stands.
-        let (mut attempt, mut same_missing, mut last_missing) = (0, 0, String::new());
-        let opened = files(path);
-        let db = loop {
-            let existing = DB::list_cf(&options, path).map_err(|e| open_error(path, e))?;
-            if !existing.iter().any(|c| c == CF_META) {
-                // A store being created right now (or not a textorigin store).
-                return Err(StoreError::Missing(data_dir(path).to_path_buf()));
-            }
-            let before = manifest_state(path);
-            let legacy = LEGACY_CFS.iter().map(|&l| ColumnFamilyDescriptor::new(l, Options::default()));
-            let descriptors =
-                Self::descriptors().into_iter().chain(legacy).filter(|d| existing.iter().any(|e| e == d.name()));
-            let opened = DB::open_cf_descriptors_read_only(&options, path, descriptors, false);
-            let steady = before.is_some() && manifest_state(path) == before;
-            match opened {
-                Ok(db) if steady => break db,
-                Err(source) if steady && !source.as_ref().contains("No such file or directory") => {
-                    return Err(open_error(path, source))
-                }
-                // The same file missing while the manifest stood still, again and again:
-                // not a writer's deletion in the middle of the open but a lost file
-                // (it was reported as files that kept changing).
-                Err(source) if steady && source.as_ref() == last_missing && same_missing >= MISSING_REPEATS => {
-                    return Err(open_error(path, source))
-                }
-                Err(source) if steady => {
-                    same_missing = if source.as_ref() == last_missing { same_missing + 1 } else { 0 };
-                    last_missing = source.into_string();
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                _ if attempt >= READ_ONLY_ATTEMPTS => return Err(StoreError::Unsteady(path.to_path_buf())),
-                _ => {
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-            }
-        };
-        let store = Store {
-            db,
-            path: path.to_path_buf(),
-            caches: cache::Caches::default(),
-            elsewhere: Default::default(),
-            siblings: Default::default(),
-            opened,
-        };
-        store.note_kept();
-        Ok(store)
-    }
-
     /// Whether the store's files are as they were just before this read-only open (no
     /// write since: every write grows a write-ahead log, every flush or compaction
     /// changes the manifest), so that opening it again would read the same state. False
@@ -405,15 +239,15 @@ impl Store {
         &self.path
     }
 
-    fn db_err(&self) -> impl FnOnce(rocksdb::Error) -> StoreError + '_ {
+    pub(crate) fn db_err(&self) -> impl FnOnce(rocksdb::Error) -> StoreError + '_ {
         move |source| StoreError::Db { path: self.path.clone(), source }
     }
 
-    fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
+    pub(crate) fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
         self.db.cf_handle(name).expect("column families are created on open")
     }
 
-    fn get(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn get(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let s = self.holder(cf, key);
         s.db.get_cf(s.cf(cf), key).map_err(s.db_err())
     }
@@ -455,7 +289,7 @@ impl Store {
         f(bytes).map_err(|reason| StoreError::Corrupt { path: self.path.clone(), what: what.to_string(), reason })
     }
 
-    fn write(&self, b: WriteBatch, sync: bool) -> Result<()> {
+    pub(crate) fn write(&self, b: WriteBatch, sync: bool) -> Result<()> {
         let mut o = WriteOptions::default();
         o.set_sync(sync);
         self.db.write_opt(b, &o).map_err(self.db_err())
@@ -504,7 +338,7 @@ impl Store {
     }
 
     /// Hands a stored document's sketch and sentences to the caches: later documents'
-    /// searches read them from there first ([`recompute`]).
+    /// searches read them from there first (`crate::storage::recompute`).
     fn cache_findings(&self, seq: u64, nd: Option<&NearDupWrite>, q: Option<&QuoteFind>) {
         if let Some(nd) = nd {
             self.cache_sketch(seq, &nd.sketch);
@@ -688,109 +522,5 @@ pub struct DocumentWrite<'a> {
     pub templates: Option<&'a TemplateWrite>,
 }
 
-/// How often a read-only open is tried while a writer keeps changing the manifest.
-const READ_ONLY_ATTEMPTS: u32 = 100;
-
-/// The manifest a store's `CURRENT` names and its length: RocksDB appends every change
-/// of the set of files (a flush, a compaction) to it, or starts a new one.
-/// How many times in a row a read-only open that finds the same file missing, the
-/// manifest unchanged, tries again before the file counts as lost.
-const MISSING_REPEATS: u32 = 3;
-
-/// The error of a failed RocksDB open: the store in use (its lock held), damaged (a
-/// file lost or corrupt: RocksDB names it), or another failure.
-fn open_error(path: &Path, source: rocksdb::Error) -> StoreError {
-    let message = source.as_ref();
-    if message.contains("LOCK") {
-        StoreError::InUse(path.to_path_buf())
-    } else if source.kind() == rocksdb::ErrorKind::Corruption || message.contains("No such file or directory") {
-        StoreError::Damaged { path: path.to_path_buf(), what: format!("RocksDB says: {message}") }
-    } else {
-        StoreError::Db { path: path.to_path_buf(), source }
-    }
-}
-
-/// The data directory a store is in (`DIR` of `DIR/db`).
-fn data_dir(path: &Path) -> &Path {
-    path.parent().unwrap_or(path)
-}
-
-/// What a store's directory holds, told from its files alone (nothing opened, nothing
-/// written).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
-    /// No store, nor any of its data: no directory, or one without `CURRENT` that holds
-    /// no table file and no write-ahead log with a record (a creation cut short). A
-    /// store may be created here.
-    Absent,
-    /// `CURRENT` names a manifest that is there (RocksDB checks the rest as it opens).
-    Present,
-    /// What is wrong: a lost or truncated `CURRENT` or manifest beside the store's data.
-    Damaged(String),
-}
-
-impl Found {
-    pub fn inspect(path: &Path) -> Found {
-        let Ok(entries) = std::fs::read_dir(path) else { return Found::Absent };
-        match std::fs::read_to_string(path.join("CURRENT")) {
-            Ok(current) => {
-                let manifest = current.trim_end();
-                if !manifest.starts_with("MANIFEST-") || manifest.contains('/') {
-                    return Found::Damaged(format!("its file CURRENT is truncated or garbled ({:?})", manifest));
-                }
-                match std::fs::metadata(path.join(manifest)) {
-                    Ok(m) if m.len() > 0 => Found::Present,
-                    Ok(_) => Found::Damaged(format!("its manifest {manifest}, named by CURRENT, is empty")),
-                    Err(e) => Found::Damaged(format!("its manifest {manifest}, named by CURRENT, cannot be read: {e}")),
-                }
-            }
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Found::Damaged(format!("its file CURRENT cannot be read: {e}"))
-            }
-            Err(_) => {
-                let (mut tables, mut logs) = (0, 0);
-                for e in entries.flatten() {
-                    let name = e.file_name();
-                    let name = name.to_string_lossy();
-                    if name.ends_with(".sst") {
-                        tables += 1;
-                    } else if name.ends_with(".log") && e.metadata().is_ok_and(|m| m.len() > 0) {
-                        logs += 1;
-                    }
-                }
-                if tables + logs == 0 {
-                    Found::Absent
-                } else {
-                    Found::Damaged(format!(
-                        "its file CURRENT is missing, beside {tables} table file(s) and {logs} write-ahead log(s) holding data"
-                    ))
-                }
-            }
-        }
-    }
-}
-
-/// What tells a store's state from its files alone: its manifest ([`manifest_state`])
-/// and its write-ahead logs' names and lengths.
-type Files = ((String, u64), Vec<(std::ffi::OsString, u64)>);
-
-fn files(path: &Path) -> Option<Files> {
-    let mut logs = Vec::new();
-    for e in std::fs::read_dir(path).ok()? {
-        let e = e.ok()?;
-        if e.file_name().to_string_lossy().ends_with(".log") {
-            logs.push((e.file_name(), e.metadata().ok()?.len()));
-        }
-    }
-    logs.sort();
-    Some((manifest_state(path)?, logs))
-}
-
-fn manifest_state(path: &Path) -> Option<(String, u64)> {
-    let name = std::fs::read_to_string(path.join("CURRENT")).ok()?;
-    let len = std::fs::metadata(path.join(name.trim_end())).ok()?.len();
-    Some((name, len))
-}
-
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,7 +1,8 @@
 //! Near-duplicate data in the store: the recorded verdicts (`nd_result`, and `nd_later`
-//! seen from the earlier document) and the sketches searches read (computed again from
-//! the stored texts since schema 16: [`super::recompute`]). The search itself is
-//! beside the store ([`crate::storage::search::near_dups`]).
+//! seen from the earlier document) and the sketches an older build stored where this
+//! one computes otherwise (since schema 16 they are computed again from the stored
+//! texts: `crate::storage::recompute`). The search itself is beside the store
+//! ([`crate::storage::search::near_dups`]).
 //!
 //! A pair is oriented by publication: a document that arrives after a
 //! near-duplicate published later than it is that one's earlier near-duplicate. Its
@@ -32,24 +33,14 @@ pub struct NearDupWrite {
 }
 
 impl Store {
-    /// The sketch of document `seq` (computed again from its stored text since schema
-    /// 16: [`super::recompute`]).
-    pub fn sketch(&self, seq: u64) -> Result<Option<Arc<Sketch>>> {
-        if let Some(s) = self.caches.sketches.get(&seq) {
-            return Ok(Some(s));
-        }
-        let Some(s) = self.recompute_sketch(seq)? else { return Ok(None) };
-        self.cache_sketch(seq, &s);
-        Ok(Some(s))
-    }
-
-    /// Keeps document `seq`'s sketch for the searches that read it.
-    pub(super) fn cache_sketch(&self, seq: u64, s: &Arc<Sketch>) {
-        self.caches.sketches.put(seq, Arc::clone(s), super::cache::sketch_bytes(s));
+    /// The sketch an older build stored for document `seq` (none for a document stored
+    /// since schema 16, which computes it again).
+    pub(crate) fn stored_sketch(&self, seq: u64) -> Result<Option<Sketch>> {
+        self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v)).transpose()
     }
 
     /// Adds a document's near-duplicate data to a batch.
-    pub(super) fn add_near_dups(&self, b: &mut WriteBatch, seq: u64, nd: &NearDupWrite) {
+    pub(crate) fn add_near_dups(&self, b: &mut WriteBatch, seq: u64, nd: &NearDupWrite) {
         let key = seq_key(seq);
         b.put_cf(self.cf(CF_ND_RESULT), key, encode(&nd.found));
         for d in &nd.found {

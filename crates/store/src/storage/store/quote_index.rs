@@ -1,7 +1,7 @@
 //! Quotation data in the store: the recorded quotations (`q_result`, `q_late`) and the
-//! sentences searches read (split again from the stored texts since schema 16:
-//! [`super::recompute`]). The search itself is beside the store
-//! ([`crate::storage::search::quotations`]).
+//! sentences an older build stored where this one splits otherwise (since schema 16
+//! they are split again from the stored texts: `crate::storage::recompute`). The
+//! search itself is beside the store ([`crate::storage::search::quotations`]).
 //!
 //! Quotations are oriented by publication: a sentence of a document that
 //! arrived earlier but was published after the searching one quotes it, not the
@@ -11,44 +11,46 @@
 //! both.
 
 use rocksdb::{IteratorMode, WriteBatch};
-use textorigin_core::quote::{DocSentences, Quotation, QuoteFind, Sentence, SharedSentence};
+use textorigin_core::quote::{Quotation, QuoteFind, Sentence};
 
-use super::codec::{be_u64, encode, pair_key, seq_key};
-use super::recompute::sentence_key;
-use super::{Result, Store, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT, CF_TEXT};
+use super::codec::{encode, pair_key, seq_key};
+use super::{Result, Store, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT};
+
+/// `q_sent` key: sequence number, sentence index (kept by schema 16 only for the
+/// documents of older builds whose sentences it splits otherwise).
+pub(crate) fn sentence_key(seq: u64, idx: u32) -> Vec<u8> {
+    [&seq_key(seq)[..], &idx.to_be_bytes()[..]].concat()
+}
 
 impl Store {
-    /// Indexed sentence `idx` of document `seq` (of its text's sentences, in order, as
-    /// [`textorigin_core::quote::sentences`] splits it, one of `min_words` distinct words or more;
-    /// without its clauses). `None` when no such document or sentence is stored.
-    pub fn sentence(&self, seq: u64, idx: u32) -> Result<Option<SharedSentence>> {
-        if let Some(all) = self.caches.sentences.get(&seq) {
-            return Ok(all.get(idx));
-        }
-        let Some(all) = self.recompute_sentences(seq)? else { return Ok(None) };
-        self.cache_sentences(seq, &all);
-        Ok(all.get(idx))
-    }
-
-    /// Keeps document `seq`'s indexed sentences for the searches that read them.
-    pub(super) fn cache_sentences(&self, seq: u64, all: &DocSentences) {
-        self.caches.sentences.put(seq, all.clone(), super::cache::sentences_bytes(all));
-    }
-
-    /// Every indexed sentence: ((seq, sentence index), sentence), of every stored text.
-    pub fn all_sentences(&self) -> Result<Vec<((u64, u32), Sentence)>> {
+    /// The sentences an older build stored for document `seq` (none for a document
+    /// stored since schema 16).
+    pub(crate) fn stored_sentences(&self, seq: u64) -> Result<Vec<(u32, Sentence)>> {
+        let prefix = seq_key(seq);
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_TEXT), IteratorMode::Start) {
-            let (k, _) = item.map_err(self.db_err())?;
-            let seq = be_u64(&k, 0);
-            let Some(all) = self.recompute_sentences(seq)? else { continue };
-            out.extend(all.iter().map(|(i, s)| ((seq, i), s)));
+        let from = IteratorMode::From(&prefix, rocksdb::Direction::Forward);
+        for item in self.db.iterator_cf(self.cf(CF_Q_SENT), from) {
+            let (k, v) = item.map_err(self.db_err())?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            let idx = u32::from_be_bytes(k[8..12].try_into().expect("key layout"));
+            let (start, end, words): (u32, u32, Vec<u64>) = self.decode("sentence", &v)?;
+            out.push((idx, Sentence { start, end, words, clauses: Vec::new() }));
         }
         Ok(out)
     }
 
+    /// Encodes a sentence as schemas 3-15 stored it (for the tests of schema 16's step).
+    #[cfg(test)]
+    pub(crate) fn put_stored_sentence(&self, seq: u64, idx: u32, s: &Sentence) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(self.cf(CF_Q_SENT), sentence_key(seq, idx), encode(&(s.start, s.end, &s.words)));
+        self.write(b, true)
+    }
+
     /// Adds a document's quotations to a batch.
-    pub(super) fn add_quotes(&self, b: &mut WriteBatch, seq: u64, q: &QuoteFind) {
+    pub(crate) fn add_quotes(&self, b: &mut WriteBatch, seq: u64, q: &QuoteFind) {
         b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));
         for (quoting, found) in &q.late {
             b.put_cf(self.cf(CF_Q_LATE), pair_key(*quoting, seq), encode(found));

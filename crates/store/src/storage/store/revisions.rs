@@ -72,7 +72,7 @@ pub struct Revised {
 
 impl Store {
     /// Adds the copier edges of `result` (document `seq`) to a batch.
-    pub(super) fn add_copiers(&self, b: &mut WriteBatch, seq: u64, result: &DocResult) {
+    pub(crate) fn add_copiers(&self, b: &mut WriteBatch, seq: u64, result: &DocResult) {
         let mut origins: Vec<u64> = result.selected_origins.iter().map(|s| s.origin).filter(|&o| o != seq).collect();
         origins.sort_unstable();
         origins.dedup();

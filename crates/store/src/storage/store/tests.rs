@@ -1,12 +1,14 @@
 //! The store's unit tests.
 
 use super::*;
+use crate::storage::recompute::Recomputer;
 use crate::storage::search;
 use textorigin_core::index::Indexes;
 use textorigin_core::neardup::{NearDupConfig, Sketch};
 use textorigin_core::quote::QuoteConfig;
+use textorigin_core::text::Terms;
 
-pub(super) fn meta(seq: u64, name: &str) -> DocMeta {
+pub(crate) fn meta(seq: u64, name: &str) -> DocMeta {
     DocMeta {
         seq,
         name: name.into(),
@@ -47,10 +49,11 @@ fn documents_round_trip_and_resolve() {
     let c = NearDupConfig::default();
     let qc = QuoteConfig::default();
     let idx = Indexes::in_memory(1 << 20, &qc).unwrap();
+    let rc = Recomputer::new(Terms::Words, c.clone(), qc.clone());
     let nd = |seq| {
         search::near_dups(
             &s,
-            &c,
+            &rc,
             seq,
             Sketch { exact: seq.into(), mins: vec![], simhash: vec![0; 6], rate: 1, coarse: vec![] },
             &idx,
@@ -59,7 +62,7 @@ fn documents_round_trip_and_resolve() {
         )
         .unwrap()
     };
-    let q = |seq| search::quotations(&s, &qc, seq, vec![], &idx, |_| false).unwrap();
+    let q = |seq| search::quotations(&s, &rc, seq, vec![], &idx, |_| false).unwrap();
     put(&s, &meta(1, "a"), "text a", &r, &nd(1), &q(1)).unwrap();
     put(&s, &meta(2, "a"), "text a again", &DocResult { seq: 2, ..Default::default() }, &nd(2), &q(2)).unwrap();
     put(&s, &meta(3, "17"), "named by digits", &DocResult { seq: 3, ..Default::default() }, &nd(3), &q(3)).unwrap();
@@ -230,7 +233,10 @@ fn the_schema_doc_and_the_ledger_follow_the_column_families_and_the_steps() {
     for version in 2..=SCHEMA_VERSION {
         let prefix = format!("{version:04}-");
         assert!(files.iter().any(|f| f.starts_with(&prefix)), "no ledger file {prefix}*.md in migrations/");
-        assert!(migrations::MIGRATIONS.iter().any(|m| m.from + 1 == version), "no upgrade step to schema {version}");
+        assert!(
+            crate::storage::migrations::MIGRATIONS.iter().any(|m| m.from + 1 == version),
+            "no upgrade step to schema {version}"
+        );
     }
     assert!(
         !files.iter().any(|f| f.starts_with(&format!("{:04}-", SCHEMA_VERSION + 1))),

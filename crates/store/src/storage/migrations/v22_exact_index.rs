@@ -8,10 +8,10 @@
 use serde::Deserialize;
 use textorigin_core::quote::QuoteConfig;
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store};
 use super::rewrite_meta;
 use super::v12_clauses::{quote_config_of_v11, QuoteConfigV11};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
 
 /// The quotation configuration as schemas 12 to 21 stored it: schema 11's fields, then
 /// `clauses`.

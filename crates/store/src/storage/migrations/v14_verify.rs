@@ -7,9 +7,9 @@
 use serde::Deserialize;
 use textorigin_core::neardup::NearDupConfig;
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store};
 use super::rewrite_meta;
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
 
 /// The near-duplicate configuration as schemas 2 to 13 stored it.
 #[derive(Deserialize)]

@@ -10,8 +10,8 @@
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::neardup::Sketch;
 
-use super::super::codec::{decode, encode};
-use super::super::{Result, Store, StoreError, CF_ND_SKETCH};
+use crate::storage::store::codec::{decode, encode};
+use crate::storage::store::{Result, Store, StoreError, CF_ND_SKETCH};
 
 /// Documents rewritten per batch.
 const BATCH: usize = 4096;

@@ -9,10 +9,10 @@
 use serde::Deserialize;
 use textorigin_core::text::Terms;
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store};
 use super::rewrite_meta;
 use super::v11_terms::{config_of_v10, ConfigV10};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
 
 /// The configuration as schemas 11 to 16 stored it: schema 10's fields, then `terms`.
 #[derive(Deserialize)]

@@ -5,19 +5,22 @@
 
 use rocksdb::WriteBatch;
 use textorigin_core::index::IndexAdd;
+use textorigin_core::neardup::NearDupConfig;
 use textorigin_core::quote;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::{tokenize, Terms};
 
+use crate::storage::recompute::Recomputer;
 use crate::storage::search;
 use crate::storage::store::{DocMeta, Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    // The earlier documents' sketches and sentences this step reads are computed
-    // from their texts (schema 16), split by words as schemas before 11 did.
-    store.tokenize_by(Terms::Words);
     let cfg = store.quote_config()?;
     store.put_quote_config(&cfg)?;
+    // The earlier documents' sentences this step reads are split again from their
+    // texts (schema 16), by words as schemas before 11 did (it reads no sketch: the
+    // near-duplicate configuration is not used).
+    let rc = Recomputer::new(Terms::Words, NearDupConfig::default(), cfg.clone());
     let mut indexes = super::scratch_indexes(&cfg);
     let rabin = Rabin::new(1);
     let mut tokens = Vec::new();
@@ -25,14 +28,10 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let q = search::quotations(
-            store,
-            &cfg,
-            meta.seq,
-            quote::sentences(&text, &tokens, Terms::Words),
-            &indexes,
-            |_| false,
-        )?;
+        let q =
+            search::quotations(store, &rc, meta.seq, quote::sentences(&text, &tokens, Terms::Words), &indexes, |_| {
+                false
+            })?;
         indexes.add(&cfg, meta.seq, &IndexAdd::found(Some(&q), Vec::new()));
         let mut b = WriteBatch::default();
         store.add_quotes(&mut b, meta.seq, &q);

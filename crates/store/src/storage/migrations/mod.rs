@@ -1,5 +1,8 @@
 //! The store's upgrade steps, in order (the ledger is `migrations/` at the top of the
-//! repository; each step has a file there and a module here).
+//! repository; each step has a file there and a module here), run above the store:
+//! [`open`] opens a store of any schema and runs them (the data directory opens its
+//! store so), [`Store::open`] refuses an older one. Two steps search the stored
+//! documents as ingestion does (`crate::storage::search`).
 //!
 //! A step is idempotent and may write several batches; the new version is stamped
 //! after it completes, so a crash during an upgrade re-runs the step. A store newer
@@ -9,7 +12,7 @@ mod v11_terms;
 mod v12_clauses;
 mod v13_sketches;
 mod v14_verify;
-mod v16_recomputed;
+pub(crate) mod v16_recomputed;
 mod v17_density;
 mod v20_html;
 mod v21_templates;
@@ -25,9 +28,9 @@ use rocksdb::WriteBatch;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::codec::decode;
-use super::meta::MetaKey;
-use super::{Result, Store, StoreError, CF_META, SCHEMA_VERSION};
+use crate::storage::store::codec::decode;
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store, StoreError, CF_META, SCHEMA_VERSION};
 
 /// An upgrade step from `from` to `from + 1`.
 pub struct Migration {
@@ -176,32 +179,55 @@ fn scratch_indexes(q: &textorigin_core::quote::QuoteConfig) -> textorigin_core::
         .expect("the default index size is valid")
 }
 
-impl Store {
-    /// Brings the store to [`SCHEMA_VERSION`]: stamps a new store, runs the steps of an
-    /// older one, refuses a newer one.
-    pub(super) fn upgrade(&mut self) -> Result<()> {
-        let mut v = self.schema_version()?;
-        if v > SCHEMA_VERSION {
-            return Err(StoreError::Newer { path: self.path.clone(), found: v });
-        }
-        if v == 0 {
-            // A new store starts at the current schema.
+/// Opens the store at `path` for writing and brings it to [`SCHEMA_VERSION`]: stamps a
+/// new store, runs the steps of an older one, refuses a newer one (what
+/// [`Store::open`] does but for the steps, which read the store through the searches
+/// and recomputations above it).
+pub fn open(path: &std::path::Path) -> Result<Store> {
+    let mut store = Store::open_any_schema(path)?;
+    let mut v = store.schema_version()?;
+    if v > SCHEMA_VERSION {
+        return Err(StoreError::Newer { path: store.path().to_path_buf(), found: v });
+    }
+    if v == 0 {
+        store.stamp_new()?;
+        v = SCHEMA_VERSION;
+    }
+    while v < SCHEMA_VERSION {
+        let step = MIGRATIONS
+            .iter()
+            .find(|m| m.from == v)
+            .ok_or(StoreError::NoMigration { path: store.path().to_path_buf(), found: v })?;
+        tracing::warn!(from = v, to = v + 1, step = step.what, "upgrading the store");
+        (step.run)(&mut store)?;
+        let mut b = WriteBatch::default();
+        store.put_schema_version(&mut b, v + 1);
+        store.write(b, true)?;
+        v += 1;
+    }
+    store.settle()?;
+    Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store one schema behind: [`Store::open`] refuses it with nothing written and
+    /// says how to upgrade; [`open`] runs the step and stamps this build's schema.
+    #[test]
+    fn only_the_upgrading_open_takes_an_older_store() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open(dir.path()).unwrap();
             let mut b = WriteBatch::default();
-            self.put_schema_version(&mut b, SCHEMA_VERSION);
-            return self.write(b, true);
+            s.put_schema_version(&mut b, SCHEMA_VERSION - 1);
+            s.write(b, true).unwrap();
         }
-        while v < SCHEMA_VERSION {
-            let step = MIGRATIONS
-                .iter()
-                .find(|m| m.from == v)
-                .ok_or(StoreError::NoMigration { path: self.path.clone(), found: v })?;
-            tracing::warn!(from = v, to = v + 1, step = step.what, "upgrading the store");
-            (step.run)(self)?;
-            let mut b = WriteBatch::default();
-            self.put_schema_version(&mut b, v + 1);
-            self.write(b, true)?;
-            v += 1;
-        }
-        Ok(())
+        let err = Store::open(dir.path()).err().unwrap().to_string();
+        assert!(err.contains("needs an upgrade") && err.contains("upgrade --data"), "{err}");
+        assert_eq!(Store::open_any_schema(dir.path()).unwrap().schema_version().unwrap(), SCHEMA_VERSION - 1);
+        assert_eq!(open(dir.path()).unwrap().schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(Store::open(dir.path()).unwrap().schema_version().unwrap(), SCHEMA_VERSION);
     }
 }

@@ -9,15 +9,16 @@ use textorigin_core::neardup;
 use textorigin_core::rabin::Rabin;
 use textorigin_core::text::{tokenize, Terms};
 
+use crate::storage::recompute::Recomputer;
 use crate::storage::search;
 use crate::storage::store::{DocMeta, Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    // The earlier documents' sketches and sentences this step reads are computed
-    // from their texts (schema 16), split by words as schemas before 11 did.
-    store.tokenize_by(Terms::Words);
     let cfg = store.neardup_config()?;
     let q = store.quote_config()?;
+    // The earlier documents' sketches this step reads are computed from their texts
+    // (schema 16), split by words as schemas before 11 did.
+    let rc = Recomputer::new(Terms::Words, cfg.clone(), q.clone());
     let mut indexes = super::scratch_indexes(&q);
     store.put_neardup_config(&cfg)?;
     let rabin = Rabin::new(cfg.k as usize);
@@ -26,15 +27,8 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
     for meta in metas {
         let text = store.text(meta.seq)?.unwrap_or_default();
         tokenize(&text, &rabin, &mut tokens);
-        let nd = search::near_dups(
-            store,
-            &cfg,
-            meta.seq,
-            neardup::sketch(&cfg, &tokens, &rabin),
-            &indexes,
-            |_| false,
-            None,
-        )?;
+        let nd =
+            search::near_dups(store, &rc, meta.seq, neardup::sketch(&cfg, &tokens, &rabin), &indexes, |_| false, None)?;
         indexes.add(&q, meta.seq, &IndexAdd { nd_keys: nd.keys.clone(), ..IndexAdd::default() });
         let mut b = WriteBatch::default();
         store.add_near_dups(&mut b, meta.seq, &nd);

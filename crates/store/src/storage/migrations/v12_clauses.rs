@@ -7,10 +7,10 @@
 use serde::Deserialize;
 use textorigin_core::quote::QuoteConfig;
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store};
 use super::rewrite_meta;
 use super::v7_origin_options::{quote_config_of, QuoteConfigV6};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
 
 /// The quotation configuration as schemas 8 to 11 stored it: schema 6's fields, then
 /// four.

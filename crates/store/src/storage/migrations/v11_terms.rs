@@ -8,10 +8,10 @@ use serde::Deserialize;
 use textorigin_core::config::Config;
 use textorigin_core::text::Terms;
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store};
 use super::rewrite_meta;
 use super::v8_feature_switches::{config_of_v7, ConfigV7};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
 
 /// The configuration as schemas 8 to 10 stored it: schema 7's fields, then two.
 #[derive(Deserialize)]

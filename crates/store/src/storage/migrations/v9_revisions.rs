@@ -6,7 +6,7 @@
 
 use rocksdb::WriteBatch;
 
-use super::super::{Result, Store};
+use crate::storage::store::{Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
     let mut b = WriteBatch::default();

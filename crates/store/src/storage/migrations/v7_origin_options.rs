@@ -17,10 +17,10 @@ use textorigin_core::quote::QuoteConfig;
 use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 
-use super::super::codec::{decode, encode, seq_key};
-use super::super::meta::MetaKey;
-use super::super::{DocMeta, Result, Store, StoreError, CF_ND_SKETCH, CF_RESULTS};
 use super::rewrite_meta;
+use crate::storage::store::codec::{decode, encode, seq_key};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{DocMeta, Result, Store, StoreError, CF_ND_SKETCH, CF_RESULTS};
 
 /// The configuration as schema 6 stored it (postcard: field order matters).
 #[derive(Serialize, Deserialize)]

@@ -11,10 +11,10 @@ use serde::Deserialize;
 use textorigin_core::config::Config;
 use textorigin_core::quote::QuoteConfig;
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store};
 use super::rewrite_meta;
 use super::v7_origin_options::{config_of, quote_config_of, ConfigV6, QuoteConfigV6};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
 
 /// The configuration as schema 7 stored it: schema 6's fields, then two (postcard
 /// writes a nested struct as its fields, in order).

@@ -10,10 +10,10 @@
 use serde::Deserialize;
 use textorigin_core::config::{Attribution, Config, Density, Dominant, HtmlMode, Templates, TEMPLATE_PAGES};
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store};
 use super::rewrite_meta;
 use super::v17_density::{config_of_v16, ConfigV16};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
 
 /// The configuration as schemas 17 to 19 stored it: schema 16's fields, then `density`
 /// and `dominant`.

@@ -13,10 +13,10 @@ use textorigin_core::estimate::Estimation;
 use textorigin_core::select::Selection;
 use textorigin_core::table::Eviction;
 
-use super::super::meta::MetaKey;
-use super::super::{Result, Store, CF_META, LEGACY_CFS};
 use super::rewrite_meta;
 use super::v7_origin_options::ConfigV6;
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store, CF_META, LEGACY_CFS};
 
 /// The configuration as schemas 1-5 stored it (postcard: field order matters).
 #[derive(Deserialize)]
