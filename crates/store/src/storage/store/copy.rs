@@ -14,7 +14,7 @@ use std::path::Path;
 
 use rocksdb::{ColumnFamilyDescriptor, FlushOptions, IteratorMode, Options, WriteBatch, WriteOptions, DB};
 
-use super::{open_error, Result, Store, StoreError, CFS, LEGACY_CFS};
+use super::{open_error, Result, Store, StoreError, COLUMN_FAMILIES, LEGACY_CFS};
 
 /// Bytes of records written to the copy in one batch.
 const BATCH_BYTES: usize = 4 << 20;
@@ -30,8 +30,12 @@ impl Store {
     /// must not hold one), flushed to its table files and synced; `progress` is called
     /// with the bytes copied so far. Returns the records copied.
     pub fn copy_into(&self, dest: &Path, mut progress: impl FnMut(u64)) -> Result<u64> {
-        let names: Vec<&str> =
-            CFS.iter().chain(LEGACY_CFS.iter()).copied().filter(|n| self.db.cf_handle(n).is_some()).collect();
+        let names: Vec<&str> = COLUMN_FAMILIES
+            .iter()
+            .chain(LEGACY_CFS.iter())
+            .copied()
+            .filter(|n| self.db.cf_handle(n).is_some())
+            .collect();
         let descriptors = Self::descriptors().into_iter().filter(|d| names.contains(&d.name())).chain(
             LEGACY_CFS
                 .iter()

@@ -2,38 +2,8 @@
 //!
 //! Schema version [`SCHEMA_VERSION`] (the ledger, a file a step, is `migrations/`;
 //! `docs/ARCHITECTURE.md` has the map). The column families and their records, with
-//! the schema that added each:
-//!
-//! | column family | key | value |
-//! | --- | --- | --- |
-//! | `meta` | `schema_version` | u32 LE |
-//! | `meta` | `config` | version byte 1, postcard [`Config`](textorigin_core::config::Config) (fields added behind the others: `propagate` and `align` in 7, the feature switches in 8, `terms` in 11, the density in 17, `html` in 20, the templates in 21) |
-//! | `meta` | `next_seq` | u64 LE: the sequence number the next document gets |
-//! | `meta` | `store_id` | u64 LE: the store's identity, carried by checkpoint slots (made on first write open) |
-//! | `meta` | `neardup_config` | version byte 1, postcard [`NearDupConfig`](textorigin_core::neardup::NearDupConfig) (2) |
-//! | `meta` | `quote_config` | postcard [`QuoteConfig`](textorigin_core::quote::QuoteConfig) (3) |
-//! | `meta` | `failed_next` | u64 LE: the next failure number (4) |
-//! | `meta` | `aggregator` | postcard bool: a deployment aggregator, whose table file holds no buckets |
-//! | `meta` | `tpl/l/` + site + line hash, `tpl/d/` + seq | a line's pages on a site; a document's template lines ([`templates`], 21) |
-//! | `docs` | seq, u64 BE | version byte 1, postcard [`DocMeta`], then the tails later builds added (`documents::encode_doc`) |
-//! | `names` | name bytes, 0x00, seq u64 BE | empty |
-//! | `text` | seq, u64 BE | version byte 1, UTF-8 text (zstd-compressed by RocksDB) |
-//! | `results` | seq, u64 BE | version byte 1, postcard [`DocResult`] |
-//! | `nd_sketch` | seq, u64 BE | version byte 1, postcard [`Sketch`](textorigin_core::neardup::Sketch) (2; since 16 only those an older build computed otherwise: `storage/recompute.rs`) |
-//! | `nd_result` | seq, u64 BE | version byte 1, postcard `Vec<NearDup>`: earlier near-duplicates (2) |
-//! | `nd_later` | earlier seq BE, later seq BE | version byte 1, postcard [`NearDup`](textorigin_core::neardup::NearDup) seen from the earlier one (2) |
-//! | `nd_late` | seq BE, late arrival BE | version byte 1, postcard [`NearDup`](textorigin_core::neardup::NearDup): a pair oriented by publication (10) |
-//! | `q_sent` | seq BE, sentence u32 BE | version byte 1, postcard [`Sentence`](textorigin_core::quote::Sentence) without its clauses (3; since 16 only those an older build split otherwise: `storage/recompute.rs`) |
-//! | `q_result` | seq BE | version byte 1, postcard `Vec<Quotation>` (3) |
-//! | `q_late` | quoting seq BE, late arrival BE | version byte 1, postcard `Vec<Quotation>`: its sentences quoting the late arrival (10) |
-//! | `admitted` | xxh3-128 of a spool file's name and bytes, BE | u32 LE documents done, u32 LE documents in the file (4), u32 LE documents failed (5; absent in older records): a [`FileAdmission`], read while `u32::MAX` in the file, failed whole at 0 |
-//! | `admitted` | `d` + a document's [`document_key`], BE (17 bytes) | u64 BE: the document's id (7) |
-//! | `failed` | u64 BE counter | version byte 1, postcard [`Failure`] (4) |
-//! | `failed_docs` | a failed input document's source (`path:LINE`) | version byte 1, postcard [`DocFailure`]: its id and why (15) |
-//! | `copiers` | origin BE, copier BE | empty: who copied from whom (9) |
-//! | `revisions` | seq BE, cause BE | version byte 1, postcard [`DocResult`]: the result before a revision (9) |
-//! | `stage` | seq BE | what a deployment partition's stage keeps with the document (18) |
-//! | `book` | `t`/`r` + seq, `c` + origin + copier, `s` | a partition's book of the other partitions' documents ([`book`], 19) |
+//! the schema that added each, are declared once in `schema.rs`: the table is
+//! [`COLUMN_FAMILIES`]'s documentation.
 //!
 //! Schema 6 moved the derived indexes (near-duplicate keys, qSign signatures, document
 //! frequencies) out of RocksDB into the table file (`textorigin_core::index`); the
@@ -74,6 +44,7 @@ mod open;
 pub mod partitions;
 pub mod quote_index;
 pub mod revisions;
+mod schema;
 pub mod spool_log;
 pub mod templates;
 
@@ -85,6 +56,8 @@ pub use open::Found;
 use open::{data_dir, files, open_error, Files};
 pub(crate) use quote_index::sentence_key;
 pub use revisions::{Revised, Revision, Revisions};
+pub use schema::COLUMN_FAMILIES;
+pub(crate) use schema::*;
 pub use spool_log::{
     admission_key, document_key, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure, FileAdmission,
 };
@@ -103,52 +76,6 @@ const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
 pub const SCHEMA_VERSION: u32 = 22;
-
-pub(crate) const CF_META: &str = "meta";
-const CF_DOCS: &str = "docs";
-const CF_NAMES: &str = "names";
-pub(crate) const CF_TEXT: &str = "text";
-pub(crate) const CF_RESULTS: &str = "results";
-pub(crate) const CF_ND_SKETCH: &str = "nd_sketch";
-const CF_ND_RESULT: &str = "nd_result";
-const CF_ND_LATER: &str = "nd_later";
-const CF_ND_LATE: &str = "nd_late";
-pub(crate) const CF_Q_SENT: &str = "q_sent";
-const CF_Q_RESULT: &str = "q_result";
-const CF_Q_LATE: &str = "q_late";
-const CF_ADMITTED: &str = "admitted";
-const CF_FAILED: &str = "failed";
-const CF_COPIERS: &str = "copiers";
-const CF_REVISIONS: &str = "revisions";
-const CF_FAILED_DOCS: &str = "failed_docs";
-/// What a deployment's stage keeps with each document for a restart (schema 18: a
-/// partition's feedback, [`DocumentWrite::stage`]).
-const CF_STAGE: &str = "stage";
-/// What a partition keeps of the other partitions' documents (schema 19, [`book`]).
-const CF_BOOK: &str = "book";
-/// Column families of schemas 2-5 that schema 6 drops (the derived indexes).
-pub(crate) const LEGACY_CFS: [&str; 3] = ["nd_index", "q_index", "q_df"];
-const CFS: [&str; 19] = [
-    CF_ADMITTED,
-    CF_FAILED,
-    CF_META,
-    CF_DOCS,
-    CF_NAMES,
-    CF_TEXT,
-    CF_RESULTS,
-    CF_ND_SKETCH,
-    CF_ND_RESULT,
-    CF_ND_LATER,
-    CF_ND_LATE,
-    CF_Q_SENT,
-    CF_Q_RESULT,
-    CF_Q_LATE,
-    CF_COPIERS,
-    CF_REVISIONS,
-    CF_FAILED_DOCS,
-    CF_STAGE,
-    CF_BOOK,
-];
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -453,7 +380,7 @@ impl Store {
     /// what the store keeps, by kind (the write-ahead log and memtables aside).
     pub fn disk_use(&self) -> Result<Vec<(&'static str, u64)>> {
         let mut out = Vec::new();
-        for name in CFS {
+        for name in COLUMN_FAMILIES {
             let bytes = self
                 .db
                 .property_int_value_cf(self.cf(name), "rocksdb.total-sst-files-size")
@@ -493,7 +420,7 @@ impl Store {
     /// its data once, compressed (the log held a second, raw copy: 24 of the 94 MB of
     /// the first 50,000 GCC entries' store).
     pub fn flush_memtables(&self) -> Result<()> {
-        let cfs: Vec<_> = CFS.iter().map(|&name| self.cf(name)).collect();
+        let cfs: Vec<_> = COLUMN_FAMILIES.iter().map(|&name| self.cf(name)).collect();
         self.db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default()).map_err(self.db_err())
     }
 

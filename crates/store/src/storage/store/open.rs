@@ -9,7 +9,7 @@ use std::path::Path;
 use rocksdb::{ColumnFamilyDescriptor, Options, WriteBatch, DB};
 
 use super::{
-    cache, Result, Store, StoreError, BLOCK_CACHE_BYTES, CFS, CF_ADMITTED, CF_META, CF_TEXT, LEGACY_CFS,
+    cache, Result, Store, StoreError, BLOCK_CACHE_BYTES, CF_ADMITTED, CF_META, CF_TEXT, COLUMN_FAMILIES, LEGACY_CFS,
     MAX_TOTAL_WAL_BYTES, MEMTABLE_BYTES, SCHEMA_VERSION, TEXT_MEMTABLE_BYTES,
 };
 
@@ -33,7 +33,8 @@ impl Store {
     pub(super) fn descriptors() -> Vec<ColumnFamilyDescriptor> {
         // One block cache for all column families (by default each would have its own).
         let cache = rocksdb::Cache::new_lru_cache(BLOCK_CACHE_BYTES);
-        CFS.iter()
+        COLUMN_FAMILIES
+            .iter()
             .map(|&name| {
                 let mut o = Options::default();
                 // zstd wherever there is something to compress (on the first 50,000 GCC
@@ -132,7 +133,7 @@ impl Store {
         if v < SCHEMA_VERSION {
             return Err(StoreError::Older { path: path.to_path_buf(), found: v });
         }
-        if CFS.iter().any(|c| store.db.cf_handle(c).is_none()) {
+        if COLUMN_FAMILIES.iter().any(|c| store.db.cf_handle(c).is_none()) {
             return Err(StoreError::Missing(data_dir(path).to_path_buf()));
         }
         Ok(store)
