@@ -22,8 +22,9 @@ use super::store::{NearDupWrite, Result, Store, StoreError};
 /// key with it (found through `indexes`); those for which `later` holds were published
 /// after it. With `verify` (the engine and the document's tokens), a pair near the
 /// threshold is decided by the exact resemblance of the two documents' shingles
-/// ([`NearDupConfig::verify`](textorigin_core::neardup::NearDupConfig::verify)), the other's read from its stored text as alignment
-/// reads it.
+/// ([`NearDupConfig::verify`](textorigin_core::neardup::NearDupConfig::verify)), the
+/// other's read from its stored text as alignment reads it. The near-duplicate
+/// configuration is `rc`'s.
 pub fn near_dups(
     store: &Store,
     rc: &Recomputer,
@@ -57,7 +58,7 @@ pub fn near_dups(
 
 /// Finds the quotations of a new document's sentences among the earlier documents'
 /// (found through `indexes`); those for which `later` holds were published after it
-/// ([`quote::find`]).
+/// ([`quote::find`]), with `rc`'s quotation configuration.
 pub fn quotations(
     store: &Store,
     rc: &Recomputer,

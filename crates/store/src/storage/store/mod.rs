@@ -21,9 +21,10 @@
 //! One module per concern: `codec` (the value and key encodings), [`meta`] (typed
 //! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`revisions`],
 //! [`templates`], [`spool_log`] (admission and failures), [`book`] and [`partitions`]
-//! (a deployment's), `open` (opening, and what a store's files say), `cache` (read
-//! caches) and `copy` (a consistent copy for `backup`). The store records; what reads it to search or compute is beside it
-//! (`crate::storage::search`, `crate::storage::recompute`), the verdicts and scores
+//! (a deployment's), `schema` (the column families, one list), `open` (opening, and
+//! what a store's files say), `cache` (read caches) and `copy` (a consistent copy for
+//! `backup`). The store records; what reads it to search or to compute again is beside
+//! it (`crate::storage::search`, `crate::storage::recompute`), the verdicts and scores
 //! computed in `textorigin_core`.
 
 use std::path::{Path, PathBuf};
