@@ -236,7 +236,8 @@ mod tests {
 
     use super::*;
     use crate::storage::search;
-    use crate::storage::store::{seq_key, DocumentWrite, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
+    use crate::storage::store::codec::seq_key;
+    use crate::storage::store::{DocumentWrite, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
 
     const TEXTS: [&str; 3] = [
         "The committee met on Tuesday. It is too early to tell, the chair said, whether the plan will pass.",

@@ -185,14 +185,7 @@ fn scratch_indexes(q: &textorigin_core::quote::QuoteConfig) -> textorigin_core::
 /// and recomputations above it).
 pub fn open(path: &std::path::Path) -> Result<Store> {
     let mut store = Store::open_any_schema(path)?;
-    let mut v = store.schema_version()?;
-    if v > SCHEMA_VERSION {
-        return Err(StoreError::Newer { path: store.path().to_path_buf(), found: v });
-    }
-    if v == 0 {
-        store.stamp_new()?;
-        v = SCHEMA_VERSION;
-    }
+    let mut v = store.schema_behind()?.unwrap_or(SCHEMA_VERSION);
     while v < SCHEMA_VERSION {
         let step = MIGRATIONS
             .iter()

@@ -5,11 +5,12 @@
 //! keeps the others, which reads prefer; a re-run after a crash finds fewer to
 //! compare.
 
-use rocksdb::WriteBatch;
+use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::quote::QuoteConfig;
 
 use crate::storage::recompute::Recomputer;
-use crate::storage::store::{sentence_key, Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT};
+use crate::storage::store::codec::be_u64;
+use crate::storage::store::{sentence_key, Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
 
 /// Documents per batch of the step.
 const BATCH: usize = 4096;
@@ -37,12 +38,14 @@ pub(crate) fn drop_recomputable(store: &Store) -> Result<(u64, u64)> {
     let mut kept = (0, 0);
     let mut batch = WriteBatch::default();
     let mut pending = 0;
-    let seqs: Vec<u64> = store.text_seqs().collect::<Result<_>>()?;
-    for seq in seqs {
-        let Some(text) = store.text(seq)? else { continue };
+    // One pass over the texts (keys and values read together).
+    for item in store.db.iterator_cf(store.cf(CF_TEXT), IteratorMode::Start) {
+        let (k, v) = item.map_err(store.db_err())?;
+        let seq = be_u64(&k, 0);
+        let text = store.decode_stored_text(seq, &v)?;
         if let Some(stored) = store.stored_sketch(seq)? {
             if stored == rc.sketch_of(&text, &[]) {
-                batch.delete_cf(store.cf(CF_ND_SKETCH), crate::storage::store::seq_key(seq));
+                batch.delete_cf(store.cf(CF_ND_SKETCH), &k);
             } else {
                 kept.0 += 1;
             }

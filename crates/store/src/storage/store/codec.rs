@@ -121,7 +121,7 @@ pub(super) fn le_u64(v: &[u8]) -> Option<u64> {
 }
 
 /// A big-endian u64 at `at` of a key.
-pub(super) fn be_u64(k: &[u8], at: usize) -> u64 {
+pub(crate) fn be_u64(k: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(k[at..at + 8].try_into().expect("key layout"))
 }
 

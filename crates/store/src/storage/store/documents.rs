@@ -245,7 +245,7 @@ impl Store {
     }
 
     /// Document `seq`'s text from its stored value (`text`).
-    pub(super) fn decode_stored_text(&self, seq: u64, v: &[u8]) -> Result<String> {
+    pub(crate) fn decode_stored_text(&self, seq: u64, v: &[u8]) -> Result<String> {
         decode_text(v).map_err(|reason| StoreError::Corrupt {
             path: self.path.clone(),
             what: format!("text of {seq}"),

@@ -50,7 +50,6 @@ pub mod spool_log;
 pub mod templates;
 
 pub use book::{BookState, BookWrite};
-pub(crate) use codec::seq_key;
 pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
 pub use open::Found;

@@ -65,11 +65,8 @@ impl Store {
     /// second one gets RocksDB's lock error.
     pub fn open(path: &Path) -> Result<Store> {
         let store = Self::open_any_schema(path)?;
-        match store.schema_version()? {
-            0 => store.stamp_new()?,
-            SCHEMA_VERSION => {}
-            found if found > SCHEMA_VERSION => return Err(StoreError::Newer { path: path.to_path_buf(), found }),
-            found => return Err(StoreError::Older { path: path.to_path_buf(), found }),
+        if let Some(found) = store.schema_behind()? {
+            return Err(StoreError::Older { path: path.to_path_buf(), found });
         }
         store.settle()?;
         Ok(store)
@@ -99,11 +96,22 @@ impl Store {
         })
     }
 
-    /// Stamps a new store (schema 0: nothing written yet) with [`SCHEMA_VERSION`].
-    pub(crate) fn stamp_new(&self) -> Result<()> {
-        let mut b = WriteBatch::default();
-        self.put_schema_version(&mut b, SCHEMA_VERSION);
-        self.write(b, true)
+    /// The schema of a store just opened for writing, against this build's: a new store
+    /// (schema 0, nothing written yet) is stamped with [`SCHEMA_VERSION`], a newer one
+    /// refused; an older one's version is given, for the upgrade steps (None: this
+    /// build's).
+    pub(crate) fn schema_behind(&self) -> Result<Option<u32>> {
+        match self.schema_version()? {
+            0 => {
+                let mut b = WriteBatch::default();
+                self.put_schema_version(&mut b, SCHEMA_VERSION);
+                self.write(b, true)?;
+                Ok(None)
+            }
+            SCHEMA_VERSION => Ok(None),
+            found if found > SCHEMA_VERSION => Err(StoreError::Newer { path: self.path.clone(), found }),
+            found => Ok(Some(found)),
+        }
     }
 
     /// What a store of this build's schema does once open for writing: makes its
