@@ -236,7 +236,6 @@ mod tests {
 
     use super::*;
     use crate::storage::search;
-    use crate::storage::store::codec::seq_key;
     use crate::storage::store::{DocumentWrite, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
 
     const TEXTS: [&str; 3] = [
@@ -292,7 +291,7 @@ mod tests {
         // Opened again: empty caches, everything computed from the texts.
         let s = Store::open(dir.path()).unwrap();
         let rc = Recomputer::of(&s).unwrap();
-        assert_eq!((stored(&s, CF_ND_SKETCH), stored(&s, CF_Q_SENT)), (0, 0));
+        assert_eq!((stored(&s, CF_ND_SKETCH.name), stored(&s, CF_Q_SENT.name)), (0, 0));
         for (i, (sketch, sentences)) in computed.iter().enumerate() {
             let seq = i as u64 + 1;
             assert_eq!(*rc.sketch(&s, seq).unwrap().unwrap(), *sketch);
@@ -353,14 +352,14 @@ mod tests {
         assert_eq!(*rc.sketch(&s, 1).unwrap().unwrap(), computed[0].0);
         assert_eq!(rc.sentence(&s, 1, 0).unwrap().unwrap().to_sentence(), computed[0].1[0]);
         let mut b = WriteBatch::default();
-        b.delete_cf(s.cf(CF_TEXT), seq_key(4));
+        s.delete(&mut b, CF_TEXT, &4);
         s.write(b, true).unwrap();
         assert_eq!(*rc.sketch(&s, 4).unwrap().unwrap(), computed[0].0);
         assert_eq!(rc.sentence(&s, 4, 1).unwrap().unwrap().to_sentence(), computed[0].1[1]);
         // A document whose metadata holds no hash of this build's (the test's "h") is
         // read: without its text it has neither.
         let mut b = WriteBatch::default();
-        b.delete_cf(s.cf(CF_TEXT), seq_key(2));
+        s.delete(&mut b, CF_TEXT, &2);
         s.write(b, true).unwrap();
         assert!(rc.sketch(&s, 2).unwrap().is_none() && rc.sentence(&s, 2, 0).unwrap().is_none());
     }
@@ -375,7 +374,7 @@ mod tests {
         // document 2 otherwise (a sketch without its rate, a sentence cut elsewhere).
         let put_sketch = |seq: u64, sketch: &Sketch| {
             let mut b = WriteBatch::default();
-            b.put_cf(s.cf(CF_ND_SKETCH), seq_key(seq), crate::storage::store::codec::encode(sketch));
+            s.put(&mut b, CF_ND_SKETCH, &seq, sketch);
             s.write(b, true).unwrap();
         };
         put_sketch(1, &computed[0].0);
@@ -388,7 +387,7 @@ mod tests {
         for _ in 0..2 {
             // A re-run after a crash keeps the same.
             assert_eq!(crate::storage::migrations::v16_recomputed::drop_recomputable(&s).unwrap(), (1, 1));
-            assert_eq!((stored(&s, CF_ND_SKETCH), stored(&s, CF_Q_SENT)), (1, 2));
+            assert_eq!((stored(&s, CF_ND_SKETCH.name), stored(&s, CF_Q_SENT.name)), (1, 2));
         }
         let s = {
             drop(s);

@@ -163,7 +163,7 @@ fn rewrite_meta<Old: DeserializeOwned, New: Serialize + DeserializeOwned>(
     what: &str,
     convert: impl FnOnce(Old) -> New,
 ) -> Result<()> {
-    let Some(bytes) = store.get(CF_META, key.bytes())? else { return Ok(()) };
+    let Some(bytes) = store.read(CF_META, key.bytes())? else { return Ok(()) };
     if decode::<New>(&bytes).is_ok() {
         return Ok(());
     }

@@ -29,7 +29,7 @@ fn compact(s: &Sketch) -> Option<Sketch> {
 pub(super) fn run(store: &mut Store) -> Result<()> {
     let mut batch = WriteBatch::default();
     let mut pending = 0;
-    for item in store.db.iterator_cf(store.cf(CF_ND_SKETCH), IteratorMode::Start) {
+    for item in store.db.iterator_cf(store.cf(CF_ND_SKETCH.name), IteratorMode::Start) {
         let (key, bytes) = item.map_err(store.db_err())?;
         let sketch: Sketch = decode(&bytes).map_err(|reason| StoreError::Corrupt {
             path: store.path.clone(),
@@ -37,7 +37,7 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
             reason,
         })?;
         if let Some(new) = compact(&sketch) {
-            batch.put_cf(store.cf(CF_ND_SKETCH), &key, encode(&new));
+            batch.put_cf(store.cf(CF_ND_SKETCH.name), &key, encode(&new));
             pending += 1;
         }
         if pending == BATCH {

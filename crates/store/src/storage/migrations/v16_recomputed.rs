@@ -10,7 +10,7 @@ use textorigin_core::quote::QuoteConfig;
 
 use crate::storage::recompute::Recomputer;
 use crate::storage::store::codec::be_u64;
-use crate::storage::store::{sentence_key, Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
+use crate::storage::store::{Result, Store, StoreError, CF_ND_SKETCH, CF_Q_SENT, CF_TEXT};
 
 /// Documents per batch of the step.
 const BATCH: usize = 4096;
@@ -39,13 +39,12 @@ pub(crate) fn drop_recomputable(store: &Store) -> Result<(u64, u64)> {
     let mut batch = WriteBatch::default();
     let mut pending = 0;
     // One pass over the texts (keys and values read together).
-    for item in store.db.iterator_cf(store.cf(CF_TEXT), IteratorMode::Start) {
-        let (k, v) = item.map_err(store.db_err())?;
+    for item in store.scan(CF_TEXT, IteratorMode::Start) {
+        let (k, text) = item?;
         let seq = be_u64(&k, 0);
-        let text = store.decode_stored_text(seq, &v)?;
         if let Some(stored) = store.stored_sketch(seq)? {
             if stored == rc.sketch_of(&text, &[]) {
-                batch.delete_cf(store.cf(CF_ND_SKETCH), &k);
+                store.delete(&mut batch, CF_ND_SKETCH, &seq);
             } else {
                 kept.0 += 1;
             }
@@ -54,7 +53,7 @@ pub(crate) fn drop_recomputable(store: &Store) -> Result<(u64, u64)> {
         if !stored.is_empty() {
             let split = rc.split(&text);
             if stored.iter().all(|(idx, s)| split.get(*idx as usize) == Some(s)) {
-                batch.delete_range_cf(store.cf(CF_Q_SENT), sentence_key(seq, 0), sentence_key(seq + 1, 0));
+                store.delete_range(&mut batch, CF_Q_SENT, &(seq, 0), &(seq + 1, 0));
             } else {
                 kept.1 += 1;
             }
@@ -70,7 +69,7 @@ pub(crate) fn drop_recomputable(store: &Store) -> Result<(u64, u64)> {
     store.sync()?;
     step_failpoint(store)?;
     // Their files go now, not at some later compaction.
-    for cf in [CF_ND_SKETCH, CF_Q_SENT] {
+    for cf in [CF_ND_SKETCH.name, CF_Q_SENT.name] {
         store.db.compact_range_cf(store.cf(cf), None::<&[u8]>, None::<&[u8]>);
     }
     store.note_kept();

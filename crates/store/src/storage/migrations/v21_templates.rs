@@ -51,7 +51,7 @@ mod tests {
         let full = encode(&made);
         let v20 = &full[..full.len() - 2];
         let mut b = rocksdb::WriteBatch::default();
-        b.put_cf(store.cf(CF_META), MetaKey::Config.bytes(), v20);
+        b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), v20);
         store.write(b, true).unwrap();
         assert!(store.config().is_err(), "a schema 20 config does not read as this one");
         run(&mut store).unwrap();

@@ -43,7 +43,7 @@ mod tests {
         let full = encode(&made);
         let v21 = &full[..full.len() - 1];
         let mut b = rocksdb::WriteBatch::default();
-        b.put_cf(store.cf(CF_META), MetaKey::QuoteConfig.bytes(), v21);
+        b.put_cf(store.cf(CF_META.name), MetaKey::QuoteConfig.bytes(), v21);
         store.write(b, true).unwrap();
         assert!(store.stored_quote_config().is_err(), "a schema 21 quote config does not read as this one");
         run(&mut store).unwrap();

@@ -48,7 +48,7 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         index_bytes: default_index_bytes(old.table_bytes),
     })?;
     let mut b = WriteBatch::default();
-    b.delete_cf(store.cf(CF_META), MetaKey::QuoteDocs.bytes());
+    b.delete_cf(store.cf(CF_META.name), MetaKey::QuoteDocs.bytes());
     store.write(b, true)?;
     for name in LEGACY_CFS {
         if store.db.cf_handle(name).is_some() {

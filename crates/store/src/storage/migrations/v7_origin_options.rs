@@ -126,9 +126,9 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         let mut b = WriteBatch::default();
         if let Some(mut result) = store.result(meta.seq)? {
             result.rederive_schema_6();
-            b.put_cf(store.cf(CF_RESULTS), seq_key(meta.seq), encode(&result));
+            b.put_cf(store.cf(CF_RESULTS.name), seq_key(meta.seq), encode(&result));
         }
-        if let Some(bytes) = store.get(CF_ND_SKETCH, &seq_key(meta.seq))? {
+        if let Some(bytes) = store.read(CF_ND_SKETCH.records::<crate::storage::store::table::Raw>(), &meta.seq)? {
             if decode::<Sketch>(&bytes).is_err() {
                 let old: SketchV6 = decode(&bytes).map_err(|reason| StoreError::Corrupt {
                     path: store.path.clone(),
@@ -138,7 +138,7 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
                 // Its sampling ratio is unknown (0): it compares on its own min-values, as before.
                 let new =
                     Sketch { exact: old.exact, mins: old.mins, simhash: old.simhash, rate: 0, coarse: Vec::new() };
-                b.put_cf(store.cf(CF_ND_SKETCH), seq_key(meta.seq), encode(&new));
+                b.put_cf(store.cf(CF_ND_SKETCH.name), seq_key(meta.seq), encode(&new));
             }
         }
         store.write(b, false)?;

@@ -15,7 +15,8 @@ use rocksdb::{Direction, IteratorMode, WriteBatch};
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
-use super::codec::{decode_result, encode, encode_result, seq_key};
+use super::codec::seq_key;
+use super::table::{Empty, Postcard, ResultValue};
 use super::{Result, Store, CF_BOOK};
 
 /// How far a partition's book has read the log.
@@ -55,8 +56,7 @@ fn key(tag: u8, seq: u64) -> [u8; 9] {
 impl Store {
     /// The book's state, none before its first write.
     pub fn book_state(&self) -> Result<Option<BookState>> {
-        let v = self.db.get_cf(self.cf(CF_BOOK), STATE).map_err(self.db_err())?;
-        v.map(|v| self.decode("book state", &v)).transpose()
+        self.read(CF_BOOK.records::<Postcard<BookState>>(), STATE)
     }
 
     /// Writes what the book learnt, with its state, in one batch (not synced: a crash
@@ -64,33 +64,31 @@ impl Store {
     /// there).
     pub fn write_book(&self, w: &BookWrite) -> Result<()> {
         let mut b = WriteBatch::default();
-        let cf = self.cf(CF_BOOK);
         for (seq, t) in (w.from..).zip(&w.times) {
-            b.put_cf(cf, key(b't', seq), t.to_le_bytes());
+            self.put(&mut b, CF_BOOK, &key(b't', seq), &t.to_le_bytes());
         }
         for (seq, r) in &w.results {
-            b.put_cf(cf, key(b'r', *seq), encode_result(r));
+            self.put(&mut b, CF_BOOK.records::<ResultValue>(), &key(b'r', *seq), r);
         }
         for &(origin, copier) in &w.copiers {
             let mut k = [0u8; 17];
             k[..9].copy_from_slice(&key(b'c', origin));
             k[9..].copy_from_slice(&seq_key(copier));
-            b.put_cf(cf, k, []);
+            self.put(&mut b, CF_BOOK, &k, &[]);
         }
-        b.put_cf(cf, STATE, encode(&w.state));
+        self.put(&mut b, CF_BOOK.records::<Postcard<BookState>>(), STATE, &w.state);
         self.write(b, false)
     }
 
     /// Document `seq`'s place as the book wrote it.
     pub(super) fn book_time(&self, seq: u64) -> Result<Option<i64>> {
-        let v = self.db.get_cf(self.cf(CF_BOOK), key(b't', seq)).map_err(self.db_err())?;
+        let v = self.read(CF_BOOK, &key(b't', seq))?;
         Ok(v.and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok()).map(i64::from_le_bytes))
     }
 
     /// Another partition's document `seq`'s result as the book wrote it.
     pub(super) fn book_result(&self, seq: u64) -> Result<Option<DocResult>> {
-        let v = self.db.get_cf(self.cf(CF_BOOK), key(b'r', seq)).map_err(self.db_err())?;
-        v.map(|v| self.decode_with(decode_result, "book result", &v)).transpose()
+        self.read(CF_BOOK.records::<ResultValue>(), &key(b'r', seq))
     }
 
     /// The copiers of `origin` the book wrote, ascending.
@@ -98,8 +96,8 @@ impl Store {
         let prefix = key(b'c', origin);
         let mut out = Vec::new();
         let mode = IteratorMode::From(&prefix, Direction::Forward);
-        for item in self.db.iterator_cf(self.cf(CF_BOOK), mode) {
-            let (k, _) = item.map_err(self.db_err())?;
+        for item in self.scan(CF_BOOK.records::<Empty>(), mode) {
+            let (k, ()) = item?;
             if !k.starts_with(&prefix) {
                 break;
             }

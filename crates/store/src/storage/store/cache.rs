@@ -293,8 +293,8 @@ impl Store {
         // (An older store opened read-only may lack them: it is refused right after.)
         let any =
             |cf| self.db.cf_handle(cf).is_some_and(|h| self.db.iterator_cf(h, IteratorMode::Start).next().is_some());
-        self.caches.kept_sketches.store(any(CF_ND_SKETCH), Ordering::Relaxed);
-        self.caches.kept_sentences.store(any(CF_Q_SENT), Ordering::Relaxed);
+        self.caches.kept_sketches.store(any(CF_ND_SKETCH.name), Ordering::Relaxed);
+        self.caches.kept_sentences.store(any(CF_Q_SENT.name), Ordering::Relaxed);
     }
 }
 

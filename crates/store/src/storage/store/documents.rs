@@ -8,7 +8,8 @@ use textorigin_core::engine::DocResult;
 use crate::input::date::parse_published;
 
 use super::cache::DocFacts;
-use super::codec::{decode_result, decode_text, decode_with_tail, encode, encode_result, encode_text, seq_key};
+use super::codec::{decode_with_tail, encode, seq_key};
+use super::table::{Empty, Raw, Value};
 use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_STAGE, CF_TEXT};
 
 /// Metadata of a stored document.
@@ -135,6 +136,20 @@ fn encode_doc(meta: &DocMeta) -> Vec<u8> {
     v
 }
 
+/// The values of `docs` ([`encode_doc`]).
+pub(super) struct DocValue;
+
+impl Value for DocValue {
+    type In = DocMeta;
+    type Out = DocMeta;
+    fn encode(meta: &DocMeta) -> Vec<u8> {
+        encode_doc(meta)
+    }
+    fn decode(bytes: &[u8]) -> std::result::Result<DocMeta, String> {
+        decode_doc(bytes)
+    }
+}
+
 fn decode_doc(bytes: &[u8]) -> std::result::Result<DocMeta, String> {
     let (mut meta, tail) = decode_with_tail::<DocMeta>(bytes)?;
     if !tail.is_empty() {
@@ -167,27 +182,26 @@ fn name_key(name: &str, seq: u64) -> Vec<u8> {
 impl Store {
     /// Adds a document's metadata, name, text and result to a batch.
     pub(super) fn add_document(&self, b: &mut WriteBatch, meta: &DocMeta, text: &str, result: &DocResult) {
-        let key = seq_key(meta.seq);
-        b.put_cf(self.cf(CF_DOCS), key, encode_doc(meta));
-        b.put_cf(self.cf(CF_NAMES), name_key(&meta.name, meta.seq), []);
-        b.put_cf(self.cf(CF_TEXT), key, encode_text(text));
-        b.put_cf(self.cf(CF_RESULTS), key, encode_result(result));
+        self.put(b, CF_DOCS, &meta.seq, meta);
+        self.put(b, CF_NAMES, &name_key(&meta.name, meta.seq), &());
+        self.put(b, CF_TEXT, &meta.seq, text);
+        self.put(b, CF_RESULTS, &meta.seq, result);
     }
 
     /// Adds what the data directory's stage keeps with document `seq` to a batch
     /// ([`DocumentWrite::stage`](super::DocumentWrite::stage)).
     pub(super) fn add_stage_record(&self, b: &mut WriteBatch, seq: u64, record: &[u8]) {
-        b.put_cf(self.cf(CF_STAGE), seq_key(seq), record);
+        self.put(b, CF_STAGE, &seq, record);
     }
 
     /// What the stage kept with document `seq` (a deployment's partition: its feedback).
     pub fn stage_record(&self, seq: u64) -> Result<Option<Vec<u8>>> {
-        self.get(CF_STAGE, &seq_key(seq))
+        self.read(CF_STAGE, &seq)
     }
 
     /// Metadata of document `seq`.
     pub fn doc(&self, seq: u64) -> Result<Option<DocMeta>> {
-        self.get(CF_DOCS, &seq_key(seq))?.map(|v| self.decode_doc(&v)).transpose()
+        self.read(CF_DOCS, &seq)
     }
 
     /// Document `seq`'s publication time ([`DocMeta::time`]; read through a cache:
@@ -233,24 +247,12 @@ impl Store {
         if let Some(e) = self.elsewhere_of(seq) {
             return e.text(seq).map_err(|source| StoreError::Elsewhere { seq, source });
         }
-        self.get(CF_TEXT, &seq_key(seq))?.map(|v| self.decode_stored_text(seq, &v)).transpose()
+        self.read(CF_TEXT, &seq)
     }
 
     /// The sequence numbers of the stored texts, ascending.
     pub(crate) fn text_seqs(&self) -> impl Iterator<Item = Result<u64>> + '_ {
-        self.db.iterator_cf(self.cf(CF_TEXT), IteratorMode::Start).map(|item| {
-            let (k, _) = item.map_err(self.db_err())?;
-            Ok(super::codec::be_u64(&k, 0))
-        })
-    }
-
-    /// Document `seq`'s text from its stored value (`text`).
-    pub(crate) fn decode_stored_text(&self, seq: u64, v: &[u8]) -> Result<String> {
-        decode_text(v).map_err(|reason| StoreError::Corrupt {
-            path: self.path.clone(),
-            what: format!("text of {seq}"),
-            reason,
-        })
+        self.scan(CF_TEXT.records::<Empty>(), IteratorMode::Start).map(|item| Ok(super::codec::be_u64(&item?.0, 0)))
     }
 
     /// Result of document `seq`.
@@ -261,13 +263,13 @@ impl Store {
                 None => self.book_result(seq),
             };
         }
-        self.get(CF_RESULTS, &seq_key(seq))?.map(|v| self.decode_with(decode_result, "result", &v)).transpose()
+        self.read(CF_RESULTS, &seq)
     }
 
     /// xxh3-64 of document `seq`'s stored result (its encoded bytes): two results are
     /// equal when their digests are (`rebuild --reanalyse` counts what it changed).
     pub fn result_digest(&self, seq: u64) -> Result<Option<u64>> {
-        Ok(self.get(CF_RESULTS, &seq_key(seq))?.map(|v| xxhash_rust::xxh3::xxh3_64(&v)))
+        Ok(self.read(CF_RESULTS.records::<Raw>(), &seq)?.map(|v| xxhash_rust::xxh3::xxh3_64(&v)))
     }
 
     /// Sequence numbers of the documents named `name`, oldest first.
@@ -275,8 +277,8 @@ impl Store {
         let mut prefix = name.as_bytes().to_vec();
         prefix.push(0);
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_NAMES), IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
-            let (k, _) = item.map_err(self.db_err())?;
+        for item in self.scan(CF_NAMES, IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
+            let (k, ()) = item?;
             if !k.starts_with(&prefix) {
                 break;
             }
@@ -338,18 +340,7 @@ impl Store {
     }
 
     fn docs_here(&self, mode: IteratorMode<'_>) -> impl Iterator<Item = Result<DocMeta>> + '_ {
-        self.db.iterator_cf(self.cf(CF_DOCS), mode).map(move |item| {
-            let (_, v) = item.map_err(self.db_err())?;
-            self.decode_doc(&v)
-        })
-    }
-
-    fn decode_doc(&self, bytes: &[u8]) -> Result<DocMeta> {
-        decode_doc(bytes).map_err(|reason| StoreError::Corrupt {
-            path: self.path.clone(),
-            what: "document metadata".into(),
-            reason,
-        })
+        self.scan(CF_DOCS, mode).map(|item| item.map(|(_, meta)| meta))
     }
 
     /// The name of document `seq` (`#seq` for a document the store does not have);

@@ -8,7 +8,8 @@ use textorigin_core::config::Config;
 use textorigin_core::neardup::NearDupConfig;
 use textorigin_core::quote::QuoteConfig;
 
-use super::codec::{encode, le_u64};
+use super::codec::le_u64;
+use super::table::Postcard;
 use super::{Result, Store, CF_META};
 
 /// A key of `meta`.
@@ -51,43 +52,29 @@ impl MetaKey {
             MetaKey::Aggregator => b"aggregator",
         }
     }
-
-    fn what(self) -> &'static str {
-        match self {
-            MetaKey::SchemaVersion => "schema version",
-            MetaKey::Config => "config",
-            MetaKey::NextSeq => "next sequence number",
-            MetaKey::NeardupConfig => "neardup config",
-            MetaKey::QuoteConfig => "quote config",
-            MetaKey::QuoteDocs => "quotation document count",
-            MetaKey::FailedNext => "failure counter",
-            MetaKey::StoreId => "store identity",
-            MetaKey::Aggregator => "aggregator flag",
-        }
-    }
 }
 
 impl Store {
     /// A postcard value stored under `key`.
-    fn meta_value<T: DeserializeOwned>(&self, key: MetaKey) -> Result<Option<T>> {
-        self.get(CF_META, key.bytes())?.map(|v| self.decode(key.what(), &v)).transpose()
+    fn meta_value<T: Serialize + DeserializeOwned>(&self, key: MetaKey) -> Result<Option<T>> {
+        self.read(CF_META.records::<Postcard<T>>(), key.bytes())
     }
 
     /// Stores a postcard value under `key` (synced).
-    pub(crate) fn put_meta_value<T: Serialize>(&self, key: MetaKey, v: &T) -> Result<()> {
+    pub(crate) fn put_meta_value<T: Serialize + DeserializeOwned>(&self, key: MetaKey, v: &T) -> Result<()> {
         let mut b = WriteBatch::default();
-        b.put_cf(self.cf(CF_META), key.bytes(), encode(v));
+        self.put(&mut b, CF_META.records::<Postcard<T>>(), key.bytes(), v);
         self.write(b, true)
     }
 
     /// A u64 counter under `key` (None when absent).
     pub(super) fn meta_u64(&self, key: MetaKey) -> Result<Option<u64>> {
-        Ok(self.get(CF_META, key.bytes())?.and_then(|v| le_u64(&v)))
+        Ok(self.read(CF_META, key.bytes())?.and_then(|v| le_u64(&v)))
     }
 
     /// Puts a u64 counter under `key` into a batch.
     pub(super) fn put_meta_u64(&self, b: &mut WriteBatch, key: MetaKey, v: u64) {
-        b.put_cf(self.cf(CF_META), key.bytes(), v.to_le_bytes());
+        self.put(b, CF_META, key.bytes(), &v.to_le_bytes());
     }
 
     /// The configuration the data directory was created with.
@@ -173,13 +160,13 @@ impl Store {
     /// The stored schema version (0 for a store with no version yet).
     pub fn schema_version(&self) -> Result<u32> {
         Ok(self
-            .get(CF_META, MetaKey::SchemaVersion.bytes())?
+            .read(CF_META, MetaKey::SchemaVersion.bytes())?
             .and_then(|v| v.try_into().ok().map(u32::from_le_bytes))
             .unwrap_or(0))
     }
 
     /// Puts the schema version into a batch.
     pub(crate) fn put_schema_version(&self, b: &mut WriteBatch, v: u32) {
-        b.put_cf(self.cf(CF_META), MetaKey::SchemaVersion.bytes(), v.to_le_bytes());
+        self.put(b, CF_META, MetaKey::SchemaVersion.bytes(), &v.to_le_bytes());
     }
 }

@@ -21,7 +21,8 @@
 //! One module per concern: `codec` (the value and key encodings), [`meta`] (typed
 //! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`revisions`],
 //! [`templates`], [`spool_log`] (admission and failures), [`book`] and [`partitions`]
-//! (a deployment's), `schema` (the column families, one list), `open` (opening, and
+//! (a deployment's), `schema` (the column families, one list), `table` (typed
+//! reads and writes of their records: every module goes through it), `open` (opening, and
 //! what a store's files say), `cache` (read caches) and `copy` (a consistent copy for
 //! `backup`). The store records; what reads it to search or to compute again is beside
 //! it (`crate::storage::search`, `crate::storage::recompute`), the verdicts and scores
@@ -30,7 +31,6 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{WriteBatch, WriteOptions, DB};
-use serde::de::DeserializeOwned;
 use textorigin_core::engine::DocResult;
 use textorigin_core::quote::QuoteFind;
 
@@ -47,6 +47,7 @@ pub mod quote_index;
 pub mod revisions;
 mod schema;
 pub mod spool_log;
+pub(crate) mod table;
 pub mod templates;
 
 pub use book::{BookState, BookWrite};
@@ -54,7 +55,6 @@ pub use documents::{DocMeta, Via};
 pub use neardup_index::NearDupWrite;
 pub use open::Found;
 use open::{data_dir, files, open_error, Files};
-pub(crate) use quote_index::sentence_key;
 pub use revisions::{Revised, Revision, Revisions};
 pub use schema::COLUMN_FAMILIES;
 pub(crate) use schema::*;
@@ -174,15 +174,10 @@ impl Store {
         self.db.cf_handle(name).expect("column families are created on open")
     }
 
-    pub(crate) fn get(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let s = self.holder(cf, key);
-        s.db.get_cf(s.cf(cf), key).map_err(s.db_err())
-    }
-
     /// (second key, value) of the keys of `cf` that start with `first` (keys made by
-    /// [`codec::pair_key`]), by the second.
+    /// [`codec::pair_key`]), by the second ([`Store::pairs`] decodes them).
     /// In a read of partitions, every partition's, merged.
-    fn pairs(&self, cf: &str, first: u64) -> Result<Vec<(u64, Vec<u8>)>> {
+    fn pairs_raw(&self, cf: &str, first: u64) -> Result<Vec<(u64, Vec<u8>)>> {
         let prefix = codec::seq_key(first);
         let mut out = Vec::new();
         for s in std::iter::once(self).chain(self.siblings()) {
@@ -200,20 +195,6 @@ impl Store {
             out.sort_by_key(|x| x.0);
         }
         Ok(out)
-    }
-
-    fn decode<T: DeserializeOwned>(&self, what: &str, bytes: &[u8]) -> Result<T> {
-        self.decode_with(codec::decode, what, bytes)
-    }
-
-    /// A value decoded by `f`, its failure a corrupt `what`.
-    fn decode_with<T>(
-        &self,
-        f: impl Fn(&[u8]) -> std::result::Result<T, String>,
-        what: &str,
-        bytes: &[u8],
-    ) -> Result<T> {
-        f(bytes).map_err(|reason| StoreError::Corrupt { path: self.path.clone(), what: what.to_string(), reason })
     }
 
     pub(crate) fn write(&self, b: WriteBatch, sync: bool) -> Result<()> {
@@ -341,9 +322,10 @@ impl Store {
     /// before a re-analysis writes them anew.
     pub fn clear_pairs_found_later(&self) -> Result<()> {
         let mut b = WriteBatch::default();
-        for cf in [CF_ND_LATER, CF_ND_LATE, CF_Q_LATE] {
-            b.delete_range_cf(self.cf(cf), &[0u8; 16][..], &[0xffu8; 17][..]);
-        }
+        let all = (&(0, 0), &(u64::MAX, u64::MAX));
+        self.delete_range(&mut b, CF_ND_LATER, all.0, all.1);
+        self.delete_range(&mut b, CF_ND_LATE, all.0, all.1);
+        self.delete_range(&mut b, CF_Q_LATE, all.0, all.1);
         self.write(b, false)
     }
 
@@ -366,7 +348,7 @@ impl Store {
         self.delete_near_dups(&mut b, seq);
         self.delete_quotes(&mut b, seq);
         self.add_findings(&mut b, seq, nd, q);
-        b.put_cf(self.cf(CF_RESULTS), codec::seq_key(seq), codec::encode_result(result));
+        self.put(&mut b, CF_RESULTS, &seq, result);
         if let Some(t) = templates {
             self.add_templates(&mut b, t);
         }

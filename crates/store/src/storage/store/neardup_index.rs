@@ -16,7 +16,6 @@ use std::sync::Arc;
 use rocksdb::WriteBatch;
 use textorigin_core::neardup::{NearDup, Sketch};
 
-use super::codec::{encode, pair_key, seq_key};
 use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
 
 /// A document's near-duplicate data, ready to be written with it.
@@ -36,42 +35,34 @@ impl Store {
     /// The sketch an older build stored for document `seq` (none for a document stored
     /// since schema 16, which computes it again).
     pub(crate) fn stored_sketch(&self, seq: u64) -> Result<Option<Sketch>> {
-        self.get(CF_ND_SKETCH, &seq_key(seq))?.map(|v| self.decode("sketch", &v)).transpose()
+        self.read(CF_ND_SKETCH, &seq)
     }
 
     /// Adds a document's near-duplicate data to a batch.
     pub(crate) fn add_near_dups(&self, b: &mut WriteBatch, seq: u64, nd: &NearDupWrite) {
-        let key = seq_key(seq);
-        b.put_cf(self.cf(CF_ND_RESULT), key, encode(&nd.found));
+        self.put(b, CF_ND_RESULT, &seq, &nd.found);
         for d in &nd.found {
-            let later = NearDup { seq, ..*d };
-            b.put_cf(self.cf(CF_ND_LATER), pair_key(d.seq, seq), encode(&later));
+            self.put(b, CF_ND_LATER, &(d.seq, seq), &NearDup { seq, ..*d });
         }
         for d in &nd.late {
-            b.put_cf(self.cf(CF_ND_LATER), pair_key(seq, d.seq), encode(d));
-            b.put_cf(self.cf(CF_ND_LATE), pair_key(d.seq, seq), encode(&NearDup { seq, ..*d }));
+            self.put(b, CF_ND_LATER, &(seq, d.seq), d);
+            self.put(b, CF_ND_LATE, &(d.seq, seq), &NearDup { seq, ..*d });
         }
     }
 
     /// Deletes document `seq`'s verdicts, and the sketch an older build stored for it
     /// (before a re-analysis, which computes it as this build does).
     pub(super) fn delete_near_dups(&self, b: &mut WriteBatch, seq: u64) {
-        b.delete_cf(self.cf(CF_ND_SKETCH), seq_key(seq));
-        b.delete_cf(self.cf(CF_ND_RESULT), seq_key(seq));
+        self.delete(b, CF_ND_SKETCH, &seq);
+        self.delete(b, CF_ND_RESULT, &seq);
     }
 
     /// The earlier-published near-duplicates of document `seq` (every verdict), the
     /// earliest published first (equal times by arrival): those found when it arrived
     /// and those that arrived after it.
     pub fn near_dups(&self, seq: u64) -> Result<Vec<NearDup>> {
-        let mut out: Vec<NearDup> = self
-            .get(CF_ND_RESULT, &seq_key(seq))?
-            .map(|v| self.decode("near-duplicates", &v))
-            .transpose()?
-            .unwrap_or_default();
-        for (_, v) in self.pairs(CF_ND_LATE, seq)? {
-            out.push(self.decode("near-duplicate", &v)?);
-        }
+        let mut out = self.read(CF_ND_RESULT, &seq)?.unwrap_or_default();
+        out.extend(self.pairs(CF_ND_LATE, seq)?.into_iter().map(|(_, d)| d));
         if out.len() > 1 {
             let mut keyed = Vec::with_capacity(out.len());
             for d in out {
@@ -85,6 +76,6 @@ impl Store {
 
     /// The later-published documents that are near-duplicates of `seq`.
     pub fn near_dups_later(&self, seq: u64) -> Result<Vec<NearDup>> {
-        self.pairs(CF_ND_LATER, seq)?.into_iter().map(|(_, v)| self.decode("near-duplicate", &v)).collect()
+        Ok(self.pairs(CF_ND_LATER, seq)?.into_iter().map(|(_, d)| d).collect())
     }
 }

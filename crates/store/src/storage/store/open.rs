@@ -41,13 +41,13 @@ impl Store {
                 // entries the records and quotations took 2.7 MB less than under LZ4,
                 // at no measurable cost: RocksDB compresses on its flush threads); the
                 // admission keys are hashes.
-                let compression = if name == CF_ADMITTED {
+                let compression = if name == CF_ADMITTED.name {
                     rocksdb::DBCompressionType::Lz4
                 } else {
                     rocksdb::DBCompressionType::Zstd
                 };
                 o.set_compression_type(compression);
-                if name == CF_TEXT {
+                if name == CF_TEXT.name {
                     o.set_write_buffer_size(TEXT_MEMTABLE_BYTES);
                 }
                 let mut t = rocksdb::BlockBasedOptions::default();
@@ -173,7 +173,7 @@ impl Store {
         let opened = files(path);
         let db = loop {
             let existing = DB::list_cf(&options, path).map_err(|e| open_error(path, e))?;
-            if !existing.iter().any(|c| c == CF_META) {
+            if !existing.iter().any(|c| c == CF_META.name) {
                 // A store being created right now (or not a textorigin store).
                 return Err(StoreError::Missing(data_dir(path).to_path_buf()));
             }

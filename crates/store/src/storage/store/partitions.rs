@@ -25,7 +25,15 @@ pub fn partition_of(seq: u64, partitions: u32) -> u32 {
 }
 
 /// Column families whose keys begin with the one document they are about.
-const BY_DOCUMENT: [&str; 7] = [CF_DOCS, CF_TEXT, CF_RESULTS, CF_ND_SKETCH, CF_ND_RESULT, CF_Q_SENT, CF_Q_RESULT];
+const BY_DOCUMENT: [&str; 7] = [
+    CF_DOCS.name,
+    CF_TEXT.name,
+    CF_RESULTS.name,
+    CF_ND_SKETCH.name,
+    CF_ND_RESULT.name,
+    CF_Q_SENT.name,
+    CF_Q_RESULT.name,
+];
 
 impl Store {
     /// The stores of partitions `0..P` at `paths`, read-only, as one store (partition

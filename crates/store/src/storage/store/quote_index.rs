@@ -13,14 +13,13 @@
 use rocksdb::{IteratorMode, WriteBatch};
 use textorigin_core::quote::{Quotation, QuoteFind, Sentence};
 
-use super::codec::{encode, pair_key, seq_key};
+use super::codec::seq_key;
 use super::{Result, Store, CF_Q_LATE, CF_Q_RESULT, CF_Q_SENT};
 
-/// `q_sent` key: sequence number, sentence index (kept by schema 16 only for the
-/// documents of older builds whose sentences it splits otherwise).
-pub(crate) fn sentence_key(seq: u64, idx: u32) -> Vec<u8> {
-    [&seq_key(seq)[..], &idx.to_be_bytes()[..]].concat()
-}
+/// A `q_sent` value: a sentence's first and last token and its words, without its
+/// clauses (kept by schema 16 only for the documents of older builds whose sentences
+/// it splits otherwise).
+pub(super) type StoredSentence = (u32, u32, Vec<u64>);
 
 impl Store {
     /// The sentences an older build stored for document `seq` (none for a document
@@ -28,14 +27,12 @@ impl Store {
     pub(crate) fn stored_sentences(&self, seq: u64) -> Result<Vec<(u32, Sentence)>> {
         let prefix = seq_key(seq);
         let mut out = Vec::new();
-        let from = IteratorMode::From(&prefix, rocksdb::Direction::Forward);
-        for item in self.db.iterator_cf(self.cf(CF_Q_SENT), from) {
-            let (k, v) = item.map_err(self.db_err())?;
+        for item in self.scan(CF_Q_SENT, IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
+            let (k, (start, end, words)) = item?;
             if !k.starts_with(&prefix) {
                 break;
             }
             let idx = u32::from_be_bytes(k[8..12].try_into().expect("key layout"));
-            let (start, end, words): (u32, u32, Vec<u64>) = self.decode("sentence", &v)?;
             out.push((idx, Sentence { start, end, words, clauses: Vec::new() }));
         }
         Ok(out)
@@ -45,23 +42,23 @@ impl Store {
     #[cfg(test)]
     pub(crate) fn put_stored_sentence(&self, seq: u64, idx: u32, s: &Sentence) -> Result<()> {
         let mut b = WriteBatch::default();
-        b.put_cf(self.cf(CF_Q_SENT), sentence_key(seq, idx), encode(&(s.start, s.end, &s.words)));
+        self.put(&mut b, CF_Q_SENT, &(seq, idx), &(s.start, s.end, s.words.clone()));
         self.write(b, true)
     }
 
     /// Adds a document's quotations to a batch.
     pub(crate) fn add_quotes(&self, b: &mut WriteBatch, seq: u64, q: &QuoteFind) {
-        b.put_cf(self.cf(CF_Q_RESULT), seq_key(seq), encode(&q.found));
+        self.put(b, CF_Q_RESULT, &seq, &q.found);
         for (quoting, found) in &q.late {
-            b.put_cf(self.cf(CF_Q_LATE), pair_key(*quoting, seq), encode(found));
+            self.put(b, CF_Q_LATE, &(*quoting, seq), found);
         }
     }
 
     /// Deletes document `seq`'s quotations, and the sentences an older build stored for
     /// it (before a re-analysis, which splits them as this build does).
     pub(super) fn delete_quotes(&self, b: &mut WriteBatch, seq: u64) {
-        b.delete_range_cf(self.cf(CF_Q_SENT), sentence_key(seq, 0), sentence_key(seq + 1, 0));
-        b.delete_cf(self.cf(CF_Q_RESULT), seq_key(seq));
+        self.delete_range(b, CF_Q_SENT, &(seq, 0), &(seq + 1, 0));
+        self.delete(b, CF_Q_RESULT, &seq);
     }
 
     /// The quotations of document `seq`: its quoting sentences, by sentence index, with
@@ -70,17 +67,13 @@ impl Store {
     /// earliest published, and cut at `max_sources`, as a run in publication order
     /// orders them.
     pub fn quotations(&self, seq: u64) -> Result<Vec<Quotation>> {
-        let mut out: Vec<Quotation> = self
-            .get(CF_Q_RESULT, &seq_key(seq))?
-            .map(|v| self.decode("quotations", &v))
-            .transpose()?
-            .unwrap_or_default();
+        let mut out = self.read(CF_Q_RESULT, &seq)?.unwrap_or_default();
         let late = self.pairs(CF_Q_LATE, seq)?;
         if late.is_empty() {
             return Ok(out);
         }
-        for (_, v) in late {
-            for q in self.decode::<Vec<Quotation>>("quotations", &v)? {
+        for (_, quotations) in late {
+            for q in quotations {
                 match out.iter_mut().find(|o| o.sentence == q.sentence) {
                     Some(o) => o.sources.extend(q.sources),
                     None => out.push(q),

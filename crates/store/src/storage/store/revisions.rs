@@ -23,7 +23,8 @@ use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
-use super::codec::{decode_with_tail, encode, pair_key, push_result_tail, read_result_tail, seq_key};
+use super::codec::{decode_with_tail, encode, push_result_tail, read_result_tail};
+use super::table::{Postcard, Raw, Value};
 use super::{Result, Store, StoreError, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
 
 /// The prefix of the revision queue's keys in `meta`.
@@ -77,7 +78,7 @@ impl Store {
         origins.sort_unstable();
         origins.dedup();
         for o in origins {
-            b.put_cf(self.cf(CF_COPIERS), pair_key(o, seq), []);
+            self.put(b, CF_COPIERS, &(o, seq), &());
         }
     }
 
@@ -87,9 +88,9 @@ impl Store {
     /// revised document leaves the revision queue.
     pub(super) fn add_revisions(&self, b: &mut WriteBatch, cause: u64, revised: &[Revised]) -> Result<()> {
         for r in revised {
-            b.delete_cf(self.cf(CF_META), queue_key(r.seq));
-            b.put_cf(self.cf(CF_RESULTS), seq_key(r.seq), super::codec::encode_result(&r.after));
-            let first = self.pairs(CF_REVISIONS, r.seq)?.is_empty();
+            self.delete(b, CF_META, &queue_key(r.seq));
+            self.put(b, CF_RESULTS, &r.seq, &r.after);
+            let first = self.pairs(CF_REVISIONS.records::<Raw>(), r.seq)?.is_empty();
             let before = match first {
                 true => r.before.clone(),
                 false => DocResult {
@@ -99,11 +100,7 @@ impl Store {
                     ..r.before.clone()
                 },
             };
-            // The result before keeps its density threshold and passages behind, as a
-            // stored result.
-            let mut v = encode(&Revision { cause, before });
-            push_result_tail(&mut v, &r.before);
-            b.put_cf(self.cf(CF_REVISIONS), pair_key(r.seq, cause), v);
+            self.put(b, CF_REVISIONS, &(r.seq, cause), &Revision { cause, before });
             self.add_copiers(b, r.seq, &r.after);
         }
         Ok(())
@@ -111,7 +108,7 @@ impl Store {
 
     /// Whether the revision of document `seq` by document `cause` is stored.
     pub(super) fn has_revision(&self, seq: u64, cause: u64) -> Result<bool> {
-        Ok(self.get(CF_REVISIONS, &pair_key(seq, cause))?.is_some())
+        Ok(self.read(CF_REVISIONS.records::<Raw>(), &(seq, cause))?.is_some())
     }
 
     /// Records, in a partition's store, every revision document `cause` made (its own
@@ -122,13 +119,14 @@ impl Store {
         }
         let all: Vec<(u64, &DocResult, &DocResult)> =
             revised.done.iter().chain(&revised.elsewhere).map(|r| (r.seq, &r.after, &r.before)).collect();
-        b.put_cf(self.cf(CF_META), made_key(cause), encode(&all));
+        // Written from borrowed results, read as owned ones (`revisions_made_by`).
+        self.put(b, CF_META, &made_key(cause), &encode(&all));
     }
 
     /// Every revision document `cause` made, as a partition recorded it.
     pub fn revisions_made_by(&self, cause: u64) -> Result<Vec<Revised>> {
-        let Some(v) = self.get(CF_META, &made_key(cause))? else { return Ok(Vec::new()) };
-        let all: Vec<(u64, DocResult, DocResult)> = self.decode("revisions made", &v)?;
+        let made = CF_META.records::<Postcard<Vec<(u64, DocResult, DocResult)>>>();
+        let Some(all) = self.read(made, &made_key(cause))? else { return Ok(Vec::new()) };
         Ok(all.into_iter().map(|(seq, after, before)| Revised { seq, after, before }).collect())
     }
 
@@ -136,17 +134,16 @@ impl Store {
     /// --reanalyse` writes them again).
     pub fn clear_revisions(&self) -> Result<()> {
         let mut b = WriteBatch::default();
-        for cf in [CF_COPIERS, CF_REVISIONS] {
-            b.delete_range_cf(self.cf(cf), &[0u8; 16][..], &[0xffu8; 17][..]);
-        }
-        b.delete_range_cf(self.cf(CF_META), queue_key(0), [QUEUE, &[0xffu8; 9][..]].concat());
+        self.delete_range(&mut b, CF_COPIERS, &(0, 0), &(u64::MAX, u64::MAX));
+        self.delete_range(&mut b, CF_REVISIONS, &(0, 0), &(u64::MAX, u64::MAX));
+        self.delete_range(&mut b, CF_META, &queue_key(0), &[QUEUE, &[0xffu8; 9][..]].concat());
         self.write(b, false)
     }
 
     /// Adds documents to the revision queue, as revised by `cause` (see the module docs).
     pub(super) fn add_queued(&self, b: &mut WriteBatch, cause: u64, queued: &[u64]) {
         for &seq in queued {
-            b.put_cf(self.cf(CF_META), queue_key(seq), cause.to_be_bytes());
+            self.put(b, CF_META, &queue_key(seq), &cause.to_be_bytes());
         }
     }
 
@@ -154,8 +151,8 @@ impl Store {
     pub fn queued(&self) -> Result<Vec<(u64, u64)>> {
         let mode = rocksdb::IteratorMode::From(QUEUE, rocksdb::Direction::Forward);
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_META), mode) {
-            let (k, v) = item.map_err(self.db_err())?;
+        for item in self.scan(CF_META, mode) {
+            let (k, v) = item?;
             let Some(seq) = k.strip_prefix(QUEUE) else { break };
             if let (Ok(seq), Ok(cause)) = (<[u8; 8]>::try_from(seq), <[u8; 8]>::try_from(&v[..])) {
                 out.push((u64::from_be_bytes(seq), u64::from_be_bytes(cause)));
@@ -174,7 +171,7 @@ impl Store {
     pub fn put_drained(&self, revised: &[(u64, Revised)], drained: &[u64]) -> Result<()> {
         let mut b = WriteBatch::default();
         for &seq in drained {
-            b.delete_cf(self.cf(CF_META), queue_key(seq));
+            self.delete(&mut b, CF_META, &queue_key(seq));
         }
         for (cause, r) in revised {
             self.add_revisions(&mut b, *cause, std::slice::from_ref(r))?;
@@ -195,32 +192,39 @@ impl Store {
             copiers.dedup();
             return Ok(copiers);
         }
-        self.pairs(CF_COPIERS, origin).map(|v| v.into_iter().map(|(c, _)| c).collect())
+        Ok(self.pairs(CF_COPIERS, origin)?.into_iter().map(|(c, ())| c).collect())
     }
 
     /// Document `seq`'s revisions, oldest first.
     pub fn revisions(&self, seq: u64) -> Result<Vec<Revision>> {
-        self.pairs(CF_REVISIONS, seq)?.into_iter().map(|(_, v)| self.decode_revision(&v)).collect()
+        Ok(self.pairs(CF_REVISIONS, seq)?.into_iter().map(|(_, r)| r).collect())
     }
 
     /// The result document `seq` got when it was applied: its first revision's before,
     /// else its stored result.
     pub fn first_result(&self, seq: u64) -> Result<Option<DocResult>> {
         match self.pairs(CF_REVISIONS, seq)?.into_iter().next() {
-            Some((_, v)) => Ok(Some(self.decode_revision(&v)?.before)),
+            Some((_, r)) => Ok(Some(r.before)),
             None => self.result(seq),
         }
     }
+}
 
-    fn decode_revision(&self, v: &[u8]) -> Result<Revision> {
-        self.decode_with(
-            |v| {
-                let (mut r, tail) = decode_with_tail::<Revision>(v)?;
-                read_result_tail(&mut r.before, tail)?;
-                Ok(r)
-            },
-            "revision",
-            v,
-        )
+/// The values of `revisions`: a [`Revision`], then the result before's tail
+/// (its density threshold and passages, behind it as behind a stored result).
+pub(super) struct RevisionValue;
+
+impl Value for RevisionValue {
+    type In = Revision;
+    type Out = Revision;
+    fn encode(r: &Revision) -> Vec<u8> {
+        let mut v = encode(r);
+        push_result_tail(&mut v, &r.before);
+        v
+    }
+    fn decode(bytes: &[u8]) -> std::result::Result<Revision, String> {
+        let (mut r, tail) = decode_with_tail::<Revision>(bytes)?;
+        read_result_tail(&mut r.before, tail)?;
+        Ok(r)
     }
 }

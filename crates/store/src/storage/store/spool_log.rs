@@ -4,7 +4,6 @@
 use rocksdb::{IteratorMode, WriteBatch};
 use serde::{Deserialize, Serialize};
 
-use super::codec::encode;
 use super::meta::MetaKey;
 use super::{Result, Store, CF_ADMITTED, CF_FAILED, CF_FAILED_DOCS};
 
@@ -214,14 +213,14 @@ impl Store {
     /// u32 LE in the file, u32 LE failed (schema 5; [`FileAdmission::encode`]).
     pub(super) fn add_admission(&self, b: &mut WriteBatch, a: Admission) {
         let v: Vec<u8> = a.state.encode().iter().flat_map(|n| n.to_le_bytes()).collect();
-        b.put_cf(self.cf(CF_ADMITTED), a.key.to_be_bytes(), v);
+        self.put(b, CF_ADMITTED, &a.key.to_be_bytes(), &v);
     }
 
     /// How far a spool file was admitted: its record, if any (a schema-4 record of 8
     /// bytes has no failed count: 0).
     pub fn admitted(&self, key: u128) -> Result<Option<Admission>> {
         let u = |v: &[u8], at: usize| u32::from_le_bytes(v[at..at + 4].try_into().expect("4 bytes"));
-        Ok(self.get(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| {
+        Ok(self.read(CF_ADMITTED, &key.to_be_bytes())?.and_then(|v| {
             let numbers = match v.len() {
                 8 => [u(&v, 0), u(&v, 4), 0],
                 12 => [u(&v, 0), u(&v, 4), u(&v, 8)],
@@ -233,13 +232,13 @@ impl Store {
 
     /// Adds a document's admission record (`d` + its [`document_key`] → its id, u64 BE).
     pub(super) fn add_document_admission(&self, b: &mut WriteBatch, key: u128, seq: u64) {
-        b.put_cf(self.cf(CF_ADMITTED), document_admission_key(key), seq.to_be_bytes());
+        self.put(b, CF_ADMITTED, &document_admission_key(key), &seq.to_be_bytes());
     }
 
     /// The id of the document stored under `key` ([`document_key`]), if any.
     pub fn admitted_document(&self, key: u128) -> Result<Option<u64>> {
         Ok(self
-            .get(CF_ADMITTED, &document_admission_key(key))?
+            .read(CF_ADMITTED, &document_admission_key(key))?
             .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
             .map(u64::from_be_bytes))
     }
@@ -260,7 +259,7 @@ impl Store {
             self.add_admission(&mut b, a);
         }
         let n = self.meta_u64(MetaKey::FailedNext)?.unwrap_or(0);
-        b.put_cf(self.cf(CF_FAILED), n.to_be_bytes(), encode(failure));
+        self.put(&mut b, CF_FAILED, &n, failure);
         self.put_meta_u64(&mut b, MetaKey::FailedNext, n + 1);
         self.write(b, true)
     }
@@ -272,28 +271,23 @@ impl Store {
     /// record) and writes the record again.
     pub fn put_doc_failure(&self, source: &str, failure: &DocFailure) -> Result<()> {
         let mut b = WriteBatch::default();
-        b.put_cf(self.cf(CF_FAILED_DOCS), source.as_bytes(), encode(failure));
+        self.put(&mut b, CF_FAILED_DOCS, source.as_bytes(), failure);
         self.write(b, false)
     }
 
     /// Every failed input document by its source, in byte order of the sources.
     pub fn doc_failures(&self) -> Result<Vec<(String, DocFailure)>> {
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_FAILED_DOCS), IteratorMode::Start) {
-            let (k, v) = item.map_err(self.db_err())?;
-            out.push((String::from_utf8_lossy(&k).into_owned(), self.decode("document failure", &v)?));
+        for item in self.scan(CF_FAILED_DOCS, IteratorMode::Start) {
+            let (k, failure) = item?;
+            out.push((String::from_utf8_lossy(&k).into_owned(), failure));
         }
         Ok(out)
     }
 
     /// Every recorded failure, oldest first.
     pub fn failures(&self) -> Result<Vec<Failure>> {
-        let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_FAILED), IteratorMode::Start) {
-            let (_, v) = item.map_err(self.db_err())?;
-            out.push(self.decode("failure", &v)?);
-        }
-        Ok(out)
+        self.scan(CF_FAILED, IteratorMode::Start).map(|item| item.map(|(_, failure)| failure)).collect()
     }
 }
 

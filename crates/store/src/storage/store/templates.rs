@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use textorigin_core::engine::template::{label, TemplateRun};
 use textorigin_core::engine::DocResult;
 
-use super::codec::encode;
+use super::table::Postcard;
 use super::{Result, Store, StoreError, CF_META};
 
 const LINE: &[u8] = b"tpl/l/";
@@ -62,9 +62,9 @@ impl Store {
     pub fn line_counts(&self, site: u64, hashes: &[u64]) -> Result<Vec<LineCount>> {
         let keys: Vec<Vec<u8>> = hashes.iter().map(|&h| line_key(site, h)).collect();
         let mut out = Vec::with_capacity(keys.len());
-        for v in self.db.batched_multi_get_cf(self.cf(CF_META), &keys, false) {
+        for (k, v) in keys.iter().zip(self.db.batched_multi_get_cf(self.cf(CF_META.name), &keys, false)) {
             out.push(match v.map_err(self.db_err())? {
-                Some(v) => self.decode("template line count", &v)?,
+                Some(v) => self.decode_value::<Postcard<LineCount>>(CF_META.name, k, &v)?,
                 None => LineCount::default(),
             });
         }
@@ -73,16 +73,16 @@ impl Store {
 
     /// Document `seq`'s template lines (None: it has none).
     pub fn doc_templates(&self, seq: u64) -> Result<Option<DocTemplates>> {
-        self.get(CF_META, &doc_key(seq))?.map(|v| self.decode("document templates", &v)).transpose()
+        self.read(CF_META.records::<Postcard<DocTemplates>>(), &doc_key(seq))
     }
 
     /// Adds a document's template records to its batch.
     pub(super) fn add_templates(&self, b: &mut WriteBatch, w: &TemplateWrite) {
         for (site, hash, count) in &w.counts {
-            b.put_cf(self.cf(CF_META), line_key(*site, *hash), encode(count));
+            self.put(b, CF_META.records::<Postcard<LineCount>>(), &line_key(*site, *hash), count);
         }
         for (seq, doc) in &w.docs {
-            b.put_cf(self.cf(CF_META), doc_key(*seq), encode(doc));
+            self.put(b, CF_META.records::<Postcard<DocTemplates>>(), &doc_key(*seq), doc);
         }
     }
 
@@ -91,7 +91,7 @@ impl Store {
         let mut b = WriteBatch::default();
         for prefix in [LINE, DOC] {
             let end = [prefix, &[0xffu8; 17][..]].concat();
-            b.delete_range_cf(self.cf(CF_META), prefix, &end[..]);
+            self.delete_range(&mut b, CF_META, prefix, &end);
         }
         self.write(b, false)
     }

@@ -137,7 +137,7 @@ fn newer_schema_is_refused() {
     {
         let s = Store::open(dir.path()).unwrap();
         let mut b = WriteBatch::default();
-        b.put_cf(s.cf(CF_META), b"schema_version", 99u32.to_le_bytes());
+        b.put_cf(s.cf(CF_META.name), b"schema_version", 99u32.to_le_bytes());
         s.write(b, true).unwrap();
     }
     let err = Store::open(dir.path()).err().unwrap().to_string();
@@ -152,7 +152,7 @@ fn a_read_only_open_tells_whether_a_writer_wrote_since() {
     assert!(!writer.unchanged(), "a writer's open never says so");
     let write = |n: u64, sync: bool| {
         let mut b = WriteBatch::default();
-        b.put_cf(writer.cf(CF_META), b"counter", n.to_le_bytes());
+        b.put_cf(writer.cf(CF_META.name), b"counter", n.to_le_bytes());
         writer.write(b, sync).unwrap();
     };
     write(1, true);
@@ -165,7 +165,7 @@ fn a_read_only_open_tells_whether_a_writer_wrote_since() {
     writer.flush_memtables().unwrap();
     assert!(!again.unchanged(), "a flush changes the manifest");
     let last = Store::open_read_only(dir.path()).unwrap();
-    assert_eq!(last.get(CF_META, b"counter").unwrap().unwrap(), 2u64.to_le_bytes());
+    assert_eq!(last.read(CF_META, b"counter").unwrap().unwrap(), 2u64.to_le_bytes());
 }
 
 #[test]
@@ -185,7 +185,7 @@ fn a_read_only_open_beside_a_reopening_writer_sees_every_committed_write() {
                 let s = Store::open(&path).unwrap();
                 n += 1;
                 let mut b = WriteBatch::default();
-                b.put_cf(s.cf(CF_META), b"counter", n.to_le_bytes());
+                b.put_cf(s.cf(CF_META.name), b"counter", n.to_le_bytes());
                 s.write(b, true).unwrap();
                 committed.store(n, std::sync::atomic::Ordering::SeqCst);
             }
@@ -199,7 +199,7 @@ fn a_read_only_open_beside_a_reopening_writer_sees_every_committed_write() {
     while !enough(opens) && started.elapsed() < std::time::Duration::from_secs(120) {
         let before = committed.load(std::sync::atomic::Ordering::SeqCst);
         let s = Store::open_read_only(dir.path()).unwrap_or_else(|e| panic!("open {opens}: {e}"));
-        let seen = s.get(CF_META, b"counter").unwrap().map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()));
+        let seen = s.read(CF_META, b"counter").unwrap().map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()));
         assert!(seen >= before, "open {opens}: saw write {seen}, {before} were committed before the open");
         opens += 1;
     }
