@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use textorigin_core::engine::DocResult;
 use textorigin_store::storage::datadir::{db_path, DataDir, DataDirError};
+use textorigin_store::storage::store::partitions::PartitionStores;
 use textorigin_store::storage::store::{BookState, BookWrite, Elsewhere, ElsewhereResult, Revised, Store};
 
 use crate::log::{Interleaved, Log};
@@ -41,11 +42,10 @@ pub struct Book {
     partition: u32,
     flush: Flush,
     state: Mutex<State>,
-    /// The deployment's data directory, and the other partitions' stores in it opened
-    /// read-only (none: not yet, or this partition's) when a text of theirs that the
-    /// documents stream no longer holds was read.
+    /// The deployment's data directory, and its partitions' stores, where a text the
+    /// documents stream no longer holds is read.
     root: PathBuf,
-    stores: Mutex<Vec<Option<Store>>>,
+    stores: PartitionStores,
     /// The first document the documents stream held when the book last found one
     /// trimmed: those before it are read from their owners' stores at once.
     trimmed_below: std::sync::atomic::AtomicU64,
@@ -135,7 +135,8 @@ impl Book {
     /// `root`, empty; `flush` sends what the partition appended before a read waits.
     pub fn new(log: &Log, meta: &Meta, (partition, root): (u32, PathBuf), flush: Flush) -> Book {
         let state = State { counts: BookCounts { places_from: 1, ..BookCounts::default() }, ..State::default() };
-        let stores = Mutex::new((0..meta.partitions).map(|_| None).collect());
+        let stores =
+            PartitionStores::new((0..meta.partitions).map(|q| db_path(&meta.partition_dir(&root, q))).collect());
         let trimmed_below = Default::default();
         Book {
             log: log.clone(),
@@ -254,32 +255,17 @@ impl Book {
         Ok(true)
     }
 
-    fn store_path(&self, q: u32) -> PathBuf {
-        db_path(&self.meta.partition_dir(&self.root, q))
-    }
-
     /// The text of another partition's document `seq` that `cluster trim` dropped from
     /// the documents stream, from its owner's store: stored there before the owner said
-    /// the position the trim went by, so a store opened since holds it (the one kept
-    /// open is opened again when it does not).
+    /// the position the trim went by, so a store opened since holds it
+    /// ([`PartitionStores::text`] opens the one kept open again when it does not).
     fn stored_text(&self, seq: u64) -> Result<String> {
-        let q = self.meta.owner(seq).0;
-        let path = self.store_path(q);
-        let mut stores = self.stores.lock().unwrap_or_else(|p| p.into_inner());
-        for again in [false, true] {
-            let slot = &mut stores[q as usize];
-            if again || slot.is_none() {
-                *slot = None;
-                *slot = Some(Store::open_read_only(&path).map_err(DataDirError::from)?);
-            }
-            let store = slot.as_ref().expect("opened above");
-            if let Some(text) = store.text(seq).map_err(DataDirError::from)? {
-                drop(stores);
-                self.state().counts.texts_from_stores += 1;
-                return Ok(text);
-            }
-        }
-        Err(ClusterError::TextGone { seq, partition: q, path })
+        let Some(text) = self.stores.text(seq).map_err(DataDirError::from)? else {
+            let partition = self.meta.owner(seq).0;
+            return Err(ClusterError::TextGone { seq, partition, path: self.stores.path(partition).to_path_buf() });
+        };
+        self.state().counts.texts_from_stores += 1;
+        Ok(text)
     }
 
     fn write(s: &mut State, store: &Store) -> Result<()> {

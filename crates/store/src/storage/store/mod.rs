@@ -112,8 +112,10 @@ pub enum StoreError {
 
 pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 
-/// What the store of one partition of a deployment (`docs/SCALE-OUT.md`,
-/// "Partitions") reads of the documents it does not hold: their place in publication
+/// The one way a running partition's store of a deployment (`docs/SCALE-OUT.md`,
+/// "Partitions") reads the documents it does not hold (the partition's book
+/// implements it; the stores on disk are reached through
+/// [`PartitionStores`](partitions::PartitionStores)): their place in publication
 /// order, their texts and their current results as of the document being analysed, and
 /// the copiers of an origin among every partition's documents.
 pub trait Elsewhere: Send + Sync {
