@@ -333,18 +333,7 @@ mod tests {
         let rc = Recomputer::of(&s).unwrap();
         let mut meta = crate::storage::store::tests::meta(4, "copy");
         meta.content_hash = format!("{:032x}", xxh3_128(TEXTS[0].as_bytes()));
-        let result = DocResult { seq: 4, ..Default::default() };
-        let doc = DocumentWrite {
-            meta: &meta,
-            text: TEXTS[0],
-            result: &result,
-            nd: None,
-            q: None,
-            revised: &Default::default(),
-            stage: None,
-            templates: None,
-        };
-        s.put_document(&doc).unwrap();
+        crate::storage::store::tests::put_bare(&s, &meta, TEXTS[0]);
         let s = {
             drop(s);
             Store::open(dir.path()).unwrap()

@@ -155,22 +155,10 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::store::tests::meta;
-    use crate::storage::store::DocumentWrite;
-    use textorigin_core::engine::DocResult;
+    use crate::storage::store::tests::{meta, put_bare};
 
     fn put(s: &Store, seq: u64, text: &str) {
-        let doc = DocumentWrite {
-            meta: &meta(seq, &format!("d{seq}")),
-            text,
-            result: &DocResult { seq, ..DocResult::default() },
-            nd: None,
-            q: None,
-            revised: &Default::default(),
-            stage: None,
-            templates: None,
-        };
-        s.put_document(&doc).unwrap();
+        put_bare(s, &meta(seq, &format!("d{seq}")), text);
     }
 
     /// A partition's book reads a text trimmed from the log in its owner's store, which

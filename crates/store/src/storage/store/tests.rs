@@ -27,6 +27,22 @@ pub(crate) fn meta(seq: u64, name: &str) -> DocMeta {
     }
 }
 
+/// Stores a document with its text and an empty result, nothing else.
+pub(crate) fn put_bare(s: &Store, meta: &DocMeta, text: &str) {
+    let result = DocResult { seq: meta.seq, ..DocResult::default() };
+    let doc = DocumentWrite {
+        meta,
+        text,
+        result: &result,
+        nd: None,
+        q: None,
+        revised: &Default::default(),
+        stage: None,
+        templates: None,
+    };
+    s.put_document(&doc).unwrap();
+}
+
 fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWrite, q: &QuoteFind) -> Result<()> {
     s.put_document(&DocumentWrite {
         meta,
