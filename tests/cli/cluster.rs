@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::util::{bin, fixture, json, ok, root, without_sources};
 
 /// A table small enough that the sample corpus evicts.
-const CONFIG: &str = "table_size = \"64KiB\"\ndensity = \"paper\"\nattribution = \"earliest\"\n";
+const CONFIG: &str = "table_size = \"64KiB\"\ndensity = \"paper\"\n";
 
 /// The sample corpus `times` over, in `tmp`: the mail's dates a year later at each
 /// repetition, so that the stream stays in publication order (out of order, see

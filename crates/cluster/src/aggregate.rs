@@ -509,8 +509,7 @@ impl<'a> Partition<'a> {
             textorigin_store::failpoint::hit("partition.after-store")
                 .map_err(|source| ClusterError::Io { what: "a partition's document stored", source })?;
             let made = dd.take_for_others();
-            let revised = made.revised.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
-            let outcome = encode(&Outcome { seq, result, revised });
+            let outcome = encode(&Outcome::new(seq, result, made.revised));
             self.outcomes.lock().unwrap_or_else(|p| p.into_inner()).push(self.meta.owner(seq).1, outcome)?;
         }
         Ok(true)
@@ -617,8 +616,7 @@ fn rebuild(
         let seq = meta.owned(partition, k);
         let result = store.first_result(seq).map_err(DataDirError::from)?.ok_or(DataDirError::MissingText(seq))?;
         let made = store.revisions_made_by(seq).map_err(DataDirError::from)?;
-        let revised = made.into_iter().map(|r| (r.seq, r.after, r.before)).collect();
-        outcomes.push(k, encode(&Outcome { seq, result, revised }))?;
+        outcomes.push(k, encode(&Outcome::new(seq, result, made)))?;
     }
     Ok(outcomes.flush()?)
 }

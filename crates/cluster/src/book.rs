@@ -28,7 +28,7 @@ use textorigin_store::storage::store::partitions::PartitionStores;
 use textorigin_store::storage::store::{BookState, BookWrite, Elsewhere, ElsewhereResult, Revised, Store};
 
 use crate::log::{Interleaved, Log};
-use crate::wire::{decode, partition_name, results_stream, Doc, Meta, Outcome, DOCS};
+use crate::wire::{decode, partition_name, results_stream, Doc, Meta, Outcome, Revision, DOCS};
 use crate::{ClusterError, Result};
 
 /// Sends what the partition appended that another process may be waiting for (its
@@ -321,7 +321,7 @@ impl Book {
                 continue;
             };
             let (mut mine, mut others) = (Vec::new(), Vec::new());
-            for (seq, after, before) in out.revised {
+            for Revision { seq, after, before } in out.revised {
                 match s.result(seq, after, self.theirs(seq)) {
                     Some(after) if self.theirs(m) => mine.push(Revised { seq, after, before }),
                     _ => others.push(seq),

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use textorigin_core::config::{Attribution, Density, Overrides, Templates};
+use textorigin_core::config::{Density, Overrides, Templates};
 use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 
@@ -19,21 +19,16 @@ use crate::{ClusterError, Result};
 
 /// The settings a deployment fixes, filled into `ov`; a setting given otherwise is
 /// refused. Each shard's table would raise its density threshold apart from the
-/// others', so the deployment selects as the paper does; the partitions exchange
-/// results over the log without what the passage attribution says beside their blocks,
-/// so they credit the earliest origin; a site's pages land on several partitions, each
-/// counting its own lines, so no partition sees a site's count and none labels
-/// templates.
+/// others', so the deployment selects as the paper does; a site's pages land on
+/// several partitions, each counting its own lines, so no partition sees a site's
+/// count and none labels templates. The attribution is the data directory's (the
+/// passage by default, as on one node: the partitions exchange their results whole).
 pub fn settle(mut ov: Overrides) -> Result<Overrides> {
     let refused = |setting, does, value| ClusterError::Unsupported { setting, does, value };
     if ov.density.is_some_and(|d| d != Density::Paper) {
         return Err(refused("density", "selects shingles as the paper does", "paper"));
     }
     ov.density = Some(Density::Paper);
-    if ov.attribution.is_some_and(|a| a != Attribution::Earliest) {
-        return Err(refused("attribution", "credits a copied token to its earliest origin", "earliest"));
-    }
-    ov.attribution = Some(Attribution::Earliest);
     if !matches!(ov.templates, None | Some(Templates::Off)) {
         return Err(refused("templates", "labels no site templates", "off"));
     }
@@ -265,29 +260,25 @@ pub fn read_meta(log: &Log) -> Result<Meta> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use textorigin_core::config::Attribution;
 
     #[test]
     fn a_deployment_fixes_its_settings_and_refuses_others() {
         let ov = settle(Overrides::default()).unwrap();
-        assert_eq!(
-            (ov.density, ov.attribution, ov.templates),
-            (Some(Density::Paper), Some(Attribution::Earliest), Some(Templates::Off))
-        );
-        let same = Overrides {
-            density: Some(Density::Paper),
-            attribution: Some(Attribution::Earliest),
-            templates: Some(Templates::Off),
-            ..Overrides::default()
-        };
+        assert_eq!((ov.density, ov.attribution, ov.templates), (Some(Density::Paper), None, Some(Templates::Off)));
+        let same = Overrides { density: Some(Density::Paper), templates: Some(Templates::Off), ..Overrides::default() };
         assert_eq!(settle(same).unwrap().density, Some(Density::Paper));
+        // Either attribution, as on one node.
+        for a in [Attribution::Passage, Attribution::Earliest] {
+            assert_eq!(
+                settle(Overrides { attribution: Some(a), ..Overrides::default() }).unwrap().attribution,
+                Some(a)
+            );
+        }
         let refused = |ov: Overrides| settle(ov).unwrap_err().to_string();
         assert_eq!(
             refused(Overrides { density: Some(Density::Adaptive), ..Overrides::default() }),
             "the sharded deployment selects shingles as the paper does: omit `density` or give `--density paper`"
-        );
-        assert_eq!(
-            refused(Overrides { attribution: Some(Attribution::Passage), ..Overrides::default() }),
-            "the sharded deployment credits a copied token to its earliest origin: omit `attribution` or give `--attribution earliest`"
         );
         assert!(refused(Overrides { templates: Some(Templates::Site), ..Overrides::default() })
             .contains("labels no site templates: omit `templates` or give `--templates off`"));

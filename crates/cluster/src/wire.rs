@@ -9,6 +9,7 @@ use textorigin_core::index::{IndexAnswers, IndexWork};
 use textorigin_core::table::Hit;
 use textorigin_store::storage::store::documents::publication_time;
 use textorigin_store::storage::store::partitions::partition_of;
+use textorigin_store::storage::store::Revised;
 
 /// The message format version this build writes and reads (2: documents carry their
 /// arrival, answers the origins taken over, feedback the revisions' shingles; 3: the
@@ -18,8 +19,12 @@ use textorigin_store::storage::store::partitions::partition_of;
 /// to the document's searches, outcomes the document's words only, and shingles
 /// prepared at submission the document's index work; 6: outcomes carry no words, each
 /// partition counts every document's from its text; 7: a position says whether its
-/// process needs the whole documents stream).
-pub const VERSION: u8 = 7;
+/// process needs the whole documents stream; 8: an outcome's results carry their
+/// density threshold and passages).
+pub const VERSION: u8 = 8;
+
+/// The format of the documents before [`DOC_VERSION`], still read.
+const DOC_BEFORE: u8 = 7;
 
 /// The deployment's description: message 1 of [`META`].
 pub const META: &str = "TXO_META";
@@ -196,8 +201,8 @@ impl Meta {
 }
 
 /// The format of a document message ([`Doc::encode`]): its own number since documents
-/// carry their input's id kind and date field; a message of format [`VERSION`] (a
-/// log written by a build before) is still read, without them.
+/// carry their input's id kind and date field; a message of format 7 (a log written
+/// by a build before) is still read, without them.
 pub const DOC_VERSION: u8 = 8;
 
 /// A document as admitted.
@@ -220,7 +225,7 @@ pub struct Doc {
     pub date_field: bool,
 }
 
-/// A document message of format [`VERSION`]: these fields, then `meta` (a postcard
+/// A document message of format 7: these fields, then `meta` (a postcard
 /// string) when there was one.
 #[derive(Deserialize)]
 struct DocBefore {
@@ -253,7 +258,7 @@ impl Doc {
         let decoded = match bytes.split_first() {
             None => return Err(WireError::Empty { what: WHAT }),
             Some((&DOC_VERSION, body)) => postcard::from_bytes(body),
-            Some((&VERSION, body)) => postcard::take_from_bytes::<DocBefore>(body).and_then(|(d, tail)| {
+            Some((&DOC_BEFORE, body)) => postcard::take_from_bytes::<DocBefore>(body).and_then(|(d, tail)| {
                 let meta = (!tail.is_empty()).then(|| postcard::from_bytes(tail)).transpose()?;
                 let DocBefore { name, source, url, published_at, arrived_ms, text } = d;
                 let (id_number, date_field) = (false, false);
@@ -291,12 +296,55 @@ pub struct Lookups {
 
 /// What a partition's document came to, for the other partitions: its
 /// result, and the revisions its arrival made (each revised document with its result
-/// after and before).
+/// after and before), every result whole ([`whole`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     pub seq: u64,
+    #[serde(with = "whole")]
     pub result: DocResult,
-    pub revised: Vec<(u64, DocResult, DocResult)>,
+    pub revised: Vec<Revision>,
+}
+
+impl Outcome {
+    pub fn new(seq: u64, result: DocResult, revised: Vec<Revised>) -> Outcome {
+        Outcome { seq, result, revised: revised.into_iter().map(Revision::from).collect() }
+    }
+}
+
+/// A revision an [`Outcome`] carries: the revised document, its result after and before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Revision {
+    pub seq: u64,
+    #[serde(with = "whole")]
+    pub after: DocResult,
+    #[serde(with = "whole")]
+    pub before: DocResult,
+}
+
+impl From<Revised> for Revision {
+    fn from(Revised { seq, after, before }: Revised) -> Revision {
+        Revision { seq, after, before }
+    }
+}
+
+/// A result whole: its serde form, then what that form leaves out and the store keeps
+/// behind it (its density threshold and what the passage attribution says beside its
+/// blocks), so that a partition storing or reading another's result holds what the
+/// one that made it holds.
+mod whole {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use textorigin_core::align::Passages;
+    use textorigin_core::engine::DocResult;
+
+    pub fn serialize<S: Serializer>(r: &DocResult, s: S) -> Result<S::Ok, S::Error> {
+        (r, r.density, &r.passages).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DocResult, D::Error> {
+        let (mut r, density, passages) = <(DocResult, Option<u8>, Passages)>::deserialize(d)?;
+        (r.density, r.passages) = (density, passages);
+        Ok(r)
+    }
 }
 
 /// A shard's selected shingles of a document, as [`textorigin_core::shard::split`]
@@ -375,7 +423,7 @@ mod tests {
         assert_eq!(doc.encode()[0], DOC_VERSION);
         // Messages of the builds before: the fields alone, then with `meta` behind them.
         let before = |meta: Option<&str>| {
-            let mut m = vec![VERSION];
+            let mut m = vec![DOC_BEFORE];
             m.extend(
                 postcard::to_allocvec(&("7", "s", None::<String>, Some("2020"), 1_800_000_000_000u64, "words"))
                     .unwrap(),
@@ -391,5 +439,21 @@ mod tests {
         assert!(
             matches!(Doc::decode(&newer), Err(WireError::Version { found, reads: DOC_VERSION, .. }) if found == DOC_VERSION + 1)
         );
+    }
+
+    /// A partition stores the revisions another's document made of its documents, and
+    /// reads the others' results, from outcomes: what their serde form leaves out (the
+    /// density threshold, the passages) must come with them.
+    #[test]
+    fn an_outcome_carries_its_results_whole() {
+        use textorigin_core::align::{AlsoEarlier, Passages};
+        let passages =
+            Passages { also_earlier: vec![AlsoEarlier { origin: 2, start_token: 1, end_token: 9 }], edits: vec![4] };
+        let result =
+            DocResult { seq: 7, tokens: 12, density: Some(3), passages: passages.clone(), ..DocResult::default() };
+        let after = DocResult { seq: 5, passages, ..DocResult::default() };
+        let before = DocResult { seq: 5, density: Some(1), ..DocResult::default() };
+        let outcome = Outcome::new(7, result, vec![Revised { seq: 5, after, before }]);
+        assert_eq!(decode::<Outcome>(&encode(&outcome), "outcome").unwrap(), outcome);
     }
 }
