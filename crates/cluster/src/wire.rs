@@ -120,7 +120,12 @@ pub fn items_stream(s: u32) -> String {
 pub enum WireError {
     #[error("{what}: an empty message")]
     Empty { what: &'static str },
-    #[error("{what}: message format {found}, this build reads {reads}: run the same textorigin version everywhere")]
+    #[error("{what}: message format {found}, this build reads {reads}: {}", if found < reads {
+        "a deployment of an earlier build; finish it with that build (`cluster aggregate --until ID` on each \
+         partition), `export` its results, and `cluster init` a new deployment for this one"
+    } else {
+        "a later build's; run the same textorigin version everywhere"
+    })]
     Version { what: &'static str, found: u8, reads: u8 },
     #[error("{what}: undecodable message: {source}")]
     Decode { what: &'static str, source: postcard::Error },
@@ -296,7 +301,7 @@ pub struct Lookups {
 
 /// What a partition's document came to, for the other partitions: its
 /// result, and the revisions its arrival made (each revised document with its result
-/// after and before), every result whole ([`whole`]).
+/// after and before), every result whole (`whole`: with what its serde form leaves out).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     pub seq: u64,
@@ -372,9 +377,13 @@ mod tests {
         assert_eq!(decode::<Answer>(&bytes, "answer").unwrap(), a);
         let mut newer = bytes.clone();
         newer[0] = VERSION + 1;
-        assert!(
-            matches!(decode::<Answer>(&newer, "answer"), Err(WireError::Version { found, .. }) if found == VERSION + 1)
-        );
+        let err = decode::<Answer>(&newer, "answer").unwrap_err();
+        assert!(matches!(err, WireError::Version { found, .. } if found == VERSION + 1));
+        assert!(err.to_string().ends_with("a later build's; run the same textorigin version everywhere"), "{err}");
+        // An earlier build's deployment: the way on is said.
+        newer[0] = VERSION - 1;
+        let err = decode::<Answer>(&newer, "answer").unwrap_err().to_string();
+        assert!(err.contains("finish it with that build") && err.contains("`cluster init` a new deployment"), "{err}");
         assert!(matches!(decode::<Answer>(&[], "answer"), Err(WireError::Empty { .. })));
         assert!(matches!(decode::<Answer>(&bytes[..3], "answer"), Err(WireError::Decode { .. })));
         assert_eq!(subject(&hits_stream(2)), "txo.hits.2");
