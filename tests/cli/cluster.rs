@@ -749,3 +749,25 @@ fn a_deployment_keeps_numeric_ids_and_the_date_field_as_one_node_does() {
     let third: Value = serde_json::from_str(got.lines().nth(2).unwrap()).unwrap();
     assert_eq!((third["id"].as_str(), third["published_at"].as_str()), (Some("x"), Some("2021-03-06")));
 }
+
+/// A deployment reads its inputs' HTML as its configuration says (`html = "all"`: the
+/// whole page), as one node does: `cluster submit` read every page for its main
+/// content whatever the setting.
+#[test]
+fn a_deployment_reads_html_as_its_configuration_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, format!("{CONFIG}html = \"all\"\ntemplates = \"off\"\n")).unwrap();
+    let site = fixture("site");
+    let nats = Nats::start(tmp.path(), 1);
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
+    let last = d.submit(std::slice::from_ref(&site));
+    finish(&mut d.run(&last, "0"), 120, "the deployment");
+    let dir = tmp.path().join("single");
+    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&site).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let corpus = |dir: &Path| ok(dir, &["export", "--format", "corpus"]);
+    let got = corpus(&d.agg);
+    assert!(got.contains("Report a Bug"), "the whole page, its footer too");
+    assert_eq!(got, corpus(&dir));
+}

@@ -8,6 +8,7 @@ use textorigin_core::engine::{Engine, Prepared};
 use textorigin_core::index::{IndexShape, IndexWork};
 use textorigin_core::shard::split;
 use textorigin_store::ingest::{inputs, Input};
+use textorigin_store::input::Limits;
 
 use crate::log::Log;
 use crate::searched::Searched;
@@ -53,7 +54,9 @@ pub fn submit(
     if let Some(s) = &shards {
         s.catch_up(log, &mut engine, last)?;
     }
-    for input in inputs(paths, max_doc_bytes) {
+    // HTML read as the deployment's configuration says, as `ingest` reads it.
+    let limits = Limits { html: meta.config.html, ..Limits::from(max_doc_bytes) };
+    for input in inputs(paths, limits) {
         let doc = match input {
             Input::File(f) => {
                 event(Submitted::File);
