@@ -734,16 +734,8 @@ fn a_deployment_keeps_numeric_ids_and_the_date_field_as_one_node_does() {
         r#"{"id": "x", "published_at": "2021-03-06", "text": "A bakery on Main Street reopened after the flood with a new oven."}"#,
     ];
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
-    let nats = Nats::start(tmp.path(), 1);
-    let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
-    let last = d.submit(std::slice::from_ref(&input));
-    finish(&mut d.run(&last, "0"), 120, "the deployment");
-    let dir = tmp.path().join("single");
-    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&input).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let corpus = |dir: &Path| ok(dir, &["export", "--format", "corpus"]);
-    let got = corpus(&d.agg);
-    assert_eq!(got, corpus(&dir));
+    let (got, one) = corpora(tmp.path(), &config, &input);
+    assert_eq!(got, one);
     let first: Value = serde_json::from_str(got.lines().next().unwrap()).unwrap();
     assert_eq!((first["id"].clone(), first["date"].as_str()), (serde_json::json!(12), Some("2021-03-04")));
     let third: Value = serde_json::from_str(got.lines().nth(2).unwrap()).unwrap();
@@ -758,16 +750,21 @@ fn a_deployment_reads_html_as_its_configuration_says() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config.toml");
     std::fs::write(&config, format!("{CONFIG}html = \"all\"\ntemplates = \"off\"\n")).unwrap();
-    let site = fixture("site");
-    let nats = Nats::start(tmp.path(), 1);
-    let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
-    let last = d.submit(std::slice::from_ref(&site));
+    let (got, one) = corpora(tmp.path(), &config, &fixture("site"));
+    assert!(got.contains("Report a Bug"), "the whole page, its footer too");
+    assert_eq!(got, one);
+}
+
+/// `export --format corpus` of `input` through a deployment of one shard and through
+/// `ingest` on one node, both with `config`: (the deployment's, the node's).
+fn corpora(tmp: &Path, config: &Path, input: &Path) -> (String, String) {
+    let nats = Nats::start(tmp, 1);
+    let d = OneShard::init(tmp, &nats.url, config, &[]);
+    let last = d.submit(&[input.to_path_buf()]);
     finish(&mut d.run(&last, "0"), 120, "the deployment");
-    let dir = tmp.path().join("single");
-    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(&config).arg(&site).output().unwrap();
+    let dir = tmp.join("single");
+    let out = bin().arg("ingest").arg("--data").arg(&dir).arg("--config").arg(config).arg(input).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let corpus = |dir: &Path| ok(dir, &["export", "--format", "corpus"]);
-    let got = corpus(&d.agg);
-    assert!(got.contains("Report a Bug"), "the whole page, its footer too");
-    assert_eq!(got, corpus(&dir));
+    (corpus(&d.agg), corpus(&dir))
 }

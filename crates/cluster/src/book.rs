@@ -42,8 +42,8 @@ pub struct Book {
     partition: u32,
     flush: Flush,
     state: Mutex<State>,
-    /// The deployment's data directory, and its partitions' stores, where a text the
-    /// documents stream no longer holds is read.
+    /// The deployment's data directory, and its partitions' stores, where a text
+    /// trimmed from the documents stream is read.
     root: PathBuf,
     stores: PartitionStores,
     /// The first document the documents stream held when the book last found one
