@@ -73,7 +73,9 @@ impl HeldPart {
     /// size, searched with `searched`'s parameters.
     pub fn new(searched: &Searched, shard: u32, shards: u32) -> Result<HeldPart, IndexTooSmall> {
         let (q, nd) = (searched.recompute.quote().clone(), searched.recompute.neardup().clone());
-        let index = Indexes::in_memory(searched.index_bytes, &q)?;
+        // A part's region spans its sections: a bucket in use of a growing one would
+        // hold other parts' buckets.
+        let index = Indexes::spanning(searched.index_bytes, &q)?;
         Ok(HeldPart { q, nd, index, part: IndexPart { shard, shards } })
     }
 

@@ -35,6 +35,11 @@
 //! - **near-duplicate keys** (the rest): buckets of 64 `(key hash, seq)`, the key hash
 //!   the xxh3-64 of the key's kind, index and value.
 //!
+//! Each section uses only its first buckets while they hold what came, doubling them
+//! as they fill, as the shingle table grows inside its file (`grow`): a small
+//! collection touches a few pages of the region; what every question answers is the
+//! section's spanning all its buckets.
+//!
 //! A full signature chain or key bucket keeps its older half for good (the first documents
 //! to bring a value: the origins of whatever repeats it later) and runs its newer half
 //! as a queue (the most recent documents, the likely sources of new copies): the new
@@ -62,7 +67,9 @@ use std::collections::BTreeSet;
 use xxhash_rust::xxh3::xxh3_64;
 
 mod answers;
+mod grow;
 pub use answers::{Answered, IndexAnswers, IndexLookup, IndexQueries, IndexWork, QuoteAnswer, Unanswered};
+use grow::Section;
 
 use crate::hash::mix;
 use crate::memory::RangeMut;
@@ -175,6 +182,11 @@ impl IndexShape {
         } else {
             bucket_of(u64::from(p) << 32 | u64::from(v), SIG_SALT, self.sig_buckets)
         }
+    }
+
+    /// Buckets per section: (document frequencies, signatures, near-duplicate keys).
+    pub fn buckets(&self) -> (u64, u64, u64) {
+        (self.df_buckets, self.sig_buckets, self.nd_buckets)
     }
 
     /// Entries per section: (document frequencies, signatures, near-duplicate keys).
@@ -494,7 +506,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     }
 
     fn df_bucket(&self, word: u64) -> usize {
-        self.shape.df_at() + bucket_of(word, DF_SALT, self.shape.df_buckets) as usize * DF_BUCKET * ENTRY
+        self.in_use(Section::Df).of(bucket_of(word, DF_SALT, self.shape.df_buckets))
     }
 
     /// The chain of a piece value, as byte offsets: its home bucket and the
@@ -506,12 +518,13 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         let base = home - home % SIG_BLOCK;
         let size = SIG_BLOCK.min(s.sig_buckets - base);
         let spill = if s.sig_exact { 1 } else { SIG_SPILL };
-        (0..spill.min(size))
-            .map(move |i| s.sig_at() + (base + (home - base + i) % size) as usize * s.sig_entries * ENTRY)
+        // Laid out by pieces the section spans its buckets (shift 0).
+        let in_use = self.in_use(Section::Sig);
+        (0..spill.min(size)).map(move |i| in_use.of(base + (home - base + i) % size))
     }
 
     fn nd_bucket(&self, key: u64) -> usize {
-        self.shape.nd_at() + bucket_of(key, ND_SALT, self.shape.nd_buckets) as usize * ND_BUCKET * ENTRY
+        self.in_use(Section::Nd).of(bucket_of(key, ND_SALT, self.shape.nd_buckets))
     }
 
     /// Documents counted in the document frequencies.
@@ -542,6 +555,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         d: u32,
         part: IndexPart,
     ) -> (Vec<(u64, u32, u32)>, u64) {
+        self.assert_held(part);
         let mut out = Vec::new();
         let mut capped = 0u64;
         let len = self.shape.sig_entries * ENTRY;
@@ -630,12 +644,16 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
 
     /// [`Indexes::add`] of the keys `part` holds (every part counts the document).
     pub fn add_part(&mut self, cfg: &QuoteConfig, seq: u64, add: &IndexAdd, part: IndexPart) {
+        self.assert_held(part);
         let shape = self.shape;
         let words = || add.words.iter().copied().filter(move |&w| part.holds_word(&shape, w));
         let (mut df_new, mut df_evicted) = (0, 0);
         self.touch(words().map(|w| self.df_bucket(w)));
         for w in words() {
-            let at = self.df_bucket(w);
+            let mut at = self.df_bucket(w);
+            if !entries(&self.bytes()[at..at + DF_BUCKET * ENTRY]).any(|(x, _)| x == w) {
+                at = self.room_for(Section::Df, w, bucket_of(w, DF_SALT, shape.df_buckets));
+            }
             let bucket = self.range_mut(at, DF_BUCKET * ENTRY);
             // One pass: the word's entry, else how many are occupied and the first of the
             // lowest count (the one a full bucket evicts).
@@ -682,7 +700,7 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
                     // evicts.
                     let mut chain = self.sig_chain(p, v);
                     let home = chain.next().expect("a chain has its home bucket");
-                    let at = std::iter::once(home)
+                    let mut at = std::iter::once(home)
                         .chain(chain)
                         .find(|&at| !full(&self.bytes()[at..at + len]))
                         .unwrap_or(home);
@@ -691,6 +709,12 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
                     {
                         sig_copies += 1;
                         continue;
+                    }
+                    // Laid out for exact searches (the one bucket a chain has) the
+                    // buckets in use may double first (the copies counted above are
+                    // its signature's, all in its final bucket).
+                    if shape.sig_exact {
+                        at = self.room_for(Section::Sig, sig, shape.sig_home(p, v));
                     }
                     sig_new += 1;
                     sig_evicted += u64::from(push_queue(self.range_mut(at, len), sig, packed));
@@ -701,7 +725,7 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
         let keys = || add.nd_keys.iter().copied().filter(move |&k| part.holds_key(&shape, k));
         self.touch(keys().map(|k| self.nd_bucket(k)));
         for k in keys() {
-            let at = self.nd_bucket(k);
+            let at = self.room_for(Section::Nd, k, bucket_of(k, ND_SALT, shape.nd_buckets));
             nd_new += 1;
             nd_evicted += u64::from(push_queue(self.range_mut(at, ND_BUCKET * ENTRY), k, seq));
         }

@@ -2,6 +2,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use proptest::prelude::*;
 
+use super::grow::Section;
 use super::*;
 
 /// A document of the generated streams: its words, sentence signatures, key hashes.
@@ -89,6 +90,17 @@ fn spread_stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>>
     prop::collection::vec(doc, 50..150)
 }
 
+/// Documents of few words, signatures and keys, each repeated more often than a
+/// bucket holds entries: final buckets full of one key.
+fn hot_stream() -> impl Strategy<Value = Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
+    let doc = (
+        prop::collection::vec(0u64..20, 0..10),
+        prop::collection::vec(prop::sample::select(vec![0xffff_fff0u64, 0xffff_ff0f, 0x0f0f_00f0, 0x1234]), 0..6),
+        prop::collection::vec(0u64..3, 1..8),
+    );
+    prop::collection::vec(doc, 100..200)
+}
+
 /// A part's searched ranges hold exactly the signature buckets and near-duplicate
 /// buckets it holds, and the parts' ranges tile the two sections.
 #[test]
@@ -144,9 +156,10 @@ proptest! {
         let q = QuoteConfig { max_per_probe: 3, exact_index: exact, ..QuoteConfig::default() };
         let d = if q.exact_only() { 0 } else { d };
         let nd = NearDupConfig { max_per_key: 2, ..NearDupConfig::default() };
-        let mut whole = Indexes::in_memory(bytes, &q).unwrap();
+        // Spanning from the start, as a worker's part is (the whole, to compare bytes).
+        let mut whole = Indexes::spanning(bytes, &q).unwrap();
         let parts: Vec<IndexPart> = (0..shards).map(|shard| IndexPart { shard, shards }).collect();
-        let mut held: Vec<_> = parts.iter().map(|_| Indexes::in_memory(bytes, &q).unwrap()).collect();
+        let mut held: Vec<_> = parts.iter().map(|_| Indexes::spanning(bytes, &q).unwrap()).collect();
         let shape = whole.shape();
         for (i, (w, s, k)) in docs.iter().enumerate() {
             let seq = i as u64 + 1;
@@ -247,6 +260,94 @@ proptest! {
     }
 }
 
+/// Each final bucket's entries in order, section after section: those of the bucket
+/// in use holding it that map to it.
+fn final_entries(idx: &Indexes<Vec<u8>>) -> Vec<Vec<(u64, u64)>> {
+    let mut out = Vec::new();
+    for sec in [Section::Df, Section::Sig, Section::Nd] {
+        let in_use = idx.in_use(sec);
+        let (n, len) = match sec {
+            Section::Df => (idx.shape.df_buckets, DF_BUCKET),
+            Section::Sig => (idx.shape.sig_buckets, idx.shape.sig_entries),
+            Section::Nd => (idx.shape.nd_buckets, ND_BUCKET),
+        };
+        for b in 0..n {
+            let at = in_use.of(b);
+            let bucket = &idx.bytes()[at..at + len * ENTRY];
+            let mine = |&(a, _): &(u64, u64)| in_use.shift == 0 || idx.final_bucket(sec, a) == b;
+            out.push(entries(bucket).filter(mine).collect());
+        }
+    }
+    out
+}
+
+proptest! {
+    /// A new region, whose sections grow, answers every question as a region spanning
+    /// its sections from the start, holds the same entries in each final bucket in the
+    /// same order after every document, and the same bytes (but the doublings counted)
+    /// once it spans them: in the smallest region (every section evicts) and in larger
+    /// ones, laid out for exact searches or by pieces.
+    #[test]
+    fn a_growing_region_answers_as_one_spanning_it(
+        docs in prop_oneof![stream(), spread_stream(), hot_stream()],
+        bytes in prop::sample::select(vec![MIN_INDEX_BYTES, 96 << 10, BLOCKS_BYTES]),
+        exact in any::<bool>(),
+        d in 0u32..=3,
+    ) {
+        let q = QuoteConfig { max_per_probe: 3, max_sources: 2, exact_index: exact, ..QuoteConfig::default() };
+        let d = if q.exact_only() { 0 } else { d };
+        let nd = NearDupConfig { max_per_key: 2, ..NearDupConfig::default() };
+        let mut growing = Indexes::in_memory(bytes, &q).unwrap();
+        let mut spanning = Indexes::spanning(bytes, &q).unwrap();
+        prop_assert_eq!(growing.buckets_in_use(), (1, if q.exact_only() { 1 } else { growing.shape.sig_buckets }, 1));
+        for (i, (w, s, k)) in docs.iter().enumerate() {
+            let seq = i as u64 + 1;
+            for &sig in s {
+                prop_assert_eq!(growing.quote_candidates(&q, sig, d), spanning.quote_candidates(&q, sig, d));
+            }
+            prop_assert_eq!(growing.nd_candidates(&nd, seq, k), spanning.nd_candidates(&nd, seq, k));
+            let add = doc(w, s, k);
+            growing.add(&q, seq, &add);
+            spanning.add(&q, seq, &add);
+            prop_assert!(final_entries(&growing) == final_entries(&spanning), "document {}", seq);
+            prop_assert_eq!(growing.stats(), spanning.stats());
+        }
+        for x in 0..300 {
+            prop_assert_eq!(growing.df(x), spanning.df(x));
+        }
+        if growing.spans() {
+            prop_assert!(growing.bytes()[INDEX_HEADER_BYTES..] == spanning.bytes()[INDEX_HEADER_BYTES..]);
+        }
+    }
+}
+
+/// A region's sections double as they fill: one bucket in use at first, the entries
+/// of a bucket that splits in their final buckets, a part refused in a growing region.
+#[test]
+fn a_section_doubles_when_its_bucket_in_use_fills() {
+    let q = QuoteConfig::default();
+    let mut idx = Indexes::in_memory(8 << 20, &q).unwrap();
+    assert_eq!(idx.buckets_in_use(), (1, 1, 1));
+    let keys: Vec<u64> = (0..ND_BUCKET as u64 + 1).collect();
+    idx.add(&q, 1, &doc(&[], &[], &keys[..ND_BUCKET]));
+    assert_eq!(idx.buckets_in_use().2, 1, "a bucket of {ND_BUCKET} holds them");
+    idx.add(&q, 2, &doc(&[], &[], &keys[ND_BUCKET..]));
+    assert_eq!(idx.buckets_in_use().2, 2, "the next one doubles them");
+    assert_eq!(idx.stats().nd_evictions, 0);
+    let nd = NearDupConfig { max_per_key: u32::MAX, ..NearDupConfig::default() };
+    assert_eq!(idx.nd_candidates(&nd, 3, &keys).len(), 2);
+    // A final bucket full of one key evicts in place: no doubling can make it room.
+    let mut hot = Indexes::in_memory(8 << 20, &q).unwrap();
+    for seq in 1..=2 * ND_BUCKET as u64 {
+        hot.add(&q, seq, &doc(&[], &[], &[7]));
+    }
+    assert_eq!(hot.buckets_in_use().2, 1);
+    assert_eq!(hot.stats().nd_evictions, ND_BUCKET as u64);
+    let part = IndexPart { shard: 0, shards: 2 };
+    let refused = std::panic::catch_unwind(|| idx.quote_candidates_part(&q, 1, 0, part));
+    assert!(refused.is_err(), "a part is held in a spanning region");
+}
+
 #[test]
 fn a_full_bucket_keeps_its_older_half_and_queues_the_newer() {
     let q = QuoteConfig::default();
@@ -269,9 +370,9 @@ fn a_full_bucket_keeps_its_older_half_and_queues_the_newer() {
 fn a_full_df_bucket_evicts_its_rarest_word() {
     let q = QuoteConfig::default();
     let mut idx = Indexes::in_memory(MIN_INDEX_BYTES, &q).unwrap();
-    // Words that share one bucket.
-    let first = idx.df_bucket(0);
-    let same: Vec<u64> = (0..).filter(|&w| idx.df_bucket(w) == first).take(DF_BUCKET + 1).collect();
+    // Words that share one final bucket (the buckets in use double until it is one).
+    let bucket = |w: u64| bucket_of(w, DF_SALT, idx.shape.df_buckets);
+    let same: Vec<u64> = (0..).filter(|&w| bucket(w) == bucket(0)).take(DF_BUCKET + 1).collect();
     for (i, &w) in same[..DF_BUCKET].iter().enumerate() {
         // Word i is in i + 2 documents, except word 5, in one.
         let times = if i == 5 { 1 } else { i + 2 };

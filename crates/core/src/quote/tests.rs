@@ -103,7 +103,7 @@ proptest::proptest! {
         let bytes = if small { crate::index::MIN_INDEX_BYTES } else { 4 << 20 };
         let mut mem = Memory { idx: Indexes::in_memory(bytes, &cfg).unwrap(), sentences: Default::default() };
         let parts: Vec<IndexPart> = (0..shards).map(|shard| IndexPart { shard, shards }).collect();
-        let mut held: Vec<_> = parts.iter().map(|_| Indexes::in_memory(bytes, &cfg).unwrap()).collect();
+        let mut held: Vec<_> = parts.iter().map(|_| Indexes::spanning(bytes, &cfg).unwrap()).collect();
         let mut rng = seed;
         let mut next = move |n: u64| { rng = mix(rng.wrapping_add(1)); rng % n };
         let base: Vec<Vec<u64>> = (0..8).map(|_| (0..5 + next(12)).map(|_| next(40)).collect()).collect();

@@ -305,7 +305,7 @@ pub fn list(rows: &[ListRow]) -> String {
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ndensity:     {}\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {})\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}{}\n",
+        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ndensity:     {}\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {})\n  in use:    buckets of words {} of {}, of signatures {} of {}, of near-dup keys {} of {}\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}{}\n",
         v.documents,
         t.path,
         t.bytes,
@@ -339,6 +339,12 @@ pub fn stats(v: &StatsView) -> String {
         v.indexes.counters.nd_inserts - v.indexes.counters.nd_evictions,
         v.indexes.neardup_capacity,
         v.indexes.counters.nd_evictions,
+        v.indexes.buckets_in_use[0],
+        v.indexes.buckets[0],
+        v.indexes.buckets_in_use[1],
+        v.indexes.buckets[1],
+        v.indexes.buckets_in_use[2],
+        v.indexes.buckets[2],
         v.index_digest,
         v.config,
         if v.propagate { "on" } else { "off" },

@@ -83,6 +83,10 @@ pub struct IndexesView {
     pub df_capacity: u64,
     pub signature_capacity: u64,
     pub neardup_capacity: u64,
+    /// Buckets of each section (words, signatures, near-duplicate keys) and those in
+    /// use: the sections grow inside the region (table format 5).
+    pub buckets: [u64; 3],
+    pub buckets_in_use: [u64; 3],
     #[serde(flatten)]
     pub counters: IndexStats,
 }
@@ -139,6 +143,8 @@ pub fn stats(
                 df_capacity: df,
                 signature_capacity: sig,
                 neardup_capacity: nd,
+                buckets: indexes.shape().buckets().into(),
+                buckets_in_use: indexes.buckets_in_use().into(),
                 counters: indexes.stats(),
             }
         },
