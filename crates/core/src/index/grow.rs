@@ -7,17 +7,20 @@
 //! bucket `b` a key maps to (its *final* bucket: where it lies once the section spans
 //! its buckets) is read and written at bucket `b >> s`, which holds the entries of
 //! up to `2^s` final buckets in the order they came. A new section has `s = ⌈log2 n⌉`
-//! (one bucket in use); an insertion into a full bucket in use, while `s > 0`, first
-//! **doubles** the buckets in use (`s − 1`): each bucket's entries go, in their order,
-//! to the two it splits into by their final bucket. A section evicts only at `s = 0`.
+//! (one bucket in use); an insertion into a full bucket in use that holds another final
+//! bucket's entries, while `s > 0`, first **doubles** the buckets in use (`s − 1`):
+//! each bucket's entries go, in their order, to the two it splits into by their final
+//! bucket. A full bucket in use of one final bucket's entries alone is that final
+//! bucket, full: it evicts as the section spanning its buckets does.
 //!
 //! So a growing section answers every question as the section spanning its buckets
 //! does, and holds its bytes once it spans them (the property test
-//! `a_growing_region_answers_as_one_spanning_it`): no final bucket can be full while
-//! the bucket in use holding it has room, so neither evicts before `s = 0`; every
-//! question filters a bucket by its key (a word, a signature, a key hash), whose
-//! entries all share one final bucket, so the other final buckets' entries beside them
-//! are never read as theirs; and a bucket keeps its entries in their order. Each
+//! `a_growing_region_answers_as_one_spanning_it`): a bucket in use holds every entry of
+//! its final buckets, so a final bucket is full exactly when its entries alone fill the
+//! bucket in use, and both evict the same entry; every question filters a bucket by its
+//! key (a word, a signature, a key hash), whose entries all share one final bucket, so
+//! the other final buckets' entries beside them are never read as theirs; and a bucket
+//! keeps its entries in their order. Each
 //! section's doublings so far are counted in the counters page (0 in a new region);
 //! the signatures of a region laid out by pieces (chains that spill into the next
 //! buckets when full) always span their section.
@@ -135,7 +138,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     /// Panics unless `part` is the whole region or the region spans every section (a
     /// bucket in use would hold other parts' final buckets).
     pub(super) fn assert_held(&self, part: IndexPart) {
-        assert!(part == IndexPart::WHOLE || self.spans(), "a part of the indexes is held in a region spanning them");
+        assert!(part == IndexPart::WHOLE || self.spans(), "a part of the indexes must be held in a spanning region");
     }
 }
 
@@ -153,9 +156,10 @@ impl Indexes<Vec<u8>> {
 
 impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
     /// Byte offset of the bucket in use where an entry of `key` (a word, a signature,
-    /// a key hash), of final bucket `b` of `sec`, goes: doubling the buckets in use while that one is full and holds another
-    /// final bucket's entry. A full bucket of final bucket `b`'s entries alone is
-    /// that final bucket, full: it evicts as a section spanning its buckets does.
+    /// a key hash), of final bucket `b` of `sec`, goes: the buckets in use are doubled
+    /// while that one is full and holds another final bucket's entry. A full bucket of
+    /// final bucket `b`'s entries alone is that final bucket, full: it evicts as a
+    /// section spanning its buckets does.
     pub(super) fn room_for(&mut self, sec: Section, key: u64, b: u64) -> usize {
         loop {
             let in_use = self.in_use(sec);
