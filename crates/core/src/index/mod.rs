@@ -361,6 +361,21 @@ fn full(bucket: &[u8]) -> bool {
     get(bucket, bucket.len() - 8) != 0
 }
 
+/// How many entries of a bucket are occupied (a prefix: found by halves).
+#[inline]
+fn occupied(bucket: &[u8]) -> usize {
+    let (mut lo, mut hi) = (0, bucket.len() / ENTRY);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if get(bucket, mid * ENTRY + 8) != 0 {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Appends (a, b) to a bucket; a full bucket keeps its older half (the first
 /// documents to bring a value: the origins of what repeats it) and drops the oldest
 /// entry of its newer half (a queue of the most recent ones). True when one was dropped.
@@ -505,14 +520,14 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         h.digest()
     }
 
-    fn df_bucket(&self, word: u64) -> usize {
+    fn df_bucket(&self, word: u64) -> std::ops::Range<usize> {
         self.in_use(Section::Df).of(bucket_of(word, DF_SALT, self.shape.df_buckets))
     }
 
-    /// The chain of a piece value, as byte offsets: its home bucket and the
+    /// The chain of a piece value, as byte ranges: its home bucket and the
     /// [`SIG_SPILL`] − 1 after it, wrapping within its block of [`SIG_BLOCK`]; the home
     /// bucket alone in a region laid out for exact searches.
-    fn sig_chain(&self, p: u32, v: u32) -> impl Iterator<Item = usize> + '_ {
+    fn sig_chain(&self, p: u32, v: u32) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
         let s = &self.shape;
         let home = s.sig_home(p, v);
         let base = home - home % SIG_BLOCK;
@@ -523,7 +538,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         (0..spill.min(size)).map(move |i| in_use.of(base + (home - base + i) % size))
     }
 
-    fn nd_bucket(&self, key: u64) -> usize {
+    fn nd_bucket(&self, key: u64) -> std::ops::Range<usize> {
         self.in_use(Section::Nd).of(bucket_of(key, ND_SALT, self.shape.nd_buckets))
     }
 
@@ -534,8 +549,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
 
     /// Documents containing `word` (0 when unseen or evicted).
     pub fn df(&self, word: u64) -> u64 {
-        let at = self.df_bucket(word);
-        entries(&self.bytes()[at..at + DF_BUCKET * ENTRY]).find(|&(w, _)| w == word).map_or(0, |(_, n)| n)
+        entries(&self.bytes()[self.df_bucket(word)]).find(|&(w, _)| w == word).map_or(0, |(_, n)| n)
     }
 
     /// Every indexed sentence within `d` bits of `sig`: (seq, sentence, distance),
@@ -558,17 +572,16 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         self.assert_held(part);
         let mut out = Vec::new();
         let mut capped = 0u64;
-        let len = self.shape.sig_entries * ENTRY;
         let mut probe = Vec::new();
         let mut probes = quote::probes(cfg, sig, d);
         probes.retain(|&(p, v)| part.holds_probe(&self.shape, p, v));
-        self.touch(probes.iter().filter_map(|&(p, v)| self.sig_chain(p, v).next()));
+        self.touch(probes.iter().filter_map(|&(p, v)| self.sig_chain(p, v).next().map(|r| r.start)));
         for (p, v) in probes {
             let (lo, hi) = cfg.piece_range(p);
             let mask = (1u64 << (hi - lo)) - 1;
             probe.clear();
-            for at in self.sig_chain(p, v) {
-                let bucket = &self.bytes()[at..at + len];
+            for r in self.sig_chain(p, v) {
+                let bucket = &self.bytes()[r];
                 let mut occupied = 0;
                 for (s, packed) in entries(bucket) {
                     occupied += 1;
@@ -608,10 +621,9 @@ impl<M: AsRef<[u8]>> Indexes<M> {
     /// most `max_per_key` (the oldest) a key.
     pub fn nd_candidates(&self, cfg: &NearDupConfig, seq: u64, keys: &[u64]) -> BTreeSet<u64> {
         let mut out = BTreeSet::new();
-        self.touch(keys.iter().map(|&k| self.nd_bucket(k)));
+        self.touch(keys.iter().map(|&k| self.nd_bucket(k).start));
         for &k in keys {
-            let at = self.nd_bucket(k);
-            let bucket = &self.bytes()[at..at + ND_BUCKET * ENTRY];
+            let bucket = &self.bytes()[self.nd_bucket(k)];
             out.extend(
                 entries(bucket).filter(|&(a, s)| a == k && s < seq).map(|(_, s)| s).take(cfg.max_per_key as usize),
             );
@@ -648,44 +660,35 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
         let shape = self.shape;
         let words = || add.words.iter().copied().filter(move |&w| part.holds_word(&shape, w));
         let (mut df_new, mut df_evicted) = (0, 0);
-        self.touch(words().map(|w| self.df_bucket(w)));
+        self.touch(words().map(|w| self.df_bucket(w).start));
         for w in words() {
-            let mut at = self.df_bucket(w);
-            if !entries(&self.bytes()[at..at + DF_BUCKET * ENTRY]).any(|(x, _)| x == w) {
-                at = self.room_for(Section::Df, w, bucket_of(w, DF_SALT, shape.df_buckets));
-            }
-            let bucket = self.range_mut(at, DF_BUCKET * ENTRY);
-            // One pass: the word's entry, else how many are occupied and the first of the
-            // lowest count (the one a full bucket evicts).
-            let (mut occupied, mut lowest) = (0, (u64::MAX, 0));
-            let mut found = None;
-            for (i, (x, n)) in entries(bucket).enumerate() {
-                occupied += 1;
-                if x == w {
-                    found = Some((i, n));
-                    break;
-                }
-                if n < lowest.0 {
-                    lowest = (n, i);
-                }
-            }
-            if let Some((i, n)) = found {
-                put(bucket, i * ENTRY + 8, n + 1);
+            let r = self.df_bucket(w);
+            let found = entries(&self.bytes()[r.clone()]).position(|(x, _)| x == w);
+            if let Some(i) = found {
+                let n = get(&self.bytes()[r.clone()], i * ENTRY + 8);
+                put(self.range_mut(r.start, r.len()), i * ENTRY + 8, n + 1);
                 continue;
             }
-            let slot = if occupied < DF_BUCKET {
-                occupied
-            } else {
+            let b = bucket_of(w, DF_SALT, shape.df_buckets);
+            let (r, evict) = self.room_for(Section::Df, w, b);
+            let bucket = &self.bytes()[r.clone()];
+            // A full final bucket's new word replaces its first word of the lowest count.
+            let slot = if evict {
                 df_evicted += 1;
-                lowest.1
+                let mine = self.mine(Section::Df, self.in_use(Section::Df).shift, w, b);
+                let lowest =
+                    entries(bucket).enumerate().filter(|&(_, (x, _))| mine(x)).min_by_key(|&(i, (_, n))| (n, i));
+                lowest.expect("a full bucket").0
+            } else {
+                occupied(bucket)
             };
             df_new += 1;
+            let bucket = self.range_mut(r.start, r.len());
             put(bucket, slot * ENTRY, w);
             put(bucket, slot * ENTRY + 8, 1);
         }
         let (mut sig_new, mut sig_evicted, mut sig_copies) = (0, 0, 0);
         if seq < 1 << SEQ_BITS {
-            let len = self.shape.sig_entries * ENTRY;
             let mut copies = Vec::new();
             for &(idx, sig) in &add.signatures {
                 if idx >= 1 << SENTENCE_BITS {
@@ -700,34 +703,34 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
                     // evicts.
                     let mut chain = self.sig_chain(p, v);
                     let home = chain.next().expect("a chain has its home bucket");
-                    let mut at = std::iter::once(home)
+                    let r = std::iter::once(home.clone())
                         .chain(chain)
-                        .find(|&at| !full(&self.bytes()[at..at + len]))
+                        .find(|r| !full(&self.bytes()[r.clone()]))
                         .unwrap_or(home);
                     if specific(cfg, sig)
-                        && holds_copies(&self.bytes()[at..at + len], (sig, packed), cfg.max_sources, &mut copies)
+                        && holds_copies(&self.bytes()[r.clone()], (sig, packed), cfg.max_sources, &mut copies)
                     {
                         sig_copies += 1;
+                        continue;
+                    }
+                    sig_new += 1;
+                    if !shape.sig_exact {
+                        sig_evicted += u64::from(push_queue(self.range_mut(r.start, r.len()), sig, packed));
                         continue;
                     }
                     // Laid out for exact searches (the one bucket a chain has) the
                     // buckets in use may double first (the copies counted above are
                     // its signature's, all in its final bucket).
-                    if shape.sig_exact {
-                        at = self.room_for(Section::Sig, sig, shape.sig_home(p, v));
-                    }
-                    sig_new += 1;
-                    sig_evicted += u64::from(push_queue(self.range_mut(at, len), sig, packed));
+                    sig_evicted += u64::from(self.push(Section::Sig, shape.sig_home(p, v), sig, packed));
                 }
             }
         }
         let (mut nd_new, mut nd_evicted) = (0, 0);
         let keys = || add.nd_keys.iter().copied().filter(move |&k| part.holds_key(&shape, k));
-        self.touch(keys().map(|k| self.nd_bucket(k)));
+        self.touch(keys().map(|k| self.nd_bucket(k).start));
         for k in keys() {
-            let at = self.room_for(Section::Nd, k, bucket_of(k, ND_SALT, shape.nd_buckets));
             nd_new += 1;
-            nd_evicted += u64::from(push_queue(self.range_mut(at, ND_BUCKET * ENTRY), k, seq));
+            nd_evicted += u64::from(self.push(Section::Nd, bucket_of(k, ND_SALT, shape.nd_buckets), k, seq));
         }
         self.bump(C_DOCS, 1);
         self.set(C_LAST_SEQ, seq);

@@ -31,10 +31,11 @@ use xxhash_rust::xxh3::xxh3_64;
 /// a selection density, 39 bits of origin and the extra flag, with the density threshold at header
 /// offset 54: both 0 in files made before, which read as they are); version 4 the
 /// signature chains kept inside their groups of 8 buckets (so that the derived indexes
-/// split by bucket range); version 5 the derived indexes' sections growing inside
+/// split by bucket range); version 6 the derived indexes' sections growing inside
 /// their region (`textorigin_core::index`, the doublings counted at offsets 72-95 of
-/// its counters page).
-pub const FORMAT_VERSION: u32 = 5;
+/// its counters page; version 5, never released, grew signature buckets in use with
+/// the room of one final bucket).
+pub const FORMAT_VERSION: u32 = 6;
 const MAGIC: &[u8; 8] = b"TXORTBL\0";
 const CHECKSUM_AT: usize = 128 + PARAMS_MAX;
 
