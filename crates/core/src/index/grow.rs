@@ -34,8 +34,8 @@
 //! hold final buckets of other parts.
 
 use super::{
-    bucket_of, entries, get, occupied, put, IndexPart, Indexes, DF_BUCKET, DF_SALT, ENTRY, INDEX_HEADER_BYTES,
-    ND_BUCKET, ND_SALT,
+    bucket_of, drop_and_append, entries, get, occupied, put, IndexPart, Indexes, DF_BUCKET, DF_SALT, ENTRY,
+    INDEX_HEADER_BYTES, ND_BUCKET, ND_SALT,
 };
 use crate::memory::RangeMut;
 use crate::quote;
@@ -66,8 +66,6 @@ const SIG_WIDE: u32 = 2;
 pub(super) struct InUse {
     /// Byte offset of the section's first bucket.
     at: usize,
-    /// Byte offset of the section's end.
-    end: usize,
     /// The section's buckets (final).
     buckets: u64,
     /// Bytes of a final bucket.
@@ -89,7 +87,8 @@ impl InUse {
     #[inline]
     pub(super) fn of(&self, b: u64) -> std::ops::Range<usize> {
         let start = self.at + (b >> self.shift) as usize * self.width();
-        start..(start + self.width()).min(self.end)
+        let end = self.at + self.buckets as usize * self.base;
+        start..(start + self.width()).min(end)
     }
 
     /// Buckets in use.
@@ -131,7 +130,7 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         let grown = get(self.bytes(), sec.counter());
         let shift = if grows { widest(buckets).saturating_sub(grown.min(SPANS) as u32) } else { 0 };
         let wide = if sec == Section::Sig { SIG_WIDE } else { 0 };
-        InUse { at, end: at + buckets as usize * base, buckets, base, shift, wide }
+        InUse { at, buckets, base, shift, wide }
     }
 
     /// Whether every section spans its buckets.
@@ -159,9 +158,10 @@ impl<M: AsRef<[u8]>> Indexes<M> {
         }
     }
 
-    /// Whether an entry whose first half is `a` belongs to final bucket `b` of `sec`,
-    /// the bucket in use holding `b` at `shift`, `key` known to belong to it.
-    pub(super) fn mine(&self, sec: Section, shift: u32, key: u64, b: u64) -> impl Fn(u64) -> bool + '_ {
+    /// Whether an entry whose first half is `a`, in the bucket in use holding final
+    /// bucket `b` of `sec`, belongs to `b` (`key` is known to).
+    pub(super) fn mine(&self, sec: Section, key: u64, b: u64) -> impl Fn(u64) -> bool + '_ {
+        let shift = self.in_use(sec).shift;
         move |a| shift == 0 || a == key || self.final_bucket(sec, a) == b
     }
 
@@ -196,7 +196,7 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
             let bucket = &self.bytes()[r.clone()];
             let (occupied, room, per_final) = (occupied(bucket), bucket.len() / ENTRY, in_use.base / ENTRY);
             let b_full = occupied >= per_final && {
-                let mine = self.mine(sec, in_use.shift, key, b);
+                let mine = self.mine(sec, key, b);
                 entries(bucket).filter(|&(a, _)| mine(a)).count() >= per_final
             };
             if b_full || occupied < room {
@@ -213,25 +213,17 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
     /// they are). True when one was dropped.
     pub(super) fn push(&mut self, sec: Section, b: u64, a: u64, v: u64) -> bool {
         let (r, evict) = self.room_for(sec, a, b);
-        let in_use = self.in_use(sec);
         let bucket = &self.bytes()[r.clone()];
-        let mut at = occupied(bucket);
+        let n = occupied(bucket);
         let dropped = evict.then(|| {
-            let mine = self.mine(sec, in_use.shift, a, b);
-            let newer = in_use.base / ENTRY / 2;
+            let (mine, newer) = (self.mine(sec, a, b), self.in_use(sec).base / ENTRY / 2);
             entries(bucket).enumerate().filter(|&(_, (x, _))| mine(x)).nth(newer).expect("a full final bucket").0
         });
-        let bucket = self.range_mut(r.start, r.len());
-        if let Some(d) = dropped {
-            bucket.copy_within((d + 1) * ENTRY..at * ENTRY, d * ENTRY);
-            at -= 1;
-        }
-        put(bucket, at * ENTRY, a);
-        put(bucket, at * ENTRY + 8, v);
+        drop_and_append(self.range_mut(r.start, r.len()), n, dropped, a, v);
         evict
     }
 
-    /// Doubles the buckets in use of `sec` (its shift is above 0): each bucket's
+    /// Doubles the buckets in use of `sec` (its shift is above its `wide`): each bucket's
     /// entries, in their order, go to the two buckets it splits into.
     pub(super) fn double(&mut self, sec: Section) {
         let old = self.in_use(sec);

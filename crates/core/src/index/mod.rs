@@ -380,18 +380,22 @@ fn occupied(bucket: &[u8]) -> usize {
 /// documents to bring a value: the origins of what repeats it) and drops the oldest
 /// entry of its newer half (a queue of the most recent ones). True when one was dropped.
 fn push_queue(bucket: &mut [u8], a: u64, b: u64) -> bool {
-    let n = entries(bucket).count();
-    let len = bucket.len() / ENTRY;
-    let (at, evicted) = if n < len {
-        (n, false)
-    } else {
-        let kept = len / 2;
-        bucket.copy_within((kept + 1) * ENTRY.., kept * ENTRY);
-        (len - 1, true)
-    };
+    let (n, len) = (occupied(bucket), bucket.len() / ENTRY);
+    let dropped = (n == len).then_some(len / 2);
+    drop_and_append(bucket, n, dropped, a, b);
+    dropped.is_some()
+}
+
+/// Drops entry `dropped` (if any) of a bucket's `n` occupied ones, those after it moving
+/// up one, and appends (a, b) after the occupied ones.
+fn drop_and_append(bucket: &mut [u8], n: usize, dropped: Option<usize>, a: u64, b: u64) {
+    let mut at = n;
+    if let Some(d) = dropped {
+        bucket.copy_within((d + 1) * ENTRY..n * ENTRY, d * ENTRY);
+        at -= 1;
+    }
     put(bucket, at * ENTRY, a);
     put(bucket, at * ENTRY + 8, b);
-    evicted
 }
 
 /// Whether signature `sig` tells a sentence's words apart from others': at most three
@@ -675,7 +679,7 @@ impl<M: AsRef<[u8]> + RangeMut> Indexes<M> {
             // A full final bucket's new word replaces its first word of the lowest count.
             let slot = if evict {
                 df_evicted += 1;
-                let mine = self.mine(Section::Df, self.in_use(Section::Df).shift, w, b);
+                let mine = self.mine(Section::Df, w, b);
                 let lowest =
                     entries(bucket).enumerate().filter(|&(_, (x, _))| mine(x)).min_by_key(|&(i, (_, n))| (n, i));
                 lowest.expect("a full bucket").0
