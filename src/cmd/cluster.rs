@@ -301,7 +301,7 @@ fn trim(a: TrimArgs) -> Result<ExitCode> {
              beside its own), so it reads their older texts from the documents stream\n"
         ),
         _ => {
-            format!("the log keeps documents from #{} on; {} message(s) dropped now\n", o.kept_from, o.dropped)
+            format!("the log keeps documents from #{} on; {} record(s) dropped now\n", o.kept_from, o.dropped)
         }
     })?;
     Ok(ExitCode::SUCCESS)

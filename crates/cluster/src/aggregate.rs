@@ -38,8 +38,8 @@ use crate::book::{Book, BookCounts};
 use crate::log::{Appends, Log, Reader};
 use crate::searched::Searched;
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, hits_subject, lookups_stream, partition_name, results_stream,
-    subject, Answer, Doc, Lookups, Meta, Outcome, DOCS,
+    decode, encode, feedback_stream, hits_stream, lookups_stream, partition_name, results_stream, subject, Answer, Doc,
+    Lookups, Meta, Outcome, DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -151,17 +151,17 @@ impl Remote {
                 .map(|s| {
                     let meta = self.meta.clone();
                     let after = move |n| meta.owned(p, meta.owner(n).1 + 1);
-                    self.log.filtered_reader(&hits_stream(s), &hits_subject(s, p), after, seq)
+                    self.log.sparse_reader(&hits_stream(s), after, seq)
                 })
                 .collect::<std::result::Result<_, _>>()?;
         }
         let mut probes = Vec::with_capacity(state.readers.len());
         let mut index = Vec::with_capacity(state.readers.len());
-        let State { readers, feedback, taken, .. } = &mut *state;
+        let State { readers, taken, .. } = &mut *state;
         taken.clear();
         for r in readers {
             // Of this partition's documents only, in turn.
-            let (n, bytes) = r.read_after(feedback)?;
+            let (n, bytes) = r.read()?;
             if n != seq {
                 return Err(ClusterError::OutOfStep { what: "a shard's answers", want: seq, got: n });
             }
@@ -222,15 +222,15 @@ impl Remote {
             let started = Instant::now();
             // The workers look up after reading the feedback: it must be in the log.
             state.feedback.flush()?;
-            let State { lookups, feedback, .. } = &mut *state;
-            let mut per_shard = read_lookups(lookups, feedback)?;
+            let State { lookups, .. } = &mut *state;
+            let mut per_shard = read_lookups(lookups)?;
             if per_shard.first().is_none_or(|l| l.cause != cause) {
                 // The first revision after a start: find its message.
                 let k = crate::deploy::lookups_position(&self.log, cause)?;
                 *lookups = (0..self.meta.shards)
                     .map(|s| self.log.reader(&lookups_stream(s), k))
                     .collect::<std::result::Result<_, _>>()?;
-                per_shard = read_lookups(lookups, feedback)?;
+                per_shard = read_lookups(lookups)?;
             }
             if per_shard.iter().any(|l| l.cause != cause || l.found.len() != docs.len()) {
                 let got = per_shard.iter().map(|l| l.cause).find(|&c| c != cause).unwrap_or(cause);
@@ -259,8 +259,8 @@ impl Remote {
 }
 
 /// The next message of every shard's lookups reader (none before the readers are made).
-fn read_lookups(readers: &mut [Reader], feedback: &mut Appends) -> Result<Vec<Lookups>> {
-    readers.iter_mut().map(|r| Ok(decode(&r.read_after(feedback)?.1, "shard lookups")?)).collect()
+fn read_lookups(readers: &mut [Reader]) -> Result<Vec<Lookups>> {
+    readers.iter_mut().map(|r| Ok(decode(&r.read()?.1, "shard lookups")?)).collect()
 }
 
 impl TableStage for Remote {
@@ -348,14 +348,7 @@ pub fn run(
     let mut docs_secs = 0.0;
     while until.is_none_or(|u| last < u) {
         let started = Instant::now();
-        let (seq, bytes) = match docs.try_read()? {
-            Some(message) => message,
-            None => {
-                // Nothing to do until it comes: what others may wait for goes first.
-                p.flush()?;
-                docs.read()?
-            }
-        };
+        let (seq, bytes) = docs.read()?;
         docs_secs += started.elapsed().as_secs_f64();
         let stored = p.apply(seq, Doc::decode(&bytes)?)?;
         last = seq;
@@ -390,13 +383,6 @@ struct Partition<'a> {
     outcomes: Arc<Mutex<Appends>>,
 }
 
-/// Sends to the log what other processes may wait for: the feedback and the outcomes
-/// appended so far.
-fn flush(waits: &Mutex<State>, outcomes: &Mutex<Appends>) -> Result<()> {
-    waits.lock().unwrap_or_else(|p| p.into_inner()).feedback.flush()?;
-    Ok(outcomes.lock().unwrap_or_else(|p| p.into_inner()).flush()?)
-}
-
 impl<'a> Partition<'a> {
     /// Opens partition `partition` of the deployment in `log`, whose results are in
     /// `root`: a partition of several rebuilds its book and table first ([`rebuild`]),
@@ -412,13 +398,8 @@ impl<'a> Partition<'a> {
         let waits = stage.state.clone();
         let results = results_stream(partition);
         let outcomes = Arc::new(Mutex::new(log.appends(&results, &subject(&results))));
-        // Of several partitions, each knows the others' documents through its book,
-        // which sends what others may wait for to the log before a read waits.
-        let book = (meta.partitions > 1).then(|| {
-            let (waits, outcomes) = (waits.clone(), outcomes.clone());
-            let flush = Box::new(move || flush(&waits, &outcomes));
-            Arc::new(Book::new(log, &meta, (partition, root.to_path_buf()), flush))
-        });
+        // Of several partitions, each knows the others' documents through its book.
+        let book = (meta.partitions > 1).then(|| Arc::new(Book::new(log, &meta, (partition, root.to_path_buf()))));
         if let Some(b) = &book {
             let mut outcomes = outcomes.lock().unwrap_or_else(|p| p.into_inner());
             rebuild(log, &meta, (partition, &dir), (&stage, b), &mut outcomes)?;
@@ -460,10 +441,6 @@ impl<'a> Partition<'a> {
         }
         let preparer = dd.preparer();
         Ok(Partition { log, meta, partition, dir, dd, preparer, book, waits, outcomes })
-    }
-
-    fn flush(&self) -> Result<()> {
-        flush(&self.waits, &self.outcomes)
     }
 
     /// Takes document `seq` of the log: stores it when it is this partition's (then
@@ -541,7 +518,7 @@ impl<'a> Partition<'a> {
     /// Ends the run: what others may wait for sent, the book kept in the store, the
     /// data directory closed; what it did, `last` the last document handled.
     fn close(self, last: u64, docs_secs: f64) -> Result<AggregatorSummary> {
-        self.flush()?;
+        self.log.flush_all()?;
         if let Some(b) = &self.book {
             b.write_to(self.dd.store())?;
         }

@@ -31,16 +31,11 @@ use crate::log::{Interleaved, Log};
 use crate::wire::{decode, partition_name, results_stream, Doc, Meta, Outcome, Revision, DOCS};
 use crate::{ClusterError, Result};
 
-/// Sends what the partition appended that another process may be waiting for (its
-/// feedback and outcomes), before a read that waits.
-pub type Flush = Box<dyn Fn() -> Result<()> + Send + Sync>;
-
 /// A partition's book of the other partitions' documents ([`Elsewhere`]).
 pub struct Book {
     log: Log,
     meta: Meta,
     partition: u32,
-    flush: Flush,
     state: Mutex<State>,
     /// The deployment's data directory, and its partitions' stores, where a text
     /// trimmed from the documents stream is read.
@@ -132,22 +127,13 @@ impl State {
 
 impl Book {
     /// Partition `partition`'s book of the deployment `meta` in the data directory
-    /// `root`, empty; `flush` sends what the partition appended before a read waits.
-    pub fn new(log: &Log, meta: &Meta, (partition, root): (u32, PathBuf), flush: Flush) -> Book {
+    /// `root`, empty.
+    pub fn new(log: &Log, meta: &Meta, (partition, root): (u32, PathBuf)) -> Book {
         let state = State { counts: BookCounts { places_from: 1, ..BookCounts::default() }, ..State::default() };
         let stores =
             PartitionStores::new((0..meta.partitions).map(|q| db_path(&meta.partition_dir(&root, q))).collect());
         let trimmed_below = Default::default();
-        Book {
-            log: log.clone(),
-            meta: meta.clone(),
-            partition,
-            flush,
-            state: Mutex::new(state),
-            root,
-            stores,
-            trimmed_below,
-        }
+        Book { log: log.clone(), meta: meta.clone(), partition, state: Mutex::new(state), root, stores, trimmed_below }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -300,13 +286,7 @@ impl Book {
                 s.outcomes = Some(Interleaved::new(&self.log, &self.meta, results_stream, s.applied + 1)?);
             }
             let reader = s.outcomes.as_mut().expect("made above");
-            let (m, bytes) = match reader.try_read()? {
-                Some(message) => message,
-                None => {
-                    (self.flush)()?;
-                    reader.read()?
-                }
-            };
+            let (m, bytes) = reader.read()?;
             let out: Outcome = decode(&bytes, "partition outcome")?;
             if out.seq != m {
                 return Err(ClusterError::OutOfStep { what: "a results stream", want: m, got: out.seq });

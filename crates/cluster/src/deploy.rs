@@ -12,8 +12,8 @@ use textorigin_store::storage::datadir::DataDir;
 
 use crate::log::Log;
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, hits_subjects, items_stream, lookups_stream, partition_name,
-    position_subject, process_name, results_stream, subject, Lookups, Meta, Position, DOCS, META, POSITIONS,
+    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, partition_name, position_subject,
+    process_name, results_stream, subject, Lookups, Meta, Position, DOCS, META, POSITIONS,
 };
 use crate::{ClusterError, Result};
 
@@ -86,14 +86,13 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
     Ok(())
 }
 
-/// The streams whose message `n` is about document `n`, with the subjects each holds:
-/// the documents, the shards' answers (a subject per partition, `wire::hits_subjects`)
-/// and (prepared at submission) their shingles.
+/// The streams whose record `n` is about document `n`, with the subject each holds:
+/// the documents, the shards' answers and (prepared at submission) their shingles.
 fn document_streams(meta: &Meta) -> Vec<(String, String)> {
     let items = if meta.prepared { meta.shards } else { 0 };
     [with_subject(DOCS.to_string())]
         .into_iter()
-        .chain((0..meta.shards).map(|s| (hits_stream(s), hits_subjects(s))))
+        .chain((0..meta.shards).map(hits_stream).map(with_subject))
         .chain((0..items).map(items_stream).map(with_subject))
         .collect()
 }
@@ -131,7 +130,8 @@ pub fn publish_position(
 /// What [`trim`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trimmed {
-    /// The streams hold no message before `from` any more (`dropped` went now).
+    /// The streams hold no batch that ends before `from` any more (`dropped` records
+    /// went now; a batch holding `from` stays whole).
     Below { from: u64, dropped: u64 },
     /// Nothing: this process has said no position yet (it has no checkpoint, so it
     /// would replay from the first document).
@@ -141,7 +141,7 @@ pub enum Trimmed {
     WholeLog(String),
 }
 
-/// Drops from the log what no process can need again: the messages before the oldest
+/// Drops from the log what no process can need again: the records before the oldest
 /// position any process has said (where the oldest of its checkpoint slots is, or a
 /// partition's book if that is earlier), in every stream but the description. Needs a
 /// position from every worker and partition (the aggregator), and, with several

@@ -11,6 +11,7 @@
 //! - [`worker`]: a shard worker, [`aggregate`]: the aggregator.
 
 pub mod aggregate;
+pub mod batch;
 pub mod book;
 pub mod deploy;
 pub mod log;

@@ -2,31 +2,42 @@
 //! messages whose sequence numbers are ours (`docs/SCALE-OUT.md`, "The log").
 //!
 //! A blocking facade over `async-nats`, because the rest of textorigin is threads and
-//! channels: [`Log::append`] puts message `seq` into a stream exactly once, [`Reader`]
-//! reads a stream in order from any sequence number, waiting for messages that are not
-//! there yet. The client's runtime has no thread of its own: it runs on the caller's
-//! while the caller is in the log (a message read or acknowledged wakes no other
-//! thread), and the server holds what arrives meanwhile. A process handles a few
-//! messages a document, and waking a second thread for each cost its aggregator 13% and
-//! its workers 25% of their CPU (`docs/SCALE-OUT.md`, "What it costs, measured").
+//! channels. A stream holds numbered records, several to a message ([`crate::batch`]):
+//! [`Appends`] puts record `n` into a stream exactly once, [`Reader`] reads a stream's
+//! records in order from any record number, waiting for ones that are not there yet;
+//! [`Log::get`], [`Log::last_seq`] and [`Log::first_seq`] are about records too. The
+//! client's runtime has no thread of its own: it runs on the caller's while the caller
+//! is in the log (a message read or acknowledged wakes no other thread), and the server
+//! holds what arrives meanwhile. A process handles a few messages a document, and
+//! waking a second thread for each cost its aggregator 13% and its workers 25% of their
+//! CPU (`docs/SCALE-OUT.md`, "What it costs, measured").
 //!
-//! Exactly once: every append says which sequence number it must get
-//! (`Nats-Expected-Last-Sequence: seq − 1`), so a second append of the same message —
-//! a retry after a lost acknowledgement, or a process that restarted and replays — is
-//! refused by the server, and the message already there is compared with ours: equal is
-//! success, different is a [`LogError::Conflict`] (two writers, or a determinism bug).
-//! Each stream has a single writer by design. Errors of the connection (a server being
-//! killed, a leader election) are retried until [`RETRY_FOR`] has passed.
+//! Exactly once, by batch: a stream has one writer, which sends its batches as messages
+//! `m`, `m + 1`, ... each saying which sequence number it must get
+//! (`Nats-Expected-Last-Sequence: m − 1`), so a second append of the same batch — a
+//! retry after a lost acknowledgement — is refused by the server, and the message
+//! already there is compared with ours: equal is success, different is a
+//! [`LogError::Conflict`] (two writers, or a determinism bug). A writer that restarts
+//! reads the stream's last batch and sends only the records after it; the records it
+//! makes again up to there are compared with the stored ones. Errors of the connection
+//! (a server being killed, a leader election) are retried until [`RETRY_FOR`] has passed.
 
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::{self, consumer, context::PublishErrorKind, stream};
+use async_nats::jetstream::{self, stream};
 use async_nats::ServerAddr;
 use futures_util::StreamExt;
 
-use crate::wire::Meta;
+use crate::batch::Batch;
+
+mod append;
+mod reader;
+use crate::wire::WireError;
+pub use append::Appends;
+use reader::After;
+pub use reader::{Interleaved, Reader};
 
 /// How long transient failures (no server, no leader, a timeout) are retried before an
 /// operation fails.
@@ -42,14 +53,16 @@ pub enum LogError {
     Runtime(std::io::Error),
     #[error("log: {what}: {source}")]
     Nats { what: String, source: async_nats::Error },
-    #[error("log: stream {stream} already holds a different message #{seq}: another writer, or a determinism bug")]
+    #[error("log: stream {stream} already holds a different record #{seq}: another writer, or a determinism bug")]
     Conflict { stream: String, seq: u64 },
-    #[error("log: stream {stream} cannot take message #{seq}: its last message is #{last}")]
+    #[error("log: stream {stream} cannot take record #{seq}: its last record is #{last}")]
     Gap { stream: String, seq: u64, last: u64 },
-    #[error("log: stream {stream} no longer holds message #{want} (trimmed: it starts at #{first}); this process needs a checkpoint at #{} or later", first - 1)]
+    #[error("log: stream {stream} no longer holds record #{want} (trimmed: it starts at #{first}); this process needs a checkpoint at #{} or later", first - 1)]
     Trimmed { stream: String, want: u64, first: u64 },
-    #[error("log: stream {stream} gave message #{got} where #{want} was due")]
+    #[error("log: stream {stream} gave #{got} where #{want} was due")]
     Order { stream: String, want: u64, got: u64 },
+    #[error("log: stream {stream}, message #{message}: {source}")]
+    Message { stream: String, message: u64, source: WireError },
 }
 
 type Result<T> = std::result::Result<T, LogError>;
@@ -69,7 +82,15 @@ struct Inner {
     rt: tokio::runtime::Runtime,
     js: jetstream::Context,
     replicas: usize,
+    /// The batches seen, per stream: first record → (message, last record). A message
+    /// never changes, so what was seen narrows every later search for a record.
+    places: Mutex<HashMap<String, Places>>,
+    /// The writers of this process ([`Appends`]), flushed before any wait.
+    writers: Mutex<Vec<std::sync::Weak<Mutex<append::Writer>>>>,
 }
+
+/// A stream's batches seen: first record → (message, last record).
+type Places = BTreeMap<u64, (u64, u64)>;
 
 impl std::fmt::Debug for Log {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -119,7 +140,15 @@ impl Log {
             let _in_runtime = rt.enter(); // the context spawns its acknowledgement task
             jetstream::new(client)
         };
-        Ok(Log { inner: Arc::new(Inner { rt, js, replicas: replicas.max(1) }) })
+        Ok(Log {
+            inner: Arc::new(Inner {
+                rt,
+                js,
+                replicas: replicas.max(1),
+                places: Mutex::default(),
+                writers: Mutex::default(),
+            }),
+        })
     }
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
@@ -182,35 +211,70 @@ impl Log {
         got.map_err(nats(format!("cannot read the latest {subject} of stream {stream}")))
     }
 
-    /// Drops the messages of `stream` before message `seq`; the stream's sequence
-    /// numbers, its last one included, stay. Returns how many were dropped.
+    /// Drops the batches of `stream` that end before record `seq` (a batch holding it
+    /// stays whole, and so does the last batch, which tells the last record's number).
+    /// Returns how many records were dropped.
     ///
     /// A replicated stream on servers older than 2.10 is trimmed message by message:
     /// those servers, restarted, replay a purge of the stream's head as a purge of all
     /// it held then (nats-server#4196; seen here as documents a checkpoint still needed
     /// gone after a log server restarted), while a replayed deletion deletes one message.
     pub fn purge_before(&self, stream: &str, seq: u64) -> Result<u64> {
+        let message = match self.locate(stream, seq)? {
+            Place::Held(m, _) => m,
+            Place::After(m) => m - 1,
+            Place::Before(_) => return Ok(0),
+        };
+        if message <= 1 {
+            return Ok(0);
+        }
+        let first = self.first_seq(stream)?;
         let js = &self.inner.js;
         let version = js.client().server_info().version;
         let purged = self.block_on(async move {
             let s = retry(|| async { js.get_stream(stream).await.map_err(async_nats::Error::from) }).await?;
             let info = s.cached_info();
             if info.config.num_replicas > 1 && replays_purges_wrongly(&version) {
-                return delete_each(js, stream, info.state.first_sequence.max(1), seq).await;
+                return delete_each(js, stream, info.state.first_sequence.max(1), message).await;
             }
-            retry(|| async { s.purge().sequence(seq).await.map(|p| p.purged).map_err(async_nats::Error::from) }).await
+            retry(|| async { s.purge().sequence(message).await.map(|p| p.purged).map_err(async_nats::Error::from) })
+                .await
         });
-        purged.map_err(nats(format!("cannot trim stream {stream} before #{seq}")))
+        purged.map_err(nats(format!("cannot trim stream {stream} before record #{seq}")))?;
+        Ok(self.first_seq(stream)?.saturating_sub(first))
     }
 
-    /// The sequence number of the last message of `stream` (0: empty).
+    /// The number of the last record of `stream` (0: empty).
     pub fn last_seq(&self, stream: &str) -> Result<u64> {
-        Ok(self.state(stream)?.last_sequence)
+        Ok(self.tail(stream)?.1)
     }
 
-    /// The sequence number of the first message `stream` still holds (after a trim).
+    /// The number of the first record `stream` still holds (after a trim; one past its
+    /// last when it holds none).
     pub fn first_seq(&self, stream: &str) -> Result<u64> {
-        Ok(self.state(stream)?.first_sequence)
+        let state = self.state(stream)?;
+        if state.last_sequence == 0 {
+            return Ok(1); // never written (a second look could see a first record)
+        }
+        if state.first_sequence > state.last_sequence {
+            return Ok(self.last_seq(stream)? + 1);
+        }
+        match self.message(stream, state.first_sequence)? {
+            Some(batch) => Ok(batch.first()),
+            None => Ok(self.last_seq(stream)? + 1),
+        }
+    }
+
+    /// The last message of `stream` and the number of its last record ((0, 0): empty).
+    fn tail(&self, stream: &str) -> Result<(u64, u64)> {
+        let last = self.state(stream)?.last_sequence;
+        if last == 0 {
+            return Ok((0, 0));
+        }
+        match self.message(stream, last)? {
+            Some(batch) => Ok((last, batch.last())),
+            None => Ok((last, 0)),
+        }
     }
 
     fn state(&self, stream: &str) -> Result<stream::State> {
@@ -222,44 +286,100 @@ impl Log {
         Ok(info.map_err(nats(format!("cannot read the state of stream {stream}")))?.state)
     }
 
-    /// Message `seq` of `stream`, or None when the stream has no such message (not yet,
-    /// or no longer: trimmed).
-    pub fn get(&self, stream: &str, seq: u64) -> Result<Option<Vec<u8>>> {
-        let state = self.state(stream)?;
-        if !(state.first_sequence..=state.last_sequence).contains(&seq) {
-            return Ok(None);
-        }
+    /// Message `m` of `stream`, or None when the stream does not hold it (not yet, or
+    /// no longer: trimmed).
+    fn raw(&self, stream: &str, m: u64) -> Result<Option<Vec<u8>>> {
+        use async_nats::jetstream::stream::LastRawMessageErrorKind;
         let js = &self.inner.js;
-        let msg = self.block_on(retry(|| async move {
-            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
-            s.get_raw_message(seq).await.map_err(async_nats::Error::from)
+        let got = self.block_on(retry(|| async move {
+            let s = js.get_stream_no_info(stream).await.map_err(async_nats::Error::from)?;
+            match s.get_raw_message(m).await {
+                Ok(msg) => Ok(Some(msg.payload.to_vec())),
+                Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(None),
+                Err(e) => Err(async_nats::Error::from(e)),
+            }
         }));
-        Ok(Some(msg.map_err(nats(format!("cannot read message #{seq} of stream {stream}")))?.payload.to_vec()))
+        got.map_err(nats(format!("cannot read message #{m} of stream {stream}")))
     }
 
-    /// Appends `payload` to `stream` (through `subject`) as message `seq`, exactly once:
-    /// when the stream already holds message `seq`, it must be `payload`.
-    pub fn append(&self, stream: &str, subject: &str, seq: u64, payload: &[u8]) -> Result<()> {
-        let start = Instant::now();
-        loop {
-            let sent = self.block_on(async { self.send(subject, seq, payload.to_vec()).await?.await });
-            match sent {
-                Ok(ack) if ack.sequence == seq => return Ok(()),
-                Ok(ack) => return Err(LogError::Order { stream: stream.to_string(), want: seq, got: ack.sequence }),
-                Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
-                    return match self.get(stream, seq)? {
-                        Some(there) if there == payload => Ok(()),
-                        Some(_) => Err(LogError::Conflict { stream: stream.to_string(), seq }),
-                        None => Err(LogError::Gap { stream: stream.to_string(), seq, last: self.last_seq(stream)? }),
-                    };
+    /// Message `m` of `stream` as a batch, remembered for later searches.
+    fn message(&self, stream: &str, m: u64) -> Result<Option<Batch>> {
+        let Some(bytes) = self.raw(stream, m)? else { return Ok(None) };
+        let batch = self.decode(stream, m, bytes)?;
+        Ok(Some(batch))
+    }
+
+    /// Decodes message `m` of `stream` and remembers where its records are.
+    fn decode(&self, stream: &str, m: u64, bytes: Vec<u8>) -> Result<Batch> {
+        let batch = Batch::decode(bytes).map_err(|source| LogError::Message {
+            stream: stream.to_string(),
+            message: m,
+            source,
+        })?;
+        let mut places = self.inner.places.lock().unwrap_or_else(|p| p.into_inner());
+        places.entry(stream.to_string()).or_default().insert(batch.first(), (m, batch.last()));
+        Ok(batch)
+    }
+
+    /// Where record `n` of `stream` is: a binary search over the stream's messages
+    /// (their records' numbers grow with their sequence numbers), narrowed by the
+    /// batches seen before.
+    fn locate(&self, stream: &str, n: u64) -> Result<Place> {
+        let state = self.state(stream)?;
+        let (mut lo, mut hi) = (state.first_sequence.max(1), state.last_sequence);
+        if hi == 0 || lo > hi {
+            return Ok(Place::After(hi + 1));
+        }
+        if let Some(seen) = self.inner.places.lock().unwrap_or_else(|p| p.into_inner()).get(stream) {
+            if let Some((_, &(m, last))) = seen.range(..=n).next_back() {
+                if last >= n && (lo..=hi).contains(&m) {
+                    (lo, hi) = (m, m);
+                } else if m >= lo && last < n {
+                    lo = lo.max(m + 1);
                 }
-                Err(e) if start.elapsed() < RETRY_FOR => {
-                    tracing::warn!(stream, seq, error = %e, "append failed, retrying");
-                    std::thread::sleep(BACKOFF);
-                }
-                Err(e) => return Err(nats(format!("cannot append message #{seq} to stream {stream}"))(e.into())),
+            }
+            if let Some((_, &(m, _))) = seen.range(n + 1..).next().filter(|(_, &(m, _))| m >= lo) {
+                hi = hi.min(m);
             }
         }
+        // The first message in lo..=hi whose last record is n or later.
+        let mut found = None;
+        while lo <= hi {
+            let mid = lo + (hi - lo) / 2;
+            let Some(batch) = self.message(stream, mid)? else {
+                lo = mid + 1; // trimmed meanwhile
+                continue;
+            };
+            if batch.last() >= n {
+                hi = mid - 1;
+                found = Some((mid, batch));
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Ok(match found {
+            None => Place::After(state.last_sequence + 1),
+            Some((_, batch)) if batch.first() > n => Place::Before(batch.first()),
+            Some((m, batch)) => Place::Held(m, batch),
+        })
+    }
+
+    /// Record `seq` of `stream`, or None when the stream has no such record (not yet,
+    /// or no longer: trimmed).
+    pub fn get(&self, stream: &str, seq: u64) -> Result<Option<Vec<u8>>> {
+        Ok(match self.locate(stream, seq)? {
+            Place::Held(_, batch) => batch.get(seq).map(<[u8]>::to_vec),
+            _ => None,
+        })
+    }
+
+    /// Appends `payload` to `stream` (through `subject`) as record `seq`, exactly once
+    /// (a batch of one, acknowledged before it returns): when the stream already holds
+    /// record `seq`, it must be `payload`.
+    pub fn append(&self, stream: &str, subject: &str, seq: u64, payload: &[u8]) -> Result<()> {
+        let mut appends = self.appends(stream, subject);
+        appends.push(seq, payload.to_vec())?;
+        appends.flush()
     }
 
     /// Sends `payload` through `subject` to be message `seq` of its stream, refused by
@@ -276,41 +396,49 @@ impl Log {
         self.inner.js.publish_with_headers(subject.to_string(), headers, payload.into()).await
     }
 
-    /// [`Log::append`]s to `stream` (through `subject`) whose acknowledgements are
-    /// waited for later ([`Appends`]).
+    /// The records appended to `stream` (through `subject`), in batches, acknowledged
+    /// later ([`Appends`]).
     pub fn appends(&self, stream: &str, subject: &str) -> Appends {
-        let subject = subject.to_string();
-        self.appends_by(stream, move |_| subject.clone())
+        Appends::new(self, stream, subject)
     }
 
-    /// [`Log::appends`] with message `seq` sent through `subject(seq)`.
-    pub fn appends_by(&self, stream: &str, subject: impl Fn(u64) -> String + Send + 'static) -> Appends {
-        Appends { log: self.clone(), stream: stream.to_string(), subject: Box::new(subject), sent: VecDeque::new() }
+    /// Sends every open batch of this process's writers and waits until all they sent
+    /// is in the log: what a process does before it waits for anything it reads
+    /// (another process may be waiting for those records first).
+    pub fn flush_all(&self) -> Result<()> {
+        let writers: Vec<_> = {
+            let mut writers = self.inner.writers.lock().unwrap_or_else(|p| p.into_inner());
+            writers.retain(|w| w.strong_count() > 0);
+            writers.iter().filter_map(std::sync::Weak::upgrade).collect()
+        };
+        writers.iter().try_for_each(|w| w.lock().unwrap_or_else(|p| p.into_inner()).flush())
     }
 
-    /// A reader of `stream` from message `start` on.
+    /// A reader of `stream` from record `start` on.
     pub fn reader(&self, stream: &str, start: u64) -> Result<Reader> {
         self.reader_of(stream, None, start)
     }
 
-    /// A reader of the messages of `stream` sent through `subject` (of a stream of
-    /// several): `start` is the first one, and `after(n)` the one after message `n`.
-    pub fn filtered_reader(
+    /// A reader of some of the records of `stream`: `start` is the first one, and
+    /// `after(n)` the one after record `n`; the others are skipped without being copied
+    /// (a partition reads its own documents' answers from a shard's stream of all).
+    pub fn sparse_reader(
         &self,
         stream: &str,
-        subject: &str,
         after: impl Fn(u64) -> u64 + Send + 'static,
         start: u64,
     ) -> Result<Reader> {
-        self.reader_of(stream, Some((subject.to_string(), Box::new(after))), start)
+        self.reader_of(stream, Some(Box::new(after)), start)
     }
 
-    fn reader_of(&self, stream: &str, filter: Option<Filter>, start: u64) -> Result<Reader> {
+    fn reader_of(&self, stream: &str, after: Option<After>, start: u64) -> Result<Reader> {
         let mut r = Reader {
             log: self.clone(),
             stream: stream.to_string(),
-            filter,
+            after,
             next: start.max(1),
+            batch: None,
+            message: 0,
             messages: None,
             redelivered: 0,
         };
@@ -319,55 +447,14 @@ impl Log {
     }
 }
 
-/// Appends to one stream sent at once and acknowledged later, in order, so that the
-/// writer goes on meanwhile: each is message `seq` exactly once, as with
-/// [`Log::append`], which does again any whose acknowledgement is not the one due (a
-/// leader election meanwhile; the ones after it are then refused, or were stored after
-/// it, and are checked the same way).
-pub struct Appends {
-    log: Log,
-    stream: String,
-    subject: Box<dyn Fn(u64) -> String + Send>,
-    sent: VecDeque<(u64, Vec<u8>, Option<jetstream::context::PublishAckFuture>)>,
-}
-
-/// How many appends [`Appends`] has under way at most.
-const UNDER_WAY: usize = 256;
-
-impl Appends {
-    /// Sends message `seq` (the one after the last pushed).
-    pub fn push(&mut self, seq: u64, payload: Vec<u8>) -> Result<()> {
-        let sent = self.log.block_on(self.log.send(&(self.subject)(seq), seq, payload.clone()));
-        let failed = sent.is_err();
-        self.sent.push_back((seq, payload, sent.ok()));
-        if failed {
-            return self.flush();
-        }
-        while self.sent.len() > UNDER_WAY {
-            self.settle_oldest()?;
-        }
-        Ok(())
-    }
-
-    /// Waits until every message pushed is in the stream.
-    pub fn flush(&mut self) -> Result<()> {
-        while !self.sent.is_empty() {
-            self.settle_oldest()?;
-        }
-        Ok(())
-    }
-
-    fn settle_oldest(&mut self) -> Result<()> {
-        let Some((seq, payload, ack)) = self.sent.pop_front() else { return Ok(()) };
-        let acked = ack.map(|ack| self.log.block_on(std::future::IntoFuture::into_future(ack)));
-        if matches!(acked, Some(Ok(ref a)) if a.sequence == seq) {
-            return Ok(());
-        }
-        // The ones after it were refused or will time out one by one (a server lost):
-        // all are appended again without waiting for their acknowledgements.
-        self.sent.iter_mut().for_each(|(_, _, ack)| *ack = None);
-        self.log.append(&self.stream, &(self.subject)(seq), seq, &payload)
-    }
+/// Where a record is in its stream.
+enum Place {
+    /// In message `m`, this batch.
+    Held(u64, Batch),
+    /// Not yet there: it will be in message `m` or later.
+    After(u64),
+    /// No longer there: the stream starts at this record.
+    Before(u64),
 }
 
 /// Whether a server of `version` replays a purge of part of a replicated stream as a
@@ -421,195 +508,6 @@ async fn delete_each(
         .buffer_unordered(64)
         .try_fold(0, |n, d| async move { Ok(n + d) })
         .await
-}
-
-type Filter = (String, Box<dyn Fn(u64) -> u64 + Send>);
-
-/// Reads one stream in order, waiting for messages not yet appended. A message it
-/// has read already, handed out again (a consumer after a leader change can), is
-/// skipped and counted ([`Reader::redelivered`]): a stream position's content never
-/// changes, so nothing is lost or read twice.
-pub struct Reader {
-    log: Log,
-    stream: String,
-    /// Of a filtered reader: the subject read, and the message after a message.
-    filter: Option<Filter>,
-    next: u64,
-    messages: Option<consumer::pull::Ordered>,
-    redelivered: u64,
-}
-
-impl Reader {
-    /// (Re)creates the ordered consumer at the next message.
-    fn open(&mut self) -> Result<()> {
-        self.open_at(self.next)
-    }
-
-    /// (Re)creates the ordered consumer at message `start`: at the next message, or,
-    /// for a test, before it, so that the consumer hands out again what was read.
-    fn open_at(&mut self, start: u64) -> Result<()> {
-        let (js, stream) = (&self.log.inner.js, self.stream.as_str());
-        let filter_subject = self.filter.as_ref().map(|(s, _)| s.clone()).unwrap_or_default();
-        let messages = self.log.block_on(retry(|| async {
-            let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
-            let c = s
-                .create_consumer(consumer::pull::OrderedConfig {
-                    deliver_policy: consumer::DeliverPolicy::ByStartSequence { start_sequence: start },
-                    filter_subject: filter_subject.clone(),
-                    ..Default::default()
-                })
-                .await
-                .map_err(async_nats::Error::from)?;
-            c.messages().await.map_err(async_nats::Error::from)
-        }));
-        self.messages = Some(messages.map_err(nats(format!("cannot read stream {stream} from #{start}")))?);
-        Ok(())
-    }
-
-    /// The sequence number of the message [`Reader::read`] returns.
-    pub fn position(&self) -> u64 {
-        self.next
-    }
-
-    /// Messages handed out again after they were read, skipped.
-    pub fn redelivered(&self) -> u64 {
-        self.redelivered
-    }
-
-    /// Makes the consumer hand out again the `back` messages before the next one, as a
-    /// consumer can after a leader change (for the test that the reader skips them).
-    #[doc(hidden)]
-    pub fn redeliver(&mut self, back: u64) -> Result<()> {
-        self.open_at(self.next.saturating_sub(back).max(1))
-    }
-
-    /// The next message: (its sequence number, its payload). Waits for it; a broken
-    /// consumer (a server gone), or one that skipped messages the stream holds, is made
-    /// again at the same position.
-    pub fn read(&mut self) -> Result<(u64, Vec<u8>)> {
-        Ok(self.read_or_not(true)?.expect("waited for"))
-    }
-
-    /// [`Reader::read`], making sure first, when the message is not here yet, that
-    /// `appends` are all in the log: another process may be waiting for them before
-    /// it sends the message (a worker's answer before the feedback, the feedback before
-    /// the next answer).
-    pub fn read_after(&mut self, appends: &mut Appends) -> Result<(u64, Vec<u8>)> {
-        if let Some(message) = self.try_read()? {
-            return Ok(message);
-        }
-        appends.flush()?;
-        self.read()
-    }
-
-    /// [`Reader::read`] when the next message is already here, else None at once.
-    pub fn try_read(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
-        self.read_or_not(false)
-    }
-
-    fn read_or_not(&mut self, wait: bool) -> Result<Option<(u64, Vec<u8>)>> {
-        let start = Instant::now();
-        loop {
-            let messages = self.messages.as_mut().expect("opened");
-            let got = match wait {
-                true => self.log.block_on(messages.next()),
-                false => match self.log.block_on(async { futures_util::FutureExt::now_or_never(messages.next()) }) {
-                    Some(got) => got,
-                    None => return Ok(None),
-                },
-            };
-            let error = match got {
-                Some(Ok(m)) => {
-                    let seq = m
-                        .info()
-                        .map_err(nats(format!("a message of stream {} without its position", self.stream)))?
-                        .stream_sequence;
-                    if seq == self.next {
-                        self.next = self.filter.as_ref().map_or(seq + 1, |(_, after)| after(seq));
-                        return Ok(Some((seq, m.payload.to_vec())));
-                    }
-                    if seq < self.next {
-                        // Read before: the position's content is the same, so skip it.
-                        self.redelivered += 1;
-                        tracing::debug!(stream = %self.stream, seq, due = self.next, "message handed out again: skipped");
-                        continue;
-                    }
-                    let first = self.log.first_seq(&self.stream)?;
-                    if first > self.next {
-                        return Err(LogError::Trimmed { stream: self.stream.clone(), want: self.next, first });
-                    }
-                    if start.elapsed() > RETRY_FOR {
-                        return Err(LogError::Order { stream: self.stream.clone(), want: self.next, got: seq });
-                    }
-                    // The stream holds the message due, but the consumer (on a server
-                    // that lost it, as `purge_before` explains) handed out a later one:
-                    // made again, as a broken one is.
-                    format!("the consumer skipped to #{seq}")
-                }
-                failed => {
-                    let error = failed
-                        .and_then(|r| r.err())
-                        .map_or_else(|| "the consumer ended".to_string(), |e| e.to_string());
-                    if start.elapsed() > RETRY_FOR {
-                        return Err(LogError::Nats {
-                            what: format!("reading stream {} at #{}", self.stream, self.next),
-                            source: error.into(),
-                        });
-                    }
-                    error
-                }
-            };
-            tracing::warn!(stream = %self.stream, at = self.next, %error, "reader failed, reopening");
-            std::thread::sleep(BACKOFF);
-            self.open()?;
-        }
-    }
-}
-
-/// Reads the streams of a deployment's partitions as one stream about every document,
-/// in document order: document `n` is the message of its owner's stream
-/// ([`Meta::owner`]).
-pub struct Interleaved {
-    meta: Meta,
-    readers: Vec<Reader>,
-    next: u64,
-}
-
-impl Interleaved {
-    /// Reads partition `p`'s stream `stream(p)` of every partition from document `start` on.
-    pub fn new(log: &Log, meta: &Meta, stream: fn(u32) -> String, start: u64) -> Result<Interleaved> {
-        let readers = (0..meta.partitions)
-            .map(|p| log.reader(&stream(p), meta.first_owned_from(p, start)))
-            .collect::<Result<_>>()?;
-        Ok(Interleaved { meta: meta.clone(), readers, next: start })
-    }
-
-    /// The next document's message: (the document, the payload), as
-    /// [`Reader::read_after`].
-    pub fn read_after(&mut self, appends: &mut Appends) -> Result<(u64, Vec<u8>)> {
-        Ok(self.step(|r| r.read_after(appends).map(Some))?.expect("waited for"))
-    }
-
-    /// The next document's message, waiting for it.
-    pub fn read(&mut self) -> Result<(u64, Vec<u8>)> {
-        Ok(self.step(|r| r.read().map(Some))?.expect("waited for"))
-    }
-
-    /// [`Interleaved::read_after`] when the message is already here, else None at once.
-    pub fn try_read(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
-        self.step(Reader::try_read)
-    }
-
-    /// The next document's message as `read` reads it from its owner's stream.
-    fn step(
-        &mut self,
-        read: impl FnOnce(&mut Reader) -> Result<Option<(u64, Vec<u8>)>>,
-    ) -> Result<Option<(u64, Vec<u8>)>> {
-        let (p, _) = self.meta.owner(self.next);
-        let Some((_, bytes)) = read(&mut self.readers[p as usize])? else { return Ok(None) };
-        self.next += 1;
-        Ok(Some((self.next - 1, bytes)))
-    }
 }
 
 #[cfg(test)]

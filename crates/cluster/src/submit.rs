@@ -1,8 +1,12 @@
 //! Admitting documents into a deployment's log ([`submit`]), in order, as `ingest`
 //! reads them, with their selected shingles split among the shards where documents are
-//! prepared at submission.
+//! prepared at submission. Documents go to the log in batches ([`crate::batch`]); a
+//! document's shingles are sent only once the document is in the log, so that a
+//! submission cut off anywhere leaves the shards' streams behind the documents', never
+//! ahead, and the next one completes them.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use textorigin_core::engine::{Engine, Prepared};
 use textorigin_core::index::{IndexShape, IndexWork};
@@ -10,7 +14,8 @@ use textorigin_core::shard::split;
 use textorigin_store::ingest::{inputs, Input};
 use textorigin_store::input::Limits;
 
-use crate::log::Log;
+use crate::batch::{AGE, RECORDS};
+use crate::log::{Appends, Log};
 use crate::searched::Searched;
 use crate::wire::{encode, items_stream, subject, Doc, Items, Meta, DOCS};
 use crate::{ClusterError, Result};
@@ -49,11 +54,14 @@ pub fn submit(
         0 => 0,
         _ => Doc::decode(&log.get(DOCS, last)?.ok_or(ClusterError::NoMeta)?)?.arrived_ms,
     };
-    let docs_subject = subject(DOCS);
-    let shards = meta.prepared.then(|| Splitter::new(meta)).transpose()?;
-    if let Some(s) = &shards {
+    let mut docs = log.appends(DOCS, &subject(DOCS));
+    let mut shards = meta.prepared.then(|| Splitter::new(log, meta)).transpose()?;
+    if let Some(s) = &mut shards {
         s.catch_up(log, &mut engine, last)?;
     }
+    // The shards' messages of the documents not yet known to be in the log.
+    let mut held: Vec<(u64, Vec<Vec<u8>>)> = Vec::new();
+    let mut oldest = Instant::now();
     // HTML read as the deployment's configuration says, as `ingest` reads it.
     let limits = Limits { html: meta.config.html, ..Limits::from(max_doc_bytes) };
     for input in inputs(paths, limits) {
@@ -93,22 +101,46 @@ pub fn submit(
             id_number: doc.id_number,
             date_field: doc.date_field,
         };
-        log.append(DOCS, &docs_subject, last + 1, &msg.encode())?;
+        docs.push(last + 1, msg.encode())?;
         last += 1;
-        textorigin_store::failpoint::hit("submit.after-doc")
-            .map_err(|source| ClusterError::Io { what: "submission", source })?;
         if let Some(s) = &shards {
-            s.append(log, &prepared, last, msg.time(), work)?;
+            if held.is_empty() {
+                oldest = Instant::now();
+            }
+            held.push((last, s.messages(&prepared, msg.time(), work)));
+        }
+        if held.len() >= RECORDS || (!held.is_empty() && oldest.elapsed() >= AGE) {
+            release(&mut docs, shards.as_mut(), &mut held)?;
         }
         event(Submitted::Doc(last));
     }
+    release(&mut docs, shards.as_mut(), &mut held)?;
+    if let Some(s) = &mut shards {
+        s.appends.iter_mut().try_for_each(Appends::flush)?;
+    }
     Ok(last)
+}
+
+/// Makes sure the documents pushed are in the log, then sends the shards' messages of
+/// those held back.
+fn release(docs: &mut Appends, shards: Option<&mut Splitter>, held: &mut Vec<(u64, Vec<Vec<u8>>)>) -> Result<()> {
+    docs.flush()?;
+    textorigin_store::failpoint::hit("submit.after-doc")
+        .map_err(|source| ClusterError::Io { what: "submission", source })?;
+    if let Some(s) = shards {
+        for (seq, messages) in held.drain(..) {
+            s.push(seq, messages)?;
+        }
+    }
+    Ok(())
 }
 
 /// Submission's side of a deployment whose documents it prepares: each document's
 /// selected shingles, split among the shards.
 struct Splitter {
     shards: u32,
+    /// Each shard's stream of them.
+    appends: Vec<Appends>,
     buckets: u64,
     searched: Searched,
     /// The deployment's index region, which the shards' parts of the index work split.
@@ -116,30 +148,39 @@ struct Splitter {
 }
 
 impl Splitter {
-    fn new(meta: &Meta) -> Result<Splitter> {
+    fn new(log: &Log, meta: &Meta) -> Result<Splitter> {
         let params = meta.config.table_params();
         params.check()?;
         let searched = Searched::new(&meta.config);
         let shape = searched.shape()?;
-        Ok(Splitter { shards: meta.shards, buckets: params.buckets(), searched, shape })
+        let appends = (0..meta.shards).map(|s| log.appends(&items_stream(s), &subject(&items_stream(s)))).collect();
+        Ok(Splitter { shards: meta.shards, appends, buckets: params.buckets(), searched, shape })
     }
 
-    /// Appends message `seq` of every shard's stream: the selected shingles of `doc`,
+    /// Every shard's message about `doc`: its selected shingles in the shard's range,
     /// at `time` in publication order, and the shard's part of its index work.
-    fn append(&self, log: &Log, doc: &Prepared, seq: u64, time: i64, index: IndexWork) -> Result<()> {
+    fn messages(&self, doc: &Prepared, time: i64, index: IndexWork) -> Vec<Vec<u8>> {
         let selected = doc.selected() as u32;
-        for (s, items) in split(doc.items(), self.buckets, self.shards).into_iter().enumerate() {
-            let stream = items_stream(s as u32);
-            let index = self.searched.part_of(&index, &self.shape, s as u32, self.shards);
-            let message = encode(&Items { time, selected, items, index });
-            log.append(&stream, &subject(&stream), seq, &message)?;
+        let parts = split(doc.items(), self.buckets, self.shards).into_iter().enumerate();
+        parts
+            .map(|(s, items)| {
+                let index = self.searched.part_of(&index, &self.shape, s as u32, self.shards);
+                encode(&Items { time, selected, items, index })
+            })
+            .collect()
+    }
+
+    /// Appends record `seq` of every shard's stream (the shards' `messages`).
+    fn push(&mut self, seq: u64, messages: Vec<Vec<u8>>) -> Result<()> {
+        for (appends, message) in self.appends.iter_mut().zip(messages) {
+            appends.push(seq, message)?;
         }
         Ok(())
     }
 
     /// Completes the shards' streams up to document `last` (a submission cut off after
     /// a document and before its shingles), preparing those documents again.
-    fn catch_up(&self, log: &Log, engine: &mut Engine, last: u64) -> Result<()> {
+    fn catch_up(&mut self, log: &Log, engine: &mut Engine, last: u64) -> Result<()> {
         let mut behind = last;
         for s in 0..self.shards {
             behind = behind.min(log.last_seq(&items_stream(s))?);
@@ -153,8 +194,9 @@ impl Splitter {
             let doc = Doc::decode(&bytes)?;
             let prepared = engine.prepare(&doc.text);
             let work = self.searched.work(&doc.text, prepared.tokens());
-            self.append(log, &prepared, seq, doc.time(), work)?;
+            let messages = self.messages(&prepared, doc.time(), work);
+            self.push(seq, messages)?;
         }
-        Ok(())
+        Ok(self.appends.iter_mut().try_for_each(Appends::flush)?)
     }
 }

@@ -86,21 +86,10 @@ pub fn partition_name(meta: &Meta, p: u32) -> String {
     }
 }
 
-/// Shard `s`'s answers: message `n` is its answer for document `n`, sent through the
-/// subject of the partition that owns it ([`hits_subject`]).
+/// Shard `s`'s answers: record `n` is its answer for document `n`; a partition reads
+/// its own documents' and skips the others' ([`crate::log::Log::sparse_reader`]).
 pub fn hits_stream(s: u32) -> String {
     format!("TXO_HITS_{s}")
-}
-
-/// The subject of shard `s`'s answers for partition `p`'s documents (`txo.hits.s.p`):
-/// a partition reads only its own.
-pub fn hits_subject(s: u32, p: u32) -> String {
-    format!("{}.{p}", subject(&hits_stream(s)))
-}
-
-/// The subjects shard `s`'s answers stream holds: one per partition (`txo.hits.s.*`).
-pub fn hits_subjects(s: u32) -> String {
-    format!("{}.*", subject(&hits_stream(s)))
 }
 
 /// Shard `s`'s lookups for the revisions of take-overs: message `k` answers
@@ -127,6 +116,8 @@ pub enum WireError {
         "a later build's; run the same textorigin version everywhere"
     })]
     Version { what: &'static str, found: u8, reads: u8 },
+    #[error("{what}: not a batch of records (cut, or not written by textorigin)")]
+    Batch { what: &'static str },
     #[error("{what}: undecodable message: {source}")]
     Decode { what: &'static str, source: postcard::Error },
 }
@@ -387,7 +378,6 @@ mod tests {
         assert!(matches!(decode::<Answer>(&[], "answer"), Err(WireError::Empty { .. })));
         assert!(matches!(decode::<Answer>(&bytes[..3], "answer"), Err(WireError::Decode { .. })));
         assert_eq!(subject(&hits_stream(2)), "txo.hits.2");
-        assert_eq!(hits_subject(2, 1), "txo.hits.2.1");
         assert_eq!(subject(&feedback_stream(1)), "txo.feedback.1");
         assert_eq!(
             (position_subject(&process_name(Some(3))), position_subject(&process_name(None))),

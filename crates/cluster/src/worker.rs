@@ -46,8 +46,8 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::log::{Appends, Interleaved, Log, Reader};
 use crate::searched::{HeldPart, Searched};
 use crate::wire::{
-    decode, encode, feedback_stream, hits_stream, hits_subject, items_stream, lookups_stream, process_name, subject,
-    Answer, Doc, Items, Lookups, DOCS,
+    decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, process_name, subject, Answer, Doc,
+    Items, Lookups, DOCS,
 };
 use crate::{read_meta, ClusterError, Result};
 
@@ -206,9 +206,7 @@ impl<'c> Worker<'c> {
         let input = if meta.prepared { items_stream(index) } else { DOCS.to_string() };
         let lookups = lookups_stream(index);
         let feedback = Interleaved::new(log, &meta, feedback_stream, last + 1)?;
-        // Each answer through the subject of its document's owner.
-        let owners = meta.clone();
-        let appends = log.appends_by(&answers, move |seq| hits_subject(index, owners.owner(seq).0));
+        let appends = log.appends(&answers, &subject(&answers));
         Ok(Worker {
             log: log.clone(),
             shard,
@@ -282,7 +280,7 @@ impl<'c> Worker<'c> {
     /// is there (None: the oldest pending feedback is to be waited for instead).
     fn next_document(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
         if self.ahead.is_empty() {
-            Ok(Some(self.docs.read_after(&mut self.appends)?))
+            Ok(Some(self.docs.read()?))
         } else {
             Ok(self.docs.try_read()?)
         }
@@ -315,7 +313,7 @@ impl<'c> Worker<'c> {
     /// given before a restart.
     fn probe(&mut self, seq: u64, (items, time, work): Prepared, progress: &mut impl FnMut(u64)) -> Result<()> {
         while self.ahead.conflicts(&self.table, &items) {
-            let message = self.feedback.read_after(&mut self.appends)?;
+            let message = self.feedback.read()?;
             self.summary.log_secs += lap(&mut self.clock);
             self.score(message, progress)?;
         }
@@ -360,7 +358,7 @@ impl<'c> Worker<'c> {
 
     /// Waits for the oldest pending document's feedback and applies it (phase 3).
     fn apply_feedback(&mut self, progress: &mut impl FnMut(u64)) -> Result<()> {
-        let message = self.feedback.read_after(&mut self.appends)?;
+        let message = self.feedback.read()?;
         self.summary.log_secs += lap(&mut self.clock);
         self.score(message, progress)?;
         self.summary.table_secs += lap(&mut self.clock);

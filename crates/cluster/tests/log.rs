@@ -1,11 +1,14 @@
 //! The log against a real `nats-server` (scripts/test.sh installs it): appends
 //! acknowledged later stay exactly once and in order across a server's restart; a
-//! reader skips (and counts) messages a consumer hands out again.
+//! reader skips (and counts) messages a consumer hands out again; any cut of a stream
+//! into batches, any crash and replay of its writer and any redelivery read back the
+//! same records, by number, from any record and after any trim.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use textorigin_cluster::log::Log;
+use proptest::prelude::*;
+use textorigin_cluster::log::{Log, LogError};
 
 fn server(dir: &Path, port: u16) -> Child {
     Command::new("nats-server")
@@ -79,4 +82,127 @@ fn a_message_handed_out_again_is_skipped_and_counted() {
     assert_eq!(reader.redelivered(), 3);
     nats.kill().unwrap();
     nats.wait().unwrap();
+}
+
+/// Record `n` of a stream of the batching test: its length drawn, its bytes its number.
+fn record(n: u64, len: usize) -> Vec<u8> {
+    let mut r = n.to_le_bytes().to_vec();
+    r.resize(len.max(8), (n % 251) as u8);
+    r
+}
+
+/// What a writer does before each record: push it, or first send its open batch and
+/// wait for it (as before every read that waits, and before a checkpoint), or crash
+/// (its open batch lost; the ones sent but not acknowledged stored or not) and restart
+/// from an earlier record, making the records after it again, as a process replaying
+/// from its checkpoint does: no later than its last flush.
+#[derive(Debug, Clone)]
+enum Step {
+    Push,
+    Flush,
+    Crash { back: u64, flush_first: bool },
+}
+
+fn steps() -> impl Strategy<Value = Vec<(Step, usize)>> {
+    let step = prop_oneof![
+        20 => Just(Step::Push),
+        3 => Just(Step::Flush),
+        1 => (0u64..80, any::<bool>()).prop_map(|(back, flush_first)| Step::Crash { back, flush_first }),
+    ];
+    // Lengths: mostly small, some large enough that a few fill a batch by bytes.
+    let len = prop_oneof![10 => 0usize..600, 1 => 60_000usize..200_000];
+    prop::collection::vec((step, len), 1..400)
+}
+
+#[test]
+fn any_batching_crash_and_redelivery_read_back_the_same_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut nats = server(tmp.path(), port);
+    let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
+    let case = std::sync::atomic::AtomicU32::new(0);
+    let config = ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let result = runner.run(&(steps(), any::<u64>()), |(plan, pick)| {
+        let stream = format!("B{}", case.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        log.create_stream(&stream, &stream.to_lowercase()).unwrap();
+        // The record lengths are fixed by number: a record made again is the same.
+        let lens: Vec<usize> = plan.iter().map(|&(_, len)| len).collect();
+        let total = lens.len() as u64;
+        let mut appends = log.appends(&stream, &stream.to_lowercase());
+        let (mut n, mut flushed): (u64, u64) = (1, 0);
+        for (step, _) in &plan {
+            match *step {
+                Step::Push => {}
+                Step::Flush => {
+                    appends.flush().unwrap();
+                    flushed = n - 1;
+                }
+                Step::Crash { back, flush_first } => {
+                    if flush_first {
+                        appends.flush().unwrap();
+                        flushed = n - 1;
+                    }
+                    drop(appends);
+                    appends = log.appends(&stream, &stream.to_lowercase());
+                    n = n.saturating_sub(back).min(flushed + 1).max(1);
+                }
+            }
+            if n <= total {
+                appends.push(n, record(n, lens[n as usize - 1])).unwrap();
+                n += 1;
+            }
+        }
+        // The records the plan did not reach (it crashed back), made to the end.
+        while n <= total {
+            appends.push(n, record(n, lens[n as usize - 1])).unwrap();
+            n += 1;
+        }
+        appends.flush().unwrap();
+        prop_assert_eq!(log.last_seq(&stream).unwrap(), total);
+        // A record made again differently is refused, after any crash.
+        let mut again = log.appends(&stream, &stream.to_lowercase());
+        let changed = 1 + pick % total;
+        let mut other = record(changed, lens[changed as usize - 1]);
+        other.push(1);
+        let refused = matches!(again.push(changed, other), Err(LogError::Conflict { seq, .. }) if seq == changed);
+        prop_assert!(refused, "record #{} made again differently was taken", changed);
+
+        // Read from any record, every record once and in order; a consumer that hands
+        // messages out again changes nothing.
+        let start = 1 + (pick >> 8) % total;
+        let mut reader = log.reader(&stream, start).unwrap();
+        for n in start..=total {
+            prop_assert_eq!(reader.read().unwrap(), (n, record(n, lens[n as usize - 1])));
+            if n == start + total / 3 {
+                reader.redeliver(2).unwrap();
+            }
+        }
+        prop_assert!(reader.try_read().unwrap().is_none());
+        // A sparse reader: every third record, the others skipped.
+        let mut sparse = log.sparse_reader(&stream, |n| n + 3, start).unwrap();
+        for n in (start..=total).step_by(3) {
+            prop_assert_eq!(sparse.read().unwrap().0, n);
+        }
+        // Records by number, then a trim: what it keeps reads as before, what it drops
+        // is refused by number.
+        for n in [1, start, total] {
+            prop_assert_eq!(log.get(&stream, n).unwrap(), Some(record(n, lens[n as usize - 1])));
+        }
+        log.purge_before(&stream, start).unwrap();
+        let first = log.first_seq(&stream).unwrap();
+        prop_assert!(first <= start, "a trim before #{} dropped it: the stream starts at #{}", start, first);
+        prop_assert_eq!(log.get(&stream, start).unwrap(), Some(record(start, lens[start as usize - 1])));
+        prop_assert_eq!(log.reader(&stream, start).unwrap().read().unwrap().0, start);
+        if first > 1 {
+            let trimmed = matches!(log.reader(&stream, first - 1), Err(LogError::Trimmed { .. }));
+            prop_assert!(trimmed, "a reader of a trimmed record");
+            prop_assert_eq!(log.get(&stream, first - 1).unwrap(), None);
+        }
+        prop_assert_eq!(log.last_seq(&stream).unwrap(), total, "a trim keeps the last record's number");
+        Ok(())
+    });
+    nats.kill().unwrap();
+    nats.wait().unwrap();
+    result.unwrap();
 }
