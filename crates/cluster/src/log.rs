@@ -92,6 +92,9 @@ struct Inner {
 /// A stream's batches seen: first record → (message, last record).
 type Places = BTreeMap<u64, (u64, u64)>;
 
+/// How many batches of a stream [`Places`] keeps at most (~40 bytes each).
+const PLACES_KEPT: usize = 1 << 14;
+
 impl std::fmt::Debug for Log {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Log").field("replicas", &self.inner.replicas).finish_non_exhaustive()
@@ -317,7 +320,11 @@ impl Log {
             source,
         })?;
         let mut places = self.inner.places.lock().unwrap_or_else(|p| p.into_inner());
-        places.entry(stream.to_string()).or_default().insert(batch.first(), (m, batch.last()));
+        let seen = places.entry(stream.to_string()).or_default();
+        if seen.len() >= PLACES_KEPT {
+            seen.clear(); // a long run's memory stays bounded; searches start over
+        }
+        seen.insert(batch.first(), (m, batch.last()));
         Ok(batch)
     }
 
