@@ -164,8 +164,8 @@ impl Filling {
         self.records.len() >= RECORDS || self.since.is_some_and(|s| now.duration_since(s) >= AGE)
     }
 
-    /// The open batch's message and its last record, leaving nothing open.
-    pub fn take(&mut self) -> Option<(Vec<u8>, u64)> {
+    /// The open batch's message and its first and last records, leaving nothing open.
+    pub fn take(&mut self) -> Option<(Vec<u8>, u64, u64)> {
         if self.records.is_empty() {
             return None;
         }
@@ -174,7 +174,7 @@ impl Filling {
         self.records.clear();
         self.bytes = 0;
         self.since = None;
-        Some((message, last))
+        Some((message, self.first, last))
     }
 }
 
@@ -223,8 +223,8 @@ mod tests {
         }
         assert_eq!(f.next(10), 10 + RECORDS as u64);
         assert!(f.add(10 + RECORDS as u64, vec![0; 10], t), "the 64th record fills it");
-        let (message, last) = f.take().unwrap();
-        assert_eq!(last, 10 + RECORDS as u64);
+        let (message, first, last) = f.take().unwrap();
+        assert_eq!((first, last), (11, 10 + RECORDS as u64));
         assert_eq!(Batch::decode(message).unwrap().first(), 11);
         assert!(f.take().is_none());
 

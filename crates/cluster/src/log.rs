@@ -249,7 +249,7 @@ impl Log {
 
     /// The number of the last record of `stream` (0: empty).
     pub fn last_seq(&self, stream: &str) -> Result<u64> {
-        Ok(self.tail(stream)?.1)
+        Ok(self.tail(stream)?.last)
     }
 
     /// The number of the first record `stream` still holds (after a trim; one past its
@@ -268,16 +268,16 @@ impl Log {
         }
     }
 
-    /// The last message of `stream` and the number of its last record ((0, 0): empty).
-    fn tail(&self, stream: &str) -> Result<(u64, u64)> {
-        let last = self.state(stream)?.last_sequence;
-        if last == 0 {
-            return Ok((0, 0));
+    /// The last message of `stream` and its records' bounds.
+    fn tail(&self, stream: &str) -> Result<Tail> {
+        let message = self.state(stream)?.last_sequence;
+        if message == 0 {
+            return Ok(Tail::default());
         }
-        match self.message(stream, last)? {
-            Some(batch) => Ok((last, batch.last())),
-            None => Ok((last, 0)),
-        }
+        Ok(match self.message(stream, message)? {
+            Some(batch) => Tail { message, first: batch.first(), last: batch.last() },
+            None => Tail { message, ..Tail::default() },
+        })
     }
 
     fn state(&self, stream: &str) -> Result<stream::State> {
@@ -389,17 +389,26 @@ impl Log {
         appends.flush()
     }
 
-    /// Sends `payload` through `subject` to be message `seq` of its stream, refused by
-    /// the server unless the stream's last message is `seq − 1`; the acknowledgement
-    /// is to be awaited.
+    /// Sends the batch `payload` of records `first..=last` through `subject` to follow
+    /// `after`, the stream's last message as the writer knows it: refused by the server
+    /// unless the stream's last message is `after.message` and holds the records
+    /// `after` says (each batch's message id is its bounds). The sequence number alone
+    /// would let a batch sent after a refused one land where a predecessor's batch
+    /// happens to leave the stream, overlapping it. The acknowledgement is to be
+    /// awaited.
     async fn send(
         &self,
         subject: &str,
-        seq: u64,
+        after: Tail,
+        (first, last): (u64, u64),
         payload: Vec<u8>,
     ) -> std::result::Result<jetstream::context::PublishAckFuture, jetstream::context::PublishError> {
         let mut headers = async_nats::HeaderMap::new();
-        headers.insert("Nats-Expected-Last-Sequence", (seq - 1).to_string().as_str());
+        headers.insert("Nats-Expected-Last-Sequence", after.message.to_string().as_str());
+        headers.insert("Nats-Msg-Id", format!("{first}-{last}").as_str());
+        if after.message > 0 {
+            headers.insert("Nats-Expected-Last-Msg-Id", format!("{}-{}", after.first, after.last).as_str());
+        }
         self.inner.js.publish_with_headers(subject.to_string(), headers, payload.into()).await
     }
 
@@ -452,6 +461,14 @@ impl Log {
         r.open()?;
         Ok(r)
     }
+}
+
+/// A stream's last message and the bounds of its records (all 0: an empty stream).
+#[derive(Debug, Clone, Copy, Default)]
+struct Tail {
+    message: u64,
+    first: u64,
+    last: u64,
 }
 
 /// Where a record is in its stream.

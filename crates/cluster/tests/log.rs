@@ -206,3 +206,37 @@ fn any_batching_crash_and_redelivery_read_back_the_same_records() {
     nats.wait().unwrap();
     result.unwrap();
 }
+
+/// A writer killed with batches sent but not yet stored, restarted: the restarted
+/// writer read the stream's tail before the old batches landed, so its first batch is
+/// refused for the sequence number; the records the old batches hold are compared with
+/// its own and taken, the rest appended after them, each once.
+#[test]
+fn a_predecessors_batch_stored_after_a_restart_read_the_tail_is_taken_as_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut nats = server(tmp.path(), port);
+    let url = format!("nats://127.0.0.1:{port}");
+    let new = Log::connect(&url, 1).unwrap();
+    new.create_stream("P", "p").unwrap();
+    let mut after = new.appends("P", "p");
+    after.push(1, record(1, 100)).unwrap(); // reads the tail: nothing there yet
+                                            // The predecessor's last batches land only now (on a connection of their own).
+    let old = Log::connect(&url, 1).unwrap();
+    let mut before = old.appends("P", "p");
+    for n in 1..=70 {
+        before.push(n, record(n, 100)).unwrap();
+    }
+    before.flush().unwrap();
+    for n in 2..=100 {
+        after.push(n, record(n, 100)).unwrap();
+    }
+    after.flush().unwrap();
+    assert_eq!(new.last_seq("P").unwrap(), 100);
+    let mut reader = new.reader("P", 1).unwrap();
+    for n in 1..=100 {
+        assert_eq!(reader.read().unwrap(), (n, record(n, 100)));
+    }
+    nats.kill().unwrap();
+    nats.wait().unwrap();
+}

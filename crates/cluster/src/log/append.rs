@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use async_nats::jetstream::{self, context::PublishErrorKind};
 
-use super::{nats, Log, LogError, Place, Result, BACKOFF, RETRY_FOR};
+use super::{nats, Log, LogError, Place, Result, Tail, BACKOFF, RETRY_FOR};
 use crate::batch::{Batch, Filling};
 
 /// Records appended to one stream by its one writer, in batches ([`crate::batch`]):
@@ -58,7 +58,7 @@ pub(super) struct Writer {
     subject: String,
     /// The stream's last message and last record, read when the first record comes
     /// (then kept: this writer alone appends).
-    tail: Option<(u64, u64)>,
+    tail: Option<Tail>,
     filling: Filling,
     /// A stored batch the records made again are compared with.
     stored: Option<Batch>,
@@ -70,9 +70,9 @@ const UNDER_WAY: usize = 16;
 
 impl Writer {
     fn push(&mut self, seq: u64, payload: Vec<u8>) -> Result<()> {
-        let (_, stored) = match self.tail {
-            Some(t) => t,
-            None => *self.tail.insert(self.log.tail(&self.stream)?),
+        let stored = match self.tail {
+            Some(t) => t.last,
+            None => self.tail.insert(self.log.tail(&self.stream)?).last,
         };
         if seq <= stored {
             return self.compare(seq, &payload);
@@ -108,11 +108,12 @@ impl Writer {
 
     /// Sends the open batch, if any, as the stream's next message.
     fn send(&mut self) -> Result<()> {
-        let Some((message, last)) = self.filling.take() else { return Ok(()) };
+        let Some((message, first, last)) = self.filling.take() else { return Ok(()) };
         let tail = self.tail.as_mut().expect("read before the first record");
-        let m = tail.0 + 1;
-        *tail = (m, last);
-        let sent = self.log.block_on(self.log.send(&self.subject, m, message.clone()));
+        let after = *tail;
+        *tail = Tail { message: after.message + 1, first, last };
+        let m = tail.message;
+        let sent = self.log.block_on(self.log.send(&self.subject, after, (first, last), message.clone()));
         let failed = sent.is_err();
         self.sent.push_back((m, message, sent.ok()));
         if failed {
@@ -148,7 +149,7 @@ impl Writer {
         // stream's tail): every batch not known stored, the open one too, is appended
         // again, one at a time, after whatever the stream holds by then.
         let mut again: Vec<Vec<u8>> = std::iter::once(message).chain(self.sent.drain(..).map(|(_, b, _)| b)).collect();
-        again.extend(self.filling.take().map(|(b, _)| b));
+        again.extend(self.filling.take().map(|(b, _, _)| b));
         again.into_iter().try_for_each(|message| self.append_again(message))
     }
 
@@ -160,8 +161,9 @@ impl Writer {
         let mut message = message;
         loop {
             let batch = Batch::decode(message.clone()).expect("a batch this writer encoded");
-            let (m, stored) = self.log.tail(&self.stream)?;
-            self.tail = Some((m, stored));
+            let tail = self.log.tail(&self.stream)?;
+            let (m, stored) = (tail.message, tail.last);
+            self.tail = Some(tail);
             for n in batch.first()..=batch.last().min(stored) {
                 self.compare(n, batch.get(n).expect("in the batch"))?;
             }
@@ -175,14 +177,20 @@ impl Writer {
             } else if batch.first() > stored + 1 {
                 return Err(LogError::Gap { stream: self.stream.clone(), seq: batch.first(), last: stored });
             }
-            let sent = self.log.block_on(async { self.log.send(&self.subject, m + 1, message.clone()).await?.await });
+            let bounds = (batch.first().max(stored + 1), batch.last());
+            let sent =
+                self.log.block_on(async { self.log.send(&self.subject, tail, bounds, message.clone()).await?.await });
             match sent {
                 Ok(ack) if ack.sequence == m + 1 => {
-                    self.tail = Some((m + 1, batch.last()));
+                    self.tail = Some(Tail { message: m + 1, first: bounds.0, last: bounds.1 });
                     return Ok(());
                 }
                 Ok(ack) => return Err(LogError::Order { stream: self.stream.clone(), want: m + 1, got: ack.sequence }),
-                Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        PublishErrorKind::WrongLastSequence | PublishErrorKind::WrongLastMessageId
+                    ) => {}
                 Err(e) if start.elapsed() < RETRY_FOR => {
                     tracing::warn!(stream = %self.stream, message = m + 1, error = %e, "append failed, retrying");
                     std::thread::sleep(BACKOFF);

@@ -139,6 +139,11 @@ impl Reader {
                     if seq == self.message {
                         self.message += 1;
                         let batch = self.log.decode(&self.stream, seq, m.payload.to_vec())?;
+                        // A batch follows the one before it: records overlapping or
+                        // missing would be a writer's fault (two writers, or a lost check).
+                        if let Some(due) = self.batch.as_ref().map(|b| b.last() + 1).filter(|&d| d != batch.first()) {
+                            return Err(LogError::Order { stream: self.stream.clone(), want: due, got: batch.first() });
+                        }
                         if batch.first() > self.next {
                             let first = self.log.first_seq(&self.stream)?;
                             if first > self.next {
