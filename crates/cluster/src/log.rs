@@ -14,10 +14,11 @@
 //!
 //! Exactly once, by batch: a stream has one writer, which sends its batches as messages
 //! `m`, `m + 1`, ... each saying which sequence number it must get
-//! (`Nats-Expected-Last-Sequence: m − 1`), so a second append of the same batch — a
-//! retry after a lost acknowledgement — is refused by the server, and the message
-//! already there is compared with ours: equal is success, different is a
-//! [`LogError::Conflict`] (two writers, or a determinism bug). A writer that restarts
+//! (`Nats-Expected-Last-Sequence: m − 1`) and which batch it follows (its bounds, the
+//! batches' message ids), so a second append of the same batch — a retry after a lost
+//! acknowledgement — is refused by the server, and the records already there are
+//! compared with ours: equal is success, different is a [`LogError::Conflict`] (two
+//! writers, or a determinism bug). A writer that restarts
 //! reads the stream's last batch and sends only the records after it; the records it
 //! makes again up to there are compared with the stored ones. Errors of the connection
 //! (a server being killed, a leader election) are retried until [`RETRY_FOR`] has passed.
