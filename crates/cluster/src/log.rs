@@ -420,15 +420,25 @@ impl Log {
     }
 
     /// Sends every open batch of this process's writers and waits until all they sent
-    /// is in the log: what a process does before it waits for anything it reads
-    /// (another process may be waiting for those records first).
+    /// is in the log (before a clean close).
     pub fn flush_all(&self) -> Result<()> {
-        let writers: Vec<_> = {
-            let mut writers = self.inner.writers.lock().unwrap_or_else(|p| p.into_inner());
-            writers.retain(|w| w.strong_count() > 0);
-            writers.iter().filter_map(std::sync::Weak::upgrade).collect()
-        };
-        writers.iter().try_for_each(|w| w.lock().unwrap_or_else(|p| p.into_inner()).flush())
+        self.writers().iter().try_for_each(|w| w.lock().unwrap_or_else(|p| p.into_inner()).flush())
+    }
+
+    /// Sends every open batch of this process's writers, not waiting for their
+    /// acknowledgements: what a process does before it waits for anything it reads
+    /// (another process may be waiting for those records first). A batch the log lost
+    /// is appended again when its acknowledgement is awaited: a reader that waits long
+    /// does [`Log::flush_all`] too.
+    pub fn send_all(&self) -> Result<()> {
+        self.writers().iter().try_for_each(|w| w.lock().unwrap_or_else(|p| p.into_inner()).send())
+    }
+
+    /// This process's writers still in use.
+    fn writers(&self) -> Vec<Arc<Mutex<append::Writer>>> {
+        let mut writers = self.inner.writers.lock().unwrap_or_else(|p| p.into_inner());
+        writers.retain(|w| w.strong_count() > 0);
+        writers.iter().filter_map(std::sync::Weak::upgrade).collect()
     }
 
     /// A reader of `stream` from record `start` on.

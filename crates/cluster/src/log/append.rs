@@ -107,7 +107,7 @@ impl Writer {
     }
 
     /// Sends the open batch, if any, as the stream's next message.
-    fn send(&mut self) -> Result<()> {
+    pub(super) fn send(&mut self) -> Result<()> {
         let Some((message, first, last)) = self.filling.take() else { return Ok(()) };
         let tail = self.tail.as_mut().expect("read before the first record");
         let after = *tail;

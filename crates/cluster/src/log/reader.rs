@@ -10,6 +10,9 @@ use super::{nats, retry, Log, LogError, Place, Result, BACKOFF, RETRY_FOR};
 use crate::batch::{Batch, AGE};
 use crate::wire::Meta;
 
+/// A reader that has waited this many times [`AGE`] settles its process's appends.
+const SETTLE_EVERY: u32 = 25;
+
 pub(super) type After = Box<dyn Fn(u64) -> u64 + Send>;
 
 /// Reads one stream's records in order, waiting for ones not yet appended. A message
@@ -124,9 +127,15 @@ impl Reader {
             }
             // Before it waits, and again every little while it does, the process
             // sends what it has written: another process may be waiting for it
-            // (the order of "Why no deadlock can occur" in docs/SCALE-OUT.md).
+            // (the order of "Why no deadlock can occur" in docs/SCALE-OUT.md); a
+            // wait that lasts also settles what was sent (a batch the log lost).
+            let mut waits = 0u32;
             while got.is_none() {
-                self.log.flush_all()?;
+                match waits % SETTLE_EVERY {
+                    0 if waits > 0 => self.log.flush_all()?,
+                    _ => self.log.send_all()?,
+                }
+                waits += 1;
                 got = self.log.block_on(async { tokio::time::timeout(AGE, messages.next()).await.ok() });
             }
             let got = got.expect("waited for");
