@@ -188,7 +188,7 @@ while :; do
   # Trim the log below every process's oldest checkpoint, as a timer would.
   "$bin" cluster trim >> "$work/trim.log" 2>&1 || { echo "cluster.sh: cluster trim failed; see $work/trim.log" >&2; exit 1; }
 done
-# The processes' time, before the export and the union (which took half of it).
+# The processes' time, without the export and the union that follow.
 elapsed=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
 if [ -n "$chaos" ]; then
   echo "cluster.sh: $(grep -c 'keeps documents' "$work/trim.log" || true) trim(s); last: $(tail -1 "$work/trim.log")" >&2

@@ -1,11 +1,10 @@
 //! Batches: one log message holds the records of a run of consecutive record numbers
 //! (`docs/SCALE-OUT.md`, "A batched log protocol"), as a Kafka record batch does.
 //!
-//! A stream's records are numbered as its messages were: record `n` of the documents
-//! stream is document `n`, record `k` of a partition's feedback stream is the feedback
-//! of the `k`-th document it owns. A message is a [`Batch`]: the number of its first
-//! record and the records that follow, each a message of the format it had before
-//! batches ([`crate::wire`]). The writer alone chooses where a batch ends ([`Filling`])
+//! Record `n` of the documents stream is document `n`, record `k` of a partition's
+//! feedback stream is the feedback of the `k`-th document it owns. A message is a
+//! [`Batch`]: the number of its first record and the records that follow, each in its
+//! own format ([`crate::wire`]). The writer alone chooses where a batch ends ([`Filling`])
 //! and the message says it, so no reader infers bounds from timing, and a record's
 //! content is the same however its stream was cut into batches.
 //!
@@ -27,7 +26,7 @@ pub const FORMAT: u8 = 9;
 /// A batch is sent once it holds this many records ...
 pub const RECORDS: usize = 64;
 /// ... or once another record would take it over this many bytes (a record larger
-/// alone is a batch of one, as it was a message of its own) ...
+/// alone is a batch of one) ...
 pub const BYTES: usize = 256 * 1024;
 /// ... or when a record is added to a batch whose first record has waited this long:
 /// the latency bound while the writer keeps writing. A writer that waits for anything

@@ -202,15 +202,10 @@ impl Log {
 
     /// The latest message of `subject` in `stream`, None without one.
     pub fn latest(&self, stream: &str, subject: &str) -> Result<Option<Vec<u8>>> {
-        use async_nats::jetstream::stream::LastRawMessageErrorKind;
         let js = &self.inner.js;
         let got = self.block_on(retry(|| async move {
             let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
-            match s.get_last_raw_message_by_subject(subject).await {
-                Ok(m) => Ok(Some(m.payload.to_vec())),
-                Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(None),
-                Err(e) => Err(async_nats::Error::from(e)),
-            }
+            payload_if_found(s.get_last_raw_message_by_subject(subject).await)
         }));
         got.map_err(nats(format!("cannot read the latest {subject} of stream {stream}")))
     }
@@ -293,15 +288,10 @@ impl Log {
     /// Message `m` of `stream`, or None when the stream does not hold it (not yet, or
     /// no longer: trimmed).
     fn raw(&self, stream: &str, m: u64) -> Result<Option<Vec<u8>>> {
-        use async_nats::jetstream::stream::LastRawMessageErrorKind;
         let js = &self.inner.js;
         let got = self.block_on(retry(|| async move {
             let s = js.get_stream_no_info(stream).await.map_err(async_nats::Error::from)?;
-            match s.get_raw_message(m).await {
-                Ok(msg) => Ok(Some(msg.payload.to_vec())),
-                Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(None),
-                Err(e) => Err(async_nats::Error::from(e)),
-            }
+            payload_if_found(s.get_raw_message(m).await)
         }));
         got.map_err(nats(format!("cannot read message #{m} of stream {stream}")))
     }
@@ -471,6 +461,17 @@ impl Log {
         };
         r.open()?;
         Ok(r)
+    }
+}
+
+/// The payload of a message asked for directly, None when the stream has none such.
+fn payload_if_found(
+    got: std::result::Result<jetstream::message::StreamMessage, stream::LastRawMessageError>,
+) -> std::result::Result<Option<Vec<u8>>, async_nats::Error> {
+    match got {
+        Ok(m) => Ok(Some(m.payload.to_vec())),
+        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
+        Err(e) => Err(async_nats::Error::from(e)),
     }
 }
 
