@@ -231,12 +231,19 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     let one = single_of(tmp.path(), &config, &files, UNBOUNDED_REVISIONS);
     // Two shards on three log servers (each kind of process killed), one and four
     // shards on one (workers and the aggregator killed, more often: one server makes
-    // the run shorter), and two shards with two partitions (each partition
-    // restarts from its checkpoint slot and the log).
-    for (shards, servers, chaos, partitions) in
-        [("2", "3", "1", "1"), ("1", "1", "0.3", "1"), ("4", "1", "0.3", "1"), ("2", "1", "1", "2")]
-    {
-        let args = ["--shards", shards, "--servers", servers, "--chaos", chaos, "--partitions", partitions];
+    // the run shorter), two shards with two partitions (each partition restarts from
+    // its checkpoint slot and the log), and four shards with four partitions on three
+    // servers, documents prepared at submission (issue 58's gate: readers whose
+    // consumers a killed server took along read on within seconds).
+    for (shards, servers, chaos, partitions, prepared) in [
+        ("2", "3", "1", "1", false),
+        ("1", "1", "0.3", "1", false),
+        ("4", "1", "0.3", "1", false),
+        ("2", "1", "1", "2", false),
+        ("4", "3", "2", "4", true),
+    ] {
+        let mut args = vec!["--shards", shards, "--servers", servers, "--chaos", chaos, "--partitions", partitions];
+        args.extend(prepared.then_some("--prepared"));
         let c = cluster_of(tmp.path(), &config, &files, &args);
         let kinds: &[&str] =
             if servers == "3" { &["killed w", "killed log server", "killed agg"] } else { &["killed w", "killed agg"] };

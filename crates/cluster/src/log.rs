@@ -82,6 +82,8 @@ pub struct Log {
 struct Inner {
     rt: tokio::runtime::Runtime,
     js: jetstream::Context,
+    /// The readers' context: its requests wait at most [`reader::READ_WAIT`].
+    reads: jetstream::Context,
     replicas: usize,
     /// The batches seen, per stream: first record → (message, last record). A message
     /// never changes, so what was seen narrows every later search for a record.
@@ -140,14 +142,16 @@ impl Log {
         let client = rt
             .block_on(async_nats::ConnectOptions::new().retry_on_initial_connect().connect(addrs))
             .map_err(|e| nats(format!("cannot connect to {urls}"))(e.into()))?;
-        let js = {
-            let _in_runtime = rt.enter(); // the context spawns its acknowledgement task
-            jetstream::new(client)
+        let (js, reads) = {
+            let _in_runtime = rt.enter(); // a context spawns its acknowledgement task
+            let reads = jetstream::ContextBuilder::new().timeout(reader::READ_WAIT).build(client.clone());
+            (jetstream::new(client), reads)
         };
         Ok(Log {
             inner: Arc::new(Inner {
                 rt,
                 js,
+                reads,
                 replicas: replicas.max(1),
                 places: Mutex::default(),
                 writers: Mutex::default(),

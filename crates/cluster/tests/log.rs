@@ -240,3 +240,82 @@ fn a_predecessors_batch_stored_after_a_restart_read_the_tail_is_taken_as_its_own
     nats.kill().unwrap();
     nats.wait().unwrap();
 }
+
+/// Servers killed when dropped (a failed test leaves none behind).
+struct Servers(Vec<Child>);
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for s in &mut self.0 {
+            s.kill().ok();
+            s.wait().ok();
+        }
+    }
+}
+
+/// Three servers routed to each other (names `n0`, `n1`, `n2`), their client URLs.
+fn three_servers(dir: &Path) -> (Servers, String) {
+    let port = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (clients, routes): (Vec<u16>, Vec<u16>) = (0..3).map(|_| (port(), port())).unzip();
+    let route_list = routes.iter().map(|p| format!("nats-route://127.0.0.1:{p}")).collect::<Vec<_>>().join(", ");
+    let children = (0..3)
+        .map(|i| {
+            let conf = dir.join(format!("n{i}.conf"));
+            let text = format!(
+                "server_name: n{i}\nlisten: 127.0.0.1:{}\njetstream {{ store_dir: {:?} }}\n\
+                 cluster {{ name: t, listen: 127.0.0.1:{}, routes: [{route_list}] }}\n",
+                clients[i],
+                dir.join(format!("n{i}")),
+                routes[i]
+            );
+            std::fs::write(&conf, text).unwrap();
+            Command::new("nats-server")
+                .arg("-c")
+                .arg(&conf)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("nats-server (scripts/test.sh installs it)")
+        })
+        .collect();
+    (Servers(children), clients.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect::<Vec<_>>().join(","))
+}
+
+/// Regression: in the chaos gate on three servers, a reader whose consumer was on a
+/// killed server waited for two missed heartbeats of the client's default pull (15 s
+/// each), then for the client's request to delete that consumer to time out, before
+/// the consumer was made again (70 s here), so with a kill every few seconds the
+/// deployment crawled (~10 documents a minute). Not a speed figure: the bound (10 s)
+/// is a seventh of that wait; the reader reads on after about 5 s.
+#[test]
+fn a_reader_whose_consumer_a_killed_server_held_reads_on_within_seconds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut servers, urls) = three_servers(tmp.path());
+    let log = Log::connect(&urls, 3).unwrap();
+    log.create_stream("K", "k").unwrap();
+    for n in 1..=10 {
+        log.append("K", "k", n, &payload(n)).unwrap();
+    }
+    let mut reader = Log::connect(&urls, 3).unwrap().reader("K", 1).unwrap();
+    for n in 1..=10 {
+        assert_eq!(reader.read().unwrap(), (n, payload(n)));
+    }
+    // The server holding the reader's consumer (an ordered consumer has one replica).
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let holder = rt.block_on(async {
+        use futures_util::StreamExt;
+        let addrs: Vec<async_nats::ServerAddr> = urls.split(',').map(|u| u.parse().unwrap()).collect();
+        let js = async_nats::jetstream::new(async_nats::connect(addrs).await.unwrap());
+        let stream = js.get_stream("K").await.unwrap();
+        let infos: Vec<_> = stream.consumers().collect().await;
+        assert_eq!(infos.len(), 1, "the reader's consumer only");
+        infos.into_iter().next().unwrap().unwrap().cluster.and_then(|c| c.leader).expect("a placed consumer")
+    });
+    let i: usize = holder.trim_start_matches('n').parse().unwrap();
+    servers.0[i].kill().unwrap();
+    servers.0[i].wait().unwrap();
+    log.append("K", "k", 11, &payload(11)).unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(reader.read().unwrap(), (11, payload(11)));
+    assert!(started.elapsed().as_secs() < 10, "read on after {:?}", started.elapsed());
+}

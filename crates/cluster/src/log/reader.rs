@@ -1,7 +1,7 @@
 //! Reading a stream's records ([`Reader`]) and the partitions' streams as one
 //! ([`Interleaved`]).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::consumer;
 use futures_util::StreamExt;
@@ -12,6 +12,18 @@ use crate::wire::Meta;
 
 /// A reader that has waited this many times [`AGE`] settles its process's appends.
 const SETTLE_EVERY: u32 = 25;
+
+/// The longest a reader's consumer waits for the log: its pull requests expire after
+/// it (the server's heartbeat is half of it, and the client makes a consumer again
+/// after two missed heartbeats: its server killed, say), and so do the requests that
+/// make it, and make it again (in the client's remaking, a request to delete the old
+/// consumer, which a killed server never answers). With the client's defaults (30 s
+/// pulls, 10 s requests) a reader whose consumer a killed server took along waited 14
+/// to 70 s, longer than the chaos gate's time between kills.
+pub(super) const READ_WAIT: Duration = Duration::from_secs(2);
+
+/// A reader waiting this long for a message the stream holds makes its consumer again.
+const STALL: Duration = Duration::from_secs(5);
 
 pub(super) type After = Box<dyn Fn(u64) -> u64 + Send>;
 
@@ -53,12 +65,13 @@ impl Reader {
     /// (Re)creates the ordered consumer at message `start`: at the next message, or,
     /// for a test, before it, so that the consumer hands out again what was read.
     fn open_at(&mut self, start: u64) -> Result<()> {
-        let (js, stream) = (&self.log.inner.js, self.stream.as_str());
+        let (js, stream) = (&self.log.inner.reads, self.stream.as_str());
         let messages = self.log.block_on(retry(|| async {
             let s = js.get_stream_no_info(stream).await.map_err(async_nats::Error::from)?;
             let c = s
                 .create_consumer(consumer::pull::OrderedConfig {
                     deliver_policy: consumer::DeliverPolicy::ByStartSequence { start_sequence: start },
+                    max_expires: READ_WAIT,
                     ..Default::default()
                 })
                 .await
@@ -129,18 +142,29 @@ impl Reader {
             // sends what it has written: another process may be waiting for it
             // (the order of "Why no deadlock can occur" in docs/SCALE-OUT.md); a
             // wait that lasts also settles what was sent (a batch the log lost).
-            let mut waits = 0u32;
+            let (mut waits, mut since) = (0u32, Instant::now());
             while got.is_none() {
                 match waits % SETTLE_EVERY {
                     0 if waits > 0 => self.log.flush_all()?,
                     _ => self.log.send_all()?,
                 }
                 waits += 1;
+                // A consumer its server took along is made again by the client, but
+                // not always: one that hands out nothing while the stream holds the
+                // message due is made again here.
+                if since.elapsed() >= STALL {
+                    if self.log.state(&self.stream)?.last_sequence >= self.message {
+                        break;
+                    }
+                    since = Instant::now();
+                }
                 got = self.log.block_on(async { tokio::time::timeout(AGE, messages.next()).await.ok() });
             }
-            let got = got.expect("waited for");
             let error = match got {
-                Some(Ok(m)) => {
+                None => {
+                    format!("the consumer handed out nothing for {} s, the stream holding the message", STALL.as_secs())
+                }
+                Some(Some(Ok(m))) => {
                     let seq = m
                         .info()
                         .map_err(nats(format!("a message of stream {} without its position", self.stream)))?
@@ -185,7 +209,7 @@ impl Reader {
                     // made again, as a broken one is.
                     format!("the consumer skipped to message #{seq}")
                 }
-                failed => {
+                Some(failed) => {
                     let error = failed
                         .and_then(|r| r.err())
                         .map_or_else(|| "the consumer ended".to_string(), |e| e.to_string());
