@@ -163,6 +163,11 @@ impl Filling {
         self.records.len() >= RECORDS || self.since.is_some_and(|s| now.duration_since(s) >= AGE)
     }
 
+    /// Whether a batch is open and its first record is [`AGE`] old at `now`.
+    pub fn old(&self, now: Instant) -> bool {
+        self.since.is_some_and(|s| now.duration_since(s) >= AGE)
+    }
+
     /// The open batch's message and its first and last records, leaving nothing open.
     pub fn take(&mut self) -> Option<(Vec<u8>, u64, u64)> {
         if self.records.is_empty() {

@@ -31,7 +31,7 @@ use async_nats::jetstream::{self, stream};
 use async_nats::ServerAddr;
 use futures_util::StreamExt;
 
-use crate::batch::Batch;
+use crate::batch::{Batch, AGE};
 
 mod append;
 mod reader;
@@ -92,6 +92,32 @@ struct Inner {
     writers: Mutex<Vec<std::sync::Weak<Mutex<append::Writer>>>>,
 }
 
+/// The log's own thread: every [`AGE`], a writer's batch open that long is sent
+/// ([`append::Writer::send_if_old`]) and written out to the server (the client's
+/// connection runs only while some thread waits on the log's runtime), so that a record
+/// reaches the log within about `2 AGE` however long its writer then works without
+/// adding or waiting (it sends itself only then). It ends with the log; a writer in
+/// use is left to its owner.
+fn send_old_batches(inner: &std::sync::Weak<Inner>) {
+    while let Some(inner) = {
+        std::thread::sleep(AGE);
+        inner.upgrade()
+    } {
+        let (log, now) = (Log { inner }, Instant::now());
+        let mut sent = false;
+        for writer in log.writers() {
+            if let Ok(mut w) = writer.try_lock() {
+                sent |= w.send_if_old(now);
+            }
+        }
+        if sent {
+            if let Err(e) = log.block_on(log.inner.js.client().flush()) {
+                tracing::warn!(error = %e, "cannot write the batches out to the log yet");
+            }
+        }
+    }
+}
+
 /// A stream's batches seen: first record → (message, last record).
 type Places = BTreeMap<u64, (u64, u64)>;
 
@@ -147,7 +173,7 @@ impl Log {
             let reads = jetstream::ContextBuilder::new().timeout(reader::READ_WAIT).build(client.clone());
             (jetstream::new(client), reads)
         };
-        Ok(Log {
+        let log = Log {
             inner: Arc::new(Inner {
                 rt,
                 js,
@@ -156,7 +182,13 @@ impl Log {
                 places: Mutex::default(),
                 writers: Mutex::default(),
             }),
-        })
+        };
+        let inner = Arc::downgrade(&log.inner);
+        std::thread::Builder::new()
+            .name("log-batches".into())
+            .spawn(move || send_old_batches(&inner))
+            .map_err(LogError::Runtime)?;
+        Ok(log)
     }
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {

@@ -319,3 +319,26 @@ fn a_reader_whose_consumer_a_killed_server_held_reads_on_within_seconds() {
     assert_eq!(reader.read().unwrap(), (11, payload(11)));
     assert!(started.elapsed().as_secs() < 10, "read on after {:?}", started.elapsed());
 }
+
+/// The latency bound: a record pushed into a batch that nothing fills or sends further
+/// (its writer busy elsewhere) reaches the log after a short time all the same. Not a
+/// speed figure: the bound (10 s) only tells never from soon.
+#[test]
+fn an_open_batch_reaches_the_log_though_its_writer_does_nothing_more() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let nats = Servers(vec![server(tmp.path(), port)]);
+    let url = format!("nats://127.0.0.1:{port}");
+    let log = Log::connect(&url, 1).unwrap();
+    log.create_stream("B", "b").unwrap();
+    let mut appends = log.appends("B", "b");
+    appends.push(1, payload(1)).unwrap();
+    let other = Log::connect(&url, 1).unwrap();
+    let started = std::time::Instant::now();
+    while other.last_seq("B").unwrap() < 1 {
+        assert!(started.elapsed().as_secs() < 10, "record #1 never reached the log");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(other.get("B", 1).unwrap(), Some(payload(1)));
+    drop(nats);
+}

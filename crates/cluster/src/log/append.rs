@@ -30,6 +30,7 @@ impl Appends {
             filling: Filling::default(),
             stored: None,
             sent: VecDeque::new(),
+            failed: None,
         }));
         log.inner.writers.lock().unwrap_or_else(|p| p.into_inner()).push(Arc::downgrade(&writer));
         Appends { writer }
@@ -63,6 +64,9 @@ pub(super) struct Writer {
     /// A stored batch the records made again are compared with.
     stored: Option<Batch>,
     sent: VecDeque<(u64, Vec<u8>, Option<jetstream::context::PublishAckFuture>)>,
+    /// What went wrong sending an old batch on the log's own thread
+    /// ([`Writer::send_if_old`]), for the writer's next call to return.
+    failed: Option<LogError>,
 }
 
 /// How many batches [`Appends`] has under way at most.
@@ -70,6 +74,7 @@ const UNDER_WAY: usize = 16;
 
 impl Writer {
     fn push(&mut self, seq: u64, payload: Vec<u8>) -> Result<()> {
+        self.failed.take().map_or(Ok(()), Err)?;
         let stored = match self.tail {
             Some(t) => t.last,
             None => self.tail.insert(self.log.tail(&self.stream)?).last,
@@ -106,8 +111,20 @@ impl Writer {
         }
     }
 
+    /// Sends the open batch when its first record is [`crate::batch::AGE`] old (then
+    /// true): the latency bound of a writer busy elsewhere, which the log's own thread
+    /// keeps ([`Log::connect`]). What goes wrong is kept for the writer's next call.
+    pub(super) fn send_if_old(&mut self, now: Instant) -> bool {
+        if self.failed.is_some() || !self.filling.old(now) {
+            return false;
+        }
+        self.failed = self.send().err();
+        true
+    }
+
     /// Sends the open batch, if any, as the stream's next message.
     pub(super) fn send(&mut self) -> Result<()> {
+        self.failed.take().map_or(Ok(()), Err)?;
         let Some((message, first, last)) = self.filling.take() else { return Ok(()) };
         let tail = self.tail.as_mut().expect("read before the first record");
         let after = *tail;
