@@ -35,7 +35,7 @@ use textorigin_store::storage::table_file::Mapped;
 use textorigin_store::telemetry::StageTimes;
 
 use crate::book::{Book, BookCounts};
-use crate::log::{Appends, Log, Reader};
+use crate::log::{Appends, Log, LogError, Reader};
 use crate::searched::Searched;
 use crate::wire::{
     decode, encode, feedback_stream, hits_stream, lookups_stream, partition_name, results_stream, subject, Answer, Doc,
@@ -223,9 +223,14 @@ impl Remote {
             // The workers look up after reading the feedback: it must be in the log.
             state.feedback.flush()?;
             let State { lookups, .. } = &mut *state;
-            let mut per_shard = read_lookups(lookups)?;
+            // The readers are where this partition's last revision left them: the
+            // other partitions' revisions after it may be gone (a trim), or come first.
+            let mut per_shard = match read_lookups(lookups) {
+                Err(ClusterError::Log(LogError::Trimmed { .. })) => Vec::new(),
+                read => read?,
+            };
             if per_shard.first().is_none_or(|l| l.cause != cause) {
-                // The first revision after a start: find its message.
+                // The first revision after a start, or one after others': find its message.
                 let k = crate::deploy::lookups_position(&self.log, cause)?;
                 *lookups = (0..self.meta.shards)
                     .map(|s| self.log.reader(&lookups_stream(s), k))
