@@ -31,7 +31,7 @@ use async_nats::jetstream::{self, stream};
 use async_nats::ServerAddr;
 use futures_util::StreamExt;
 
-use crate::batch::{Batch, AGE};
+use crate::batch::{Batch, LATENCY};
 
 mod append;
 mod reader;
@@ -92,22 +92,22 @@ struct Inner {
     writers: Mutex<Vec<std::sync::Weak<Mutex<append::Writer>>>>,
 }
 
-/// The log's own thread: every [`AGE`], a writer's batch open that long is sent
-/// ([`append::Writer::send_if_old`]) and written out to the server (the client's
+/// The log's own thread: every [`LATENCY`], a writer's batch open that long is sent
+/// ([`append::Writer::send_if_late`]) and written out to the server (the client's
 /// connection runs only while some thread waits on the log's runtime), so that a record
-/// reaches the log within about `2 AGE` however long its writer then works without
+/// reaches the log within about `2 LATENCY` however long its writer then works without
 /// adding or waiting (it sends itself only then). It ends with the log; a writer in
 /// use is left to its owner.
 fn send_old_batches(inner: &std::sync::Weak<Inner>) {
     while let Some(inner) = {
-        std::thread::sleep(AGE);
+        std::thread::sleep(LATENCY);
         inner.upgrade()
     } {
         let (log, now) = (Log { inner }, Instant::now());
         let mut sent = false;
         for writer in log.writers() {
             if let Ok(mut w) = writer.try_lock() {
-                sent |= w.send_if_old(now);
+                sent |= w.send_if_late(now);
             }
         }
         if sent {

@@ -65,7 +65,7 @@ pub(super) struct Writer {
     stored: Option<Batch>,
     sent: VecDeque<(u64, Vec<u8>, Option<jetstream::context::PublishAckFuture>)>,
     /// What went wrong sending an old batch on the log's own thread
-    /// ([`Writer::send_if_old`]), for the writer's next call to return.
+    /// ([`Writer::send_if_late`]), for the writer's next call to return.
     failed: Option<LogError>,
 }
 
@@ -111,11 +111,11 @@ impl Writer {
         }
     }
 
-    /// Sends the open batch when its first record is [`crate::batch::AGE`] old (then
-    /// true): the latency bound of a writer busy elsewhere, which the log's own thread
-    /// keeps ([`Log::connect`]). What goes wrong is kept for the writer's next call.
-    pub(super) fn send_if_old(&mut self, now: Instant) -> bool {
-        if self.failed.is_some() || !self.filling.old(now) {
+    /// Sends the open batch when its first record is [`crate::batch::LATENCY`] old
+    /// (then true): the latency bound of a writer busy elsewhere, which the log's own
+    /// thread keeps ([`Log::connect`]). What goes wrong is kept for the writer's next call.
+    pub(super) fn send_if_late(&mut self, now: Instant) -> bool {
+        if self.failed.is_some() || !self.filling.late(now) {
             return false;
         }
         self.failed = self.send().err();
