@@ -538,6 +538,16 @@ fn replays_purges_wrongly(version: &str) -> bool {
     parts.len() < 2 || (parts[0], parts[1]) < (2, 10)
 }
 
+/// Whether a deletion failed because the message is not there (deleted before: an
+/// earlier trim, or this one's request whose reply a killed server lost). A replicated
+/// stream on nats-server 2.9 says so as "message delete failed" (10057) with "no
+/// message found".
+fn gone(error: &jetstream::Error) -> bool {
+    error.error_code() == jetstream::ErrorCode::NO_MESSAGE_FOUND
+        || (error.error_code() == jetstream::ErrorCode::STREAM_MESSAGE_DELETE_FAILED
+            && error.to_string().starts_with("no message found"))
+}
+
 /// Deletes messages `from..to` of `stream` one by one (many under way at once), the
 /// ones already gone (an earlier trim cut off) counting as done. Returns how many it
 /// deleted.
@@ -565,11 +575,7 @@ async fn delete_each(
             async move {
                 match js.request(subject, &Delete { seq, no_erase: true }).await? {
                     jetstream::response::Response::Ok(Deleted { success }) => Ok(u64::from(success)),
-                    jetstream::response::Response::Err { error }
-                        if error.error_code() == jetstream::ErrorCode::NO_MESSAGE_FOUND =>
-                    {
-                        Ok(0)
-                    }
+                    jetstream::response::Response::Err { error } if gone(&error) => Ok(0),
                     jetstream::response::Response::Err { error } => Err(async_nats::Error::from(error)),
                 }
             }

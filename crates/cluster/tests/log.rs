@@ -342,3 +342,31 @@ fn an_open_batch_reaches_the_log_though_its_writer_does_nothing_more() {
     assert_eq!(other.get("B", 1).unwrap(), Some(payload(1)));
     drop(nats);
 }
+
+/// Regression (the chaos gate at S = 4, P = 4, `--chaos 2`): a trim of a replicated
+/// stream deletes its messages one by one (`Log::purge_before` on servers that replay
+/// purges wrongly), and a deletion retried after its reply was lost with a killed
+/// server found the message gone: the server says "message delete failed" (10057) with
+/// "no message found", which was retried for two minutes and stopped `cluster trim`.
+/// Here a message inside the range is deleted beforehand.
+#[test]
+fn a_trim_counts_a_message_deleted_already_as_done() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_servers, urls) = three_servers(tmp.path());
+    let log = Log::connect(&urls, 3).unwrap();
+    log.create_stream("D", "d").unwrap();
+    for n in 1..=10 {
+        log.append("D", "d", n, &payload(n)).unwrap();
+    }
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let addrs: Vec<async_nats::ServerAddr> = urls.split(',').map(|u| u.parse().unwrap()).collect();
+        let js = async_nats::jetstream::new(async_nats::connect(addrs).await.unwrap());
+        assert!(js.get_stream("D").await.unwrap().delete_message(3).await.unwrap());
+    });
+    let started = std::time::Instant::now();
+    log.purge_before("D", 6).unwrap();
+    assert!(started.elapsed().as_secs() < 60, "the trim took {:?}", started.elapsed());
+    assert_eq!(log.first_seq("D").unwrap(), 6);
+    assert_eq!(log.get("D", 6).unwrap(), Some(payload(6)));
+}
