@@ -281,6 +281,17 @@ fn three_servers(dir: &Path) -> (Servers, String) {
     (Servers(children), clients.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect::<Vec<_>>().join(","))
 }
 
+/// Runs `op` on stream `name` of the servers `urls` through a client of the test's own,
+/// for what the log does not offer (where a consumer is, a message deleted by hand).
+fn on_stream<T>(urls: &str, name: &str, op: impl AsyncFnOnce(async_nats::jetstream::stream::Stream) -> T) -> T {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let addrs: Vec<async_nats::ServerAddr> = urls.split(',').map(|u| u.parse().unwrap()).collect();
+        let js = async_nats::jetstream::new(async_nats::connect(addrs).await.unwrap());
+        op(js.get_stream(name).await.unwrap()).await
+    })
+}
+
 /// Regression: in the chaos gate on three servers, a reader whose consumer was on a
 /// killed server waited for two missed heartbeats of the client's default pull (15 s
 /// each), then for the client's request to delete that consumer to time out, before
@@ -301,12 +312,8 @@ fn a_reader_whose_consumer_a_killed_server_held_reads_on_within_seconds() {
         assert_eq!(reader.read().unwrap(), (n, payload(n)));
     }
     // The server holding the reader's consumer (an ordered consumer has one replica).
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let holder = rt.block_on(async {
+    let holder = on_stream(&urls, "K", async |stream| {
         use futures_util::StreamExt;
-        let addrs: Vec<async_nats::ServerAddr> = urls.split(',').map(|u| u.parse().unwrap()).collect();
-        let js = async_nats::jetstream::new(async_nats::connect(addrs).await.unwrap());
-        let stream = js.get_stream("K").await.unwrap();
         let infos: Vec<_> = stream.consumers().collect().await;
         assert_eq!(infos.len(), 1, "the reader's consumer only");
         infos.into_iter().next().unwrap().unwrap().cluster.and_then(|c| c.leader).expect("a placed consumer")
@@ -358,12 +365,7 @@ fn a_trim_counts_a_message_deleted_already_as_done() {
     for n in 1..=10 {
         log.append("D", "d", n, &payload(n)).unwrap();
     }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(async {
-        let addrs: Vec<async_nats::ServerAddr> = urls.split(',').map(|u| u.parse().unwrap()).collect();
-        let js = async_nats::jetstream::new(async_nats::connect(addrs).await.unwrap());
-        assert!(js.get_stream("D").await.unwrap().delete_message(3).await.unwrap());
-    });
+    on_stream(&urls, "D", async |stream| assert!(stream.delete_message(3).await.unwrap()));
     let started = std::time::Instant::now();
     log.purge_before("D", 6).unwrap();
     assert!(started.elapsed().as_secs() < 60, "the trim took {:?}", started.elapsed());
