@@ -628,16 +628,30 @@ fn on_a_full_disk(root: &Path) {
     for tmp in &staged {
         std::fs::rename(tmp, dir.join("spool/new").join(tmp.file_name().unwrap())).unwrap();
     }
+    // The log's last 60 lines, printed by a failure.
+    let tail = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(60)..].join("\n")
+    };
     // The daemon hits the full disk (a failed checkpoint or store write shows in its
     // status) and stays up.
-    wait_until("the full disk to be hit", 60, || {
-        assert!(daemon.is_running(), "the daemon exited");
+    let hit = (0..3000).any(|_| {
+        assert!(daemon.is_running(), "the daemon exited; its log's end:\n{}", tail());
         let s: Value = std::fs::read(dir.join("daemon.json"))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
+        std::thread::sleep(std::time::Duration::from_millis(20));
         s["checkpoint_error"].is_string() || s["state"].as_str().is_some_and(|x| x.starts_with("degraded"))
     });
+    assert!(
+        hit,
+        "no full disk in the status after 60 s: {}, {} files in new/\nthe log's end:\n{}",
+        std::fs::read_to_string(dir.join("daemon.json")).unwrap_or_default(),
+        spool_count(&dir, "new"),
+        tail()
+    );
     assert!(daemon.is_running(), "the daemon must survive a full disk");
     // Issue 53: beside it `stats` says it runs (on ext4 it said "killed or crashed").
     let state = json(&dir, &["stats", "--json"])["daemon"]["state"].as_str().unwrap_or_default().to_string();
@@ -657,22 +671,13 @@ fn on_a_full_disk(root: &Path) {
         );
         daemon.signal("TERM");
         std::thread::sleep(std::time::Duration::from_secs(2));
-        let tail: String = std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .rev()
-            .take(60)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join("\n");
         panic!(
-            "not drained after 120 s: {} documents seen by `stats` ({} | {shown}), {} files in new/, status {}\nthe log's end (after a SIGTERM):\n{tail}",
+            "not drained after 120 s: {} documents seen by `stats` ({} | {shown}), {} files in new/, status {}\nthe log's end (after a SIGTERM):\n{}",
             documents(&dir),
             String::from_utf8_lossy(&stats.stderr),
             spool_count(&dir, "new"),
-            std::fs::read_to_string(dir.join("daemon.json")).unwrap_or_default()
+            std::fs::read_to_string(dir.join("daemon.json")).unwrap_or_default(),
+            tail()
         );
     }
     daemon.stop();

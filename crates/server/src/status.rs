@@ -131,15 +131,28 @@ fn is_daemon(pid: u32) -> bool {
 
 /// `dir/daemon.json`, replaced atomically when the status changed (best effort: a
 /// status is advisory). An idle daemon writes nothing.
+///
+/// A full disk is when the status matters most and when its new file cannot get a
+/// block: the status file keeps a reserve, `.daemon.json.reserve` (made when the status
+/// file is and again once a write succeeds without it), which a write that finds the
+/// disk full removes before it tries again (the emergency ballast of CockroachDB's
+/// stores, kept for the status alone). The daemon's thread writes both the status and
+/// the checkpoints, so no checkpoint takes the freed blocks in between.
 #[derive(Debug)]
 pub(crate) struct StatusFile {
     dir: std::path::PathBuf,
     last: Vec<u8>,
+    reserved: bool,
 }
+
+/// The reserve's size: room for the status file many times over.
+const RESERVE: usize = 64 << 10;
 
 impl StatusFile {
     pub(crate) fn new(dir: &Path) -> StatusFile {
-        StatusFile { dir: dir.to_path_buf(), last: Vec::new() }
+        let mut file = StatusFile { dir: dir.to_path_buf(), last: Vec::new(), reserved: false };
+        file.reserve();
+        file
     }
 
     pub(crate) fn write(&mut self, s: &DaemonStatus) {
@@ -147,8 +160,32 @@ impl StatusFile {
         if json == self.last {
             return;
         }
-        if write_whole(&self.dir.join("daemon.json"), &json).is_ok() {
+        let path = self.dir.join("daemon.json");
+        let mut written = write_whole(&path, &json);
+        if written.as_ref().is_err_and(|e| e.source.kind() == std::io::ErrorKind::StorageFull) && self.reserved {
+            let _ = std::fs::remove_file(self.reserve_path());
+            self.reserved = false;
+            written = write_whole(&path, &json);
+        }
+        if written.is_ok() {
             self.last = json;
+            self.reserve();
+        }
+    }
+
+    fn reserve_path(&self) -> std::path::PathBuf {
+        self.dir.join(".daemon.json.reserve")
+    }
+
+    /// Makes the reserve if there is none (a disk still full leaves none, and no part).
+    fn reserve(&mut self) {
+        if self.reserved {
+            return;
+        }
+        let path = self.reserve_path();
+        self.reserved = std::fs::write(&path, [0; RESERVE]).is_ok();
+        if !self.reserved {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
@@ -182,6 +219,56 @@ mod tests {
         assert_eq!(lock_holder(&db.join("LOCK")), Some(Some(std::process::id())));
         assert_eq!(DaemonStatus::read(dir.path()).unwrap().state, DaemonState::Running, "this process holds it");
         drop(store);
+    }
+
+    /// The CI run of 2026-11-30: on a full tmpfs the daemon's status, which says the
+    /// disk is full, could not be written (its new file needs a page) unless a processed
+    /// spool file had just freed one, so `stats` showed "running" with no error for a
+    /// minute. The status file keeps a reserve that it gives up to write on a full disk.
+    #[test]
+    fn the_status_is_written_on_a_full_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("SKIPPED the_status_is_written_on_a_full_disk: cannot mount a tmpfs here (needs root)");
+            return;
+        }
+        struct Unmount<'a>(&'a Path);
+        impl Drop for Unmount<'_> {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg("-l").arg(self.0).status();
+            }
+        }
+        let _unmount = Unmount(dir.path());
+        let mut file = StatusFile::new(dir.path());
+        file.write(&DaemonStatus { pid: 7, ..DaemonStatus::default() });
+        {
+            use std::io::Write;
+            let mut ballast = std::fs::File::create(dir.path().join("ballast")).unwrap();
+            while ballast.write_all(&[0x5a; 4096]).is_ok() {}
+        }
+        let full = DaemonStatus {
+            pid: 7,
+            state: DaemonState::Degraded { kept: 3 },
+            checkpoint_error: Some("no space left".into()),
+            ..DaemonStatus::default()
+        };
+        for round in 0..3 {
+            let shown = DaemonStatus { files_failed: round, ..full.clone() };
+            file.write(&shown);
+            let read: DaemonStatus =
+                serde_json::from_slice(&std::fs::read(dir.path().join("daemon.json")).unwrap()).unwrap();
+            assert_eq!(
+                (read.state, read.checkpoint_error, read.files_failed),
+                (shown.state, shown.checkpoint_error, round),
+                "round {round}"
+            );
+        }
     }
 
     #[test]
