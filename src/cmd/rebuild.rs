@@ -62,6 +62,12 @@ pub struct Args {
     /// room).
     #[arg(long, value_name = "adaptive|paper")]
     density: Option<textorigin_core::config::Density>,
+    /// Another lag of the adaptive density, in documents (needs --reanalyse):
+    /// `--density-lag 32` moves a data directory made before schema 23 to the rule of
+    /// new ones (the density halves at document ends only, as a sharded deployment's
+    /// shards can agree on).
+    #[arg(long, value_name = "DOCS")]
+    density_lag: Option<u8>,
     /// Another dominant origin, blocks or table (needs --reanalyse): `--dominant blocks`
     /// moves a data directory made before schema 17 to the dominant origin of new ones.
     #[arg(long, value_name = "blocks|table")]
@@ -97,6 +103,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         quote_clauses: a.quote_clauses,
         quote_exact_index: a.quote_exact_index,
         density: a.density,
+        density_lag: a.density_lag,
         dominant: a.dominant,
         attribution: a.attribution,
         templates: a.templates,

@@ -20,8 +20,9 @@ use textorigin_store::storage::store::Revised;
 /// prepared at submission the document's index work; 6: outcomes carry no words, each
 /// partition counts every document's from its text; 7: a position says whether its
 /// process needs the whole documents stream; 8: an outcome's results carry their
-/// density threshold and passages).
-pub const VERSION: u8 = 8;
+/// density threshold and passages; 9: the configuration in the deployment's description
+/// and the shard images carries the adaptive density's lag, schema 23).
+pub const VERSION: u8 = 9;
 
 /// The format of the documents before [`DOC_VERSION`], still read.
 const DOC_BEFORE: u8 = 7;

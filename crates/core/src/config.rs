@@ -81,6 +81,11 @@ pub struct Config {
     pub templates: Templates,
     /// The pages of one site a line must stand on to be template there.
     pub template_pages: u32,
+    /// Documents from a full bucket's first ask for a lower selection density to the
+    /// raise of the threshold ([`crate::select::DENSITY_LAG`], schema 23): the
+    /// threshold moves at document ends only; 0 (kept by data directories made before)
+    /// raises it at once, in the middle of a document.
+    pub density_lag: u8,
 }
 
 /// Which documents' site templates are labelled.
@@ -282,6 +287,7 @@ impl Default for Config {
             attribution: Attribution::Passage,
             templates: Templates::Site,
             template_pages: TEMPLATE_PAGES,
+            density_lag: crate::select::DENSITY_LAG,
         }
     }
 }
@@ -321,6 +327,8 @@ pub struct Overrides {
     pub attribution: Option<Attribution>,
     pub templates: Option<Templates>,
     pub template_pages: Option<u32>,
+    /// Documents from a full bucket's first ask for a lower density to the raise.
+    pub density_lag: Option<u8>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -396,6 +404,7 @@ impl Overrides {
             attribution: other.attribution.or(self.attribution),
             templates: other.templates.or(self.templates),
             template_pages: other.template_pages.or(self.template_pages),
+            density_lag: other.density_lag.or(self.density_lag),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -474,6 +483,9 @@ impl Overrides {
         if let Some(n) = self.template_pages {
             c.template_pages = n;
         }
+        if let Some(n) = self.density_lag {
+            c.density_lag = n;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -503,7 +515,8 @@ impl Config {
     /// One line naming every value that shapes the table's content (stored in the
     /// table header and compared on open). Origin propagation appears only when on, and
     /// the feature switches (which shape the derived indexes) only when off, and the
-    /// density and dominant origin only when not the paper's, and the HTML mode and
+    /// density and dominant origin only when not the paper's (the density's lag behind
+    /// it when not 0), and the HTML mode and
     /// the attribution only when not the rule before, so that tables made before them
     /// keep their line.
     pub fn canonical(&self) -> String {
@@ -526,7 +539,11 @@ impl Config {
             // Named when it is not the rule before, so that a table file made before
             // schema 11 keeps its parameters' fingerprint.
             if self.terms == crate::text::Terms::Words { "" } else { " terms=unicode" },
-            if self.density == Density::Paper { "" } else { " density=adaptive" },
+            match (self.density, self.density_lag) {
+                (Density::Paper, _) => String::new(),
+                (Density::Adaptive, 0) => " density=adaptive".into(),
+                (Density::Adaptive, lag) => format!(" density=adaptive/{lag}"),
+            },
             if self.dominant == Dominant::Table { "" } else { " dominant=blocks" },
             if self.html == HtmlMode::All { "" } else { " html=main" },
             if self.attribution == Attribution::Earliest { "" } else { " attribution=passage" },
@@ -548,6 +565,7 @@ impl Config {
             index_bytes: self.index_bytes,
             fingerprint_text: self.canonical(),
             adaptive: self.density == Density::Adaptive,
+            density_lag: self.density_lag,
         }
     }
 }

@@ -162,6 +162,17 @@ pub const FLOOR: u8 = 8;
 /// (`docs/PERFORMANCE.md`, "Selection density").
 pub const START: u8 = 2;
 
+/// Documents from a full bucket's first ask for a raise of the threshold to the raise
+/// ([`crate::config::Config::density_lag`], schema 23; `docs/SCALE-OUT.md`, "The single
+/// node's defaults"): the threshold moves only at document ends, so that shards, which
+/// each see a part of the buckets, can agree on where. 0 raises it at once, in the
+/// middle of the document (data directories made before). 32 is the depth of a
+/// deployment worker's pipeline (`AHEAD`): its workers can learn the others' asks from
+/// the feedback they wait for anyway. Against
+/// raising at once it changed DO, TF and per-token origins by about a point either way
+/// on the evaluation corpora (`docs/EVALUATION.md`).
+pub const DENSITY_LAG: u8 = 32;
+
 /// Fingerprint bits a table entry stores (6-61): ranks are computed from them alone, so
 /// that an entry's rank is known from the table.
 const STORED_BITS: u64 = MASK & !0x3f;

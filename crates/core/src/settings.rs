@@ -88,6 +88,12 @@ pub struct Settings {
     /// or paper (the selection alone: data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "adaptive|paper"))]
     pub density: Option<String>,
+    /// With an adaptive density, the documents from a full bucket's first ask for a
+    /// lower density to the halving (default 32 for a new data directory: the density
+    /// moves at document ends only, where a sharded deployment's shards agree; 0 halves
+    /// it at once, in the middle of a document: data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DOCS"))]
+    pub density_lag: Option<u8>,
     /// The stored dominant origin: blocks (each selected shingle inside a copied block
     /// counts for the block's origin, the earliest source alignment found, so that it
     /// survives eviction; the default for a new data directory) or table (the table's
@@ -162,6 +168,7 @@ impl Settings {
             quotations: self.quotations,
             terms: parse(&self.terms)?,
             density: parse(&self.density)?,
+            density_lag: self.density_lag,
             dominant: parse(&self.dominant)?,
             html: parse(&self.html)?,
             attribution: parse(&self.attribution)?,

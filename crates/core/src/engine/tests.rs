@@ -499,8 +499,13 @@ proptest! {
     /// counters, the density threshold among them), the documents after it get the
     /// same results and leave the same table, while the density falls mid-stream.
     #[test]
-    fn replay_from_any_checkpoint_is_exact_while_the_density_falls(seed in any::<u64>(), cut in 0usize..60) {
-        let cfg = small(Density::Adaptive);
+    fn replay_from_any_checkpoint_is_exact_while_the_density_falls(
+        seed in any::<u64>(),
+        cut in 0usize..60,
+        lag in prop_oneof![Just(0u8), Just(3u8)],
+    ) {
+        // Schema 23: with a lag, the checkpoint keeps the pending ask for a raise.
+        let cfg = Config { density_lag: lag, ..small(Density::Adaptive) };
         let texts = corpus(seed, 60);
         let mut whole = table(&cfg);
         let mut e = Engine::new(cfg.clone());
@@ -508,13 +513,14 @@ proptest! {
         let mut checkpoint = None;
         for (i, text) in texts.iter().enumerate() {
             if i == cut {
-                checkpoint = Some((whole.memory().clone(), whole.stats(), whole.shift()));
+                checkpoint = Some((whole.memory().clone(), whole.stats(), whole.shift(), whole.pending_raise()));
             }
             results.push(e.apply(&mut whole, i as u64 + 1, text));
         }
-        let (mem, stats, shift) = checkpoint.expect("cut < 60");
+        let (mem, stats, shift, asked) = checkpoint.expect("cut < 60");
         let shape = Shape { shift, ..Shape::from(&cfg.table_params()) };
         let mut replayed = Table::over(mem, shape, stats);
+        replayed.set_pending_raise(asked);
         let mut e = Engine::new(cfg.clone());
         for (i, text) in texts.iter().enumerate().skip(cut) {
             prop_assert_eq!(&e.apply(&mut replayed, i as u64 + 1, text), &results[i], "document {}", i + 1);
@@ -526,20 +532,28 @@ proptest! {
 
 /// The density falls from every shingle to the paper's selection as the table fills
 /// (the replay property above sees it fall within its 60 documents), and each result
-/// records the threshold it was selected at.
+/// records the threshold it was selected at; with a lag (schema 23) two raises are at
+/// least the lag's documents apart.
 #[test]
 fn the_density_falls_from_every_shingle_to_the_paper_as_the_table_fills() {
-    let cfg = small(Density::Adaptive);
-    let mut t = table(&cfg);
-    let results = apply_all(&cfg, &mut t, &corpus(7, 150));
-    let seen: Vec<Option<u8>> = results.iter().map(|r| r.density).collect();
-    assert_eq!(seen[0], Some(crate::select::START));
-    assert!(seen.windows(2).all(|w| w[0].unwrap_or(FLOOR) <= w[1].unwrap_or(FLOOR)), "{seen:?}");
-    assert_eq!(seen.last(), Some(&None), "{seen:?}");
-    assert!(seen.iter().any(|&d| d.is_some_and(|d| d > 0)), "a threshold between: {seen:?}");
-    assert_eq!(t.density(), FLOOR);
-    // At the floor every extra entry was swept out: the next documents are the paper's.
-    assert!(t.stats().evictions > 0);
+    for lag in [0u8, 4] {
+        let cfg = Config { density_lag: lag, ..small(Density::Adaptive) };
+        let mut t = table(&cfg);
+        let results = apply_all(&cfg, &mut t, &corpus(7, 150));
+        let seen: Vec<Option<u8>> = results.iter().map(|r| r.density).collect();
+        assert_eq!(seen[0], Some(crate::select::START));
+        assert!(seen.windows(2).all(|w| w[0].unwrap_or(FLOOR) <= w[1].unwrap_or(FLOOR)), "{seen:?}");
+        assert_eq!(seen.last(), Some(&None), "lag {lag}: {seen:?}");
+        assert!(seen.iter().any(|&d| d.is_some_and(|d| d > 0)), "a threshold between: {seen:?}");
+        assert_eq!(t.density(), FLOOR);
+        // At the floor every extra entry was swept out: the next documents are the paper's.
+        assert!(t.stats().evictions > 0);
+        let raised: Vec<usize> = (1..seen.len()).filter(|&i| seen[i] != seen[i - 1]).collect();
+        assert!(raised.windows(2).all(|w| w[1] - w[0] >= usize::from(lag)), "lag {lag}: raised before {raised:?}");
+        if lag > 0 {
+            assert!(raised.windows(2).any(|w| w[1] - w[0] == usize::from(lag)), "the lag binds: {raised:?}");
+        }
+    }
 }
 
 /// Issue 36: a short copy that the policy's selection misses is found while the table

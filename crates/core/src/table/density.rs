@@ -6,11 +6,36 @@ use super::bucket::{copy_entry, is_extra, occupied, stored_bits};
 use super::{BucketMemory, Table, ALL_SLOTS, ENTRY_BYTES};
 use crate::select::{density_rank, kept, FLOOR, SELECTED};
 
+/// A raise of the density threshold asked for and not made yet (with a lag), as the
+/// table file's header keeps it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PendingRaise {
+    /// The documents applied since the one during which the first ask came, plus one
+    /// (at most the lag); 0: none.
+    pub age: u8,
+    /// The asks since (every full bucket that found no extra entry to give up, or
+    /// refused an extra shingle): how far the raise goes.
+    pub asks: u64,
+}
+
 impl<M: BucketMemory> Table<M> {
-    /// Says whether the density is adaptive (a table file's header leaves it to the
-    /// configuration text).
-    pub fn set_adaptive(&mut self, on: bool) {
-        self.adaptive = on;
+    /// Says whether the density is adaptive and its lag (a table file's header leaves
+    /// both to the configuration text).
+    pub fn set_density(&mut self, adaptive: bool, lag: u8) {
+        self.adaptive = adaptive;
+        self.density_lag = lag;
+    }
+
+    /// The pending raise as the table file's header keeps it.
+    pub fn pending_raise(&self) -> PendingRaise {
+        PendingRaise { age: self.ask.map_or(0, |d| (self.stats.documents - d + 1).min(255) as u8), asks: self.asks }
+    }
+
+    /// Restores the pending raise [`Table::pending_raise`] gave (the counters set
+    /// first).
+    pub fn set_pending_raise(&mut self, p: PendingRaise) {
+        self.ask = (p.age > 0).then(|| (self.stats.documents + 1).saturating_sub(u64::from(p.age)));
+        self.asks = p.asks;
     }
 
     /// The density threshold a document applied now selects at: the table's with an
@@ -23,10 +48,22 @@ impl<M: BucketMemory> Table<M> {
         }
     }
 
-    /// Ends a document: when the threshold reached the floor during it, removes every
-    /// extra entry (each bucket keeps its other entries' order), so that the table
-    /// holds the policy's entries only from then on.
+    /// Ends a document (its counters counted): raises the threshold when the first ask
+    /// since the last raise is the lag's documents old (by one step, and one more for
+    /// each doubling of the asks a bucket in use made meanwhile past two: a table far
+    /// too small for its density falls as fast as it did at once), and when the
+    /// threshold reached the floor removes every extra entry (each bucket keeps its
+    /// other entries' order), so that the table holds the policy's entries only from
+    /// then on.
     pub fn end_document(&mut self) {
+        if self.ask.is_some_and(|d| self.stats.documents >= d + u64::from(self.density_lag)) {
+            self.ask = None;
+            let per_bucket = std::mem::take(&mut self.asks) / self.used_buckets();
+            let steps = 1 + per_bucket.max(1).ilog2().min(u32::from(FLOOR)) as u8;
+            for _ in 0..steps.min(FLOOR - self.stats.density) {
+                self.raise();
+            }
+        }
         if !std::mem::take(&mut self.sweep) {
             return;
         }
@@ -49,22 +86,41 @@ impl<M: BucketMemory> Table<M> {
         }
     }
 
+    /// Asks for a raise (with a lag): the first since the last raise opens its wait.
+    fn ask(&mut self) {
+        self.ask.get_or_insert(self.stats.documents);
+        self.asks += 1;
+    }
+
+    /// Raises the threshold by one (the sweep due at the floor).
+    fn raise(&mut self) {
+        self.stats.density += 1;
+        self.sweep = self.stats.density == FLOOR;
+    }
+
     /// The slot a full bucket (final bucket `c`, the table spanning its memory, the
     /// threshold below the floor or the sweep still to come) gives up for `fp` of rank
-    /// `rank`, raising the threshold when it must (see the module docs); `None`: `fp`
-    /// is not inserted.
+    /// `rank`, asking for a raise of the threshold when it must, which a lag of 0 makes
+    /// at once (see the module docs); `None`: `fp` is not inserted.
     pub(super) fn victim(&mut self, c: u64, fp: u64, salt: u64, rank: u8) -> Option<usize> {
         let n = self.entries;
         let data = self.bucket(c);
         let extras: Vec<(usize, u8)> =
             (0..n).filter(|&s| is_extra(data, n, s)).map(|s| (s, density_rank(stored_bits(data, n, s)))).collect();
         if extras.is_empty() {
+            // A bucket of policy entries refuses an extra shingle: with a lag, it asks
+            // too (the raise comes so late that the buckets may have none left to ask).
+            if rank != SELECTED && self.density_lag > 0 && self.stats.density < FLOOR {
+                self.ask();
+            }
             return (rank == SELECTED).then(|| self.policy_victim(c, fp, salt, &ALL_SLOTS[..n]));
         }
         let stale = |t: u8| extras.iter().filter(move |e| !kept(e.1, t)).map(|e| e.0);
         if self.stats.density < FLOOR && stale(self.stats.density).next().is_none() {
-            self.stats.density += 1;
-            self.sweep = self.stats.density == FLOOR;
+            match self.density_lag {
+                0 => self.raise(),
+                _ => self.ask(),
+            }
         }
         let t = self.stats.density;
         if !kept(rank, t) {

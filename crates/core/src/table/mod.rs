@@ -43,19 +43,27 @@
 //! buckets in use grow nothing is evicted, so the threshold stays; once the table spans
 //! its memory a full bucket gives up an extra entry before any of the policy's:
 //! - an extra entry whose rank is below the threshold (stale: its shingle is no longer
-//!   selected) goes first; with none, and some extra entry in the bucket, the threshold
-//!   is raised by one (the density halves, for the whole table) and the entries it
-//!   leaves behind go first;
+//!   selected) goes first; with none, and some extra entry in the bucket, the bucket
+//!   *asks* for a raise of the threshold by one (the density halves, for the whole
+//!   table), after which the entries the raise leaves behind go first;
 //! - else the lowest-scored extra entry (Copy-Count, Lucky; the first in queue order
 //!   for LRU, a seeded pick for Random); a bucket without extra entries evicts by the
 //!   policy for a policy shingle and refuses an extra one, which is then looked up only
-//!   (as is an extra shingle the raise left below the threshold);
+//!   (as is an extra shingle a raise left below the threshold);
 //! - the lookup of a policy shingle that finds an extra entry makes it a policy entry.
 //!
-//! When the threshold reaches [`crate::select::FLOOR`] (no extra shingle selected), the
-//! end of the document sweeps every extra entry out ([`Table::end_document`]): from
-//! then on the table is the paper's and costs nothing more. Without an adaptive density
-//! no entry is marked and every choice is the paper's.
+//! The raise comes at the end of a document: the first ask since the last raise, made
+//! while the table's document `d` (counting from 0) is applied, raises the threshold at
+//! the end of document `d + L − 1`, `L` the table's lag
+//! ([`crate::select::DENSITY_LAG`], 32 for a new data directory), so that the threshold
+//! is constant through a document and shards, which each see a part of the buckets, can
+//! agree on where it moves (`docs/SCALE-OUT.md`, "The single node's defaults"); a lag
+//! of 0 (tables made before schema 23) raises it at once, in the middle of the
+//! document. When the threshold reaches [`crate::select::FLOOR`] (no extra shingle
+//! selected), the end of the document sweeps every extra entry out
+//! ([`Table::end_document`]): from then on the table is the paper's and costs nothing
+//! more. Without an adaptive density no entry is marked and every choice is the
+//! paper's.
 //!
 //! Occupied entries of a bucket are a prefix; the eviction byte of an occupied entry is
 //! never 0, and 0 marks the first free slot. Random and LRU keep it at 1.
@@ -84,6 +92,7 @@ mod bucket;
 mod tests;
 
 mod density;
+pub use density::PendingRaise;
 mod grow;
 
 use crate::select::{FLOOR, SELECTED};
@@ -97,7 +106,7 @@ pub const HEADER_BYTES: usize = 4096;
 /// Bytes per entry.
 pub const ENTRY_BYTES: usize = 16;
 /// Longest configuration text a table header holds.
-pub const PARAMS_MAX: usize = 512;
+pub const PARAMS_MAX: usize = 504;
 /// Slot numbers 0..256: every slot of a bucket is `&ALL_SLOTS[..B]`.
 const ALL_SLOTS: [usize; 256] = {
     let mut a = [0; 256];
@@ -196,6 +205,9 @@ pub struct TableParams {
     /// An adaptive selection density: the table keeps the threshold and
     /// marks extra entries.
     pub adaptive: bool,
+    /// Documents from a full bucket's first ask for a raise of the threshold to the
+    /// raise ([`crate::select::DENSITY_LAG`]; 0: at once).
+    pub density_lag: u8,
 }
 
 /// Parameters that cannot make a table.
@@ -356,6 +368,8 @@ pub struct Shape {
     pub shift: u8,
     /// An adaptive selection density ([`TableParams::adaptive`]).
     pub adaptive: bool,
+    /// Its lag ([`TableParams::density_lag`]).
+    pub density_lag: u8,
 }
 
 impl From<&TableParams> for Shape {
@@ -369,6 +383,7 @@ impl From<&TableParams> for Shape {
             lucky_limit: p.lucky_limit,
             shift: widest_shift(p.buckets()),
             adaptive: p.adaptive,
+            density_lag: p.density_lag,
         }
     }
 }
@@ -389,6 +404,12 @@ pub struct Table<M> {
     lucky_limit: u8,
     stats: TableStats,
     adaptive: bool,
+    density_lag: u8,
+    /// The table's document ([`TableStats::documents`] while it was applied) that
+    /// first asked for a raise of the threshold since the last raise.
+    ask: Option<u64>,
+    /// The asks since ([`PendingRaise::asks`]).
+    asks: u64,
     /// The threshold reached the floor during this document: extra entries are swept
     /// out at its end.
     sweep: bool,
@@ -431,6 +452,9 @@ impl<M: BucketMemory> Table<M> {
             lucky_limit: shape.lucky_limit,
             stats,
             adaptive: shape.adaptive,
+            density_lag: shape.density_lag,
+            ask: None,
+            asks: 0,
             sweep: false,
         }
     }

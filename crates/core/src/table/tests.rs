@@ -14,6 +14,7 @@ fn params(bytes: u64, entries: u32, eviction: Eviction) -> TableParams {
         index_bytes: crate::index::MIN_INDEX_BYTES,
         fingerprint_text: format!("test {eviction}"),
         adaptive: false,
+        density_lag: 0,
     }
 }
 
@@ -257,6 +258,53 @@ fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
     assert_eq!(t.process(e5, hit(9), 0, density_rank(e5)).0, None);
     assert!(t.lookup(e5).is_none());
     assert_eq!((t.density(), t.stats().occupied), (2, 4));
+}
+
+/// Schema 23: with a lag, a full bucket whose extra entries are all current gives one
+/// up and asks for a raise, which comes at the end of the lag's last document (here 3:
+/// the end of the table's document 2), not at once; a second ask meanwhile waits for
+/// it and makes it go a step further, and the entries the raise leaves behind then go
+/// first.
+#[test]
+fn with_a_lag_the_density_halves_at_a_document_end_the_lag_after_the_first_ask() {
+    let mut t = adaptive_bucket();
+    t.set_density(true, 3);
+    t.stats_mut().density = 0;
+    let end = |t: &mut Table<Vec<u8>>| {
+        t.stats_mut().documents += 1;
+        t.end_document();
+    };
+    let p: Vec<u64> = (0..4).fold(Vec::new(), |mut v, _| {
+        v.push(with_rank(|_| true, &v));
+        v
+    });
+    let e0 = with_rank(|r| r == 0, &p);
+    let e2 = with_rank(|r| r >= 2, &[&p[..], &[e0]].concat());
+    let e0b = with_rank(|r| r == 0, &[&p[..], &[e0, e2]].concat());
+    for (i, (fp, rank)) in [(p[0], SELECTED), (p[1], SELECTED), (e0, 0), (e2, density_rank(e2))].into_iter().enumerate()
+    {
+        t.process(fp, hit(i as u64 + 1), 0, rank);
+    }
+    // Document 0: nothing is stale at 0, so the bucket gives up an extra entry by
+    // Lucky's scores and asks; the threshold stays.
+    t.process(p[2], hit(5), 0, SELECTED);
+    assert_eq!((t.density(), t.pending_raise().age, t.stats().evictions), (0, 1, 1));
+    assert!(t.lookup(p[2]).is_some() && (t.lookup(e0).is_some() != t.lookup(e2).is_some()));
+    end(&mut t);
+    assert_eq!((t.density(), t.pending_raise().age), (0, 2));
+    // Document 1: an extra shingle of rank 0 takes the other extra entry's place (a
+    // second ask, which waits for the first).
+    let (found, pos) = t.process(e0b, hit(6), 0, 0);
+    assert!(found.is_none() && t.holds(pos, e0b) && t.lookup(e0).is_none() && t.lookup(e2).is_none());
+    end(&mut t);
+    assert_eq!((t.density(), t.pending_raise().age), (0, 3));
+    // The end of document 2 raises it, by two steps for the bucket's two asks (as the
+    // two raises at once did); then the entry it left behind goes first.
+    end(&mut t);
+    assert_eq!((t.density(), t.pending_raise()), (2, PendingRaise::default()));
+    t.process(p[3], hit(7), 0, SELECTED);
+    assert!(t.lookup(e0b).is_none() && t.lookup(p[3]).is_some());
+    assert_eq!((t.density(), t.pending_raise().age), (2, 0), "a stale entry was there to give up: no ask");
 }
 
 #[test]

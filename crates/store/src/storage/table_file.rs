@@ -19,8 +19,8 @@ use textorigin_core::index::INDEX_HEADER_BYTES;
 use textorigin_core::memory::RangeMut;
 use textorigin_core::select::FLOOR;
 use textorigin_core::table::{
-    bucket_count, widest_shift, BucketMemory, Eviction, ParamsError, Shape, Table, TableParams, TableStats,
-    ENTRY_BYTES, HEADER_BYTES, PARAMS_MAX,
+    bucket_count, widest_shift, BucketMemory, Eviction, ParamsError, PendingRaise, Shape, Table, TableParams,
+    TableStats, ENTRY_BYTES, HEADER_BYTES, PARAMS_MAX,
 };
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -37,7 +37,10 @@ use xxhash_rust::xxh3::xxh3_64;
 /// the room of one final bucket).
 pub const FORMAT_VERSION: u32 = 6;
 const MAGIC: &[u8; 8] = b"TXORTBL\0";
-const CHECKSUM_AT: usize = 128 + PARAMS_MAX;
+const CHECKSUM_AT: usize = 640;
+/// The asks of a pending raise of the density threshold (schema 23), behind the
+/// configuration text.
+const ASKS_AT: usize = 128 + PARAMS_MAX;
 
 /// Errors of the table file.
 #[derive(Debug, thiserror::Error)]
@@ -259,6 +262,7 @@ impl TableFile {
         p.check()?;
         let mut t = Self::open_any(path, writable)?;
         let h = t.table.memory().header();
+        let asked = PendingRaise { age: h[55], asks: get_u64(h, ASKS_AT) };
         let stored = t.params_text();
         let stored_shape = (get_u64(h, 16), get_u64(h, 120), get_u32(h, 24), h[48], get_u64(h, 40), h[49]);
         let wanted_shape =
@@ -266,7 +270,14 @@ impl TableFile {
         if stored != p.fingerprint_text || stored_shape != wanted_shape {
             return Err(TableError::Params { path: path.to_path_buf(), stored, requested: p.fingerprint_text.clone() });
         }
-        t.table.set_adaptive(p.adaptive);
+        t.table.set_density(p.adaptive, p.density_lag);
+        // The pending raise (byte 55 and the asks): at most the lag, none without one.
+        let lag = if p.adaptive { p.density_lag } else { 0 };
+        if asked.age > lag || u64::from(asked.age) > t.table.stats().documents + 1 || (asked.age == 0 && asked.asks > 0)
+        {
+            return Err(TableError::Checksum { path: path.to_path_buf() });
+        }
+        t.table.set_pending_raise(asked);
         if writable {
             if t.in_use() {
                 return Err(TableError::NotClean(path.to_path_buf()));
@@ -338,10 +349,12 @@ impl TableFile {
     }
 
     fn write_header(&mut self) -> Result<()> {
-        let (s, shift) = (self.table.stats(), self.table.shift());
+        let (s, shift, asked) = (self.table.stats(), self.table.shift(), self.table.pending_raise());
         let h = self.table.memory_mut().header_mut()?;
         h[53] = shift;
         h[54] = s.density;
+        h[55] = asked.age;
+        put_u64(h, ASKS_AT, asked.asks);
         for (at, v) in [
             (56, s.last_seq),
             (64, s.documents),
@@ -508,7 +521,16 @@ fn read_header(path: &Path, h: &[u8], len: u64) -> Result<(Shape, TableStats, u6
     }
     // Whether the density is adaptive is in the configuration text (compared on open):
     // the caller sets it from its parameters.
-    let shape = Shape { entries, buckets, eviction, seed: get_u64(h, 40), lucky_limit: h[49], shift, adaptive: false };
+    let shape = Shape {
+        entries,
+        buckets,
+        eviction,
+        seed: get_u64(h, 40),
+        lucky_limit: h[49],
+        shift,
+        adaptive: false,
+        density_lag: 0,
+    };
     Ok((shape, stats, index_bytes))
 }
 
@@ -529,6 +551,7 @@ mod tests {
             index_bytes: textorigin_core::index::MIN_INDEX_BYTES,
             fingerprint_text: format!("test {eviction}"),
             adaptive: false,
+            density_lag: 0,
         }
     }
 
@@ -563,6 +586,56 @@ mod tests {
         other.bytes = 2 << 20;
         assert!(matches!(TableFile::open(&path, &other, true), Err(TableError::Params { .. })));
         assert_eq!(std::fs::metadata(&path).unwrap().len(), (1 << 20) + p.index_bytes);
+    }
+
+    /// Schema 23: the pending ask for a raise of the density threshold is kept in the
+    /// header (byte 55), so that a table reopened between documents raises it at the
+    /// same document end as one that never closed.
+    #[test]
+    fn a_pending_ask_for_a_raise_survives_a_reopen() {
+        use textorigin_core::select::{density_rank, START};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let p = TableParams {
+            adaptive: true,
+            density_lag: 4,
+            fingerprint_text: "test adaptive/4".into(),
+            ..params(HEADER_BYTES as u64 + 16 * 4, 4, Eviction::Lucky)
+        };
+        // Five extra shingles, all kept at the start: the fifth finds the bucket full of
+        // current extra entries and asks.
+        let extras: Vec<u64> = (1u64..)
+            .map(|i| textorigin_core::hash::mix(i) & textorigin_core::rabin::MASK)
+            .filter(|&fp| density_rank(fp) >= START)
+            .take(5)
+            .collect();
+        let mut t = TableFile::create(&path, &p).unwrap();
+        for (i, &fp) in extras.iter().enumerate() {
+            t.process(fp, hit(i as u64 + 1), 0, density_rank(fp));
+        }
+        let end = |t: &mut TableFile| {
+            t.stats_mut().documents += 1;
+            t.end_document();
+        };
+        end(&mut t);
+        assert_eq!((t.density(), t.pending_raise().age), (START, 2));
+        t.close().unwrap();
+        // An ask older than the lag the parameters give is refused as corrupt.
+        let shorter = TableParams { density_lag: 1, ..p.clone() };
+        assert!(matches!(TableFile::open(&path, &shorter, false), Err(TableError::Checksum { .. })));
+        let mut t = TableFile::open(&path, &p, true).unwrap();
+        assert_eq!(
+            (t.density(), t.pending_raise()),
+            (START, PendingRaise { age: 2, asks: 1 }),
+            "the ask is in the header"
+        );
+        for _ in 0..2 {
+            end(&mut t);
+        }
+        assert_eq!(t.density(), START);
+        end(&mut t);
+        assert_eq!((t.density(), t.pending_raise().age), (START + 1, 0), "raised at the end of the table's document 3");
+        t.close().unwrap();
     }
 
     /// Issue 34: the buckets in use grow in the writer's copy; the file holds the last

@@ -38,6 +38,7 @@ impl DataDir {
             quotations: opts.quotations,
             terms: opts.terms,
             density: opts.density,
+            density_lag: opts.density_lag,
             dominant: opts.dominant,
             attribution: opts.attribution,
             templates: opts.templates,
@@ -53,7 +54,8 @@ impl DataDir {
         };
         let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
             != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
-            || (cfg.density, cfg.dominant, cfg.attribution) != (stored.density, stored.dominant, stored.attribution)
+            || (cfg.density, cfg.density_lag, cfg.dominant, cfg.attribution)
+                != (stored.density, stored.density_lag, stored.dominant, stored.attribution)
             || (cfg.templates, cfg.template_pages) != (stored.templates, stored.template_pages)
             || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
@@ -198,6 +200,8 @@ pub struct RebuildOptions {
     pub quote_exact_index: Option<bool>,
     /// Another selection density (only with `reanalyse`).
     pub density: Option<textorigin_core::config::Density>,
+    /// Another lag of the adaptive density (only with `reanalyse`).
+    pub density_lag: Option<u8>,
     /// Another way of counting the dominant origin (only with `reanalyse`).
     pub dominant: Option<textorigin_core::config::Dominant>,
     /// Another attribution (needs `reanalyse`).

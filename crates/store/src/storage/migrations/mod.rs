@@ -17,6 +17,7 @@ mod v17_density;
 mod v20_html;
 mod v21_templates;
 mod v22_exact_index;
+mod v23_density_lag;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -151,6 +152,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 21,
         what: "the quotation index laid out for exact searches in the quotation config (off for an existing data directory)",
         run: v22_exact_index::run,
+    },
+    Migration {
+        from: 22,
+        what: "the adaptive density's lag in the config (raised at once, as before, for an existing data directory)",
+        run: v23_density_lag::run,
     },
 ];
 

@@ -16,7 +16,7 @@ use crate::storage::store::{Result, Store};
 /// The configuration as schema 20 stored it: schema 16's fields, then `density`,
 /// `dominant`, `html` and `attribution`.
 #[derive(Deserialize)]
-struct ConfigV20 {
+pub(super) struct ConfigV20 {
     v16: ConfigV16,
     density: Density,
     dominant: Dominant,
@@ -25,7 +25,12 @@ struct ConfigV20 {
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV20| Config {
+    rewrite_meta(store, MetaKey::Config, "config", config_of_v20)
+}
+
+/// Schema 20's configuration in today's encoding: no template labelling.
+pub(super) fn config_of_v20(o: ConfigV20) -> Config {
+    Config {
         density: o.density,
         dominant: o.dominant,
         html: o.html,
@@ -33,7 +38,7 @@ pub(super) fn run(store: &mut Store) -> Result<()> {
         templates: Templates::Off,
         template_pages: TEMPLATE_PAGES,
         ..config_of_v16(o.v16)
-    })
+    }
 }
 
 #[cfg(test)]
@@ -47,16 +52,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(dir.path()).unwrap();
         let made = Config { html: HtmlMode::All, attribution: Attribution::Earliest, k: 5, ..Config::default() };
-        // Schema 20 wrote the fields up to `attribution`: the new two are one byte each.
+        // Schema 20 wrote the fields up to `attribution`: the templates' two and schema
+        // 23's lag are one byte each.
         let full = encode(&made);
-        let v20 = &full[..full.len() - 2];
+        let v20 = &full[..full.len() - 3];
         let mut b = rocksdb::WriteBatch::default();
         b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), v20);
         store.write(b, true).unwrap();
         assert!(store.config().is_err(), "a schema 20 config does not read as this one");
         run(&mut store).unwrap();
         let cfg = store.config().unwrap().unwrap();
-        assert_eq!(cfg, Config { templates: Templates::Off, ..made });
+        assert_eq!(cfg, Config { templates: Templates::Off, density_lag: 0, ..made });
         // Run again (a crash after the rewrite): left as it is.
         run(&mut store).unwrap();
         assert_eq!(store.config().unwrap().unwrap().templates, Templates::Off);

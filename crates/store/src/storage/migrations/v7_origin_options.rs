@@ -89,7 +89,7 @@ pub(super) fn quote_config_of(o: QuoteConfigV6) -> QuoteConfig {
 /// Schema 6's configuration in today's encoding: propagation and alignment off (the
 /// table and the stored results were made without them), the feature switches of
 /// schema 8 on, as they were, the terms of schema 11 as they were (`Words`), and the
-/// density and dominant origin of schema 17 as they were (`Paper`, `Table`).
+/// density and dominant origin of schema 17 as they were (`Paper`, `Table`, no lag).
 pub(super) fn config_of(old: ConfigV6) -> Config {
     Config {
         k: old.k,
@@ -114,6 +114,7 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         attribution: textorigin_core::config::Attribution::Earliest,
         templates: textorigin_core::config::Templates::Off,
         template_pages: textorigin_core::config::TEMPLATE_PAGES,
+        density_lag: 0,
     }
 }
 

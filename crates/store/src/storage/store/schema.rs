@@ -39,7 +39,7 @@ column_families! {
     }
     pub(crate) CF_META: Table<[u8], Raw> = "meta" {
         "`schema_version`" => "u32 LE",
-        "`config`" => "version byte 1, postcard [`Config`](textorigin_core::config::Config) (fields added behind the others: `propagate` and `align` in 7, the feature switches in 8, `terms` in 11, the density in 17, `html` in 20, the templates in 21)",
+        "`config`" => "version byte 1, postcard [`Config`](textorigin_core::config::Config) (fields added behind the others: `propagate` and `align` in 7, the feature switches in 8, `terms` in 11, the density in 17, `html` in 20, the templates in 21, the density lag in 23)",
         "`next_seq`" => "u64 LE: the sequence number the next document gets",
         "`store_id`" => "u64 LE: the store's identity, carried by checkpoint slots (made on first write open)",
         "`neardup_config`" => "version byte 1, postcard [`NearDupConfig`](textorigin_core::neardup::NearDupConfig) (2)",
