@@ -262,7 +262,6 @@ impl TableFile {
         p.check()?;
         let mut t = Self::open_any(path, writable)?;
         let h = t.table.memory().header();
-        let asked = PendingRaise { age: h[55], asks: get_u64(h, ASKS_AT) };
         let stored = t.params_text();
         let stored_shape = (get_u64(h, 16), get_u64(h, 120), get_u32(h, 24), h[48], get_u64(h, 40), h[49]);
         let wanted_shape =
@@ -272,12 +271,11 @@ impl TableFile {
         }
         t.table.set_density(p.adaptive, p.density_lag);
         // The pending raise (byte 55 and the asks): at most the lag, none without one.
-        let lag = if p.adaptive { p.density_lag } else { 0 };
+        let (asked, lag) = (t.table.pending_raise(), if p.adaptive { p.density_lag } else { 0 });
         if asked.age > lag || u64::from(asked.age) > t.table.stats().documents + 1 || (asked.age == 0 && asked.asks > 0)
         {
             return Err(TableError::Checksum { path: path.to_path_buf() });
         }
-        t.table.set_pending_raise(asked);
         if writable {
             if t.in_use() {
                 return Err(TableError::NotClean(path.to_path_buf()));
@@ -338,8 +336,13 @@ impl TableFile {
         }
         .map_err(io(path))?;
         let (shape, stats, index_bytes) = read_header(path, map.bytes(), len)?;
+        // The pending raise, kept whatever the parameters: a table opened to be marked
+        // closed writes its header back.
+        let pending = PendingRaise { age: map.bytes()[55], asks: get_u64(map.bytes(), ASKS_AT) };
         let mem = Mapped { map, path: path.to_path_buf() };
-        Ok(TableFile { path: path.to_path_buf(), _file: file, table: Table::over(mem, shape, stats), index_bytes })
+        let mut table = Table::over(mem, shape, stats);
+        table.set_pending_raise(pending);
+        Ok(TableFile { path: path.to_path_buf(), _file: file, table, index_bytes })
     }
 
     /// Sets or clears the in-use flag of the header (not flushed).
@@ -620,6 +623,9 @@ mod tests {
         end(&mut t);
         assert_eq!((t.density(), t.pending_raise().age), (START, 2));
         t.close().unwrap();
+        // Marking a table closed (a restored checkpoint slot) keeps it too: recovery lost
+        // it, and a replay then raised later than the run it replayed.
+        TableFile::mark_closed(&path).unwrap();
         // An ask older than the lag the parameters give is refused as corrupt.
         let shorter = TableParams { density_lag: 1, ..p.clone() };
         assert!(matches!(TableFile::open(&path, &shorter, false), Err(TableError::Checksum { .. })));
