@@ -220,10 +220,10 @@ fn adaptive_bucket() -> Table<Vec<u8>> {
     Table::in_memory(&TableParams { adaptive: true, ..params(4096 + 16 * 4, 4, Eviction::Lucky) }).unwrap()
 }
 
-#[test]
-fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
-    let mut t = adaptive_bucket();
-    assert_eq!(t.density(), crate::select::START, "a new table starts at a quarter");
+/// Fills `t` (one bucket of four) at threshold 0 with two policy shingles and two extra
+/// ones, of ranks 0 (`e0`) and at least 2 (`e2`): returns the four policy shingles (two
+/// of them not in yet) and `[e0, e2, e0b]`, `e0b` another of rank 0 not in yet.
+fn fill_at_threshold_0(t: &mut Table<Vec<u8>>) -> (Vec<u64>, [u64; 3]) {
     t.stats_mut().density = 0;
     let p: Vec<u64> = (0..4).fold(Vec::new(), |mut v, _| {
         v.push(with_rank(|_| true, &v));
@@ -236,6 +236,14 @@ fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
     {
         t.process(fp, hit(i as u64 + 1), 0, rank);
     }
+    (p, [e0, e2, e0b])
+}
+
+#[test]
+fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
+    let mut t = adaptive_bucket();
+    assert_eq!(t.density(), crate::select::START, "a new table starts at a quarter");
+    let (p, [e0, e2, e0b]) = fill_at_threshold_0(&mut t);
     assert_eq!((t.stats().occupied, t.density()), (4, 0));
     // A policy shingle into the full bucket: no extra entry is stale at 0, so the
     // density halves, and the one it leaves behind (rank 0) goes.
@@ -269,22 +277,11 @@ fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
 fn with_a_lag_the_density_halves_at_a_document_end_the_lag_after_the_first_ask() {
     let mut t = adaptive_bucket();
     t.set_density(true, 3);
-    t.stats_mut().density = 0;
     let end = |t: &mut Table<Vec<u8>>| {
         t.stats_mut().documents += 1;
         t.end_document();
     };
-    let p: Vec<u64> = (0..4).fold(Vec::new(), |mut v, _| {
-        v.push(with_rank(|_| true, &v));
-        v
-    });
-    let e0 = with_rank(|r| r == 0, &p);
-    let e2 = with_rank(|r| r >= 2, &[&p[..], &[e0]].concat());
-    let e0b = with_rank(|r| r == 0, &[&p[..], &[e0, e2]].concat());
-    for (i, (fp, rank)) in [(p[0], SELECTED), (p[1], SELECTED), (e0, 0), (e2, density_rank(e2))].into_iter().enumerate()
-    {
-        t.process(fp, hit(i as u64 + 1), 0, rank);
-    }
+    let (p, [e0, e2, e0b]) = fill_at_threshold_0(&mut t);
     // Document 0: nothing is stale at 0, so the bucket gives up an extra entry by
     // Lucky's scores and asks; the threshold stays.
     t.process(p[2], hit(5), 0, SELECTED);
