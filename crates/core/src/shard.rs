@@ -440,6 +440,12 @@ mod tests {
         }
     }
 
+    /// [`small_table`] with the adaptive density raised `lag` documents after the first
+    /// ask (schema 23).
+    fn adaptive_table(eviction: Eviction, buckets: u64, lag: u8) -> Config {
+        Config { density: crate::config::Density::Adaptive, density_lag: lag, ..small_table(eviction, false, buckets) }
+    }
+
     /// The single-node results and table of a generated corpus (the table grows while
     /// the corpus is applied, spanned at the end for comparing bytes).
     fn single(cfg: &Config, texts: &[String]) -> (Vec<DocResult>, Table<Vec<u8>>) {
@@ -460,7 +466,12 @@ mod tests {
         let mut results = Vec::new();
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            let doc = e.prepare(text);
+            let mut doc = e.prepare(text);
+            // Every shard holds the threshold in force (schema 23: it moves at document
+            // ends, by the asks of every shard).
+            let t = tables[0].density();
+            assert!(tables.iter().all(|x| x.density() == t), "document {seq}: the shards' thresholds differ");
+            doc.at_density(t);
             let parts = split(doc.items(), n, count);
             let selected = doc.selected();
             let probes: Vec<Probe> = if prepared {
@@ -469,7 +480,8 @@ mod tests {
                 shards.iter().zip(&mut tables).map(|(s, t)| e.probe_where(t, &doc, seq, |b| s.owns(b, n))).collect()
             };
             let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap(), &by_arrival);
-            let fb = e.feedback(&doc, &estimate);
+            let mut fb = e.feedback(&doc, &estimate);
+            fb.asks = Some(tables.iter().map(|t| t.asks_of_document()).sum());
             for (t, p) in tables.iter_mut().zip(&probes) {
                 e.score(t, p, &fb);
             }
@@ -604,6 +616,28 @@ mod tests {
             prop_assert_eq!(all.stats(), one.stats());
             prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
         }
+
+        /// Schema 23, issue 58's item 4 on the engine: with the adaptive density and a
+        /// lag, shards whose feedback sums their asks keep one threshold, the single
+        /// node's, and give its results and table.
+        #[test]
+        fn adaptive_shards_equal_one_node(
+            seed in any::<u64>(),
+            docs in 1usize..50,
+            count in 1u32..6,
+            eviction in prop_oneof![Just(Eviction::Random), Just(Eviction::Lru), Just(Eviction::CopyCount), Just(Eviction::Lucky)],
+            buckets in 1u64..40,
+            lag in 1u8..5,
+            prepared in any::<bool>(),
+        ) {
+            let cfg = adaptive_table(eviction, buckets, lag);
+            let texts = corpus(seed, docs);
+            let (want, one) = single(&cfg, &texts);
+            let (got, all) = sharded(&cfg, &texts, count, prepared);
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(all.stats(), one.stats());
+            prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+        }
     }
 
     /// One node's results of a corpus published at `times`, and, after each document
@@ -727,6 +761,15 @@ mod tests {
         let (want, one) = single(&cfg, &texts);
         let (got, all, ahead) = sharded_ahead(&cfg, &texts, 2, 11, 4);
         assert!(ahead > 20, "the shards probed ahead ({ahead} times)");
+        assert_eq!((got, all.memory()), (want, one.memory()));
+        // The adaptive density's property above raises the threshold, more than a step
+        // at a time, and sweeps at the floor.
+        let cfg = adaptive_table(Eviction::Lucky, 13, 3);
+        let (want, one) = single(&cfg, &texts);
+        let seen: Vec<Option<u8>> = want.iter().map(|r| r.density).collect();
+        assert!(seen.windows(2).any(|w| w[1].unwrap_or(crate::select::FLOOR) > w[0].unwrap_or(0) + 1), "{seen:?}");
+        assert_eq!(one.density(), crate::select::FLOOR, "{seen:?}");
+        let (got, all) = sharded(&cfg, &texts, 3, true);
         assert_eq!((got, all.memory()), (want, one.memory()));
     }
 }

@@ -247,6 +247,11 @@ pub struct Feedback {
     /// document: `docs/SCALE-OUT.md`, "Dates and revisions"). Empty on one node, which
     /// looks them up itself.
     pub revise: Vec<(u64, Vec<u64>)>,
+    /// The asks for a raise of the density threshold the document's probes made in
+    /// every shard's buckets ([`Table::asks_of_document`]), for a table that is elsewhere
+    /// (a deployment's partition adds up its workers'); `None` on one node, whose table
+    /// counted them itself.
+    pub asks: Option<u64>,
 }
 
 /// Engine state: configuration, fingerprint tables, reusable buffers. It holds no
@@ -366,7 +371,7 @@ impl Engine {
         } else {
             Vec::new()
         };
-        Feedback { seq: result.seq, shingles: result.shingles, origins, bonus, revise: Vec::new() }
+        Feedback { seq: result.seq, shingles: result.shingles, origins, bonus, revise: Vec::new(), asks: None }
     }
 
     /// Phase 3: origin propagation (when configured), Lucky scoring (rules a-e) and the
@@ -382,7 +387,10 @@ impl Engine {
         stats.documents += 1;
         stats.last_seq = fb.seq;
         stats.shingles += u64::from(fb.shingles);
-        table.end_document();
+        match fb.asks {
+            Some(asks) => table.end_document_asked(asks),
+            None => table.end_document(),
+        }
     }
 
     /// The result of stored document `seq`, prepared again, as the table now

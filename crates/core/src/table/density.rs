@@ -56,6 +56,25 @@ impl<M: BucketMemory> Table<M> {
     /// other entries' order), so that the table holds the policy's entries only from
     /// then on.
     pub fn end_document(&mut self) {
+        self.end_document_asked(self.doc_asks);
+    }
+
+    /// The asks for a raise this table's buckets made while the current document was
+    /// applied (a deployment's worker answers them).
+    pub fn asks_of_document(&self) -> u64 {
+        self.doc_asks
+    }
+
+    /// [`Table::end_document`] with the document's asks in every part of the table
+    /// (`asks`: a shard's table holds a part, and the document's feedback sums them): the
+    /// first document with asks since the last raise opens the wait, and every
+    /// document's asks until the raise count for how far it goes.
+    pub fn end_document_asked(&mut self, asks: u64) {
+        self.doc_asks = 0;
+        if asks > 0 {
+            self.ask.get_or_insert(self.stats.documents.saturating_sub(1));
+            self.asks += asks;
+        }
         if self.ask.is_some_and(|d| self.stats.documents >= d + u64::from(self.density_lag)) {
             self.ask = None;
             let per_bucket = std::mem::take(&mut self.asks) / self.used_buckets();
@@ -86,10 +105,9 @@ impl<M: BucketMemory> Table<M> {
         }
     }
 
-    /// Asks for a raise (with a lag): the first since the last raise opens its wait.
+    /// Asks for a raise (with a lag), counted at the document's end.
     fn ask(&mut self) {
-        self.ask.get_or_insert(self.stats.documents);
-        self.asks += 1;
+        self.doc_asks += 1;
     }
 
     /// Raises the threshold by one (the sweep due at the floor).

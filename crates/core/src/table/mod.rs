@@ -410,6 +410,8 @@ pub struct Table<M> {
     ask: Option<u64>,
     /// The asks since ([`PendingRaise::asks`]).
     asks: u64,
+    /// The asks of the document being applied.
+    doc_asks: u64,
     /// The threshold reached the floor during this document: extra entries are swept
     /// out at its end.
     sweep: bool,
@@ -455,6 +457,7 @@ impl<M: BucketMemory> Table<M> {
             density_lag: shape.density_lag,
             ask: None,
             asks: 0,
+            doc_asks: 0,
             sweep: false,
         }
     }

@@ -283,9 +283,9 @@ fn with_a_lag_the_density_halves_at_a_document_end_the_lag_after_the_first_ask()
     };
     let (p, [e0, e2, e0b]) = fill_at_threshold_0(&mut t);
     // Document 0: nothing is stale at 0, so the bucket gives up an extra entry by
-    // Lucky's scores and asks; the threshold stays.
+    // Lucky's scores and asks (counted at the document's end); the threshold stays.
     t.process(p[2], hit(5), 0, SELECTED);
-    assert_eq!((t.density(), t.pending_raise().age, t.stats().evictions), (0, 1, 1));
+    assert_eq!((t.density(), t.asks_of_document(), t.stats().evictions), (0, 1, 1));
     assert!(t.lookup(p[2]).is_some() && (t.lookup(e0).is_some() != t.lookup(e2).is_some()));
     end(&mut t);
     assert_eq!((t.density(), t.pending_raise().age), (0, 2));
