@@ -1,7 +1,8 @@
 //! Selection density and the dominant origin by blocks through the command
 //! line: the density falls as a small table fills, each result and `stats` say which
 //! one was in force, a rebuild replays it exactly, an older data directory keeps the
-//! paper's, and the sharded deployment refuses it.
+//! paper's, a new one moves it at document ends (schema 23), and the sharded
+//! deployment refuses it.
 
 use serde_json::Value;
 
@@ -81,4 +82,34 @@ fn the_sharded_deployment_refuses_an_adaptive_density() {
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && said.contains("selects shingles as the paper does"), "{said}");
+}
+
+/// Schema 23: a new data directory's density moves at document ends, at least 32
+/// documents apart (`density=adaptive/32` in its configuration); `--density-lag 0` raises
+/// it at once, as data directories made before, and `rebuild --reanalyse --density-lag
+/// 32` moves such a directory to exactly the new rule's results.
+#[test]
+fn the_density_moves_at_document_ends_and_a_rebuild_moves_a_directory_to_the_lag() {
+    let (lagged, at_once) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (dir, flags) in [(&lagged, &[][..]), (&at_once, &["--density-lag", "0"][..])] {
+        let out = ingest(dir.path(), &[&["--table-size", "48KiB"], flags].concat(), &[&fixture("gcc-sample.jsonl")]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let config = |d: &std::path::Path| json(d, &["stats", "--json"])["config"].as_str().unwrap().to_string();
+    assert!(config(lagged.path()).contains(" density=adaptive/32 "), "{}", config(lagged.path()));
+    assert!(config(at_once.path()).contains(" density=adaptive "), "{}", config(at_once.path()));
+    let seen = densities(lagged.path());
+    let moved: Vec<usize> = (1..seen.len()).filter(|&i| seen[i] != seen[i - 1]).collect();
+    assert!(!moved.is_empty() && moved[0] >= 32, "the first raise comes 32 documents after an ask: {moved:?}");
+    assert!(moved.windows(2).all(|w| w[1] - w[0] >= 32), "raises at least the lag apart: {moved:?}");
+    assert_ne!(export_without_sources(at_once.path()), export_without_sources(lagged.path()));
+    // Another lag changes results: only with --reanalyse, and then to the new rule's.
+    let out = run(at_once.path(), &["rebuild", "--density-lag", "32"]);
+    assert!(!out.status.success(), "a rebuild that changes results needs --reanalyse");
+    let out = run(at_once.path(), &["rebuild", "--reanalyse", "--density-lag", "32"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(config(at_once.path()), config(lagged.path()));
+    assert_eq!(export_without_sources(at_once.path()), export_without_sources(lagged.path()));
+    let digest = |d: &std::path::Path| json(d, &["stats", "--json"])["table_digest"].clone();
+    assert_eq!(digest(at_once.path()), digest(lagged.path()));
 }
