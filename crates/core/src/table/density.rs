@@ -49,9 +49,9 @@ impl<M: BucketMemory> Table<M> {
     }
 
     /// Ends a document (its counters counted): raises the threshold when the first ask
-    /// since the last raise is the lag's documents old (by one step, and one more for
-    /// each doubling of the asks a bucket in use made meanwhile past two: a table far
-    /// too small for its density falls as fast as it did at once), and when the
+    /// since the last raise is the lag's documents old (by 1 + ⌊log2 a⌋ steps, `a` the
+    /// asks since per bucket in use, at least 1: a table far too small for its density
+    /// falls as fast as it did at once), and when the
     /// threshold reached the floor removes every extra entry (each bucket keeps its
     /// other entries' order), so that the table holds the policy's entries only from
     /// then on.
