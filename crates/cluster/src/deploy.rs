@@ -190,8 +190,12 @@ pub(crate) fn lookups_position(log: &Log, cause: u64) -> Result<u64> {
     let (mut lo, mut hi) = (log.first_seq(&stream)?.max(1), log.last_seq(&stream)? + 1);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        let bytes =
-            log.get(&stream, mid)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: mid, got: 0 })?;
+        // A record gone since `first_seq` was read was trimmed (`cluster trim` drops
+        // the oldest records only, none a partition still needs): it comes before.
+        let Some(bytes) = log.get(&stream, mid)? else {
+            lo = mid + 1;
+            continue;
+        };
         if decode::<Lookups>(&bytes, "shard lookups")?.cause < cause {
             lo = mid + 1;
         } else {
