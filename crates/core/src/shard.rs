@@ -608,18 +608,11 @@ mod tests {
             buckets in 1u64..40,
             prepared in any::<bool>(),
         ) {
-            let cfg = small_table(eviction, propagate, buckets);
-            let texts = corpus(seed, docs);
-            let (want, one) = single(&cfg, &texts);
-            let (got, all) = sharded(&cfg, &texts, count, prepared);
-            prop_assert_eq!(got, want);
-            prop_assert_eq!(all.stats(), one.stats());
-            prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+            sharded_equals_single(&small_table(eviction, propagate, buckets), &corpus(seed, docs), count, prepared)?;
         }
 
-        /// Schema 23, issue 58's item 4 on the engine: with the adaptive density and a
-        /// lag, shards whose feedback sums their asks keep one threshold, the single
-        /// node's, and give its results and table.
+        /// With the adaptive density and a lag, shards whose feedback sums their asks
+        /// keep one threshold, the single node's, and give its results and table.
         #[test]
         fn adaptive_shards_equal_one_node(
             seed in any::<u64>(),
@@ -630,14 +623,18 @@ mod tests {
             lag in 1u8..5,
             prepared in any::<bool>(),
         ) {
-            let cfg = adaptive_table(eviction, buckets, lag);
-            let texts = corpus(seed, docs);
-            let (want, one) = single(&cfg, &texts);
-            let (got, all) = sharded(&cfg, &texts, count, prepared);
-            prop_assert_eq!(got, want);
-            prop_assert_eq!(all.stats(), one.stats());
-            prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+            sharded_equals_single(&adaptive_table(eviction, buckets, lag), &corpus(seed, docs), count, prepared)?;
         }
+    }
+
+    /// [`sharded`] gives [`single`]'s results, and their union its table, counters included.
+    fn sharded_equals_single(cfg: &Config, texts: &[String], count: u32, prepared: bool) -> Result<(), TestCaseError> {
+        let (want, one) = single(cfg, texts);
+        let (got, all) = sharded(cfg, texts, count, prepared);
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(all.stats(), one.stats());
+        prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+        Ok(())
     }
 
     /// One node's results of a corpus published at `times`, and, after each document

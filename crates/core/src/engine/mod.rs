@@ -387,10 +387,7 @@ impl Engine {
         stats.documents += 1;
         stats.last_seq = fb.seq;
         stats.shingles += u64::from(fb.shingles);
-        match fb.asks {
-            Some(asks) => table.end_document_asked(asks),
-            None => table.end_document(),
-        }
+        table.end_document_asked(fb.asks.unwrap_or(table.asks_of_document()));
     }
 
     /// The result of stored document `seq`, prepared again, as the table now

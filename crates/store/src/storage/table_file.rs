@@ -270,10 +270,8 @@ impl TableFile {
             return Err(TableError::Params { path: path.to_path_buf(), stored, requested: p.fingerprint_text.clone() });
         }
         t.table.set_density(p.adaptive, p.density_lag);
-        // The pending raise (byte 55 and the asks): at most the lag, none without one.
-        let (asked, lag) = (t.table.pending_raise(), if p.adaptive { p.density_lag } else { 0 });
-        if asked.age > lag || u64::from(asked.age) > t.table.stats().documents + 1 || (asked.age == 0 && asked.asks > 0)
-        {
+        // The pending raise: at most the lag, none without one.
+        if t.table.pending_raise().age > if p.adaptive { p.density_lag } else { 0 } {
             return Err(TableError::Checksum { path: path.to_path_buf() });
         }
         if writable {
@@ -336,9 +334,12 @@ impl TableFile {
         }
         .map_err(io(path))?;
         let (shape, stats, index_bytes) = read_header(path, map.bytes(), len)?;
-        // The pending raise, kept whatever the parameters: a table opened to be marked
-        // closed writes its header back.
+        // The pending raise, kept whatever the parameters (a table opened to be marked
+        // closed writes its header back): no older than the documents, no asks without it.
         let pending = PendingRaise { age: map.bytes()[55], asks: get_u64(map.bytes(), ASKS_AT) };
+        if u64::from(pending.age) > stats.documents + 1 || (pending.age == 0 && pending.asks > 0) {
+            return Err(TableError::Checksum { path: path.to_path_buf() });
+        }
         let mem = Mapped { map, path: path.to_path_buf() };
         let mut table = Table::over(mem, shape, stats);
         table.set_pending_raise(pending);
