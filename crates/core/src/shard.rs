@@ -491,11 +491,13 @@ mod tests {
         (results, all)
     }
 
-    /// [`sharded`] (shingles split at submission) with every shard probing ahead of
-    /// the feedback, at most `cap` documents, as a worker does: each shard gets the
-    /// feedback of its pending documents after a random number of later ones (`seed`),
-    /// or when a document conflicts. Also returns how many documents some shard probed
-    /// while an earlier one was pending.
+    /// [`sharded`] with every shard probing ahead of the feedback, at most `cap`
+    /// documents, as a worker does: each shard gets the feedback of its pending
+    /// documents after a random number of later ones (`seed`), when a document
+    /// conflicts, or when the next document's threshold may still rise
+    /// ([`Table::density_fixed_for`]); it selects the document's shingles at its
+    /// threshold, and the feedback sums the asks each shard's probe made. Also returns
+    /// how many documents some shard probed while an earlier one was pending.
     fn sharded_ahead(
         cfg: &Config,
         texts: &[String],
@@ -513,20 +515,33 @@ mod tests {
         let mut rng = move || g.next_u64();
         for (i, text) in texts.iter().enumerate() {
             let seq = i as u64 + 1;
-            let doc = e.prepare(text);
-            let parts = split(doc.items(), n, count);
-            let selected = doc.selected();
-            let mut probes = Vec::new();
+            let prepared = e.prepare(text);
+            let (mut probes, mut density, mut asks) = (Vec::new(), None, 0);
+            let mut doc = prepared.clone();
             for s in 0..shards.len() {
-                while aheads[s].len() >= cap || aheads[s].conflicts(&tables[s], &parts[s]) {
-                    aheads[s].score(&e, &mut tables[s], &feedback[delivered[s]]).unwrap();
+                let (sh, t) = (shards[s], &mut tables[s]);
+                while aheads[s].len() >= cap || aheads[s].len() as u64 >= t.density_fixed_for() {
+                    aheads[s].score(&e, t, &feedback[delivered[s]]).unwrap();
+                    delivered[s] += 1;
+                }
+                doc = prepared.clone();
+                doc.at_density(t.density());
+                assert!(density.is_none_or(|d| d == doc.density()), "document {seq}: the shards' thresholds differ");
+                density = Some(doc.density());
+                let part = doc.items_where(n, |b| sh.owns(b, n));
+                while aheads[s].conflicts(t, &part) {
+                    aheads[s].score(&e, t, &feedback[delivered[s]]).unwrap();
                     delivered[s] += 1;
                 }
                 ahead += usize::from(!aheads[s].is_empty());
-                probes.push(aheads[s].probe(&mut tables[s], seq, &parts[s]).clone());
+                let before = t.asks_of_document();
+                probes.push(aheads[s].probe(t, seq, &part).clone());
+                asks += t.asks_of_document() - before;
             }
-            let estimate = e.estimate(&doc, seq, &merge_hits(selected, &probes).unwrap(), &by_arrival);
-            feedback.push(e.feedback(&doc, &estimate));
+            let estimate = e.estimate(&doc, seq, &merge_hits(doc.selected(), &probes).unwrap(), &by_arrival);
+            let mut fb = e.feedback(&doc, &estimate);
+            fb.asks = Some(asks);
+            feedback.push(fb);
             results.push(estimate.result);
             for s in 0..shards.len() {
                 for _ in 0..rng() % 3 {
@@ -562,6 +577,29 @@ mod tests {
             cap in 1usize..8,
         ) {
             let cfg = small_table(eviction, propagate, buckets);
+            let texts = corpus(seed, docs);
+            let (want, one) = single(&cfg, &texts);
+            let (got, all, _) = sharded_ahead(&cfg, &texts, count, seed, cap);
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(all.stats(), one.stats());
+            prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+        }
+
+        /// With the adaptive density, shards probing ahead of the feedback (far more
+        /// documents than the lag) stop where the threshold may still rise, select at
+        /// their threshold and sum their probes' asks in the feedback: one node's results
+        /// and table.
+        #[test]
+        fn adaptive_probing_ahead_equals_one_node(
+            seed in any::<u64>(),
+            docs in 1usize..50,
+            count in 1u32..5,
+            eviction in prop_oneof![Just(Eviction::Random), Just(Eviction::Lru), Just(Eviction::CopyCount), Just(Eviction::Lucky)],
+            buckets in 1u64..40,
+            lag in 1u8..5,
+            cap in 1usize..40,
+        ) {
+            let cfg = adaptive_table(eviction, buckets, lag);
             let texts = corpus(seed, docs);
             let (want, one) = single(&cfg, &texts);
             let (got, all, _) = sharded_ahead(&cfg, &texts, count, seed, cap);

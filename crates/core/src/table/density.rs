@@ -31,6 +31,20 @@ impl<M: BucketMemory> Table<M> {
         PendingRaise { age: self.ask.map_or(0, |d| (self.stats.documents - d + 1).min(255) as u8), asks: self.asks }
     }
 
+    /// How many documents after the last one ended select at the threshold in force
+    /// whatever their asks and the next ones' (at least 1; unbounded when the density
+    /// is not adaptive, has no lag or is at the floor): a pending raise comes at the end
+    /// of the lag's document after the first ask, and an ask still to come raises the
+    /// lag's documents later. A deployment's worker probes no document beyond them
+    /// before the feedback that may raise the threshold (`docs/SCALE-OUT.md`).
+    pub fn density_fixed_for(&self) -> u64 {
+        if !self.adaptive || self.density_lag == 0 || self.stats.density >= FLOOR {
+            return u64::MAX;
+        }
+        let lag = u64::from(self.density_lag);
+        self.ask.map_or(lag, |d| d + lag - self.stats.documents)
+    }
+
     /// Restores the pending raise [`Table::pending_raise`] gave (the counters set
     /// first).
     pub fn set_pending_raise(&mut self, p: PendingRaise) {

@@ -244,6 +244,7 @@ fn extra_entries_go_first_and_the_density_halves_when_the_table_needs_room() {
     let mut t = adaptive_bucket();
     assert_eq!(t.density(), crate::select::START, "a new table starts at a quarter");
     let (p, [e0, e2, e0b]) = fill_at_threshold_0(&mut t);
+    assert_eq!(t.density_fixed_for(), 3, "no ask: the next three documents select at 0");
     assert_eq!((t.stats().occupied, t.density()), (4, 0));
     // A policy shingle into the full bucket: no extra entry is stale at 0, so the
     // density halves, and the one it leaves behind (rank 0) goes.
@@ -289,16 +290,18 @@ fn with_a_lag_the_density_halves_at_a_document_end_the_lag_after_the_first_ask()
     assert!(t.lookup(p[2]).is_some() && (t.lookup(e0).is_some() != t.lookup(e2).is_some()));
     end(&mut t);
     assert_eq!((t.density(), t.pending_raise().age), (0, 2));
+    assert_eq!(t.density_fixed_for(), 2, "documents 1 and 2 select at 0, the raise comes at 2's end");
     // Document 1: an extra shingle of rank 0 takes the other extra entry's place (a
     // second ask, which waits for the first).
     let (found, pos) = t.process(e0b, hit(6), 0, 0);
     assert!(found.is_none() && t.holds(pos, e0b) && t.lookup(e0).is_none() && t.lookup(e2).is_none());
     end(&mut t);
-    assert_eq!((t.density(), t.pending_raise().age), (0, 3));
+    assert_eq!((t.density(), t.pending_raise().age, t.density_fixed_for()), (0, 3, 1));
     // The end of document 2 raises it, by two steps for the bucket's two asks (as the
     // two raises at once did); then the entry it left behind goes first.
     end(&mut t);
     assert_eq!((t.density(), t.pending_raise()), (2, PendingRaise::default()));
+    assert_eq!(t.density_fixed_for(), 3);
     t.process(p[3], hit(7), 0, SELECTED);
     assert!(t.lookup(e0b).is_none() && t.lookup(p[3]).is_some());
     assert_eq!((t.density(), t.pending_raise().age), (2, 0), "a stale entry was there to give up: no ask");
