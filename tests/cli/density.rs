@@ -71,19 +71,6 @@ fn the_paper_density_and_the_tables_dominant_origin_are_one_option_away() {
     assert_eq!(densities(dir.path())[0], "1/4");
 }
 
-#[test]
-fn the_sharded_deployment_refuses_an_adaptive_density() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["cluster", "init", "--shards", "1", "--density", "adaptive", "--data"])
-        .arg(dir.path())
-        .env("TEXTORIGIN_NATS", "nats://127.0.0.1:1")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && said.contains("selects shingles as the paper does"), "{said}");
-}
-
 /// Schema 23: a new data directory's density moves at document ends, at least 32
 /// documents apart (`density=adaptive/32` in its configuration); `--density-lag 0` raises
 /// it at once, as data directories made before, and `rebuild --reanalyse --density-lag

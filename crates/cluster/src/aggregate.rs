@@ -68,6 +68,9 @@ struct State {
     read: u64,
     probes: Vec<Probe>,
     index: Option<IndexAnswers>,
+    /// The threshold its shards selected it at, and the asks for a raise their probes
+    /// made, summed.
+    density: (u8, u64),
     /// The last feedback's revisions (its document, and each revised document with its
     /// count of selected shingles), and, once read, what their shingles found.
     request: Option<(u64, Vec<(u64, usize)>)>,
@@ -112,6 +115,7 @@ impl Remote {
             read: 0,
             probes: Vec::new(),
             index: None,
+            density: (0, 0),
             request: None,
             found: None,
             lookups: Vec::new(),
@@ -157,15 +161,22 @@ impl Remote {
         }
         let mut probes = Vec::with_capacity(state.readers.len());
         let mut index = Vec::with_capacity(state.readers.len());
-        let State { readers, taken, .. } = &mut *state;
+        let State { readers, taken, density, .. } = &mut *state;
         taken.clear();
-        for r in readers {
+        for (shard, r) in readers.iter_mut().enumerate() {
             // Of this partition's documents only, in turn.
             let (n, bytes) = r.read()?;
             if n != seq {
                 return Err(ClusterError::OutOfStep { what: "a shard's answers", want: seq, got: n });
             }
             let a: Answer = decode(&bytes, "shard answer")?;
+            if shard == 0 {
+                *density = (a.density, 0);
+            } else if a.density != density.0 {
+                let (shard, want, got) = (shard as u32, density.0, a.density);
+                return Err(ClusterError::DensityDiffers { seq, shard, want, got });
+            }
+            density.1 += a.asks;
             taken.extend(&a.taken);
             probes.push(Probe { items: a.items, hits: a.hits, ..Probe::default() });
             index.push(a.index);
@@ -269,6 +280,12 @@ fn read_lookups(readers: &mut [Reader]) -> Result<Vec<Lookups>> {
 }
 
 impl TableStage for Remote {
+    fn density(&mut self, _table: &Table<Mapped>, seq: u64) -> std::result::Result<(u8, Option<u64>), StageError> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.read(&mut state, seq)?;
+        Ok((state.density.0, Some(state.density.1)))
+    }
+
     fn probe(
         &mut self,
         _engine: &Engine,

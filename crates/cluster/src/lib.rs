@@ -47,12 +47,23 @@ pub enum ClusterError {
     Index(#[from] textorigin_core::index::IndexTooSmall),
     #[error("the sharded deployment {does}: omit `{setting}` or give `--{setting} {value}`")]
     Unsupported { setting: &'static str, does: &'static str, value: &'static str },
+    #[error(
+        "the sharded deployment raises the adaptive density at document ends: a density lag of 0 raises it within \
+         a document, which no shard can follow; give `--density-lag` (TOML `density_lag`) of at least 1 (32 by \
+         default), or `--density paper`"
+    )]
+    LagZero,
     #[error("the log has no deployment yet: run `textorigin cluster init` first")]
     NoMeta,
     #[error("the log's deployment differs from the one asked for.\n  in the log: {stored}\n  asked for:  {requested}")]
     MetaDiffers { stored: String, requested: String },
     #[error("{what} is out of step: expected document #{want}, got #{got}")]
     OutOfStep { what: &'static str, want: u64, got: u64 },
+    #[error(
+        "document #{seq}: shard {shard} selected its shingles at density threshold {got}, shard 0 at {want}: \
+         the shards' tables disagree (a determinism bug, or shards of different deployments)"
+    )]
+    DensityDiffers { seq: u64, shard: u32, want: u8, got: u8 },
     #[error("shard {shard}: {source}")]
     File { shard: u32, source: std::io::Error },
     #[error("shard image {path}: {source}")]

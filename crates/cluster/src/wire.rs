@@ -21,8 +21,10 @@ use textorigin_store::storage::store::Revised;
 /// partition counts every document's from its text; 7: a position says whether its
 /// process needs the whole documents stream; 8: an outcome's results carry their
 /// density threshold and passages; 9: the configuration in the deployment's description
-/// and the shard images carries the adaptive density's lag, schema 23).
-pub const VERSION: u8 = 9;
+/// and the shard images carries the adaptive density's lag, schema 23; 10: answers carry
+/// the threshold their shard probed at and the asks for a raise its probe made, and
+/// shard images the pending raise).
+pub const VERSION: u8 = 10;
 
 /// The format of the documents before [`DOC_VERSION`], still read.
 const DOC_BEFORE: u8 = 7;
@@ -279,6 +281,13 @@ pub struct Answer {
     /// The shard's part of the signature and near-duplicate sections answering the
     /// document's searches (`crate::searched`; empty in a lookups message).
     pub index: IndexAnswers,
+    /// The density threshold the shard selected the document's shingles at (the
+    /// table's in force), and the asks for a raise its probe made
+    /// ([`textorigin_core::table::Table::asks_of_document`]): the partition selects the
+    /// document at that threshold and sums the asks into its feedback (0 and 0 in a
+    /// lookups message).
+    pub density: u8,
+    pub asks: u64,
 }
 
 /// A shard's lookups for the documents a take-over revises (the feedback of document
@@ -364,7 +373,14 @@ mod tests {
     #[test]
     fn messages_round_trip_and_other_versions_are_refused() {
         let hit = Some(Hit { origin: 7, offset: 1, prev: 2, next: 3 });
-        let a = Answer { items: vec![0, 3], hits: vec![None, hit], taken: vec![9], index: IndexAnswers::default() };
+        let a = Answer {
+            items: vec![0, 3],
+            hits: vec![None, hit],
+            taken: vec![9],
+            index: IndexAnswers::default(),
+            density: 2,
+            asks: 5,
+        };
         let bytes = encode(&a);
         assert_eq!(decode::<Answer>(&bytes, "answer").unwrap(), a);
         let mut newer = bytes.clone();

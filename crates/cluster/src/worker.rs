@@ -8,6 +8,12 @@
 //! feedback ([`Ahead`]). Its table is the single-node table's bucket range, byte for
 //! byte.
 //!
+//! Density: with the adaptive density the threshold in force may rise at a document's
+//! end by the asks of every shard, which the feedback sums: a document is probed only
+//! while nothing that feedback still to come can say would raise its threshold
+//! ([`Table::density_fixed_for`]), its shingles are selected at the threshold in force,
+//! and its answer carries that threshold and the asks its probe made.
+//!
 //! Dates: every document's place in publication order ([`Doc::time`]) is
 //! kept (and checkpointed), so a document published before an entry's origin takes it
 //! over here, where the entry lives, as on one node, and the answer names the origins
@@ -39,7 +45,7 @@ use textorigin_core::engine::{Engine, Feedback, ShardItem};
 use textorigin_core::index::{IndexAnswers, IndexWork};
 
 use textorigin_core::shard::{Ahead, Shard};
-use textorigin_core::table::{Table, TableStats};
+use textorigin_core::table::{PendingRaise, Table, TableStats};
 use textorigin_store::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -246,7 +252,12 @@ impl<'c> Worker<'c> {
             Some(c) if self.ahead.is_empty() => Step::Checkpoint(c),
             _ if self.until.is_some_and(|u| self.last >= u) => Step::Done,
             Some(_) => Step::Feedback,
-            None if self.until.is_some_and(|u| self.probed >= u) || self.ahead.len() >= AHEAD => Step::Feedback,
+            None if self.until.is_some_and(|u| self.probed >= u)
+                || self.ahead.len() >= AHEAD
+                || self.ahead.len() as u64 >= self.table.density_fixed_for() =>
+            {
+                Step::Feedback
+            }
             None => Step::Probe,
         }
     }
@@ -294,7 +305,10 @@ impl<'c> Worker<'c> {
         }
         let doc = Doc::decode(bytes)?;
         self.summary.log_secs += lap(&mut self.clock);
-        let prepared = self.engine.prepare(&doc.text);
+        let mut prepared = self.engine.prepare(&doc.text);
+        // The threshold in force, which no feedback still to come can move
+        // (`next_step`).
+        prepared.at_density(self.table.density());
         self.summary.selected += prepared.selected() as u64;
         let work = self.searched.work(&doc.text, prepared.tokens());
         self.summary.prepare_secs += lap(&mut self.clock);
@@ -327,13 +341,21 @@ impl<'c> Worker<'c> {
         let times = &self.times;
         let when = |o: u64| (times[o as usize - 1], o);
         let later = |o| when(o) > (time, seq);
+        let (density, asked) = (self.table.density(), self.table.asks_of_document());
         let probe = self.ahead.probe_dated(&mut self.table, (seq, may_take_over), &items, later);
         self.summary.probed += probe.items.len() as u64;
         self.summary.table_secs += lap(&mut self.clock);
         let index = self.held.answer_and_add(seq, &work);
         self.summary.index_secs += lap(&mut self.clock);
-        let answer =
-            encode(&Answer { items: probe.items.clone(), hits: probe.hits.clone(), taken: probe.taken.clone(), index });
+        let asks = self.table.asks_of_document() - asked;
+        let answer = encode(&Answer {
+            items: probe.items.clone(),
+            hits: probe.hits.clone(),
+            taken: probe.taken.clone(),
+            index,
+            density,
+            asks,
+        });
         // An answer given before a restart is compared with the stored one.
         if seq <= self.answered {
             self.summary.replayed += 1;
@@ -382,6 +404,8 @@ impl<'c> Worker<'c> {
                 hits: p.hits,
                 taken: Vec::new(),
                 index: IndexAnswers::default(),
+                density: 0,
+                asks: 0,
             });
             self.answer_lookups(Lookups { cause: fb.seq, found: found.collect() })?;
         }
@@ -483,6 +507,7 @@ fn restore(
     }
     dst.copy_from_slice(range);
     *table.stats_mut() = header.stats;
+    table.set_pending_raise(header.pending);
     Ok(Restored { seq: m.seq, times: header.times, lookups: header.lookups })
 }
 
@@ -497,6 +522,8 @@ pub struct ImageHeader {
     pub times: Vec<i64>,
     /// Messages of the shard's lookups stream written by then.
     pub lookups: u64,
+    /// The raise of the density threshold pending then ([`Table::pending_raise`]).
+    pub pending: PendingRaise,
 }
 
 /// A shard's bucket range and counters as one image in two parts: a header
@@ -516,6 +543,7 @@ fn image<'t>(
         stats: table.stats(),
         times: times.to_vec(),
         lookups,
+        pending: table.pending_raise(),
     });
     let mut head = (header.len() as u32).to_le_bytes().to_vec();
     head.extend(header);

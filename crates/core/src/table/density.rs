@@ -7,8 +7,8 @@ use super::{BucketMemory, Table, ALL_SLOTS, ENTRY_BYTES};
 use crate::select::{density_rank, kept, FLOOR, SELECTED};
 
 /// A raise of the density threshold asked for and not made yet (with a lag), as the
-/// table file's header keeps it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// table file's header keeps it (and a deployment's shard image).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PendingRaise {
     /// The documents applied since the one during which the first ask came, plus one
     /// (at most the lag); 0: none.

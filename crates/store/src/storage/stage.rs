@@ -17,6 +17,16 @@ pub type StageError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Phases 1 and 3 of the engine for the data directory's documents, in order.
 pub trait TableStage: Send + Sync {
+    /// The density threshold document `seq`, the next one, selects its shingles at,
+    /// and, for a table elsewhere, the asks for a raise its probes made there (the
+    /// feedback carries them, [`Feedback::asks`]): the table's threshold in force and
+    /// `None` (it counts its own asks) where the table is here. A deployment's shard
+    /// workers say both in their answers, read before the probe.
+    fn density(&mut self, table: &Table<Mapped>, seq: u64) -> Result<(u8, Option<u64>), StageError> {
+        let _ = seq;
+        Ok((table.density(), None))
+    }
+
     /// Phase 1 for document `seq`, `doc`: what each of its selected shingles found, in
     /// order; an entry whose origin `when` puts after the document is taken over where
     /// the stage can.

@@ -554,12 +554,14 @@ pub(super) fn table_phases(
     revised: impl FnOnce(&Config, &[u64]) -> Result<Vec<(u64, Vec<u64>)>>,
 ) -> Result<DocResult> {
     // The shingles the table's density threshold selects now.
-    doc.at_density(table.density());
+    let (density, asks) = stage.density(table, seq).map_err(DataDirError::Stage)?;
+    doc.at_density(density);
     let hits = stage.probe(engine, doc, table, seq, when).map_err(DataDirError::Stage)?;
     times.table += lap(t);
     let estimate = engine.estimate(doc, seq, &hits, when);
     times.estimation += lap(t);
     let mut feedback = engine.feedback(doc, &estimate);
+    feedback.asks = asks;
     if stage.elsewhere() {
         let taken = stage.taken();
         if !taken.is_empty() {
