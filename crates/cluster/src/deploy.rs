@@ -20,24 +20,12 @@ use crate::{ClusterError, Result};
 /// The settings a deployment fixes, filled into `ov`; a setting given otherwise is
 /// refused. The adaptive density (one node's default) is the workers' to raise at
 /// document ends, which needs a lag of at least 1 (`docs/SCALE-OUT.md`, "The single
-/// node's defaults"); documents prepared at submission (`prepared`) are selected
-/// before any worker knows the threshold, so such a deployment selects as the paper
-/// does. A site's pages land on several partitions, each counting its own lines, so no
-/// partition sees a site's count and none labels templates. The attribution is the
-/// data directory's (the passage by default, as on one node: the partitions exchange
-/// their results whole).
-pub fn settle(mut ov: Overrides, prepared: bool) -> Result<Overrides> {
+/// node's defaults"). A site's pages land on several partitions, each counting its own
+/// lines, so no partition sees a site's count and none labels templates. The
+/// attribution is the data directory's (the passage by default, as on one node: the
+/// partitions exchange their results whole).
+pub fn settle(mut ov: Overrides) -> Result<Overrides> {
     let refused = |setting, does, value| ClusterError::Unsupported { setting, does, value };
-    if prepared {
-        if ov.density.is_some_and(|d| d != Density::Paper) {
-            return Err(refused(
-                "density",
-                "of documents prepared at submission selects shingles as the paper does",
-                "paper",
-            ));
-        }
-        ov.density = Some(Density::Paper);
-    }
     if ov.density_lag == Some(0) && ov.density != Some(Density::Paper) {
         return Err(ClusterError::LagZero);
     }
@@ -55,7 +43,7 @@ pub fn settle(mut ov: Overrides, prepared: bool) -> Result<Overrides> {
 /// every data directory marked as the deployment's. Running it again with the same
 /// arguments changes nothing; with others it is refused.
 pub fn create(log: &Log, dir: &Path, shards: u32, partitions: u32, prepared: bool, ov: Overrides) -> Result<Meta> {
-    let ov = settle(ov, prepared)?;
+    let ov = settle(ov)?;
     let mut meta = Meta { shards, config: Default::default(), prepared, partitions };
     let dirs: Vec<PathBuf> = (0..partitions).map(|p| meta.partition_dir(dir, p)).collect();
     for d in &dirs {
@@ -284,33 +272,25 @@ mod tests {
 
     #[test]
     fn a_deployment_fixes_its_settings_and_refuses_others() {
-        // One node's density by default, the paper's of documents prepared at submission.
-        let ov = settle(Overrides::default(), false).unwrap();
+        // One node's density, whichever it is.
+        let ov = settle(Overrides::default()).unwrap();
         assert_eq!((ov.density, ov.attribution, ov.templates), (None, None, Some(Templates::Off)));
-        assert_eq!(settle(Overrides::default(), true).unwrap().density, Some(Density::Paper));
-        for prepared in [false, true] {
-            let paper =
-                Overrides { density: Some(Density::Paper), templates: Some(Templates::Off), ..Overrides::default() };
-            assert_eq!(settle(paper, prepared).unwrap().density, Some(Density::Paper));
-        }
+        let paper =
+            Overrides { density: Some(Density::Paper), templates: Some(Templates::Off), ..Overrides::default() };
+        assert_eq!(settle(paper).unwrap().density, Some(Density::Paper));
         let adaptive = |lag| Overrides { density: Some(Density::Adaptive), density_lag: lag, ..Overrides::default() };
-        assert_eq!(settle(adaptive(Some(1)), false).unwrap().density_lag, Some(1));
+        assert_eq!(settle(adaptive(Some(1))).unwrap().density_lag, Some(1));
         // Either attribution, as on one node.
         for a in [Attribution::Passage, Attribution::Earliest] {
             assert_eq!(
-                settle(Overrides { attribution: Some(a), ..Overrides::default() }, false).unwrap().attribution,
+                settle(Overrides { attribution: Some(a), ..Overrides::default() }).unwrap().attribution,
                 Some(a)
             );
         }
-        let refused = |ov: Overrides, prepared| settle(ov, prepared).unwrap_err().to_string();
-        assert_eq!(
-            refused(adaptive(None), true),
-            "the sharded deployment of documents prepared at submission selects shingles as the paper does: omit \
-             `density` or give `--density paper`"
-        );
-        assert!(refused(adaptive(Some(0)), false).contains("a density lag of 0 raises it within a document"));
-        assert!(refused(Overrides { density_lag: Some(0), ..Overrides::default() }, false).contains("lag of 0"));
-        assert!(refused(Overrides { templates: Some(Templates::Site), ..Overrides::default() }, false)
+        let refused = |ov: Overrides| settle(ov).unwrap_err().to_string();
+        assert!(refused(adaptive(Some(0))).contains("a density lag of 0 raises it within a document"));
+        assert!(refused(Overrides { density_lag: Some(0), ..Overrides::default() }).contains("lag of 0"));
+        assert!(refused(Overrides { templates: Some(Templates::Site), ..Overrides::default() })
             .contains("labels no site templates: omit `templates` or give `--templates off`"));
     }
 }

@@ -8,9 +8,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use textorigin_core::config::Density;
 use textorigin_core::engine::{Engine, Prepared};
 use textorigin_core::index::{IndexShape, IndexWork};
-use textorigin_core::shard::split;
+use textorigin_core::select::START;
+use textorigin_core::shard::{marks, split};
 use textorigin_store::ingest::{inputs, Input};
 use textorigin_store::input::Limits;
 
@@ -107,7 +109,7 @@ pub fn submit(
             if held.is_empty() {
                 oldest = Instant::now();
             }
-            held.push((last, s.messages(&prepared, msg.time(), work)));
+            held.push((last, s.messages(prepared, msg.time(), work)));
         }
         if held.len() >= RECORDS || (!held.is_empty() && oldest.elapsed() >= AGE) {
             release(&mut docs, shards.as_mut(), &mut held)?;
@@ -145,6 +147,8 @@ struct Splitter {
     searched: Searched,
     /// The deployment's index region, which the shards' parts of the index work split.
     shape: IndexShape,
+    /// Whether the density is adaptive (each shard then gets every shingle's marks).
+    adaptive: bool,
 }
 
 impl Splitter {
@@ -154,18 +158,24 @@ impl Splitter {
         let searched = Searched::new(&meta.config);
         let shape = searched.shape()?;
         let appends = (0..meta.shards).map(|s| log.appends(&items_stream(s), &subject(&items_stream(s)))).collect();
-        Ok(Splitter { shards: meta.shards, appends, buckets: params.buckets(), searched, shape })
+        let adaptive = meta.config.density == Density::Adaptive;
+        Ok(Splitter { shards: meta.shards, appends, buckets: params.buckets(), searched, shape, adaptive })
     }
 
     /// Every shard's message about `doc`: its selected shingles in the shard's range,
-    /// at `time` in publication order, and the shard's part of its index work.
-    fn messages(&self, doc: &Prepared, time: i64, index: IndexWork) -> Vec<Vec<u8>> {
+    /// at `time` in publication order, and the shard's part of its index work. With the
+    /// adaptive density the shingles are those a table's starting threshold selects,
+    /// with every one's rank and top byte, for each worker to keep those the threshold
+    /// in force selects ([`textorigin_core::shard::part_at_density`]).
+    fn messages(&self, mut doc: Prepared, time: i64, index: IndexWork) -> Vec<Vec<u8>> {
+        doc.at_density(START);
         let selected = doc.selected() as u32;
+        let (ranks, tops) = if self.adaptive { marks(doc.items()) } else { Default::default() };
         let parts = split(doc.items(), self.buckets, self.shards).into_iter().enumerate();
         parts
             .map(|(s, items)| {
                 let index = self.searched.part_of(&index, &self.shape, s as u32, self.shards);
-                encode(&Items { time, selected, items, index })
+                encode(&Items { time, selected, items, index, ranks: ranks.clone(), tops: tops.clone() })
             })
             .collect()
     }
@@ -194,7 +204,7 @@ impl Splitter {
             let doc = Doc::decode(&bytes)?;
             let prepared = engine.prepare(&doc.text);
             let work = self.searched.work(&doc.text, prepared.tokens());
-            let messages = self.messages(&prepared, doc.time(), work);
+            let messages = self.messages(prepared, doc.time(), work);
             self.push(seq, messages)?;
         }
         Ok(self.appends.iter_mut().try_for_each(Appends::flush)?)

@@ -23,7 +23,8 @@ use textorigin_store::storage::store::Revised;
 /// density threshold and passages; 9: the configuration in the deployment's description
 /// and the shard images carries the adaptive density's lag, schema 23; 10: answers carry
 /// the threshold their shard probed at and the asks for a raise its probe made, and
-/// shard images the pending raise).
+/// shard images the pending raise; a prepared document's shingles are those of a
+/// table's starting threshold, with every shingle's rank and top byte).
 pub const VERSION: u8 = 10;
 
 /// The format of the documents before [`DOC_VERSION`], still read.
@@ -364,6 +365,12 @@ pub struct Items {
     /// What the document asks of and adds to the searched sections (the same for
     /// every shard: each answers and adds in its part).
     pub index: IndexWork,
+    /// With the adaptive density, the rank and top byte of each of the document's
+    /// selected shingles at a table's starting threshold (`items` and `selected` are
+    /// at it), for the worker to keep those the threshold in force selects
+    /// ([`textorigin_core::shard::part_at_density`]); empty with the paper's density.
+    pub ranks: Vec<u8>,
+    pub tops: Vec<u8>,
 }
 
 #[cfg(test)]

@@ -44,7 +44,8 @@ use textorigin_core::config::Config;
 use textorigin_core::engine::{Engine, Feedback, ShardItem};
 use textorigin_core::index::{IndexAnswers, IndexWork};
 
-use textorigin_core::shard::{Ahead, Shard};
+use textorigin_core::select::kept;
+use textorigin_core::shard::{part_at_density, Ahead, Shard};
 use textorigin_core::table::{PendingRaise, Table, TableStats};
 use textorigin_store::storage::checkpoint;
 use xxhash_rust::xxh3::xxh3_64;
@@ -300,8 +301,16 @@ impl<'c> Worker<'c> {
         if self.prepared {
             let items: Items = decode(bytes, "selected shingles")?;
             self.summary.log_secs += lap(&mut self.clock);
-            self.summary.selected += u64::from(items.selected);
-            return Ok((items.items, items.time, items.index));
+            if items.ranks.is_empty() {
+                self.summary.selected += u64::from(items.selected);
+                return Ok((items.items, items.time, items.index));
+            }
+            // Prepared at the starting threshold: those the one in force selects.
+            let t = self.table.density();
+            self.summary.selected += items.ranks.iter().filter(|&&r| kept(r, t)).count() as u64;
+            let part = part_at_density(&items.items, (&items.ranks, &items.tops), t);
+            self.summary.prepare_secs += lap(&mut self.clock);
+            return Ok((part, items.time, items.index));
         }
         let doc = Doc::decode(bytes)?;
         self.summary.log_secs += lap(&mut self.clock);

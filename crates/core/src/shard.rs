@@ -36,8 +36,8 @@ use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
 use crate::engine::{probe_items_dated, Engine, Feedback, Probe, ShardItem};
-use crate::select::Item;
-use crate::table::{bucket_of, BucketMemory, Hit, Table, TableStats};
+use crate::select::{kept, Item};
+use crate::table::{bucket_of, top_byte, BucketMemory, Hit, Table, TableStats};
 
 /// Errors of shard arithmetic and merging.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,6 +114,40 @@ pub fn split(items: &[Item], buckets: u64, count: u32) -> Vec<Vec<ShardItem>> {
         out[shard_of(b, buckets, count) as usize].push(ShardItem::of(items, i));
     }
     out
+}
+
+/// What every shard needs of a document's selected shingles `items` (kept at the
+/// lowest threshold a table starts at, [`crate::select::START`]) to keep its part of
+/// them at a higher threshold ([`part_at_density`]): each shingle's rank and top byte,
+/// in order. A deployment whose documents are prepared at submission with the
+/// adaptive density sends them to every shard with its part ([`split`]).
+pub fn marks(items: &[Item]) -> (Vec<u8>, Vec<u8>) {
+    items.iter().map(|it| (it.rank, top_byte(it.fp))).unzip()
+}
+
+/// Shard items `part` of a document whose selected shingles have `ranks` and `tops`
+/// ([`marks`]; `part` indexes them) kept at threshold `t`: those `t` selects, with
+/// their indexes and their neighbours' top bytes among the shingles `t` selects, as
+/// [`split`] of the document kept at `t` gives them.
+pub fn part_at_density(part: &[ShardItem], (ranks, tops): (&[u8], &[u8]), t: u8) -> Vec<ShardItem> {
+    let selected: Vec<usize> = (0..ranks.len()).filter(|&j| kept(ranks[j], t)).collect();
+    let mut place = vec![u32::MAX; ranks.len()];
+    for (p, &j) in selected.iter().enumerate() {
+        place[j] = p as u32;
+    }
+    part.iter()
+        .filter(|it| kept(ranks[it.index as usize], t))
+        .map(|it| {
+            let p = place[it.index as usize] as usize;
+            ShardItem {
+                index: p as u32,
+                prev: if p > 0 { tops[selected[p - 1]] } else { 0 },
+                next: selected.get(p + 1).map_or(0, |&j| tops[j]),
+                rank: ranks[it.index as usize],
+                ..*it
+            }
+        })
+        .collect()
 }
 
 /// The hits of a document's `n` selected shingles, in order, from the probes of all

@@ -41,8 +41,23 @@ fn a_deployment_with_default_settings_raises_the_density_as_one_node_does() {
     let files = corpus(tmp.path(), 1);
     let shuffled = shuffled(tmp.path(), &files);
     for (files, one_args, runs) in [
-        (&files, &[][..], &[&["--shards", "1"][..], &["--shards", "4"], &["--shards", "2", "--partitions", "2"]][..]),
-        (&shuffled, UNBOUNDED_REVISIONS, &[&["--shards", "2"][..], &["--shards", "2", "--partitions", "2"]]),
+        (
+            &files,
+            &[][..],
+            &[
+                &["--shards", "1"][..],
+                &["--shards", "4"],
+                &["--shards", "2", "--partitions", "2"],
+                // Prepared at submission at the starting threshold, kept by each worker
+                // at the one in force.
+                &["--shards", "4", "--prepared"],
+            ][..],
+        ),
+        (
+            &shuffled,
+            UNBOUNDED_REVISIONS,
+            &[&["--shards", "2"][..], &["--shards", "2", "--partitions", "2"], &["--shards", "2", "--prepared"]],
+        ),
     ] {
         let round = tempfile::tempdir().unwrap();
         let one = single_of(round.path(), &config, files, one_args);
@@ -88,14 +103,10 @@ fn a_worker_restarted_with_a_raise_of_the_density_pending_raises_it_as_one_node_
 #[test]
 fn a_sharded_deployment_refuses_a_density_its_workers_cannot_follow() {
     let dir = tempfile::tempdir().unwrap();
+    // Raised within a document, where no shard sees the others' buckets.
     for (flags, refusal) in [
-        // Selected at submission, before any worker knows the threshold.
-        (
-            &["--prepared", "--density", "adaptive"][..],
-            "of documents prepared at submission selects shingles as the paper does",
-        ),
-        // Raised within a document, where no shard sees the others' buckets.
-        (&["--density-lag", "0"], "a density lag of 0 raises it within a document"),
+        (&["--density-lag", "0"][..], "a density lag of 0 raises it within a document"),
+        (&["--prepared", "--density", "adaptive", "--density-lag", "0"], "a density lag of 0"),
     ] {
         let out = bin()
             .args(["cluster", "init", "--shards", "1"])

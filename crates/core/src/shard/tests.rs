@@ -30,6 +30,36 @@ fn ranges_partition_the_buckets_and_agree_with_owns() {
     assert!(Shard::new(2, 2).is_err() && Shard::new(0, 0).is_err());
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// A shard's part of a document split at the starting threshold, kept at any
+    /// higher one by the document's marks, is the part of the document kept there.
+    #[test]
+    fn a_part_kept_at_a_higher_threshold_is_the_part_of_the_document_kept_there(
+        seed in any::<u64>(),
+        count in 1u32..6,
+        buckets in 1u64..40,
+    ) {
+        let cfg = adaptive_table(Eviction::Lucky, buckets, 32);
+        let mut e = Engine::new(cfg.clone());
+        let n = Table::in_memory(&cfg.table_params()).unwrap().buckets();
+        for text in corpus(seed, 4) {
+            let mut doc = e.prepare(&text);
+            doc.at_density(crate::select::START);
+            let (ranks, tops) = marks(doc.items());
+            let parts = split(doc.items(), n, count);
+            for t in crate::select::START..=crate::select::FLOOR {
+                let mut at_t = doc.clone();
+                at_t.at_density(t);
+                let want = split(at_t.items(), n, count);
+                for s in 0..count as usize {
+                    prop_assert_eq!(&part_at_density(&parts[s], (&ranks, &tops), t), &want[s], "threshold {}", t);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn merging_refuses_a_gap_or_an_overlap() {
     let p = |items: Vec<u32>| Probe { hits: vec![None; items.len()], items, ..Probe::default() };
