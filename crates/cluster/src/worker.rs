@@ -143,7 +143,6 @@ enum Step<'c> {
 /// A shard worker between two steps: its table, where it is in each stream, and what
 /// it measured.
 struct Worker<'c> {
-    log: Log,
     shard: Shard,
     config: Config,
     prepared: bool,
@@ -169,11 +168,10 @@ struct Worker<'c> {
     /// latest of them.
     times: Vec<i64>,
     latest: i64,
-    /// The lookups stream: its name, its next message, and its last one before the
-    /// start (compared with the replay's, not appended again).
-    lookups: String,
+    /// The lookups stream (records made again after a restart are compared with the
+    /// ones given before by `lookups`) and its next record.
+    lookups: Appends,
     lookups_next: u64,
-    lookups_given: u64,
     /// The last document scored (applied whole), the last probed, the last in a slot.
     last: u64,
     probed: u64,
@@ -212,7 +210,6 @@ impl<'c> Worker<'c> {
         let feedback = Interleaved::new(log, &meta, feedback_stream, last + 1)?;
         let appends = log.appends(&answers, &subject(&answers));
         Ok(Worker {
-            log: log.clone(),
             shard,
             engine: Engine::new(meta.config.clone()),
             held,
@@ -230,9 +227,8 @@ impl<'c> Worker<'c> {
             ahead: Ahead::default(),
             latest: restored.times.iter().copied().max().unwrap_or(i64::MIN),
             times: restored.times,
-            lookups_given: log.last_seq(&lookups)?,
+            lookups: log.appends(&lookups, &subject(&lookups)),
             lookups_next: restored.lookups + 1,
-            lookups,
             last,
             probed: last,
             checkpointed_at: last,
@@ -265,8 +261,10 @@ impl<'c> Worker<'c> {
 
     /// Writes a checkpoint slot of the range at the last document and publishes it.
     fn checkpoint(&mut self, log: &Log, c: &Checkpoints) -> Result<()> {
-        // A slot puts its documents beyond a replay: their answers must be in the log.
+        // A slot puts its documents beyond a replay: their answers and lookups must be
+        // in the log.
         self.appends.flush()?;
+        self.lookups.flush()?;
         let (head, range) = image(self.shard, &self.config, &self.table, &self.times, self.lookups_next - 1);
         let [counters, signatures, keys] = self.held.image();
         checkpoint::write_parts(&c.dir, &[&head, range, counters, signatures, keys], self.last, self.deployment)?;
@@ -423,18 +421,10 @@ impl<'c> Worker<'c> {
     }
 
     /// Appends what the shingles in this shard's buckets of the documents a feedback
-    /// revises found as the lookups stream's next message, or compares it with the one
-    /// given before a restart.
+    /// revises found as the lookups stream's next record (one given before a restart is
+    /// compared with it).
     fn answer_lookups(&mut self, lookups: Lookups) -> Result<()> {
-        let message = encode(&lookups);
-        let k = self.lookups_next;
-        if k <= self.lookups_given {
-            if log_get(&self.log, &self.lookups, k)? != message {
-                return Err(crate::log::LogError::Conflict { stream: self.lookups.clone(), seq: k }.into());
-            }
-        } else {
-            self.log.append(&self.lookups, &subject(&self.lookups), k, &message)?;
-        }
+        self.lookups.push(self.lookups_next, encode(&lookups))?;
         self.lookups_next += 1;
         self.summary.table_secs += lap(&mut self.clock);
         Ok(())
@@ -443,6 +433,7 @@ impl<'c> Worker<'c> {
     /// The answers flushed, the range written to `out`: what the worker did.
     fn finish(mut self, out: Option<&Path>) -> Result<WorkerSummary> {
         self.appends.flush()?;
+        self.lookups.flush()?;
         if let Some(out) = out {
             let lookups = self.lookups_next - 1;
             write_image(out, self.shard, &self.config, &self.table, &self.times, lookups)
@@ -460,11 +451,6 @@ fn lap(clock: &mut Instant) -> f64 {
 
 /// How many documents a worker probes ahead of their feedback, at most.
 pub const AHEAD: usize = 32;
-
-/// Message `k` of `stream`, which must be there.
-fn log_get(log: &Log, stream: &str, k: u64) -> Result<Vec<u8>> {
-    log.get(stream, k)?.ok_or(ClusterError::OutOfStep { what: "a lookups stream", want: k, got: 0 })
-}
 
 /// A document as a worker probes it: its selected shingles in this shard's buckets,
 /// its place in publication order, its index work.
