@@ -244,13 +244,7 @@ proptest! {
         buckets in 1u64..40,
         cap in 1usize..8,
     ) {
-        let cfg = small_table(eviction, propagate, buckets);
-        let texts = corpus(seed, docs);
-        let (want, one) = single(&cfg, &texts);
-        let (got, all, _) = sharded_ahead(&cfg, &texts, count, seed, cap);
-        prop_assert_eq!(got, want);
-        prop_assert_eq!(all.stats(), one.stats());
-        prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+        probing_ahead_equals_single(&small_table(eviction, propagate, buckets), &corpus(seed, docs), count, seed, cap)?;
     }
 
     /// With the adaptive density, shards probing ahead of the feedback (far more
@@ -267,13 +261,7 @@ proptest! {
         lag in 1u8..5,
         cap in 1usize..40,
     ) {
-        let cfg = adaptive_table(eviction, buckets, lag);
-        let texts = corpus(seed, docs);
-        let (want, one) = single(&cfg, &texts);
-        let (got, all, _) = sharded_ahead(&cfg, &texts, count, seed, cap);
-        prop_assert_eq!(got, want);
-        prop_assert_eq!(all.stats(), one.stats());
-        prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+        probing_ahead_equals_single(&adaptive_table(eviction, buckets, lag), &corpus(seed, docs), count, seed, cap)?;
     }
 
     /// Dates: documents published out of order take entries over where
@@ -331,6 +319,23 @@ proptest! {
     ) {
         sharded_equals_single(&adaptive_table(eviction, buckets, lag), &corpus(seed, docs), count, prepared)?;
     }
+}
+
+/// [`sharded_ahead`] gives [`single`]'s results, and their union its table, counters
+/// included.
+fn probing_ahead_equals_single(
+    cfg: &Config,
+    texts: &[String],
+    count: u32,
+    seed: u64,
+    cap: usize,
+) -> Result<(), TestCaseError> {
+    let (want, one) = single(cfg, texts);
+    let (got, all, _) = sharded_ahead(cfg, texts, count, seed, cap);
+    prop_assert_eq!(got, want);
+    prop_assert_eq!(all.stats(), one.stats());
+    prop_assert!(all.memory() == one.memory(), "the union of the shards is the single-node table");
+    Ok(())
 }
 
 /// [`sharded`] gives [`single`]'s results, and their union its table, counters included.
