@@ -94,6 +94,21 @@ fn density_byte(tail: &[u8]) -> Result<Option<u8>, String> {
     }
 }
 
+/// The revisions a cause made, as a partition records them (each revised document with
+/// its result after and before, each whole as [`encode_result`] writes it: the serde
+/// form leaves out the density threshold and the passages; read by [`decode_made`]).
+pub(super) fn encode_made(made: &[(u64, &DocResult, &DocResult)]) -> Vec<u8> {
+    let whole: Vec<(u64, Vec<u8>, Vec<u8>)> =
+        made.iter().map(|&(seq, after, before)| (seq, encode_result(after), encode_result(before))).collect();
+    encode(&whole)
+}
+
+/// Reads what [`encode_made`] wrote.
+pub(super) fn decode_made(bytes: &[u8]) -> Result<Vec<(u64, DocResult, DocResult)>, String> {
+    let whole: Vec<(u64, Vec<u8>, Vec<u8>)> = decode(bytes)?;
+    whole.into_iter().map(|(seq, after, before)| Ok((seq, decode_result(&after)?, decode_result(&before)?))).collect()
+}
+
 /// A text value: the version byte, then UTF-8.
 pub(super) fn encode_text(text: &str) -> Vec<u8> {
     let mut t = Vec::with_capacity(text.len() + 1);
@@ -161,6 +176,25 @@ mod tests {
         assert!(decode_result(&bad).is_err());
         bad.push(0);
         assert!(decode_result(&bad).is_err());
+    }
+
+    /// The revisions a cause made, as a partition records them for its outcome's resending,
+    /// keep each result whole: the density threshold and the passages (their "also earlier"
+    /// sources), which the serde form leaves out and the plain encoding lost (a partition
+    /// restarted after storing a cause sent its revisions without them: seen as a revised
+    /// document without its threshold or `also_earlier` in the chaos test).
+    #[test]
+    fn the_revisions_a_cause_made_keep_their_results_whole() {
+        use textorigin_core::align::{AlsoEarlier, Passages};
+        let passages =
+            Passages { also_earlier: vec![AlsoEarlier { origin: 4, start_token: 3, end_token: 11 }], edits: vec![] };
+        let after = DocResult { seq: 9, tokens: 20, density: Some(2), passages, ..DocResult::default() };
+        let before = DocResult { seq: 9, tokens: 20, density: Some(2), ..DocResult::default() };
+        let plain = DocResult { seq: 5, ..DocResult::default() };
+        let made = [(9, &after, &before), (5, &plain, &plain)];
+        let back = decode_made(&encode_made(&made)).unwrap();
+        let want: Vec<(u64, DocResult, DocResult)> = made.iter().map(|&(s, a, b)| (s, a.clone(), b.clone())).collect();
+        assert_eq!(back, want);
     }
 
     /// Issue 54: passages ride behind the result, with or without a density threshold;

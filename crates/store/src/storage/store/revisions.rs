@@ -23,8 +23,8 @@ use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
-use super::codec::{decode_with_tail, encode, push_result_tail, read_result_tail};
-use super::table::{Postcard, Raw, Value};
+use super::codec::{decode_made, decode_with_tail, encode, encode_made, push_result_tail, read_result_tail};
+use super::table::{Raw, Value};
 use super::{Result, Store, StoreError, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
 
 /// The prefix of the revision queue's keys in `meta`.
@@ -119,14 +119,17 @@ impl Store {
         }
         let all: Vec<(u64, &DocResult, &DocResult)> =
             revised.done.iter().chain(&revised.elsewhere).map(|r| (r.seq, &r.after, &r.before)).collect();
-        // Written from borrowed results, read as owned ones (`revisions_made_by`).
-        self.put(b, CF_META, &made_key(cause), &encode(&all));
+        self.put(b, CF_META, &made_key(cause), &encode_made(&all));
     }
 
     /// Every revision document `cause` made, as a partition recorded it.
     pub fn revisions_made_by(&self, cause: u64) -> Result<Vec<Revised>> {
-        let made = CF_META.records::<Postcard<Vec<(u64, DocResult, DocResult)>>>();
-        let Some(all) = self.read(made, &made_key(cause))? else { return Ok(Vec::new()) };
+        let Some(bytes) = self.read(CF_META.records::<Raw>(), &made_key(cause))? else { return Ok(Vec::new()) };
+        let all = decode_made(&bytes).map_err(|reason| StoreError::Corrupt {
+            path: self.path.clone(),
+            what: format!("the revisions document #{cause} made"),
+            reason,
+        })?;
         Ok(all.into_iter().map(|(seq, after, before)| Revised { seq, after, before }).collect())
     }
 
