@@ -192,7 +192,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
 fn init(a: InitArgs) -> Result<ExitCode> {
     anyhow::ensure!(a.shards >= 1, "--shards must be at least 1");
     // Refused settings are said before the log is reached.
-    let ov = cluster::settle(overrides(a.config.as_deref(), &a.flags)?)?;
+    let ov = cluster::settle(overrides(a.config.as_deref(), &a.flags)?, a.prepared)?;
     anyhow::ensure!(a.partitions >= 1, "--partitions must be at least 1");
     let log = Log::connect(&a.nats.nats, a.replicas)?;
     let meta = cluster::create(&log, &a.data.dir, a.shards, a.partitions, a.prepared, ov)?;

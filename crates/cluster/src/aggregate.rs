@@ -28,7 +28,7 @@ use textorigin_core::shard::merge_hits;
 use textorigin_core::table::{Hit, Table};
 use textorigin_store::input::InputDoc;
 use textorigin_store::intake::Policy;
-use textorigin_store::storage::datadir::{Budget, DataDir, DataDirError, Part, Preparer};
+use textorigin_store::storage::datadir::{site_of, Budget, DataDir, DataDirError, Part, Preparer};
 use textorigin_store::storage::stage::{StageError, TableStage};
 use textorigin_store::storage::store::{Admit, Via};
 use textorigin_store::storage::table_file::Mapped;
@@ -473,7 +473,9 @@ impl<'a> Partition<'a> {
         if let Some(b) = &self.book {
             b.know(seq, &doc)?;
             if self.meta.owner(seq).0 != self.partition {
-                dd.count_words(seq, &doc.text)?;
+                let site =
+                    site_of(dd.config(), doc.url.as_deref(), doc.meta.as_deref(), &doc.source, Some(Via::Cluster));
+                dd.count_theirs(seq, &doc.text, site)?;
                 return Ok(false);
             }
             // What the documents before it came to in the other partitions, as far as

@@ -20,19 +20,27 @@ use crate::{ClusterError, Result};
 /// The settings a deployment fixes, filled into `ov`; a setting given otherwise is
 /// refused. The adaptive density (one node's default) is the workers' to raise at
 /// document ends, which needs a lag of at least 1 (`docs/SCALE-OUT.md`, "The single
-/// node's defaults"). A site's pages land on several partitions, each counting its own
-/// lines, so no partition sees a site's count and none labels templates. The
+/// node's defaults"). Site templates are labelled as on one node, every partition and
+/// worker counting every document's lines, except where documents are `prepared` at
+/// submission: submission, which would make their index work without their template
+/// lines, keeps no state across runs, so such a deployment labels none. The
 /// attribution is the data directory's (the passage by default, as on one node: the
 /// partitions exchange their results whole).
-pub fn settle(mut ov: Overrides) -> Result<Overrides> {
+pub fn settle(mut ov: Overrides, prepared: bool) -> Result<Overrides> {
     let refused = |setting, does, value| ClusterError::Unsupported { setting, does, value };
     if ov.density_lag == Some(0) && ov.density != Some(Density::Paper) {
         return Err(ClusterError::LagZero);
     }
-    if !matches!(ov.templates, None | Some(Templates::Off)) {
-        return Err(refused("templates", "labels no site templates", "off"));
+    if prepared {
+        if !matches!(ov.templates, None | Some(Templates::Off)) {
+            return Err(refused(
+                "templates",
+                "labels no site templates where documents are prepared at submission",
+                "off",
+            ));
+        }
+        ov.templates = Some(Templates::Off);
     }
-    ov.templates = Some(Templates::Off);
     Ok(ov)
 }
 
@@ -43,7 +51,7 @@ pub fn settle(mut ov: Overrides) -> Result<Overrides> {
 /// every data directory marked as the deployment's. Running it again with the same
 /// arguments changes nothing; with others it is refused.
 pub fn create(log: &Log, dir: &Path, shards: u32, partitions: u32, prepared: bool, ov: Overrides) -> Result<Meta> {
-    let ov = settle(ov)?;
+    let ov = settle(ov, prepared)?;
     let mut meta = Meta { shards, config: Default::default(), prepared, partitions };
     let dirs: Vec<PathBuf> = (0..partitions).map(|p| meta.partition_dir(dir, p)).collect();
     for d in &dirs {
@@ -272,25 +280,31 @@ mod tests {
 
     #[test]
     fn a_deployment_fixes_its_settings_and_refuses_others() {
-        // One node's density, whichever it is.
-        let ov = settle(Overrides::default()).unwrap();
-        assert_eq!((ov.density, ov.attribution, ov.templates), (None, None, Some(Templates::Off)));
+        // One node's density and templates, whichever they are.
+        let ov = settle(Overrides::default(), false).unwrap();
+        assert_eq!((ov.density, ov.attribution, ov.templates), (None, None, None));
+        let site = Overrides { templates: Some(Templates::Site), ..Overrides::default() };
+        assert_eq!(settle(site.clone(), false).unwrap().templates, Some(Templates::Site));
+        // Prepared at submission: none.
+        assert_eq!(settle(Overrides::default(), true).unwrap().templates, Some(Templates::Off));
         let paper =
             Overrides { density: Some(Density::Paper), templates: Some(Templates::Off), ..Overrides::default() };
-        assert_eq!(settle(paper).unwrap().density, Some(Density::Paper));
+        assert_eq!(settle(paper, true).unwrap().density, Some(Density::Paper));
         let adaptive = |lag| Overrides { density: Some(Density::Adaptive), density_lag: lag, ..Overrides::default() };
-        assert_eq!(settle(adaptive(Some(1))).unwrap().density_lag, Some(1));
+        assert_eq!(settle(adaptive(Some(1)), false).unwrap().density_lag, Some(1));
         // Either attribution, as on one node.
         for a in [Attribution::Passage, Attribution::Earliest] {
             assert_eq!(
-                settle(Overrides { attribution: Some(a), ..Overrides::default() }).unwrap().attribution,
+                settle(Overrides { attribution: Some(a), ..Overrides::default() }, false).unwrap().attribution,
                 Some(a)
             );
         }
-        let refused = |ov: Overrides| settle(ov).unwrap_err().to_string();
-        assert!(refused(adaptive(Some(0))).contains("a density lag of 0 raises it within a document"));
-        assert!(refused(Overrides { density_lag: Some(0), ..Overrides::default() }).contains("lag of 0"));
-        assert!(refused(Overrides { templates: Some(Templates::Site), ..Overrides::default() })
-            .contains("labels no site templates: omit `templates` or give `--templates off`"));
+        let refused = |ov: Overrides, prepared| settle(ov, prepared).unwrap_err().to_string();
+        assert!(refused(adaptive(Some(0)), false).contains("a density lag of 0 raises it within a document"));
+        assert!(refused(Overrides { density_lag: Some(0), ..Overrides::default() }, true).contains("lag of 0"));
+        assert!(refused(site, true).contains(
+            "labels no site templates where documents are prepared at submission: omit `templates` or give \
+             `--templates off`"
+        ));
     }
 }

@@ -9,6 +9,7 @@
 //! partitions refuse a data directory with others ([`Searched::searches_with`]).
 
 use textorigin_core::config::Config;
+use textorigin_core::engine::template::TemplateRun;
 use textorigin_core::index::{IndexAnswers, IndexPart, IndexShape, IndexTooSmall, IndexWork, Indexes};
 use textorigin_core::neardup::NearDupConfig;
 use textorigin_core::quote::QuoteConfig;
@@ -38,11 +39,12 @@ impl Searched {
         nd == self.recompute.neardup() && q == self.recompute.quote()
     }
 
-    /// The work of a document of `text`, whose tokens are `tokens` (`Engine::prepare`):
-    /// its sentences' searches and signatures where quotation search is on, its
-    /// near-duplicate keys where detection is.
-    pub fn work(&self, text: &str, tokens: &[Token]) -> IndexWork {
-        let (sketch, sentences) = sketch_and_sentences(self.on, &self.recompute, text, tokens);
+    /// The work of a document of `text`, whose tokens are `tokens` (`Engine::prepare`),
+    /// outside its own site template lines `runs`: its sentences' searches and
+    /// signatures where quotation search is on, its near-duplicate keys where detection
+    /// is.
+    pub fn work(&self, (text, tokens): (&str, &[Token]), runs: &[TemplateRun]) -> IndexWork {
+        let (sketch, sentences) = sketch_and_sentences(self.on, &self.recompute, (text, tokens), runs);
         let (q, nd) = (self.recompute.quote(), self.recompute.neardup());
         IndexWork::of(q, nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref())
     }

@@ -90,7 +90,8 @@ pub fn submit(
             event(Submitted::Failed(e.to_string()));
             continue;
         }
-        let work = shards.as_ref().map(|s| s.searched.work(&doc.text, prepared.tokens())).unwrap_or_default();
+        // Prepared at submission, a deployment labels no site templates (`deploy::settle`).
+        let work = shards.as_ref().map(|s| s.searched.work((&doc.text, prepared.tokens()), &[])).unwrap_or_default();
         arrived_ms = arrived_ms.max(textorigin_store::clock::now_ms());
         let msg = Doc {
             name: doc.name,
@@ -203,7 +204,7 @@ impl Splitter {
             let (seq, bytes) = docs.read()?;
             let doc = Doc::decode(&bytes)?;
             let prepared = engine.prepare(&doc.text);
-            let work = self.searched.work(&doc.text, prepared.tokens());
+            let work = self.searched.work((&doc.text, prepared.tokens()), &[]);
             let messages = self.messages(prepared, doc.time(), work);
             self.push(seq, messages)?;
         }

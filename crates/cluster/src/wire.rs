@@ -24,8 +24,9 @@ use textorigin_store::storage::store::Revised;
 /// and the shard images carries the adaptive density's lag, schema 23; 10: answers carry
 /// the threshold their shard probed at and the asks for a raise its probe made, and
 /// shard images the pending raise; a prepared document's shingles are those of a
-/// table's starting threshold, with every shingle's rank and top byte).
-pub const VERSION: u8 = 10;
+/// table's starting threshold, with every shingle's rank and top byte; 11: shard
+/// images carry every site's line counts).
+pub const VERSION: u8 = 11;
 
 /// The format of the documents before [`DOC_VERSION`], still read.
 const DOC_BEFORE: u8 = 7;

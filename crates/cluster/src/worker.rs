@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use textorigin_core::config::Config;
+use textorigin_core::engine::template::{self, SiteLines};
 use textorigin_core::engine::{Engine, Feedback, ShardItem};
 use textorigin_core::index::{IndexAnswers, IndexWork};
 
@@ -48,6 +49,8 @@ use textorigin_core::select::kept;
 use textorigin_core::shard::{part_at_density, Ahead, Shard};
 use textorigin_core::table::{PendingRaise, Table, TableStats};
 use textorigin_store::storage::checkpoint;
+use textorigin_store::storage::datadir::site_of;
+use textorigin_store::storage::store::Via;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::log::{Appends, Interleaved, Log, Reader};
@@ -117,7 +120,7 @@ pub fn run(
             Step::Feedback => w.apply_feedback(&mut progress)?,
             Step::Probe => match w.next_document()? {
                 Some((seq, bytes)) => {
-                    let items = w.items_of(&bytes)?;
+                    let items = w.items_of(seq, &bytes)?;
                     w.probe(seq, items, &mut progress)?;
                     w.take_arrived_feedback(&mut progress)?;
                 }
@@ -168,6 +171,10 @@ struct Worker<'c> {
     /// latest of them.
     times: Vec<i64>,
     latest: i64,
+    /// Where site templates are labelled, every site's line counts, for each
+    /// document's own template lines (its index work leaves them out, as its owner's
+    /// analysis does).
+    sites: SiteLines,
     /// The lookups stream (records made again after a restart are compared with the
     /// ones given before by `lookups`) and its next record.
     lookups: Appends,
@@ -227,6 +234,7 @@ impl<'c> Worker<'c> {
             ahead: Ahead::default(),
             latest: restored.times.iter().copied().max().unwrap_or(i64::MIN),
             times: restored.times,
+            sites: restored.sites,
             lookups: log.appends(&lookups, &subject(&lookups)),
             lookups_next: restored.lookups + 1,
             last,
@@ -265,7 +273,7 @@ impl<'c> Worker<'c> {
         // in the log.
         self.appends.flush()?;
         self.lookups.flush()?;
-        let (head, range) = image(self.shard, &self.config, &self.table, &self.times, self.lookups_next - 1);
+        let (head, range) = self.image();
         let [counters, signatures, keys] = self.held.image();
         checkpoint::write_parts(&c.dir, &[&head, range, counters, signatures, keys], self.last, self.deployment)?;
         crate::deploy::publish_position(
@@ -291,10 +299,11 @@ impl<'c> Worker<'c> {
         }
     }
 
-    /// The document's selected shingles whose buckets are this shard's and its index
-    /// work: prepared here, or read as they were prepared at submission; and its place
-    /// in publication order.
-    fn items_of(&mut self, bytes: &[u8]) -> Result<Prepared> {
+    /// Document `seq`'s selected shingles whose buckets are this shard's and its index
+    /// work: prepared here (its lines counted in its site's first, where templates are
+    /// labelled), or read as they were prepared at submission; and its place in
+    /// publication order.
+    fn items_of(&mut self, seq: u64, bytes: &[u8]) -> Result<Prepared> {
         self.summary.read_bytes += bytes.len() as u64;
         if self.prepared {
             let items: Items = decode(bytes, "selected shingles")?;
@@ -317,7 +326,16 @@ impl<'c> Worker<'c> {
         // (`next_step`).
         prepared.at_density(self.table.density());
         self.summary.selected += prepared.selected() as u64;
-        let work = self.searched.work(&doc.text, prepared.tokens());
+        let runs = match site_of(&self.config, doc.url.as_deref(), doc.meta.as_deref(), &doc.source, Some(Via::Cluster))
+        {
+            Some(site) => {
+                let (text, tokens) = (doc.text.as_str(), prepared.tokens());
+                let lines = template::lines(text, tokens);
+                self.sites.page((site, seq), (&lines, tokens, text.len() as u32), self.config.template_pages)
+            }
+            None => Vec::new(),
+        };
+        let work = self.searched.work((&doc.text, prepared.tokens()), &runs);
         self.summary.prepare_secs += lap(&mut self.clock);
         let (shard, buckets) = (self.shard, self.table.buckets());
         let time = doc.time();
@@ -430,13 +448,31 @@ impl<'c> Worker<'c> {
         Ok(())
     }
 
+    /// Its bucket range and counters as one image in two parts: a header
+    /// ([`ImageHeader`] as a message, behind its length as u32 little-endian), then the
+    /// range's bytes. The file of `--image` and a checkpoint slot hold it.
+    fn image(&self) -> (Vec<u8>, &[u8]) {
+        let header = encode(&ImageHeader {
+            index: self.shard.index(),
+            count: self.shard.count(),
+            config: self.config.clone(),
+            stats: self.table.stats(),
+            times: self.times.clone(),
+            lookups: self.lookups_next - 1,
+            pending: self.table.pending_raise(),
+            sites: self.sites.entries(),
+        });
+        let mut head = (header.len() as u32).to_le_bytes().to_vec();
+        head.extend(header);
+        (head, self.table.range_bytes(self.shard.buckets(self.table.buckets())))
+    }
+
     /// The answers flushed, the range written to `out`: what the worker did.
     fn finish(mut self, out: Option<&Path>) -> Result<WorkerSummary> {
         self.appends.flush()?;
         self.lookups.flush()?;
         if let Some(out) = out {
-            let lookups = self.lookups_next - 1;
-            write_image(out, self.shard, &self.config, &self.table, &self.times, lookups)
+            write_image(out, self.image())
                 .map_err(|source| ClusterError::File { shard: self.shard.index(), source })?;
         }
         Ok(self.summary)
@@ -463,6 +499,7 @@ struct Restored {
     seq: u64,
     times: Vec<i64>,
     lookups: u64,
+    sites: SiteLines,
 }
 
 /// Restores the newest valid checkpoint slot of this deployment and shard into `table`
@@ -503,7 +540,8 @@ fn restore(
     dst.copy_from_slice(range);
     *table.stats_mut() = header.stats;
     table.set_pending_raise(header.pending);
-    Ok(Restored { seq: m.seq, times: header.times, lookups: header.lookups })
+    let sites = SiteLines::from_entries(&header.sites);
+    Ok(Restored { seq: m.seq, times: header.times, lookups: header.lookups, sites })
 }
 
 /// What a shard image file holds before its buckets.
@@ -519,41 +557,13 @@ pub struct ImageHeader {
     pub lookups: u64,
     /// The raise of the density threshold pending then ([`Table::pending_raise`]).
     pub pending: PendingRaise,
+    /// Every site's line counts then ([`SiteLines::entries`]; none where templates are
+    /// not labelled).
+    pub sites: Vec<(u64, u64, u32)>,
 }
 
-/// A shard's bucket range and counters as one image in two parts: a header
-/// ([`ImageHeader`] as a message, behind its length as u32 little-endian), then the
-/// range's bytes. The file of `--image` and a worker's checkpoint slot hold it.
-fn image<'t>(
-    shard: Shard,
-    config: &Config,
-    table: &'t Table<Vec<u8>>,
-    times: &[i64],
-    lookups: u64,
-) -> (Vec<u8>, &'t [u8]) {
-    let header = encode(&ImageHeader {
-        index: shard.index(),
-        count: shard.count(),
-        config: config.clone(),
-        stats: table.stats(),
-        times: times.to_vec(),
-        lookups,
-        pending: table.pending_raise(),
-    });
-    let mut head = (header.len() as u32).to_le_bytes().to_vec();
-    head.extend(header);
-    (head, table.range_bytes(shard.buckets(table.buckets())))
-}
-
-fn write_image(
-    path: &Path,
-    shard: Shard,
-    config: &Config,
-    table: &Table<Vec<u8>>,
-    times: &[i64],
-    lookups: u64,
-) -> std::io::Result<()> {
-    let (head, range) = image(shard, config, table, times, lookups);
+/// Writes an image's parts ([`Worker::image`]) to `path`.
+fn write_image(path: &Path, (head, range): (Vec<u8>, &[u8])) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
     f.write_all(&head)?;
     f.write_all(range)?;

@@ -20,6 +20,9 @@ use super::{by_arrival, dominant_of, most_copied_of, origin_counts, shingle_labe
 use crate::config::Dominant;
 use crate::text::Token;
 
+mod sites;
+pub use sites::SiteLines;
+
 /// One line of a document: its tokens and the hash of their fingerprints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Line {

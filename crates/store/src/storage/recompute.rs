@@ -73,7 +73,7 @@ impl Recomputer {
 
     /// `f` of `text`'s tokens (in a buffer each thread keeps: this runs for every
     /// document a search meets outside the caches).
-    fn with_tokens<T>(&self, text: &str, f: impl FnOnce(&[Token]) -> T) -> T {
+    pub(crate) fn with_tokens<T>(&self, text: &str, f: impl FnOnce(&[Token]) -> T) -> T {
         thread_local! {
             static TOKENS: RefCell<Vec<Token>> = const { RefCell::new(Vec::new()) };
         }
@@ -95,6 +95,19 @@ impl Recomputer {
     /// deployment's partition counts of another's document).
     pub fn sentence_words(&self, text: &str) -> Vec<u64> {
         self.with_tokens(text, quote::words_of_terms)
+    }
+
+    /// [`Recomputer::sentence_words`] of the sentences outside the site template lines
+    /// `runs` (those mostly in them count none: [`template::blank_sentences`]).
+    pub fn sentence_words_outside(&self, text: &str, runs: &[TemplateRun]) -> Vec<u64> {
+        if runs.is_empty() {
+            return self.sentence_words(text);
+        }
+        self.with_tokens(text, |tokens| {
+            let mut sentences = quote::sentences_without_clauses(text, tokens, self.tokenizer.terms());
+            template::blank_sentences(&mut sentences, runs);
+            quote::words(&sentences)
+        })
     }
 
     /// The near-duplicate sketch of a document's `tokens` outside its site template
@@ -183,10 +196,7 @@ impl Recomputer {
         }
         // Without the site template lines it had when analysed, as it was
         // sketched then; a page with its own is sketched alone.
-        let own: Vec<_> = match store.doc_templates(seq)? {
-            Some(d) => d.runs.into_iter().filter(|r| r.since == seq).collect(),
-            None => Vec::new(),
-        };
+        let own = store.own_templates(seq)?;
         if own.is_empty() {
             // A copy sketched before is found by the hash its metadata holds, without
             // reading the text.

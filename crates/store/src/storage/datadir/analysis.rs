@@ -121,7 +121,7 @@ impl Preparer {
         let on = Searches::of(self.engine.config());
         let labelled = self.engine.config().templates != Templates::Off;
         let doc = self.engine.prepare(text);
-        let (sketch, sentences) = sketch_and_sentences(on, &self.recompute, text, doc.tokens());
+        let (sketch, sentences) = sketch_and_sentences(on, &self.recompute, (text, doc.tokens()), &[]);
         let lines = if labelled { template::lines(text, doc.tokens()) } else { Vec::new() };
         let text_hash = xxh3_128(text.as_bytes());
         Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash }
@@ -144,28 +144,35 @@ impl Searches {
 }
 
 /// A document's near-duplicate sketch and its sentences, each where its search is `on`
-/// (None when off), from its `text` and `tokens`: what its searches and index keys
-/// come from, here and on a deployment's shard workers.
+/// (None when off), from its `text` and `tokens` outside its own site template lines
+/// `runs` (none where they are not known yet: a document's analysis takes them out
+/// once it knows them): what its searches and index keys come from, here and on a
+/// deployment's shard workers.
 #[allow(clippy::type_complexity)] // the two named in the line above
 pub fn sketch_and_sentences(
     on: Searches,
     rc: &Recomputer,
-    text: &str,
-    tokens: &[textorigin_core::text::Token],
+    (text, tokens): (&str, &[textorigin_core::text::Token]),
+    runs: &[TemplateRun],
 ) -> (Option<Sketch>, Option<Vec<Sentence>>) {
-    let sketch = on.near_duplicates.then(|| rc.sketch_outside(tokens, &[]));
-    let sentences = on.quotations.then(|| quote::sentences(text, tokens, on.terms));
+    let sketch = on.near_duplicates.then(|| rc.sketch_outside(tokens, runs));
+    let sentences = on.quotations.then(|| {
+        let mut sentences = quote::sentences(text, tokens, on.terms);
+        template::blank_sentences(&mut sentences, runs);
+        sentences
+    });
     (sketch, sentences)
 }
 
 /// A document's words as its analysis counts them in the document frequencies (none
 /// without quotation search), without its sketch or signatures: what a deployment's
 /// partition adds of a document again (the shard workers hold the other sections).
-pub(super) fn index_words(rc: &Recomputer, cfg: &Config, text: &str) -> IndexAdd {
+/// Its sentences mostly in its own site template lines `runs` count none.
+pub(super) fn index_words(rc: &Recomputer, cfg: &Config, text: &str, runs: &[TemplateRun]) -> IndexAdd {
     if !Searches::of(cfg).quotations {
         return IndexAdd::default();
     }
-    IndexAdd { words: rc.sentence_words(text), ..IndexAdd::default() }
+    IndexAdd { words: rc.sentence_words_outside(text, runs), ..IndexAdd::default() }
 }
 
 /// Whether near-duplicate detection and quotation search are on.
@@ -299,10 +306,7 @@ pub(super) fn prepare_replay(
     let mut sentences = if quotations { quote::sentences(&text, doc.tokens(), terms) } else { Vec::new() };
     // Without the template lines it had when analysed (those later pages gave it
     // came after its sentences were indexed).
-    if let Some(doc) = store.doc_templates(seq)? {
-        let own: Vec<TemplateRun> = doc.runs.into_iter().filter(|r| r.since == seq).collect();
-        template::blank_sentences(&mut sentences, &own);
-    }
+    template::blank_sentences(&mut sentences, &store.own_templates(seq)?);
     let nd_keys = match near_duplicates {
         true => rc.sketch(store, seq)?.map(|s| index::nd_keys(rc.neardup(), &s)).unwrap_or_default(),
         false => Vec::new(),

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use textorigin_core::engine::{Engine, Feedback, Probe};
 use textorigin_core::index::{IndexShape, Indexes};
 
-use super::{analysis, db_path, restore_table, table_params, DataDir, DataDirError, Result};
+use super::{analysis, db_path, restore_table, table_params, templates, DataDir, DataDirError, Result};
 use crate::storage::recompute::Recomputer;
 use crate::storage::stage::StageError;
 use crate::storage::store::{BookState, Elsewhere, Revised, Revisions, Store};
+use textorigin_core::engine::template;
 
 /// The data directory of partition `partition` in a deployment's `dir` of several.
 pub fn partition_path(dir: &Path, partition: u32) -> PathBuf {
@@ -41,7 +42,7 @@ pub(super) fn open_read_store(dir: &Path) -> Result<(PathBuf, Store)> {
 
 /// What a partition's last document stored gives the others: the revisions
 /// it made (of every partition's documents: each owner stores its own). Its words the
-/// others count from its text ([`DataDir::count_words`]).
+/// others count from its text ([`DataDir::count_theirs`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ForOthers {
     pub revised: Vec<Revised>,
@@ -104,7 +105,8 @@ impl DataDir {
             };
             let (theirs, feedback) = each(seq, part).map_err(DataDirError::Stage)?;
             let text = ours.or(theirs).ok_or(DataDirError::MissingText(seq))?;
-            let add = analysis::index_words(&recompute, engine.config(), &text);
+            // Every document's own template lines were counted before the last stored.
+            let add = analysis::index_words(&recompute, engine.config(), &text, &store.own_templates(seq)?);
             Indexes::over(table.index_region_mut()?, shape).add(recompute.quote(), seq, &add);
             if let Some(fb) = feedback {
                 engine.score(&mut table, &Probe::default(), &fb);
@@ -121,16 +123,33 @@ impl DataDir {
         self.store.set_elsewhere(elsewhere)
     }
 
-    /// Counts another partition's document `seq`, of `text`, in the document
-    /// frequencies, in its turn (after every document before it, before every one
-    /// after), its words as its owner's analysis counts them; nothing when the indexes
+    /// Counts another partition's document `seq`, of `text` on `site` (where templates
+    /// are labelled: [`super::site_of`]), in its turn (after every document before it,
+    /// before every one after), as its owner's analysis counts it: its lines in its
+    /// site's counts, which may make lines template on this partition's pages too (as
+    /// on one node: every partition counts every document), and its words outside its
+    /// own template lines in the document frequencies. Each once: the lines not when
+    /// the store counted the document before a restart, the words not when the indexes
     /// hold a document from `seq` on already (a restart's table, made again up to the
     /// partition's last stored document). The shard workers hold the other sections of
     /// the derived indexes; a search that reads its sketch or sentences computes them
     /// again from its text, as an evicted stored document's are.
-    pub fn count_words(&mut self, seq: u64, text: &str) -> Result<()> {
+    pub fn count_theirs(&mut self, seq: u64, text: &str, site: Option<u64>) -> Result<()> {
+        let runs = match site {
+            Some(site) if self.store.templates_counted_through()? < seq => {
+                let cfg = self.engine.config();
+                let (runs, write) = self.recompute.with_tokens(text, |tokens| {
+                    let lines = template::lines(text, tokens);
+                    templates::decide(&self.store, cfg, (seq, site), (&lines, tokens, text.len() as u32))
+                })?;
+                self.store.put_templates_of_theirs(seq, &write)?;
+                runs
+            }
+            Some(_) => self.store.own_templates(seq)?,
+            None => Vec::new(),
+        };
         if Indexes::over(self.table.index_region(), self.shape).stats().last_seq < seq {
-            let add = analysis::index_words(&self.recompute, self.engine.config(), text);
+            let add = analysis::index_words(&self.recompute, self.engine.config(), text, &runs);
             Indexes::over(self.table.index_region_mut()?, self.shape).add(self.recompute.quote(), seq, &add);
         }
         Ok(())

@@ -200,7 +200,7 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
             let theirs: Vec<_> =
                 revised.iter().filter(|r| partition_of(r.seq, partitions) == q as u32).cloned().collect();
             if q != p {
-                dd.count_words(seq, &doc.text).unwrap();
+                dd.count_theirs(seq, &doc.text, None).unwrap();
                 dd.store().put_revisions(seq, &theirs).unwrap();
                 dd.store().revised_elsewhere(
                     revised.iter().filter(|r| partition_of(r.seq, partitions) != q as u32).map(|r| r.seq),
@@ -209,7 +209,7 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
         }
     }
     // Each counted every document's words: its own in their analysis, the others' from
-    // their texts (`DataDir::count_words`), to the same document frequencies.
+    // their texts (`DataDir::count_theirs`), to the same document frequencies.
     for doc in docs {
         for w in parts[0].recomputer().sentence_words(&doc.text) {
             let df: Vec<u64> = parts.iter().map(|dd| Indexes::over(dd.table.index_region(), dd.shape).df(w)).collect();
@@ -238,5 +238,40 @@ proptest! {
         for (seq, line) in &one {
             prop_assert_eq!(&parts[seq], line, "document #{}", seq);
         }
+    }
+}
+
+/// Another partition's documents given again (the log replays them after a restart)
+/// count once: their lines (the store's mark, across a restart) and their words (the
+/// indexes' last document); their words outside their own template lines only, as
+/// their owners' analyses count them, and the pages before the one that brings a line
+/// to the threshold get it in their records.
+#[test]
+fn another_partitions_documents_given_again_count_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p0");
+    let footer = "Copyright Example Widgets Company, all rights reserved worldwide since the year two.";
+    let page = |i: u64| format!("{footer}\nThe council met on day {i} to discuss the river bridge budget.\n");
+    let pages = u64::from(Config::default().template_pages);
+    for _restart in 0..2 {
+        let mut dd = DataDir::open_write(&dir, &overrides(), Policy::default()).unwrap();
+        for _again in 0..2 {
+            for seq in 1..=pages {
+                dd.count_theirs(seq, &page(seq), Some(7)).unwrap();
+            }
+        }
+        let rc = dd.recomputer();
+        let df = |word: &str| Indexes::over(dd.table.index_region(), dd.shape).df(rc.sentence_words(word)[0]);
+        // The footer's words were counted on the pages before it became template.
+        assert_eq!((df("council"), df("Copyright")), (pages, pages - 1));
+        dd.close().unwrap();
+    }
+    let dd = DataDir::open_read(&dir).unwrap();
+    let rc = dd.recomputer();
+    let footer_line = rc.with_tokens(footer, |tokens| textorigin_core::engine::template::lines(footer, tokens))[0];
+    assert_eq!(dd.store().line_counts(7, &[footer_line.hash]).unwrap()[0].pages, pages as u32);
+    for seq in 1..=pages {
+        let runs = dd.store().doc_templates(seq).unwrap().expect("the footer is template on every page").runs;
+        assert_eq!(runs.iter().map(|r| (r.hash, r.since)).collect::<Vec<_>>(), [(footer_line.hash, pages)]);
     }
 }

@@ -29,7 +29,7 @@ use textorigin_core::text::Token;
 
 /// The site of a document (a hash of its name), when its template lines are labelled
 /// by `cfg`: a `site` field of its metadata, else its URL's host, else the folder of an
-/// HTML file read by `ingest` or Python (the spool's folder is no site); without one,
+/// HTML file read by `ingest`, Python or `cluster submit` (the spool's folder is no site); without one,
 /// the one site of every such document under `templates = all`, else none.
 pub fn site_of(cfg: &Config, url: Option<&str>, meta: Option<&str>, source: &str, via: Option<Via>) -> Option<u64> {
     if cfg.templates == Templates::Off {
@@ -58,9 +58,10 @@ fn host(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
-/// The folder of an HTML file a document was read from by `ingest` or Python.
+/// The folder of an HTML file a document was read from by `ingest`, Python or
+/// `cluster submit` (which reads files as `ingest` does).
 fn html_folder(source: &str, via: Option<Via>) -> Option<&str> {
-    if !matches!(via, Some(Via::Ingest | Via::Python)) {
+    if !matches!(via, Some(Via::Ingest | Via::Python | Via::Cluster)) {
         return None;
     }
     let lower = source.to_ascii_lowercase();

@@ -8,9 +8,14 @@
 //!   template lines ([`TemplateRun`]), each with the document that made it template
 //!   there (itself, or a later page of its site).
 //!
+//! - `tpl/t` → u64: in a partition of a deployment, the last other partition's
+//!   document counted (in its own batch: [`Store::put_templates_of_theirs`]), so that a
+//!   restart counts none twice.
+//!
 //! Written in the batch of the document whose analysis decided them, so that a crash
 //! leaves them in step with the documents stored; `rebuild --reanalyse` clears and
-//! counts them again. Documents without a site have none.
+//! counts them again. Documents without a site have none. A partition of a deployment
+//! counts every document of the log, the others' too, as one node does.
 
 use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
@@ -22,6 +27,7 @@ use super::{Result, Store, StoreError, CF_META};
 
 const LINE: &[u8] = b"tpl/l/";
 const DOC: &[u8] = b"tpl/d/";
+const THROUGH: &[u8] = b"tpl/t";
 
 /// The pages of one site holding one line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +82,15 @@ impl Store {
         self.read(CF_META.records::<Postcard<DocTemplates>>(), &doc_key(seq))
     }
 
+    /// Document `seq`'s own template lines: those its arrival made template (those a
+    /// later page gave it came after its analysis).
+    pub fn own_templates(&self, seq: u64) -> Result<Vec<TemplateRun>> {
+        Ok(match self.doc_templates(seq)? {
+            Some(doc) => doc.runs.into_iter().filter(|r| r.since == seq).collect(),
+            None => Vec::new(),
+        })
+    }
+
     /// Adds a document's template records to its batch.
     pub(super) fn add_templates(&self, b: &mut WriteBatch, w: &TemplateWrite) {
         for (site, hash, count) in &w.counts {
@@ -86,6 +101,21 @@ impl Store {
         }
     }
 
+    /// The last other partition's document whose lines this partition counted (0:
+    /// none).
+    pub fn templates_counted_through(&self) -> Result<u64> {
+        Ok(self.read(CF_META.records::<Postcard<u64>>(), THROUGH)?.unwrap_or(0))
+    }
+
+    /// Writes what another partition's document `seq` does to the template records (its
+    /// site's counts, its own and earlier pages' records), and that it was counted.
+    pub fn put_templates_of_theirs(&self, seq: u64, w: &TemplateWrite) -> Result<()> {
+        let mut b = WriteBatch::default();
+        self.add_templates(&mut b, w);
+        self.put(&mut b, CF_META.records::<Postcard<u64>>(), THROUGH, &seq);
+        self.write(b, false)
+    }
+
     /// Removes every template record (`rebuild --reanalyse` counts them again).
     pub fn clear_templates(&self) -> Result<()> {
         let mut b = WriteBatch::default();
@@ -93,6 +123,7 @@ impl Store {
             let end = [prefix, &[0xffu8; 17][..]].concat();
             self.delete_range(&mut b, CF_META, prefix, &end);
         }
+        self.delete(&mut b, CF_META, THROUGH);
         self.write(b, false)
     }
 
