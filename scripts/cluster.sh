@@ -83,6 +83,8 @@ start_server() {
       echo "server_name: n$i"
       echo "listen: 127.0.0.1:${ports[$i]}"
       echo "jetstream { store_dir: \"$work/n$i\" }"
+      # A document is one record of the log: up to 8 MB (1 MB by default; 64MB at most).
+      echo "max_payload: 8MB"
       [ "$servers" = 3 ] && echo "cluster { name: txo, listen: 127.0.0.1:${ports[$((3 + i))]}, routes: [$routes] }"
     } > "$work/n$i.conf"
   fi

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::util::{bin, fixture, json, ok, root, without_sources};
 
 mod density;
+mod large;
 mod templates;
 mod trim;
 

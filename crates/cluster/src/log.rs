@@ -64,6 +64,12 @@ pub enum LogError {
     Order { stream: String, want: u64, got: u64 },
     #[error("log: stream {stream}, message #{message}: {source}")]
     Message { stream: String, message: u64, source: WireError },
+    #[error(
+        "log: record #{seq} of stream {stream} is {bytes} bytes, more than the log server takes in a message \
+         ({largest} bytes for a record within nats-server's max_payload): raise max_payload in its configuration \
+         (64MB at most) and run again"
+    )]
+    TooLarge { stream: String, seq: u64, bytes: usize, largest: usize },
 }
 
 type Result<T> = std::result::Result<T, LogError>;
@@ -72,6 +78,10 @@ fn nats(what: impl Into<String>) -> impl FnOnce(async_nats::Error) -> LogError {
     let what = what.into();
     move |source| LogError::Nats { what, source }
 }
+
+/// What a message takes besides its records: the batch's head and each record's length
+/// (`batch::Batch::encode`), and the headers of an append (its expected last sequence).
+pub const FRAMING: usize = 4096;
 
 /// A connection to the log (cheap to clone).
 #[derive(Clone)]
@@ -277,6 +287,13 @@ impl Log {
         });
         purged.map_err(nats(format!("cannot trim stream {stream} before record #{seq}")))?;
         Ok(self.first_seq(stream)?.saturating_sub(first))
+    }
+
+    /// The largest record the log server takes, alone in a batch (its `max_payload`
+    /// less [`FRAMING`]; None before the client has heard from a server).
+    pub fn largest_record(&self) -> Option<usize> {
+        let max = self.inner.js.client().server_info().max_payload;
+        (max > FRAMING).then(|| max - FRAMING)
     }
 
     /// The number of the last record of `stream` (0: empty).

@@ -104,7 +104,19 @@ pub fn submit(
             id_number: doc.id_number,
             date_field: doc.date_field,
         };
-        docs.push(last + 1, msg.encode())?;
+        let record = msg.encode();
+        // A document the log server would refuse is left out, as `ingest` leaves out
+        // one over `--max-doc-bytes`, with the way on.
+        if let Some(largest) = log.largest_record().filter(|&l| record.len() > l) {
+            event(Submitted::Failed(format!(
+                "{}: {} bytes as a message of the log, more than its server takes ({largest}): not admitted; raise \
+                 max_payload in nats-server's configuration (64MB at most) to admit it",
+                msg.name,
+                record.len()
+            )));
+            continue;
+        }
+        docs.push(last + 1, record)?;
         last += 1;
         if let Some(s) = &shards {
             if held.is_empty() {

@@ -372,3 +372,24 @@ fn a_trim_counts_a_message_deleted_already_as_done() {
     assert_eq!(log.first_seq("D").unwrap(), 6);
     assert_eq!(log.get("D", 6).unwrap(), Some(payload(6)));
 }
+
+/// A record larger than the server takes in a message (its `max_payload`, 1 MiB by
+/// default) is refused at once with the way on, where the append was retried and the
+/// server's refusal passed on; one that fits with the batch's framing is appended.
+#[test]
+fn a_record_larger_than_the_servers_messages_is_refused_with_the_way_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _nats = Servers(vec![server(tmp.path(), port)]);
+    let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
+    log.create_stream("L", "l").unwrap();
+    let largest = log.largest_record().expect("the server said its max_payload");
+    assert_eq!(largest, (1 << 20) - textorigin_cluster::log::FRAMING);
+    let mut appends = log.appends("L", "l");
+    appends.push(1, vec![7; largest]).unwrap();
+    appends.flush().unwrap();
+    let refused = appends.push(2, vec![7; largest + 1]).unwrap_err();
+    assert!(matches!(refused, LogError::TooLarge { seq: 2, .. }), "{refused}");
+    assert!(refused.to_string().contains("raise max_payload"), "{refused}");
+    assert_eq!(log.get("L", 1).unwrap().map(|r| r.len()), Some(largest));
+}

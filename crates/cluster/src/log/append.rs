@@ -86,6 +86,10 @@ impl Writer {
         if seq != due {
             return Err(LogError::Gap { stream: self.stream.clone(), seq, last: due - 1 });
         }
+        // Said here, not retried as an append the server refuses.
+        if let Some(largest) = self.log.largest_record().filter(|&l| payload.len() > l) {
+            return Err(LogError::TooLarge { stream: self.stream.clone(), seq, bytes: payload.len(), largest });
+        }
         if self.filling.full_before(payload.len()) {
             self.send()?;
         }
