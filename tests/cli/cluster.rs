@@ -11,6 +11,7 @@ use crate::util::{bin, fixture, json, ok, root, without_sources};
 
 mod density;
 mod large;
+mod names;
 mod templates;
 mod trim;
 

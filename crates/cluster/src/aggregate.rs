@@ -475,7 +475,7 @@ impl<'a> Partition<'a> {
             if self.meta.owner(seq).0 != self.partition {
                 let site =
                     site_of(dd.config(), doc.url.as_deref(), doc.meta.as_deref(), &doc.source, Some(Via::Cluster));
-                dd.count_theirs(seq, &doc.text, site)?;
+                dd.count_theirs(seq, (&doc.name, &doc.source), &doc.text, site)?;
                 return Ok(false);
             }
             // What the documents before it came to in the other partitions, as far as

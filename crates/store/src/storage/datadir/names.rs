@@ -19,23 +19,40 @@ pub const SUFFIX: char = '~';
 
 /// The name `doc` is stored under in `store`.
 pub(super) fn stored_name(store: &Store, doc: &InputDoc) -> Result<String> {
-    let (file, line) = split_source(&doc.source);
-    if line != 0 || !named_by_file(file, &doc.name) {
-        return Ok(doc.name.clone());
+    Ok(by_file(store, &doc.name, &doc.source)?.unwrap_or_else(|| doc.name.clone()))
+}
+
+/// In a partition of a deployment, keeps the name another partition's document (named
+/// `name`, read from `source`) is stored under, where it is named by its file, so that
+/// this partition's later pages are named as on one node, which sees every name.
+pub(super) fn note_theirs(store: &Store, seq: u64, name: &str, source: &str) -> Result<()> {
+    if let Some(stored) = by_file(store, name, source)? {
+        store.put_name_of_theirs(&stored, seq, split_source(source).0)?;
     }
-    // The name itself, else the first suffixed one free of other files' documents.
+    Ok(())
+}
+
+/// The name a document named `name`, read from `source`, is stored under where it is
+/// named by its file: the name itself, else the first suffixed one free of other
+/// files' documents (those of this store, and of the others' partitions it was told
+/// of). None where the name is not its file's.
+fn by_file(store: &Store, name: &str, source: &str) -> Result<Option<String>> {
+    let (file, line) = split_source(source);
+    if line != 0 || !named_by_file(file, name) {
+        return Ok(None);
+    }
     for n in 1u64.. {
-        let name = match n {
-            1 => doc.name.clone(),
-            n => format!("{}{SUFFIX}{n}", doc.name),
+        let candidate = match n {
+            1 => name.to_string(),
+            n => format!("{name}{SUFFIX}{n}"),
         };
-        let mut others = false;
-        for seq in store.seqs_named(&name)? {
+        let mut others = store.files_of_theirs_named(&candidate)?.iter().any(|f| f != file);
+        for seq in store.seqs_named(&candidate)? {
             let held = store.doc(seq)?.is_some_and(|m| split_source(&m.source).0 != file);
             others |= held;
         }
         if !others {
-            return Ok(name);
+            return Ok(Some(candidate));
         }
     }
     unreachable!("some suffix is free")

@@ -123,9 +123,11 @@ impl DataDir {
         self.store.set_elsewhere(elsewhere)
     }
 
-    /// Counts another partition's document `seq`, of `text` on `site` (where templates
-    /// are labelled: [`super::site_of`]), in its turn (after every document before it,
-    /// before every one after), as its owner's analysis counts it: its lines in its
+    /// Counts another partition's document `seq`, named `name` and read from `source`,
+    /// of `text` on `site` (where templates are labelled: [`super::site_of`]), in its
+    /// turn (after every document before it, before every one after), as its owner
+    /// counts it: the name it is stored under where its file names it (this
+    /// partition's later pages of the same file name are named after it); its lines in its
     /// site's counts, which may make lines template on this partition's pages too (as
     /// on one node: every partition counts every document), and its words outside its
     /// own template lines in the document frequencies. Each once: the lines not when
@@ -134,7 +136,14 @@ impl DataDir {
     /// partition's last stored document). The shard workers hold the other sections of
     /// the derived indexes; a search that reads its sketch or sentences computes them
     /// again from its text, as an evicted stored document's are.
-    pub fn count_theirs(&mut self, seq: u64, text: &str, site: Option<u64>) -> Result<()> {
+    pub fn count_theirs(
+        &mut self,
+        seq: u64,
+        (name, source): (&str, &str),
+        text: &str,
+        site: Option<u64>,
+    ) -> Result<()> {
+        super::names::note_theirs(&self.store, seq, name, source)?;
         let runs = match site {
             Some(site) if self.store.templates_counted_through()? < seq => {
                 let cfg = self.engine.config();

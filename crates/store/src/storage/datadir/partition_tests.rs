@@ -200,7 +200,7 @@ fn partitioned(dir: &std::path::Path, docs: &[InputDoc], partitions: u32) -> Out
             let theirs: Vec<_> =
                 revised.iter().filter(|r| partition_of(r.seq, partitions) == q as u32).cloned().collect();
             if q != p {
-                dd.count_theirs(seq, &doc.text, None).unwrap();
+                dd.count_theirs(seq, (&doc.name, &doc.source), &doc.text, None).unwrap();
                 dd.store().put_revisions(seq, &theirs).unwrap();
                 dd.store().revised_elsewhere(
                     revised.iter().filter(|r| partition_of(r.seq, partitions) != q as u32).map(|r| r.seq),
@@ -257,7 +257,7 @@ fn another_partitions_documents_given_again_count_once() {
         let mut dd = DataDir::open_write(&dir, &overrides(), Policy::default()).unwrap();
         for _again in 0..2 {
             for seq in 1..=pages {
-                dd.count_theirs(seq, &page(seq), Some(7)).unwrap();
+                dd.count_theirs(seq, ("page", "pages.jsonl:1"), &page(seq), Some(7)).unwrap();
             }
         }
         let rc = dd.recomputer();

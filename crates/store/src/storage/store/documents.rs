@@ -9,8 +9,8 @@ use crate::input::date::parse_published;
 
 use super::cache::DocFacts;
 use super::codec::{decode_with_tail, encode, seq_key};
-use super::table::{Empty, Raw, Value};
-use super::{Result, Store, StoreError, CF_DOCS, CF_NAMES, CF_RESULTS, CF_STAGE, CF_TEXT};
+use super::table::{Empty, Postcard, Raw, Value};
+use super::{Result, Store, StoreError, CF_DOCS, CF_META, CF_NAMES, CF_RESULTS, CF_STAGE, CF_TEXT};
 
 /// Metadata of a stored document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,6 +293,34 @@ impl Store {
         Ok(out)
     }
 
+    /// In a partition of a deployment, records that another partition's document
+    /// `seq`, of file `file`, is stored under `name` (`meta`, `nm/` + name + 0 + seq):
+    /// what naming this partition's pages reads beside its own documents' names.
+    pub fn put_name_of_theirs(&self, name: &str, seq: u64, file: &str) -> Result<()> {
+        let mut b = WriteBatch::default();
+        self.put(&mut b, CF_META.records::<Postcard<String>>(), &theirs_name_key(name, seq), &file.to_string());
+        self.write(b, false)
+    }
+
+    /// The files of the other partitions' documents stored under `name`.
+    pub fn files_of_theirs_named(&self, name: &str) -> Result<Vec<String>> {
+        if !self.partitioned() {
+            return Ok(Vec::new());
+        }
+        let prefix = theirs_name_key(name, 0);
+        let prefix = &prefix[..prefix.len() - 8];
+        let mut out = Vec::new();
+        // Raw: the keys after the prefix are other records of `meta`.
+        for item in self.scan(CF_META.records::<Raw>(), IteratorMode::From(prefix, rocksdb::Direction::Forward)) {
+            let (k, bytes) = item?;
+            if !k.starts_with(prefix) {
+                break;
+            }
+            out.push(self.decode_value::<Postcard<String>>(CF_META.name, &k, &bytes)?);
+        }
+        Ok(out)
+    }
+
     /// Resolves `#N` (always the id N), or a name (the latest document of that name) or
     /// a bare id: one that is both the name of one document and the id of another is
     /// [`StoreError::Ambiguous`], never silently one of them.
@@ -348,6 +376,11 @@ impl Store {
     pub fn name_of(&self, seq: u64) -> Result<String> {
         Ok(self.doc(seq)?.map_or_else(|| format!("#{seq}"), |d| d.name))
     }
+}
+
+/// The key of [`Store::put_name_of_theirs`].
+fn theirs_name_key(name: &str, seq: u64) -> Vec<u8> {
+    [&b"nm/"[..], name.as_bytes(), &[0], &seq.to_be_bytes()].concat()
 }
 
 #[cfg(test)]
