@@ -100,6 +100,9 @@ struct Inner {
     places: Mutex<HashMap<String, Places>>,
     /// The writers of this process ([`Appends`]), flushed before any wait.
     writers: Mutex<Vec<std::sync::Weak<Mutex<append::Writer>>>>,
+    /// [`Log::largest_record`], once a server has said it (read for every record
+    /// appended: the client's copy of the server's description is not cheap to read).
+    largest: std::sync::OnceLock<usize>,
 }
 
 /// The log's own thread: every [`LATENCY`], a writer's batch open that long is sent
@@ -191,6 +194,7 @@ impl Log {
                 replicas: replicas.max(1),
                 places: Mutex::default(),
                 writers: Mutex::default(),
+                largest: std::sync::OnceLock::new(),
             }),
         };
         let inner = Arc::downgrade(&log.inner);
@@ -292,8 +296,11 @@ impl Log {
     /// The largest record the log server takes, alone in a batch (its `max_payload`
     /// less [`FRAMING`]; None before the client has heard from a server).
     pub fn largest_record(&self) -> Option<usize> {
+        if let Some(&largest) = self.inner.largest.get() {
+            return Some(largest);
+        }
         let max = self.inner.js.client().server_info().max_payload;
-        (max > FRAMING).then(|| max - FRAMING)
+        (max > FRAMING).then(|| *self.inner.largest.get_or_init(|| max - FRAMING))
     }
 
     /// The number of the last record of `stream` (0: empty).
