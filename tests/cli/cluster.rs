@@ -492,6 +492,22 @@ impl OneShard {
         children
     }
 
+    /// The worker and the aggregator until document `until`, a checkpoint slot at every
+    /// document, then the worker again from its slot (which it says) and the aggregator
+    /// to document `last`: the outcome.
+    fn restarted_at(&self, until: &str, last: &str) -> (Vec<Value>, Value, String) {
+        finish(&mut self.run(until, "0"), 120, "the documents before the restart");
+        let aggregator = self.cluster(&["aggregate", "--until", last, "--data"]).arg(&self.agg).spawn().unwrap();
+        let mut worker = self.worker_command(last, "30");
+        worker.stderr(std::process::Stdio::piped());
+        let mut children = [worker.spawn().unwrap(), aggregator];
+        finish(&mut children, 300, "the rest after the restart");
+        let mut said = String::new();
+        std::io::Read::read_to_string(&mut children[0].stderr.take().unwrap(), &mut said).unwrap();
+        assert!(said.contains(&format!("from checkpoint #{until},")), "{said}");
+        self.outcome()
+    }
+
     /// The export and the union of the shard, as [`cluster`] gives them.
     fn outcome(&self) -> (Vec<Value>, Value, String) {
         let union = self.cluster(&["union", "--json"]).arg(&self.image).output().unwrap().stdout;

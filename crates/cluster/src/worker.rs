@@ -25,11 +25,16 @@
 //! Derived indexes: the worker holds its part of the signature and
 //! near-duplicate sections ([`HeldPart`]); its answer carries what the part answers to
 //! the document's searches as of the document before, and the part then adds the
-//! document's keys (from its text, or prepared at submission).
+//! document's keys (from its text, or prepared at submission). Where site templates
+//! are labelled, a document's work leaves its own template lines out, as its owner's
+//! analysis does: the worker counts every site's lines itself ([`SiteLines`]), as the
+//! partitions do in their stores (`docs/SCALE-OUT.md`, "The single node's defaults:
+//! site templates").
 //!
 //! Restart: the table is held in memory, restored from the newest checkpoint slot
 //! (the daemon's A/B slots, `textorigin_store::storage::checkpoint`, holding the range,
-//! its counters, the index part and the document it reflects) and brought up to date by replaying the
+//! its counters, the index part, the sites' line counts and the document it reflects)
+//! and brought up to date by replaying the
 //! log from the next document: its answers are already in its stream (each is
 //! compared with the one recomputed: a difference is a determinism bug, or another
 //! worker on the same shard) and the feedback in the feedback stream, so a replay

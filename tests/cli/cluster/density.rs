@@ -9,9 +9,7 @@ use serde_json::Value;
 
 use crate::util::bin;
 
-use super::{
-    assert_equal, cluster_of, corpus, finish, shuffled, single, single_of, Nats, OneShard, UNBOUNDED_REVISIONS,
-};
+use super::{assert_equal, cluster_of, corpus, shuffled, single, single_of, Nats, OneShard, UNBOUNDED_REVISIONS};
 
 /// A temporary directory holding a configuration file of one node's defaults on a
 /// table small enough that the density rises on the sample corpus (six times: the
@@ -86,16 +84,7 @@ fn a_worker_restarted_with_a_raise_of_the_density_pending_raises_it_as_one_node_
     let nats = Nats::start(tmp.path(), 1);
     let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
     let last = d.submit(&corpus(tmp.path(), 1));
-    finish(&mut d.run(&until, "0"), 120, "the documents before the raise");
-    let aggregator = d.cluster(&["aggregate", "--until", &last, "--data"]).arg(&d.agg).spawn().unwrap();
-    let mut worker = d.worker_command(&last, "30");
-    worker.stderr(std::process::Stdio::piped());
-    let mut children = [worker.spawn().unwrap(), aggregator];
-    finish(&mut children, 300, "the rest after the restart");
-    let mut said = String::new();
-    std::io::Read::read_to_string(&mut children[0].stderr.take().unwrap(), &mut said).unwrap();
-    assert!(said.contains(&format!("from checkpoint #{until},")), "{said}");
-    assert_equal(&one, &d.outcome(), "a worker restarted with a raise pending");
+    assert_equal(&one, &d.restarted_at(&until, &last), "a worker restarted with a raise pending");
 }
 
 /// `cluster init` refuses, before it reaches the log, the density a deployment's workers

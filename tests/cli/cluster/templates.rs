@@ -10,9 +10,7 @@ use serde_json::Value;
 
 use crate::util::fixture;
 
-use super::{
-    assert_equal, cluster_of, corpus, finish, shuffled, single_of, with_sites, Nats, OneShard, UNBOUNDED_REVISIONS,
-};
+use super::{assert_equal, cluster_of, corpus, shuffled, single_of, with_sites, Nats, OneShard, UNBOUNDED_REVISIONS};
 
 /// A configuration of one node's defaults (site templates labelled, the adaptive
 /// density) on a table small enough to evict: (its directory, the file).
@@ -107,16 +105,7 @@ fn a_worker_restarted_from_a_slot_goes_on_counting_the_sites_lines() {
     let nats = Nats::start(tmp.path(), 1);
     let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
     let last = d.submit(&files);
-    finish(&mut d.run(until, "0"), 120, "the first documents");
-    let aggregator = d.cluster(&["aggregate", "--until", &last, "--data"]).arg(&d.agg).spawn().unwrap();
-    let mut worker = d.worker_command(&last, "30");
-    worker.stderr(std::process::Stdio::piped());
-    let mut children = [worker.spawn().unwrap(), aggregator];
-    finish(&mut children, 300, "the rest after the restart");
-    let mut said = String::new();
-    std::io::Read::read_to_string(&mut children[0].stderr.take().unwrap(), &mut said).unwrap();
-    assert!(said.contains(&format!("from checkpoint #{until},")), "{said}");
-    assert_equal(&one, &d.outcome(), "a worker restarted from a slot");
+    assert_equal(&one, &d.restarted_at(until, &last), "a worker restarted from a slot");
 }
 
 /// The HTML files of a folder are one site in a deployment as on one node (`cluster
