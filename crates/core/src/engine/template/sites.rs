@@ -50,16 +50,6 @@ impl SiteLines {
     pub fn from_entries(entries: &[(u64, u64, u32)]) -> SiteLines {
         SiteLines { counts: entries.iter().map(|&(s, h, n)| ((s, h), n)).collect() }
     }
-
-    /// How many (site, line) pairs are counted.
-    pub fn len(&self) -> usize {
-        self.counts.len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.counts.is_empty()
-    }
 }
 
 #[cfg(test)]
