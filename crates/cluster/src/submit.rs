@@ -17,7 +17,7 @@ use textorigin_store::ingest::{inputs, Input};
 use textorigin_store::input::Limits;
 
 use crate::batch::{AGE, RECORDS};
-use crate::log::{Appends, Log};
+use crate::log::{Appends, Log, LogError};
 use crate::searched::Searched;
 use crate::wire::{encode, items_stream, subject, Doc, Items, Meta, DOCS};
 use crate::{ClusterError, Result};
@@ -104,19 +104,19 @@ pub fn submit(
             id_number: doc.id_number,
             date_field: doc.date_field,
         };
-        let record = msg.encode();
-        // A document the log server would refuse is left out, as `ingest` leaves out
-        // one over `--max-doc-bytes`, with the way on.
-        if let Some(largest) = log.largest_record().filter(|&l| record.len() > l) {
-            event(Submitted::Failed(format!(
-                "{}: {} bytes as a message of the log, more than its server takes ({largest}): not admitted; raise \
-                 max_payload in nats-server's configuration (64MB at most) to admit it",
-                msg.name,
-                record.len()
-            )));
-            continue;
+        match docs.push(last + 1, msg.encode()) {
+            // A document the log server would refuse (refused before anything is sent)
+            // is left out, as `ingest` leaves out one over `--max-doc-bytes`, with the way on.
+            Err(LogError::TooLarge { bytes, largest, .. }) => {
+                event(Submitted::Failed(format!(
+                    "{}: {bytes} bytes as a message of the log, more than its server takes ({largest}): not \
+                     admitted; raise max_payload in nats-server's configuration (64MB at most) to admit it",
+                    msg.name
+                )));
+                continue;
+            }
+            pushed => pushed?,
         }
-        docs.push(last + 1, record)?;
         last += 1;
         if let Some(s) = &shards {
             if held.is_empty() {
