@@ -100,14 +100,17 @@ impl Recomputer {
     /// [`Recomputer::sentence_words`] of the sentences outside the site template lines
     /// `runs` (those mostly in them count none: [`template::blank_sentences`]).
     pub fn sentence_words_outside(&self, text: &str, runs: &[TemplateRun]) -> Vec<u64> {
+        self.with_tokens(text, |tokens| self.words_outside(text, tokens, runs))
+    }
+
+    /// [`Recomputer::sentence_words_outside`] of `text` split into `tokens` already.
+    pub fn words_outside(&self, text: &str, tokens: &[Token], runs: &[TemplateRun]) -> Vec<u64> {
         if runs.is_empty() {
-            return self.sentence_words(text);
+            return quote::words_of_terms(tokens);
         }
-        self.with_tokens(text, |tokens| {
-            let mut sentences = quote::sentences_without_clauses(text, tokens, self.tokenizer.terms());
-            template::blank_sentences(&mut sentences, runs);
-            quote::words(&sentences)
-        })
+        let mut sentences = quote::sentences_without_clauses(text, tokens, self.tokenizer.terms());
+        template::blank_sentences(&mut sentences, runs);
+        quote::words(&sentences)
     }
 
     /// The near-duplicate sketch of a document's `tokens` outside its site template

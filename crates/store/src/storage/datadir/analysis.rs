@@ -28,6 +28,7 @@ use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, 
 use textorigin_core::neardup::Sketch;
 use textorigin_core::quote::{self, QuoteFind, Sentence};
 use textorigin_core::select::FLOOR;
+use textorigin_core::text::Token;
 use xxhash_rust::xxh3::xxh3_128;
 
 /// Seconds since `t`, restarting it.
@@ -152,7 +153,7 @@ impl Searches {
 pub fn sketch_and_sentences(
     on: Searches,
     rc: &Recomputer,
-    (text, tokens): (&str, &[textorigin_core::text::Token]),
+    (text, tokens): (&str, &[Token]),
     runs: &[TemplateRun],
 ) -> (Option<Sketch>, Option<Vec<Sentence>>) {
     let sketch = on.near_duplicates.then(|| rc.sketch_outside(tokens, runs));
@@ -169,10 +170,23 @@ pub fn sketch_and_sentences(
 /// partition adds of a document again (the shard workers hold the other sections).
 /// Its sentences mostly in its own site template lines `runs` count none.
 pub(super) fn index_words(rc: &Recomputer, cfg: &Config, text: &str, runs: &[TemplateRun]) -> IndexAdd {
-    if !Searches::of(cfg).quotations {
-        return IndexAdd::default();
+    match Searches::of(cfg).quotations {
+        true => IndexAdd { words: rc.sentence_words_outside(text, runs), ..IndexAdd::default() },
+        false => IndexAdd::default(),
     }
-    IndexAdd { words: rc.sentence_words_outside(text, runs), ..IndexAdd::default() }
+}
+
+/// [`index_words`] of `text` split into `tokens` already.
+pub(super) fn index_words_of(
+    rc: &Recomputer,
+    cfg: &Config,
+    (text, tokens): (&str, &[Token]),
+    runs: &[TemplateRun],
+) -> IndexAdd {
+    match Searches::of(cfg).quotations {
+        true => IndexAdd { words: rc.words_outside(text, tokens, runs), ..IndexAdd::default() },
+        false => IndexAdd::default(),
+    }
 }
 
 /// Whether near-duplicate detection and quotation search are on.

@@ -144,21 +144,26 @@ impl DataDir {
         site: Option<u64>,
     ) -> Result<()> {
         super::names::note_theirs(&self.store, seq, name, source)?;
-        let runs = match site {
+        let (cfg, rc) = (self.engine.config(), &self.recompute);
+        let count_words = Indexes::over(self.table.index_region(), self.shape).stats().last_seq < seq;
+        let add = match site {
+            // Its lines and its words from one split into tokens.
             Some(site) if self.store.templates_counted_through()? < seq => {
-                let cfg = self.engine.config();
-                let (runs, write) = self.recompute.with_tokens(text, |tokens| {
+                let (write, add) = rc.with_tokens(text, |tokens| {
                     let lines = template::lines(text, tokens);
-                    templates::decide(&self.store, cfg, (seq, site), (&lines, tokens, text.len() as u32))
+                    let decided = templates::decide(&self.store, cfg, (seq, site), (&lines, tokens, text.len() as u32));
+                    decided.map(|(runs, write)| {
+                        (write, count_words.then(|| analysis::index_words_of(rc, cfg, (text, tokens), &runs)))
+                    })
                 })?;
                 self.store.put_templates_of_theirs(seq, &write)?;
-                runs
+                add
             }
-            Some(_) => self.store.own_templates(seq)?,
-            None => Vec::new(),
+            Some(_) if count_words => Some(analysis::index_words(rc, cfg, text, &self.store.own_templates(seq)?)),
+            None if count_words => Some(analysis::index_words(rc, cfg, text, &[])),
+            _ => None,
         };
-        if Indexes::over(self.table.index_region(), self.shape).stats().last_seq < seq {
-            let add = analysis::index_words(&self.recompute, self.engine.config(), text, &runs);
+        if let Some(add) = add {
             Indexes::over(self.table.index_region_mut()?, self.shape).add(self.recompute.quote(), seq, &add);
         }
         Ok(())
