@@ -97,13 +97,9 @@ impl Recomputer {
         self.with_tokens(text, quote::words_of_terms)
     }
 
-    /// [`Recomputer::sentence_words`] of the sentences outside the site template lines
-    /// `runs` (those mostly in them count none: [`template::blank_sentences`]).
-    pub fn sentence_words_outside(&self, text: &str, runs: &[TemplateRun]) -> Vec<u64> {
-        self.with_tokens(text, |tokens| self.words_outside(text, tokens, runs))
-    }
-
-    /// [`Recomputer::sentence_words_outside`] of `text` split into `tokens` already.
+    /// [`Recomputer::sentence_words`] of `text`, split into `tokens` already, of the
+    /// sentences outside the site template lines `runs` (those mostly in them count
+    /// none: [`template::blank_sentences`]).
     pub fn words_outside(&self, text: &str, tokens: &[Token], runs: &[TemplateRun]) -> Vec<u64> {
         if runs.is_empty() {
             return quote::words_of_terms(tokens);

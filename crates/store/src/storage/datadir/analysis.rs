@@ -171,7 +171,7 @@ pub fn sketch_and_sentences(
 /// Its sentences mostly in its own site template lines `runs` count none.
 pub(super) fn index_words(rc: &Recomputer, cfg: &Config, text: &str, runs: &[TemplateRun]) -> IndexAdd {
     match Searches::of(cfg).quotations {
-        true => IndexAdd { words: rc.sentence_words_outside(text, runs), ..IndexAdd::default() },
+        true => rc.with_tokens(text, |tokens| index_words_of(rc, cfg, (text, tokens), runs)),
         false => IndexAdd::default(),
     }
 }
