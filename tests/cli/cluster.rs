@@ -661,6 +661,10 @@ fn the_aggregators_table_file_holds_no_buckets_and_init_refuses_a_directory_with
     let index = stats["indexes"]["bytes"].as_u64().unwrap();
     let len = std::fs::metadata(agg.join("table")).unwrap().len();
     assert!(len < index + (1 << 20), "the aggregator's table file is {len} bytes, its index {index}");
+    // `stats` says whose the table is, rather than show the empty one of its file.
+    assert_eq!(stats["sharded"], true);
+    let text = ok(&agg, &["stats"]);
+    assert!(text.contains("the deployment's shard workers'") && !text.contains("fill:"), "{text}");
     // An init cut off before it wrote the file `cluster`: the store still says so.
     std::fs::remove_file(agg.join("cluster")).unwrap();
     let out = bin().arg("ingest").arg("--data").arg(&agg).arg(fixture("gcc-sample.jsonl")).output().unwrap();
@@ -671,6 +675,8 @@ fn the_aggregators_table_file_holds_no_buckets_and_init_refuses_a_directory_with
     );
     let single = tmp.path().join("single");
     ok(&single, &["ingest", &fixture("gcc-sample.jsonl").to_string_lossy()]);
+    assert!(json(&single, &["stats", "--json"]).get("sharded").is_none());
+    assert!(ok(&single, &["stats"]).contains("fill:"));
     let out = init(&single);
     assert!(
         !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("holds documents"),

@@ -304,29 +304,44 @@ pub fn list(rows: &[ListRow]) -> String {
 /// The statistics.
 pub fn stats(v: &StatsView) -> String {
     let t = &v.table;
+    // A deployment's aggregator holds no bucket: its workers hold the table.
+    let table = match v.sharded {
+        true => "table:       the deployment's shard workers' (`textorigin cluster union` of their images: its digest \
+                 and counters)\n"
+            .to_string(),
+        false => format!(
+            "table:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  \
+             inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to \
+             the table\n",
+            t.path,
+            t.bytes,
+            t.buckets,
+            t.bucket_entries,
+            t.used_buckets,
+            t.occupied,
+            t.capacity,
+            t.fill_pct,
+            t.inserts,
+            t.evictions,
+            t.lookups,
+            t.hits,
+            t.hit_pct,
+            v.ssr_pct,
+            v.shingles,
+        ),
+    };
     let mut out = format!(
-        "documents:   {}\ntable:       {} ({} bytes, {} buckets of {} entries, {} in use)\n  fill:      {} of {} entries ({:.1}%)\n  inserts:   {}, evictions: {}\n  lookups:   {}, hits: {} ({:.1}%)\nssr:         {:.1}% of {} shingles sent to the table\ndensity:     {}\ntable_digest: {}\nindexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {})\n  in use:    buckets of words {} of {}, of signatures {} of {}, of near-dup keys {} of {}\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}{}\n",
+        "documents:   {}\n{}density:     {}\n{}indexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {}){}\n  in use:    buckets of words {} of {}, of signatures {} of {}, of near-dup keys {} of {}\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}{}\n",
         v.documents,
-        t.path,
-        t.bytes,
-        t.buckets,
-        t.bucket_entries,
-        t.used_buckets,
-        t.occupied,
-        t.capacity,
-        t.fill_pct,
-        t.inserts,
-        t.evictions,
-        t.lookups,
-        t.hits,
-        t.hit_pct,
-        v.ssr_pct,
-        v.shingles,
+        table,
         match t.density.as_str() {
             "paper" => "paper (the selection alone)".to_string(),
             d => format!("{d} of the shingles the selection leaves out are sent too (adaptive: halves as the table fills)"),
         },
-        digest_line(&v.table_digest, v.digest_of.as_deref()),
+        match v.sharded {
+            true => String::new(),
+            false => format!("table_digest: {}\n", digest_line(&v.table_digest, v.digest_of.as_deref())),
+        },
         v.indexes.bytes,
         v.indexes.counters.documents,
         v.indexes.counters.df_inserts - v.indexes.counters.df_evictions,
@@ -339,6 +354,7 @@ pub fn stats(v: &StatsView) -> String {
         v.indexes.counters.nd_inserts - v.indexes.counters.nd_evictions,
         v.indexes.neardup_capacity,
         v.indexes.counters.nd_evictions,
+        if v.sharded { " (signatures and near-dup keys: the shard workers')" } else { "" },
         v.indexes.buckets_in_use[0],
         v.indexes.buckets[0],
         v.indexes.buckets_in_use[1],

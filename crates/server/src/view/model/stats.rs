@@ -33,6 +33,11 @@ pub struct TableView {
 #[derive(Debug, Clone, Serialize)]
 pub struct StatsView {
     pub documents: u64,
+    /// A sharded deployment's aggregator: its shard workers hold the table and the
+    /// signature and near-duplicate sections of the derived indexes (`cluster union`
+    /// lays their images side by side); the table here holds no bucket.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sharded: bool,
     pub table: TableView,
     pub shingles: u64,
     pub ssr_pct: f64,
@@ -106,6 +111,7 @@ pub fn stats(
     let (store_disk_bytes, store_log_bytes) = store.files_on_disk()?;
     Ok(StatsView {
         documents: store.next_seq()? - 1,
+        sharded: store.is_aggregator()?,
         table: TableView {
             path: table.path().display().to_string(),
             bytes: config.table_bytes,
