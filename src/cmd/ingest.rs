@@ -122,7 +122,9 @@ fn recover(dir: &std::path::Path, interrupt: &AtomicBool) -> Result<()> {
 pub fn run(a: Args) -> Result<ExitCode> {
     let limits = a.limits.limits()?;
     let (interrupt, hup) = interrupt_flag()?;
-    // A mistyped path makes no data directory.
+    // A mistyped path makes no data directory; nor does a run that stores nothing
+    // because its inputs fail (below).
+    let made = !a.data.dir.exists();
     let found = expand_paths(&a.paths);
     if !a.data.dir.exists() && !found.is_empty() && found.iter().all(Result::is_err) {
         for e in found.iter().filter_map(|f| f.as_ref().err()) {
@@ -188,6 +190,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "ingested {} document(s), {} failed{skipped}; table: {} of {} entries used, {} evictions",
         summary.stored, summary.failed, stats.occupied, capacity, stats.evictions
     );
+    if made && summary.stored == 0 && summary.skipped == 0 && summary.failed > 0 && !summary.interrupted {
+        std::fs::remove_dir_all(&a.data.dir)
+            .with_context(|| format!("cannot remove the empty data directory {}", a.data.dir.display()))?;
+        eprintln!("nothing was stored: no data directory was made at {}", a.data.dir.display());
+        return Ok(ExitCode::from(SOME_FAILED));
+    }
     if summary.interrupted {
         eprintln!("interrupted: the table is closed cleanly; run the same command again to continue (what was stored is skipped)");
         return Ok(ExitCode::from(INTERRUPTED));

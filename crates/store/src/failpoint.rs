@@ -19,7 +19,8 @@
 //! document batch itself; use `error` to simulate a full disk), `store.sync` (the group
 //! commit's fsync; `error` simulates a failed fsync), `parse` (a parser
 //! thread, before it reads a file; use `panic`), `read:NAME` (reading the spool file
-//! NAME; `error` makes it unreadable), `table.close.after-flush` (a table's buckets
+//! NAME; `error` makes it unreadable), `read:NAME:N` (the daemon's reader taking
+//! document N, 1-based, of spool file NAME; `abort` is a parser that crashes on it), `table.close.after-flush` (a table's buckets
 //! flushed, its clean flag not yet written), `recover.replay` (before each document
 //! recovery replays), `analyse.after-table` (a document applied to the table, the
 //! reads of its origins' texts for alignment to come; `error` simulates a failed read),
@@ -40,6 +41,20 @@ use std::sync::OnceLock;
 fn control() -> Option<&'static PathBuf> {
     static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
     PATH.get_or_init(|| std::env::var_os("TEXTORIGIN_FAILPOINTS").map(PathBuf::from)).as_ref()
+}
+
+/// Whether points are being controlled (the variable is set), so that a caller can
+/// skip naming a point it would hit very often.
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn active() -> bool {
+    false
+}
+
+/// Whether points are being controlled (the variable is set).
+#[cfg(feature = "failpoints")]
+pub fn active() -> bool {
+    control().is_some()
 }
 
 /// Passes point `name` (a build without the `failpoints` feature: nothing happens).

@@ -11,10 +11,17 @@
 //! The file is read with the `parquet` crate's row reader, a row group at a time and
 //! within it a page at a time: memory is bounded by a row group's pages, whatever the
 //! file's size. Compressions read: uncompressed, Snappy (pyarrow's default), gzip,
-//! LZ4 and Brotli. Zstandard is not: the `zstd` crate it needs would rebuild
-//! RocksDB's C++ with another feature set (the workspace's `Cargo.toml`); such a file
-//! fails naming the codec. Parquet is read from a file (its metadata is at its end),
-//! never from standard input or a compressed stream ([`super::magic`] refuses those).
+//! LZ4, Brotli and Zstandard (polars' default). Parquet is read from a file (its
+//! metadata is at its end), never from standard input or a compressed stream
+//! ([`super::magic`] refuses those).
+//!
+//! **Hostile files**: before the crate reads the footer, its schema's depth is checked
+//! (`parquet/footer.rs`: the crate's recursion overflowed the stack on 10,000 nested groups);
+//! before any page is decoded, every column chunk's decoded size is held to the limits
+//! a compressed file is ([`Limits::decoded_bytes`], and [`Limits::ratio`] times its
+//! compressed size beyond [`super::RATIO_FLOOR`]): a 522 KB file with one 512 MiB value
+//! took 1.56 GB before its document was refused. (A footer that understates its
+//! chunks' sizes is not caught here: the crate trusts each page's own header.)
 
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,7 +46,10 @@ pub fn parquet_docs(
         file: source.to_string(),
         reason: format!("a Parquet file that cannot be read: {e}"),
     };
+    footer::check(&file, len).map_err(|reason| InputError::Unreadable { file: source.to_string(), reason })?;
     let reader = SerializedFileReader::new(file).map_err(bad)?;
+    chunks_within(reader.metadata(), limits)
+        .map_err(|reason| InputError::Unreadable { file: source.to_string(), reason })?;
     let total = reader.metadata().file_metadata().num_rows().max(1) as u64;
     let columns: Vec<String> = reader
         .metadata()
@@ -85,6 +95,31 @@ pub fn parquet_docs(
             }
         })
     })))
+}
+
+/// Refuses a file with a column chunk that decodes past the limits (the module docs).
+fn chunks_within(meta: &parquet::file::metadata::ParquetMetaData, limits: Limits) -> Result<(), String> {
+    for (g, group) in meta.row_groups().iter().enumerate() {
+        for chunk in group.columns() {
+            let (packed, size) = (chunk.compressed_size().max(0) as u64, chunk.uncompressed_size().max(0) as u64);
+            let column = chunk.column_path().string();
+            if limits.decoded_bytes > 0 && size > limits.decoded_bytes {
+                return Err(format!(
+                    "column `{column}` of row group {} decodes to {size} bytes, over the limit of {} (--max-decoded-bytes)",
+                    g + 1,
+                    limits.decoded_bytes
+                ));
+            }
+            if limits.ratio > 0 && size > super::RATIO_FLOOR.saturating_add(packed.saturating_mul(limits.ratio)) {
+                return Err(format!(
+                    "column `{column}` of row group {} decodes to {size} bytes from {packed}, over {} times its size (a compression bomb?; --max-ratio)",
+                    g + 1,
+                    limits.ratio
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A row's document (the module docs).
@@ -153,6 +188,8 @@ fn document(row: &Row, default_name: &str, src: String, limits: Limits) -> Resul
     doc.meta = meta_text(meta, &src)?;
     Ok(doc)
 }
+
+mod footer;
 
 #[cfg(test)]
 mod tests;

@@ -12,13 +12,18 @@
 //! publication date) when it has a valid one, else by `WARC-Date`. Its source is
 //! `FILE:N`, N the record's number in the file. Every other record (`warcinfo`,
 //! `request`, `metadata`, `resource`, `revisit`, responses that are no page) is skipped
-//! and counted: the counts are a warning of the file's last document. A record cut off
-//! by the end of the file, or a header that is no WARC header, ends the file with an
+//! and counted (at most [`MAX_KINDS`] kinds named, the others counted as `other`): the
+//! counts are a warning of the file's last document. A record whose `Content-Length`
+//! is too short leaves the stream inside its body: the reader resynchronises at the
+//! next line that starts with `WARC/` and counts a damaged record (the good records
+//! after it are read). A record cut off by the end of the file ends the file with an
 //! error naming the record (the documents before it are stored; nothing of it is).
 //!
 //! Bodies sent with `Transfer-Encoding: chunked` are de-chunked and those with
 //! `Content-Encoding: gzip` or `deflate` decoded (a crawler such as wget keeps what the
-//! server sent). Text is read as UTF-8, or as Windows-1252 when the response names
+//! server sent), as they are read and within the limits a compressed file is held to
+//! ([`Limits::decoded_bytes`], [`Limits::ratio`]) and the document limit: a 918 KB
+//! record that inflated whole before its size was checked took 1.9 GB. Text is read as UTF-8, or as Windows-1252 when the response names
 //! ISO-8859-1 or Windows-1252; any other charset is read as UTF-8 with invalid bytes
 //! replaced (a warning says so).
 
@@ -31,6 +36,10 @@ use super::{finish, html, Docs, InputDoc, InputError, Limits};
 pub const HEADER_ALLOWANCE: u64 = 64 << 10;
 /// Largest WARC header block.
 const MAX_WARC_HEADER: usize = 64 << 10;
+/// Kinds of skipped records named in the counts; the rest are `other`.
+pub const MAX_KINDS: usize = 16;
+/// Longest kind named (a record's own `WARC-Type` or content type).
+const MAX_KIND_CHARS: usize = 48;
 
 /// Whether `head` (a stream's first bytes, decoded) starts a WARC file.
 pub fn is_warc(head: &[u8]) -> bool {
@@ -95,7 +104,11 @@ impl Warc {
                 return self.queue.pop_front();
             }
             match self.record() {
-                Ok(Some(Record::Skip(what))) => *self.skipped.entry(what).or_default() += 1,
+                Ok(Some(Record::Skip(what))) => {
+                    let what: String = what.chars().take(MAX_KIND_CHARS).collect();
+                    let known = self.skipped.contains_key(&what) || self.skipped.len() < MAX_KINDS;
+                    *self.skipped.entry(if known { what } else { "other".into() }).or_default() += 1;
+                }
                 Ok(Some(Record::Failed(e))) => self.queue.push_back(Err(e)),
                 Ok(Some(Record::Doc(doc))) => {
                     self.documents += 1;
@@ -165,10 +178,11 @@ impl Warc {
         }
         let url = headers.get("warc-target-uri").map(|u| u.trim().trim_matches(['<', '>']).to_string());
         let date = headers.get("warc-date").map(|d| d.trim().to_string());
-        let page = if kind == "conversion" { Ok(Page::text(body)) } else { Page::of_response(body) };
+        let page = if kind == "conversion" { Ok(Page::text(body)) } else { Page::of_response(body, self.limits) };
         let page = match page {
             Ok(p) => p,
             Err(Skip(what)) => return Ok(Some(Record::Skip(what))),
+            Err(Over(reason)) => return Ok(Some(Record::Failed(InputError::Unreadable { file: src, reason }))),
         };
         Ok(Some(self.document(page, url, date, src)))
     }
@@ -205,19 +219,32 @@ impl Warc {
             line.clear();
             (&mut self.reader).take(MAX_WARC_HEADER as u64).read_until(b'\n', line).map_err(|e| bad(e.to_string()))
         };
-        // Blank lines end the record before.
+        // Blank lines end the record before. Anything else before a `WARC/` line is the
+        // rest of a record whose Content-Length was too short: skipped to the next
+        // record (a line read in parts starts only where the line before ended).
+        let mut damaged = None;
+        let mut at_line_start = true;
         loop {
             let n = read_line(&mut line)?;
             if n == 0 {
-                return Ok(None);
-            }
-            if !line.trim_ascii().is_empty() {
                 break;
             }
+            if at_line_start && line.starts_with(b"WARC/") {
+                break;
+            }
+            if damaged.is_none() && !line.trim_ascii().is_empty() {
+                damaged = Some(String::from_utf8_lossy(&line[..line.len().min(40)]).trim().to_string());
+            }
+            at_line_start = line.ends_with(b"\n");
         }
-        if !line.starts_with(b"WARC/") {
-            let shown = String::from_utf8_lossy(&line[..line.len().min(40)]).trim().to_string();
-            return Err(bad(format!("not a WARC record: it starts {shown:?}")));
+        if let Some(shown) = damaged {
+            if self.number == 0 {
+                return Err(bad(format!("not a WARC record: it starts {shown:?}")));
+            }
+            *self.skipped.entry("damaged record (its Content-Length too short)".into()).or_default() += 1;
+        }
+        if line.is_empty() || !line.starts_with(b"WARC/") {
+            return Ok(None);
         }
         let mut headers = BTreeMap::new();
         let mut total = 0;
@@ -242,8 +269,14 @@ impl Warc {
     }
 }
 
-/// Why a record is no document: what it is, for the counts.
-struct Skip(String);
+/// Why a record is no document.
+enum NoPage {
+    /// What it is, for the counts.
+    Skip(String),
+    /// Its body decodes past the limits: why, for its failure.
+    Over(String),
+}
+use NoPage::{Over, Skip};
 
 /// A page's body and how to read it.
 struct Page {
@@ -259,7 +292,7 @@ impl Page {
     }
 
     /// The page an HTTP response holds, or why it holds none.
-    fn of_response(record: Vec<u8>) -> Result<Page, Skip> {
+    fn of_response(mut record: Vec<u8>, limits: Limits) -> Result<Page, NoPage> {
         let end = find(&record, b"\r\n\r\n").map(|i| (i, i + 4)).or_else(|| find(&record, b"\n\n").map(|i| (i, i + 2)));
         let Some((head_end, body_at)) = end else { return Err(Skip("response without HTTP headers".into())) };
         let head = String::from_utf8_lossy(&record[..head_end]);
@@ -279,14 +312,18 @@ impl Page {
             })
         };
         let content_type = header("content-type").unwrap_or_default();
-        let mut body = record[body_at..].to_vec();
-        if header("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+        let (chunked, encoding) = (header("transfer-encoding"), header("content-encoding"));
+        record.drain(..body_at);
+        let mut body = record;
+        if chunked.is_some_and(|t| t.contains("chunked")) {
             body = dechunk(&body).ok_or_else(|| Skip("response with broken chunked encoding".into()))?;
         }
-        match header("content-encoding").as_deref() {
+        match encoding.as_deref() {
             None | Some("" | "identity") => {}
-            Some("gzip" | "x-gzip") => body = inflate(flate2::read::MultiGzDecoder::new(&body[..]))?,
-            Some("deflate") => body = inflate(flate2::read::ZlibDecoder::new(&body[..]))?,
+            Some("gzip" | "x-gzip") => {
+                body = inflate(flate2::read::MultiGzDecoder::new(&body[..]), body.len(), limits)?
+            }
+            Some("deflate") => body = inflate(flate2::read::ZlibDecoder::new(&body[..]), body.len(), limits)?,
             Some(other) => return Err(Skip(format!("response in {other} encoding"))),
         }
         let mime = content_type.split(';').next().unwrap_or_default().trim();
@@ -337,9 +374,26 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-fn inflate(mut r: impl Read) -> Result<Vec<u8>, Skip> {
+/// The decoded body of `packed` compressed bytes read through `r`, stopped one byte past
+/// the most it may decode to (see the module docs).
+fn inflate(r: impl Read, packed: usize, limits: Limits) -> Result<Vec<u8>, NoPage> {
+    let mut most = limits.doc_bytes.saturating_add(HEADER_ALLOWANCE);
+    if limits.decoded_bytes > 0 {
+        most = most.min(limits.decoded_bytes);
+    }
+    if limits.ratio > 0 {
+        most = most.min(super::RATIO_FLOOR.saturating_add((packed as u64).saturating_mul(limits.ratio)));
+    }
     let mut out = Vec::new();
-    r.read_to_end(&mut out).map_err(|_| Skip("response with a broken compressed body".into()))?;
+    r.take(most.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|_| Skip("response with a broken compressed body".into()))?;
+    if out.len() as u64 > most {
+        return Err(Over(format!(
+            "its compressed body ({packed} bytes) decodes to over {most} bytes: past the document limit (--max-doc-bytes), the decoded size (--max-decoded-bytes) or {} times its size (--max-ratio)",
+            limits.ratio
+        )));
+    }
     Ok(out)
 }
 

@@ -237,3 +237,28 @@ fn one_article_is_the_main_content() {
     let two = "<article><p>One.</p></article><article><p>Two.</p></article><div>Rest</div>";
     assert_eq!(html_to_text(two, HtmlMode::Main), "One.\nTwo.\nRest");
 }
+
+/// Issue 79, item 13: every run of text scanned the stack of open elements and every
+/// unmatched end tag searched it, so time grew with the square of the nesting
+/// (`"<b>"*200000 + words + "</i>"*200000` took 119 s). Four times the nesting now
+/// takes about four times as long (best of five runs each; quadratic would be 16).
+#[test]
+fn reading_a_page_is_linear_in_its_nesting() {
+    let page = |n: usize, unit: &str, end: &str| format!("{}the words inside{}", unit.repeat(n), end.repeat(n));
+    let best = |html: &str| {
+        (0..5)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let text = html_to_text(html, HtmlMode::Main);
+                assert!(text.contains("the words inside"));
+                t.elapsed()
+            })
+            .min()
+            .unwrap()
+    };
+    for (unit, end) in [("<b>", "</i>"), ("<div>x", ""), ("<a><span>", "</a>")] {
+        let (small, large) = (best(&page(20_000, unit, end)), best(&page(80_000, unit, end)));
+        let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-4);
+        assert!(ratio < 8.0, "{unit}: {small:?} for 20,000 levels, {large:?} for 80,000 ({ratio:.1}x)");
+    }
+}

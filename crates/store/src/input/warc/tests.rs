@@ -156,3 +156,73 @@ fn binary_formats_are_refused_with_the_reason() {
         assert!(err.contains(what), "{err}");
     }
 }
+
+/// A WARC record of type `kind` for `url` holding `block` (its Content-Length `length`,
+/// or the block's own).
+fn record(kind: &str, url: &str, block: &[u8], length: Option<usize>) -> Vec<u8> {
+    let mut r = format!(
+        "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {url}\r\nWARC-Date: 2026-01-02T03:04:05Z\r\nContent-Length: {}\r\n\r\n",
+        length.unwrap_or(block.len())
+    )
+    .into_bytes();
+    r.extend_from_slice(block);
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
+fn page(words: &str) -> Vec<u8> {
+    format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n{words}").into_bytes()
+}
+
+/// Issue 79, item 12: a gzip body inside a record inflated whole before its size was
+/// checked (918 KB took 1.9 GB). 16 MiB of zeros in 16 KB: the record fails at the
+/// ratio, the page after it is read.
+#[test]
+fn a_compressed_body_is_held_to_the_limits_as_it_is_decoded() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut gz, &vec![b'a'; 16 << 20]).unwrap();
+    let packed = gz.finish().unwrap();
+    assert!(packed.len() < 64 << 10, "{}", packed.len());
+    let mut block = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+    block.extend_from_slice(&packed);
+    let mut warc = record("response", "http://x.example/bomb", &block, None);
+    warc.extend(record("response", "http://x.example/ok", &page("a fine page of words"), None));
+    let docs = read(&warc, "bomb.warc", Limits::from(64 << 20));
+    let err = docs[0].as_ref().unwrap_err().to_string();
+    assert!(err.contains("bomb.warc:1") && err.contains("--max-ratio"), "{err}");
+    assert_eq!(docs[1].as_ref().unwrap().text, "a fine page of words");
+    // Within the ratio, the document limit holds it.
+    let docs = read(&warc, "bomb.warc", Limits { ratio: 0, ..Limits::from(1 << 20) });
+    assert!(docs[0].as_ref().unwrap_err().to_string().contains("--max-doc-bytes"));
+}
+
+/// Issue 79, item 20: a record whose Content-Length is too short ended the file and lost
+/// the good records after it; the reader resynchronises at the next `WARC/` line. And
+/// the counts of skipped records are bounded: 5,000 kinds made one huge warning line.
+#[test]
+fn a_short_record_is_skipped_to_the_next_and_the_kinds_counted_are_bounded() {
+    let body = page("the damaged page, longer than it says it is");
+    let mut warc = record("response", "http://x.example/1", &page("the first page"), None);
+    warc.extend(record("response", "http://x.example/2", &body, Some(body.len() - 20)));
+    warc.extend(record("response", "http://x.example/3", &page("the third page"), None));
+    let docs: Vec<InputDoc> =
+        read(&warc, "short.warc", Limits::from(1 << 20)).into_iter().map(Result::unwrap).collect();
+    let texts: Vec<&str> = docs.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(texts.first(), Some(&"the first page"));
+    assert_eq!(texts.last(), Some(&"the third page"), "{texts:?}");
+    let w = docs.last().unwrap().warnings.join(" ");
+    assert!(w.contains("1 damaged record"), "{w}");
+    let mut warc = Vec::new();
+    for i in 0..5_000 {
+        warc.extend(record(&format!("kind-{i}"), "http://x.example/k", b"x", None));
+    }
+    warc.extend(record("response", "http://x.example/last", &page("the last page"), None));
+    let docs = read(&warc, "kinds.warc", Limits::from(1 << 20));
+    let w = docs[0].as_ref().unwrap().warnings.join(" ");
+    assert!(
+        w.len() < 2_000 && w.contains("5000 skipped") && w.contains("4984 other"),
+        "{} bytes: {}",
+        w.len(),
+        &w[..200]
+    );
+}
