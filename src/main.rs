@@ -81,7 +81,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::BenchDaemon(a) => ok(cmd::bench_daemon::run(a)),
         Command::Upgrade(a) => ok(cmd::upgrade::run(a)),
         Command::Rebuild(a) => cmd::rebuild::run(a),
-        Command::Repair(a) => ok(cmd::repair::run(a)),
+        Command::Repair(a) => cmd::repair::run(a),
         Command::Backup(a) => ok(cmd::backup::run(a)),
         Command::Restore(a) => ok(cmd::restore::run(a)),
         Command::Bench(a) => ok(cmd::bench::run(a)),

@@ -145,3 +145,78 @@ fn upgrade_keeps_a_backup_of_the_older_store_which_restores_to_the_upgraded_resu
     assert!(run(&again, &["upgrade", "--no-backup"]).status.success());
     assert_eq!(export(&again), export(&data));
 }
+
+/// Issue 79, item 18: backups and restores left full-size leftovers and trusted what
+/// they read: a flipped byte in a table file restored as good, a tampered manifest's
+/// count was printed, a symbolic link in a backup was written as a regular file, a
+/// restore to a symbolic link copied everything and failed at the rename leaving
+/// `.LINK.restoring`, and a killed backup's `.NAME.partial` stayed.
+#[test]
+fn a_restore_checks_every_file_and_leaves_nothing_when_it_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, dest) = (tmp.path().join("d"), tmp.path().join("backup"));
+    std::fs::create_dir(tmp.path().join("corpus")).unwrap();
+    let corpus = generated_corpus(&tmp.path().join("corpus"), 40);
+    let refs: Vec<&Path> = corpus.iter().map(|p| p.as_path()).collect();
+    assert!(ingest(&dir, &[], &refs).status.success());
+    // A killed backup's partial copy (its maker gone) is removed by the next backup.
+    let abandoned = tmp.path().join(".old.partial");
+    std::fs::create_dir(&abandoned).unwrap();
+    std::fs::write(abandoned.join(".owner"), "4000000").unwrap();
+    let out = bin().args(["backup", "--data"]).arg(&dir).arg(&dest).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!abandoned.exists(), "the killed backup's copy was left");
+    let restore = |from: &Path, to: &Path| bin().arg("restore").arg(from).arg("--data").arg(to).output().unwrap();
+    let leftovers = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".restoring") || n.ends_with(".partial"))
+            .collect::<Vec<_>>()
+    };
+    // A tampered manifest's count is not what is printed.
+    let tampered = tmp.path().join("tampered");
+    copy_dir(&dest, &tampered);
+    let manifest = std::fs::read_to_string(tampered.join("BACKUP.json")).unwrap();
+    let manifest = manifest.replace("\"documents\": 40", "\"documents\": 999999");
+    std::fs::write(tampered.join("BACKUP.json"), manifest).unwrap();
+    let out = restore(&tampered, &tmp.path().join("r1"));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && said.contains("restored 40 documents") && said.contains("999999"), "{said}");
+    // A flipped byte in the largest table file: refused, nothing left.
+    let flipped = tmp.path().join("flipped");
+    copy_dir(&dest, &flipped);
+    let sst = std::fs::read_dir(flipped.join("db"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .expect("a table file");
+    let mut bytes = std::fs::read(&sst).unwrap();
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x40;
+    std::fs::write(&sst, bytes).unwrap();
+    let target = tmp.path().join("r2");
+    let out = restore(&flipped, &target);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("damaged"), "{err}");
+    assert!(!target.exists() && leftovers().is_empty(), "{:?}", leftovers());
+    // A symbolic link inside a backup is refused.
+    let linked = tmp.path().join("linked");
+    copy_dir(&dest, &linked);
+    std::fs::remove_file(linked.join("db/CURRENT")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", linked.join("db/CURRENT")).unwrap();
+    let out = restore(&linked, &tmp.path().join("r3"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("not a regular file"), "{err}");
+    assert!(leftovers().is_empty(), "{:?}", leftovers());
+    // A restore to a symbolic link is refused before anything is copied.
+    let real = tmp.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = restore(&dest, &link);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("symbolic link"), "{err}");
+    assert!(leftovers().is_empty() && std::fs::read_dir(&real).unwrap().next().is_none());
+}

@@ -209,3 +209,29 @@ fn check_finds_a_table_header_whose_shift_was_changed() {
     std::fs::write(&table, &original).unwrap();
     assert!(run(dir.path(), &["check"]).status.success());
 }
+
+/// Issue 79, item 19: with the largest table file of the store removed, `repair` said
+/// "store repaired" while every text was lost, and `serve` started on it silently. It
+/// now checks what it made, names the losses (in `repair-losses.txt` too) and exits 1,
+/// and `serve` refuses the data directory until that file is removed.
+#[test]
+fn a_repair_that_lost_documents_says_so_and_serve_refuses_until_told() {
+    let (dir, _inputs, _) = made();
+    let db = dir.path().join("db");
+    let largest = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .expect("a table file");
+    std::fs::remove_file(&largest).unwrap();
+    let repaired = run(dir.path(), &["repair"]);
+    let err = String::from_utf8_lossy(&repaired.stderr);
+    assert_eq!(repaired.status.code(), Some(1), "{err}");
+    assert!(err.contains("lost data") && !err.contains("nothing lost"), "{err}");
+    let losses = std::fs::read_to_string(dir.path().join("repair-losses.txt")).unwrap();
+    assert!(losses.contains("has no text") || losses.contains("has no result"), "{losses}");
+    let served = run(dir.path(), &["serve", "--table-size", "4MiB"]);
+    let err = String::from_utf8_lossy(&served.stderr);
+    assert!(!served.status.success() && err.contains("lost data in a repair"), "{err}");
+}

@@ -243,3 +243,33 @@ fn the_table_file_and_its_checkpoints_follow_the_entries_held() {
         assert!(n("slot_disk_bytes") <= in_use + 64 * 1024, "{row}");
     }
 }
+
+/// Issue 79, item 4: `check` beside a healthy live daemon that had recovered from a
+/// `kill -9` reported "the table's bucket shift ... does not fit its entries ... run
+/// `textorigin rebuild`" (exit 1, three times in a row) and passed once the daemon
+/// stopped. Beside a live writer it checks the newest checkpoint's table.
+#[test]
+fn check_beside_a_live_daemon_after_a_recovery_passes() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path();
+    let inputs = tempfile::tempdir().unwrap();
+    let files = generated_corpus(inputs.path(), 2_500);
+    let args = ["--table-size", "4MiB", "--rescan-secs", "1", "--checkpoint-docs", "500"];
+    let daemon = Daemon::start(dir, &args, None);
+    drop_into_spool(dir, &files[..1_000]);
+    wait_drained(dir, 1_000);
+    daemon.kill();
+    let daemon = Daemon::start(dir, &args, None);
+    drop_into_spool(dir, &files[1_000..]);
+    wait_drained(dir, 2_500);
+    wait_until("the idle checkpoint of the last document", 60, || {
+        textorigin_store::storage::checkpoint::newest_valid(dir).is_some_and(|(_, m)| m.seq == 2_500)
+    });
+    for _ in 0..3 {
+        let out = run(dir, &["check"]);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !said.contains("rebuild"), "{said}");
+    }
+    daemon.stop();
+    assert!(run(dir, &["check"]).status.success());
+}

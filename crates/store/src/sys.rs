@@ -1,10 +1,12 @@
 //! The only `unsafe` code of the workspace, each use with its argument
 //! (`docs/ARCHITECTURE.md`, Safety): mapping the table file, finding and punching its
 //! holes, the prefetch hint, the SIGPIPE disposition of the command line, standard
-//! error sent to /dev/null after a hang-up, and the clock tick of the kernel's CPU accounting.
+//! error sent to /dev/null after a hang-up, the clock tick of the kernel's CPU accounting,
+//! and the free space of a file system.
 #![allow(unsafe_code)]
 
 use std::fs::File;
+use std::path::Path;
 
 use memmap2::{Mmap, MmapMut};
 
@@ -227,6 +229,21 @@ pub fn punch_hole(file: &File, range: std::ops::Range<u64>) -> std::io::Result<(
         }
         e => Err(e),
     }
+}
+
+/// Bytes free for an unprivileged writer on the file system holding `path`.
+pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: `c` is a NUL-terminated path that lives through the call, and `st` points
+    // to memory of the size statvfs(3) writes, which it fills when it returns 0.
+    if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: statvfs returned 0, so it wrote the whole structure.
+    let st = unsafe { st.assume_init() };
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// Restores the default SIGPIPE disposition, so that a command whose reader goes away

@@ -58,6 +58,7 @@ pub use crate::intake::{Budget, DocError, DEFAULT_REVISION_BUDGET, DEFAULT_TAKE_
 pub use error::DataDirError;
 pub use partition::{partition_path, ForOthers, Part};
 pub use rebuild::{RebuildOptions, Rebuilt};
+pub use repair::REPAIR_LOSSES;
 
 /// Where a document admitted now stands ([`DataDir::place`]).
 struct Placed {
@@ -165,6 +166,16 @@ impl DataDir {
     /// The data directory's path.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// When the data directory's file system has less room than a checkpoint slot
+    /// takes (about what the table file holds: its blocks, holes aside): the bytes free
+    /// and those needed.
+    pub fn short_of_checkpoint_space(&self) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let needs = std::fs::metadata(table_path(&self.dir)).ok()?.blocks() * 512;
+        let free = crate::sys::free_bytes(&self.dir).ok()?;
+        (free < needs).then_some((free, needs))
     }
 
     /// The store (documents, texts, results).

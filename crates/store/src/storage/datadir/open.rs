@@ -230,6 +230,20 @@ impl DataDir {
         Ok(Self::assemble(&dir, store, table, cfg, (recompute, shape), false))
     }
 
+    /// The table of the newest valid checkpoint of this data directory's store (a
+    /// consistent state, which a live writer never writes into), read privately; None
+    /// without one.
+    pub fn checkpoint_table(&self) -> Result<Option<TableFile>> {
+        let store = self.store.id()?;
+        let Some((slot, _)) = crate::storage::checkpoint::newest_valid(&self.dir).filter(|(_, m)| m.store == store)
+        else {
+            return Ok(None);
+        };
+        let params = table_params(&self.store, self.config())?;
+        let path = crate::storage::checkpoint::slot_paths(&self.dir, slot).0;
+        Ok(Some(TableFile::open_private(&path, &params)?))
+    }
+
     /// [`DataDir::open_read`] for `query`, against every document stored (also those
     /// stored since the newest checkpoint): the table is a private
     /// copy of the newest valid checkpoint (a consistent state the running daemon never

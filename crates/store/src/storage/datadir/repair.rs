@@ -7,6 +7,10 @@ use super::{db_path, writer_gone, DataDir, Result};
 use crate::error::IoContext;
 use crate::storage::store::{Found, Store, StoreError};
 
+/// The file a repair that lost data leaves in the data directory, naming what was lost;
+/// `serve` refuses the data directory while it is there.
+pub const REPAIR_LOSSES: &str = "repair-losses.txt";
+
 impl DataDir {
     /// Repairs the store of `dir` if it is damaged: copies it first to
     /// `dir/db.damaged-SECONDS`, then lets RocksDB rebuild its manifest from its files.

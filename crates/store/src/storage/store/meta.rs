@@ -35,6 +35,9 @@ pub enum MetaKey {
     /// postcard bool: the data directory is a sharded deployment's aggregator, whose
     /// table file holds no buckets (absent: false).
     Aggregator,
+    /// u64 LE: spool files whose documents failed, whole or in part, since the counter
+    /// was added (absent: 0); written in the batch of the file's last admission record.
+    FilesFailed,
 }
 
 impl MetaKey {
@@ -50,6 +53,7 @@ impl MetaKey {
             MetaKey::FailedNext => b"failed_next",
             MetaKey::StoreId => b"store_id",
             MetaKey::Aggregator => b"aggregator",
+            MetaKey::FilesFailed => b"files_failed",
         }
     }
 }

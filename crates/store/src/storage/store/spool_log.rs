@@ -248,7 +248,23 @@ impl Store {
     pub fn put_admission(&self, a: Admission) -> Result<()> {
         let mut b = WriteBatch::default();
         self.add_admission(&mut b, a);
+        if matches!(a.state, FileAdmission::Ended { failed: 1.., .. }) {
+            self.count_file_failed(&mut b)?;
+        }
         self.write(b, false)
+    }
+
+    /// Adds one to the spool files that failed ([`MetaKey::FilesFailed`]) in a batch.
+    fn count_file_failed(&self, b: &mut WriteBatch) -> Result<()> {
+        let n = self.meta_u64(MetaKey::FilesFailed)?.unwrap_or(0);
+        self.put_meta_u64(b, MetaKey::FilesFailed, n + 1);
+        Ok(())
+    }
+
+    /// Spool files whose documents failed, whole or in part ([`MetaKey::FilesFailed`]):
+    /// what the daemon's `files_failed_total` counts, across its restarts.
+    pub fn files_failed(&self) -> Result<u64> {
+        Ok(self.meta_u64(MetaKey::FilesFailed)?.unwrap_or(0))
     }
 
     /// Records an admission that stored no document (a file that failed whole), synced
@@ -257,6 +273,10 @@ impl Store {
         let mut b = WriteBatch::default();
         if let Some(a) = admission {
             self.add_admission(&mut b, a);
+            // A whole file failed (a document's failure is counted at its file's end).
+            if a.state == FileAdmission::Failed {
+                self.count_file_failed(&mut b)?;
+            }
         }
         let n = self.meta_u64(MetaKey::FailedNext)?.unwrap_or(0);
         self.put(&mut b, CF_FAILED, &n, failure);
