@@ -9,6 +9,7 @@
 //!     via-http/                 one empty mark a file submitted over HTTP (its key in hex)
 //! SPOOL/failed/   files that could not be read, each with its reasons beside it
 //! SPOOL/done/     files taken, with --keep
+//! SPOOL/.reading  the daemon's reader: which file, and which step of it, it is in
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ pub const TMP: &str = "tmp";
 pub const FAILED: &str = "failed";
 /// Files taken, kept with `--keep`.
 pub const DONE: &str = "done";
+/// The reader's record of the file and step it is in (`daemon::reading`).
+pub const READING: &str = ".reading";
 
 /// The server's own directory in the spool's `tmp/`, where submissions are written
 /// before they are linked into `new/`.

@@ -115,7 +115,14 @@ impl DaemonStatus {
                 s.pid = holder;
                 s.state = DaemonState::Unwritten;
             }
-            Some(holder) if holder != Some(s.pid) && !matches!(s.state, DaemonState::Stopped | DaemonState::Gone) => {
+            // The file's daemon does not hold the data directory: gone, unless its process
+            // lives (a daemon that let its store go while it waits for disk space is alive
+            // and retrying, and says so itself: issue 79 found it called "killed").
+            Some(holder)
+                if holder != Some(s.pid)
+                    && !matches!(s.state, DaemonState::Stopped | DaemonState::Gone)
+                    && !is_daemon(s.pid) =>
+            {
                 s.state = DaemonState::Gone;
             }
             _ => {}

@@ -56,6 +56,7 @@ use textorigin_store::storage::datadir::{DataDir, DataDirError, Recovery};
 use textorigin_store::storage::store::StoreError;
 use textorigin_store::storage::table_file::TableError;
 
+mod reading;
 mod sd_notify;
 mod spool;
 
@@ -303,6 +304,8 @@ struct Parsers {
     threads: usize,
     limits: textorigin_store::input::Limits,
     preparer: textorigin_store::storage::datadir::Preparer,
+    /// The reader's record of what it is reading ([`reading`]).
+    watch: Arc<reading::Watch>,
 }
 
 /// The status at start: this process, what recovery did, the newest checkpoint.
@@ -348,11 +351,17 @@ pub fn serve(
     let new_dir = opt.spool.join(layout::NEW);
     let (watcher, wakeups) = watch(&new_dir)?;
     let limits = textorigin_store::input::Limits { html: dd.config().html, ..opt.limits }; // HTML as the data directory reads it
-    let parsers = Parsers { threads: textorigin_store::pipeline::worker_threads(), limits, preparer: dd.preparer() };
+    let parsers = Parsers {
+        threads: textorigin_store::pipeline::worker_threads(),
+        limits,
+        preparer: dd.preparer(),
+        watch: Arc::new(reading::Watch::open(&opt.spool)),
+    };
     let mut status = initial_status(dir, recovery);
     // What the table had applied before this start (it read 0 until the first
     // document of the run).
     status.last_applied = dd.table().stats().last_seq;
+    status.files_failed = dd.store().files_failed().unwrap_or(0);
     let mut d = Daemon {
         opt,
         status,
@@ -577,6 +586,7 @@ impl Daemon<'_> {
             dd.shared_store(),
             layout::marks(&self.opt.spool),
             Arc::clone(&self.opt.budget),
+            Arc::clone(&parsers.watch),
         );
         let run = textorigin_store::pipeline::ordered_map(
             parsers.threads,
@@ -684,6 +694,8 @@ impl Daemon<'_> {
     /// counters (live `stats` readers see them), also in the middle of a large file.
     fn publish_progress(&mut self, dd: &mut DataDir) -> Result<()> {
         self.status.last_applied = dd.table().stats().last_seq;
+        // Counted in the store, so that a restart does not start it again from 0.
+        self.status.files_failed = dd.store().files_failed().unwrap_or(self.status.files_failed);
         dd.publish_counters()?;
         self.status.documents_per_second =
             self.status.documents_applied_this_run as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
@@ -712,7 +724,6 @@ impl Daemon<'_> {
                     }
                 }
                 Outcome::Failed(reasons) => {
-                    self.status.files_failed += 1;
                     touched_failed = true;
                     let failed = spool.join(layout::FAILED);
                     let _ = std::fs::create_dir_all(&failed); // removed meanwhile?
@@ -753,15 +764,19 @@ impl Daemon<'_> {
         Ok(())
     }
 
-    /// Writes a checkpoint of the table (its results made durable first).
-    /// Writes a checkpoint. A slot that cannot be written (a full disk) is no reason to
+    /// Writes a checkpoint of the table (its results made durable first). A slot that cannot be written (a full disk) is no reason to
     /// stop: the newest valid slot and the store still recover every document, so the
     /// failure is logged, shown in the status, and the next checkpoint is tried when due.
     /// A failed store fsync leaves unknown state behind: that stops.
     fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
         let seq = dd.table().stats().last_seq;
-        self.since_checkpoint = 0;
-        self.last_checkpoint = Instant::now();
+        if let Some((free, needs)) = dd.short_of_checkpoint_space() {
+            let (free, needs) = (free >> 20, needs >> 20);
+            tracing::warn!(
+                seq,
+                "the checkpoint at document {seq} needs about {needs} MB free, {free} MB are: it may fail"
+            );
+        }
         match dd.checkpoint() {
             Err(DataDirError::Store(e)) => return Err(DaemonError::Fsync(e)),
             Ok(m) => {
@@ -772,7 +787,7 @@ impl Daemon<'_> {
             }
             Err(e) => {
                 let e = textorigin_store::error::chain(&e);
-                tracing::warn!(error = %e, seq, "checkpoint failed; the previous one stays valid, trying again when due");
+                tracing::warn!(error = %e, seq, "checkpoint at document {seq} failed; the previous one stays valid, trying again when due");
                 self.status.checkpoint_error = Some(e);
             }
         }

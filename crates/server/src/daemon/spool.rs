@@ -13,6 +13,7 @@
 use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
+use super::reading::{Step, Watch, DEATHS};
 use super::Result;
 use crate::budget::{Grant, MemoryBudget};
 use textorigin_store::error::IoContext;
@@ -175,27 +176,48 @@ pub(super) enum Ready {
 /// and keyed, its admission so far looked up in `store` (a file's record is written
 /// only by the apply thread's work on that same file, which comes later) and its HTTP
 /// mark in `marks`, and its documents streamed, each taking its text's bytes of
-/// `budget` (waiting for them) until it is applied.
+/// `budget` (waiting for them) until it is applied. Every step of reading a file is
+/// recorded in `watch`; a step where the process died [`DEATHS`] times in a row is not
+/// taken again ([`super::reading`]).
 pub(super) fn items(
     files: Vec<PathBuf>,
     limits: Limits,
     store: std::sync::Arc<Store>,
     marks: PathBuf,
     budget: std::sync::Arc<MemoryBudget>,
+    watch: std::sync::Arc<Watch>,
 ) -> impl Iterator<Item = Item> + Send {
     files.into_iter().flat_map(move |path| -> Box<dyn Iterator<Item = Item> + Send> {
-        let (file, docs) = open_file(&path, limits, &store, &marks);
-        let Some(docs) = docs else {
+        let (file, docs) = open_file(&path, limits, &store, &marks, &watch);
+        let Some(mut docs) = docs else {
             return Box::new([Item::File(file), Item::End].into_iter());
         };
         let done = match &file.state {
             State::Docs(Some(a)) => a.done(),
             _ => 0,
         };
-        let budget = std::sync::Arc::clone(&budget);
-        let docs = docs.enumerate().map(move |(i, d)| {
+        let (budget, watch) = (std::sync::Arc::clone(&budget), std::sync::Arc::clone(&watch));
+        let (key, source, name) = (file.key, file.source.clone(), file.name.clone());
+        let (mut i, mut over) = (0u64, false);
+        let docs = std::iter::from_fn(move || {
+            if over {
+                return None;
+            }
+            let step = Step::Doc(i);
+            let next = if watch.enter(key, step) >= DEATHS {
+                over = true;
+                Some(Err(InputError::Unreadable { file: source.clone(), reason: died_reading(step) }))
+            } else {
+                if textorigin_store::failpoint::active() {
+                    let _ = textorigin_store::failpoint::hit(&format!("read:{name}:{}", i + 1));
+                }
+                docs.next()
+            };
+            watch.leave();
+            let d = next?;
             let grant = d.as_ref().ok().map(|doc| budget.take(doc.text.len() as u64));
-            Item::Doc(d, i as u64 >= u64::from(done), grant)
+            i += 1;
+            Some(Item::Doc(d, i > u64::from(done), grant))
         });
         Box::new(std::iter::once(Item::File(file)).chain(docs).chain(std::iter::once(Item::End)))
     })
@@ -207,6 +229,7 @@ fn open_file(
     limits: Limits,
     store: &Store,
     marks: &Path,
+    watch: &Watch,
 ) -> (File, Option<textorigin_store::input::Docs>) {
     let source = path.display().to_string();
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -259,10 +282,24 @@ fn open_file(
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| name.clone());
     // A stored document names its spool file, not the path it had in `new/`, which is
     // gone once the file is admitted.
-    match file_docs(reader, &ext, &stem, &format!("spool:{name}"), limits, None) {
+    if watch.enter(key, Step::Open) >= DEATHS {
+        watch.leave();
+        return (file(key, State::Fails(format!("{source}: cannot read: {}", died_reading(Step::Open)))), None);
+    }
+    let docs = file_docs(reader, &ext, &stem, &format!("spool:{name}"), limits, None);
+    watch.leave();
+    match docs {
         Ok(docs) => (file(key, State::Docs(before)), Some(docs)),
         Err(e) => (file(key, State::Fails(e.to_string())), None),
     }
+}
+
+/// Why a step of a file where the process died [`DEATHS`] times is not taken again.
+fn died_reading(step: Step) -> String {
+    format!(
+        "the daemon died {DEATHS} times in a row while {} (a parser that crashes on it?); the rest of the file is left out",
+        step.describe()
+    )
 }
 
 /// Prepares an item's document (on a parser thread: no store access).

@@ -106,6 +106,12 @@ pub fn stats(v: &StatsView) -> String {
                 kept,
             ),
             one(
+                "textorigin_daemon_degraded",
+                "gauge",
+                "1 while the daemon runs degraded: spool files wait after errors, or the spool cannot be read.",
+                f64::from(u8::from(matches!(d.state, DaemonState::Degraded { .. } | DaemonState::NoSpool))),
+            ),
+            one(
                 "textorigin_daemon_spool_unreadable",
                 "gauge",
                 "1 while the spool directory cannot be read (degraded).",
@@ -126,7 +132,7 @@ pub fn stats(v: &StatsView) -> String {
             one(
                 "textorigin_daemon_files_failed_total",
                 "counter",
-                "Spool files moved to failed/ in this run.",
+                "Spool files whose documents failed, whole or in part (moved to failed/), counted in the store across restarts.",
                 d.files_failed as f64,
             ),
             one("textorigin_daemon_spool_backlog", "gauge", "Files waiting in spool/new.", d.spool_backlog as f64),

@@ -389,6 +389,14 @@ pub fn stats(v: &StatsView) -> String {
         v.store_log_bytes as f64 / 1e6,
         if parts.is_empty() { "none yet".to_string() } else { parts.join(", ") }
     );
+    if let Some(free) = v.disk_free_bytes {
+        let short = if free < v.checkpoint_needs_bytes { ": too little, the next checkpoint may fail" } else { "" };
+        out += &format!(
+            "disk:        {:.1} MB free; a checkpoint needs about {:.1} MB free (what the table file holds){short}\n",
+            free as f64 / 1e6,
+            v.checkpoint_needs_bytes as f64 / 1e6
+        );
+    }
     if let Some(d) = &v.daemon {
         out += &format!(
             "daemon:      pid {}, {}; {} files admitted, {} failed; last applied #{}; checkpoint generation {} at #{}; backlog {}; {:.1} documents/s\n",

@@ -76,6 +76,10 @@ pub struct StatsView {
     /// Bytes of all the store's files on disk, and of its write-ahead logs among them.
     pub store_disk_bytes: u64,
     pub store_log_bytes: u64,
+    /// Bytes free on the data directory's file system, and about what a checkpoint slot
+    /// needs free (what the table file holds: its blocks).
+    pub disk_free_bytes: Option<u64>,
+    pub checkpoint_needs_bytes: u64,
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
@@ -136,6 +140,9 @@ pub fn stats(
         store_bytes: store.disk_use()?.into_iter().map(|(cf, bytes)| (cf.to_string(), bytes)).collect(),
         store_disk_bytes,
         store_log_bytes,
+        disk_free_bytes: textorigin_store::sys::free_bytes(dir).ok(),
+        checkpoint_needs_bytes: std::fs::metadata(table.path())
+            .map_or(0, |m| std::os::unix::fs::MetadataExt::blocks(&m) * 512),
         ssr_pct: pct(s.lookups, s.shingles),
         table_digest: format!("{:016x}", table.digest()),
         digest_of: textorigin_store::check::digest_state(
