@@ -176,6 +176,16 @@ fn settle(a: &Args) -> Result<Settled> {
 }
 
 pub fn run(a: Args) -> Result<()> {
+    // A repair that lost documents' texts or results leaves its list: no daemon serves
+    // such a store without a word (it started silently on one that had lost every text).
+    let losses = a.data.dir.join(textorigin_store::storage::datadir::REPAIR_LOSSES);
+    if losses.exists() {
+        anyhow::bail!(
+            "{}'s store lost data in a repair ({} names what): restore a backup (`textorigin restore`), or remove that file to serve what is left",
+            a.data.dir.display(),
+            losses.display()
+        );
+    }
     let overrides = overrides(a.config.as_deref(), &a.flags)?;
     let s = settle(&a)?;
     let opt = ServeOptions {
@@ -199,24 +209,9 @@ pub fn run(a: Args) -> Result<()> {
     let hup = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))
         .context("cannot install signal handlers")?;
-    let reopen = || {
-        if crate::log::reopen() {
-            tracing::info!("log file reopened");
-        }
-    };
     let server = match s.http {
         Some(addr) => {
-            let token = match &s.http_token {
-                Some(path) => {
-                    let t = std::fs::read_to_string(path)
-                        .with_context(|| format!("--http-token {}", path.display()))?
-                        .trim()
-                        .to_string();
-                    anyhow::ensure!(!t.is_empty(), "--http-token {}: the file holds no token", path.display());
-                    Some(t)
-                }
-                None => None,
-            };
+            let token = s.http_token.as_deref().map(read_token).transpose()?;
             textorigin_server::layout::create(&opt.spool)?;
             let share = opt.share.clone().expect("made with --http");
             let opts = http::HttpOptions {
@@ -238,6 +233,22 @@ pub fn run(a: Args) -> Result<()> {
         }
         None => None,
     };
+    // SIGHUP: the log file reopened, and the token file read again (a changed token
+    // signs out the browsers of the old one; an unreadable file keeps the old token).
+    let reopen = || {
+        if crate::log::reopen() {
+            tracing::info!("log file reopened");
+        }
+        if let (Some(server), Some(path)) = (&server, &s.http_token) {
+            match read_token(path).map(|t| server.set_token(t)) {
+                Ok(true) => {
+                    tracing::info!(file = %path.display(), "http token changed: the old token's sessions are ended")
+                }
+                Ok(false) => tracing::info!(file = %path.display(), "http token read again: unchanged"),
+                Err(e) => tracing::warn!(error = %format!("{e:#}"), "http token not reloaded; the old one stays"),
+            }
+        }
+    };
     let served = daemon::serve(&a.data.dir, &overrides, &opt, Arc::clone(&stop), hup, &reopen);
     // The HTTP server stops with the daemon, whatever ended it, and lets go of the store.
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -254,4 +265,12 @@ pub fn run(a: Args) -> Result<()> {
     }
     served?;
     Ok(())
+}
+
+/// The token in `path` (`--http-token`), trimmed; an empty file is an error.
+fn read_token(path: &std::path::Path) -> Result<String> {
+    let t =
+        std::fs::read_to_string(path).with_context(|| format!("--http-token {}", path.display()))?.trim().to_string();
+    anyhow::ensure!(!t.is_empty(), "--http-token {}: the file holds no token", path.display());
+    Ok(t)
 }

@@ -133,12 +133,21 @@ pub enum HttpError {
 pub struct HttpServer {
     addr: SocketAddr,
     listener: wire::Listener,
+    /// The sessions of a server with a token (its token can be replaced).
+    sessions: Option<Arc<session::Sessions>>,
 }
 
 impl HttpServer {
     /// The address it listens on (the port chosen when 0 was asked for).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Replaces the token (a server started without one has none to replace): whether
+    /// it changed. The browsers signed in with the old token are signed out; with the
+    /// same token nothing changes.
+    pub fn set_token(&self, token: String) -> bool {
+        self.sessions.as_ref().is_some_and(|s| s.set_token(token))
     }
 
     /// Waits for the listener (after `stop` was set) and for the open connections,
@@ -178,17 +187,25 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
         undated_bad_dates: opts.undated_bad_dates,
         sessions: sessions.clone(),
     });
+    let kept = sessions.clone();
     let limits = wire::Limits {
         gate: sessions.map(|s| s as Arc<dyn wire::Gate>),
         hosts: wire::host_names(addr, &opts.hosts),
         max_body: opts.limits.doc_bytes,
         max_query_body: opts.max_query_bytes.min(opts.limits.doc_bytes),
+        max_in_flight: max_in_flight(opts.limits.doc_bytes),
         workers: opts.workers,
     };
     let listener = wire::listen(listener, limits, Arc::new(move |r: &Request| app.handle(r)), stop)
         .map_err(|source| HttpError::Bind { addr, source })?;
     tracing::info!(%addr, "http inspector listening");
-    Ok(HttpServer { addr, listener })
+    Ok(HttpServer { addr, listener, sessions: kept })
+}
+
+/// The body bytes all connections may hold at once: four of the largest bodies, and at
+/// least 64 MiB (48 silent 64 MiB sign-ins once took the daemon to 2.5 GiB).
+fn max_in_flight(max_body: u64) -> u64 {
+    max_body.saturating_mul(4).max(64 << 20)
 }
 
 /// Removes the submissions a crashed server left half written (files of processes that
@@ -284,7 +301,6 @@ impl App {
     fn read(&self, request: &Request, segments: &[&str]) -> Reply {
         match (request.method.as_str(), segments) {
             ("POST", ["api", "query"]) => return self.query(request).unwrap_or_else(ApiError::reply),
-            ("GET", _) if !request.body.is_empty() => return json_error(413, "GET takes no request body"),
             ("GET", _) => {}
             (m, _) => return json_error(405, &format!("{m} {} is not served here", request.path)),
         }

@@ -16,12 +16,17 @@
 //! header `X-CSRF-Token`. Requests with `Authorization: Bearer` need none (no browser
 //! adds that header by itself).
 //!
-//! **Guessing**: the token is compared in constant time, and after [`MAX_FAILURES`]
-//! failed sign-ins within [`FAILURE_WINDOW`] every sign-in is refused (429) until the
-//! window has passed.
+//! **Guessing**: the token is compared in constant time, and wrong tokens are counted per
+//! client ([`Failures`]: an IPv4 address, or an IPv6 /64), at sign-in and in
+//! `Authorization: Bearer` alike: after [`MAX_FAILURES`] within [`FAILURE_WINDOW`] that
+//! client's tokens are refused (429) for the window, then twice as long at each new
+//! round, up to [`MAX_BLOCK`]. A stranger's wrong tokens never close sign-in for anyone
+//! else (one counter for all let 10 wrong tokens a minute lock the owner out). Behind a
+//! proxy every client is the proxy's address: the proxy should limit sign-ins itself.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::Read;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -39,12 +44,76 @@ const MAX_SESSIONS: usize = 4096;
 /// Failed sign-ins that close sign-in for the rest of [`FAILURE_WINDOW`].
 pub(super) const MAX_FAILURES: usize = 10;
 pub(super) const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// The longest a client's tokens are refused for.
+pub(super) const MAX_BLOCK: Duration = Duration::from_secs(3600);
+/// Clients whose failures are remembered at most (those neither refused nor failing
+/// lately are forgotten first).
+const MAX_CLIENTS: usize = 1 << 16;
 
 /// The live sessions of a server with a token.
 pub(super) struct Sessions {
-    token: String,
+    /// The token; replaced when the daemon reloads it ([`Sessions::set_token`]).
+    token: std::sync::RwLock<String>,
     live: Mutex<HashMap<String, Session>>,
-    failures: Mutex<VecDeque<Instant>>,
+    failures: Mutex<Failures>,
+}
+
+/// The wrong tokens of each client (see the module docs).
+#[derive(Default)]
+pub(super) struct Failures {
+    clients: HashMap<IpAddr, Client>,
+}
+
+/// One client's wrong tokens.
+struct Client {
+    /// The failures of the current window, and when it began.
+    window: (Instant, usize),
+    /// Until when its tokens are refused, and how many times they have been.
+    refused_until: Instant,
+    rounds: u32,
+}
+
+/// The address failures are counted by: an IPv6 client owns a whole /64.
+fn client_key(peer: IpAddr) -> IpAddr {
+    match peer {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+        v4 => v4,
+    }
+}
+
+impl Failures {
+    /// How long `peer`'s tokens are still refused for, if they are.
+    fn refused(&self, peer: IpAddr, now: Instant) -> Option<Duration> {
+        let c = self.clients.get(&client_key(peer))?;
+        (c.refused_until > now).then(|| c.refused_until - now)
+    }
+
+    /// Counts a wrong token of `peer`'s.
+    fn failed(&mut self, peer: IpAddr, now: Instant) {
+        if self.clients.len() >= MAX_CLIENTS {
+            self.clients.retain(|_, c| c.refused_until > now || now.duration_since(c.window.0) <= FAILURE_WINDOW);
+            if self.clients.len() >= MAX_CLIENTS {
+                if let Some(k) = self.clients.iter().find(|(_, c)| c.refused_until <= now).map(|(k, _)| *k) {
+                    self.clients.remove(&k);
+                }
+            }
+        }
+        let c =
+            self.clients.entry(client_key(peer)).or_insert(Client { window: (now, 0), refused_until: now, rounds: 0 });
+        if now.duration_since(c.window.0) > FAILURE_WINDOW {
+            c.window = (now, 0);
+        }
+        c.window.1 += 1;
+        if c.window.1 >= MAX_FAILURES {
+            let block = FAILURE_WINDOW.saturating_mul(1 << c.rounds.min(16)).min(MAX_BLOCK);
+            c.refused_until = now + block;
+            c.rounds += 1;
+            c.window = (now + block, 0);
+        }
+    }
 }
 
 struct Session {
@@ -57,12 +126,26 @@ struct Session {
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Refused {
     Wrong,
-    Throttled,
+    /// This client's tokens are refused for this long still.
+    Throttled(Duration),
 }
 
 impl Sessions {
     pub(super) fn new(token: String) -> Sessions {
-        Sessions { token, live: Mutex::default(), failures: Mutex::default() }
+        Sessions { token: std::sync::RwLock::new(token), live: Mutex::default(), failures: Mutex::default() }
+    }
+
+    /// Replaces the token (SIGHUP rereads its file): the sessions signed in with the old
+    /// one end. False, and nothing ends, when it is the same token.
+    pub(super) fn set_token(&self, token: String) -> bool {
+        let mut t = self.token.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *t == token {
+            return false;
+        }
+        *t = token;
+        drop(t);
+        self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        true
     }
 
     /// The CSRF token of the live session a request's `Cookie` header names.
@@ -79,21 +162,29 @@ impl Sessions {
         Some(s.csrf.clone())
     }
 
-    /// Checks a token given by a browser: a new session's id.
-    pub(super) fn login(&self, given: &str) -> Result<String, Refused> {
+    /// Checks a token `peer` gave (at sign-in, or as a bearer token), counting it when
+    /// it is wrong.
+    fn check_token(&self, peer: IpAddr, given: &str) -> Result<(), Refused> {
         let now = Instant::now();
         let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        while failures.front().is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW) {
-            failures.pop_front();
+        if let Some(left) = failures.refused(peer, now) {
+            return Err(Refused::Throttled(left));
         }
-        if failures.len() >= MAX_FAILURES {
-            return Err(Refused::Throttled);
-        }
-        if !constant_time_eq(given.trim().as_bytes(), self.token.as_bytes()) {
-            failures.push_back(now);
+        let right = {
+            let token = self.token.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+        };
+        if !right {
+            failures.failed(peer, now);
             return Err(Refused::Wrong);
         }
-        drop(failures);
+        Ok(())
+    }
+
+    /// Checks a token given by a browser from `peer`: a new session's id.
+    pub(super) fn login(&self, peer: IpAddr, given: &str) -> Result<String, Refused> {
+        self.check_token(peer, given)?;
+        let now = Instant::now();
         let (id, csrf) = (random_hex(), random_hex());
         let mut live = self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         live.retain(|_, s| now.duration_since(s.seen) <= IDLE && now.duration_since(s.created) <= MAX_AGE);
@@ -119,8 +210,12 @@ impl Gate for Sessions {
     /// the sign-in page's own routes let anyone in; a browser asking for another page is
     /// sent to the sign-in page, anything else gets 401.
     fn admit(&self, request: &Request) -> Result<Auth, Answer> {
-        if authorized(&self.token, request.header("authorization")) {
-            return Ok(Auth::Bearer);
+        if let Some(given) = bearer(request.header("authorization")) {
+            return match self.check_token(request.peer, given) {
+                Ok(()) => Ok(Auth::Bearer),
+                Err(Refused::Wrong) => Err(json_error(401, "the bearer token is not the server's").into()),
+                Err(Refused::Throttled(left)) => Err(json_error(429, &throttled(left)).into()),
+            };
         }
         if let Some(csrf) = self.check(request.header("cookie")) {
             return Ok(Auth::Session(csrf));
@@ -155,13 +250,16 @@ impl Gate for Sessions {
     }
 }
 
-/// Whether an `Authorization` header carries the token (the scheme in any case, as
-/// RFC 9110 says; the token compared in constant time).
-fn authorized(token: &str, header: Option<&str>) -> bool {
-    let Some((scheme, given)) = header.and_then(|v| v.trim().split_once(' ')) else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+/// The token an `Authorization` header gives (the scheme `Bearer` in any case, as RFC
+/// 9110 says).
+fn bearer(header: Option<&str>) -> Option<&str> {
+    let (scheme, given) = header?.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(given.trim())
+}
+
+/// Why a client's token is refused unchecked.
+fn throttled(left: Duration) -> String {
+    format!("too many wrong tokens from this address: try again in {} s", left.as_secs().max(1))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -196,11 +294,21 @@ fn set_cookie(request: &Request, id: Option<&str>) -> String {
     }
 }
 
-/// A page's own address to come back to after signing in: a path on this server
-/// (`/...`, not `//host`), else `/`.
+/// A page's own address to come back to after signing in: a path on this server as
+/// this server writes them (percent-encoded: printable ASCII, no space), starting with
+/// one `/` and holding no `\\`, else `/`. Browsers drop tabs and line feeds from a
+/// `Location` and read `\\` as `/`, so `/\t/evil.example` or `/\\evil.example` would
+/// lead to another host; anything outside printable ASCII is refused before the check.
 fn local_path(next: Option<&str>) -> &str {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') && !n.contains("\r\n") => n,
+        Some(n)
+            if n.bytes().all(|b| b.is_ascii_graphic())
+                && n.starts_with('/')
+                && !n[1..].starts_with('/')
+                && !n.contains('\\') =>
+        {
+            n
+        }
         _ => "/",
     }
 }
@@ -230,16 +338,15 @@ pub(super) fn login_page(request: &Request) -> Reply {
 pub(super) fn login(sessions: &Sessions, request: &Request) -> Answer {
     let fields = form(request);
     let next = local_path(field(&fields, "next")).to_string();
-    match sessions.login(field(&fields, "token").unwrap_or("")) {
+    match sessions.login(request.peer, field(&fields, "token").unwrap_or("")) {
         Ok(id) => see_other(&next, vec![("Set-Cookie", set_cookie(request, Some(&id)))]),
         Err(Refused::Wrong) => {
             Answer::Reply((401, HTML, page(&next, Some("That is not the server's token.")).into_bytes()))
         }
-        Err(Refused::Throttled) => Answer::Reply((
-            429,
-            HTML,
-            page(&next, Some("Too many wrong tokens in the last minute: try again in a minute.")).into_bytes(),
-        )),
+        Err(Refused::Throttled(left)) => {
+            let why = format!("Too many wrong tokens from this address: try again in {} s.", left.as_secs().max(1));
+            Answer::Reply((429, HTML, page(&next, Some(&why)).into_bytes()))
+        }
     }
 }
 
@@ -292,23 +399,23 @@ fn csrf_given(request: &Request, csrf: &str) -> bool {
 mod tests {
     use super::*;
 
+    const A: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 1));
+    const B: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 2));
+
     #[test]
     fn the_bearer_scheme_is_case_insensitive_and_the_token_compared_whole() {
-        assert!(authorized("s3cret", Some("Bearer s3cret")));
-        assert!(authorized("s3cret", Some("bearer s3cret")));
-        assert!(authorized("s3cret", Some("BEARER  s3cret ")));
-        assert!(!authorized("s3cret", Some("Basic s3cret")));
-        assert!(!authorized("s3cret", Some("Bearer s3creT")));
-        assert!(!authorized("s3cret", Some("Bearer s3cret2")));
-        assert!(!authorized("s3cret", Some("s3cret")));
-        assert!(!authorized("s3cret", None));
+        let s = Sessions::new("s3cret".into());
+        let ok = |h: &str| bearer(Some(h)).is_some_and(|t| s.check_token(B, t).is_ok());
+        assert!(ok("Bearer s3cret") && ok("bearer s3cret") && ok("BEARER  s3cret "));
+        assert!(!ok("Bearer s3creT") && !ok("Bearer s3cret2"));
+        assert_eq!((bearer(Some("Basic s3cret")), bearer(Some("s3cret")), bearer(None)), (None, None, None));
     }
 
     #[test]
     fn a_session_is_made_only_by_the_token_and_ends_at_logout() {
         let s = Sessions::new("secret-token".into());
-        assert_eq!(s.login("nope"), Err(Refused::Wrong));
-        let id = s.login(" secret-token\n").unwrap();
+        assert_eq!(s.login(A, "nope"), Err(Refused::Wrong));
+        let id = s.login(A, " secret-token\n").unwrap();
         let header = format!("a=1; {COOKIE}={id}; b=2");
         let csrf = s.check(Some(&header)).expect("a live session");
         assert_eq!(csrf.len(), 64);
@@ -319,18 +426,70 @@ mod tests {
     }
 
     #[test]
-    fn sign_in_closes_after_too_many_wrong_tokens() {
+    fn a_new_token_ends_the_old_ones_sessions_and_the_same_token_keeps_them() {
+        let s = Sessions::new("old".into());
+        let header = format!("{COOKIE}={}", s.login(A, "old").unwrap());
+        assert!(!s.set_token("old".into()), "unchanged");
+        assert!(s.check(Some(&header)).is_some(), "kept");
+        assert!(s.set_token("new".into()));
+        assert!(s.check(Some(&header)).is_none(), "ended with its token");
+        assert_eq!(s.check_token(A, "old"), Err(Refused::Wrong));
+        assert!(s.check_token(A, "new").is_ok());
+    }
+
+    #[test]
+    fn sign_in_closes_after_too_many_wrong_tokens_for_their_client_only() {
         let s = Sessions::new("t".into());
         for _ in 0..MAX_FAILURES {
-            assert_eq!(s.login("x"), Err(Refused::Wrong));
+            assert_eq!(s.login(A, "x"), Err(Refused::Wrong));
         }
-        assert_eq!(s.login("t"), Err(Refused::Throttled), "even the right token, within the window");
+        assert!(matches!(s.login(A, "t"), Err(Refused::Throttled(_))), "even the right token, within the window");
+        assert!(matches!(s.check_token(A, "t"), Err(Refused::Throttled(_))), "bearer tokens too");
+        assert!(s.login(B, "t").is_ok(), "another client signs in");
+    }
+
+    #[test]
+    fn each_round_of_wrong_tokens_is_refused_twice_as_long_up_to_the_most() {
+        let mut f = Failures::default();
+        let t0 = Instant::now();
+        let mut now = t0;
+        let mut blocks = Vec::new();
+        for _ in 0..8 {
+            for _ in 0..MAX_FAILURES {
+                f.failed(A, now);
+            }
+            let left = f.refused(A, now).expect("refused after a round");
+            assert_eq!(f.refused(B, now), None, "another client is not");
+            blocks.push(left.as_secs());
+            now += left;
+            assert_eq!(f.refused(A, now), None, "free again once it passed");
+        }
+        assert_eq!(blocks, [60, 120, 240, 480, 960, 1920, 3600, 3600]);
+        // An IPv6 client is its /64: another address of it is refused too.
+        let v6 = |s: &str| s.parse::<IpAddr>().unwrap();
+        for _ in 0..MAX_FAILURES {
+            f.failed(v6("2001:db8:1:2::1"), t0);
+        }
+        assert!(f.refused(v6("2001:db8:1:2:ffff::9"), t0).is_some());
+        assert!(f.refused(v6("2001:db8:1:3::1"), t0).is_none());
     }
 
     #[test]
     fn only_local_paths_are_gone_back_to() {
         assert_eq!(local_path(Some("/documents/%2312?x=1")), "/documents/%2312?x=1");
-        for bad in ["//evil.example/", "https://evil.example/", "/\\evil", "", "x"] {
+        for bad in [
+            "//evil.example/",
+            "https://evil.example/",
+            "/\\evil",
+            "",
+            "x",
+            "/\t/evil.example/phish",
+            "/x\nSet-Cookie: injected=1",
+            "/x\rA: b",
+            "/ x",
+            "/\u{e9}",
+            "/\u{7f}",
+        ] {
             assert_eq!(local_path(Some(bad)), "/", "{bad}");
         }
     }

@@ -11,8 +11,14 @@
 //!    of another site, its name rebound to 127.0.0.1 (DNS rebinding), gets nothing;
 //!    then the token, when the server has one: 401 before any byte of the body is read
 //!    (and before the body's size is checked, so that the limit is not told to strangers);
-//! 3. the body's size (413 past `--max-doc-bytes`), `100 Continue` when asked for, and
-//!    the body within [`BODY_DEADLINE`] plus one second per [`MIN_BODY_RATE`] bytes;
+//! 3. the body's size against its route's limit ([`body_limit`]: none on GET, a few KiB
+//!    for the sign-in forms, `--http-max-query-bytes` for both query routes,
+//!    `--max-doc-bytes` for the rest; 413 past it), `100 Continue` when asked for, and
+//!    the body as it arrives: the buffer grows with the bytes received, never ahead of
+//!    them to the announced length, every body byte held counts against one cap for
+//!    all connections ([`Limits::max_in_flight`]; 503 past it), and the bytes must keep
+//!    coming: [`BODY_DEADLINE`] from the head plus one second per [`MIN_BODY_RATE`]
+//!    bytes *received* (a silent client is cut after seconds, whatever it announced);
 //! 4. a handler: one of `workers` permits, waited for at most [`HANDLER_WAIT`] (503);
 //!    a handler that must wait for the daemon ([`Waiting`]) gives its permit back
 //!    and waits on the connection's own thread, one of at most [`MAX_WAITING`];
@@ -29,7 +35,7 @@
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -42,6 +48,12 @@ pub(super) const HEAD_DEADLINE: Duration = Duration::from_secs(10);
 /// The body must arrive within this, plus a second per [`MIN_BODY_RATE`] bytes.
 pub(super) const BODY_DEADLINE: Duration = Duration::from_secs(10);
 pub(super) const MIN_BODY_RATE: u64 = 64 << 10;
+/// Largest body of the sign-in forms (`/login`, `/logout`): a token, a path and a CSRF
+/// token.
+pub(super) const MAX_FORM_BODY: u64 = 8 << 10;
+/// The step a body's buffer grows by at least (then by what it holds: at most twice
+/// the bytes received).
+const BODY_STEP: usize = 64 << 10;
 /// How long a complete request waits for a handler before it gets 503.
 pub(super) const HANDLER_WAIT: Duration = Duration::from_secs(10);
 /// The whole reply must be taken by the client within this.
@@ -121,6 +133,10 @@ pub(super) struct Request {
     headers: Vec<(String, String)>,
     pub(super) body: Vec<u8>,
     pub(super) auth: Auth,
+    /// Who sent it: failed tokens are counted per client ([`super::session`]).
+    pub(super) peer: std::net::IpAddr,
+    /// The body's bytes counted against [`Limits::max_in_flight`] while the request lives.
+    _held: Option<Held>,
 }
 
 impl Request {
@@ -143,8 +159,10 @@ pub(super) struct Limits {
     pub(super) hosts: Vec<String>,
     /// Largest request body.
     pub(super) max_body: u64,
-    /// Largest body of `POST /api/query` (`--http-max-query-bytes`).
+    /// Largest body of `POST /api/query` and `POST /query` (`--http-max-query-bytes`).
     pub(super) max_query_body: u64,
+    /// Body bytes held at once by all connections (being read or handled).
+    pub(super) max_in_flight: u64,
     /// Requests handled at once.
     pub(super) workers: usize,
 }
@@ -174,6 +192,33 @@ struct Shared {
     permits: Mutex<usize>,
     /// Requests waiting for the daemon ([`Waiting`]).
     waiting: std::sync::atomic::AtomicUsize,
+    /// Body bytes held now ([`Limits::max_in_flight`]).
+    in_flight: Arc<AtomicU64>,
+}
+
+/// Body bytes counted in [`Shared::in_flight`], given back when dropped.
+struct Held {
+    count: Arc<AtomicU64>,
+    bytes: u64,
+}
+
+impl Held {
+    /// Counts `more` bytes too, unless that passes `cap`.
+    fn grow(&mut self, more: u64, cap: u64) -> bool {
+        let before = self.count.fetch_add(more, Ordering::SeqCst);
+        if before + more > cap {
+            self.count.fetch_sub(more, Ordering::SeqCst);
+            return false;
+        }
+        self.bytes += more;
+        true
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.count.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
 }
 
 impl Shared {
@@ -268,12 +313,13 @@ pub(super) fn listen(
         changed: Condvar::new(),
         permits,
         waiting: Default::default(),
+        in_flight: Arc::default(),
     });
     let s = Arc::clone(&shared);
     let thread = std::thread::Builder::new().name("http-listen".into()).spawn(move || {
         while !stop.load(Ordering::SeqCst) {
             match listener.accept() {
-                Ok((stream, _)) => accepted(&s, &handle, stream),
+                Ok((stream, peer)) => accepted(&s, &handle, stream, peer.ip()),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(10)),
                 Err(e) => {
                     tracing::warn!(error = %e, "http: accept failed");
@@ -285,7 +331,7 @@ pub(super) fn listen(
     Ok(Listener { thread, shared })
 }
 
-fn accepted(shared: &Arc<Shared>, handle: &Arc<Handler>, stream: TcpStream) {
+fn accepted(shared: &Arc<Shared>, handle: &Arc<Handler>, stream: TcpStream, peer: std::net::IpAddr) {
     let _ = stream.set_nonblocking(false);
     let Some(id) = shared.admit(&stream) else {
         let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
@@ -294,7 +340,7 @@ fn accepted(shared: &Arc<Shared>, handle: &Arc<Handler>, stream: TcpStream) {
     };
     let (s, h) = (Arc::clone(shared), Arc::clone(handle));
     let spawned = std::thread::Builder::new().name(format!("http-{id}")).spawn(move || {
-        serve(&s, id, &stream, &*h);
+        serve(&s, id, &stream, peer, &*h);
         s.close(id);
     });
     if let Err(e) = spawned {
@@ -304,8 +350,8 @@ fn accepted(shared: &Arc<Shared>, handle: &Arc<Handler>, stream: TcpStream) {
 }
 
 /// One connection: one request, one reply (`Connection: close`).
-fn serve(shared: &Shared, id: u64, stream: &TcpStream, handle: &Handler) {
-    let answer = match read_request(shared, stream) {
+fn serve(shared: &Shared, id: u64, stream: &TcpStream, peer: std::net::IpAddr, handle: &Handler) {
+    let answer = match read_request(shared, stream, peer) {
         Ok(request) => match shared.permit() {
             Some(_permit) => {
                 shared.set_phase(id, Phase::Handling);
@@ -353,8 +399,9 @@ impl Shared {
 }
 
 /// Reads a request in the order the module docs give; an error is the answer.
-fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Answer> {
+fn read_request(shared: &Shared, stream: &TcpStream, peer: std::net::IpAddr) -> Result<Request, Answer> {
     let (mut request, content_length, ahead) = read_head(stream, Instant::now() + HEAD_DEADLINE)?;
+    request.peer = peer;
     let hosts = &shared.limits.hosts;
     let host = request.header("host").map(|h| h.trim().to_ascii_lowercase());
     if !host.as_ref().is_some_and(|h| hosts.contains(h)) {
@@ -384,32 +431,33 @@ fn read_request(shared: &Shared, stream: &TcpStream) -> Result<Request, Answer> 
         Some(gate) => gate.admit(&request)?,
         None => Auth::Open,
     };
-    let query = request.method == "POST" && request.path.trim_end_matches('/') == "/api/query";
-    if query && content_length > shared.limits.max_query_body {
-        return Err(json_error(
-            413,
-            &format!("a query body is larger than {} bytes (--http-max-query-bytes)", shared.limits.max_query_body),
-        )
-        .into());
-    }
-    if content_length > shared.limits.max_body {
-        return Err(json_error(
-            413,
-            &format!("the body is larger than {} bytes (--max-doc-bytes)", shared.limits.max_body),
-        )
-        .into());
+    let (limit, what) = body_limit(&shared.limits, &request);
+    if content_length > limit {
+        return Err(json_error(413, &format!("{what} is larger than {limit} bytes")).into());
     }
     let continue_asked = request.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
     if continue_asked && content_length as usize > ahead.len() {
         write_until(stream, b"HTTP/1.1 100 Continue\r\n\r\n", Instant::now() + WRITE_DEADLINE)
             .map_err(|_| json_error(400, "the connection failed"))?;
     }
-    let until = Instant::now() + BODY_DEADLINE + Duration::from_secs(content_length / MIN_BODY_RATE);
-    request.body = read_body(stream, content_length, ahead, until)?;
+    let mut held = Held { count: Arc::clone(&shared.in_flight), bytes: 0 };
+    request.body = read_body(stream, content_length, ahead, &mut held, shared.limits.max_in_flight)?;
+    request._held = Some(held);
     if let Some(refused) = shared.limits.gate.as_ref().and_then(|g| g.refuse_body(&request)) {
         return Err(refused);
     }
     Ok(request)
+}
+
+/// The largest body a request may have, and what the limit is called in the 413.
+fn body_limit(limits: &Limits, request: &Request) -> (u64, &'static str) {
+    let path = request.path.trim_end_matches('/');
+    match (request.method.as_str(), path) {
+        ("GET" | "HEAD", _) => (0, "a GET request's body"),
+        ("POST", "/login" | "/logout") => (MAX_FORM_BODY, "a sign-in form"),
+        ("POST", "/api/query" | "/query") => (limits.max_query_body, "a query (--http-max-query-bytes)"),
+        _ => (limits.max_body, "the body (--max-doc-bytes)"),
+    }
 }
 
 /// The `Host` values a server on `addr` answers to: its address, `localhost` when it
@@ -555,6 +603,8 @@ fn parse_head(buf: &[u8]) -> Result<Option<(Request, u64, Vec<u8>)>, Reply> {
         headers: fields,
         body: Vec::new(),
         auth: Auth::Open,
+        peer: std::net::IpAddr::from([0, 0, 0, 0]),
+        _held: None,
     };
     Ok(Some((request, content_length, buf[end..].to_vec())))
 }
@@ -576,19 +626,40 @@ fn content_length(fields: &[(String, String)]) -> Result<u64, Reply> {
     Ok(length.unwrap_or(0))
 }
 
-/// Reads a body of `len` bytes, `ahead` of which came with the head, before `until`.
-fn read_body(stream: &TcpStream, len: u64, ahead: Vec<u8>, until: Instant) -> Result<Vec<u8>, Reply> {
+/// Reads a body of `len` bytes, `ahead` of which came with the head, as the module docs
+/// say: its buffer held in `held` (at most `cap` bytes for all connections), grown with
+/// the bytes received, which must keep up with [`MIN_BODY_RATE`] after [`BODY_DEADLINE`].
+fn read_body(stream: &TcpStream, len: u64, ahead: Vec<u8>, held: &mut Held, cap: u64) -> Result<Vec<u8>, Reply> {
+    let started = Instant::now();
     let len = len as usize;
     let mut body = ahead;
     body.truncate(len);
     let mut done = body.len();
-    body.resize(len, 0);
+    let busy = || json_error(503, "the server is reading too many request bodies at once; try again");
+    if !held.grow(done as u64, cap) {
+        return Err(busy());
+    }
     while done < len {
+        if done == body.len() {
+            let end = len.min(done + done.max(BODY_STEP));
+            if !held.grow((end - done) as u64, cap) {
+                return Err(busy());
+            }
+            body.resize(end, 0);
+        }
+        let until = started + BODY_DEADLINE + Duration::from_secs(done as u64 / MIN_BODY_RATE);
         match read_until(stream, &mut body[done..], until) {
             Ok(0) => return Err(json_error(400, "the body ended before its Content-Length")),
             Ok(n) => done += n,
             Err(e) if e.kind() == ErrorKind::TimedOut => {
-                return Err(json_error(408, "the body did not arrive in time"))
+                return Err(json_error(
+                    408,
+                    &format!(
+                        "the body did not arrive in time ({} s, then {} KiB a second)",
+                        BODY_DEADLINE.as_secs(),
+                        MIN_BODY_RATE >> 10
+                    ),
+                ))
             }
             Err(_) => return Err(json_error(400, "the body could not be read")),
         }
@@ -631,6 +702,12 @@ pub(super) fn response(status: u16, content_type: &str, body: &[u8], headers: &[
         505 => "HTTP Version Not Supported",
         _ => "Service Unavailable",
     };
+    // A header value is printable: a control character (a line feed above all) would end
+    // the header and let a value write headers of its own.
+    if headers.iter().any(|(k, v)| k.bytes().chain(v.bytes()).any(|b| b < 0x20 || b == 0x7f)) {
+        tracing::warn!(status, "http: a reply's header held a control character; answered 500 instead");
+        return response(500, JSON, &error_body("the reply could not be made"), &[]);
+    }
     let challenge = if status == 401 { "WWW-Authenticate: Bearer realm=\"textorigin\"\r\n" } else { "" };
     let extra: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
     let mut out = format!(
@@ -669,6 +746,16 @@ mod tests {
         assert_eq!(parsed("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").err(), Some(411));
         assert_eq!(parsed("GET http://x/ HTTP/1.1\r\n\r\n").err(), Some(400));
         assert_eq!(parsed("BROKEN\r\n\r\n").err(), Some(400));
+    }
+
+    #[test]
+    fn no_header_carries_a_control_character() {
+        for bad in ["/x\nSet-Cookie: injected=1", "/x\r\nA: b", "/\t/evil.example", "/x\u{7f}"] {
+            let r = String::from_utf8(response(303, HTML, b"", &[("Location", bad.to_string())])).unwrap();
+            assert!(r.starts_with("HTTP/1.1 500 ") && !r.contains("Location") && !r.contains("injected"), "{r}");
+        }
+        let r = String::from_utf8(response(303, HTML, b"", &[("Location", "/documents/a?b=c".into())])).unwrap();
+        assert!(r.starts_with("HTTP/1.1 303 ") && r.contains("\r\nLocation: /documents/a?b=c\r\n"), "{r}");
     }
 
     #[test]
