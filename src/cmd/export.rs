@@ -112,7 +112,7 @@ pub fn run(a: Args) -> Result<()> {
         match a.format {
             // Through `Value`: keys in sorted order, as export has always written them.
             Format::Json => line(&mut out, &serde_json::to_value(&v)?)?,
-            Format::Csv => out.write_all(&csv_row(dedup::summary_cells(&dedup::summary(&v)))?)?,
+            Format::Csv => out.write_all(&csv_row(dedup::summary_cells(&dedup::summary(store, &v)?))?)?,
             Format::Decisions => line(&mut out, &serde_json::to_value(decider.decide(&v)?)?)?,
             Format::Attributes => unreachable!("written by attributes()"),
             Format::Corpus => {

@@ -65,29 +65,41 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
         ok(dir.path(), &all).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     };
 
-    // Decisions: the rule and the cluster of each, as one expects.
+    // Decisions: the rule and the cluster of each, as one expects; documents named by
+    // the input's ids (issue 79, item 1: `id` was textorigin's number, and a join on it
+    // matched the wrong rows), the number as `seq`.
     let d = lines(&["--format", "decisions"]);
-    let got: Vec<(&str, Option<&str>, Option<u64>, u64)> = d
+    let got: Vec<String> = d
         .iter()
         .map(|x| {
-            (x["decision"].as_str().unwrap(), x["rule"].as_str(), x["of"].as_u64(), x["cluster"].as_u64().unwrap())
+            let text = |v: &Value| v.as_str().unwrap_or("-").to_string();
+            let seq = x["seq"].as_u64().unwrap();
+            [
+                text(&x["id"]),
+                seq.to_string(),
+                text(&x["decision"]),
+                text(&x["rule"]),
+                text(&x["of"]),
+                text(&x["cluster"]),
+            ]
+            .join(" ")
         })
         .collect();
     assert_eq!(
         got,
         [
-            ("keep", None, None, 1),
-            ("drop", Some("exact_duplicate"), Some(1), 1),
-            ("drop", Some("near_duplicate"), Some(1), 1),
-            ("keep", None, None, 4),
-            ("keep", None, None, 5),
+            "d1 1 keep - - d1",
+            "d2 2 drop exact_duplicate d1 d1",
+            "d3 3 drop near_duplicate d1 d1",
+            "d4 4 keep - - d4",
+            "d5 5 keep - - d5",
         ],
         "{d:#?}"
     );
-    assert_eq!(d[1]["reason"], "exact duplicate of #1");
+    assert_eq!(d[1]["reason"], "exact duplicate of d1");
     let r = d[2]["resemblance"].as_f64().unwrap();
     assert!((0.9..1.0).contains(&r), "{r}");
-    assert_eq!(d[2]["reason"], format!("near-duplicate of #1 at resemblance {r:.4}"));
+    assert_eq!(d[2]["reason"], format!("near-duplicate of d1 at resemblance {r:.4}"));
     let old5 = d[4]["old_fraction"].as_f64().unwrap();
     assert!((0.4..0.6).contains(&old5), "half copied: {old5}");
     // Thresholds are flags: the half copy goes at 0.4, the near copy stays above its
@@ -105,10 +117,10 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
     // Issue 35: dropped for its old fraction, a document names its dominant origin and
     // joins that origin's cluster.
     // (Half new, it dominates itself: `of` is its most-copied origin.)
-    assert_eq!((d[4]["of"].as_u64(), d[4]["cluster"].as_u64()), (Some(1), Some(1)), "{}", d[4]);
+    assert_eq!((d[4]["of"].as_str(), d[4]["cluster"].as_str()), (Some("d1"), Some("d1")), "{}", d[4]);
     assert_eq!(
-        (d[2]["decision"].as_str(), d[2]["of"].as_u64(), d[2]["cluster"].as_u64()),
-        (Some("drop"), Some(1), Some(1)),
+        (d[2]["decision"].as_str(), d[2]["of"].as_str(), d[2]["cluster"].as_str()),
+        (Some("drop"), Some("d1"), Some("d1")),
         "{}",
         d[2]
     );
@@ -121,7 +133,7 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
         rows[0],
         [
             "id",
-            "name",
+            "seq",
             "tokens",
             "old_fraction",
             "dominant_origin",
@@ -131,8 +143,8 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
         ]
     );
     assert_eq!(rows.len(), 6);
-    assert_eq!((rows[2][0], rows[2][1], rows[2][4], rows[2][6]), ("2", "d2", "1", "1"));
-    assert_eq!((rows[3][5], rows[3][6]), ("1", ""), "the near copy: near-duplicate of 1, no exact copy");
+    assert_eq!((rows[2][0], rows[2][1], rows[2][4], rows[2][6]), ("d2", "2", "d1", "d1"));
+    assert_eq!((rows[3][5], rows[3][6]), ("d1", ""), "the near copy: near-duplicate of d1, no exact copy");
     assert_eq!((rows[4][4], rows[4][5]), ("", ""), "the new text");
     assert_eq!(rows[5][3], format!("{old5:.4}"));
 
@@ -150,11 +162,13 @@ fn dedup_outputs_say_what_a_pipeline_acts_on() {
         }})
     );
     // Issue 35: the document-level attributes say what the decisions say.
-    for (a, d) in att.iter().zip(&lines(&["--format", "decisions"])) {
+    let decisions = lines(&["--format", "decisions"]);
+    for (a, d) in att.iter().zip(&decisions) {
         let score = |name: &str| a["attributes"][name][0][2].as_f64().unwrap();
         assert_eq!(score("textorigin_drop"), if d["decision"] == "drop" { 1.0 } else { 0.0 });
         assert_eq!(score("textorigin_old_fraction"), d["old_fraction"].as_f64().unwrap());
-        assert_eq!(score("textorigin_cluster"), d["cluster"].as_f64().unwrap());
+        let cluster = decisions.iter().find(|x| x["id"] == d["cluster"]).map_or(0.0, |x| x["seq"].as_f64().unwrap());
+        assert_eq!(score("textorigin_cluster"), cluster, "the cluster's first member's number");
     }
     assert_eq!(att[1]["attributes"]["textorigin_drop"][0][2], 1.0, "the exact copy goes");
     let spans = att[4]["attributes"]["copied"].as_array().unwrap();
@@ -239,14 +253,13 @@ fn decisions_follow_publication_dates_whatever_the_arrival_order() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let name = |id: &Value| d.iter().find(|x| x["id"] == *id).map(|x| x["name"].as_str().unwrap().to_string());
-    // Each decision by names: name, decision, reason, of, cluster.
+    // Each decision by ids: id, decision, reason, of, cluster.
     let mut got: Vec<String> = d
         .iter()
         .map(|x| {
             let reason = x["rule"].as_str().unwrap_or("-");
-            let of = name(&x["of"]).unwrap_or("-".into());
-            format!("{} {} {reason} {of} {}", x["name"].as_str().unwrap(), x["decision"], name(&x["cluster"]).unwrap())
+            let of = x["of"].as_str().unwrap_or("-");
+            format!("{} {} {reason} {of} {}", x["id"].as_str().unwrap(), x["decision"], x["cluster"].as_str().unwrap())
         })
         .collect();
     got.sort();

@@ -151,7 +151,7 @@ fn result(store: &Store, seq: u64, what: Results) -> PyResult<String> {
     }
     let v = model::stored_document(store, seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
     match what {
-        Results::Summary => json(&dedup::summary(&v)),
+        Results::Summary => json(&dedup::summary(store, &v).map_err(|e| error(chain(&e)))?),
         _ => json(&v),
     }
 }
@@ -372,7 +372,7 @@ impl Native {
             page(&store, after, n, |meta| {
                 let v =
                     model::stored_document(&store, meta.seq, ViewOptions::default()).map_err(|e| error(chain(&e)))?;
-                json(&dedup::summary(&v))
+                json(&dedup::summary(&store, &v).map_err(|e| error(chain(&e)))?)
             })
         })
     }

@@ -340,15 +340,34 @@ def test_attributes_near_duplicates_and_summaries_equal_the_command_lines(tmp_pa
     csv_rows = cli_lines("export", "--format", "csv")
     assert csv_rows[0].split(",") == list(summaries[0].keys())
     assert len(summaries) == len(csv_rows) - 1 == 32
-    assert summaries[-1]["exact_duplicate_of"] == 8
+    # Issue 79, item 1: documents are named by the input's ids (`id` was textorigin's
+    # number, and a join on it matched the wrong rows); the number is `seq`.
+    assert summaries[-1]["id"] == "g7-again" and summaries[-1]["seq"] == 32
+    assert summaries[-1]["exact_duplicate_of"] == "g7"
     assert table.num_rows == 32 and table.column_names == list(summaries[0].keys())
-    assert table.column("name").to_pylist() == [s["name"] for s in summaries]
-    # Issue 53: ids are nullable integers, not floats with NaN.
     import pyarrow
 
-    for column in ("dominant_origin", "near_duplicate_of", "exact_duplicate_of"):
-        assert table.schema.field(column).type == pyarrow.int64(), table.schema
+    assert table.schema.field("seq").type == pyarrow.int64()
+    for column in ("id", "dominant_origin", "near_duplicate_of", "exact_duplicate_of"):
+        assert table.schema.field(column).type == pyarrow.string(), table.schema
         assert table.column(column).to_pylist() == [s[column] for s in summaries]
+    assert table.column("near_duplicate_of").null_count > 0
+
+
+def test_numeric_input_ids_are_integer_columns(tmp_path):
+    """Issue 53 and 79: ids that were integers stay nullable int64 columns (not floats
+    with NaN), and they are the input's ids, not textorigin's numbers."""
+    import pyarrow
+
+    docs = [dict(d, id=1000 + i) for i, d in enumerate(generated(12))]
+    docs.append(dict(docs[3], id=5))
+    with textorigin.Collection(tmp_path / "n", table_size="4MiB") as c:
+        c.ingest(docs)
+        table = c.to_arrow()
+    for column in ("id", "dominant_origin", "near_duplicate_of", "exact_duplicate_of"):
+        assert table.schema.field(column).type == pyarrow.int64(), table.schema
+    assert table.column("id").to_pylist() == [d["id"] for d in docs]
+    assert table.column("exact_duplicate_of").to_pylist()[-1] == 1003
     assert table.column("near_duplicate_of").null_count > 0
 
 

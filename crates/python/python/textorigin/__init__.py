@@ -68,7 +68,7 @@ def _batches(items: Iterable[Any], size: int) -> Iterator[List[Any]]:
 
 
 # The summary columns that hold a document's id (or nothing).
-_ID_COLUMNS = ("dominant_origin", "near_duplicate_of", "exact_duplicate_of")
+_ID_COLUMNS = ("id", "dominant_origin", "near_duplicate_of", "exact_duplicate_of")
 
 
 class Collection:
@@ -312,17 +312,21 @@ class Collection:
 
     def summaries(self, batch: int = 1024) -> Iterator[Dict[str, Any]]:
         """Every stored document's summary row in order (the columns of ``textorigin
-        export --format csv``: id, name, tokens, old_fraction, dominant_origin,
+        export --format csv``: id, seq, tokens, old_fraction, dominant_origin,
         near_duplicate_of, exact_duplicate_of, quotations; None where the CSV cell is
-        empty)."""
+        empty). ``id`` and the columns that name another document carry the input's
+        ids (a number where the input's was one); ``seq`` is textorigin's number."""
         return self._paged(self._native.summaries_after, batch)
 
     def to_arrow(self) -> Any:
         """The summary rows (:meth:`summaries`) as a ``pyarrow.Table`` (needs
-        ``pyarrow``). A column of ids (``dominant_origin``, ``near_duplicate_of``,
-        ``exact_duplicate_of``) is a nullable ``int64``, null where there is none, also
-        when no row has one; ``.to_pandas(types_mapper=pandas.ArrowDtype)`` keeps it so
-        (plain ``.to_pandas()`` turns nullable integers into floats, as pandas does)."""
+        ``pyarrow``). Documents are named by the input's ids, as the rows are: the
+        columns ``id``, ``dominant_origin``, ``near_duplicate_of`` and
+        ``exact_duplicate_of`` are nullable ``int64`` when every input id was an
+        integer, else strings (an integer id then as its text), null where there is
+        none; ``seq`` is textorigin's own number. ``.to_pandas(types_mapper=pandas.ArrowDtype)``
+        keeps nullable integers so (plain ``.to_pandas()`` turns them into floats, as
+        pandas does)."""
         try:
             import pyarrow
         except ImportError as e:
@@ -330,11 +334,19 @@ class Collection:
         rows = list(self.summaries())
         if not rows:
             return pyarrow.Table.from_pylist(rows)
+        ids_are_numbers = all(type(r["id"]) is int for r in rows)
+        if not ids_are_numbers:
+            for r in rows:
+                for key in _ID_COLUMNS:
+                    if r[key] is not None:
+                        r[key] = str(r[key])
 
         def kind(key: str) -> Any:
             # Issue 53: a column of ids with nulls came out as floats (NaN).
+            if key in _ID_COLUMNS:
+                return pyarrow.int64() if ids_are_numbers else pyarrow.string()
             values = [r[key] for r in rows if r[key] is not None]
-            if key in _ID_COLUMNS or (values and all(type(v) is int for v in values)):
+            if key == "seq" or (values and all(type(v) is int for v in values)):
                 return pyarrow.int64()
             if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
                 return pyarrow.float64()
@@ -375,32 +387,34 @@ def annotate(
             pending.append(row)
             yield dict(row, text=row[text]) if text != "text" else row
 
-    # textorigin's id -> the dataset's id, for the rows of this call and the earlier
-    # documents looked up (by their stored name, which is the id they came with).
-    theirs: Dict[int, Any] = {}
+    # The dataset's id (as text) -> textorigin's id, for the rows of this call and the
+    # earlier documents looked up (by their stored name, which is the id they came with).
+    ours: Dict[str, int] = {}
 
-    def dataset_id(ours: Optional[int]) -> Any:
-        if ours is None:
+    def textorigin_id(theirs: Any) -> Optional[int]:
+        if theirs is None:
             return None
-        if ours not in theirs:
-            theirs[ours] = collection.show(ours)["name"]
-        return theirs[ours]
+        key = str(theirs)
+        if key not in ours:
+            ours[key] = collection.show(key)["id"]
+        return ours[key]
 
     for ok, payload in collection._ingest(docs(), "report", batch, None, "summary"):
         row = pending.popleft()
         out = dict(row)
         if ok:
+            # The summary names documents by the input's ids, itself also by `seq`.
             s = json.loads(payload)
-            if "id" in row:
-                theirs[s["id"]] = row["id"]
+            ours[str(s["id"])] = s["seq"]
             by_theirs = "id" in row
+            dominant, near = textorigin_id(s["dominant_origin"]), textorigin_id(s["near_duplicate_of"])
             out.update(
-                textorigin_id=s["id"],
+                textorigin_id=s["seq"],
                 old_fraction=s["old_fraction"],
-                dominant_origin=dataset_id(s["dominant_origin"]) if by_theirs else s["dominant_origin"],
-                near_duplicate_of=dataset_id(s["near_duplicate_of"]) if by_theirs else s["near_duplicate_of"],
-                textorigin_dominant_origin=s["dominant_origin"],
-                textorigin_near_duplicate_of=s["near_duplicate_of"],
+                dominant_origin=s["dominant_origin"] if by_theirs else dominant,
+                near_duplicate_of=s["near_duplicate_of"] if by_theirs else near,
+                textorigin_dominant_origin=dominant,
+                textorigin_near_duplicate_of=near,
             )
         else:
             out.update(

@@ -17,56 +17,70 @@ use textorigin_store::storage::store::Store;
 
 use super::model::{round4, DocumentView, Dominant, NearDupView, ViewError};
 
-/// One document in a row: what a table or a dataset column wants.
+/// One document in a row: what a table or a dataset column wants. Documents are named
+/// by the input's own ids ([`input_id`]), which a user joins the results back on;
+/// textorigin's sequence number is `seq` (it was `id` until issue 79, and a join on it
+/// matched the wrong rows).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
-    pub id: u64,
-    pub name: String,
+    pub id: Value,
+    pub seq: u64,
     pub tokens: u32,
     /// Old tokens over all tokens (4 decimals).
     pub old_fraction: f64,
     /// The dominant origin when it is another document.
-    pub dominant_origin: Option<u64>,
+    pub dominant_origin: Option<Value>,
     /// The earlier document it resembles most (ties: the earliest), if any.
-    pub near_duplicate_of: Option<u64>,
+    pub near_duplicate_of: Option<Value>,
     /// The earliest-published earlier document with the same text (exact hash), if any.
-    pub exact_duplicate_of: Option<u64>,
+    pub exact_duplicate_of: Option<Value>,
     /// Quoting sentences; None when quotation search is off.
     pub quotations: Option<usize>,
 }
 
 /// The columns of [`Summary`], in order (the CSV header).
-pub const SUMMARY_COLUMNS: [&str; 8] = [
-    "id",
-    "name",
-    "tokens",
-    "old_fraction",
-    "dominant_origin",
-    "near_duplicate_of",
-    "exact_duplicate_of",
-    "quotations",
-];
+pub const SUMMARY_COLUMNS: [&str; 8] =
+    ["id", "seq", "tokens", "old_fraction", "dominant_origin", "near_duplicate_of", "exact_duplicate_of", "quotations"];
 
-/// The summary of a stored document's view.
-pub fn summary(v: &DocumentView) -> Summary {
+/// The summary of a stored document's view (the documents it names read from `store`
+/// for their input ids).
+pub fn summary(store: &Store, v: &DocumentView) -> Result<Summary, ViewError> {
     let near = v.near_duplicates.as_deref().unwrap_or_default();
     // Earliest published first: on a tie the one before stays.
     let most = near.iter().fold(None::<&NearDupView>, |best, d| match best {
         Some(b) if b.resemblance >= d.resemblance => Some(b),
         _ => Some(d),
     });
-    Summary {
-        id: v.id.unwrap_or(0),
-        name: v.name.clone(),
+    let dominant = match v.dominant() {
+        Dominant::Other(r) => r.id,
+        _ => None,
+    };
+    let of = |seq: Option<u64>| seq.map(|s| stored_input_id(store, s)).transpose();
+    Ok(Summary {
+        id: input_id(v),
+        seq: v.id.unwrap_or(0),
         tokens: v.tokens,
         old_fraction: round4(fraction(v.old_tokens, v.old_tokens + v.fresh_tokens)),
-        dominant_origin: match v.dominant() {
-            Dominant::Other(r) => r.id,
-            _ => None,
-        },
-        near_duplicate_of: most.map(|d| d.id),
-        exact_duplicate_of: exact_copy_of(near),
+        dominant_origin: of(dominant)?,
+        near_duplicate_of: of(most.map(|d| d.id))?,
+        exact_duplicate_of: of(exact_copy_of(near))?,
         quotations: v.quotations.as_ref().map(Vec::len),
+    })
+}
+
+/// The input id of stored document `seq` (`#seq` where the store does not have it).
+pub fn stored_input_id(store: &Store, seq: u64) -> Result<Value, ViewError> {
+    Ok(match store.doc(seq)? {
+        Some(m) => input_id_of(&m.name, m.id_number),
+        None => Value::String(format!("#{seq}")),
+    })
+}
+
+/// An input id as a CSV cell or in words: a string as it is, a number as JSON writes it.
+pub fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -85,15 +99,15 @@ fn fraction(part: u32, whole: u32) -> f64 {
 
 /// The summary's fields as CSV cells, in [`SUMMARY_COLUMNS`] order (empty: none).
 pub fn summary_cells(s: &Summary) -> [String; 8] {
-    let opt = |x: Option<u64>| x.map_or_else(String::new, |x| x.to_string());
+    let opt = |x: &Option<Value>| x.as_ref().map_or_else(String::new, id_text);
     [
-        s.id.to_string(),
-        s.name.clone(),
+        id_text(&s.id),
+        s.seq.to_string(),
         s.tokens.to_string(),
         format!("{:.4}", s.old_fraction),
-        opt(s.dominant_origin),
-        opt(s.near_duplicate_of),
-        opt(s.exact_duplicate_of),
+        opt(&s.dominant_origin),
+        opt(&s.near_duplicate_of),
+        opt(&s.exact_duplicate_of),
         s.quotations.map_or_else(String::new, |q| q.to_string()),
     ]
 }
@@ -150,11 +164,12 @@ pub enum Reason {
     OldFraction,
 }
 
-/// A document's keep or drop decision.
+/// A document's keep or drop decision, documents named by their input ids as in
+/// [`Summary`] (its sequence number is `seq`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decision {
-    pub id: u64,
-    pub name: String,
+    pub id: Value,
+    pub seq: u64,
     /// "keep" or "drop".
     pub decision: &'static str,
     /// The rule that dropped it (None: kept), as a code, and why in words.
@@ -162,13 +177,16 @@ pub struct Decision {
     pub reason: Option<String>,
     /// The earlier document of the duplicate rules; for the old-fraction rule the
     /// document's dominant origin (its most-copied one when it dominates itself).
-    pub of: Option<u64>,
+    pub of: Option<Value>,
     pub resemblance: Option<f64>,
     pub old_fraction: f64,
     /// Its cluster: the id of the earliest member, reached through near-duplicate links
     /// and, for a document dropped for its old fraction, its `of` (itself when it has
     /// neither).
-    pub cluster: u64,
+    pub cluster: Value,
+    /// The cluster's earliest member's sequence number (Dolma's attributes are numbers).
+    #[serde(skip)]
+    pub cluster_seq: u64,
 }
 
 /// Cluster roots remembered (the memo is cleared when full; a root forgotten is read
@@ -263,31 +281,32 @@ impl<'a> Decider<'a> {
         };
         self.remember(id, cluster);
         let exact = exact_copy_of(near);
+        let input = |seq: u64| stored_input_id(self.store, seq);
         let (rule, of, resemblance, reason) = if let Some(x) = exact {
-            (Some(Reason::ExactDuplicate), Some(x), Some(1.0), Some(format!("exact duplicate of #{x}")))
+            let x = input(x)?;
+            let why = format!("exact duplicate of {}", id_text(&x));
+            (Some(Reason::ExactDuplicate), Some(x), Some(1.0), Some(why))
         } else if let Some((x, r)) = link {
-            (
-                Some(Reason::NearDuplicate),
-                Some(x),
-                Some(r),
-                Some(format!("near-duplicate of #{x} at resemblance {r:.4}")),
-            )
+            let x = input(x)?;
+            let why = format!("near-duplicate of {} at resemblance {r:.4}", id_text(&x));
+            (Some(Reason::NearDuplicate), Some(x), Some(r), Some(why))
         } else if self.old_enough(v.old_tokens, v.old_tokens + v.fresh_tokens) {
             let why = format!("old fraction {old_fraction:.4} >= {:.4}", self.thresholds.old);
-            (Some(Reason::OldFraction), dominant, None, Some(why))
+            (Some(Reason::OldFraction), dominant.map(input).transpose()?, None, Some(why))
         } else {
             (None, None, None, None)
         };
         Ok(Decision {
-            id,
-            name: v.name.clone(),
+            id: input_id(v),
+            seq: id,
             decision: if rule.is_some() { "drop" } else { "keep" },
             rule,
             reason,
             of,
             resemblance,
             old_fraction,
-            cluster,
+            cluster: if cluster == id { input_id(v) } else { input(cluster)? },
+            cluster_seq: cluster,
         })
     }
 }
@@ -329,7 +348,7 @@ pub fn attributes_line(v: &DocumentView, text: &str, attribute: &str, decision: 
     attributes.insert(attribute.to_string(), serde_json::to_value(copied_spans(v, text)).unwrap_or_default());
     let chars = text.chars().count();
     let drop = if decision.decision == "drop" { 1.0 } else { 0.0 };
-    let scores = [drop, decision.old_fraction, decision.cluster as f64];
+    let scores = [drop, decision.old_fraction, decision.cluster_seq as f64];
     for (name, score) in DOCUMENT_ATTRIBUTES.iter().zip(scores) {
         attributes.insert(name.to_string(), serde_json::json!([[0, chars, score]]));
     }
@@ -348,14 +367,19 @@ pub fn failed_attributes_line(id: Option<&str>, reason: &str, attribute: &str) -
 /// A document's input id as the input had it: a number when it was one (an integer
 /// beyond 64 bits, which JSON readers take apart, stays text), else its name.
 pub fn input_id(v: &DocumentView) -> Value {
-    let number = v.id_number.then(|| {
-        let n = &v.name;
+    input_id_of(&v.name, v.id_number)
+}
+
+/// The input id of a document named `name` ([`input_id`]).
+fn input_id_of(name: &str, id_number: bool) -> Value {
+    let number = id_number.then(|| {
+        let n = name;
         n.parse::<u64>().map(Into::into).or_else(|_| n.parse::<i64>().map(Into::into)).ok().or_else(|| {
             let small = !n.trim_start_matches('-').chars().all(|c| c.is_ascii_digit());
             n.parse::<f64>().ok().filter(|_| small).and_then(serde_json::Number::from_f64)
         })
     });
-    number.flatten().map_or_else(|| Value::String(v.name.clone()), Value::Number)
+    number.flatten().map_or_else(|| Value::String(name.to_string()), Value::Number)
 }
 
 /// A document as a corpus line again: `id` (its name), `text` (without its copied
