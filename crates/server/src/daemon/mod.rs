@@ -770,6 +770,8 @@ impl Daemon<'_> {
     /// A failed store fsync leaves unknown state behind: that stops.
     fn checkpoint(&mut self, dd: &mut DataDir) -> Result<()> {
         let seq = dd.table().stats().last_seq;
+        self.since_checkpoint = 0;
+        self.last_checkpoint = Instant::now();
         if let Some((free, needs)) = dd.short_of_checkpoint_space() {
             let (free, needs) = (free >> 20, needs >> 20);
             tracing::warn!(
