@@ -774,10 +774,7 @@ impl Daemon<'_> {
         self.last_checkpoint = Instant::now();
         if let Some((free, needs)) = dd.short_of_checkpoint_space() {
             let (free, needs) = (free >> 20, needs >> 20);
-            tracing::warn!(
-                seq,
-                "the checkpoint at document {seq} needs about {needs} MB free, {free} MB are: it may fail"
-            );
+            tracing::warn!(seq, "the checkpoint at document {seq} needs about {needs} MB free, {free} MB are");
         }
         match dd.checkpoint() {
             Err(DataDirError::Store(e)) => return Err(DaemonError::Fsync(e)),
