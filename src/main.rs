@@ -93,7 +93,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         // The daemon outlives the reader of its log: a closed pipe is a failed write.
-        Command::Serve(_) => textorigin_store::sys::ignore_sigpipe(),
+        Command::Serve(_) => {
+            textorigin_store::sys::ignore_sigpipe();
+            // As many malloc arenas as cores (glibc's default is 8 a core, which the
+            // HTTP server's threads filled with freed memory).
+            let _ = textorigin_store::sys::cap_malloc_arenas(
+                std::thread::available_parallelism().map_or(2, |n| n.get()).max(2),
+            );
+        }
         // Die quietly when the reader of our output goes away (`textorigin list | head`).
         _ => textorigin_store::sys::default_sigpipe(),
     }
