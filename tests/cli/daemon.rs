@@ -692,3 +692,29 @@ fn a_daemon_checkpoints_at_its_start_and_query_beside_it_sees_what_it_stored_sin
     let q = json(dir, &["query", second.to_str().unwrap(), "--json"]);
     assert!(q["copied_blocks"].as_array().unwrap().iter().any(|b| b["origin"]["name"] == "02-commuter-blog"), "{q}");
 }
+
+/// Issue 79, item 5: a daemon waiting on a full disk had let go of its store, and
+/// `stats` and `/metrics` called it killed (`daemon_running 0`) while it lived and its
+/// own status said degraded. A status whose process is a live `textorigin serve` keeps
+/// its state, and degraded is a gauge of its own. (Here the live process is a daemon of
+/// another data directory, which holds no lock of this one: what a daemon that let go of
+/// its store looks like from outside.)
+#[test]
+fn a_live_daemon_that_let_go_of_its_store_is_not_called_killed() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let daemon = Daemon::small(a.path(), 100, None);
+    let mut status = daemon.status(a.path());
+    assert!(ingest(b.path(), &[], &[&examples()]).status.success());
+    status["state"] = "degraded: 16 file(s) could not be processed; retrying".into();
+    std::fs::write(b.path().join("daemon.json"), serde_json::to_vec(&status).unwrap()).unwrap();
+    let s = json(b.path(), &["stats", "--json"]);
+    assert!(s["daemon"]["state"].as_str().unwrap().starts_with("degraded: 16 file(s)"), "{s}");
+    let metrics = ok(b.path(), &["stats", "--prometheus"]);
+    for line in ["textorigin_daemon_running 1", "textorigin_daemon_degraded 1", "textorigin_daemon_files_kept 16"] {
+        assert!(metrics.lines().any(|l| l == line), "{line} missing:\n{metrics}");
+    }
+    daemon.stop();
+    // Its process gone, it is gone.
+    let s = json(b.path(), &["stats", "--json"]);
+    assert!(s["daemon"]["state"].as_str().unwrap().starts_with("not running"), "{s}");
+}
