@@ -76,8 +76,10 @@ pub struct StatsView {
     /// Bytes of all the store's files on disk, and of its write-ahead logs among them.
     pub store_disk_bytes: u64,
     pub store_log_bytes: u64,
-    /// Bytes free on the data directory's file system, and about what a checkpoint slot
-    /// needs free (what the table file holds: its blocks).
+    /// Bytes free on the data directory's file system (the text only: it is the
+    /// machine's, which changes under every reader, not the data directory's), and about
+    /// what a checkpoint slot needs free (what the table file holds: its blocks).
+    #[serde(skip)]
     pub disk_free_bytes: Option<u64>,
     pub checkpoint_needs_bytes: u64,
     /// The running (or last) daemon's status, when `daemon.json` is there.
