@@ -177,7 +177,7 @@ fn settle(a: &Args) -> Result<Settled> {
 
 pub fn run(a: Args) -> Result<()> {
     // A repair that lost documents' texts or results leaves its list: no daemon serves
-    // such a store without a word (it started silently on one that had lost every text).
+    // such a store without a word.
     let losses = a.data.dir.join(textorigin_store::storage::datadir::REPAIR_LOSSES);
     if losses.exists() {
         anyhow::bail!(

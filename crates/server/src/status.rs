@@ -117,7 +117,7 @@ impl DaemonStatus {
             }
             // The file's daemon does not hold the data directory: gone, unless its process
             // lives (a daemon that let its store go while it waits for disk space is alive
-            // and retrying, and says so itself: issue 79 found it called "killed").
+            // and retrying, and says so itself).
             Some(holder)
                 if holder != Some(s.pid)
                     && !matches!(s.state, DaemonState::Stopped | DaemonState::Gone)

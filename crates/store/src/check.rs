@@ -90,8 +90,8 @@ pub fn check(dir: &Path) -> Result<CheckReport, DataDirError> {
     r.table_digest = format!("{:016x}", dd.table().digest());
     r.digest_of = digest_state(dir, r.table_in_use && r.writer_alive);
     // Beside a live writer the table file changes under the reader (a header written
-    // before the buckets it describes: issue 79 found `check` telling an operator to
-    // rebuild a healthy store); its newest checkpoint is a state it never writes into.
+    // before the buckets it describes); its newest checkpoint is a state it never
+    // writes into.
     let live = r.table_in_use && r.writer_alive;
     let checkpoint = if live { dd.checkpoint_table()? } else { None };
     let table = if live { checkpoint.as_ref() } else { Some(dd.table()) };

@@ -5,7 +5,7 @@
 //! A parser that aborts the process (a stack overflow in a third-party decoder is an
 //! abort, not a panic that a thread could catch) would otherwise kill the daemon again
 //! at every start, since the file stays in `new/` and is read first: the files behind it
-//! are never stored (an 80 KB Parquet file did that under `Restart=on-failure`). So the
+//! are never stored, whatever the service manager restarts. So the
 //! reader thread writes, in [`layout::READING`], which file (its admission key) and which
 //! step of it (opening it, or taking its document N) it is in, and marks the record idle
 //! when the step is over: one 64-byte `pwrite` each, into the page cache (it outlives

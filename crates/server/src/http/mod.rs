@@ -203,7 +203,7 @@ pub fn start(dir: &Path, opts: &HttpOptions, stop: Arc<AtomicBool>) -> Result<Ht
 }
 
 /// The body bytes all connections may hold at once: four of the largest bodies, and at
-/// least 64 MiB (48 silent 64 MiB sign-ins once took the daemon to 2.5 GiB).
+/// least 64 MiB, so that silent clients announcing large bodies cannot add up.
 fn max_in_flight(max_body: u64) -> u64 {
     max_body.saturating_mul(4).max(64 << 20)
 }

@@ -21,7 +21,7 @@
 //! `Authorization: Bearer` alike: after [`MAX_FAILURES`] within [`FAILURE_WINDOW`] that
 //! client's tokens are refused (429) for the window, then twice as long at each new
 //! round, up to [`MAX_BLOCK`]. A stranger's wrong tokens never close sign-in for anyone
-//! else (one counter for all let 10 wrong tokens a minute lock the owner out). Behind a
+//! else. Behind a
 //! proxy every client is the proxy's address: the proxy should limit sign-ins itself.
 
 use std::collections::HashMap;

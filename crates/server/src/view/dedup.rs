@@ -19,8 +19,7 @@ use super::model::{round4, DocumentView, Dominant, NearDupView, ViewError};
 
 /// One document in a row: what a table or a dataset column wants. Documents are named
 /// by the input's own ids ([`input_id`]), which a user joins the results back on;
-/// textorigin's sequence number is `seq` (it was `id` until issue 79, and a join on it
-/// matched the wrong rows).
+/// textorigin's sequence number is `seq`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
     pub id: Value,

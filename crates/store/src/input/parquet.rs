@@ -19,8 +19,8 @@
 //! (`parquet/footer.rs`: the crate's recursion overflowed the stack on 10,000 nested groups);
 //! before any page is decoded, every column chunk's decoded size is held to the limits
 //! a compressed file is ([`Limits::decoded_bytes`], and [`Limits::ratio`] times its
-//! compressed size beyond [`super::RATIO_FLOOR`]): a 522 KB file with one 512 MiB value
-//! took 1.56 GB before its document was refused. (A footer that understates its
+//! compressed size beyond [`super::RATIO_FLOOR`]): a small file must not decode to
+//! gigabytes before its document is refused. (A footer that understates its
 //! chunks' sizes is not caught here: the crate trusts each page's own header.)
 
 use std::fs::File;

@@ -22,8 +22,8 @@
 //! Bodies sent with `Transfer-Encoding: chunked` are de-chunked and those with
 //! `Content-Encoding: gzip` or `deflate` decoded (a crawler such as wget keeps what the
 //! server sent), as they are read and within the limits a compressed file is held to
-//! ([`Limits::decoded_bytes`], [`Limits::ratio`]) and the document limit: a 918 KB
-//! record that inflated whole before its size was checked took 1.9 GB. Text is read as UTF-8, or as Windows-1252 when the response names
+//! ([`Limits::decoded_bytes`], [`Limits::ratio`]) and the document limit, never whole
+//! before its size is checked. Text is read as UTF-8, or as Windows-1252 when the response names
 //! ISO-8859-1 or Windows-1252; any other charset is read as UTF-8 with invalid bytes
 //! replaced (a warning says so).
 

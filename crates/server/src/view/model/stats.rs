@@ -143,8 +143,7 @@ pub fn stats(
         store_disk_bytes,
         store_log_bytes,
         disk_free_bytes: textorigin_store::sys::free_bytes(dir).ok(),
-        checkpoint_needs_bytes: std::fs::metadata(table.path())
-            .map_or(0, |m| std::os::unix::fs::MetadataExt::blocks(&m) * 512),
+        checkpoint_needs_bytes: textorigin_store::storage::datadir::checkpoint_needs(table.path()),
         ssr_pct: pct(s.lookups, s.shingles),
         table_digest: format!("{:016x}", table.digest()),
         digest_of: textorigin_store::check::digest_state(

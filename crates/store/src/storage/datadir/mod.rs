@@ -162,6 +162,13 @@ pub fn lock_holder(path: &Path) -> Option<Option<u32>> {
     }))
 }
 
+/// About what a checkpoint slot of the table file `table` needs free: what the file
+/// holds (its blocks, holes aside).
+pub fn checkpoint_needs(table: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(table).map_or(0, |m| m.blocks() * 512)
+}
+
 impl DataDir {
     /// The data directory's path.
     pub fn dir(&self) -> &Path {
@@ -172,8 +179,7 @@ impl DataDir {
     /// takes (about what the table file holds: its blocks, holes aside): the bytes free
     /// and those needed.
     pub fn short_of_checkpoint_space(&self) -> Option<(u64, u64)> {
-        use std::os::unix::fs::MetadataExt;
-        let needs = std::fs::metadata(table_path(&self.dir)).ok()?.blocks() * 512;
+        let needs = checkpoint_needs(&table_path(&self.dir));
         let free = crate::sys::free_bytes(&self.dir).ok()?;
         (free < needs).then_some((free, needs))
     }
