@@ -48,6 +48,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Attribution;
+use crate::estimate::How;
 use crate::rabin::Rabin;
 use crate::spans::{Block, ShingleOrigin, Span, When};
 use crate::text::{tokenize, Token};
@@ -211,14 +212,31 @@ pub fn align(
     doc: &Alignment<'_>,
     origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
 ) -> (Vec<Block>, Vec<u64>, Passages) {
-    align_runs(doc, origin_text, true)
+    align_runs(doc, origin_text, |_| Vec::new(), true)
 }
 
-/// [`align`]; with `again` false, a seed on a run found before extends it again (the
-/// same result, tested).
+/// [`align`], and with [`Attribution::Passage`] the later versions of an origin are
+/// tried too where the table names the origin for a shingle its text does not hold
+/// ([`later_versions`]): `copiers(o)` gives documents whose stored results named `o`
+/// (of the newest, at most [`MAX_COPIERS`] are read; those not published before the
+/// document are passed over). The table and estimation name the earliest holder of a
+/// passage (origin propagation relabels a lightly edited copy's own shingles with its
+/// source), so a passage taken word for word from an edited version would otherwise
+/// be credited to the version before the edits, through them.
+pub fn align_with_copiers(
+    doc: &Alignment<'_>,
+    origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+    copiers: impl FnMut(u64) -> Vec<u64>,
+) -> (Vec<Block>, Vec<u64>, Passages) {
+    align_runs(doc, origin_text, copiers, true)
+}
+
+/// [`align_with_copiers`]; with `again` false, a seed on a run found before extends it
+/// again (the same result, tested).
 fn align_runs(
     doc: &Alignment<'_>,
     mut origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+    mut copiers: impl FnMut(u64) -> Vec<u64>,
     again: bool,
 ) -> (Vec<Block>, Vec<u64>, Passages) {
     let n = doc.tokens.len();
@@ -245,6 +263,8 @@ fn align_runs(
     // without reading the texts again. Kept by origin and diagonal (origin token less
     // document token): the exact pieces of one diagonal are apart, in token order.
     let mut found: HashMap<(u64, i64), Vec<Found>> = HashMap::new();
+    // Seeds found in the table whose origin's text does not hold them (origin, token).
+    let mut unheld: Vec<(u64, usize)> = Vec::new();
     let mut i = 0;
     while i < doc.selected.len() {
         let o = doc.selected[i].origin;
@@ -276,7 +296,14 @@ fn align_runs(
                         if p + k > n || p + k <= reach {
                             continue;
                         }
-                        let Some(q) = text.find(shingles[p]) else { continue };
+                        let Some(q) = text.find(shingles[p]) else {
+                            // Found in the table under an origin that does not hold it:
+                            // propagated there from a later version (or a collision).
+                            if s.how == How::Found {
+                                unheld.push((o, p));
+                            }
+                            continue;
+                        };
                         let seen = found.entry((o, q as i64 - p as i64)).or_default();
                         if !again {
                             seen.clear();
@@ -331,6 +358,19 @@ fn align_runs(
             }
         }
     }
+    if edited {
+        // Runs through edits: the shingles over their edited tokens are searched as an
+        // unheld seed is.
+        for r in runs.iter().filter(|r| r.parent.is_none()) {
+            let over = |&e: &usize| (e + 1).saturating_sub(k).max(r.a)..=e.min(r.b.saturating_sub(k));
+            unheld.extend(r.edits.iter().flat_map(over).map(|p| (r.origin, p)));
+        }
+        unheld.sort_unstable_by_key(|&(o, p)| (o, p));
+        unheld.dedup();
+    }
+    if edited && !unheld.is_empty() {
+        later_versions(doc, (&fps, &shingles), &mut runs, &unheld, (&mut text_of, &mut copiers));
+    }
     // Each run's origin's publication order, asked once: a token is weighed against
     // every run covering it, and a document copied from many versions of a text has
     // many runs over the same tokens.
@@ -343,6 +383,63 @@ fn align_runs(
     let blocks = blocks_of_owners(doc, &owner, &runs);
     let passages = if edited { passages(&blocks, &owner, &runs, &order) } else { Passages::default() };
     (blocks, labels, passages)
+}
+
+/// Copiers of an origin read by [`align_with_copiers`], at most: the newest.
+pub const MAX_COPIERS: usize = 32;
+
+/// The third pass of [`align_with_copiers`]: a shingle found in the table under an
+/// origin whose text does not hold it was put there by a later document that copied
+/// from the origin, with edits, and whose own new shingles origin propagation
+/// relabelled with the origin; a run through edits may be a copy of such a later
+/// version too. `unheld` (origin, document token, in that order) are those shingles
+/// and the shingles over the edited tokens of those runs. For each such origin (the [`MAX_ORIGINS`] with the
+/// most of them), its copiers published before this document are searched for them,
+/// and a run is aligned from each one found, as the second pass does: a later version
+/// the document agrees with on more tokens then owns them ([`passage_owners`]), and
+/// the origin is listed beside it as an earlier holder. Costs nothing where every
+/// seed's origin holds it and every run is exact.
+fn later_versions(
+    doc: &Alignment<'_>,
+    (fps, shingles): (&[u64], &[u64]),
+    runs: &mut Vec<Run>,
+    unheld: &[(u64, usize)],
+    (text_of, copiers): (&mut impl FnMut(u64) -> Option<Arc<OriginText>>, &mut impl FnMut(u64) -> Vec<u64>),
+) {
+    let k = doc.rabin.k();
+    let mut origins: Vec<(u64, usize)> = Vec::new();
+    for &(o, _) in unheld {
+        match origins.iter_mut().find(|x| x.0 == o) {
+            Some(x) => x.1 += 1,
+            None => origins.push((o, 1)),
+        }
+    }
+    origins.sort_by(|a, b| b.1.cmp(&a.1).then((doc.when)(a.0).cmp(&(doc.when)(b.0))));
+    origins.truncate(MAX_ORIGINS);
+    let this = (doc.when)(doc.seq);
+    let mut tried: Vec<u64> = Vec::new();
+    for (o, _) in origins {
+        let mut later = copiers(o);
+        later.retain(|&c| c != doc.seq && c != o && (doc.when)(c) < this);
+        for c in later.into_iter().rev().take(MAX_COPIERS) {
+            if tried.contains(&c) {
+                continue;
+            }
+            tried.push(c);
+            let Some(text) = text_of(c) else { continue };
+            // The end of the runs found from this copier so far (the seeds are in order).
+            let mut reach = 0;
+            for &(_, p) in unheld.iter().filter(|x| x.0 == o) {
+                if p + k <= reach {
+                    continue;
+                }
+                if let Some(q) = text.find(shingles[p]) {
+                    let (_, (_, end)) = push_runs(runs, fps, &text, (c, p, q, k), doc.when, true);
+                    reach = reach.max(end);
+                }
+            }
+        }
+    }
 }
 
 /// [`Attribution::Earliest`]: every token goes to the covering run of the earliest

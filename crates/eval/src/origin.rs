@@ -43,7 +43,7 @@ pub use super::tally::{DocTruth, Reply};
 use super::{EvalError, Result};
 use serde::Serialize;
 
-use textorigin_core::align::OriginText;
+use textorigin_core::align::{OriginText, MAX_COPIERS};
 use textorigin_core::config::{Config, Density};
 use textorigin_core::engine::{by_arrival, Block, DocResult, Engine, Prepared, When};
 use textorigin_core::estimate::Estimation;
@@ -521,7 +521,7 @@ fn run_one(
         // With dates, a document published before an entry's origin takes
         // the entry over, and the documents it took from and their copiers are revised.
         let (mut r, taken) = engine.apply_prepared(&mut *table, &mut doc, seq, when);
-        align((&engine, &doc), &mut r, &mut origin_texts, &blocks, texts, &order, when);
+        align((&engine, &doc), &mut r, &mut origin_texts, (&blocks, &copiers), texts, &order, when);
         blocks.push(r.copied_blocks.clone());
         note(&mut copiers, &r);
         results.push(r);
@@ -533,7 +533,7 @@ fn run_one(
         for s in affected {
             let mut doc = engine.prepare(&texts[rank(s)]);
             let mut r = engine.reanalyse(&*table, &mut doc, s, results[s as usize - 1].density, when);
-            align((&engine, &doc), &mut r, &mut origin_texts, &blocks, texts, &order, when);
+            align((&engine, &doc), &mut r, &mut origin_texts, (&blocks, &copiers), texts, &order, when);
             origin_texts.remove(&s); // its blocks, which its copiers' alignment reads, changed
             blocks[s as usize - 1] = r.copied_blocks.clone();
             note(&mut copiers, &r);
@@ -590,12 +590,12 @@ fn run_one(
 
 /// Aligns `r`'s copied blocks against their origins' texts (arrival numbers; `order`
 /// gives their publication indexes), as the store does: the origins' texts and blocks
-/// in a bounded cache, refilled.
+/// in a bounded cache, refilled, and each origin's newest copiers before `r`.
 fn align(
     (engine, doc): (&Engine, &Prepared),
     r: &mut DocResult,
     cache: &mut HashMap<u64, Arc<OriginText>>,
-    blocks: &[Vec<Block>],
+    (blocks, copiers): (&[Vec<Block>], &HashMap<u64, BTreeSet<u64>>),
     texts: &[String],
     order: &[usize],
     when: When<'_>,
@@ -607,7 +607,14 @@ fn align(
         let t = texts.get(*order.get(o as usize - 1)?)?;
         Some(Arc::clone(cache.entry(o).or_insert_with(|| Arc::new(engine.origin_text(t, &blocks[o as usize - 1])))))
     };
-    engine.align(doc, r, origin_text, when);
+    let seq = r.seq;
+    let copiers_of = |o: u64| {
+        let before = copiers.get(&o).into_iter().flat_map(|c| c.range(..seq).rev().take(MAX_COPIERS));
+        let mut newest: Vec<u64> = before.copied().collect();
+        newest.reverse();
+        newest
+    };
+    engine.align(doc, r, origin_text, copiers_of, when);
 }
 
 pub use super::report::{markdown, svg};

@@ -131,7 +131,7 @@ proptest! {
         let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[])));
         for attribution in [Attribution::Passage, Attribution::Earliest] {
             let a = Alignment { seq, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::spans::by_arrival, attribution };
-            prop_assert_eq!(align_runs(&a, origin, true), align_runs(&a, origin, false), "{:?}", attribution);
+            prop_assert_eq!(align_runs(&a, origin, |_| Vec::new(), true), align_runs(&a, origin, |_| Vec::new(), false), "{:?}", attribution);
         }
     }
 }
@@ -280,4 +280,53 @@ fn a_copy_of_a_copy_is_attributed_to_the_earliest_source() {
         blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect::<Vec<_>>(),
         [(5, 37, 2)]
     );
+}
+
+/// B copies a passage of A with one word replaced; C copies B's version word for word.
+/// The table names A for every shingle of C's copy (origin propagation relabelled B's
+/// own shingles over the edit with A): the copy is B's, exactly, with A listed beside
+/// it as an earlier holder; without B among A's copiers (or with the earliest
+/// attribution), A's, through the edit.
+#[test]
+fn a_verbatim_copy_of_an_edited_version_is_credited_to_that_version() {
+    let rabin = Rabin::new(8);
+    let (a_own, b_own, c_own) = (words("a", 40), words("b", 10), words("c", 12));
+    let mut b: Vec<String> = [&b_own[..5], &a_own[..30], &b_own[5..]].concat();
+    b[5 + 15] = "edited".to_string();
+    let c: Vec<String> = [&c_own[..6], &b[5..35], &c_own[6..]].concat();
+    let texts = [a_own.join(" "), b.join(" ")];
+    let mut toks = Vec::new();
+    tokenize(&c.join(" "), &rabin, &mut toks);
+    let selected: Vec<ShingleOrigin> = (0..c.len() - 7)
+        .map(|p| {
+            let copied = (6..=28).contains(&p);
+            let (origin, how) = if copied { (1, How::Found) } else { (3, How::Own) };
+            ShingleOrigin { start_token: p as u32, end_token: p as u32 + 8, origin, how }
+        })
+        .collect();
+    let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &[])));
+    let spans =
+        |blocks: &[Block]| blocks.iter().map(|x| (x.span.start_token, x.span.end_token, x.origin)).collect::<Vec<_>>();
+    for attribution in [Attribution::Passage, Attribution::Earliest] {
+        let doc = Alignment {
+            seq: 3,
+            tokens: &toks,
+            selected: &selected,
+            rabin: &rabin,
+            when: &crate::spans::by_arrival,
+            attribution,
+        };
+        let (blocks, _, passages) = align_with_copiers(&doc, origin, |o| if o == 1 { vec![2] } else { Vec::new() });
+        let (without, _, _) = align_with_copiers(&doc, origin, |_| Vec::new());
+        if attribution == Attribution::Passage {
+            assert_eq!(spans(&blocks), [(6, 36, 2)]);
+            assert!(passages.edits.is_empty(), "{:?}", passages.edits);
+            assert_eq!(passages.also_earlier, [AlsoEarlier { origin: 1, start_token: 6, end_token: 36 }]);
+            assert_eq!(spans(&without), [(6, 36, 1)]);
+        } else {
+            // A's exact runs on either side of the edited word.
+            assert_eq!(spans(&blocks), [(6, 21, 1), (22, 36, 1)]);
+            assert_eq!(spans(&without), spans(&blocks));
+        }
+    }
 }

@@ -54,7 +54,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::align::{align, Alignment, OriginText};
+use crate::align::{align_with_copiers, Alignment, OriginText};
 use crate::config::{Config, Density, Dominant};
 use crate::estimate::{estimate_with_offsets, How};
 use crate::rabin::Rabin;
@@ -463,13 +463,16 @@ impl Engine {
     /// most-copied origin from them; with `dominant = blocks` the dominant origin is
     /// then counted by the blocks ([`DocResult::dominant_by_blocks`]), else it stays the
     /// argmax of the table's answers. `origin_text(o)` gives document `o`'s text and
-    /// stored blocks (None: not stored; its blocks stay as estimated). "Earlier" is by
-    /// `when`.
+    /// stored blocks (None: not stored; its blocks stay as estimated); `copiers(o)` the
+    /// documents whose stored results named `o`, ascending, the newest
+    /// [`crate::align::MAX_COPIERS`] at least (later versions of an origin a block
+    /// differs from, [`crate::align::align_with_copiers`]). "Earlier" is by `when`.
     pub fn align(
         &self,
         doc: &Prepared,
         result: &mut DocResult,
         origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
+        copiers: impl FnMut(u64) -> Vec<u64>,
         when: When<'_>,
     ) {
         if self.cfg.align && !result.copied_blocks.is_empty() {
@@ -481,7 +484,7 @@ impl Engine {
                 when,
                 attribution: self.cfg.attribution,
             };
-            let (blocks, labels, passages) = align(&alignment, origin_text);
+            let (blocks, labels, passages) = align_with_copiers(&alignment, origin_text, copiers);
             result.copied_blocks = blocks;
             result.passages = passages;
             label_tokens(result, doc.tokens(), &labels, when);

@@ -94,7 +94,7 @@ proptest! {
                 prop_assert_eq!(got.dominant_origin, Some(o));
             }
             let found: Vec<(u32, u32)> = got.selected_origins.iter().filter(|s| s.how == How::Found && s.origin != seq).map(|s| (s.start_token, s.end_token)).collect();
-            e.align(&doc, &mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))), &by_arrival);
+            e.align(&doc, &mut got, |o| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1]))), |_| Vec::new(), &by_arrival);
             blocks.push(got.copied_blocks.clone());
             let doc = tokens_of(text);
             let mut old = vec![false; doc.len()];
@@ -166,7 +166,7 @@ fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
     let plain = e.apply_prepared(&mut t, &mut db, 2, &by_arrival).0;
     assert!(!plain.copied_blocks.is_empty());
     let mut aligned = plain.clone();
-    e.align(&db, &mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))), &by_arrival);
+    e.align(&db, &mut aligned, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))), |_| Vec::new(), &by_arrival);
     assert_eq!(aligned.copied_blocks.len(), 1);
     let blk = aligned.copied_blocks[0];
     assert_eq!(
@@ -180,16 +180,16 @@ fn alignment_extends_to_the_edges_and_drops_blocks_not_in_the_origin() {
     // An origin whose text does not hold the seeds: the block was never copied.
     let mut wrong = plain.clone();
     let nothing = "nothing in common with the document at all here";
-    e.align(&db, &mut wrong, |_| Some(Arc::new(OriginText::new(nothing, &rabin, &[]))), &by_arrival);
+    e.align(&db, &mut wrong, |_| Some(Arc::new(OriginText::new(nothing, &rabin, &[]))), |_| Vec::new(), &by_arrival);
     assert!(wrong.copied_blocks.is_empty() && wrong.old_tokens == 0);
     // No stored text: the block stays as estimation made it.
     let mut unknown = plain.clone();
-    e.align(&db, &mut unknown, |_| None, &by_arrival);
+    e.align(&db, &mut unknown, |_| None, |_| Vec::new(), &by_arrival);
     assert_eq!(unknown.copied_blocks, plain.copied_blocks);
     // Alignment off: the paper's blocks.
     let off = Engine::new(Config { align: false, ..cfg });
     let mut same = plain.clone();
-    off.align(&db, &mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))), &by_arrival);
+    off.align(&db, &mut same, |_| Some(Arc::new(OriginText::new(a, &rabin, &[]))), |_| Vec::new(), &by_arrival);
     assert_eq!(same, plain);
 }
 

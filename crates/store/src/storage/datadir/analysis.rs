@@ -18,7 +18,7 @@ use crate::storage::stage::{Local, TableStage};
 use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
-use textorigin_core::align::OriginText;
+use textorigin_core::align::{OriginText, MAX_COPIERS};
 use textorigin_core::config::Config;
 use textorigin_core::config::Templates;
 use textorigin_core::engine::template::{self, Line, TemplateRun};
@@ -216,16 +216,23 @@ fn align_with(
     when: When<'_>,
     unstored: &HashMap<u64, Arc<OriginText>>,
 ) -> Result<()> {
-    let mut failed = None;
+    let failed = RefCell::new(None);
     let origin_text = |o| match unstored.get(&o) {
         Some(t) => Some(Arc::clone(t)),
         None => recompute::origin_text(store, engine, o).unwrap_or_else(|e| {
-            failed.get_or_insert(e);
+            failed.borrow_mut().get_or_insert(e);
             None
         }),
     };
-    engine.align(doc, result, origin_text, when);
-    failed.map_or(Ok(()), |e| Err(e.into()))
+    let seq = result.seq;
+    let copiers = |o| {
+        store.copiers_before(o, seq, MAX_COPIERS).unwrap_or_else(|e| {
+            failed.borrow_mut().get_or_insert(e);
+            Vec::new()
+        })
+    };
+    engine.align(doc, result, origin_text, copiers, when);
+    failed.into_inner().map_or(Ok(()), |e| Err(e.into()))
 }
 
 /// Publication order over a store for the engine ([`When`]): (time, sequence number),

@@ -23,7 +23,7 @@ use rocksdb::WriteBatch;
 use serde::{Deserialize, Serialize};
 use textorigin_core::engine::DocResult;
 
-use super::codec::{decode_made, decode_with_tail, encode, encode_made, push_result_tail, read_result_tail};
+use super::codec::{self, decode_made, decode_with_tail, encode, encode_made, push_result_tail, read_result_tail};
 use super::table::{Raw, Value};
 use super::{Result, Store, StoreError, CF_COPIERS, CF_META, CF_RESULTS, CF_REVISIONS};
 
@@ -196,6 +196,33 @@ impl Store {
             return Ok(copiers);
         }
         Ok(self.pairs(CF_COPIERS, origin)?.into_iter().map(|(c, ())| c).collect())
+    }
+
+    /// The newest `limit` documents before `before` whose results named `origin`
+    /// (ascending): read backwards from `before`, so an origin that thousands of
+    /// documents copied costs `limit` keys, not thousands.
+    pub fn copiers_before(&self, origin: u64, before: u64, limit: usize) -> Result<Vec<u64>> {
+        if self.elsewhere.get().is_some() {
+            let mut copiers = self.copiers_of(origin)?;
+            copiers.retain(|&c| c < before);
+            return Ok(copiers.split_off(copiers.len().saturating_sub(limit)));
+        }
+        let (prefix, from) = (codec::seq_key(origin), codec::pair_key(origin, before));
+        let mut out = Vec::new();
+        for s in std::iter::once(self).chain(self.siblings()) {
+            let mode = rocksdb::IteratorMode::From(&from, rocksdb::Direction::Reverse);
+            for item in s.db.iterator_cf(s.cf(CF_COPIERS.name), mode).take(limit + 1) {
+                let (k, _) = item.map_err(s.db_err())?;
+                match k.get(8..).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
+                    Some(c) if k.starts_with(&prefix) => out.push(u64::from_be_bytes(c)),
+                    _ => break,
+                }
+            }
+        }
+        out.retain(|&c| c < before);
+        out.sort_unstable();
+        out.dedup();
+        Ok(out.split_off(out.len().saturating_sub(limit)))
     }
 
     /// Document `seq`'s revisions, oldest first.
