@@ -112,16 +112,19 @@ pub(super) fn decide(
             count.holders.push((seq, run));
         }
     }
-    let mut write =
-        TemplateWrite { counts: hashes.into_iter().zip(counts).map(|(h, c)| (site, h, c)).collect(), docs: Vec::new() };
+    let mut write = TemplateWrite {
+        by: seq,
+        counts: hashes.into_iter().zip(counts).map(|(h, c)| (site, h, c)).collect(),
+        docs: Vec::new(),
+    };
     if !runs.is_empty() {
         write.docs.push((seq, DocTemplates { site, runs: runs.clone() }));
     }
-    for (page, more) in earlier {
-        let mut doc = store.doc_templates(page)?.unwrap_or(DocTemplates { site, runs: Vec::new() });
-        doc.runs.extend(more);
-        doc.runs.sort_by_key(|r| r.span.start_token);
-        write.docs.push((page, doc));
+    // Each earlier page gets a record of what this page decides on it (not its whole
+    // record again: [`crate::storage::store::templates`]).
+    for (page, mut more) in earlier {
+        more.sort_by_key(|r| r.span.start_token);
+        write.docs.push((page, DocTemplates { site, runs: more }));
     }
     Ok((runs, write))
 }
@@ -129,6 +132,41 @@ pub(super) fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page whose lines reach the threshold one at a time, each brought there by a
+    /// later page: each decision writes the one line it gives the page, so the template
+    /// records written grow with the lines (they grew with their square when a page's
+    /// whole record was written again at each decision: issue 79, item 17), and the
+    /// page ends with every line.
+    #[test]
+    fn a_page_given_lines_one_at_a_time_is_written_a_line_at_a_time() {
+        use textorigin_core::rabin::Rabin;
+        use textorigin_core::text::tokenize;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let cfg = Config { template_pages: 2, ..Config::default() };
+        let rabin = Rabin::new(8);
+        let line = |i: usize| format!("line {i} of the menu");
+        let m = 200;
+        let texts: Vec<String> =
+            std::iter::once((0..m).map(line).collect::<Vec<_>>().join("\n")).chain((0..m).map(line)).collect();
+        let mut runs_written = 0;
+        for (i, text) in texts.iter().enumerate() {
+            let mut toks = Vec::new();
+            tokenize(text, &rabin, &mut toks);
+            let lines = textorigin_core::engine::template::lines(text, &toks);
+            let (_, write) = decide(&store, &cfg, (i as u64 + 1, 7), (&lines, &toks, text.len() as u32)).unwrap();
+            runs_written += write.docs.iter().filter(|(page, _)| *page == 1).map(|(_, d)| d.runs.len()).sum::<usize>();
+            let mut b = rocksdb::WriteBatch::default();
+            store.add_templates(&mut b, &write);
+            store.write(b, false).unwrap();
+        }
+        assert_eq!(runs_written, m);
+        let first = store.doc_templates(1).unwrap().unwrap();
+        assert_eq!(first.runs.len(), m);
+        assert!(first.runs.windows(2).all(|w| w[0].span.start_token < w[1].span.start_token));
+        assert_eq!(first.runs.iter().map(|r| r.since).collect::<Vec<_>>(), (2..m as u64 + 2).collect::<Vec<_>>());
+    }
 
     #[test]
     fn a_site_is_a_site_field_a_host_or_the_folder_of_html_files() {

@@ -49,7 +49,7 @@ column_families! {
         "`q_docs`" => "u64 LE: documents counted in `q_df` (3-5; schema 6 deletes it)",
         "`revise_queue/` + seq BE" => "u64 BE: the newest cause of the document's queued revision ([`revisions`](super::revisions); older builds never read these keys)",
         "`revisions_made/` + cause BE" => "version byte 1, postcard (seq, after, before) results: every revision a deployment partition's document made",
-        "`tpl/l/` + site + line hash, `tpl/d/` + seq" => "a line's pages on a site; a document's template lines ([`templates`](super::templates), 21)",
+        "`tpl/l/` + site + line hash, `tpl/d/` + seq + deciding seq" => "a line's pages on a site; the template lines a document decided on a page ([`templates`](super::templates), 21; `tpl/d/` + seq alone before)",
     }
     pub(super) CF_DOCS: Table<u64, DocValue> = "docs" {
         "seq, u64 BE" => "version byte 1, postcard [`DocMeta`](super::DocMeta), then the tails later builds added (`documents::encode_doc`)",

@@ -4,9 +4,14 @@
 //! - `tpl/l/` + site (u64 BE) + line hash (u64 BE) → [`LineCount`]: the pages of the
 //!   site holding the line, and where they hold it while fewer than the threshold (so
 //!   that the page that brings the line to it can label it on them too).
-//! - `tpl/d/` + document (u64 BE) → [`DocTemplates`]: the document's site and its
-//!   template lines ([`TemplateRun`]), each with the document that made it template
-//!   there (itself, or a later page of its site).
+//! - `tpl/d/` + document (u64 BE) + deciding document (u64 BE) → [`DocTemplates`]: the
+//!   document's site and the template lines ([`TemplateRun`]) the deciding document
+//!   made template there (itself, or a later page of its site that brought them to the
+//!   threshold); the document's lines are all of its records, read by prefix. A record
+//!   per decision, so that a page whose lines cross the threshold one at a time is
+//!   written once per crossing, not whole again each time (which was quadratic in its
+//!   lines). Data directories made before hold one record under `tpl/d/` + document,
+//!   read as one more part.
 //!
 //! - `tpl/t` → u64: in a partition of a deployment, the last other partition's
 //!   document counted (in its own batch: [`Store::put_templates_of_theirs`]), so that a
@@ -49,9 +54,11 @@ pub struct DocTemplates {
 /// What one document's analysis writes of the template records.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TemplateWrite {
+    /// The analysed document (the deciding one of every record written).
+    pub by: u64,
     /// (site, line hash, count).
     pub counts: Vec<(u64, u64, LineCount)>,
-    /// Documents' records, the analysed one's and those of earlier pages given a line.
+    /// The template lines it decides, on itself and on earlier pages given a line now.
     pub docs: Vec<(u64, DocTemplates)>,
 }
 
@@ -61,6 +68,10 @@ fn line_key(site: u64, hash: u64) -> Vec<u8> {
 
 fn doc_key(seq: u64) -> Vec<u8> {
     [DOC, &seq.to_be_bytes()[..]].concat()
+}
+
+fn doc_part_key(seq: u64, by: u64) -> Vec<u8> {
+    [DOC, &seq.to_be_bytes()[..], &by.to_be_bytes()[..]].concat()
 }
 
 impl Store {
@@ -79,7 +90,24 @@ impl Store {
 
     /// Document `seq`'s template lines (None: it has none).
     pub fn doc_templates(&self, seq: u64) -> Result<Option<DocTemplates>> {
-        self.read(CF_META.records::<Postcard<DocTemplates>>(), &doc_key(seq))
+        let prefix = doc_key(seq);
+        let mut doc: Option<DocTemplates> = None;
+        let mode = rocksdb::IteratorMode::From(&prefix, rocksdb::Direction::Forward);
+        for item in self.db.iterator_cf(self.cf(CF_META.name), mode) {
+            let (k, v) = item.map_err(self.db_err())?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            let part = self.decode_value::<Postcard<DocTemplates>>(CF_META.name, &k, &v)?;
+            match &mut doc {
+                Some(d) => d.runs.extend(part.runs),
+                None => doc = Some(part),
+            }
+        }
+        if let Some(d) = &mut doc {
+            d.runs.sort_by_key(|r| r.span.start_token);
+        }
+        Ok(doc)
     }
 
     /// Document `seq`'s own template lines: those its arrival made template (those a
@@ -92,12 +120,12 @@ impl Store {
     }
 
     /// Adds a document's template records to its batch.
-    pub(super) fn add_templates(&self, b: &mut WriteBatch, w: &TemplateWrite) {
+    pub(crate) fn add_templates(&self, b: &mut WriteBatch, w: &TemplateWrite) {
         for (site, hash, count) in &w.counts {
             self.put(b, CF_META.records::<Postcard<LineCount>>(), &line_key(*site, *hash), count);
         }
         for (seq, doc) in &w.docs {
-            self.put(b, CF_META.records::<Postcard<DocTemplates>>(), &doc_key(*seq), doc);
+            self.put(b, CF_META.records::<Postcard<DocTemplates>>(), &doc_part_key(*seq, w.by), doc);
         }
     }
 
@@ -120,7 +148,7 @@ impl Store {
     pub fn clear_templates(&self) -> Result<()> {
         let mut b = WriteBatch::default();
         for prefix in [LINE, DOC] {
-            let end = [prefix, &[0xffu8; 17][..]].concat();
+            let end = [prefix, &[0xffu8; 25][..]].concat();
             self.delete_range(&mut b, CF_META, prefix, &end);
         }
         self.delete(&mut b, CF_META, THROUGH);
@@ -160,14 +188,30 @@ mod tests {
             after_start: 10,
         };
         let count = LineCount { pages: 3, holders: vec![(1, run(0)), (4, run(3)), (9, run(7))] };
-        let doc = DocTemplates { site: 7, runs: Vec::new() };
-        let w = TemplateWrite { counts: vec![(7, 42, count.clone())], docs: vec![(9, doc.clone())] };
+        let doc = DocTemplates { site: 7, runs: vec![run(5)] };
+        let w = TemplateWrite { by: 9, counts: vec![(7, 42, count.clone())], docs: vec![(9, doc.clone())] };
         let mut b = WriteBatch::default();
         store.add_templates(&mut b, &w);
         store.write(b, false).unwrap();
         assert_eq!(store.line_counts(7, &[42]).unwrap(), [count]);
         assert_eq!(store.line_counts(8, &[42]).unwrap(), [LineCount::default()]);
         assert_eq!(store.doc_templates(9).unwrap(), Some(doc));
+        // A later page's decision adds a record of its own; the page reads both, in
+        // token order, and so it does a record of a data directory made before (one
+        // record under the page's key).
+        let later = TemplateWrite { by: 12, docs: vec![(9, DocTemplates { site: 7, runs: vec![run(1)] })], ..w };
+        let mut b = WriteBatch::default();
+        store.add_templates(&mut b, &later);
+        store.put(
+            &mut b,
+            CF_META.records::<Postcard<DocTemplates>>(),
+            &doc_key(9),
+            &DocTemplates { site: 7, runs: vec![run(8)] },
+        );
+        store.write(b, false).unwrap();
+        let runs = store.doc_templates(9).unwrap().unwrap().runs;
+        assert_eq!(runs.iter().map(|r| r.span.start_token).collect::<Vec<_>>(), [1, 5, 8]);
+        assert_eq!(store.doc_templates(10).unwrap(), None);
         store.clear_templates().unwrap();
         assert_eq!(store.line_counts(7, &[42]).unwrap(), [LineCount::default()]);
         assert_eq!(store.doc_templates(9).unwrap(), None);
