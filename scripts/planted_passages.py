@@ -42,6 +42,8 @@ norm = lambda t: re.findall(r'\w+', t.lower())
 shingles = lambda ws: {' '.join(ws[j:j + 8]) for j in range(len(ws) - 7)}
 memo = {}
 doc_shingles = lambda j: memo.setdefault(j, shingles(norm(texts[j])))
+words_memo = {}
+doc_words = lambda j: words_memo.setdefault(j, ' '.join(norm(texts[j])))
 results = {'verbatim': [], 'edited': []}
 named_edited = {'verbatim': 0, 'edited': 0}
 for n in range(a.plants * (200 if a.edited_earlier else 1)):
@@ -62,7 +64,7 @@ for n in range(a.plants * (200 if a.edited_earlier else 1)):
         # Compared as the engine tokenizes: words, case-folded, punctuation left out.
         mine = shingles(norm(' '.join(passage)))
         holding = lambda j: 2 * len(mine & doc_shingles(j)) >= len(mine)
-        exact = lambda j: mine <= doc_shingles(j) and ' '.join(norm(' '.join(passage))) in ' '.join(norm(texts[j]))
+        exact = lambda j: mine <= doc_shingles(j) and ' '.join(norm(' '.join(passage))) in doc_words(j)
         right |= {id_of[d['id']] for j, d in enumerate(docs[:i]) if holding(j) and exact(j)}
         edited_holders = {id_of[d['id']] for j, d in enumerate(docs[:i]) if holding(j) and not exact(j)}
         if len(right) > 1 or not edited_holders:
