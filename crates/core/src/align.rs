@@ -216,8 +216,9 @@ pub fn align(
 }
 
 /// [`align`], and with [`Attribution::Passage`] the later versions of an origin are
-/// tried too where the table names the origin for a shingle its text does not hold
-/// ([`later_versions`]): `copiers(o)` gives documents whose stored results named `o`
+/// tried too where the table names the origin for a shingle its text does not hold, or
+/// a block runs through edits (over the shingles of the edits): `copiers(o)` gives
+/// documents whose stored results named `o`
 /// (of the newest, at most [`MAX_COPIERS`] are read; those not published before the
 /// document are passed over). The table and estimation name the earliest holder of a
 /// passage (origin propagation relabels a lightly edited copy's own shingles with its
