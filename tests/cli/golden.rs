@@ -48,6 +48,15 @@
 //! new default) were recorded beside them: against raising at once, 58 of 145 mail
 //! documents' results differ (the dominant origin of 1) and 83 of 400 GCC entries' (of
 //! none), the tables holding other shingles of the small tables these cases use.
+//! Re-recorded for issue 79 (item 2): with the passage attribution, alignment tries an
+//! origin's later versions (its copiers) where a block differs from it; only the
+//! `-passage` and `-lag` cases of mail and licenses changed, in `export`, `export
+//! --shingles` and `list` (every table digest, `show`, `quotes` and `neardups` of the
+//! last document as recorded; the `earliest` and `-paper` cases unchanged): against
+//! the build before, 2 of 145 mail documents' copied blocks differ (1 document's old
+//! tokens), and 40 of 97 license documents' (`-passage`; 37 with the lag): 13 dominant
+//! origins move to another BSD or license variant holding the shared text in the
+//! document's own wording, 8 documents' old tokens change (by 0-13 tokens).
 
 use std::path::{Path, PathBuf};
 

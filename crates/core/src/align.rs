@@ -30,8 +30,14 @@
 //! through light edits too: past up to [`MAX_EDIT`] tokens that differ (words replaced,
 //! inserted or left out) as long as the next [`MIN_AFTER_EDIT`] tokens agree again, so a passage
 //! with one word in eight changed is one block with its edited tokens listed, not a
-//! series of 7-token runs, none of which holds a k-shingle. Where the origin's own stored result says a
-//! stretch of the aligned run was copied from an earlier document, that stretch takes
+//! series of 7-token runs, none of which holds a k-shingle. A third pass (passage
+//! attribution) tries an origin's later versions, the documents that copied from it
+//! (the caller's copiers index): where the table names an origin for a shingle its text
+//! does not hold (origin propagation relabelled an edited copy's own shingles with its
+//! source), or a run goes through edits, a later version the document agrees with on
+//! more tokens takes the passage, the older one listed beside it. Where the origin's
+//! own stored result says a stretch of the aligned run was copied from an earlier
+//! document, that stretch takes
 //! the earlier one: attributions follow copies of copies back to the earliest source
 //! the stored results know. Blocks whose origin's text is not available stay as
 //! estimation made them.
