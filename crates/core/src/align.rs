@@ -224,12 +224,12 @@ pub fn align(
 /// [`align`], and with [`Attribution::Passage`] the later versions of an origin are
 /// tried too where the table names the origin for a shingle its text does not hold, or
 /// a block runs through edits (over the shingles of the edits): `copiers(o)` gives
-/// documents whose stored results named `o`
-/// (of the newest, at most [`MAX_COPIERS`] are read; those not published before the
-/// document are passed over). The table and estimation name the earliest holder of a
-/// passage (origin propagation relabels a lightly edited copy's own shingles with its
-/// source), so a passage taken word for word from an edited version would otherwise
-/// be credited to the version before the edits, through them.
+/// documents whose stored results named `o` (of the newest, at most [`MAX_COPIERS`]
+/// are read; those not published before the document are passed over). The table and
+/// estimation name the earliest holder of a passage (origin propagation relabels a
+/// lightly edited copy's own shingles with its source), so a passage taken word for
+/// word from an edited version would otherwise be credited to the version before the
+/// edits, through them.
 pub fn align_with_copiers(
     doc: &Alignment<'_>,
     origin_text: impl FnMut(u64) -> Option<Arc<OriginText>>,
@@ -372,10 +372,8 @@ fn align_runs(
             let over = |&e: &usize| (e + 1).saturating_sub(k).max(r.a)..=e.min(r.b.saturating_sub(k));
             unheld.extend(r.edits.iter().flat_map(over).map(|p| (r.origin, p)));
         }
-        unheld.sort_unstable_by_key(|&(o, p)| (o, p));
+        unheld.sort_unstable();
         unheld.dedup();
-    }
-    if edited && !unheld.is_empty() {
         later_versions(doc, (&fps, &shingles), &mut runs, &unheld, (&mut text_of, &mut copiers));
     }
     // Each run's origin's publication order, asked once: a token is weighed against
@@ -399,13 +397,13 @@ pub const MAX_COPIERS: usize = 32;
 /// origin whose text does not hold it was put there by a later document that copied
 /// from the origin, with edits, and whose own new shingles origin propagation
 /// relabelled with the origin; a run through edits may be a copy of such a later
-/// version too. `unheld` (origin, document token, in that order) are those shingles
-/// and the shingles over the edited tokens of those runs. For each such origin (the [`MAX_ORIGINS`] with the
-/// most of them), its copiers published before this document are searched for them,
-/// and a run is aligned from each one found, as the second pass does: a later version
-/// the document agrees with on more tokens then owns them ([`passage_owners`]), and
-/// the origin is listed beside it as an earlier holder. Costs nothing where every
-/// seed's origin holds it and every run is exact.
+/// version too. `unheld` (origin, document token, sorted, distinct) are those
+/// shingles and the shingles over the edited tokens of those runs. For each such
+/// origin (the [`MAX_ORIGINS`] with the most of them), its copiers published before
+/// this document are searched for them, and a run is aligned from each one found, as
+/// the second pass does: a later version the document agrees with on more tokens then
+/// owns them ([`passage_owners`]), and the origin is listed beside it as an earlier
+/// holder. Costs nothing where every seed's origin holds it and every run is exact.
 fn later_versions(
     doc: &Alignment<'_>,
     (fps, shingles): (&[u64], &[u64]),
@@ -414,18 +412,14 @@ fn later_versions(
     (text_of, copiers): (&mut impl FnMut(u64) -> Option<Arc<OriginText>>, &mut impl FnMut(u64) -> Vec<u64>),
 ) {
     let k = doc.rabin.k();
-    let mut origins: Vec<(u64, usize)> = Vec::new();
-    for &(o, _) in unheld {
-        match origins.iter_mut().find(|x| x.0 == o) {
-            Some(x) => x.1 += 1,
-            None => origins.push((o, 1)),
-        }
-    }
-    origins.sort_by(|a, b| b.1.cmp(&a.1).then((doc.when)(a.0).cmp(&(doc.when)(b.0))));
+    // Each origin's seeds, the origins with the most first (the earlier on a tie).
+    let mut origins: Vec<&[(u64, usize)]> = unheld.chunk_by(|a, b| a.0 == b.0).collect();
+    origins.sort_by(|a, b| b.len().cmp(&a.len()).then((doc.when)(a[0].0).cmp(&(doc.when)(b[0].0))));
     origins.truncate(MAX_ORIGINS);
     let this = (doc.when)(doc.seq);
     let mut tried: Vec<u64> = Vec::new();
-    for (o, _) in origins {
+    for seeds in origins {
+        let o = seeds[0].0;
         let mut later = copiers(o);
         later.retain(|&c| c != doc.seq && c != o && (doc.when)(c) < this);
         for c in later.into_iter().rev().take(MAX_COPIERS) {
@@ -436,7 +430,7 @@ fn later_versions(
             let Some(text) = text_of(c) else { continue };
             // The end of the runs found from this copier so far (the seeds are in order).
             let mut reach = 0;
-            for &(_, p) in unheld.iter().filter(|x| x.0 == o) {
+            for &(_, p) in seeds {
                 if p + k <= reach {
                     continue;
                 }

@@ -404,7 +404,7 @@ def test_files_of_every_format_are_ingested_as_the_command_line_does(tmp_path):
         assert c.show("1000")["url"] == "https://docs.python.org/3.11/library/2to3.html"
         again = c.ingest_files([fixtures / "warc" / "pydocs-small.warc.gz"])
         assert (again["stored"], again["stored_before"]) == (0, 3), again
-        # Issue 79: Zstandard pages (polars' default) are read too.
+        # Zstandard pages (polars' default) are read too.
         zstd = c.ingest_files([fixtures / "parquet" / "pydocs-zstd.parquet"])
         assert zstd["failed"] == 0 and zstd["stored"] + zstd["stored_before"] > 0, zstd
 

@@ -135,9 +135,8 @@ mod tests {
 
     /// A page whose lines reach the threshold one at a time, each brought there by a
     /// later page: each decision writes the one line it gives the page, so the template
-    /// records written grow with the lines (they grew with their square when a page's
-    /// whole record was written again at each decision: issue 79, item 17), and the
-    /// page ends with every line.
+    /// records written grow with the lines (writing the page's whole record again at
+    /// each decision would grow with their square), and the page ends with every line.
     #[test]
     fn a_page_given_lines_one_at_a_time_is_written_a_line_at_a_time() {
         use textorigin_core::rabin::Rabin;
