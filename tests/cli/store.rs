@@ -198,6 +198,38 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     assert!(!ok(&data, &["stats"]).contains("by pieces"));
 }
 
+/// Schema 24 (issue 79, item 3): an adaptive data directory made before keeps every
+/// stored result; `rebuild` replays it under the new rule without reporting its
+/// documents as differing (they were made by the rule before), documents added later
+/// are compared, and `rebuild --reanalyse` gives every document the new rule's result.
+#[test]
+fn a_schema_23_adaptive_data_directory_keeps_its_results_and_replays_by_the_new_rule() {
+    // Written by the last build of schema 23 (tests/fixtures/README.md).
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(&fixture("v23-datadir"), &data);
+    let stored = std::fs::read_to_string(fixture("v23-export.jsonl")).unwrap();
+    ok(&data, &["upgrade"]);
+    assert_eq!(ok(&data, &["export"]), stored);
+    let out = run(&data, &["rebuild"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");
+    assert_eq!(ok(&data, &["export"]), stored, "the stored results are kept");
+    // Documents given now follow the new rule, and replay gives their results again.
+    let more = dir.path().join("more.jsonl");
+    let lines: Vec<&str> = std::fs::read_to_string(fixture("gcc-sample.jsonl")).unwrap().leak().lines().collect();
+    std::fs::write(&more, lines[120..160].join("\n") + "\n").unwrap();
+    assert!(ingest(&data, &["--table-size", "10KiB", "--index-size", "64KiB"], &[&more]).status.success());
+    let out = run(&data, &["rebuild"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");
+    // `rebuild --reanalyse` makes every result the new rule's: on this table, which the
+    // density fell on by steps, the first 120 documents' results change.
+    ok(&data, &["rebuild", "--reanalyse"]);
+    let now = ok(&data, &["export"]);
+    assert_ne!(now.lines().take(120).collect::<Vec<_>>(), stored.lines().collect::<Vec<_>>());
+    let out = run(&data, &["rebuild"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");
+}
+
 /// Schema 16's step (decision 3) killed after it deleted what this build
 /// computes alike, before the version stamp: the next open runs it again and ends as
 /// an uninterrupted upgrade does.

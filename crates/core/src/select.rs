@@ -162,7 +162,8 @@ pub const FLOOR: u8 = 8;
 /// (`docs/PERFORMANCE.md`, "Selection density").
 pub const START: u8 = 2;
 
-/// Documents from a full bucket's first ask for a raise of the threshold to the raise
+/// Documents from a full bucket's first ask for a raise of the threshold (to the floor)
+/// to the raise
 /// ([`crate::config::Config::density_lag`], schema 23; `docs/SCALE-OUT.md`, "The single
 /// node's defaults"): the threshold moves only at document ends, so that shards, which
 /// each see a part of the buckets, can agree on where. 0 raises it at once, in the

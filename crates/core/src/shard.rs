@@ -35,7 +35,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
-use crate::engine::{probe_items_dated, Engine, Feedback, Probe, ShardItem};
+use crate::engine::{places, probe_items_dated, Engine, Feedback, Probe, ShardItem};
 use crate::select::{kept, Item};
 use crate::table::{bucket_of, top_byte, BucketMemory, Hit, Table, TableStats};
 
@@ -109,9 +109,8 @@ fn shard_of(b: u64, buckets: u64, count: u32) -> u32 {
 /// [`Engine::probe_where`]: crate::engine::Engine::probe_where
 pub fn split(items: &[Item], buckets: u64, count: u32) -> Vec<Vec<ShardItem>> {
     let mut out = vec![Vec::new(); count as usize];
-    for i in 0..items.len() {
-        let b = bucket_of(items[i].fp, buckets);
-        out[shard_of(b, buckets, count) as usize].push(ShardItem::of(items, i));
+    for it in ShardItem::all_of(items) {
+        out[shard_of(bucket_of(it.fp, buckets), buckets, count) as usize].push(it);
     }
     out
 }
@@ -127,10 +126,12 @@ pub fn marks(items: &[Item]) -> (Vec<u8>, Vec<u8>) {
 
 /// Shard items `part` of a document whose selected shingles have `ranks` and `tops`
 /// ([`marks`]; `part` indexes them) kept at threshold `t`: those `t` selects, with
-/// their indexes and their neighbours' top bytes among the shingles `t` selects, as
-/// [`split`] of the document kept at `t` gives them.
+/// their indexes among the shingles `t` selects and their offsets and neighbours'
+/// top bytes as [`ShardItem::all_of`] takes them, as [`split`] of the document kept
+/// at `t` gives them.
 pub fn part_at_density(part: &[ShardItem], (ranks, tops): (&[u8], &[u8]), t: u8) -> Vec<ShardItem> {
     let selected: Vec<usize> = (0..ranks.len()).filter(|&j| kept(ranks[j], t)).collect();
+    let places = places(&selected, (ranks, tops));
     let mut place = vec![u32::MAX; ranks.len()];
     for (p, &j) in selected.iter().enumerate() {
         place[j] = p as u32;
@@ -139,13 +140,8 @@ pub fn part_at_density(part: &[ShardItem], (ranks, tops): (&[u8], &[u8]), t: u8)
         .filter(|it| kept(ranks[it.index as usize], t))
         .map(|it| {
             let p = place[it.index as usize] as usize;
-            ShardItem {
-                index: p as u32,
-                prev: if p > 0 { tops[selected[p - 1]] } else { 0 },
-                next: selected.get(p + 1).map_or(0, |&j| tops[j]),
-                rank: ranks[it.index as usize],
-                ..*it
-            }
+            let (place, prev, next) = places[p];
+            ShardItem { index: p as u32, prev, next, rank: ranks[it.index as usize], place, ..*it }
         })
         .collect()
 }

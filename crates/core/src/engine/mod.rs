@@ -42,7 +42,12 @@
 //!   before the table phases it keeps those the table's threshold selects
 //!   ([`Prepared::at_density`], done by [`Engine::apply`] and the like), and its result
 //!   records that threshold ([`DocResult::density`]) so that it can be analysed again
-//!   alike. The "selected shingles" above are these.
+//!   alike. The "selected shingles" above are these, with one rule the table's guests
+//!   need ([`crate::table`], "Extra entries are guests"): the policy's shingles are
+//!   estimated alone, as in the paper, and that estimate alone feeds phase 3 (origin
+//!   propagation and Lucky's bonuses of their entries); an extra shingle then adds what
+//!   it found, and one not found between two policy shingles of one copied origin
+//!   takes that origin.
 //! - **Dominant origin by blocks** (the default `dominant = blocks`): after
 //!   alignment the stored dominant origin is [`DocResult::dominant_by_blocks`]; with
 //!   `dominant = table` it stays the argmax of the table's answers.
@@ -60,7 +65,7 @@ use crate::estimate::{estimate_with_offsets, How};
 use crate::rabin::Rabin;
 use crate::select::{select, shingle_count, with_extras, Item, Scratch, FLOOR, SELECTED};
 pub use crate::spans::{by_arrival, Block, ShingleOrigin, Span, When};
-use crate::table::{top_byte, BucketMemory, Eviction, Hit, Position, Table};
+use crate::table::{top_byte, BucketMemory, Eviction, Hit, Position, Table, GUEST};
 use crate::text::{tokenize, Token};
 
 /// How far ahead the hashing loop prefetches buckets.
@@ -196,6 +201,9 @@ pub struct Probe {
     /// The origins whose entries the document took over, published after it (issue
     /// 25): ascending, each once. Empty without dates.
     pub taken: Vec<u64>,
+    /// Which of them are extra shingles ([`crate::select::with_extras`]), whose entries
+    /// are guests ([`crate::table`]); empty where none is.
+    pub extra: Vec<bool>,
 }
 
 /// A selected shingle as phase 1 needs it, without the document: its index among the
@@ -207,10 +215,17 @@ pub struct ShardItem {
     pub fp: u64,
     pub prev: u8,
     pub next: u8,
-    /// The shingle's rank ([`Item::rank`]); not sent: a sharded deployment selects as
-    /// the paper does.
+    /// The shingle's rank ([`Item::rank`]); not sent: a worker gets the ranks beside
+    /// (`crate::shard::part_at_density`).
     #[serde(skip, default = "selected_rank")]
     pub rank: u8,
+    /// Its place among the document's shingles as its entry keeps it (its offset) and
+    /// Random eviction's salt, where that is not `index`: a policy shingle's among the
+    /// policy's (`prev` and `next` are then those neighbours'), so that the entry is the
+    /// paper's table's ([`crate::table`], "Extra entries are guests"). Not sent, as
+    /// `rank`.
+    #[serde(skip)]
+    pub place: Option<u32>,
 }
 
 fn selected_rank() -> u8 {
@@ -218,15 +233,25 @@ fn selected_rank() -> u8 {
 }
 
 impl ShardItem {
-    /// Selected shingle `i` of `items`.
-    pub fn of(items: &[Item], i: usize) -> ShardItem {
-        ShardItem {
-            index: i as u32,
-            fp: items[i].fp,
-            prev: if i > 0 { top_byte(items[i - 1].fp) } else { 0 },
-            next: items.get(i + 1).map_or(0, |it| top_byte(it.fp)),
-            rank: items[i].rank,
-        }
+    /// Every selected shingle of `items`, in order: an extra shingle's offset and
+    /// neighbours among all of them, a policy shingle's among the policy's (the same
+    /// without extra shingles).
+    pub fn all_of(items: &[Item]) -> Vec<ShardItem> {
+        let (ranks, tops): (Vec<u8>, Vec<u8>) = items.iter().map(|it| (it.rank, top_byte(it.fp))).unzip();
+        let kept: Vec<usize> = (0..items.len()).collect();
+        places(&kept, (&ranks, &tops))
+            .into_iter()
+            .zip(items)
+            .enumerate()
+            .map(|(i, ((place, prev, next), it))| ShardItem {
+                index: i as u32,
+                fp: it.fp,
+                prev,
+                next,
+                rank: it.rank,
+                place,
+            })
+            .collect()
     }
 }
 
@@ -366,10 +391,9 @@ impl Engine {
         } else {
             Vec::new()
         };
-        let bonus = if self.cfg.eviction == Eviction::Lucky {
-            lucky_bonus(doc.items(), &result.copied_blocks, self.cfg.lucky_y)
-        } else {
-            Vec::new()
+        let bonus = match self.cfg.eviction {
+            Eviction::Lucky => policy_bonus(doc.items(), result, self.cfg.lucky_y),
+            _ => Vec::new(),
         };
         Feedback { seq: result.seq, shingles: result.shingles, origins, bonus, revise: Vec::new(), asks: None }
     }
@@ -414,20 +438,25 @@ impl Engine {
     /// lookups, in order; a sharded deployment's come from the shard workers).
     pub fn reanalyse_found(&self, doc: &Prepared, seq: u64, found: &[Option<Hit>], when: When<'_>) -> DocResult {
         debug_assert_eq!(found.len(), doc.items().len());
-        let mut own_seen = std::collections::BTreeSet::new();
+        // A repeat finds the first occurrence's entry, as when it was applied; a policy
+        // shingle only a policy one's (the one an extra shingle inserted was an extra
+        // entry, which a policy shingle makes anew: [`Table::process`]).
+        let (mut seen, mut seen_by_policy) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
         let hits: Vec<Option<Hit>> = doc
             .items()
             .iter()
             .zip(found)
             .map(|(it, &h)| {
                 let h = h?;
-                match h.origin == seq {
-                    true => own_seen.contains(&it.fp).then_some(h).or_else(|| {
-                        own_seen.insert(it.fp);
-                        None
-                    }),
-                    false => (when(h.origin) < when(seq)).then_some(h),
+                if h.origin != seq {
+                    return (when(h.origin) < when(seq)).then_some(h);
                 }
+                let repeat = match it.rank == SELECTED {
+                    true => !seen_by_policy.insert(it.fp),
+                    false => seen.contains(&it.fp),
+                };
+                seen.insert(it.fp);
+                repeat.then_some(h)
             })
             .collect();
         self.finish(doc, seq, &hits, when).result
@@ -447,12 +476,23 @@ impl Engine {
     }
 
     /// Estimation and result building, given the hits of the document's selected
-    /// shingles.
+    /// shingles. With extra shingles, the policy's are estimated alone, as the paper's table
+    /// keeps them (offsets and neighbours among the policy's shingles): what phase 3 is
+    /// fed ([`Engine::feedback`]); [`with_extra_shingles`] adds the others.
     fn finish(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
-        let tops: Vec<u8> = doc.items().iter().map(|it| top_byte(it.fp)).collect();
-        let (origins, offsets) =
-            estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, &tops, hits);
-        let mut result = build_result(seq, doc.tokens(), doc.items(), hits, &origins, self.cfg.k as usize, when);
+        let items = doc.items();
+        let estimate = |tops: &[u8], hits: &[Option<Hit>]| {
+            estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, tops, hits)
+        };
+        let (origins, offsets) = if items.iter().all(|it| it.rank == SELECTED) {
+            estimate(&items.iter().map(|it| top_byte(it.fp)).collect::<Vec<_>>(), hits)
+        } else {
+            let policy: Vec<usize> = (0..items.len()).filter(|&i| items[i].rank == SELECTED).collect();
+            let tops: Vec<u8> = policy.iter().map(|&i| top_byte(items[i].fp)).collect();
+            let of_policy = estimate(&tops, &policy.iter().map(|&i| hits[i]).collect::<Vec<_>>());
+            with_extra_shingles(seq, &policy, of_policy, hits)
+        };
+        let mut result = build_result(seq, doc.tokens(), items, hits, &origins, self.cfg.k as usize, when);
         result.density = (doc.density() < FLOOR).then_some(doc.density());
         Estimate { result, offsets }
     }
@@ -529,6 +569,10 @@ pub fn probe_items_dated<M: BucketMemory>(
         hits: Vec::with_capacity(items.len()),
         positions: Vec::with_capacity(items.len()),
         taken: Vec::new(),
+        extra: match items.iter().any(|it| it.rank != SELECTED) {
+            true => items.iter().map(|it| it.rank != SELECTED).collect(),
+            false => Vec::new(),
+        },
     };
     for &fp in probe.fps.iter().take(PREFETCH_AHEAD) {
         table.prefetch(fp);
@@ -537,11 +581,21 @@ pub fn probe_items_dated<M: BucketMemory>(
         if let Some(&fp) = probe.fps.get(k + PREFETCH_AHEAD) {
             table.prefetch(fp);
         }
-        let new = Hit { origin: seq, offset: it.index as u8, prev: it.prev, next: it.next };
-        let (mut hit, pos) = table.process(it.fp, new, seq << 24 ^ u64::from(it.index), it.rank);
+        let place = it.place.unwrap_or(it.index);
+        let new = Hit { origin: seq, offset: place as u8, prev: it.prev, next: it.next };
+        let (mut hit, pos, guest) = table.process_noting(it.fp, new, seq << 24 ^ u64::from(place), it.rank);
+        if let Some(g) = guest.filter(|g| g.origin != seq && later(g.origin)) {
+            // An extra entry of a document published after this one, which an extra
+            // shingle of it inserted: that one would have found this policy entry.
+            probe.taken.push(g.origin);
+        }
         if let Some(h) = hit.filter(|h| h.origin != seq && later(h.origin)) {
-            table.take_over(pos, it.fp, new);
-            probe.taken.push(h.origin);
+            // An extra shingle takes over an extra entry only: the paper's table never
+            // sees it ([`crate::table`], "Extra entries are guests").
+            if it.rank == SELECTED || pos.slot == GUEST {
+                table.take_over(pos, it.fp, new);
+                probe.taken.push(h.origin);
+            }
             hit = None;
         }
         probe.hits.push(hit);
@@ -694,6 +748,10 @@ pub mod template;
 
 mod score;
 use score::{lucky_bonus, lucky_scores, propagate};
+
+mod guests;
+pub(crate) use guests::places;
+use guests::{policy_bonus, with_extra_shingles};
 
 mod prepared;
 pub use prepared::Prepared;

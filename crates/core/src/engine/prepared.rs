@@ -57,7 +57,6 @@ impl Prepared {
     /// Its selected shingles whose bucket, in a table of `buckets` buckets, `owns`
     /// accepts (a shard's range): what [`super::Engine::probe_where`] probes.
     pub fn items_where(&self, buckets: u64, owns: impl Fn(u64) -> bool) -> Vec<ShardItem> {
-        let items = &self.items;
-        (0..items.len()).filter(|&i| owns(bucket_of(items[i].fp, buckets))).map(|i| ShardItem::of(items, i)).collect()
+        ShardItem::all_of(&self.items).into_iter().filter(|it| owns(bucket_of(it.fp, buckets))).collect()
     }
 }

@@ -7,7 +7,9 @@ use crate::table::{BucketMemory, Position, Table};
 
 /// Origin propagation: every entry the document inserted for a shingle estimation
 /// labelled copied, if the document has not evicted it since, gets the estimated origin
-/// and offset (its neighbour bytes, the document's, are the copy's too).
+/// and offset (its neighbour bytes, the document's, are the copy's too). An extra
+/// shingle's entry only while it is an extra entry ([`crate::table::GUEST`]): a policy
+/// shingle may have made it the policy's since, which that shingle's label decides.
 pub(super) fn propagate<M: BucketMemory>(table: &mut Table<M>, probe: &Probe, fb: &Feedback) {
     for (k, &i) in probe.items.iter().enumerate() {
         let (origin, offset) = fb.origins[i as usize];
@@ -51,10 +53,12 @@ pub(super) fn lucky_bonus(items: &[Item], blocks: &[Block], y: u32) -> Vec<u32> 
 }
 
 /// Lucky rule (a) and the bonuses for the entries `probe` holds, merged per entry, then
-/// (e) through [`Table::add_scores`].
+/// (e) through [`Table::add_scores`]; an extra shingle scores nothing (the paper's
+/// table never saw it).
 pub(super) fn lucky_scores<M: BucketMemory>(table: &mut Table<M>, probe: &Probe, fb: &Feedback) {
     // (position, base, bonus, fingerprint), merged per entry.
     let mut per_entry: Vec<(Position, u32, u32, u64)> = (0..probe.items.len())
+        .filter(|&k| probe.extra.get(k) != Some(&true))
         .map(|k| {
             let base = u32::from(probe.hits[k].is_some_and(|h| h.origin != fb.seq));
             (probe.positions[k], base, fb.bonus[probe.items[k] as usize], probe.fps[k])

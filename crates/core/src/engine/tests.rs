@@ -394,13 +394,12 @@ fn a_late_original_takes_its_passage_over_and_its_copier_is_revised() {
 /// ingestion's results (copied blocks, token labels, dominant origins). Returns how
 /// many documents differ and how many were compared.
 fn dated_arrival_against_date_ordered_ingestion(
-    selection: crate::select::Selection,
-    propagate: bool,
+    (selection, density, propagate): (crate::select::Selection, Density, bool),
     seed: u64,
     docs: usize,
     arrival: u64,
 ) -> (usize, usize) {
-    let cfg = Config { selection, table_bytes: 64 << 20, propagate, ..Config::default() };
+    let cfg = Config { selection, table_bytes: 64 << 20, propagate, density, ..Config::default() };
     let texts = corpus(seed, docs);
     let perm = arrival_order(docs, arrival);
     let date = |seq: u64| perm[seq as usize - 1];
@@ -431,6 +430,16 @@ fn dated_arrival_against_date_ordered_ingestion(
 /// in revisions does not help: measured). Measured 0 of 240 documents for six policies,
 /// 1 (Hb3) and 2 (Dct8) of 240 for the sparse ones, which bridge most; held here under
 /// 2%.
+///
+/// With the adaptive density the same holds where the policy's selection of a shingle
+/// is the shingle's alone (All, the Hailstorms, Hb3, Dct8). Where it depends on the
+/// shingle's place (4th, NM4, NW8) one shingle is a policy shingle of one document and
+/// an extra one of another, and an extra shingle never touches a policy entry (issue
+/// 79, item 3: the table's extra entries are guests): a document published between two
+/// that select it, which arrived before both and found the later one's entry, is not
+/// revised when the earlier one takes that entry over. Measured (20-document corpora,
+/// 12 seeds) 21, 3 and 3 of 240 documents without propagation, 23, 4 and 3 with it;
+/// held here under 12.5%.
 #[test]
 fn any_arrival_order_ends_as_date_ordered_ingestion_for_every_selection() {
     use crate::select::Selection::*;
@@ -444,23 +453,31 @@ fn any_arrival_order_ends_as_date_ordered_ingestion_for_every_selection() {
         HashBreaking(3),
         Dct(8),
     ];
-    for propagate in [false, true] {
-        for selection in selections {
-            let (mut differ, mut all) = (0, 0);
-            for seed in 0..12u64 {
-                let (d, n) = dated_arrival_against_date_ordered_ingestion(
-                    selection,
-                    propagate,
-                    seed * 7919 + 1,
-                    20,
-                    seed ^ 0xa11,
-                );
-                differ += d;
-                all += n;
+    for (density, propagate, selection) in [Density::Paper, Density::Adaptive]
+        .into_iter()
+        .flat_map(|d| [false, true].map(|p| (d, p)))
+        .flat_map(|(d, p)| selections.map(|s| (d, p, s)))
+    {
+        let (mut differ, mut all) = (0, 0);
+        for seed in 0..12u64 {
+            let (d, n) = dated_arrival_against_date_ordered_ingestion(
+                (selection, density, propagate),
+                seed * 7919 + 1,
+                20,
+                seed ^ 0xa11,
+            );
+            differ += d;
+            all += n;
+        }
+        let by_place = density == Density::Adaptive
+            && matches!(selection, Every(_) | Modulo { no_overlap: true, .. } | Winnowing { no_overlap: true, .. });
+        match (propagate, by_place) {
+            (_, true) => assert!(differ * 8 <= all, "{selection}, {density}: {differ} of {all} documents differ"),
+            (false, false) => {
+                assert_eq!(differ, 0, "{selection}, {density}: {differ} of {all} documents differ from date order")
             }
-            match propagate {
-                false => assert_eq!(differ, 0, "{selection}: {differ} of {all} documents differ from date order"),
-                true => assert!(differ * 50 <= all, "{selection}, propagation: {differ} of {all} documents differ"),
+            (true, false) => {
+                assert!(differ * 50 <= all, "{selection}, {density}, propagation: {differ} of {all} documents differ")
             }
         }
     }
@@ -493,6 +510,41 @@ proptest! {
         prop_assert_eq!(floor.digest(), paper.digest());
         prop_assert_eq!(floor.stats(), TableStats { density: FLOOR, ..paper.stats() });
         prop_assert!(paper.stats().evictions > 0, "the table evicts");
+    }
+
+    /// Issue 79, item 3: whatever the adaptive density does — its extra entries taken
+    /// in and given up, the raises, with or without a lag, under every eviction policy
+    /// — the policy's entries of its table are the paper's table at every document's
+    /// end (the same entries, data, scores and order per bucket), and once the sweep
+    /// at the floor has removed the extra ones the two tables are one, so that the
+    /// documents after it get the paper's results.
+    #[test]
+    fn guests_leave_the_papers_table_as_it_is(
+        seed in any::<u64>(),
+        docs in 60usize..100,
+        lag in prop_oneof![Just(0u8), Just(3u8)],
+        eviction in prop_oneof![Just(Eviction::Lucky), Just(Eviction::CopyCount), Just(Eviction::Lru), Just(Eviction::Random)],
+    ) {
+        let texts = corpus(seed, docs);
+        let paper_cfg = Config { eviction, ..small(Density::Paper) };
+        let cfg = Config { density_lag: lag, ..Config { density: Density::Adaptive, ..paper_cfg.clone() } };
+        let (mut paper, mut adaptive) = (table(&paper_cfg), table(&cfg));
+        let (mut pe, mut ae) = (Engine::new(paper_cfg), Engine::new(cfg));
+        let mut floor_at = None;
+        for (i, text) in texts.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let want = pe.apply(&mut paper, seq, text);
+            let got = ae.apply(&mut adaptive, seq, text);
+            prop_assert_eq!(adaptive.policy_digest(), paper.digest(), "document {}", seq);
+            if let Some(at) = floor_at {
+                prop_assert_eq!(adaptive.digest(), paper.digest(), "document {} (the floor from {})", seq, at);
+                prop_assert_eq!(&got, &want, "document {} (the floor from {})", seq, at);
+            } else if adaptive.density() == FLOOR {
+                floor_at = Some(seq);
+            }
+        }
+        prop_assert!(paper.stats().evictions > 0, "the table evicts");
+        prop_assert!(floor_at.is_some_and(|at| at < docs as u64), "the density reaches its floor");
     }
 
     /// Issue 36: replayed from a checkpoint taken anywhere (the table's bytes and
@@ -530,30 +582,30 @@ proptest! {
     }
 }
 
-/// The density falls from every shingle to the paper's selection as the table fills
-/// (the replay property above sees it fall within its 60 documents), and each result
-/// records the threshold it was selected at; with a lag (schema 23) two raises are at
-/// least the lag's documents apart.
+/// The density falls from a quarter of the other shingles to the paper's selection as
+/// the table fills, in one raise (issue 79, item 3), and each result records the
+/// threshold it was selected at; with a lag (schema 23) the raise comes the lag's
+/// documents after the first full bucket, one document later than at once: the first
+/// asking document is selected before either.
 #[test]
-fn the_density_falls_from_every_shingle_to_the_paper_as_the_table_fills() {
-    for lag in [0u8, 4] {
-        let cfg = Config { density_lag: lag, ..small(Density::Adaptive) };
-        let mut t = table(&cfg);
-        let results = apply_all(&cfg, &mut t, &corpus(7, 150));
-        let seen: Vec<Option<u8>> = results.iter().map(|r| r.density).collect();
-        assert_eq!(seen[0], Some(crate::select::START));
-        assert!(seen.windows(2).all(|w| w[0].unwrap_or(FLOOR) <= w[1].unwrap_or(FLOOR)), "{seen:?}");
-        assert_eq!(seen.last(), Some(&None), "lag {lag}: {seen:?}");
-        assert!(seen.iter().any(|&d| d.is_some_and(|d| d > 0)), "a threshold between: {seen:?}");
-        assert_eq!(t.density(), FLOOR);
-        // At the floor every extra entry was swept out: the next documents are the paper's.
-        assert!(t.stats().evictions > 0);
-        let raised: Vec<usize> = (1..seen.len()).filter(|&i| seen[i] != seen[i - 1]).collect();
-        assert!(raised.windows(2).all(|w| w[1] - w[0] >= usize::from(lag)), "lag {lag}: raised before {raised:?}");
-        if lag > 0 {
-            assert!(raised.windows(2).any(|w| w[1] - w[0] == usize::from(lag)), "the lag binds: {raised:?}");
-        }
-    }
+fn the_density_falls_to_the_paper_once_as_the_table_fills() {
+    let raised: Vec<usize> = [0u8, 4]
+        .into_iter()
+        .map(|lag| {
+            let cfg = Config { density_lag: lag, ..small(Density::Adaptive) };
+            let mut t = table(&cfg);
+            let results = apply_all(&cfg, &mut t, &corpus(7, 150));
+            let seen: Vec<Option<u8>> = results.iter().map(|r| r.density).collect();
+            let at = seen.iter().position(|d| d.is_none()).expect("the floor is reached");
+            assert!(at > 0 && seen[..at].iter().all(|&d| d == Some(crate::select::START)), "lag {lag}: {seen:?}");
+            assert!(seen[at..].iter().all(|d| d.is_none()), "lag {lag}: {seen:?}");
+            // At the floor every extra entry was swept out: the next documents are the paper's.
+            assert_eq!(t.density(), FLOOR);
+            assert!(t.stats().evictions > 0);
+            at
+        })
+        .collect();
+    assert_eq!(raised[1], raised[0] + 3, "the lag of 4 binds: {raised:?}");
 }
 
 /// Issue 36: a short copy that the policy's selection misses is found while the table

@@ -14,7 +14,8 @@ pub struct PendingRaise {
     /// (at most the lag); 0: none.
     pub age: u8,
     /// The asks since (every full bucket that found no extra entry to give up, or
-    /// refused an extra shingle): how far the raise goes.
+    /// refused an extra shingle). Counted, as a deployment sums its shards'; the raise
+    /// goes to the floor whatever their number (issue 79).
     pub asks: u64,
 }
 
@@ -24,6 +25,12 @@ impl<M: BucketMemory> Table<M> {
     pub fn set_density(&mut self, adaptive: bool, lag: u8) {
         self.adaptive = adaptive;
         self.density_lag = lag;
+    }
+
+    /// Whether extra entries may be in the table: the density is adaptive and below the
+    /// floor, or the sweep is still to come.
+    pub(super) fn holds_guests(&self) -> bool {
+        self.adaptive && (self.stats.density < FLOOR || self.sweep)
     }
 
     /// The pending raise as the table file's header keeps it.
@@ -62,13 +69,11 @@ impl<M: BucketMemory> Table<M> {
         }
     }
 
-    /// Ends a document (its counters counted): raises the threshold when the first ask
-    /// since the last raise is the lag's documents old (by 1 + ⌊log2 a⌋ steps, `a` the
-    /// asks since per bucket in use, at least 1: a table far too small for its density
-    /// falls as fast as it did at once), and when the
-    /// threshold reached the floor removes every extra entry (each bucket keeps its
-    /// other entries' order), so that the table holds the policy's entries only from
-    /// then on.
+    /// Ends a document (its counters counted): raises the threshold to the floor when
+    /// the first ask is the lag's documents old, and when the threshold reached the
+    /// floor removes every extra entry (each bucket keeps its other entries' order), so
+    /// that the table holds the policy's entries only from then on: the paper's table
+    /// ([`super`], "Extra entries are guests").
     pub fn end_document(&mut self) {
         self.end_document_asked(self.doc_asks);
     }
@@ -81,8 +86,7 @@ impl<M: BucketMemory> Table<M> {
 
     /// [`Table::end_document`] with the document's asks in every part of the table
     /// (`asks`: a shard's table holds a part, and the document's feedback sums them): the
-    /// first document with asks since the last raise opens the wait, and every
-    /// document's asks until the raise count for how far it goes.
+    /// first document with asks opens the wait.
     pub fn end_document_asked(&mut self, asks: u64) {
         self.doc_asks = 0;
         if asks > 0 {
@@ -91,11 +95,8 @@ impl<M: BucketMemory> Table<M> {
         }
         if self.ask.is_some_and(|d| self.stats.documents >= d + u64::from(self.density_lag)) {
             self.ask = None;
-            let per_bucket = std::mem::take(&mut self.asks) / self.used_buckets();
-            let steps = 1 + per_bucket.max(1).ilog2().min(u32::from(FLOOR)) as u8;
-            for _ in 0..steps.min(FLOOR - self.stats.density) {
-                self.raise();
-            }
+            self.asks = 0;
+            self.raise();
         }
         if !std::mem::take(&mut self.sweep) {
             return;
@@ -124,10 +125,10 @@ impl<M: BucketMemory> Table<M> {
         self.doc_asks += 1;
     }
 
-    /// Raises the threshold by one (the sweep due at the floor).
+    /// Raises the threshold to the floor (one step before issue 79), the sweep due.
     fn raise(&mut self) {
-        self.stats.density += 1;
-        self.sweep = self.stats.density == FLOOR;
+        self.stats.density = FLOOR;
+        self.sweep = true;
     }
 
     /// The slot a full bucket (final bucket `c`, the table spanning its memory, the

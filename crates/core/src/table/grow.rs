@@ -20,7 +20,7 @@
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::bucket::{copy_entry, occupied, placement, record, COL_SCORE};
+use super::bucket::{copy_entry, is_extra, occupied, placement, record, COL_SCORE};
 use super::{BucketMemory, Position, Table, ENTRY_BYTES};
 
 /// The final bucket of the entry at `slot`, in a table of `buckets` buckets.
@@ -100,22 +100,33 @@ impl<M: BucketMemory> Table<M> {
     /// The position of the entry at `slot` of `data`, the bucket in use holding final
     /// bucket `c`: its rank among `c`'s entries.
     pub(super) fn position(&self, data: &[u8], c: u64, slot: usize) -> Position {
-        let rank = if self.shift == 0 {
+        let n = self.entries;
+        let guests = self.holds_guests();
+        let rank = if self.shift == 0 && !guests {
             slot
+        } else if guests && is_extra(data, n, slot) {
+            return Position { bucket: c, slot: super::GUEST };
         } else {
-            (0..slot).filter(|&s| final_of(data, self.entries, s, self.buckets) == c).count()
+            (0..slot).filter(|&s| self.ranked(data, c, s)).count()
         };
         Position { bucket: c, slot: rank as u32 }
+    }
+
+    /// Whether slot `s` of `data` counts in the ranks of final bucket `c`'s positions:
+    /// its entries, the policy's alone in an adaptive table.
+    fn ranked(&self, data: &[u8], c: u64, s: usize) -> bool {
+        let n = self.entries;
+        (self.shift == 0 || final_of(data, n, s, self.buckets) == c) && !(self.holds_guests() && is_extra(data, n, s))
     }
 
     /// The slot of `data` (the bucket in use holding `pos.bucket`) at `pos`; `None` when
     /// the final bucket has no entry of that rank.
     pub(super) fn slot_at(&self, data: &[u8], pos: Position) -> Option<usize> {
         let n = self.entries;
-        if self.shift == 0 {
+        if self.shift == 0 && !self.holds_guests() {
             return (pos.slot < n as u32).then_some(pos.slot as usize);
         }
-        (0..occupied(data, n)).filter(|&s| final_of(data, n, s, self.buckets) == pos.bucket).nth(pos.slot as usize)
+        (0..occupied(data, n)).filter(|&s| self.ranked(data, pos.bucket, s)).nth(pos.slot as usize)
     }
 
     /// xxh3-64 of the table's content as the table spanning its memory holds it: for each
@@ -129,6 +140,17 @@ impl<M: BucketMemory> Table<M> {
     /// others must hold no entry (a table file's holes, which a reader does not touch:
     /// on a tmpfs each page read of a hole is allocated).
     pub fn digest_of(&self, buckets: impl IntoIterator<Item = u64>) -> u64 {
+        self.digest_where(buckets, |_, _| true)
+    }
+
+    /// [`Table::digest`] of the policy's entries alone, leaving out the extra ones (the
+    /// guests of an adaptive density): equal to the paper's table's digest at every
+    /// document's end ([`crate::table`], "Extra entries are guests").
+    pub fn policy_digest(&self) -> u64 {
+        self.digest_where(0..self.used_buckets(), |data, s| !is_extra(data, self.entries, s))
+    }
+
+    fn digest_where(&self, buckets: impl IntoIterator<Item = u64>, keep: impl Fn(&[u8], usize) -> bool) -> u64 {
         let n = self.entries;
         let mut h = Xxh3::new();
         let mut buf = Vec::with_capacity(n * ENTRY_BYTES + 12);
@@ -136,7 +158,8 @@ impl<M: BucketMemory> Table<M> {
         for b in buckets.into_iter().take_while(|&b| b < used) {
             let data = self.bucket(b);
             let count = occupied(data, n);
-            let mut order: Vec<(u64, usize)> = (0..count).map(|s| (final_of(data, n, s, self.buckets), s)).collect();
+            let mut order: Vec<(u64, usize)> =
+                (0..count).filter(|&s| keep(data, s)).map(|s| (final_of(data, n, s, self.buckets), s)).collect();
             order.sort_unstable();
             for run in order.chunk_by(|x, y| x.0 == y.0) {
                 buf.clear();

@@ -43,26 +43,45 @@
 //! buckets in use grow nothing is evicted, so the threshold stays; once the table spans
 //! its memory a full bucket gives up an extra entry before any of the policy's:
 //! - an extra entry whose rank is below the threshold (stale: its shingle is no longer
-//!   selected) goes first; with none, and some extra entry in the bucket, the bucket
-//!   *asks* for a raise of the threshold by one (the density halves, for the whole
-//!   table), after which the entries the raise leaves behind go first;
-//! - else the lowest-scored extra entry (Copy-Count, Lucky; the first in queue order
-//!   for LRU, a seeded pick for Random); a bucket without extra entries evicts by the
-//!   policy for a policy shingle and refuses an extra one, which is then looked up only
-//!   (as is an extra shingle a raise left below the threshold);
-//! - the lookup of a policy shingle that finds an extra entry makes it a policy entry.
+//!   selected, in a table an older version raised by steps) goes first; with none, and
+//!   some extra entry in the bucket, the bucket *asks* for a raise of the threshold to
+//!   the floor (the paper's selection, for the whole table; by one step, halving
+//!   the density, before issue 79);
+//! - else an extra entry by the policy's rule (all score alike: a seeded pick for
+//!   Copy-Count, Lucky and Random, the first in queue order for LRU); a bucket without
+//!   extra entries evicts by the policy for a policy shingle and refuses an extra one,
+//!   which is then looked up only (as is an extra shingle a raise left below the
+//!   threshold).
 //!
-//! The raise comes at the end of a document: the first ask since the last raise, made
+//! **Extra entries are guests** (issue 79, item 3): at every document's end the
+//! policy's entries of an adaptive table are exactly the paper's table's — the same
+//! entries, data and scores, in the same order in each bucket — so that after the
+//! sweep at the floor the table *is* the paper's, byte for byte, whatever the density
+//! did before (the property test `guests_leave_the_papers_table_as_it_is`). Hence an
+//! extra entry given up leaves its place (the entries behind it move up) and the new
+//! one goes last, where the paper's table had a free slot; an extra shingle, and any
+//! lookup that finds an extra entry, only reads (no score, no move in LRU's queue:
+//! extra entries are never scored); a policy shingle that finds an extra entry makes
+//! the policy's entry anew, last, and counts as not found, as in the paper's table;
+//! halving (Copy-Count's, Lucky's rule e) is decided by the policy's entries; and the
+//! engine scores and relabels the policy's entries from the estimate of the policy's
+//! shingles alone, their offsets and neighbour bytes taken among them
+//! ([`crate::engine`]).
+//!
+//! The raise comes at the end of a document: the first ask, made
 //! while the table's document `d` (counting from 0) is applied, raises the threshold at
 //! the end of document `d + L − 1`, `L` the table's lag
 //! ([`crate::select::DENSITY_LAG`], 32 for a new data directory), so that the threshold
 //! is constant through a document and shards, which each see a part of the buckets, can
 //! agree on where it moves (`docs/SCALE-OUT.md`, "The single node's defaults"); a lag
 //! of 0 (tables made before schema 23) raises it at once, in the middle of the
-//! document. When the threshold reaches [`crate::select::FLOOR`] (no extra shingle
-//! selected), the end of the document sweeps every extra entry out
-//! ([`Table::end_document`]): from then on the table is the paper's and costs nothing
-//! more. Without an adaptive density no entry is marked and every choice is the
+//! document. At [`crate::select::FLOOR`] (no extra shingle selected) the end of the
+//! document sweeps every extra entry out ([`Table::end_document`]): from then on the
+//! table is the paper's, its results are the paper's and it costs nothing more. So the
+//! extra shingles add to the results while the table has room, and from `L` documents
+//! after the first full bucket on the results are exactly the paper's (raising by
+//! steps, as before issue 79, kept extra entries longer, and their results fell below
+//! the paper's once the table evicted: `docs/EVALUATION.md`). Without an adaptive density no entry is marked and every choice is the
 //! paper's.
 //!
 //! Occupied entries of a bucket are a prefix; the eviction byte of an occupied entry is
@@ -93,12 +112,12 @@ mod tests;
 
 mod density;
 pub use density::PendingRaise;
+mod entries;
 mod grow;
 
 use crate::select::{FLOOR, SELECTED};
 use bucket::{
-    entry_matches, find, halve, is_extra, lowest_score, move_to_back, occupied, read_hit, set_extra, stored_bits,
-    write_entry, write_hit, COL_SCORE,
+    find, halve, is_extra, lowest_score, move_to_back, occupied, read_hit, stored_bits, write_entry, COL_SCORE,
 };
 
 /// Bytes of the header page in front of the buckets in a table file.
@@ -272,12 +291,17 @@ pub struct Hit {
 
 /// Where an entry was found or put: valid until the bucket changes. Taken in the
 /// table that spans its memory (the same while it grows): the entry's final bucket and
-/// its place among that bucket's entries.
+/// its place among that bucket's entries — among the policy's entries alone in an
+/// adaptive table, so that a policy entry's position is the paper's table's (the moves
+/// of extra entries leave it), and [`GUEST`] for an extra entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Position {
     pub bucket: u64,
     pub slot: u32,
 }
+
+/// The [`Position::slot`] of an extra entry (a guest: held while its bucket holds it).
+pub const GUEST: u32 = u32::MAX - 1;
 
 /// Counters kept in the header.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -583,6 +607,14 @@ impl<M: BucketMemory> Table<M> {
     /// is the shingle's ([`crate::select::Item::rank`]): an extra shingle's entry is
     /// marked, evicted first, and may be refused (then the position holds nothing).
     pub fn process(&mut self, fp: u64, new: Hit, salt: u64, rank: u8) -> (Option<Hit>, Position) {
+        let (hit, pos, _) = self.process_noting(fp, new, salt, rank);
+        (hit, pos)
+    }
+
+    /// [`Table::process`], also giving what the extra entry a policy shingle found held
+    /// before the shingle made the policy's entry anew (the shingle counts as not
+    /// found, as in the paper's table: the module docs, "Extra entries are guests").
+    pub fn process_noting(&mut self, fp: u64, new: Hit, salt: u64, rank: u8) -> (Option<Hit>, Position, Option<Hit>) {
         debug_assert!(new.origin != 0 && new.origin <= MAX_ORIGIN);
         let n = self.entries;
         let c = self.bucket_of(fp);
@@ -608,30 +640,43 @@ impl<M: BucketMemory> Table<M> {
         let data = self.bucket_mut(c >> self.shift);
         let member = |i: usize| finals.as_ref().is_none_or(|f| f.get(i) == Some(&c));
         if let Some(slot) = find(data, n, fp) {
+            let count = occupied(data, n);
+            if adaptive && is_extra(data, n, slot) && rank == SELECTED {
+                // A guest found by a policy shingle: the paper's table does not hold
+                // it, so the policy's entry is made as the paper makes it (behind the
+                // others, new), and the lookup counts as not found.
+                let guest = read_hit(data, n, slot);
+                move_to_back(data, n, slot, count);
+                write_entry(data, n, count - 1, fp, new, false);
+                self.stats.inserts += 1;
+                let data = self.bucket(c >> self.shift);
+                return (None, self.position(data, c, count - 1), Some(guest));
+            }
             let hit = read_hit(data, n, slot);
+            // A guest, or an extra shingle, is only read: the policy's entries change as
+            // in the paper's table, which never looks an extra shingle up.
             let slot = match eviction {
+                _ if rank != SELECTED || is_extra(data, n, slot) => slot,
                 Eviction::CopyCount => {
                     let s = &mut data[COL_SCORE * n + slot];
                     *s = s.saturating_add(1);
-                    let full = (0..n).filter(|&i| data[COL_SCORE * n + i] == 255 && member(i)).count();
+                    let full = (0..n)
+                        .filter(|&i| data[COL_SCORE * n + i] == 255 && member(i) && !is_extra(data, n, i))
+                        .count();
                     if full >= 10 {
                         halve(data, n, member);
                     }
                     slot
                 }
                 Eviction::Lru => {
-                    let count = occupied(data, n);
                     move_to_back(data, n, slot, count);
                     count - 1
                 }
                 Eviction::Random | Eviction::Lucky => slot,
             };
-            if rank == SELECTED && adaptive && is_extra(data, n, slot) {
-                set_extra(data, n, slot, false);
-            }
             self.stats.hits += 1;
             let data = self.bucket(c >> self.shift);
-            return (Some(hit), self.position(data, c, slot));
+            return (Some(hit), self.position(data, c, slot), None);
         }
         let count = occupied(data, n);
         let slot = if count < n {
@@ -639,13 +684,21 @@ impl<M: BucketMemory> Table<M> {
         } else if adaptive && (density < FLOOR || sweeping) {
             // Extra entries may be in the bucket (until the sweep at the floor).
             let Some(slot) = self.victim(c, fp, salt, rank) else {
-                return (None, Position { bucket: c, slot: u32::MAX });
+                return (None, Position { bucket: c, slot: u32::MAX }, None);
             };
             slot
         } else {
             self.policy_victim(c, fp, salt, &ALL_SLOTS[..n])
         };
         let data = self.bucket_mut(c >> self.shift);
+        // A guest given up leaves its place: the entries behind it move up and the new
+        // one goes last, as in the paper's table, which had a free slot there.
+        let slot = if count == n && is_extra(data, n, slot) {
+            move_to_back(data, n, slot, n);
+            n - 1
+        } else {
+            slot
+        };
         write_entry(data, n, slot, fp, new, rank != SELECTED);
         self.stats.inserts += 1;
         if count < n {
@@ -654,7 +707,7 @@ impl<M: BucketMemory> Table<M> {
             self.stats.evictions += 1;
         }
         let data = self.bucket(c >> self.shift);
-        (None, self.position(data, c, slot))
+        (None, self.position(data, c, slot), None)
     }
 
     /// The slot the eviction policy gives up for `fp` in the full final bucket `c` (the
@@ -671,94 +724,6 @@ impl<M: BucketMemory> Table<M> {
                 n - 1
             }
             Eviction::CopyCount | Eviction::Lucky => lowest_score(self.bucket(c), n, among, mix(seed ^ fp)),
-        }
-    }
-
-    /// Whether the entry at `pos`, a position [`Table::process`] gave for `fp`, still
-    /// holds `fp`.
-    pub fn holds(&self, pos: Position, fp: u64) -> bool {
-        let data = self.bucket(pos.bucket >> self.shift);
-        if self.shift > 0 && self.eviction != Eviction::Lru {
-            // Nothing moves or leaves a bucket before the table spans its memory, but an
-            // LRU hit: the entry is where it was given.
-            return find(data, self.entries, fp).is_some();
-        }
-        self.slot_at(data, pos).is_some_and(|slot| {
-            data[COL_SCORE * self.entries + slot] != 0 && entry_matches(data, self.entries, slot, fp)
-        })
-    }
-
-    /// The slot of `fp`, held at `pos`, in its bucket in use.
-    fn held_slot(&self, pos: Position, fp: u64) -> usize {
-        if self.shift == 0 {
-            return pos.slot as usize;
-        }
-        find(self.bucket(pos.bucket >> self.shift), self.entries, fp).expect("a held position")
-    }
-
-    /// Gives the entry at `pos`, which must still hold `fp` ([`Table::holds`]), a new
-    /// origin and offset: origin propagation relabels an entry the document just inserted.
-    pub fn relabel(&mut self, pos: Position, fp: u64, origin: u64, offset: u8) {
-        debug_assert!(self.holds(pos, fp) && origin != 0 && origin <= MAX_ORIGIN);
-        let n = self.entries;
-        let slot = self.held_slot(pos, fp);
-        let data = self.bucket_mut(pos.bucket >> self.shift);
-        let hit = Hit { origin, offset, ..read_hit(data, n, slot) };
-        write_hit(data, n, slot, hit);
-    }
-
-    /// Gives the entry at `pos`, which must still hold `fp`, all of `new`'s data (origin,
-    /// offset, neighbour bytes), keeping its score: a document published before the
-    /// entry's origin takes the shingle over.
-    pub fn take_over(&mut self, pos: Position, fp: u64, new: Hit) {
-        debug_assert!(self.holds(pos, fp) && new.origin != 0 && new.origin <= MAX_ORIGIN);
-        let n = self.entries;
-        let slot = self.held_slot(pos, fp);
-        write_hit(self.bucket_mut(pos.bucket >> self.shift), n, slot, new);
-    }
-
-    /// Adds Lucky score increments to the entries of `fp`s held at positions (sorted by
-    /// position, each position once), saturating at 255, then applies rule (e) to every
-    /// touched (final) bucket.
-    pub fn add_scores(&mut self, updates: &[(Position, u64, u32)]) {
-        let n = self.entries;
-        let (limit, spans) = (u32::from(self.lucky_limit), self.shift == 0);
-        let mut i = 0;
-        while i < updates.len() {
-            let b = updates[i].0.bucket >> self.shift;
-            let group = &updates[i..i + updates[i..].iter().take_while(|u| u.0.bucket >> self.shift == b).count()];
-            i += group.len();
-            let slots: Vec<usize> = group.iter().map(|&(pos, fp, _)| self.held_slot(pos, fp)).collect();
-            let data = self.bucket_mut(b);
-            for (&(_, _, add), &slot) in group.iter().zip(&slots) {
-                let s = &mut data[COL_SCORE * n + slot];
-                *s = (u32::from(*s) + add).min(255) as u8;
-            }
-            let count = occupied(data, n);
-            let scores = &data[COL_SCORE * n..COL_SCORE * n + count];
-            if spans {
-                let sum: u32 = scores.iter().map(|&s| u32::from(s)).sum();
-                if count > 0 && sum >= limit * count as u32 {
-                    halve(data, n, |_| true);
-                }
-                continue;
-            }
-            // No final bucket averages the limit when no entry reaches it: the final
-            // buckets (read from the records) only when one does.
-            if scores.iter().all(|&s| u32::from(s) < limit) {
-                continue;
-            }
-            let finals = self.finals(b).expect("shift > 0");
-            let data = self.bucket_mut(b);
-            for run in group.chunk_by(|x, y| x.0.bucket == y.0.bucket) {
-                let c = run[0].0.bucket;
-                let (sum, members) = (0..count)
-                    .filter(|&s| finals[s] == c)
-                    .fold((0u32, 0u32), |(sum, m), s| (sum + u32::from(data[COL_SCORE * n + s]), m + 1));
-                if members > 0 && sum >= limit * members {
-                    halve(data, n, |s| s < count && finals[s] == c);
-                }
-            }
         }
     }
 

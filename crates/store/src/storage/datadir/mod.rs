@@ -140,9 +140,12 @@ pub fn db_path(dir: &Path) -> PathBuf {
 }
 
 /// Whether no process holds the store lock of the data directory `dir` (its writer is
-/// gone, killed or never started); false when that cannot be told ([`lock_holder`]).
+/// gone, killed or never started; true where the lock file is missing, as in a copy
+/// that left it out: RocksDB makes it at the next open); false when that cannot be told
+/// ([`lock_holder`]).
 pub fn writer_gone(dir: &Path) -> bool {
-    matches!(lock_holder(&db_path(dir).join("LOCK")), Some(None))
+    let lock = db_path(dir).join("LOCK");
+    !lock.exists() || matches!(lock_holder(&lock), Some(None))
 }
 
 /// The process holding a POSIX lock on `path` (RocksDB locks its `LOCK` file with

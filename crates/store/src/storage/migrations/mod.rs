@@ -18,6 +18,7 @@ mod v20_html;
 mod v21_templates;
 mod v22_exact_index;
 mod v23_density_lag;
+mod v24_guests;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -157,6 +158,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 22,
         what: "the adaptive density's lag in the config (raised at once, as before, for an existing data directory)",
         run: v23_density_lag::run,
+    },
+    Migration {
+        from: 23,
+        what: "the first document the adaptive density's extra entries are guests for (results stored before kept)",
+        run: v24_guests::run,
     },
 ];
 

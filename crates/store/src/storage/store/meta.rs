@@ -38,6 +38,10 @@ pub enum MetaKey {
     /// u64 LE: spool files whose documents failed, whole or in part, since the counter
     /// was added (absent: 0); written in the batch of the file's last admission record.
     FilesFailed,
+    /// u64 LE: the first document the adaptive density's extra entries were guests for
+    /// (schema 24; absent: every document, or the paper's density): the results stored
+    /// before it were made by the earlier rule, which replay does not give again.
+    GuestsFrom,
 }
 
 impl MetaKey {
@@ -54,6 +58,7 @@ impl MetaKey {
             MetaKey::StoreId => b"store_id",
             MetaKey::Aggregator => b"aggregator",
             MetaKey::FilesFailed => b"files_failed",
+            MetaKey::GuestsFrom => b"guests_from",
         }
     }
 }
@@ -77,7 +82,7 @@ impl Store {
     }
 
     /// Puts a u64 counter under `key` into a batch.
-    pub(super) fn put_meta_u64(&self, b: &mut WriteBatch, key: MetaKey, v: u64) {
+    pub(crate) fn put_meta_u64(&self, b: &mut WriteBatch, key: MetaKey, v: u64) {
         self.put(b, CF_META, key.bytes(), &v.to_le_bytes());
     }
 
@@ -159,6 +164,12 @@ impl Store {
             next = next.max(s.next_seq()?);
         }
         Ok(next)
+    }
+
+    /// The first document whose stored result replay gives again under the adaptive
+    /// density ([`MetaKey::GuestsFrom`]; 1 where every one is).
+    pub fn guests_from(&self) -> Result<u64> {
+        Ok(self.meta_u64(MetaKey::GuestsFrom)?.unwrap_or(1))
     }
 
     /// The stored schema version (0 for a store with no version yet).
