@@ -315,3 +315,92 @@ fn colliding_file_names_get_a_suffix_and_a_file_sent_again_keeps_its_own() {
     assert!(doc["copied_blocks"].as_array().is_some());
     assert_eq!(doc["id"], 4, "{doc}");
 }
+
+/// Issue 80: a teacher's six HTML essays of one folder (an LMS export), each its own
+/// text with the same pasted paragraph of a source (56 words) and the same header:
+/// each later essay shows the paragraph copied, in one block; the header, a short line
+/// on every page, is the folder's furniture.
+#[test]
+fn a_paragraph_pasted_into_six_essays_of_one_folder_is_copied_text_not_a_template() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("export");
+    std::fs::create_dir(&folder).unwrap();
+    let pasted = "Photosynthesis is the process by which green plants and some other organisms use \
+        sunlight to synthesize foods from carbon dioxide and water. Photosynthesis in plants \
+        generally involves the green pigment chlorophyll and generates oxygen as a byproduct, \
+        which is released into the atmosphere where animals and people breathe it in every \
+        single day of their lives.";
+    assert_eq!(pasted.split_whitespace().count(), 56);
+    let topics = ["rivers", "mountains", "forests", "deserts", "oceans", "glaciers"];
+    for (i, topic) in topics.iter().enumerate() {
+        let own: Vec<String> = (0..120).map(|w| format!("{topic}{}", (w * 7 + i) % 97)).collect();
+        let page = format!(
+            "<html><head><title>Essay {i}</title></head><body><main>\
+             <p>Riverside High School Biology 101 Assignment 3 submission</p>\
+             <p>{}</p><p>{pasted}</p><p>{}</p></main></body></html>",
+            own[..60].join(" "),
+            own[60..].join(" ")
+        );
+        std::fs::write(folder.join(format!("essay{i}.html")), page).unwrap();
+    }
+    let out = ingest(dir.path().join("data").as_path(), &[], &[&folder]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let data = dir.path().join("data");
+    let pasted_tokens = pasted.split_whitespace().count() as u64;
+    for i in 1..6 {
+        let doc = json(&data, &["show", &format!("essay{i}"), "--json"]);
+        let in_blocks: u64 = doc["copied_blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["origin"]["name"] == "essay0")
+            .map(|b| b["end_token"].as_u64().unwrap() - b["start_token"].as_u64().unwrap())
+            .sum();
+        assert!(in_blocks * 100 >= pasted_tokens * 95, "essay{i}: {in_blocks} of the paragraph's tokens copied: {doc}");
+        let templates: Vec<&str> =
+            doc["templates"].as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect();
+        assert_eq!(templates, ["Riverside High School Biology 101 Assignment 3 submission"], "essay{i}");
+    }
+}
+
+/// Issue 80: identical documents of one host (a dataset's rows with URLs, plain text of
+/// short lines, as Debian's changelogs are): every later copy is an exact duplicate and
+/// 100% copied, however many pages of the host hold its lines; a near copy (3% of its
+/// words replaced) is a near-duplicate.
+#[test]
+fn identical_documents_of_one_host_are_duplicates_whatever_the_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries: Vec<Value> = std::fs::read_to_string(fixture("gcc-sample.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let changelog: String = entries[200..230].iter().map(|e| e["text"].as_str().unwrap()).collect();
+    let words: Vec<&str> = changelog.split(' ').collect();
+    let near: String =
+        words.iter().enumerate().map(|(i, w)| if i % 33 == 5 { "edited" } else { w }).collect::<Vec<_>>().join(" ");
+    let mut rows = String::new();
+    for (i, text) in [&changelog; 6].into_iter().chain([&near]).enumerate() {
+        let url = format!("https://sources.example.org/glibc/{i}/changelog");
+        rows +=
+            &serde_json::to_string(&serde_json::json!({"id": format!("copy{i}"), "url": url, "text": text})).unwrap();
+        rows += "\n";
+    }
+    let file = dir.path().join("rows.jsonl");
+    std::fs::write(&file, rows).unwrap();
+    let data = dir.path().join("data");
+    let out = ingest(&data, &[], &[&file]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = ok(&data, &["export", "--format", "csv"]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    for (i, row) in rows.iter().enumerate().skip(1).take(5) {
+        assert_eq!(row[col("exact_duplicate_of")], "copy0", "copy{i}: {row:?}");
+        assert_eq!(row[col("old_fraction")].parse::<f64>().unwrap(), 1.0, "copy{i}: {row:?}");
+    }
+    assert!(rows[6][col("near_duplicate_of")].starts_with("copy"), "{:?}", rows[6]);
+    let doc = json(&data, &["show", "copy5", "--json"]);
+    assert_eq!(doc["template_tokens"].as_u64().unwrap_or(0), 0, "{doc}");
+}

@@ -336,7 +336,8 @@ impl<'c> Worker<'c> {
             Some(site) => {
                 let (text, tokens) = (doc.text.as_str(), prepared.tokens());
                 let lines = template::lines(text, tokens);
-                self.sites.page((site, seq), (&lines, tokens, text.len() as u32), self.config.template_pages)
+                let rules = (self.config.template_pages, self.config.html);
+                self.sites.page((site, seq), (&lines, tokens, text.len() as u32), rules)
             }
             None => Vec::new(),
         };

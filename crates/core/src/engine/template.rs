@@ -7,7 +7,13 @@
 //! input ends each block element with one), keyed by a hash of their fingerprints
 //! ([`lines`]), so case and punctuation do not tell two lines apart. The store counts
 //! the pages of a site holding each line; a line on at least `template_pages` pages of
-//! its site is template there. This module is the pure part: the lines of a document,
+//! its site is template there.
+//!
+//! **A template is furniture, never content** (issue 80): only a short line
+//! ([`FURNITURE_TOKENS`]) is counted, so that a paragraph pasted into six essays of one
+//! folder stays copied text; and template lines covering more than half of a page are
+//! content on that page ([`furniture`]): a page mostly the same as five others of its
+//! site is a duplicate, not a frame. This module is the pure part: the lines of a document,
 //! and a stored result as a reader sees it once its template lines are known
 //! ([`label`]): template tokens taken out of the copied blocks, the novel segments,
 //! the old and fresh counts and the origin counts, and the dominant and most-copied
@@ -17,11 +23,38 @@
 use serde::{Deserialize, Serialize};
 
 use super::{by_arrival, dominant_of, most_copied_of, origin_counts, shingle_labels, Block, DocResult, Span};
-use crate::config::Dominant;
+use crate::config::{Config, Dominant, HtmlMode};
 use crate::text::Token;
 
 mod sites;
 pub use sites::SiteLines;
+
+/// The longest line, in tokens, that can be site furniture. Measured on Debian's
+/// documentation sites (`docs/EVALUATION.md`, "Page furniture"): their navigation,
+/// headers and footers are 1-17 tokens ("Examples, recipes, and other code in the
+/// documentation are additionally licensed under the Zero Clause BSD License" is 17);
+/// the lines the count made template beyond 20 tokens were repeated paragraphs of the
+/// pages' own text (Django's security notes of 29 and 55 tokens, Python's 23-token
+/// WebAssembly note), and a pasted paragraph of a source is longer still.
+pub const FURNITURE_TOKENS: u32 = 20;
+
+/// Whether `line` can be site furniture: at most [`FURNITURE_TOKENS`] tokens.
+pub fn may_be_furniture(line: &Line) -> bool {
+    line.end_token - line.start_token <= FURNITURE_TOKENS
+}
+
+/// Of a page of `tokens` tokens, its template lines `runs` that are furniture: all of
+/// them, or none where they cover more than half of the page (a page that is mostly
+/// what other pages of its site hold is a duplicate or a copy, not a frame). Where the
+/// text is every visible text of its page (`html`: [`HtmlMode::All`]), the frame is in
+/// it, and a short page's frame is most of it: all of them then.
+pub fn furniture(runs: &[TemplateRun], tokens: u32, html: HtmlMode) -> &[TemplateRun] {
+    let covered: u32 = runs.iter().map(|r| r.span.end_token - r.span.start_token).sum();
+    match html == HtmlMode::Main && 2 * u64::from(covered) > u64::from(tokens) {
+        true => &[],
+        false => runs,
+    }
+}
 
 /// One line of a document: its tokens and the hash of their fingerprints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,13 +151,6 @@ pub fn blank_sentences(sentences: &mut [crate::quote::Sentence], runs: &[Templat
     }
 }
 
-/// The tokens of a document outside `runs`, in order (what its near-duplicate sketch
-/// is made of).
-pub fn outside(tokens: &[Token], runs: &[TemplateRun]) -> Vec<Token> {
-    let mask = mask(tokens.len(), runs);
-    tokens.iter().zip(&mask).filter(|(_, &m)| !m).map(|(t, _)| *t).collect()
-}
-
 fn mask(n: usize, runs: &[TemplateRun]) -> Vec<bool> {
     let mut mask = vec![false; n];
     for r in runs {
@@ -141,8 +167,12 @@ fn mask(n: usize, runs: &[TemplateRun]) -> Vec<bool> {
 /// of the origin counts, and the dominant origin (by `dominant`) and the most-copied
 /// origin counted again without them. Ties between origins are taken in arrival order
 /// (the counts' order only; the dominant origin of a tie is the document itself).
-pub fn label(result: &DocResult, runs: &[TemplateRun], pages: &[u32], dominant: Dominant) -> DocResult {
+pub fn label(result: &DocResult, runs: &[TemplateRun], pages: &[u32], cfg: &Config) -> DocResult {
     let mut out = result.clone();
+    // Records made before issue 80 may hold long lines and pages mostly template.
+    let long = |r: &TemplateRun| r.span.end_token - r.span.start_token > FURNITURE_TOKENS;
+    let (runs, pages): (Vec<TemplateRun>, Vec<u32>) = runs.iter().zip(pages).filter(|(r, _)| !long(r)).unzip();
+    let runs = furniture(&runs, result.tokens, cfg.html);
     if runs.is_empty() {
         return out;
     }
@@ -200,14 +230,14 @@ pub fn label(result: &DocResult, runs: &[TemplateRun], pages: &[u32], dominant: 
     out.old_tokens = counted(false);
     out.template_tokens = tpl.iter().filter(|&&m| m).count() as u32;
     out.origin_counts = origin_counts(out.selected_origins.iter().map(|s| s.origin), &by_arrival);
-    out.dominant_origin = match dominant {
+    out.dominant_origin = match cfg.dominant {
         Dominant::Table => dominant_of(&out.origin_counts, out.seq, n),
         Dominant::Blocks => out.dominant_by_blocks(),
     };
     out.most_copied_origin = most_copied_of(&shingle_labels(&out, &by_arrival), &by_arrival);
     out.passages.also_earlier.retain(|a| !inside(a.start_token, a.end_token));
     out.passages.edits.retain(|&t| !tpl.get(t as usize).copied().unwrap_or(false));
-    out.templates = runs.iter().zip(pages).map(|(r, &pages)| Templated { span: r.span, pages }).collect();
+    out.templates = runs.iter().zip(pages).map(|(r, pages)| Templated { span: r.span, pages }).collect();
     out
 }
 

@@ -109,18 +109,15 @@ impl Recomputer {
         quote::words(&sentences)
     }
 
-    /// The near-duplicate sketch of a document's `tokens` outside its site template
-    /// lines `runs`.
-    pub fn sketch_outside(&self, tokens: &[Token], runs: &[TemplateRun]) -> Sketch {
-        match runs {
-            [] => neardup::sketch(&self.nd, tokens, &self.shingles),
-            runs => neardup::sketch(&self.nd, &template::outside(tokens, runs), &self.shingles),
-        }
+    /// The near-duplicate sketch of a document's `tokens`: all of them, its site
+    /// template lines included (issue 80: duplicates are found whatever the templates).
+    pub fn sketch_of_tokens(&self, tokens: &[Token]) -> Sketch {
+        neardup::sketch(&self.nd, tokens, &self.shingles)
     }
 
-    /// The near-duplicate sketch of `text` outside the site template lines `runs`.
-    pub fn sketch_of(&self, text: &str, runs: &[TemplateRun]) -> Sketch {
-        self.with_tokens(text, |tokens| self.sketch_outside(tokens, runs))
+    /// The near-duplicate sketch of `text`.
+    pub fn sketch_of(&self, text: &str) -> Sketch {
+        self.with_tokens(text, |tokens| self.sketch_of_tokens(tokens))
     }
 
     /// Indexed sentence `idx` of document `seq` (of its text's sentences, in order, as
@@ -193,25 +190,17 @@ impl Recomputer {
                 return Ok(Some(Arc::new(s)));
             }
         }
-        // Without the site template lines it had when analysed, as it was
-        // sketched then; a page with its own is sketched alone.
-        let own = store.own_templates(seq)?;
-        if own.is_empty() {
-            // A copy sketched before is found by the hash its metadata holds, without
-            // reading the text.
-            if let Some(s) = store.text_hash(seq)?.and_then(|key| store.text_sketch(key)) {
-                return Ok(Some(s));
-            }
+        // A copy sketched before is found by the hash its metadata holds, without
+        // reading the text.
+        if let Some(s) = store.text_hash(seq)?.and_then(|key| store.text_sketch(key)) {
+            return Ok(Some(s));
         }
         let Some(text) = store.text(seq)? else { return Ok(None) };
-        if !own.is_empty() {
-            return Ok(Some(Arc::new(self.sketch_of(&text, &own))));
-        }
         let key = xxh3_128(text.as_bytes());
         if let Some(s) = store.text_sketch(key) {
             return Ok(Some(s));
         }
-        let s = Arc::new(self.sketch_of(&text, &[]));
+        let s = Arc::new(self.sketch_of(&text));
         store.note_text_sketch(key, &s);
         Ok(Some(s))
     }

@@ -177,7 +177,7 @@ mod tests {
                 let mut w = words.clone();
                 (0..n).for_each(|i| w[(i * 37) % 400] = format!("x{i}"));
                 let v = w.join(" ");
-                let sketch = rc.sketch_of(&v, &[]);
+                let sketch = rc.sketch_of(&v);
                 (v, sketch)
             })
             .find(|(_, sk)| {

@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use super::{Line, TemplateRun};
+use super::{furniture, may_be_furniture, Line, TemplateRun};
+use crate::config::HtmlMode;
 use crate::text::Token;
 
 /// How many pages of each site hold each line, up to a threshold (a count there stays
@@ -20,23 +21,28 @@ pub struct SiteLines {
 
 impl SiteLines {
     /// Counts page `seq` of `site`, of `lines` over `tokens` of a text of `text_len`
-    /// bytes, once in each distinct line, and returns its template runs: the lines now
-    /// on at least `threshold` pages of the site (this one included), made `since` it.
+    /// bytes, once in each distinct line that may be furniture ([`may_be_furniture`]),
+    /// and returns its template runs: those lines now on at least `threshold` pages of
+    /// the site (this one included), made `since` it, where they are its furniture
+    /// ([`furniture`]).
     pub fn page(
         &mut self,
         (site, seq): (u64, u64),
         (lines, tokens, text_len): (&[Line], &[Token], u32),
-        threshold: u32,
+        (threshold, html): (u32, HtmlMode),
     ) -> Vec<TemplateRun> {
         let mut seen: HashMap<u64, bool> = HashMap::with_capacity(lines.len());
-        for line in lines {
+        let lines: Vec<&Line> = lines.iter().filter(|l| may_be_furniture(l)).collect();
+        for line in &lines {
             seen.entry(line.hash).or_insert_with(|| {
                 let count = self.counts.entry((site, line.hash)).or_insert(0);
                 *count = (*count + 1).min(threshold);
                 *count >= threshold
             });
         }
-        lines.iter().filter(|l| seen[&l.hash]).map(|l| TemplateRun::of(l, tokens, text_len, seq)).collect()
+        let runs: Vec<TemplateRun> =
+            lines.iter().filter(|l| seen[&l.hash]).map(|l| TemplateRun::of(l, tokens, text_len, seq)).collect();
+        furniture(&runs, tokens.len() as u32, html).to_vec()
     }
 
     /// Every (site, line, pages) counted, in order: what a checkpoint keeps.
@@ -61,6 +67,7 @@ mod tests {
     use proptest::prelude::*;
 
     const WORDS: [&str; 6] = ["home", "docs", "about", "licence", "bridge", "river"];
+    use super::super::FURNITURE_TOKENS;
 
     fn tokens_of(text: &str) -> Vec<Token> {
         let mut out = Vec::new();
@@ -84,7 +91,7 @@ mod tests {
                 let tokens = tokens_of(&text);
                 let lines = lines(&text, &tokens);
                 let seq = i as u64 + 1;
-                let runs = sites.page((*site, seq), (&lines, &tokens, text.len() as u32), threshold);
+                let runs = sites.page((*site, seq), (&lines, &tokens, text.len() as u32), (threshold, HtmlMode::Main));
                 before.push((*site, lines.iter().map(|l| l.hash).collect()));
                 let held = |h: u64| before.iter().filter(|(s, hs)| s == site && hs.contains(&h)).count() as u32;
                 let want: Vec<TemplateRun> = lines
@@ -92,9 +99,43 @@ mod tests {
                     .filter(|l| held(l.hash) >= threshold)
                     .map(|l| TemplateRun::of(l, &tokens, text.len() as u32, seq))
                     .collect();
+                // More than half of the page: its content (issue 80).
+                let covered: u32 = want.iter().map(|r| r.span.end_token - r.span.start_token).sum();
+                let want = if 2 * covered > tokens.len() as u32 { Vec::new() } else { want };
                 prop_assert_eq!(runs, want);
                 sites = SiteLines::from_entries(&sites.entries());
             }
+        }
+
+        /// Issue 80: whatever the site's pages repeat, a page's template lines are
+        /// never a line of more than [`FURNITURE_TOKENS`] tokens, nor more than half
+        /// of the page; and a repeated short line on a page of its own text is one.
+        #[test]
+        fn the_labelling_never_takes_a_long_line_or_most_of_a_page(
+            pages in prop::collection::vec(prop::collection::vec((0usize..4, 1usize..40), 1..8), 1..30),
+            threshold in 1u32..5,
+        ) {
+            let mut sites = SiteLines::default();
+            // Line kind k of n words: the same words on every page that has it.
+            let line = |k: usize, n: usize| (0..n).map(|i| format!("{}{}", WORDS[k], i)).collect::<Vec<_>>().join(" ");
+            for (i, kinds) in pages.iter().enumerate() {
+                let text: String = kinds.iter().map(|&(k, n)| line(k, n) + "\n").collect();
+                let tokens = tokens_of(&text);
+                let lines = lines(&text, &tokens);
+                let runs = sites.page((0, i as u64 + 1), (&lines, &tokens, text.len() as u32), (threshold, HtmlMode::Main));
+                let covered: u32 = runs.iter().map(|r| r.span.end_token - r.span.start_token).sum();
+                prop_assert!(runs.iter().all(|r| r.span.end_token - r.span.start_token <= FURNITURE_TOKENS));
+                prop_assert!(2 * covered <= tokens.len() as u32, "{} of {} tokens", covered, tokens.len());
+            }
+            // A footer of 5 tokens on `threshold` pages each with 40 tokens of their own.
+            let mut last = Vec::new();
+            for p in 0..threshold as usize {
+                let text = format!("{}\nhome docs about licence river\n", line(4 + p % 2, 40));
+                let tokens = tokens_of(&text);
+                last = sites.page((1, 1000 + p as u64), (&lines(&text, &tokens), &tokens, text.len() as u32), (threshold, HtmlMode::Main));
+            }
+            prop_assert_eq!(last.len(), 1);
+            prop_assert_eq!(last[0].span.end_token - last[0].span.start_token, 5);
         }
     }
 }

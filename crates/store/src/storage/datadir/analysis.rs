@@ -79,19 +79,13 @@ impl Prepared {
         (self.doc, self.sketch, self.sentences)
     }
 
-    /// Takes its template lines `runs` out of what it searches and indexes:
-    /// the sentences mostly in them are neither searched for quotations nor indexed
-    /// ([`template::blank_sentences`]), and its near-duplicate sketch is made of its
-    /// other tokens (as [`Recomputer::sketch`] makes it again).
-    fn without_templates(&mut self, rc: &Recomputer, runs: &[TemplateRun]) {
-        if runs.is_empty() {
-            return;
-        }
-        if let Some(sentences) = &mut self.sentences {
+    /// Takes its template lines `runs` out of what it searches for quotations and
+    /// indexes: the sentences mostly in them are neither searched nor indexed
+    /// ([`template::blank_sentences`]). Its near-duplicate sketch keeps every token
+    /// (issue 80: duplicates are found whatever the templates).
+    fn without_templates(&mut self, runs: &[TemplateRun]) {
+        if let Some(sentences) = self.sentences.as_mut().filter(|_| !runs.is_empty()) {
             template::blank_sentences(sentences, runs);
-        }
-        if self.sketch.is_some() {
-            self.sketch = Some(rc.sketch_outside(self.doc.tokens(), runs));
         }
     }
 }
@@ -144,11 +138,11 @@ impl Searches {
     }
 }
 
-/// A document's near-duplicate sketch and its sentences, each where its search is `on`
-/// (None when off), from its `text` and `tokens` outside its own site template lines
-/// `runs` (none where they are not known yet: a document's analysis takes them out
-/// once it knows them): what its searches and index keys come from, here and on a
-/// deployment's shard workers.
+/// A document's near-duplicate sketch (of every token, issue 80) and its sentences
+/// outside its own site template lines `runs` (none where they are not known yet: a
+/// document's analysis takes them out once it knows them), each where its search is
+/// `on` (None when off), from its `text` and `tokens`: what its searches and index
+/// keys come from, here and on a deployment's shard workers.
 #[allow(clippy::type_complexity)] // the two named in the line above
 pub fn sketch_and_sentences(
     on: Searches,
@@ -156,7 +150,7 @@ pub fn sketch_and_sentences(
     (text, tokens): (&str, &[Token]),
     runs: &[TemplateRun],
 ) -> (Option<Sketch>, Option<Vec<Sentence>>) {
-    let sketch = on.near_duplicates.then(|| rc.sketch_outside(tokens, runs));
+    let sketch = on.near_duplicates.then(|| rc.sketch_of_tokens(tokens));
     let sentences = on.quotations.then(|| {
         let mut sentences = quote::sentences(text, tokens, on.terms);
         template::blank_sentences(&mut sentences, runs);
@@ -183,6 +177,7 @@ pub(super) fn index_words_of(
     (text, tokens): (&str, &[Token]),
     runs: &[TemplateRun],
 ) -> IndexAdd {
+    let runs = template::furniture(runs, tokens.len() as u32, cfg.html);
     match Searches::of(cfg).quotations {
         true => IndexAdd { words: rc.words_outside(text, tokens, runs), ..IndexAdd::default() },
         false => IndexAdd::default(),
@@ -327,7 +322,11 @@ pub(super) fn prepare_replay(
     let mut sentences = if quotations { quote::sentences(&text, doc.tokens(), terms) } else { Vec::new() };
     // Without the template lines it had when analysed (those later pages gave it
     // came after its sentences were indexed).
-    template::blank_sentences(&mut sentences, &store.own_templates(seq)?);
+    let own = store.own_templates(seq)?;
+    template::blank_sentences(
+        &mut sentences,
+        template::furniture(&own, doc.tokens().len() as u32, engine.config().html),
+    );
     let nd_keys = match near_duplicates {
         true => rc.sketch(store, seq)?.map(|s| index::nd_keys(rc.neardup(), &s)).unwrap_or_default(),
         false => Vec::new(),
@@ -388,7 +387,7 @@ pub(super) fn analyse(
         }
         None => (Vec::new(), TemplateWrite::default()),
     };
-    prepared.without_templates(rc, &runs);
+    prepared.without_templates(&runs);
     times.templates += lap(&mut t);
     let Prepared { mut doc, sketch, sentences, text_hash, .. } = prepared;
     let sketch = sketch.map(Arc::new);

@@ -1,6 +1,7 @@
 //! Site templates against a brute-force count: once stored, every page's
 //! template lines are exactly the lines its site holds on at least `template_pages`
-//! pages, whatever the order the pages came in, and a replay gives the same table.
+//! pages (none where they cover more than half of the page: issue 80), whatever the
+//! order the pages came in, and a replay gives the same table.
 
 use std::collections::{HashMap, HashSet};
 
@@ -82,16 +83,14 @@ proptest! {
                 .filter(|l| site.is_some_and(|s| holding[&(s, l.hash)].len() as u32 >= n))
                 .map(|l| (l.start_token, l.end_token))
                 .collect();
+            // Issue 80: lines covering more than half of the page are its content.
+            let covered: u32 = want.iter().map(|(s, e)| e - s).sum();
+            let want = if 2 * covered as usize > toks.len() { Vec::new() } else { want };
             let seq = i as u64 + 1;
-            let got: Vec<(u32, u32)> = dd
-                .store()
-                .doc_templates(seq)
-                .unwrap()
-                .map(|d| d.runs.iter().map(|r| (r.span.start_token, r.span.end_token)).collect())
-                .unwrap_or_default();
-            prop_assert_eq!(&got, &want, "page {} of site {:?}", i, site);
-            // What a reader sees: the pages now holding each line.
+            // What a reader sees: those lines, with the pages now holding each.
             let labelled = dd.store().labelled_result(seq).unwrap().unwrap();
+            let got: Vec<(u32, u32)> = labelled.templates.iter().map(|t| (t.span.start_token, t.span.end_token)).collect();
+            prop_assert_eq!(&got, &want, "page {} of site {:?}", i, site);
             for t in &labelled.templates {
                 let l = lines(text, &toks).into_iter().find(|l| l.start_token == t.span.start_token).unwrap();
                 prop_assert_eq!(t.pages as usize, holding[&(site.unwrap(), l.hash)].len());

@@ -15,16 +15,20 @@
 //! their sketches and the sentences they indexed, which are the derived indexes'
 //! (replayed in sequence order from what each document was given when analysed), and
 //! the table's entries for their shingles. A template line was indexed by at most
-//! `template_pages - 1` pages of its site; the next page finds those as quotations and
-//! near-duplicates only where its own text is no template (it searches no template
-//! sentence and sketches none).
+//! `template_pages - 1` pages of its site; the next page finds those as quotations only
+//! where its own text is no template (it searches no template sentence). Near-duplicate
+//! sketches keep every token (issue 80): duplicates are found whatever the templates.
+//!
+//! Only lines that may be furniture are counted (at most
+//! [`template::FURNITURE_TOKENS`] tokens), and a page's lines are its furniture only
+//! where they cover at most half of it ([`template::furniture`]; issue 80).
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::Result;
 use crate::storage::store::{DocTemplates, Store, TemplateWrite, Via};
 use textorigin_core::config::{Config, Templates};
-use textorigin_core::engine::template::{Line, TemplateRun};
+use textorigin_core::engine::template::{self, Line, TemplateRun};
 use textorigin_core::text::Token;
 
 /// The site of a document (a hash of its name), when its template lines are labelled
@@ -71,10 +75,13 @@ fn html_folder(source: &str, via: Option<Via>) -> Option<&str> {
     Some(source.rsplit_once('/').map_or("", |(dir, _)| dir))
 }
 
-/// Decides document `seq`'s template lines (of `lines`, over `tokens` of a text of
-/// `text_len` bytes) on `site` with `cfg.template_pages`, reading the counts in
-/// `store`: its runs, and what its batch writes (the counts, its record, and those of
-/// earlier pages that get a line now).
+/// Decides document `seq`'s template lines (of `lines` that may be furniture,
+/// [`template::may_be_furniture`], over `tokens` of a text of `text_len` bytes) on
+/// `site` with `cfg.template_pages`, reading the counts in `store`: its runs where they
+/// are its furniture ([`template::furniture`]: what its searches and index leave out),
+/// and what its batch writes (the counts, its record of them, and those of earlier
+/// pages that get a line now; a reader's view applies the rule again to a whole
+/// record).
 pub(super) fn decide(
     store: &Store,
     cfg: &Config,
@@ -82,10 +89,11 @@ pub(super) fn decide(
     (lines, tokens, text_len): (&[Line], &[Token], u32),
 ) -> Result<(Vec<TemplateRun>, TemplateWrite)> {
     let threshold = cfg.template_pages;
+    let lines: Vec<&Line> = lines.iter().filter(|l| template::may_be_furniture(l)).collect();
     // The distinct lines, each with its count read in one batch.
     let mut index: HashMap<u64, usize> = HashMap::with_capacity(lines.len());
     let mut hashes = Vec::with_capacity(lines.len());
-    for line in lines {
+    for line in &lines {
         index.entry(line.hash).or_insert_with(|| {
             hashes.push(line.hash);
             hashes.len() - 1
@@ -126,7 +134,9 @@ pub(super) fn decide(
         more.sort_by_key(|r| r.span.start_token);
         write.docs.push((page, DocTemplates { site, runs: more }));
     }
-    Ok((runs, write))
+    // Its own lines where they are its furniture: what its searches and index leave
+    // out (replay takes the same of its record's own, `Store::own_templates`).
+    Ok((template::furniture(&runs, tokens.len() as u32, cfg.html).to_vec(), write))
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub(crate) fn drop_recomputable(store: &Store) -> Result<(u64, u64)> {
         let (k, text) = item?;
         let seq = be_u64(&k, 0);
         if let Some(stored) = store.stored_sketch(seq)? {
-            if stored == rc.sketch_of(&text, &[]) {
+            if stored == rc.sketch_of(&text) {
                 store.delete(&mut batch, CF_ND_SKETCH, &seq);
             } else {
                 kept.0 += 1;

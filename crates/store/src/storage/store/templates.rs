@@ -163,12 +163,12 @@ impl Store {
         let Some(doc) = self.doc_templates(seq)? else { return Ok(Some(result)) };
         let hashes: Vec<u64> = doc.runs.iter().map(|r| r.hash).collect();
         let pages: Vec<u32> = self.line_counts(doc.site, &hashes)?.into_iter().map(|c| c.pages).collect();
-        let dominant = self.config()?.ok_or_else(|| StoreError::Corrupt {
+        let cfg = self.config()?.ok_or_else(|| StoreError::Corrupt {
             path: self.path.clone(),
             what: "config".into(),
             reason: "a document has template lines but the store has no configuration".into(),
         })?;
-        Ok(Some(label(&result, &doc.runs, &pages, dominant.dominant)))
+        Ok(Some(label(&result, &doc.runs, &pages, &cfg)))
     }
 }
 
