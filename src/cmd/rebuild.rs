@@ -64,7 +64,7 @@ pub struct Args {
     density: Option<textorigin_core::config::Density>,
     /// Another lag of the adaptive density, in documents (needs --reanalyse):
     /// `--density-lag 32` moves a data directory made before schema 23 to the rule of
-    /// new ones (the density halves at document ends only, as a sharded deployment's
+    /// new ones (the density moves at document ends only, as a sharded deployment's
     /// shards can agree on).
     #[arg(long, value_name = "DOCS")]
     density_lag: Option<u8>,

@@ -83,15 +83,17 @@ pub struct Settings {
     #[cfg_attr(feature = "clap", arg(long, value_name = "unicode|words"))]
     pub terms: Option<String>,
     /// Selection density: adaptive (while the table has room, shingles beyond the
-    /// selection's are inserted and looked up too, halving as the table fills, down to
-    /// the selection alone; finds short copies; the default for a new data directory)
-    /// or paper (the selection alone: data directories made before).
+    /// selection's are inserted and looked up too, and the selection alone once the
+    /// table is full, exactly the paper's from then on; finds short copies; the default
+    /// for a new data directory) or paper (the selection alone: data directories made
+    /// before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "adaptive|paper"))]
     pub density: Option<String>,
     /// With an adaptive density, the documents from a full bucket's first ask for a
-    /// lower density to the halving (default 32 for a new data directory: the density
-    /// moves at document ends only, where a sharded deployment's shards agree; 0 halves
-    /// it at once, in the middle of a document: data directories made before).
+    /// lower density to the fall to the selection alone (default 32 for a new data
+    /// directory: the density moves at document ends only, where a sharded deployment's
+    /// shards agree; 0 moves it at once, in the middle of a document: data directories
+    /// made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "DOCS"))]
     pub density_lag: Option<u8>,
     /// The stored dominant origin: blocks (each selected shingle inside a copied block

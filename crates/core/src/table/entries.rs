@@ -15,8 +15,8 @@ impl<M: BucketMemory> Table<M> {
             return find(data, self.entries, fp).is_some_and(|s| is_extra(data, self.entries, s));
         }
         if self.shift > 0 && self.eviction != Eviction::Lru {
-            // Nothing moves or leaves a bucket before the table spans its memory, but an
-            // LRU hit: the entry is where it was given.
+            // Nothing leaves a bucket before the table spans its memory (an entry moves
+            // only behind the others: an LRU hit, a policy entry made over an extra one).
             return find(data, self.entries, fp).is_some();
         }
         self.slot_at(data, pos).is_some_and(|slot| {

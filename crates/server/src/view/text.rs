@@ -336,7 +336,7 @@ pub fn stats(v: &StatsView) -> String {
         table,
         match t.density.as_str() {
             "paper" => "paper (the selection alone)".to_string(),
-            d => format!("{d} of the shingles the selection leaves out are sent too (adaptive: halves as the table fills)"),
+            d => format!("{d} of the shingles the selection leaves out are sent too (adaptive: the selection alone once the table is full)"),
         },
         match v.sharded {
             true => String::new(),
