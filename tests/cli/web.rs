@@ -361,6 +361,11 @@ fn a_paragraph_pasted_into_six_essays_of_one_folder_is_copied_text_not_a_templat
             doc["templates"].as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect();
         assert_eq!(templates, ["Riverside High School Biology 101 Assignment 3 submission"], "essay{i}");
     }
+    // `stats` says what was labelled, and how to switch it off.
+    let stats = ok(&data, &["stats"]);
+    assert!(stats.contains("templates:   1 line(s) of site furniture on 1 site(s)"), "{stats}");
+    assert!(stats.contains("--templates off"), "{stats}");
+    assert_eq!(json(&data, &["stats", "--json"])["templates"]["lines"], 1);
 }
 
 /// Issue 80: identical documents of one host (a dataset's rows with URLs, plain text of

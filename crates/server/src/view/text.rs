@@ -382,6 +382,12 @@ pub fn stats(v: &StatsView) -> String {
         out += "recovery:    needed: the table is marked in use but its writer is gone (killed, or the power failed); the next `ingest` or `serve` recovers it, or `textorigin rebuild`\n";
     }
     out += &format!("revisions:   {} document(s) waiting in the revision queue\n", v.revision_queue);
+    if let Some(t) = &v.templates {
+        out += &format!(
+            "templates:   {} line(s) of site furniture on {} site(s) left out of old%, the copied blocks and the quotation search (a line of up to {} terms on {} pages of its site or more; `--templates off` for a new data directory, `rebuild --reanalyse --templates off` for this one, labels none)\n",
+            t.lines, t.sites, t.max_terms, t.pages
+        );
+    }
     let parts: Vec<String> = v.store_bytes.iter().map(|(cf, b)| format!("{cf} {:.1}", *b as f64 / 1e6)).collect();
     out += &format!(
         "store:       {:.1} MB on disk, {:.1} MB of it write-ahead log (MB of table files by kind: {})\n",

@@ -70,6 +70,10 @@ pub struct StatsView {
     /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
     /// budget, done while the daemon is idle).
     pub revision_queue: u64,
+    /// Site furniture labelled (issue 80): lines at `template_pages` pages of their site
+    /// or more, and the sites holding them; None where templates are off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub templates: Option<TemplatesView>,
     /// Bytes on disk of the store's column families with data, largest first (their
     /// table files).
     pub store_bytes: Vec<(String, u64)>,
@@ -85,6 +89,17 @@ pub struct StatsView {
     /// The running (or last) daemon's status, when `daemon.json` is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatus>,
+}
+
+/// Site furniture in `stats`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplatesView {
+    pub lines: u64,
+    pub sites: u64,
+    /// The pages of a site a line stands on to be its furniture.
+    pub pages: u32,
+    /// The longest line that can be furniture, in terms.
+    pub max_terms: u32,
 }
 
 /// The derived indexes in `stats`: their size, entries per section and counters.
@@ -139,6 +154,14 @@ pub fn stats(
         },
         shingles: s.shingles,
         revision_queue: store.queue_len()?,
+        templates: match config.templates {
+            textorigin_core::config::Templates::Off => None,
+            _ => {
+                let (lines, sites) = store.template_lines(config.template_pages)?;
+                let max_terms = textorigin_core::engine::template::FURNITURE_TOKENS;
+                Some(TemplatesView { lines, sites, pages: config.template_pages, max_terms })
+            }
+        },
         store_bytes: store.disk_use()?.into_iter().map(|(cf, bytes)| (cf.to_string(), bytes)).collect(),
         store_disk_bytes,
         store_log_bytes,

@@ -110,6 +110,24 @@ impl Store {
         Ok(doc)
     }
 
+    /// The lines at `threshold` pages of their site or more (site furniture, issue 80)
+    /// and the sites holding them: what `stats` says was labelled.
+    pub fn template_lines(&self, threshold: u32) -> Result<(u64, u64)> {
+        let (mut lines, mut sites) = (0u64, std::collections::BTreeSet::new());
+        let mode = rocksdb::IteratorMode::From(LINE, rocksdb::Direction::Forward);
+        for item in self.db.iterator_cf(self.cf(CF_META.name), mode) {
+            let (k, v) = item.map_err(self.db_err())?;
+            if !k.starts_with(LINE) {
+                break;
+            }
+            if self.decode_value::<Postcard<LineCount>>(CF_META.name, &k, &v)?.pages >= threshold {
+                lines += 1;
+                sites.insert(k[LINE.len()..LINE.len() + 8].to_vec());
+            }
+        }
+        Ok((lines, sites.len() as u64))
+    }
+
     /// Document `seq`'s own template lines: those its arrival made template (those a
     /// later page gave it came after its analysis).
     pub fn own_templates(&self, seq: u64) -> Result<Vec<TemplateRun>> {
