@@ -101,12 +101,10 @@ fn the_density_moves_at_document_ends_and_a_rebuild_moves_a_directory_to_the_lag
     assert_eq!(digest(at_once.path()), digest(lagged.path()));
 }
 
-/// Issue 79, item 3: once the table evicts, the adaptive density does at least as well
+/// Once the table evicts, the adaptive density does at least as well
 /// as the paper's on every metric of `eval`. On real licence texts (the committed
 /// sample: version chains that copy whole paragraphs), at four table sizes that evict,
-/// with the last 60 documents as queries: before the fix (extra entries scored and
-/// given up beside the policy's, the density halving by steps) the adaptive density's
-/// dominant origin was 55.0 against the paper's 78.3 at 20 KiB (now 78.3).
+/// with the last 60 documents as queries (`docs/EVALUATION.md` has the figures).
 #[test]
 fn once_the_table_evicts_the_adaptive_density_is_at_least_the_papers_on_every_metric() {
     let out = bin()

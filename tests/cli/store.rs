@@ -198,7 +198,7 @@ fn a_schema_10_data_directory_keeps_its_term_rule_its_search_and_every_result() 
     assert!(!ok(&data, &["stats"]).contains("by pieces"));
 }
 
-/// Schema 24 (issue 79, item 3): an adaptive data directory made before keeps every
+/// Schema 24: an adaptive data directory made before keeps every
 /// stored result; `rebuild` replays it under the new rule without reporting its
 /// documents as differing (they were made by the rule before), documents added later
 /// are compared, and `rebuild --reanalyse` gives every document the new rule's result.

@@ -316,7 +316,7 @@ fn colliding_file_names_get_a_suffix_and_a_file_sent_again_keeps_its_own() {
     assert_eq!(doc["id"], 4, "{doc}");
 }
 
-/// Issue 80: a teacher's six HTML essays of one folder (an LMS export), each its own
+/// A teacher's six HTML essays of one folder (an LMS export), each its own
 /// text with the same pasted paragraph of a source (56 words) and the same header:
 /// each later essay shows the paragraph copied, in one block; the header, a short line
 /// on every page, is the folder's furniture.
@@ -368,7 +368,7 @@ fn a_paragraph_pasted_into_six_essays_of_one_folder_is_copied_text_not_a_templat
     assert_eq!(json(&data, &["stats", "--json"])["templates"]["lines"], 1);
 }
 
-/// Issue 80: identical documents of one host (a dataset's rows with URLs, plain text of
+/// Identical documents of one host (a dataset's rows with URLs, plain text of
 /// short lines, as Debian's changelogs are): every later copy is an exact duplicate and
 /// 100% copied, however many pages of the host hold its lines; a near copy (3% of its
 /// words replaced) is a near-duplicate.

@@ -13,7 +13,7 @@ use super::{assert_equal, cluster_of, corpus, shuffled, single, single_of, Nats,
 
 /// A temporary directory holding a configuration file of one node's defaults on a
 /// table small enough that the density rises on the sample corpus (once, to the
-/// paper's: issue 79): (the directory, the file).
+/// paper's): (the directory, the file).
 fn with_default_density() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config.toml");

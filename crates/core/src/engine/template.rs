@@ -9,7 +9,7 @@
 //! the pages of a site holding each line; a line on at least `template_pages` pages of
 //! its site is template there.
 //!
-//! **A template is furniture, never content** (issue 80): only a short line
+//! **A template is furniture, never content**: only a short line
 //! ([`FURNITURE_TOKENS`]) is counted, so that a paragraph pasted into six essays of one
 //! folder stays copied text; and template lines covering more than half of a page are
 //! content on that page ([`furniture`]): a page mostly the same as five others of its
@@ -169,7 +169,8 @@ fn mask(n: usize, runs: &[TemplateRun]) -> Vec<bool> {
 /// (the counts' order only; the dominant origin of a tie is the document itself).
 pub fn label(result: &DocResult, runs: &[TemplateRun], pages: &[u32], cfg: &Config) -> DocResult {
     let mut out = result.clone();
-    // Records made before issue 80 may hold long lines and pages mostly template.
+    // The rules hold for the whole record: the lines later pages added to it, and
+    // lines a record kept that the count does not take.
     let long = |r: &TemplateRun| r.span.end_token - r.span.start_token > FURNITURE_TOKENS;
     let (runs, pages): (Vec<TemplateRun>, Vec<u32>) = runs.iter().zip(pages).filter(|(r, _)| !long(r)).unzip();
     let runs = furniture(&runs, result.tokens, cfg.html);

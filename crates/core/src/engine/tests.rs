@@ -512,7 +512,7 @@ proptest! {
         prop_assert!(paper.stats().evictions > 0, "the table evicts");
     }
 
-    /// Issue 79, item 3: whatever the adaptive density does — its extra entries taken
+    /// Whatever the adaptive density does — its extra entries taken
     /// in and given up, the raises, with or without a lag, under every eviction policy
     /// — the policy's entries of its table are the paper's table at every document's
     /// end (the same entries, data, scores and order per bucket), and once the sweep
@@ -583,7 +583,7 @@ proptest! {
 }
 
 /// The density falls from a quarter of the other shingles to the paper's selection as
-/// the table fills, in one raise (issue 79, item 3), and each result records the
+/// the table fills, in one raise, and each result records the
 /// threshold it was selected at; with a lag (schema 23) the raise comes the lag's
 /// documents after the first full bucket, one document later than at once: the first
 /// asking document is selected before either.

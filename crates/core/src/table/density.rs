@@ -15,7 +15,7 @@ pub struct PendingRaise {
     pub age: u8,
     /// The asks since (every full bucket that found no extra entry to give up, or
     /// refused an extra shingle). Counted, as a deployment sums its shards'; the raise
-    /// goes to the floor whatever their number (issue 79).
+    /// goes to the floor whatever their number.
     pub asks: u64,
 }
 
@@ -125,7 +125,8 @@ impl<M: BucketMemory> Table<M> {
         self.doc_asks += 1;
     }
 
-    /// Raises the threshold to the floor (one step before issue 79), the sweep due.
+    /// Raises the threshold to the floor, the sweep due: one step would keep extra
+    /// entries while the table evicts, where their results fall below the paper's.
     fn raise(&mut self) {
         self.stats.density = FLOOR;
         self.sweep = true;

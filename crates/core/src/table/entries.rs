@@ -71,14 +71,17 @@ impl<M: BucketMemory> Table<M> {
                 *s = (u32::from(*s) + add).min(255) as u8;
             }
             let count = occupied(data, n);
-            // The average is the policy's entries' (guests are never scored), as in the
+            // Whether the average score of the slots `member` takes reaches the limit:
+            // of the policy's entries among them (extra ones are never scored), as in the
             // paper's table.
-            let policy = |s: usize| !(guests && is_extra(data, n, s));
-            if spans {
+            let reached = |data: &[u8], member: &dyn Fn(usize) -> bool| {
                 let (sum, members) = (0..count)
-                    .filter(|&s| policy(s))
+                    .filter(|&s| member(s) && !(guests && is_extra(data, n, s)))
                     .fold((0u32, 0u32), |(sum, m), s| (sum + u32::from(data[COL_SCORE * n + s]), m + 1));
-                if members > 0 && sum >= limit * members {
+                members > 0 && sum >= limit * members
+            };
+            if spans {
+                if reached(data, &|_| true) {
                     halve(data, n, |_| true);
                 }
                 continue;
@@ -92,10 +95,7 @@ impl<M: BucketMemory> Table<M> {
             let data = self.bucket_mut(b);
             for run in group.chunk_by(|x, y| x.0.bucket == y.0.bucket) {
                 let c = run[0].0.bucket;
-                let (sum, members) = (0..count)
-                    .filter(|&s| finals[s] == c && !(guests && is_extra(data, n, s)))
-                    .fold((0u32, 0u32), |(sum, m), s| (sum + u32::from(data[COL_SCORE * n + s]), m + 1));
-                if members > 0 && sum >= limit * members {
+                if reached(data, &|s| finals[s] == c) {
                     halve(data, n, |s| s < count && finals[s] == c);
                 }
             }

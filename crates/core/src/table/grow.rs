@@ -107,26 +107,27 @@ impl<M: BucketMemory> Table<M> {
         } else if guests && is_extra(data, n, slot) {
             return Position { bucket: c, slot: super::GUEST };
         } else {
-            (0..slot).filter(|&s| self.ranked(data, c, s)).count()
+            (0..slot).filter(|&s| self.ranked(data, c, s, guests)).count()
         };
         Position { bucket: c, slot: rank as u32 }
     }
 
     /// Whether slot `s` of `data` counts in the ranks of final bucket `c`'s positions:
-    /// its entries, the policy's alone in an adaptive table.
-    fn ranked(&self, data: &[u8], c: u64, s: usize) -> bool {
+    /// its entries, the policy's alone where extra entries may be there (`guests`).
+    fn ranked(&self, data: &[u8], c: u64, s: usize, guests: bool) -> bool {
         let n = self.entries;
-        (self.shift == 0 || final_of(data, n, s, self.buckets) == c) && !(self.holds_guests() && is_extra(data, n, s))
+        (self.shift == 0 || final_of(data, n, s, self.buckets) == c) && !(guests && is_extra(data, n, s))
     }
 
     /// The slot of `data` (the bucket in use holding `pos.bucket`) at `pos`; `None` when
     /// the final bucket has no entry of that rank.
     pub(super) fn slot_at(&self, data: &[u8], pos: Position) -> Option<usize> {
         let n = self.entries;
-        if self.shift == 0 && !self.holds_guests() {
+        let guests = self.holds_guests();
+        if self.shift == 0 && !guests {
             return (pos.slot < n as u32).then_some(pos.slot as usize);
         }
-        (0..occupied(data, n)).filter(|&s| self.ranked(data, pos.bucket, s)).nth(pos.slot as usize)
+        (0..occupied(data, n)).filter(|&s| self.ranked(data, pos.bucket, s, guests)).nth(pos.slot as usize)
     }
 
     /// xxh3-64 of the table's content as the table spanning its memory holds it: for each

@@ -45,15 +45,14 @@
 //! - an extra entry whose rank is below the threshold (stale: its shingle is no longer
 //!   selected, in a table an older version raised by steps) goes first; with none, and
 //!   some extra entry in the bucket, the bucket *asks* for a raise of the threshold to
-//!   the floor (the paper's selection, for the whole table; by one step, halving
-//!   the density, before issue 79);
+//!   the floor (the paper's selection, for the whole table);
 //! - else an extra entry by the policy's rule (all score alike: a seeded pick for
 //!   Copy-Count, Lucky and Random, the first in queue order for LRU); a bucket without
 //!   extra entries evicts by the policy for a policy shingle and refuses an extra one,
 //!   which is then looked up only (as is an extra shingle a raise left below the
 //!   threshold).
 //!
-//! **Extra entries are guests** (issue 79, item 3): at every document's end the
+//! **Extra entries are guests**: at every document's end the
 //! policy's entries of an adaptive table are exactly the paper's table's — the same
 //! entries, data and scores, in the same order in each bucket — so that after the
 //! sweep at the floor the table *is* the paper's, byte for byte, whatever the density
@@ -79,9 +78,8 @@
 //! document sweeps every extra entry out ([`Table::end_document`]): from then on the
 //! table is the paper's, its results are the paper's and it costs nothing more. So the
 //! extra shingles add to the results while the table has room, and from `L` documents
-//! after the first full bucket on the results are exactly the paper's (raising by
-//! steps, as before issue 79, kept extra entries longer, and their results fell below
-//! the paper's once the table evicted: `docs/EVALUATION.md`). Without an adaptive density no entry is marked and every choice is the
+//! after the first full bucket on the results are exactly the paper's (extra entries
+//! kept while the table evicts gave results below the paper's: `docs/EVALUATION.md`). Without an adaptive density no entry is marked and every choice is the
 //! paper's.
 //!
 //! Occupied entries of a bucket are a prefix; the eviction byte of an occupied entry is

@@ -251,7 +251,7 @@ fn extra_entries_go_first_and_the_density_falls_to_the_papers_when_the_table_nee
     let (_, pos) = t.process(p[2], hit(5), 0, SELECTED);
     assert_eq!((t.density(), pos.slot), (FLOOR, 2));
     assert!(t.lookup(p[2]).is_some() && (t.lookup(e0).is_some() != t.lookup(e2).is_some()));
-    // An extra shingle is no longer selected: looked up, not inserted.
+    // At the floor an extra shingle is not selected: looked up, not inserted.
     let (found, pos) = t.process(e0b, hit(6), 0, 0);
     assert!(found.is_none() && t.lookup(e0b).is_none() && !t.holds(pos, e0b));
     // A policy shingle that finds the extra entry left makes the policy's entry anew, as

@@ -110,7 +110,7 @@ impl Recomputer {
     }
 
     /// The near-duplicate sketch of a document's `tokens`: all of them, its site
-    /// template lines included (issue 80: duplicates are found whatever the templates).
+    /// template lines included (duplicates are found whatever the templates).
     pub fn sketch_of_tokens(&self, tokens: &[Token]) -> Sketch {
         neardup::sketch(&self.nd, tokens, &self.shingles)
     }

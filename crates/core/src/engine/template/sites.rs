@@ -99,7 +99,7 @@ mod tests {
                     .filter(|l| held(l.hash) >= threshold)
                     .map(|l| TemplateRun::of(l, &tokens, text.len() as u32, seq))
                     .collect();
-                // More than half of the page: its content (issue 80).
+                // More than half of the page: its content.
                 let covered: u32 = want.iter().map(|r| r.span.end_token - r.span.start_token).sum();
                 let want = if 2 * covered > tokens.len() as u32 { Vec::new() } else { want };
                 prop_assert_eq!(runs, want);
@@ -107,7 +107,7 @@ mod tests {
             }
         }
 
-        /// Issue 80: whatever the site's pages repeat, a page's template lines are
+        /// Whatever the site's pages repeat, a page's template lines are
         /// never a line of more than [`FURNITURE_TOKENS`] tokens, nor more than half
         /// of the page; and a repeated short line on a page of its own text is one.
         #[test]

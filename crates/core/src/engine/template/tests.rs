@@ -71,7 +71,7 @@ proptest! {
             let dominant = if table_dominant { Dominant::Table } else { Dominant::Blocks };
             let got = label(&result, &runs, &pages, &Config { dominant, ..cfg.clone() });
             // Brute force, token by token; lines covering more than half of the page
-            // are its content (issue 80).
+            // are its content.
             let n = tokens.len();
             let covered: usize = runs.iter().map(|r| (r.span.end_token - r.span.start_token) as usize).sum();
             let runs = if 2 * covered > n { Vec::new() } else { runs };
@@ -127,10 +127,10 @@ proptest! {
     }
 }
 
-/// Issue 80: a page that is mostly what other pages of its site hold keeps those lines
+/// A page that is mostly what other pages of its site hold keeps those lines
 /// as its content (it is a duplicate, not a frame); with a paragraph of its own the
 /// same lines are its furniture; and a line of more than [`FURNITURE_TOKENS`] tokens is
-/// never template, whatever a record made before holds.
+/// never template, whatever a record holds.
 #[test]
 fn a_page_mostly_template_is_content_and_a_long_line_is_never_template() {
     let cfg = Config::default();

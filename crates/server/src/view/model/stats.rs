@@ -70,7 +70,7 @@ pub struct StatsView {
     /// Documents waiting in the revision queue (take-overs' re-analyses beyond their
     /// budget, done while the daemon is idle).
     pub revision_queue: u64,
-    /// Site furniture labelled (issue 80): lines at `template_pages` pages of their site
+    /// Site furniture labelled: lines at `template_pages` pages of their site
     /// or more, and the sites holding them; None where templates are off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub templates: Option<TemplatesView>,

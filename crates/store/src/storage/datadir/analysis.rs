@@ -82,7 +82,7 @@ impl Prepared {
     /// Takes its template lines `runs` out of what it searches for quotations and
     /// indexes: the sentences mostly in them are neither searched nor indexed
     /// ([`template::blank_sentences`]). Its near-duplicate sketch keeps every token
-    /// (issue 80: duplicates are found whatever the templates).
+    /// (duplicates are found whatever the templates).
     fn without_templates(&mut self, runs: &[TemplateRun]) {
         if let Some(sentences) = self.sentences.as_mut().filter(|_| !runs.is_empty()) {
             template::blank_sentences(sentences, runs);
@@ -138,7 +138,7 @@ impl Searches {
     }
 }
 
-/// A document's near-duplicate sketch (of every token, issue 80) and its sentences
+/// A document's near-duplicate sketch (of every token) and its sentences
 /// outside its own site template lines `runs` (none where they are not known yet: a
 /// document's analysis takes them out once it knows them), each where its search is
 /// `on` (None when off), from its `text` and `tokens`: what its searches and index
@@ -540,7 +540,7 @@ pub(super) fn revise_one(
 /// estimation made of the table (counts, per-shingle origins, and so the table's
 /// dominant origin; the dominant origin by blocks follows the alignment). A result
 /// stored before the adaptive density's extra entries were guests (schema 24,
-/// [`Store::guests_from`]) was made by a rule replay no longer follows: not compared.
+/// [`Store::guests_from`]) was made by a rule replay does not follow: not compared.
 pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&DocResult>) -> Result<bool> {
     let Some(first) = first else { return Ok(false) };
     if replayed == first || first.seq < store.guests_from()? {

@@ -1,6 +1,6 @@
 //! Site templates against a brute-force count: once stored, every page's
 //! template lines are exactly the lines its site holds on at least `template_pages`
-//! pages (none where they cover more than half of the page: issue 80), whatever the
+//! pages (none where they cover more than half of the page), whatever the
 //! order the pages came in, and a replay gives the same table.
 
 use std::collections::{HashMap, HashSet};
@@ -83,7 +83,7 @@ proptest! {
                 .filter(|l| site.is_some_and(|s| holding[&(s, l.hash)].len() as u32 >= n))
                 .map(|l| (l.start_token, l.end_token))
                 .collect();
-            // Issue 80: lines covering more than half of the page are its content.
+            // Lines covering more than half of the page are its content.
             let covered: u32 = want.iter().map(|(s, e)| e - s).sum();
             let want = if 2 * covered as usize > toks.len() { Vec::new() } else { want };
             let seq = i as u64 + 1;

@@ -17,11 +17,11 @@
 //! the table's entries for their shingles. A template line was indexed by at most
 //! `template_pages - 1` pages of its site; the next page finds those as quotations only
 //! where its own text is no template (it searches no template sentence). Near-duplicate
-//! sketches keep every token (issue 80): duplicates are found whatever the templates.
+//! sketches keep every token: duplicates are found whatever the templates.
 //!
 //! Only lines that may be furniture are counted (at most
 //! [`template::FURNITURE_TOKENS`] tokens), and a page's lines are its furniture only
-//! where they cover at most half of it ([`template::furniture`]; issue 80).
+//! where they cover at most half of it ([`template::furniture`]).
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -110,7 +110,7 @@ impl Store {
         Ok(doc)
     }
 
-    /// The lines at `threshold` pages of their site or more (site furniture, issue 80)
+    /// The lines at `threshold` pages of their site or more (site furniture)
     /// and the sites holding them: what `stats` says was labelled.
     pub fn template_lines(&self, threshold: u32) -> Result<(u64, u64)> {
         let (mut lines, mut sites) = (0u64, std::collections::BTreeSet::new());
