@@ -116,8 +116,10 @@ struct DaemonFile {
 
 /// The daemon's settings: each flag given, else the `[daemon]` table's value, else
 /// the default (a service's settings could not be kept in its TOML file).
+#[derive(Debug, Clone)]
 struct Settled {
     spool: PathBuf,
+    log: Option<PathBuf>,
     keep: bool,
     http: Option<std::net::SocketAddr>,
     http_token: Option<PathBuf>,
@@ -149,6 +151,7 @@ fn settle(a: &Args) -> Result<Settled> {
     let f = daemon_file(a)?;
     let s = Settled {
         spool: a.spool.clone().or(f.spool).unwrap_or_else(|| a.data.dir.join("spool")),
+        log: a.log.clone().or(f.log),
         keep: a.keep || f.keep.unwrap_or(false),
         http: a.http.or(f.http),
         http_token: a.http_token.clone().or(f.http_token),
@@ -190,12 +193,9 @@ pub fn run(a: Args) -> Result<()> {
     let s = settle(&a)?;
     let opt = ServeOptions {
         spool: s.spool.clone(),
-        keep: s.keep,
+        live: s.live(),
         limits: a.limits.limits()?,
         policy: a.take_over.policy(&a.bad_dates)?,
-        checkpoint_docs: s.checkpoint_docs,
-        checkpoint_secs: s.checkpoint_secs,
-        rescan_secs: s.rescan_secs,
         batch: 64,
         share: s.http.map(|_| textorigin_server::share::StoreShare::default()),
         applying: Arc::default(),
@@ -233,23 +233,8 @@ pub fn run(a: Args) -> Result<()> {
         }
         None => None,
     };
-    // SIGHUP: the log file reopened, and the token file read again (a changed token
-    // signs out the browsers of the old one; an unreadable file keeps the old token).
-    let reopen = || {
-        if crate::log::reopen() {
-            tracing::info!("log file reopened");
-        }
-        if let (Some(server), Some(path)) = (&server, &s.http_token) {
-            match read_token(path).map(|t| server.set_token(t)) {
-                Ok(true) => {
-                    tracing::info!(file = %path.display(), "http token changed: the old token's sessions are ended")
-                }
-                Ok(false) => tracing::info!(file = %path.display(), "http token read again: unchanged"),
-                Err(e) => tracing::warn!(error = %format!("{e:#}"), "http token not reloaded; the old one stays"),
-            }
-        }
-    };
-    let served = daemon::serve(&a.data.dir, &overrides, &opt, Arc::clone(&stop), hup, &reopen);
+    let mut reload = Reload { args: &a, settled: s, server: server.as_ref() };
+    let served = daemon::serve(&a.data.dir, &overrides, &opt, Arc::clone(&stop), hup, &mut |live| reload.run(live));
     // The HTTP server stops with the daemon, whatever ended it, and lets go of the store.
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     if let Some(s) = server {
@@ -265,6 +250,116 @@ pub fn run(a: Args) -> Result<()> {
     }
     served?;
     Ok(())
+}
+
+impl Settled {
+    /// The settings the daemon's loop follows as they change.
+    fn live(&self) -> daemon::Live {
+        daemon::Live {
+            keep: self.keep,
+            checkpoint_docs: self.checkpoint_docs,
+            checkpoint_secs: self.checkpoint_secs,
+            rescan_secs: self.rescan_secs,
+        }
+    }
+
+    /// Each setting that differs in `new`: its name, old and new values (as written in
+    /// the log), and whether it can change while the daemon runs.
+    fn changes(&self, new: &Settled) -> Vec<(&'static str, String, String, bool)> {
+        let mut out = Vec::new();
+        let mut differ = |name, old: String, new: String, live| {
+            if old != new {
+                out.push((name, old, new, live));
+            }
+        };
+        let path = |p: &Option<PathBuf>| p.as_ref().map_or("(none)".to_string(), |p| p.display().to_string());
+        differ("keep", self.keep.to_string(), new.keep.to_string(), true);
+        differ("checkpoint_docs", self.checkpoint_docs.to_string(), new.checkpoint_docs.to_string(), true);
+        differ("checkpoint_secs", self.checkpoint_secs.to_string(), new.checkpoint_secs.to_string(), true);
+        differ("rescan_secs", self.rescan_secs.to_string(), new.rescan_secs.to_string(), true);
+        // Another token file is read at once; adding or removing one changes who may
+        // submit, and waits for a restart.
+        let token_live = self.http_token.is_some() && new.http_token.is_some();
+        differ("http_token", path(&self.http_token), path(&new.http_token), token_live);
+        differ("spool", self.spool.display().to_string(), new.spool.display().to_string(), false);
+        differ("log", path(&self.log), path(&new.log), false);
+        differ("http", format!("{:?}", self.http), format!("{:?}", new.http), false);
+        differ("http_open", self.http_open.to_string(), new.http_open.to_string(), false);
+        differ("http_host", self.http_host.join(","), new.http_host.join(","), false);
+        differ("http_workers", self.http_workers.to_string(), new.http_workers.to_string(), false);
+        differ(
+            "http_max_query_bytes",
+            self.http_max_query_bytes.to_string(),
+            new.http_max_query_bytes.to_string(),
+            false,
+        );
+        differ("memory_budget", self.memory_budget.to_string(), new.memory_budget.to_string(), false);
+        out
+    }
+
+    /// Takes `new`'s value of each setting that can change while the daemon runs.
+    fn follow(&mut self, new: &Settled) {
+        self.keep = new.keep;
+        self.checkpoint_docs = new.checkpoint_docs;
+        self.checkpoint_secs = new.checkpoint_secs;
+        self.rescan_secs = new.rescan_secs;
+        if self.http_token.is_some() && new.http_token.is_some() {
+            self.http_token.clone_from(&new.http_token);
+        }
+    }
+}
+
+/// SIGHUP: the log file reopened, the settings read again from the command line and
+/// the `[daemon]` table (those that can change live are followed at once, the others
+/// logged as waiting for a restart), and the token file read again (a changed token
+/// signs out the browsers of the old one; an unreadable file keeps the old token).
+struct Reload<'a> {
+    args: &'a Args,
+    /// The settings in force.
+    settled: Settled,
+    server: Option<&'a http::HttpServer>,
+}
+
+impl Reload<'_> {
+    fn run(&mut self, live: &mut daemon::Live) {
+        if crate::log::reopen() {
+            tracing::info!("log file reopened");
+        }
+        match settle(self.args) {
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "settings not read again; those in force stay")
+            }
+            Ok(new) => {
+                let changes = self.settled.changes(&new);
+                for (setting, from, to, now) in &changes {
+                    if *now {
+                        tracing::info!(setting, from, to, "setting changed");
+                    } else {
+                        tracing::warn!(
+                            setting,
+                            from,
+                            to,
+                            "setting changed in the config file: it takes effect at the next start"
+                        );
+                    }
+                }
+                if changes.is_empty() {
+                    tracing::info!("settings read again: unchanged");
+                }
+                self.settled.follow(&new);
+                *live = self.settled.live();
+            }
+        }
+        if let (Some(server), Some(path)) = (self.server, &self.settled.http_token) {
+            match read_token(path).map(|t| server.set_token(t)) {
+                Ok(true) => {
+                    tracing::info!(file = %path.display(), "http token changed: the old token's sessions are ended")
+                }
+                Ok(false) => tracing::info!(file = %path.display(), "http token read again: unchanged"),
+                Err(e) => tracing::warn!(error = %format!("{e:#}"), "http token not reloaded; the old one stays"),
+            }
+        }
+    }
 }
 
 /// The token in `path` (`--http-token`), trimmed; an empty file is an error.

@@ -306,35 +306,6 @@ fn stats_prometheus_is_the_text_exposition_format() {
     daemon.stop();
 }
 
-/// Under systemd (`Type=notify`): READY once serving, watchdog pings at half
-/// `WATCHDOG_USEC`, STOPPING on SIGTERM, through the socket `NOTIFY_SOCKET` names.
-#[test]
-fn the_daemon_speaks_the_sd_notify_protocol() {
-    let data = tempfile::tempdir().unwrap();
-    let dir = data.path();
-    let sock_path = dir.join("notify.sock");
-    let sock = std::os::unix::net::UnixDatagram::bind(&sock_path).unwrap();
-    sock.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
-    let mut c = serve_command(dir, &["--table-size", "32KiB"]);
-    c.env("NOTIFY_SOCKET", &sock_path).env("WATCHDOG_USEC", "200000");
-    let daemon = Daemon::spawn(c);
-    let mut buf = [0u8; 512];
-    let mut next = || {
-        let n = sock.recv(&mut buf).expect("a notification within 20 s");
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    };
-    let first = next();
-    assert!(first.starts_with("READY=1\n") && first.contains("STATUS=serving"), "{first}");
-    // Idle, it still pings the watchdog (every 100 ms here).
-    for _ in 0..3 {
-        assert_eq!(next(), "WATCHDOG=1\n");
-    }
-    daemon.signal("TERM");
-    let stopping = std::iter::repeat_with(&mut next).find(|m| m != "WATCHDOG=1\n").unwrap();
-    assert!(stopping.starts_with("STOPPING=1\n"), "{stopping}");
-    daemon.stop(); // a second SIGTERM while stopping changes nothing
-}
-
 /// Regression: two spool files whose names differ only in bytes that
 /// are not UTF-8 (one lossy name) and have the same content were taken for one file
 /// (their admission key hashed the lossy name): the second was dropped unstored. And a

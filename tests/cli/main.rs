@@ -26,5 +26,6 @@ mod neardups;
 mod outputs;
 mod quotes;
 mod readme;
+mod service;
 mod store;
 mod web;

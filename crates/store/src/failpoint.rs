@@ -5,7 +5,7 @@
 //! `NAME=abort` makes the process abort at point NAME (like `kill -9` at that instant),
 //! `NAME=panic` panics there (a dying thread), `NAME=error` makes the point return an
 //! I/O error ("no space left on device"), `NAME=sleep` waits 200 ms there (a slow step),
-//! `NAME=stall` 30 s (a step that takes far too long).
+//! `NAME=sleep:MS` MS milliseconds, `NAME=stall` 30 s (a step that takes far too long).
 //! The
 //! file can be changed while the process runs. Without the variable a hit costs one
 //! check of a cached `Option`.
@@ -78,6 +78,10 @@ pub fn hit(name: &str) -> std::io::Result<()> {
             Some((n, "panic")) if n == name => panic!("failpoint {name}: panic"),
             Some((n, "sleep")) if n == name => std::thread::sleep(std::time::Duration::from_millis(200)),
             Some((n, "stall")) if n == name => std::thread::sleep(std::time::Duration::from_secs(30)),
+            Some((n, ms)) if n == name && ms.starts_with("sleep:") => {
+                let ms = ms["sleep:".len()..].parse().unwrap_or(0);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
             Some((n, "error")) if n == name => {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::StorageFull,

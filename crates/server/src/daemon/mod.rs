@@ -37,7 +37,8 @@
 //!
 //! **Signals**: SIGTERM and SIGINT stop intake after the document being applied (a file
 //! cut short continues after its stored documents at the next start), commit,
-//! checkpoint and exit 0; SIGHUP reopens the log file. One daemon per data directory
+//! checkpoint and exit 0; SIGHUP reopens the log file and reads the settings that can
+//! change while it runs again ([`Live`], and the HTTP token). One daemon per data directory
 //! (RocksDB's lock).
 
 use std::collections::HashMap;
@@ -60,6 +61,18 @@ mod reading;
 mod sd_notify;
 mod spool;
 
+use sd_notify::Pulse;
+
+/// Ends the watchdog thread when the loop ends, by an error too.
+#[derive(Default)]
+struct WatchdogDone(Arc<AtomicBool>);
+
+impl Drop for WatchdogDone {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 use crate::layout;
 use crate::share::StoreShare;
 use crate::status::{self, DaemonState, DaemonStatus, StatusFile};
@@ -69,15 +82,13 @@ use spool::Outcome;
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     pub spool: PathBuf,
-    pub keep: bool,
+    /// What SIGHUP may change while the daemon runs.
+    pub live: Live,
     /// A document's size, and what a compressed file may decode to.
     pub limits: textorigin_store::input::Limits,
     /// How documents are taken in (`--bad-dates`, `--take-over`, `--revision-budget`:
     /// the revisions beyond the budget are drained a budget at a time while idle).
     pub policy: Policy,
-    pub checkpoint_docs: u64,
-    pub checkpoint_secs: u64,
-    pub rescan_secs: u64,
     /// Files per group commit.
     pub batch: usize,
     /// Where the daemon publishes its open store for other threads (the HTTP
@@ -88,6 +99,20 @@ pub struct ServeOptions {
     pub applying: Arc<AtomicBool>,
     /// The bytes of text under analysis at once, shared with the HTTP queries.
     pub budget: Arc<crate::budget::MemoryBudget>,
+}
+
+/// The settings of `serve` that can change while it runs: SIGHUP reads them again
+/// (`serve`'s `on_hup`), and the next step of the loop follows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Live {
+    /// Move admitted files to `done/` instead of removing them.
+    pub keep: bool,
+    /// Checkpoint after this many documents ...
+    pub checkpoint_docs: u64,
+    /// ... or this many seconds with new documents.
+    pub checkpoint_secs: u64,
+    /// Rescan the spool at least this often, whatever the watcher says.
+    pub rescan_secs: u64,
 }
 
 /// How long a stop waits for the document being applied ([`stop_within`]).
@@ -188,8 +213,9 @@ fn watch(new_dir: &Path) -> Result<(notify::RecommendedWatcher, crossbeam_channe
 
 /// Recovers the table if a crash left it out of step with the store; refuses to go on
 /// when a replayed result differs from the stored one.
-fn recover(dir: &Path, stop: &AtomicBool) -> Result<Option<Recovery>> {
+fn recover(dir: &Path, stop: &AtomicBool, pulse: &Pulse) -> Result<Option<Recovery>> {
     let recovery = DataDir::recover(dir, |i, n| {
+        pulse.beat();
         if i == n || i % 1000 == 0 {
             tracing::warn!(replayed = i, of = n, "replaying documents after the last checkpoint");
         }
@@ -249,10 +275,16 @@ fn pause(d: Duration, stop: &AtomicBool) {
 /// fail too (RocksDB reopening its log, say): it is tried again after a pause that
 /// doubles up to [`MAX_BACKOFF`], until it works or a stop is asked for. A replay
 /// mismatch (a determinism bug) stops the daemon at once.
-fn recover_poisoned(dir: &Path, overrides: &Overrides, policy: &Policy, stop: &AtomicBool) -> Result<DataDir> {
+fn recover_poisoned(
+    dir: &Path,
+    overrides: &Overrides,
+    policy: &Policy,
+    stop: &AtomicBool,
+    pulse: &Pulse,
+) -> Result<DataDir> {
     let mut backoff = Backoff::default();
     loop {
-        let attempt = recover(dir, stop).and_then(|r| {
+        let attempt = recover(dir, stop, pulse).and_then(|r| {
             tracing::warn!(?r, "recovered the table after a failed store write");
             Ok(DataDir::open_write(dir, overrides, policy.clone())?)
         });
@@ -287,6 +319,10 @@ struct Daemon<'a> {
     /// Files that could not be processed, and when they are tried again.
     retry: HashMap<PathBuf, Instant>,
     backoff: Backoff,
+    /// What the watchdog thread reads of this loop's steps.
+    pulse: Arc<Pulse>,
+    /// The settings as the last SIGHUP left them.
+    live: Live,
 }
 
 /// What admitting a batch's files came to ([`Daemon::admit`]).
@@ -336,11 +372,12 @@ pub fn serve(
     opt: &ServeOptions,
     stop: Arc<AtomicBool>,
     hup: Arc<AtomicBool>,
-    on_hup: &dyn Fn(),
+    on_hup: &mut dyn FnMut(&mut Live),
 ) -> Result<()> {
     layout::create(&opt.spool)?;
     std::fs::create_dir_all(dir).io(|| format!("cannot create {}", dir.display()))?;
-    let recovery = match recover(dir, &stop) {
+    let pulse = Arc::new(Pulse::default());
+    let recovery = match recover(dir, &stop, &pulse) {
         Err(DaemonError::DataDir(DataDirError::Interrupted)) => {
             tracing::warn!("stopped during recovery; the next start resumes it");
             return Ok(());
@@ -375,6 +412,8 @@ pub fn serve(
         wakeups,
         retry: HashMap::new(),
         backoff: Backoff::default(),
+        pulse: Arc::clone(&pulse),
+        live: opt.live,
     };
     d.share(Some(&dd));
     // A replayed table, or one no checkpoint holds (a batch run's, a new one), is a new
@@ -383,15 +422,17 @@ pub fn serve(
         d.checkpoint(&mut dd)?;
     }
     tracing::info!(data = %dir.display(), spool = %opt.spool.display(), "serving");
-    let mut notifier = sd_notify::Notifier::from_env();
+    let notifier = Arc::new(sd_notify::Notifier::from_env());
     notifier.ready(&format!("serving {}", opt.spool.display()));
+    let watchdog = WatchdogDone::default();
+    notifier.watch(Arc::clone(&pulse), Arc::clone(&watchdog.0));
     loop {
-        notifier.tick();
+        pulse.beat();
         if stop.load(Ordering::SeqCst) {
             break;
         }
         if hup.swap(false, Ordering::SeqCst) {
-            on_hup();
+            on_hup(&mut d.live);
         }
         let Some(files) = d.scan(&stop) else { continue };
         let batch = d.next_batch(files);
@@ -484,7 +525,7 @@ impl Daemon<'_> {
         let idle_due =
             self.last_progress.elapsed() >= IDLE_CHECKPOINT && self.last_checkpoint.elapsed() >= IDLE_CHECKPOINT;
         if self.since_checkpoint > 0
-            && (idle_due || self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs)
+            && (idle_due || self.last_checkpoint.elapsed().as_secs() >= self.live.checkpoint_secs)
         {
             self.checkpoint(dd)?;
         }
@@ -500,7 +541,7 @@ impl Daemon<'_> {
                 tracing::warn!(error = %textorigin_store::error::chain(&e), "revision queue not drained; trying again later")
             }
         }
-        let wait = Duration::from_secs(self.opt.rescan_secs.max(1)).min(Duration::from_millis(500));
+        let wait = Duration::from_secs(self.live.rescan_secs.max(1)).min(Duration::from_millis(500));
         let _ = self.wakeups.recv_timeout(notifier.max_wait().map_or(wait, |w| wait.min(w)));
         Ok(())
     }
@@ -522,7 +563,7 @@ impl Daemon<'_> {
         self.status_file.write(&self.status);
         self.share(None);
         drop(dd);
-        let dd = recover_poisoned(dir, overrides, &self.opt.policy, stop)?;
+        let dd = recover_poisoned(dir, overrides, &self.opt.policy, stop, &self.pulse)?;
         self.share(Some(&dd));
         pause(self.backoff.next(), stop);
         Ok(dd)
@@ -588,12 +629,14 @@ impl Daemon<'_> {
             Arc::clone(&self.opt.budget),
             Arc::clone(&parsers.watch),
         );
+        self.pulse.waiting(true);
         let run = textorigin_store::pipeline::ordered_map(
             parsers.threads,
             &parsers.preparer,
             items,
             spool::prepare,
             |ready| {
+                self.pulse.waiting(false);
                 let step = match ready {
                     spool::Ready::File(file) => {
                         if let Some(mark) = &file.mark {
@@ -627,9 +670,11 @@ impl Daemon<'_> {
                     // The reader may wait for bytes that items never to be applied hold.
                     self.opt.budget.let_through(true);
                 }
+                self.pulse.waiting(true);
                 go_on
             },
         );
+        self.pulse.waiting(false);
         self.opt.budget.let_through(false);
         // A file cut short (a stop) stays in the spool, and so do the files not reached.
         outcomes.extend(current.take().map(spool::Admitting::cut));
@@ -650,7 +695,7 @@ impl Daemon<'_> {
                 self.publish_progress(dd)?;
             }
         }
-        if self.since_checkpoint >= self.opt.checkpoint_docs && !dd.poisoned() {
+        if self.since_checkpoint >= self.live.checkpoint_docs && !dd.poisoned() {
             self.checkpoint(dd)?;
         }
         Ok(())
@@ -682,8 +727,8 @@ impl Daemon<'_> {
         self.publish_progress(dd)?;
         // A poisoned table (a store write failed after it applied a document) holds a
         // document the store does not: it is never checkpointed, only recovered.
-        let due = self.since_checkpoint >= self.opt.checkpoint_docs
-            || self.last_checkpoint.elapsed().as_secs() >= self.opt.checkpoint_secs;
+        let due = self.since_checkpoint >= self.live.checkpoint_docs
+            || self.last_checkpoint.elapsed().as_secs() >= self.live.checkpoint_secs;
         if due && !dd.poisoned() {
             self.checkpoint(dd)?;
         }
@@ -715,7 +760,7 @@ impl Daemon<'_> {
             let moved = match outcome {
                 Outcome::Done => {
                     self.status.files_admitted += 1;
-                    if self.opt.keep {
+                    if self.live.keep {
                         let _ = std::fs::create_dir_all(spool.join(layout::DONE)); // removed meanwhile?
                         let to = spool.join(layout::DONE).join(layout::free_name(&spool.join(layout::DONE), &name));
                         std::fs::rename(&path, &to).io(|| format!("cannot move {} to {}", path.display(), to.display()))
@@ -754,7 +799,7 @@ impl Daemon<'_> {
         textorigin_store::failpoint::hit("spool.after-unlink").io(|| "spool")?;
         let mut dirs = vec![spool.join(layout::NEW)];
         dirs.extend(touched_failed.then(|| spool.join(layout::FAILED)));
-        dirs.extend(self.opt.keep.then(|| spool.join(layout::DONE)));
+        dirs.extend(self.live.keep.then(|| spool.join(layout::DONE)));
         for dir in dirs {
             // Not needed for exactly-once (a file seen again is recognised as admitted).
             if let Err(e) = sync_dir(&dir) {
