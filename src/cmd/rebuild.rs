@@ -88,6 +88,11 @@ pub struct Args {
     /// --reanalyse).
     #[arg(long, value_name = "N")]
     template_pages: Option<u32>,
+    /// Whether the `site` and `url` of the documents the spool and HTTP took name
+    /// their sites, ignore or trust (needs --reanalyse): `--submitted-sites ignore`
+    /// moves a data directory made before schema 25 to the rule of new ones.
+    #[arg(long, value_name = "ignore|trust")]
+    submitted_sites: Option<textorigin_core::config::SubmittedSites>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -108,6 +113,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         attribution: a.attribution,
         templates: a.templates,
         template_pages: a.template_pages,
+        submitted_sites: a.submitted_sites,
     };
     let pb = super::ReplayProgress::new(&a.data.dir, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| pb.at(i, total))?;

@@ -211,6 +211,10 @@ fn a_schema_23_adaptive_data_directory_keeps_its_results_and_replays_by_the_new_
     let stored = std::fs::read_to_string(fixture("v23-export.jsonl")).unwrap();
     ok(&data, &["upgrade"]);
     assert_eq!(ok(&data, &["export"]), stored);
+    // Schema 25: its submitted documents' sites stay trusted (`/own-sites` is the rule
+    // of new data directories).
+    let config = json(&data, &["stats", "--json"])["config"].to_string();
+    assert!(config.contains("templates=site/5") && !config.contains("own-sites"), "{config}");
     let out = run(&data, &["rebuild"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 recomputed result(s) differed"), "{out:?}");
     assert_eq!(ok(&data, &["export"]), stored, "the stored results are kept");

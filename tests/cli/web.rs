@@ -409,3 +409,45 @@ fn identical_documents_of_one_host_are_duplicates_whatever_the_templates() {
     let doc = json(&data, &["show", "copy5", "--json"]);
     assert_eq!(doc["template_tokens"].as_u64().unwrap_or(0), 0, "{doc}");
 }
+
+/// Four more pages of a copier's "site" made the lines it copied that site's furniture
+/// after the fact (a page 60% old became 0% old). The spool's and HTTP's documents name
+/// no site unless the operator trusts them (`--submitted-sites trust`); where they do,
+/// the page says how many copied tokens are now labelled furniture.
+#[test]
+fn pages_submitted_claiming_a_site_hide_no_copy() {
+    let line = |topic: &str| format!("the {topic} committee agreed on the harbour budget for the coming winter season");
+    let lines = [line("finance"), line("transport"), line("housing")].join("\n");
+    let filler = |tag: &str| (0..70).map(|w| format!("{tag}{w}")).collect::<Vec<_>>().join(" ");
+    let mut rows = vec![
+        serde_json::json!({"id": "original", "url": "https://original.org/news/1", "text": format!("{}\n{lines}\n{}", filler("orig"), filler("more"))}),
+        serde_json::json!({"id": "copier", "url": "https://copier.net/a", "text": format!("{}\n{lines}", filler("copy"))}),
+    ];
+    for i in 0..4 {
+        let tag = format!("fake{i}x");
+        rows.push(serde_json::json!({"id": format!("fake{i}"), "url": format!("https://copier.net/f{i}"), "text": format!("{lines}\n{}", filler(&tag))}));
+    }
+    let jsonl: String = rows.iter().map(|r| r.to_string() + "\n").collect();
+    let inputs = tempfile::tempdir().unwrap();
+    let file = inputs.path().join("pages.jsonl");
+    std::fs::write(&file, jsonl).unwrap();
+    let copied = |trust: &[&str]| {
+        let data = tempfile::tempdir().unwrap();
+        let mut args = vec!["--table-size", "1MiB", "--rescan-secs", "1"];
+        args.extend(trust);
+        let daemon = Daemon::start(data.path(), &args, None);
+        drop_into_spool(data.path(), std::slice::from_ref(&file));
+        wait_drained(data.path(), 6);
+        daemon.stop();
+        let doc = json(data.path(), &["show", "copier", "--json"]);
+        let text = ok(data.path(), &["show", "copier"]);
+        (doc, text, data)
+    };
+    let (doc, _, _data) = copied(&[]);
+    assert!(doc["old_tokens"].as_u64().unwrap() >= 35, "the copied lines count as copied: {doc}");
+    assert_eq!(doc["template_tokens"].as_u64().unwrap_or(0), 0, "no site from a submitted url: {doc}");
+    let (doc, text, _data) = copied(&["--submitted-sites", "trust"]);
+    let furniture = doc["furniture_copied"].as_u64().unwrap_or(0);
+    assert!(furniture >= 35, "trusted, the copied lines are the site's furniture: {doc}");
+    assert!(text.contains(&format!("{furniture} copied tokens now labelled furniture")), "{text}");
+}

@@ -86,6 +86,12 @@ pub struct Config {
     /// threshold moves at document ends only; 0 (kept by data directories made before)
     /// raises it at once, in the middle of a document.
     pub density_lag: u8,
+    /// Whether the `site` and `url` of documents submitted through the spool or over
+    /// HTTP name their site (schema 25, last as the encoding appends it): `Ignore` (the
+    /// default) leaves them without one, so that nobody hides a copy by submitting
+    /// pages that claim a site; `Trust` (kept by data directories made before) takes
+    /// them as `ingest`'s.
+    pub submitted_sites: SubmittedSites,
 }
 
 /// Which documents' site templates are labelled.
@@ -119,6 +125,37 @@ impl std::fmt::Display for Templates {
             Templates::Off => "off",
             Templates::Site => "site",
             Templates::All => "all",
+        })
+    }
+}
+
+/// Whether submitted documents' `site` and `url` fields name their site for the
+/// template labelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum SubmittedSites {
+    /// A document of the spool or of HTTP has no site (unless `templates = all`).
+    #[default]
+    Ignore,
+    /// Its `site` field, else its URL's host, is its site, as for `ingest`.
+    Trust,
+}
+
+impl std::str::FromStr for SubmittedSites {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "ignore" => Ok(SubmittedSites::Ignore),
+            "trust" => Ok(SubmittedSites::Trust),
+            _ => Err(format!("unknown submitted-sites rule `{s}`; expected ignore or trust")),
+        }
+    }
+}
+
+impl std::fmt::Display for SubmittedSites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SubmittedSites::Ignore => "ignore",
+            SubmittedSites::Trust => "trust",
         })
     }
 }
@@ -287,6 +324,7 @@ impl Default for Config {
             attribution: Attribution::Passage,
             templates: Templates::Site,
             template_pages: TEMPLATE_PAGES,
+            submitted_sites: SubmittedSites::Ignore,
             density_lag: crate::select::DENSITY_LAG,
         }
     }
@@ -327,6 +365,8 @@ pub struct Overrides {
     pub attribution: Option<Attribution>,
     pub templates: Option<Templates>,
     pub template_pages: Option<u32>,
+    /// Whether submitted documents name their site.
+    pub submitted_sites: Option<SubmittedSites>,
     /// Documents from a full bucket's first ask for a lower density to the raise.
     pub density_lag: Option<u8>,
     /// Near-duplicate parameters.
@@ -404,6 +444,7 @@ impl Overrides {
             attribution: other.attribution.or(self.attribution),
             templates: other.templates.or(self.templates),
             template_pages: other.template_pages.or(self.template_pages),
+            submitted_sites: other.submitted_sites.or(self.submitted_sites),
             density_lag: other.density_lag.or(self.density_lag),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
@@ -483,6 +524,9 @@ impl Overrides {
         if let Some(n) = self.template_pages {
             c.template_pages = n;
         }
+        if let Some(t) = self.submitted_sites {
+            c.submitted_sites = t;
+        }
         if let Some(n) = self.density_lag {
             c.density_lag = n;
         }
@@ -547,9 +591,10 @@ impl Config {
             if self.dominant == Dominant::Table { "" } else { " dominant=blocks" },
             if self.html == HtmlMode::All { "" } else { " html=main" },
             if self.attribution == Attribution::Earliest { "" } else { " attribution=passage" },
-            match self.templates {
-                Templates::Off => String::new(),
-                t => format!(" templates={t}/{}", self.template_pages),
+            match (self.templates, self.submitted_sites) {
+                (Templates::Off, _) => String::new(),
+                (t, SubmittedSites::Trust) => format!(" templates={t}/{}", self.template_pages),
+                (t, SubmittedSites::Ignore) => format!(" templates={t}/{}/own-sites", self.template_pages),
             },
         )
     }

@@ -127,6 +127,12 @@ pub struct Settings {
     /// The pages of one site a line must stand on to be template there (default 5).
     #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
     pub template_pages: Option<u32>,
+    /// Whether the `site` and `url` fields of documents submitted through the spool or
+    /// over HTTP name their site: ignore (the default for a new data directory: they
+    /// have none, so that nobody hides a copy by submitting pages claiming a site) or
+    /// trust (when the producers are the operator's own: data directories made before).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "ignore|trust"))]
+    pub submitted_sites: Option<String>,
     /// Shingle length of the near-duplicate search, in terms (default 3 for a new data
     /// directory; its own setting, apart from the table's k). Fixed at creation.
     #[cfg_attr(feature = "clap", arg(long, value_name = "K"))]
@@ -176,6 +182,7 @@ impl Settings {
             attribution: parse(&self.attribution)?,
             templates: parse(&self.templates)?,
             template_pages: self.template_pages,
+            submitted_sites: parse(&self.submitted_sites)?,
             neardup: self.near_duplicate_config()?,
             quotes: self.quotes.clone(),
         })

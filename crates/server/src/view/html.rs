@@ -276,7 +276,14 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
     let template = match view.template_tokens {
         0 => String::new(),
         n => {
-            format!(", {n} <span class=\"template\">site template</span> (neither, on {} lines)", view.templates.len())
+            let copied = match view.furniture_copied {
+                0 => String::new(),
+                c => format!("; {c} copied tokens now labelled furniture"),
+            };
+            format!(
+                ", {n} <span class=\"template\">site template</span> (neither, on {} lines{copied})",
+                view.templates.len()
+            )
         }
     };
     let mut body = format!(

@@ -271,6 +271,10 @@ pub struct DocumentView {
     /// of old%. Absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     pub template_tokens: u32,
+    /// Of those, the tokens the engine found copied: a copied share that template
+    /// lines (later pages of its site, often) took out of old%. Absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub furniture_copied: u32,
     /// Its site's template lines, each with the pages holding it. Absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub templates: Vec<TemplateView>,
@@ -508,6 +512,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         fresh_tokens: r.fresh_tokens,
         old_tokens: r.old_tokens,
         template_tokens: r.template_tokens,
+        furniture_copied: 0,
         templates: r
             .templates
             .iter()
@@ -621,6 +626,11 @@ pub fn stored_document_and_text(store: &Store, seq: u64, opt: ViewOptions) -> Re
         quotes: quotes.as_deref(),
     };
     let mut view = document(store, parts, opt)?;
+    if result.template_tokens > 0 {
+        // The engine's own result counts the template lines' copied tokens as old.
+        let unlabelled = store.result(seq)?.ok_or(missing("result"))?;
+        view.furniture_copied = unlabelled.old_tokens.saturating_sub(result.old_tokens);
+    }
     for r in store.revisions(seq)? {
         let before = &r.before;
         view.revisions.push(RevisionView {

@@ -136,9 +136,10 @@ pub fn document(v: &DocumentView) -> String {
         };
     }
     out += &format!("  dominant origin: {dom_text}\n");
-    let template = match v.template_tokens {
-        0 => String::new(),
-        n => format!(", {n} site template (neither)"),
+    let template = match (v.template_tokens, v.furniture_copied) {
+        (0, _) => String::new(),
+        (n, 0) => format!(", {n} site template (neither)"),
+        (n, c) => format!(", {n} site template (neither; {c} copied tokens now labelled furniture)"),
     };
     out += &format!(
         "  {} tokens: {} old ({:.1}%), {} fresh{template}; {} shingles, {} selected, {} found in the table\n",

@@ -43,6 +43,7 @@ impl DataDir {
             attribution: opts.attribution,
             templates: opts.templates,
             template_pages: opts.template_pages,
+            submitted_sites: opts.submitted_sites,
             ..Overrides::default()
         }
         .apply(&stored)?;
@@ -56,7 +57,8 @@ impl DataDir {
             != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
             || (cfg.density, cfg.density_lag, cfg.dominant, cfg.attribution)
                 != (stored.density, stored.density_lag, stored.dominant, stored.attribution)
-            || (cfg.templates, cfg.template_pages) != (stored.templates, stored.template_pages)
+            || (cfg.templates, cfg.template_pages, cfg.submitted_sites)
+                != (stored.templates, stored.template_pages, stored.submitted_sites)
             || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
@@ -210,6 +212,8 @@ pub struct RebuildOptions {
     /// need `reanalyse`).
     pub templates: Option<textorigin_core::config::Templates>,
     pub template_pages: Option<u32>,
+    /// Whether submitted documents name their sites (needs `reanalyse`).
+    pub submitted_sites: Option<textorigin_core::config::SubmittedSites>,
 }
 
 /// What `rebuild` did.

@@ -27,18 +27,24 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::Result;
 use crate::storage::store::{DocTemplates, Store, TemplateWrite, Via};
-use textorigin_core::config::{Config, Templates};
+use textorigin_core::config::{Config, SubmittedSites, Templates};
 use textorigin_core::engine::template::{self, Line, TemplateRun};
 use textorigin_core::text::Token;
 
 /// The site of a document (a hash of its name), when its template lines are labelled
 /// by `cfg`: a `site` field of its metadata, else its URL's host, else the folder of an
-/// HTML file read by `ingest`, Python or `cluster submit` (the spool's folder is no site); without one,
-/// the one site of every such document under `templates = all`, else none.
+/// HTML file read by `ingest`, Python or `cluster submit` (the spool's folder is no
+/// site); without one, the one site of every such document under `templates = all`,
+/// else none. The fields of a document submitted through the spool or over HTTP name
+/// no site unless `cfg.submitted_sites` trusts them: a submitter who could name the
+/// site of the pages they send could make a copied line another site's furniture.
 pub fn site_of(cfg: &Config, url: Option<&str>, meta: Option<&str>, source: &str, via: Option<Via>) -> Option<u64> {
     if cfg.templates == Templates::Off {
         return None;
     }
+    let submitted = matches!(via, Some(Via::Spool | Via::Http));
+    let (url, meta) =
+        if submitted && cfg.submitted_sites == SubmittedSites::Ignore { (None, None) } else { (url, meta) };
     let named = meta
         .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
         .and_then(|v| v.get("site").and_then(|s| s.as_str()).map(|s| format!("site {}", s.trim())))
@@ -197,5 +203,27 @@ mod tests {
         assert_eq!(site_of(&all, None, None, "a.jsonl:3", ingest), Some(0));
         let off = Config { templates: Templates::Off, ..Config::default() };
         assert_eq!(site_of(&off, Some("https://a.org/"), None, "x", ingest), None);
+    }
+
+    #[test]
+    fn a_submitted_document_names_its_site_only_where_the_operator_trusts_it() {
+        let h = |s: &str| Some(xxhash_rust::xxh3::xxh3_64(s.as_bytes()));
+        let site = Some(r#"{"site": "news"}"#);
+        let url = Some("https://a.org/x");
+        let ignore = Config::default();
+        let trust = Config { submitted_sites: SubmittedSites::Trust, ..Config::default() };
+        for via in [Via::Spool, Via::Http] {
+            assert_eq!(site_of(&ignore, url, site, "spool:x.jsonl", Some(via)), None, "{via:?}");
+            assert_eq!(site_of(&ignore, url, None, "spool:x.jsonl", Some(via)), None, "{via:?}");
+            assert_eq!(site_of(&trust, url, site, "spool:x.jsonl", Some(via)), h("site news"), "{via:?}");
+            assert_eq!(site_of(&trust, url, None, "spool:x.jsonl", Some(via)), h("host a.org"), "{via:?}");
+        }
+        // The operator's own runs, and documents stored before `via` was recorded.
+        for via in [Some(Via::Ingest), Some(Via::Python), Some(Via::Cluster), None] {
+            assert_eq!(site_of(&ignore, url, site, "x.jsonl:1", via), h("site news"), "{via:?}");
+        }
+        // Under `templates = all` an untrusted document is of the one site of those without.
+        let all = Config { templates: Templates::All, ..Config::default() };
+        assert_eq!(site_of(&all, url, site, "spool:x.jsonl", Some(Via::Http)), Some(0));
     }
 }

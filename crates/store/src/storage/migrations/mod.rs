@@ -19,6 +19,7 @@ mod v21_templates;
 mod v22_exact_index;
 mod v23_density_lag;
 mod v24_guests;
+mod v25_submitted_sites;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -163,6 +164,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 23,
         what: "the first document the adaptive density's extra entries are guests for (results stored before kept)",
         run: v24_guests::run,
+    },
+    Migration {
+        from: 24,
+        what: "whether submitted documents name their sites in the config (trusted, as before, for an existing data directory)",
+        run: v25_submitted_sites::run,
     },
 ];
 

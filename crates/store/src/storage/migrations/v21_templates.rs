@@ -46,6 +46,7 @@ mod tests {
     use super::*;
     use crate::storage::store::codec::encode;
     use crate::storage::store::CF_META;
+    use textorigin_core::config::SubmittedSites;
 
     #[test]
     fn a_schema_20_config_gets_no_template_labelling_and_keeps_every_other_setting() {
@@ -62,7 +63,10 @@ mod tests {
         assert!(store.config().is_err(), "a schema 20 config does not read as this one");
         run(&mut store).unwrap();
         let cfg = store.config().unwrap().unwrap();
-        assert_eq!(cfg, Config { templates: Templates::Off, density_lag: 0, ..made });
+        assert_eq!(
+            cfg,
+            Config { templates: Templates::Off, density_lag: 0, submitted_sites: SubmittedSites::Trust, ..made }
+        );
         // Run again (a crash after the rewrite): left as it is.
         run(&mut store).unwrap();
         assert_eq!(store.config().unwrap().unwrap().templates, Templates::Off);

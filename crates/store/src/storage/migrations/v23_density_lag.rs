@@ -15,19 +15,19 @@ use crate::storage::store::{Result, Store};
 /// The configuration as schemas 21 and 22 stored it: schema 20's fields, then the
 /// templates.
 #[derive(Deserialize)]
-struct ConfigV22 {
+pub(super) struct ConfigV22 {
     v20: ConfigV20,
     templates: Templates,
     template_pages: u32,
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV22| Config {
-        templates: o.templates,
-        template_pages: o.template_pages,
-        density_lag: 0,
-        ..config_of_v20(o.v20)
-    })
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV22| config_of_v22(o, 0))
+}
+
+/// Schema 22's configuration in today's encoding, with the density's lag `density_lag`.
+pub(super) fn config_of_v22(o: ConfigV22, density_lag: u8) -> Config {
+    Config { templates: o.templates, template_pages: o.template_pages, density_lag, ..config_of_v20(o.v20) }
 }
 
 #[cfg(test)]
@@ -35,7 +35,7 @@ mod tests {
     use super::*;
     use crate::storage::store::codec::encode;
     use crate::storage::store::CF_META;
-    use textorigin_core::config::Density;
+    use textorigin_core::config::{Density, SubmittedSites};
 
     #[test]
     fn a_schema_22_config_raises_its_density_at_once_and_keeps_every_other_setting() {
@@ -51,7 +51,7 @@ mod tests {
         assert!(store.config().is_err(), "a schema 22 config does not read as this one");
         run(&mut store).unwrap();
         let cfg = store.config().unwrap().unwrap();
-        assert_eq!(cfg, Config { density_lag: 0, ..made });
+        assert_eq!(cfg, Config { density_lag: 0, submitted_sites: SubmittedSites::Trust, ..made });
         assert!(
             cfg.canonical()
                 .ends_with(" density=adaptive dominant=blocks html=main attribution=passage templates=all/5"),
@@ -60,6 +60,9 @@ mod tests {
         );
         // Run again (a crash after the rewrite): left as it is.
         run(&mut store).unwrap();
-        assert_eq!(store.config().unwrap().unwrap(), Config { density_lag: 0, ..made });
+        assert_eq!(
+            store.config().unwrap().unwrap(),
+            Config { density_lag: 0, submitted_sites: SubmittedSites::Trust, ..made }
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::storage::store::meta::MetaKey;
 use crate::storage::store::{Result, Store};
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    if store.config()?.is_none_or(|c| c.density != Density::Adaptive) {
+    if super::v25_submitted_sites::config_v24(store)?.is_none_or(|c| c.density != Density::Adaptive) {
         return Ok(());
     }
     let mut b = rocksdb::WriteBatch::default();
@@ -30,7 +30,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let mut b = rocksdb::WriteBatch::default();
-        b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), encode(&Config { density, ..Config::default() }));
+        // As schema 23 wrote it: without the last byte, schema 25's.
+        let config = encode(&Config { density, ..Config::default() });
+        b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), &config[..config.len() - 1]);
         store.put_meta_u64(&mut b, MetaKey::NextSeq, next);
         store.write(b, true).unwrap();
         (dir, store)

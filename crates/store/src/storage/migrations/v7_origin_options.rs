@@ -115,6 +115,8 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         templates: textorigin_core::config::Templates::Off,
         template_pages: textorigin_core::config::TEMPLATE_PAGES,
         density_lag: 0,
+        // Later steps' settings, as they write them (they then find this value new).
+        submitted_sites: textorigin_core::config::SubmittedSites::Trust,
     }
 }
 
