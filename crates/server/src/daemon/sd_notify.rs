@@ -131,3 +131,13 @@ impl Pulse {
         self.waiting.store(waiting, Ordering::SeqCst);
     }
 }
+
+/// Ends the watchdog thread when the loop ends, by an error too.
+#[derive(Default)]
+pub(super) struct WatchdogDone(pub(super) Arc<AtomicBool>);
+
+impl Drop for WatchdogDone {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
