@@ -15,12 +15,23 @@
 //!    or one whose class or id names a template part ([`TEMPLATE_CLASSES`]: cookie
 //!    banners, share buttons, breadcrumbs, sidebars, footers) is dropped;
 //! 2. where the page marks its main content (`<main>`, `role="main"`, else a single
-//!    `<article>`), only the text inside it is kept;
-//! 3. where it does not, a block whose text is more than [`MAX_LINK_DENSITY`] link text
-//!    (jusText's link density) or holds a copyright sign (jusText's rule too) is
-//!    dropped;
-//! 4. if that leaves no text, step 3 is undone; if still none, the page's whole text is
-//!    kept (a page that is all navigation is still a document).
+//!    `<article>`), only the text inside it is kept (`html`, `body`, `main` and
+//!    `article` are never template by their class: a theme's
+//!    `<body class="site-navigation">` took whole pages);
+//! 3. among what is left, the article body as Readability scores it (`html/score.rs`): the
+//!    element whose lines score best, with its siblings that join it and the parts of a
+//!    body cut up by advertisements, less what a class or id calls comments, related
+//!    links or share buttons;
+//! 4. a block whose text is more than [`MAX_LINK_DENSITY`] link text (jusText's link
+//!    density; [`MAX_LINK_DENSITY_IN_MAIN`] inside a marked main content, where a table
+//!    of contents whose entries say what each page is stays) or holds a copyright sign
+//!    (jusText's rule too) is dropped;
+//! 5. if that leaves no text, step 4 is undone; if still none, step 3; if still none,
+//!    the page's whole text is kept (a page that is all navigation is still a
+//!    document).
+//!
+//! `scripts/main-content-eval.py` scores these steps against marked article bodies,
+//! beside trafilatura, readability-lxml and jusText (`docs/EVALUATION.md`).
 //!
 //! The kept text is what is stored, and spans (attributes, `show` offsets) refer to it;
 //! [`Extracted::html_range`] gives the input bytes of any of its spans.
@@ -28,6 +39,8 @@
 use std::ops::Range;
 
 use textorigin_core::config::HtmlMode;
+
+mod score;
 
 /// Elements whose content is not text; the first four are read as raw text (their
 /// content is no markup).
@@ -121,6 +134,8 @@ pub const DATE_META: &[&str] = &[
 /// A block with more than this share of its characters in links is a link list
 /// (jusText's `max_link_density`, 0.2), where the page marks no main content.
 pub const MAX_LINK_DENSITY: f64 = 0.2;
+/// The same inside a main content the page marks: only a line mostly of links goes.
+pub const MAX_LINK_DENSITY_IN_MAIN: f64 = 0.5;
 
 /// A page's text and where each of its bytes came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,10 +183,10 @@ pub fn html_to_text(html: &str, mode: HtmlMode) -> String {
 
 /// The text of a page as `mode` reads it, with its map to the input (the module docs).
 pub fn extract(html: &str, mode: HtmlMode) -> Extracted {
-    let (runs, published) = scan(html);
+    let (runs, nodes, published) = scan(html);
     let keep: Vec<bool> = match mode {
         HtmlMode::All => vec![true; runs.len()],
-        HtmlMode::Main => main_content(html, &runs),
+        HtmlMode::Main => main_content(html, &runs, &nodes),
     };
     Extracted { published, ..write(html, &runs, &keep) }
 }
@@ -179,8 +194,9 @@ pub fn extract(html: &str, mode: HtmlMode) -> Extracted {
 /// A run of text, or a line break.
 #[derive(Debug, Clone)]
 enum Run {
-    /// Text: its bytes in the input, and what encloses it.
-    Text { html: Range<usize>, at: Context },
+    /// Text: its bytes in the input, what encloses it, and its innermost element
+    /// ([`score::NONE`] at the top level).
+    Text { html: Range<usize>, at: Context, node: u32 },
     /// A block element's tag, which breaks the line and starts a new block.
     Break(Range<usize>),
 }
@@ -200,6 +216,8 @@ struct Context {
 
 /// An open element.
 struct Open {
+    /// Its place in the page's elements ([`score::Node`]).
+    id: u32,
     name: String,
     template: bool,
     main: bool,
@@ -270,8 +288,9 @@ impl Stack {
 /// Scans the page into runs of text and line breaks (scripts, styles and comments left
 /// out). `main` marks text inside `<main>`, `role="main"`, or else the page's one
 /// `<article>`. Also returns the page's publication date from its `<meta>` elements.
-fn scan(html: &str) -> (Vec<Run>, Option<String>) {
+fn scan(html: &str) -> (Vec<Run>, Vec<score::Node>, Option<String>) {
     let mut published = None;
+    let mut nodes = Vec::new();
     let b = html.as_bytes();
     let mut runs = Vec::new();
     let mut stack = Stack::default();
@@ -321,8 +340,14 @@ fn scan(html: &str) -> (Vec<Run>, Option<String>) {
                     // Raw text to the matching end tag, which closes the element.
                     let end = raw_end(b, i, name);
                     if !raw {
-                        let pushed =
-                            stack.push(Open { name: name.to_string(), template: tag.template, main, skipped: false });
+                        let id = score::open(&mut nodes, &stack, &tag);
+                        let pushed = stack.push(Open {
+                            id,
+                            name: name.to_string(),
+                            template: tag.template,
+                            main,
+                            skipped: false,
+                        });
                         push_text(&mut runs, &stack, i..end);
                         if pushed {
                             stack.pop();
@@ -335,7 +360,9 @@ fn scan(html: &str) -> (Vec<Run>, Option<String>) {
                     i = close;
                     continue;
                 }
+                let id = score::open(&mut nodes, &stack, &tag);
                 let _ = stack.push(Open {
+                    id,
                     name: name.to_string(),
                     template: tag.template,
                     main,
@@ -351,7 +378,7 @@ fn scan(html: &str) -> (Vec<Run>, Option<String>) {
             }
         }
     }
-    (runs, published)
+    (runs, nodes, published)
 }
 
 fn push_text(runs: &mut Vec<Run>, stack: &Stack, html: Range<usize>) {
@@ -364,7 +391,7 @@ fn push_text(runs: &mut Vec<Run>, stack: &Stack, html: Range<usize>) {
         link: stack.count("a") > 0,
         article: stack.count("article") > 0,
     };
-    runs.push(Run::Text { html, at });
+    runs.push(Run::Text { html, at, node: stack.open.last().map_or(score::NONE, |o| o.id) });
 }
 
 /// Where the raw text of `name` starting at `from` ends: at `</name` followed by white
@@ -406,6 +433,8 @@ struct Tag {
     role: Option<String>,
     /// Its attributes make it a template part ([`HtmlMode::Main`]'s step 1).
     template: bool,
+    /// What its class and id say of its content ([`score::class_weight`]).
+    weight: i32,
     /// A `<meta>` naming a publication date ([`DATE_META`]), and its `content`.
     date_meta: bool,
     content: Option<String>,
@@ -423,6 +452,7 @@ impl Tag {
             self_closing: false,
             role: None,
             template: false,
+            weight: 0,
             date_meta: false,
             content: None,
             end,
@@ -473,6 +503,7 @@ impl Tag {
             self_closing: false,
             role: None,
             template: false,
+            weight: 0,
             date_meta: false,
             content: None,
             end: b.len(),
@@ -540,9 +571,14 @@ impl Tag {
             self.template |= lower.split_ascii_whitespace().any(|r| TEMPLATE_ROLES.contains(&r));
             self.role = Some(lower);
         } else if key.eq_ignore_ascii_case(b"class") || key.eq_ignore_ascii_case(b"id") {
-            self.template |= lower
-                .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
-                .any(|w| TEMPLATE_CLASSES.contains(&w));
+            // The page's frame elements are never template by their class: a theme's
+            // `<body class="site-navigation">` would take the whole page.
+            let frame = ["html", "body", "main", "article"].contains(&self.name.as_str());
+            self.template |= !frame
+                && lower
+                    .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
+                    .any(|w| TEMPLATE_CLASSES.contains(&w));
+            self.weight += score::class_weight(&lower);
         } else if key.eq_ignore_ascii_case(b"hidden") {
             self.template = true;
         } else if key.eq_ignore_ascii_case(b"aria-hidden") {
@@ -558,9 +594,9 @@ impl Tag {
 }
 
 /// [`HtmlMode::Main`]'s choice of runs (the module docs' steps).
-fn main_content(html: &str, runs: &[Run]) -> Vec<bool> {
+fn main_content(html: &str, runs: &[Run], nodes: &[score::Node]) -> Vec<bool> {
     let has_main = runs.iter().any(|r| matches!(r, Run::Text { at, .. } if at.main && !at.template));
-    let candidate: Vec<bool> = runs
+    let marked: Vec<bool> = runs
         .iter()
         .map(|r| match r {
             Run::Text { at, .. } => !at.template && (at.main || !has_main),
@@ -570,10 +606,12 @@ fn main_content(html: &str, runs: &[Run]) -> Vec<bool> {
     let visible = |keep: &[bool]| {
         runs.iter().zip(keep).any(|(r, &k)| k && matches!(r, Run::Text { html: h, .. } if has_word(&html[h.clone()])))
     };
-    if has_main && visible(&candidate) {
-        return candidate;
-    }
-    // Steps 3 and 4: link lists and copyright lines go, block by block.
+    // Step 3: the article body among what is left, as Readability scores it.
+    let candidate = score::body(html, runs, nodes, &marked).filter(|keep| visible(keep)).unwrap_or(marked);
+    // Steps 4 and 5: link lists and copyright lines go, block by block (in a marked
+    // main content only lines mostly of links: a table of contents whose entries say
+    // what each page is stays).
+    let max_links = if has_main { MAX_LINK_DENSITY_IN_MAIN } else { MAX_LINK_DENSITY };
     let mut keep = candidate.clone();
     let mut block = 0;
     while block < runs.len() {
@@ -581,7 +619,7 @@ fn main_content(html: &str, runs: &[Run]) -> Vec<bool> {
         let (mut chars, mut link) = (0usize, 0usize);
         let mut copyright = false;
         for (r, _) in runs[block..end].iter().zip(&candidate[block..end]).filter(|(_, &k)| k) {
-            if let Run::Text { html: h, at } = r {
+            if let Run::Text { html: h, at, .. } = r {
                 let text = &html[h.clone()];
                 let n = text.chars().filter(|c| !c.is_whitespace()).count();
                 chars += n;
@@ -589,7 +627,7 @@ fn main_content(html: &str, runs: &[Run]) -> Vec<bool> {
                 copyright |= text.contains('©') || text.contains("&copy");
             }
         }
-        if chars > 0 && (link as f64 > MAX_LINK_DENSITY * chars as f64 || copyright) {
+        if chars > 0 && (link as f64 > max_links * chars as f64 || copyright) {
             keep[block..end].iter_mut().for_each(|k| *k = false);
         }
         block = end + 1;

@@ -262,3 +262,69 @@ fn reading_a_page_is_linear_in_its_nesting() {
         assert!(ratio < 8.0, "{unit}: {small:?} for 20,000 levels, {large:?} for 80,000 ({ratio:.1}x)");
     }
 }
+
+/// A news page that marks no main content: its body is the element whose paragraphs
+/// score best; the comments and the related links beside it go, and the byte map
+/// still gives each kept word's bytes.
+#[test]
+fn the_article_body_is_the_best_scoring_element_without_comments_or_related_links() {
+    let para = |i: usize| {
+        format!("<p>Paragraph {i} of the story, with a clause, another clause, and a third one that makes it long enough to count.</p>")
+    };
+    let body: String = (0..6).map(para).collect();
+    let comment = "<div class=\"comment\"><p>I disagree with this, strongly, and I have said so before, many times, at length.</p></div>";
+    let page = format!(
+        "<html><body><div class=\"top\"><a href=\"/\">Home</a> <a href=\"/news\">News</a></div>\
+         <div class=\"story\"><h1>The headline</h1>{body}</div>\
+         <div class=\"comments-area\">{}</div>\
+         <div class=\"promo\"><p>Subscribe to our newsletter for more stories, every morning, in your inbox, for free.</p></div>\
+         </body></html>",
+        comment.repeat(3)
+    );
+    let x = extract(&page, HtmlMode::Main);
+    assert!(x.text.contains("Paragraph 0 of the story") && x.text.contains("Paragraph 5 of the story"), "{}", x.text);
+    for gone in ["I disagree", "Subscribe", "Home"] {
+        assert!(!x.text.contains(gone), "{gone}: {}", x.text);
+    }
+    let at = x.text.find("Paragraph 3").unwrap();
+    assert_eq!(&page[x.html_range(at..at + 11)], "Paragraph 3");
+}
+
+/// A body cut into parts by advertisements (each part its own container, as large
+/// news sites write them): every part is kept, the advertisement is not.
+#[test]
+fn a_body_cut_into_parts_is_kept_whole() {
+    let part = |from: usize| -> String {
+        (from..from + 5)
+            .map(|i| {
+                format!("<p>Sentence {i} goes on, and on, with commas, clauses, and words enough for a paragraph.</p>")
+            })
+            .collect()
+    };
+    let chunk = |from: usize| {
+        format!("<div class=\"grid\"><div class=\"wrap\"><div class=\"inner\">{}</div></div></div>", part(from))
+    };
+    let page = format!(
+        "<html><body><main><div class=\"chunks\">{}<div class=\"ad-break\">Advertisement</div>{}<div class=\"ad-break\">Advertisement</div>{}</div></main></body></html>",
+        chunk(0),
+        chunk(5),
+        chunk(10)
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    for i in [0, 7, 14] {
+        assert!(text.contains(&format!("Sentence {i} goes on")), "{i}: {text}");
+    }
+    assert!(!text.contains("Advertisement"), "{text}");
+}
+
+/// Regression: a theme's `<body class="site-navigation">` made the whole page template,
+/// and the page's every text (its title and menus) was kept as if nothing were content.
+#[test]
+fn the_body_is_never_template_by_its_class() {
+    let page = "<html><head><title>Title</title></head><body class=\"standardnavigation-site-navigation\">\
+        <nav><a href=\"/\">Menu</a></nav><article><p>The article's one paragraph, long enough, with a comma, to be the body.</p></article></body></html>";
+    assert_eq!(
+        html_to_text(page, HtmlMode::Main),
+        "The article's one paragraph, long enough, with a comma, to be the body."
+    );
+}

@@ -1,0 +1,297 @@
+//! The article body of a page, as Readability scores one (Mozilla's Readability.js,
+//! `_grabArticle`; Arc90's algorithm before it): each line of text of 25 characters or
+//! more is worth 1, one more a comma and one more each 100 characters (3 at most), and
+//! adds its worth to the element holding it (its parent in full, its grandparent half,
+//! further ancestors a third of their level, five levels up). An element starts from
+//! what its tag says (a `div` +5, a list or a heading less) and its class and id
+//! ([`class_weight`]). The element with the best score times its share of text outside
+//! links is the body; its siblings join it when they score a fifth of it, or are
+//! paragraphs of text rather than links.
+//!
+//! The choice is of elements, and the runs of text inside them are kept as they are:
+//! the byte map from the kept text to the page stays exact.
+
+use super::{Run, Stack, Tag};
+
+/// How far up the best element its parts are looked for.
+const SPLIT_LEVELS: usize = 5;
+
+/// The element of a run of text outside every element.
+pub(super) const NONE: u32 = u32::MAX;
+
+/// An element of the page, in the order its start tag came.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Node {
+    parent: u32,
+    /// Its score before the text under it: its tag's and its class and id's.
+    base: f64,
+    /// What its class and id say ([`class_weight`]).
+    class: i32,
+    /// A `p`, or another element with text and no element breaking lines inside
+    /// (Readability reads such a `div` as a paragraph) until one opens.
+    paragraph: bool,
+    /// The innermost element breaking lines around it, or itself.
+    block: u32,
+    /// `html` or `body`: never the body's element.
+    frame: bool,
+}
+
+/// Notes a start tag's element (its parent the innermost open element) and returns its
+/// number.
+pub(super) fn open(nodes: &mut Vec<Node>, stack: &Stack, tag: &Tag) -> u32 {
+    let id = nodes.len() as u32;
+    let parent = stack.open.last().map_or(NONE, |o| o.id);
+    let name = tag.name.as_str();
+    let base = f64::from(tag.weight)
+        + match name {
+            "div" | "article" | "main" | "section" => 5.0,
+            "pre" | "td" | "blockquote" => 3.0,
+            "address" | "ol" | "ul" | "dl" | "dd" | "dt" | "li" | "form" => -3.0,
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "th" => -5.0,
+            _ => 0.0,
+        };
+    let breaks = super::BLOCKS.contains(&name);
+    let block = if breaks || parent == NONE { id } else { nodes[parent as usize].block };
+    if breaks && parent != NONE && name != "br" {
+        nodes[parent as usize].paragraph = false;
+    }
+    let frame = name == "html" || name == "body";
+    nodes.push(Node { parent, base, class: tag.weight, paragraph: name == "p" || name == "div", block, frame });
+    id
+}
+
+/// Class and id words that say content (+25) or not (-25), Readability's lists.
+pub(super) fn class_weight(value: &str) -> i32 {
+    const POSITIVE: &[&str] =
+        &["article", "body", "content", "entry", "hentry", "main", "page", "post", "text", "blog", "story"];
+    const NEGATIVE: &[&str] = &[
+        "hidden",
+        "banner",
+        "combx",
+        "comment",
+        "com-",
+        "contact",
+        "foot",
+        "footer",
+        "footnote",
+        "gdpr",
+        "masthead",
+        "media",
+        "meta",
+        "outbrain",
+        "promo",
+        "related",
+        "scroll",
+        "share",
+        "shoutbox",
+        "sidebar",
+        "skyscraper",
+        "sponsor",
+        "shopping",
+        "tags",
+        "tool",
+        "widget",
+        "ad-break",
+        "agegate",
+        "popup",
+        "comments",
+        "byline",
+        "author",
+        "caption",
+        "newsletter",
+        "subscribe",
+        "recommend",
+        "trending",
+        "most-read",
+    ];
+    let mut w = 0;
+    if NEGATIVE.iter().any(|n| value.contains(n)) {
+        w -= 25;
+    }
+    if POSITIVE.iter().any(|p| value.contains(p)) {
+        w += 25;
+    }
+    w
+}
+
+/// Characters of text (white space aside), those inside links, and commas.
+#[derive(Debug, Clone, Copy, Default)]
+struct Chars {
+    all: usize,
+    link: usize,
+    commas: usize,
+}
+
+impl Chars {
+    fn link_density(self) -> f64 {
+        if self.all == 0 {
+            0.0
+        } else {
+            self.link as f64 / self.all as f64
+        }
+    }
+}
+
+/// The runs of the article body among `keep`'s (None where no line scores, or the
+/// page has no elements): those inside the best-scoring element and its siblings that
+/// join it, line breaks kept.
+pub(super) fn body(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec<bool>> {
+    if nodes.is_empty() {
+        return None;
+    }
+    // Each element's own characters (runs directly in it), then its subtree's.
+    let mut chars = vec![Chars::default(); nodes.len()];
+    // Lines: the kept text between two breaks, with the element that holds it.
+    let mut score: Vec<Option<f64>> = vec![None; nodes.len()];
+    let mut line = (NONE, String::new());
+    let mut lines = Vec::new();
+    // Whether the last text directly in each element ends a sentence.
+    let mut ends = vec![false; nodes.len()];
+    // The elements holding a line of text directly: paragraphs, whatever their tag.
+    let mut holds = vec![false; nodes.len()];
+    for (run, _) in runs.iter().zip(keep).filter(|(_, &k)| k) {
+        match run {
+            Run::Break(_) => lines.push(std::mem::replace(&mut line, (NONE, String::new()))),
+            Run::Text { html: h, at, node } if *node != NONE => {
+                let text = &html[h.clone()];
+                let n = text.chars().filter(|c| !c.is_whitespace()).count();
+                let c = &mut chars[*node as usize];
+                c.all += n;
+                c.link += if at.link { n } else { 0 };
+                c.commas += commas(text);
+                if n > 0 {
+                    ends[*node as usize] = text.trim_end().ends_with(['.', '。', '!', '?', '؟']);
+                }
+                if line.0 == NONE {
+                    line.0 = nodes[*node as usize].block;
+                    holds[line.0 as usize] = true;
+                }
+                line.1.push_str(text);
+            }
+            Run::Text { .. } => {}
+        }
+    }
+    lines.push(line);
+    for id in (0..nodes.len()).rev() {
+        let parent = nodes[id].parent;
+        if parent != NONE {
+            let c = chars[id];
+            let p = &mut chars[parent as usize];
+            p.all += c.all;
+            p.link += c.link;
+            p.commas += c.commas;
+        }
+    }
+    let mut any = false;
+    for (block, text) in lines {
+        let len = text.trim().chars().count();
+        if block == NONE || len < 25 {
+            continue;
+        }
+        let worth = 1.0 + commas(&text) as f64 + (len / 100).min(3) as f64;
+        let mut at = nodes[block as usize].parent;
+        for level in 0..5 {
+            if at == NONE {
+                break;
+            }
+            let s = score[at as usize].get_or_insert(nodes[at as usize].base);
+            *s += match level {
+                0 => worth,
+                1 => worth / 2.0,
+                l => worth / (l as f64 * 3.0),
+            };
+            any = true;
+            at = nodes[at as usize].parent;
+        }
+    }
+    if !any {
+        return None;
+    }
+    let final_score = |id: usize| score[id].map(|s| s * (1.0 - chars[id].link_density()));
+    let mut ranked: Vec<(usize, f64)> = (0..nodes.len()).filter_map(|id| final_score(id).map(|s| (id, s))).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (mut top, mut best) = *ranked.first()?;
+    // A body cut into parts (by advertisements, say): the parts that score at least
+    // three quarters of the best's and meet it within [`SPLIT_LEVELS`] elements up are one body,
+    // their common ancestor (never the page's frame).
+    let up = |mut id: usize, levels: usize| {
+        let mut all = Vec::with_capacity(levels);
+        while all.len() < levels && nodes[id].parent != NONE && !nodes[nodes[id].parent as usize].frame {
+            id = nodes[id].parent as usize;
+            all.push(id);
+        }
+        all
+    };
+    let above = up(top, SPLIT_LEVELS);
+    let mut reach = 0; // how far up `above` the body goes
+    for &(part, s) in ranked.iter().skip(1).take(10) {
+        if s < best * 0.75 {
+            break;
+        }
+        if let Some(at) = up(part, SPLIT_LEVELS + 1).iter().find_map(|a| above.iter().position(|b| b == a)) {
+            reach = reach.max(at + 1);
+        }
+    }
+    if reach > 0 {
+        top = above[reach - 1];
+        best = best.max(final_score(top).unwrap_or(0.0));
+    }
+    // Up to an ancestor that scores more (the body's parts scored apart).
+    let threshold = best / 3.0;
+    let mut at = nodes[top].parent;
+    while at != NONE && !nodes[at as usize].frame {
+        let Some(s) = final_score(at as usize) else {
+            at = nodes[at as usize].parent;
+            continue;
+        };
+        if s < threshold {
+            break;
+        }
+        if s > best {
+            (top, best) = (at as usize, s);
+            break;
+        }
+        at = nodes[at as usize].parent;
+    }
+    // Its siblings that join it.
+    let mut chosen = vec![false; nodes.len()];
+    chosen[top] = true;
+    let parent = nodes[top].parent;
+    if parent != NONE {
+        let join = (best * 0.2).max(10.0);
+        for id in (top + 1..nodes.len()).chain(0..top).filter(|&i| nodes[i].parent == parent) {
+            let c = chars[id];
+            let paragraph = nodes[id].paragraph && holds[id];
+            let joins = final_score(id).is_some_and(|s| s >= join)
+                || (paragraph && c.all > 80 && c.link_density() < 0.25)
+                || (paragraph && c.all > 0 && c.link == 0 && ends[id]);
+            chosen[id] = joins;
+        }
+    }
+    // Inside a chosen element: its parent's number is smaller, so one pass in order.
+    // Within, an element whose class or id says it is no content (comments, related
+    // links, share buttons) goes unless it holds the text of an argument (ten commas),
+    // as Readability cleans its choice.
+    let mut inside = vec![false; nodes.len()];
+    for id in 0..nodes.len() {
+        let p = nodes[id].parent;
+        let within = p != NONE && inside[p as usize];
+        inside[id] = (chosen[id] || within) && !(within && nodes[id].class < 0 && chars[id].commas < 10);
+    }
+    Some(
+        runs.iter()
+            .zip(keep)
+            .map(|(r, &k)| {
+                k && match r {
+                    Run::Text { node, .. } => *node != NONE && inside[*node as usize],
+                    Run::Break(_) => true,
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Commas in `text`, in the scripts that write them differently.
+fn commas(text: &str) -> usize {
+    text.chars().filter(|c| matches!(c, ',' | '،' | '、' | '，' | '﹐' | '︐')).count()
+}
