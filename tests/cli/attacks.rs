@@ -110,10 +110,8 @@ fn serving(dir: &std::path::Path, args: &[&str]) -> (Daemon, u16) {
     let mut all = vec!["--table-size", "1MiB", "--rescan-secs", "1", "--http", &addr];
     all.extend_from_slice(args);
     let daemon = Daemon::start(dir, &all, None);
-    wait_until("the HTTP API", 30, || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok()
-            && send(port, "GET /api/documents HTTP/1.1", &[host(port)], b"").0 == 200
-    });
+    let probe = format!("GET /api/documents HTTP/1.1\r\n{}\r\nContent-Length: 0\r\n\r\n", host(port));
+    wait_until("the HTTP API", 30, || try_raw(port, probe.as_bytes()).is_some_and(|(status, ..)| status == 200));
     (daemon, port)
 }
 

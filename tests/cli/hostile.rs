@@ -17,9 +17,7 @@ fn with_token(dir: &std::path::Path) -> (Daemon, u16) {
     let args = ["--table-size", "1MiB", "--rescan-secs", "1", "--http", &addr, "--http-token", token.to_str().unwrap()];
     let daemon = Daemon::start(dir, &args, None);
     let r = format!("GET /api/documents HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer s3cret\r\n\r\n");
-    wait_until("the HTTP API", 30, || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok() && raw(port, r.as_bytes()).0 == 200
-    });
+    wait_until("the HTTP API", 30, || try_raw(port, r.as_bytes()).is_some_and(|(status, ..)| status == 200));
     (daemon, port)
 }
 

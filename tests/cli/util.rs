@@ -218,15 +218,22 @@ pub fn drop_into_spool(dir: &Path, files: &[PathBuf]) {
 /// Sends `request` as it is to the HTTP server on loopback `port` and returns (status,
 /// headers, body).
 pub fn raw(port: u16, request: &[u8]) -> (u16, String, Vec<u8>) {
+    try_raw(port, request).expect("an HTTP response")
+}
+
+/// [`raw`], None when no HTTP answer comes: what waiting for a server to listen asks
+/// (a port probed while another test's [`free_port`] held it for a moment answered
+/// the connection and refused the request).
+pub fn try_raw(port: u16, request: &[u8]) -> Option<(u16, String, Vec<u8>)> {
     use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.write_all(request).unwrap();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.write_all(request).ok()?;
     let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
-    let split = out.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
-    let head = String::from_utf8(out[..split].to_vec()).unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head, out[split + 4..].to_vec())
+    s.read_to_end(&mut out).ok()?;
+    let split = out.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8(out[..split].to_vec()).ok()?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    Some((status, head, out[split + 4..].to_vec()))
 }
 
 /// A free loopback port (bound, then released for the daemon).
