@@ -340,14 +340,7 @@ fn scan(html: &str) -> (Vec<Run>, Vec<score::Node>, Option<String>) {
                     // Raw text to the matching end tag, which closes the element.
                     let end = raw_end(b, i, name);
                     if !raw {
-                        let id = score::open(&mut nodes, &stack, &tag);
-                        let pushed = stack.push(Open {
-                            id,
-                            name: name.to_string(),
-                            template: tag.template,
-                            main,
-                            skipped: false,
-                        });
+                        let pushed = open(&mut stack, &mut nodes, &tag, main, false);
                         push_text(&mut runs, &stack, i..end);
                         if pushed {
                             stack.pop();
@@ -360,14 +353,7 @@ fn scan(html: &str) -> (Vec<Run>, Vec<score::Node>, Option<String>) {
                     i = close;
                     continue;
                 }
-                let id = score::open(&mut nodes, &stack, &tag);
-                let _ = stack.push(Open {
-                    id,
-                    name: name.to_string(),
-                    template: tag.template,
-                    main,
-                    skipped: SKIPPED.contains(&name),
-                });
+                let _ = open(&mut stack, &mut nodes, &tag, main, SKIPPED.contains(&name));
             }
         }
     }
@@ -379,6 +365,13 @@ fn scan(html: &str) -> (Vec<Run>, Vec<score::Node>, Option<String>) {
         }
     }
     (runs, nodes, published)
+}
+
+/// Opens `tag`'s element: numbered among the page's elements and pushed on the stack
+/// (false: the stack is [`MAX_DEPTH`] deep already).
+fn open(stack: &mut Stack, nodes: &mut Vec<score::Node>, tag: &Tag, main: bool, skipped: bool) -> bool {
+    let id = score::open(nodes, stack, tag);
+    stack.push(Open { id, name: tag.name.clone(), template: tag.template, main, skipped })
 }
 
 fn push_text(runs: &mut Vec<Run>, stack: &Stack, html: Range<usize>) {

@@ -60,7 +60,8 @@ pub(super) fn open(nodes: &mut Vec<Node>, stack: &Stack, tag: &Tag) -> u32 {
     id
 }
 
-/// Class and id words that say content (+25) or not (-25), Readability's lists.
+/// Class and id words that say content (+25) or not (-25), Readability's lists (matched
+/// as substrings: `foot` stands for `footer` and `footnote`, `comment` for `comments`).
 pub(super) fn class_weight(value: &str) -> i32 {
     const POSITIVE: &[&str] =
         &["article", "body", "content", "entry", "hentry", "main", "page", "post", "text", "blog", "story"];
@@ -72,8 +73,6 @@ pub(super) fn class_weight(value: &str) -> i32 {
         "com-",
         "contact",
         "foot",
-        "footer",
-        "footnote",
         "gdpr",
         "masthead",
         "media",
@@ -94,7 +93,6 @@ pub(super) fn class_weight(value: &str) -> i32 {
         "ad-break",
         "agegate",
         "popup",
-        "comments",
         "byline",
         "author",
         "caption",
@@ -212,8 +210,8 @@ pub(super) fn body(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> O
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let (mut top, mut best) = *ranked.first()?;
     // A body cut into parts (by advertisements, say): the parts that score at least
-    // three quarters of the best's and meet it within [`SPLIT_LEVELS`] elements up are one body,
-    // their common ancestor (never the page's frame).
+    // three quarters of the best's and meet it within [`SPLIT_LEVELS`] elements up are
+    // one body, their common ancestor (never the page's frame).
     let up = |mut id: usize, levels: usize| {
         let mut all = Vec::with_capacity(levels);
         while all.len() < levels && nodes[id].parent != NONE && !nodes[nodes[id].parent as usize].frame {
@@ -259,7 +257,7 @@ pub(super) fn body(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> O
     let parent = nodes[top].parent;
     if parent != NONE {
         let join = (best * 0.2).max(10.0);
-        for id in (top + 1..nodes.len()).chain(0..top).filter(|&i| nodes[i].parent == parent) {
+        for id in (0..nodes.len()).filter(|&i| i != top && nodes[i].parent == parent) {
             let c = chars[id];
             let paragraph = nodes[id].paragraph && holds[id];
             let joins = final_score(id).is_some_and(|s| s >= join)
