@@ -13,15 +13,22 @@
 //!    an element of ARIA role navigation, banner, contentinfo, complementary, search,
 //!    menu or menubar, a hidden one (`hidden`, `aria-hidden="true"`, `display:none`),
 //!    or one whose class or id names a template part ([`TEMPLATE_CLASSES`]: cookie
-//!    banners, share buttons, breadcrumbs, sidebars, footers) is dropped;
+//!    banners, share buttons, breadcrumbs, sidebars, footers) and none says it holds
+//!    the article (`article`, `body`, `content`, `main`, `text`) is dropped; those of the
+//!    class words come back when without them too little is left (less than 500
+//!    characters and half of the choice with them: a layout's
+//!    `panel-two-col-sidebar-right` holds the article);
 //! 2. where the page marks its main content (`<main>`, `role="main"`, else a single
 //!    `<article>`), only the text inside it is kept (`html`, `body`, `main` and
 //!    `article` are never template by their class: a theme's
 //!    `<body class="site-navigation">` took whole pages);
-//! 3. among what is left, the article body as Readability scores it (`html/score.rs`): the
-//!    element whose lines score best, with its siblings that join it and the parts of a
-//!    body cut up by advertisements, less what a class or id calls comments, related
-//!    links or share buttons;
+//! 3. among what is left, the article body as Readability scores it (`html/score.rs`):
+//!    without the elements whose class or id names what no article holds (comments,
+//!    related posts, menus; back when that leaves too little), the element whose lines
+//!    score best, up to an ancestor that scores more than the element below it, with
+//!    its siblings that join it and the parts of a body cut up by advertisements, less
+//!    the elements inside whose class or id calls them comments, related links, share
+//!    buttons or captions (never a link: it is a word of its line);
 //! 4. a block whose text is more than [`MAX_LINK_DENSITY`] link text (jusText's link
 //!    density; [`MAX_LINK_DENSITY_IN_MAIN`] inside a marked main content, where a table
 //!    of contents whose entries say what each page is stays) or holds a copyright sign
@@ -31,7 +38,8 @@
 //!    document).
 //!
 //! `scripts/main-content-eval.py` scores these steps against marked article bodies,
-//! beside trafilatura, readability-lxml and jusText (`docs/EVALUATION.md`).
+//! beside trafilatura, readability-lxml, jusText, dom_smoothie and rs-trafilatura
+//! (`docs/EVALUATION.md`).
 //!
 //! The kept text is what is stored, and spans (attributes, `show` offsets) refer to it;
 //! [`Extracted::html_range`] gives the input bytes of any of its spans.
@@ -40,6 +48,7 @@ use std::ops::Range;
 
 use textorigin_core::config::HtmlMode;
 
+mod main_content;
 mod score;
 
 /// Elements whose content is not text; the first four are read as raw text (their
@@ -95,7 +104,8 @@ const TEMPLATE_ROLES: &[&str] =
 /// Words of a class or id (split at `-`, `_` and white space, compared without case)
 /// that name a template part: cookie and consent banners, share and social buttons,
 /// breadcrumbs, navigation bars, sidebars, footers, skip links. A word, not a
-/// substring: `shared-memory`, a section's id, is no share button.
+/// substring: `shared-memory`, a section's id, is no share button. Unless another word
+/// says the element holds the article.
 pub const TEMPLATE_CLASSES: &[&str] = &[
     "breadcrumb",
     "breadcrumbs",
@@ -186,7 +196,7 @@ pub fn extract(html: &str, mode: HtmlMode) -> Extracted {
     let (runs, nodes, published) = scan(html);
     let keep: Vec<bool> = match mode {
         HtmlMode::All => vec![true; runs.len()],
-        HtmlMode::Main => main_content(html, &runs, &nodes),
+        HtmlMode::Main => main_content::keep(html, &runs, &nodes),
     };
     Extracted { published, ..write(html, &runs, &keep) }
 }
@@ -206,6 +216,8 @@ enum Run {
 struct Context {
     /// Inside a template element ([`TEMPLATE_ELEMENTS`] and the rest of step 1).
     template: bool,
+    /// Inside an element only its class or id calls template ([`TEMPLATE_CLASSES`]).
+    named: bool,
     /// Inside the element that marks the main content.
     main: bool,
     /// Inside a link.
@@ -220,6 +232,7 @@ struct Open {
     id: u32,
     name: String,
     template: bool,
+    named: bool,
     main: bool,
     skipped: bool,
 }
@@ -237,6 +250,7 @@ struct Stack {
     /// Open elements of each name.
     names: std::collections::HashMap<String, usize>,
     template: usize,
+    named: usize,
     main: usize,
     skipped: usize,
 }
@@ -252,6 +266,7 @@ impl Stack {
             None => drop(self.names.insert(o.name.clone(), 1)),
         }
         self.template += usize::from(o.template);
+        self.named += usize::from(o.named);
         self.main += usize::from(o.main);
         self.skipped += usize::from(o.skipped);
         self.open.push(o);
@@ -264,6 +279,7 @@ impl Stack {
             *n -= 1;
         }
         self.template -= usize::from(o.template);
+        self.named -= usize::from(o.named);
         self.main -= usize::from(o.main);
         self.skipped -= usize::from(o.skipped);
     }
@@ -371,7 +387,10 @@ fn scan(html: &str) -> (Vec<Run>, Vec<score::Node>, Option<String>) {
 /// (false: the stack is [`MAX_DEPTH`] deep already).
 fn open(stack: &mut Stack, nodes: &mut Vec<score::Node>, tag: &Tag, main: bool, skipped: bool) -> bool {
     let id = score::open(nodes, stack, tag);
-    stack.push(Open { id, name: tag.name.clone(), template: tag.template, main, skipped })
+    // The page's frame elements are never template by their class: a theme's
+    // `<body class="site-navigation">` would take the whole page.
+    let named = !["html", "body", "main", "article"].contains(&tag.name.as_str()) && tag.class.template();
+    stack.push(Open { id, name: tag.name.clone(), template: tag.template, named, main, skipped })
 }
 
 fn push_text(runs: &mut Vec<Run>, stack: &Stack, html: Range<usize>) {
@@ -380,6 +399,7 @@ fn push_text(runs: &mut Vec<Run>, stack: &Stack, html: Range<usize>) {
     }
     let at = Context {
         template: stack.template > 0,
+        named: stack.named > 0,
         main: stack.main > 0,
         link: stack.count("a") > 0,
         article: stack.count("article") > 0,
@@ -426,8 +446,8 @@ struct Tag {
     role: Option<String>,
     /// Its attributes make it a template part ([`HtmlMode::Main`]'s step 1).
     template: bool,
-    /// What its class and id say of its content ([`score::class_weight`]).
-    weight: i32,
+    /// What its class and id say of its content ([`score::Class`]).
+    class: score::Class,
     /// A `<meta>` naming a publication date ([`DATE_META`]), and its `content`.
     date_meta: bool,
     content: Option<String>,
@@ -445,7 +465,7 @@ impl Tag {
             self_closing: false,
             role: None,
             template: false,
-            weight: 0,
+            class: score::Class::default(),
             date_meta: false,
             content: None,
             end,
@@ -496,7 +516,7 @@ impl Tag {
             self_closing: false,
             role: None,
             template: false,
-            weight: 0,
+            class: score::Class::default(),
             date_meta: false,
             content: None,
             end: b.len(),
@@ -564,14 +584,7 @@ impl Tag {
             self.template |= lower.split_ascii_whitespace().any(|r| TEMPLATE_ROLES.contains(&r));
             self.role = Some(lower);
         } else if key.eq_ignore_ascii_case(b"class") || key.eq_ignore_ascii_case(b"id") {
-            // The page's frame elements are never template by their class: a theme's
-            // `<body class="site-navigation">` would take the whole page.
-            let frame = ["html", "body", "main", "article"].contains(&self.name.as_str());
-            self.template |= !frame
-                && lower
-                    .split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_')
-                    .any(|w| TEMPLATE_CLASSES.contains(&w));
-            self.weight += score::class_weight(&lower);
+            self.class.add(&lower);
         } else if key.eq_ignore_ascii_case(b"hidden") {
             self.template = true;
         } else if key.eq_ignore_ascii_case(b"aria-hidden") {
@@ -584,58 +597,6 @@ impl Tag {
             self.template |= lower.split_ascii_whitespace().collect::<String>().contains("display:none");
         }
     }
-}
-
-/// [`HtmlMode::Main`]'s choice of runs (the module docs' steps).
-fn main_content(html: &str, runs: &[Run], nodes: &[score::Node]) -> Vec<bool> {
-    let has_main = runs.iter().any(|r| matches!(r, Run::Text { at, .. } if at.main && !at.template));
-    let marked: Vec<bool> = runs
-        .iter()
-        .map(|r| match r {
-            Run::Text { at, .. } => !at.template && (at.main || !has_main),
-            Run::Break(_) => true,
-        })
-        .collect();
-    let visible = |keep: &[bool]| {
-        runs.iter().zip(keep).any(|(r, &k)| k && matches!(r, Run::Text { html: h, .. } if has_word(&html[h.clone()])))
-    };
-    // Step 3: the article body among what is left, as Readability scores it.
-    let candidate = score::body(html, runs, nodes, &marked).filter(|keep| visible(keep)).unwrap_or(marked);
-    // Steps 4 and 5: link lists and copyright lines go, block by block (in a marked
-    // main content only lines mostly of links: a table of contents whose entries say
-    // what each page is stays).
-    let max_links = if has_main { MAX_LINK_DENSITY_IN_MAIN } else { MAX_LINK_DENSITY };
-    let mut keep = candidate.clone();
-    let mut block = 0;
-    while block < runs.len() {
-        let end = runs[block..].iter().position(|r| matches!(r, Run::Break(_))).map_or(runs.len(), |p| p + block);
-        let (mut chars, mut link) = (0usize, 0usize);
-        let mut copyright = false;
-        for (r, _) in runs[block..end].iter().zip(&candidate[block..end]).filter(|(_, &k)| k) {
-            if let Run::Text { html: h, at, .. } = r {
-                let text = &html[h.clone()];
-                let n = text.chars().filter(|c| !c.is_whitespace()).count();
-                chars += n;
-                link += if at.link { n } else { 0 };
-                copyright |= text.contains('©') || text.contains("&copy");
-            }
-        }
-        if chars > 0 && (link as f64 > max_links * chars as f64 || copyright) {
-            keep[block..end].iter_mut().for_each(|k| *k = false);
-        }
-        block = end + 1;
-    }
-    if visible(&keep) {
-        keep
-    } else if visible(&candidate) {
-        candidate
-    } else {
-        vec![true; runs.len()]
-    }
-}
-
-fn has_word(s: &str) -> bool {
-    s.chars().any(char::is_alphanumeric)
 }
 
 /// The kept runs' text: white space collapsed, a line break at each block's edge, the

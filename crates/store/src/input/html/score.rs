@@ -4,9 +4,12 @@
 //! adds its worth to the element holding it (its parent in full, its grandparent half,
 //! further ancestors a third of their level, five levels up). An element starts from
 //! what its tag says (a `div` +5, a list or a heading less) and its class and id
-//! ([`class_weight`]). The element with the best score times its share of text outside
-//! links is the body; its siblings join it when they score a fifth of it, or are
-//! paragraphs of text rather than links.
+//! ([`Class`]). Elements whose class or id names what no article holds (Readability's
+//! unlikely candidates) are left out first, and taken back when that leaves too
+//! little ([`too_little`]). The element with the best score times its share of text
+//! outside links is the body, or an ancestor that scores more than the element below
+//! it; its siblings join it when they score a fifth of it, or are paragraphs of text
+//! rather than links; inside it, elements whose class says no content go.
 //!
 //! The choice is of elements, and the runs of text inside them are kept as they are:
 //! the byte map from the kept text to the page stays exact.
@@ -25,8 +28,12 @@ pub(super) struct Node {
     parent: u32,
     /// Its score before the text under it: its tag's and its class and id's.
     base: f64,
-    /// What its class and id say ([`class_weight`]).
+    /// What its class and id say ([`Class`]).
     class: i32,
+    /// Its class or id says it is no part of an article ([`Class::unlikely`]).
+    unlikely: bool,
+    /// An `a`.
+    link: bool,
     /// A `p`, or another element with text and no element breaking lines inside
     /// (Readability reads such a `div` as a paragraph) until one opens.
     paragraph: bool,
@@ -42,7 +49,7 @@ pub(super) fn open(nodes: &mut Vec<Node>, stack: &Stack, tag: &Tag) -> u32 {
     let id = nodes.len() as u32;
     let parent = stack.open.last().map_or(NONE, |o| o.id);
     let name = tag.name.as_str();
-    let base = f64::from(tag.weight)
+    let base = f64::from(tag.class.weight)
         + match name {
             "div" | "article" | "main" | "section" => 5.0,
             "pre" | "td" | "blockquote" => 3.0,
@@ -56,13 +63,95 @@ pub(super) fn open(nodes: &mut Vec<Node>, stack: &Stack, tag: &Tag) -> u32 {
         nodes[parent as usize].paragraph = false;
     }
     let frame = name == "html" || name == "body";
-    nodes.push(Node { parent, base, class: tag.weight, paragraph: name == "p" || name == "div", block, frame });
+    let unlikely = tag.class.unlikely && !tag.class.maybe && !frame && name != "a";
+    nodes.push(Node {
+        parent,
+        base,
+        class: tag.class.weight,
+        unlikely,
+        link: name == "a",
+        paragraph: name == "p" || name == "div",
+        block,
+        frame,
+    });
     id
 }
 
-/// Class and id words that say content (+25) or not (-25), Readability's lists (matched
-/// as substrings: `foot` stands for `footer` and `footnote`, `comment` for `comments`).
-pub(super) fn class_weight(value: &str) -> i32 {
+/// What an element's class and id say, by Readability's lists of words (matched as
+/// substrings: `foot` stands for `footer` and `footnote`, `comment` for `comments`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Class {
+    /// +25 for a word saying content, -25 for one saying not, each of class and id.
+    pub weight: i32,
+    /// A word of what no article holds: comments, related links, menus, sidebars,
+    /// footers (Readability's unlikely candidates, dropped before scoring) ...
+    pub unlikely: bool,
+    /// ... unless a word says it may be the body all the same (`article`, `content`).
+    pub maybe: bool,
+    /// A word naming a template part ([`super::TEMPLATE_CLASSES`]) ...
+    named_template: bool,
+    /// ... and one starting as the article's holders do: `article`, `body`, `content`,
+    /// `main`, `text` (`l-sidebar-fixed l-article-body-segment` and `text-wrapper`
+    /// beside a share script's id hold news articles).
+    holds_article: bool,
+}
+
+impl Class {
+    /// Takes in a class or id, lower-cased.
+    pub fn add(&mut self, value: &str) {
+        self.weight += weight(value);
+        let words = || value.split(|c: char| c.is_ascii_whitespace() || c == '-' || c == '_');
+        self.unlikely |= words().any(|w| w == "ad" || UNLIKELY.iter().any(|u| w.starts_with(u)))
+            || ["cover-wrap", "yom-remote"].iter().any(|u| value.contains(u));
+        self.maybe |= MAYBE.iter().any(|m| value.contains(m));
+        self.named_template |= words().any(|w| super::TEMPLATE_CLASSES.contains(&w));
+        self.holds_article |=
+            words().any(|w| ["article", "body", "content", "main", "text"].iter().any(|a| w.starts_with(a)));
+    }
+
+    /// Its class or id call it a template part, and none says it holds the article.
+    pub fn template(&self) -> bool {
+        self.named_template && !self.holds_article
+    }
+}
+
+/// Readability's unlikely candidates, as the start of a word of the class or id (split
+/// at `-`, `_` and white space): `relatedposts` and `comments` are, `subheader` (a heading
+/// in the article) is not; Readability's `-ad-` is the word `ad` whole, and its two
+/// entries of two words, `cover-wrap` and `yom-remote`, are looked for as they are.
+const UNLIKELY: &[&str] = &[
+    "banner",
+    "breadcrumbs",
+    "combx",
+    "comment",
+    "community",
+    "disqus",
+    "extra",
+    "footer",
+    "gdpr",
+    "header",
+    "legends",
+    "menu",
+    "related",
+    "remark",
+    "replies",
+    "rss",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "social",
+    "sponsor",
+    "supplemental",
+    "agegate",
+    "pagination",
+    "pager",
+    "popup",
+];
+/// Words that keep an unlikely candidate a candidate.
+const MAYBE: &[&str] = &["and", "article", "body", "column", "content", "main", "shadow"];
+
+/// Class and id words that say content (+25) or not (-25).
+fn weight(value: &str) -> i32 {
     const POSITIVE: &[&str] =
         &["article", "body", "content", "entry", "hentry", "main", "page", "post", "text", "blog", "story"];
     const NEGATIVE: &[&str] = &[
@@ -137,6 +226,54 @@ pub(super) fn body(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> O
     if nodes.is_empty() {
         return None;
     }
+    // First without the unlikely elements and what they hold, as Readability does; and
+    // as it does, again with them when that leaves too little ([`too_little`]).
+    let mut gone = vec![false; nodes.len()];
+    for id in 0..nodes.len() {
+        let p = nodes[id].parent;
+        gone[id] = nodes[id].unlikely || (p != NONE && gone[p as usize]);
+    }
+    let likely: Vec<bool> = runs
+        .iter()
+        .zip(keep)
+        .map(|(r, &k)| k && !matches!(r, Run::Text { node, .. } if *node != NONE && gone[*node as usize]))
+        .collect();
+    let first = choose(html, runs, nodes, &likely);
+    let left = first.as_ref().map_or(0, |c| chars(html, runs, c));
+    if left >= TOO_LITTLE {
+        return first;
+    }
+    match choose(html, runs, nodes, keep) {
+        Some(again) if too_little(left, chars(html, runs, &again)) => Some(again),
+        again => first.or(again),
+    }
+}
+
+/// Readability's least article, in characters: a choice that leaves less was made
+/// with rules too strict for the page.
+pub(super) const TOO_LITTLE: usize = 500;
+
+/// Whether a choice that leaves `left` characters gives way to one without a rule that
+/// leaves `again`: less than [`TOO_LITTLE`], and less than half (a short page's choice
+/// stands against the same with its share bar).
+pub(super) fn too_little(left: usize, again: usize) -> bool {
+    left < TOO_LITTLE && 2 * left < again
+}
+
+/// Characters of text (white space aside) of `keep`'s runs.
+pub(super) fn chars(html: &str, runs: &[Run], keep: &[bool]) -> usize {
+    runs.iter()
+        .zip(keep)
+        .filter(|(_, &k)| k)
+        .map(|(r, _)| match r {
+            Run::Text { html: h, .. } => html[h.clone()].chars().filter(|c| !c.is_whitespace()).count(),
+            Run::Break(_) => 0,
+        })
+        .sum()
+}
+
+/// [`body`] among `keep`'s runs.
+fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec<bool>> {
     // Each element's own characters (runs directly in it), then its subtree's.
     let mut chars = vec![Chars::default(); nodes.len()];
     // Lines: the kept text between two breaks, with the element that holds it.
@@ -234,8 +371,11 @@ pub(super) fn body(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> O
         top = above[reach - 1];
         best = best.max(final_score(top).unwrap_or(0.0));
     }
-    // Up to an ancestor that scores more (the body's parts scored apart).
+    // Up to an ancestor that scores more than the one below it (the body's parts scored
+    // apart: the lead paragraphs beside a box holding the rest), while each still scores
+    // a third of the best.
     let threshold = best / 3.0;
+    let mut last = best;
     let mut at = nodes[top].parent;
     while at != NONE && !nodes[at as usize].frame {
         let Some(s) = final_score(at as usize) else {
@@ -245,10 +385,11 @@ pub(super) fn body(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> O
         if s < threshold {
             break;
         }
-        if s > best {
+        if s > last {
             (top, best) = (at as usize, s);
             break;
         }
+        last = s;
         at = nodes[at as usize].parent;
     }
     // Its siblings that join it.
@@ -268,13 +409,18 @@ pub(super) fn body(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> O
     }
     // Inside a chosen element: its parent's number is smaller, so one pass in order.
     // Within, an element whose class or id says it is no content (comments, related
-    // links, share buttons) goes unless it holds the text of an argument (ten commas),
-    // as Readability cleans its choice.
+    // links, share buttons, captions) goes, as Readability cleans its choice, unless it
+    // holds the text of an argument: ten commas and a score that outweighs its class
+    // twice over. Never a link: `<a class="meta-loc">Sudan</a>` is a word of its line.
     let mut inside = vec![false; nodes.len()];
     for id in 0..nodes.len() {
         let p = nodes[id].parent;
         let within = p != NONE && inside[p as usize];
-        inside[id] = (chosen[id] || within) && !(within && nodes[id].class < 0 && chars[id].commas < 10);
+        let class = nodes[id].class;
+        let furniture = !nodes[id].link
+            && class < 0
+            && (chars[id].commas < 10 || f64::from(class) + score[id].unwrap_or(0.0) < 0.0);
+        inside[id] = (chosen[id] || within) && !(within && furniture);
     }
     Some(
         runs.iter()

@@ -328,3 +328,86 @@ fn the_body_is_never_template_by_its_class() {
         "The article's one paragraph, long enough, with a comma, to be the body."
     );
 }
+
+/// Paragraphs of the story, with commas enough to score.
+fn story(n: usize, what: &str) -> String {
+    (0..n)
+        .map(|i| {
+            format!("<p>{what} paragraph {i} goes on, and on, with commas, clauses, and words enough to score.</p>")
+        })
+        .collect()
+}
+
+/// Regression (WordPress, Mozilla's test page `wordpress`): Jetpack's related posts
+/// (`jp-relatedposts`: "related" against "post") scored 0 by class and were kept for
+/// their excerpts' commas. Readability drops an element whose class names what no
+/// article holds before it scores.
+#[test]
+fn related_posts_go_however_many_commas_their_excerpts_hold() {
+    let excerpt =
+        "<div class=\"jp-relatedposts-post\"><p>An excerpt, of a post, with commas, and more, and more, and more, \
+        and more, and more, and more, and more, and more.</p></div>";
+    let page = format!(
+        "<html><body><article class=\"post\"><div class=\"entry-content\">{}\
+         <div id=\"jp-relatedposts\" class=\"jp-relatedposts\"><h3>Related</h3>{}</div></div></article></body></html>",
+        story(6, "Story"),
+        excerpt.repeat(3)
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Story paragraph 0") && text.contains("Story paragraph 5"), "{text}");
+    assert!(!text.contains("An excerpt") && !text.contains("Related"), "{text}");
+}
+
+/// Regression (The New York Times, Mozilla's `nytimes-1`): a link whose class said
+/// "meta" went from the middle of its sentence ("its position on and lift").
+#[test]
+fn a_link_is_a_word_of_its_line_whatever_its_class() {
+    let page = format!(
+        "<html><body><div class=\"story-body\">{}<p>The government plans to reverse its position on \
+         <a class=\"meta-loc\" href=\"/sudan\">Sudan</a> and lift trade sanctions, officials said.</p></div></body></html>",
+        story(5, "Story")
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("its position on Sudan and lift"), "{text}");
+}
+
+/// Regression (Herald Sun, Mozilla's `herald-sun-1`): the lead paragraphs stand beside a
+/// "read more" box holding the rest; the box scored best and the lead was lost. The
+/// body goes up to an ancestor that scores more than the element below it, as
+/// Readability climbs.
+#[test]
+fn the_lead_beside_a_box_holding_the_rest_is_one_body() {
+    let page = format!(
+        "<html><body><div id=\"story\"><h1>Headline</h1><div class=\"story-body\">{}\
+         <div id=\"read-more\"><a href=\"\">Read more</a><div id=\"read-more-content\">{}</div></div></div></div>\
+         <div class=\"sitemap\"><a href=\"/\">Home</a></div></body></html>",
+        story(3, "Lead"),
+        story(8, "Rest")
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Lead paragraph 0") && text.contains("Rest paragraph 7"), "{text}");
+    assert!(!text.contains("Home"), "{text}");
+}
+
+/// Regressions (ACLU and Vox, Mozilla's `aclu` and `videos-1`): a layout's class naming
+/// a sidebar (`panel-two-col-sidebar-right`, `l-sidebar-fixed l-article-body-segment`)
+/// made the element holding the article template, and the page kept nothing of it.
+#[test]
+fn a_layout_class_naming_a_sidebar_hides_no_article() {
+    for class in ["panel-two-col-sidebar-right", "l-sidebar-fixed l-article-body-segment"] {
+        let page = format!(
+            "<html><body><nav><a href=\"/\">Home</a></nav><div role=\"main\"><div class=\"{class}\">\
+             <div class=\"col\">{}</div><div class=\"links\"><a href=\"/a\">Elsewhere</a></div></div></div></body></html>",
+            story(6, "Story")
+        );
+        let text = html_to_text(&page, HtmlMode::Main);
+        assert!(text.contains("Story paragraph 0") && text.contains("Story paragraph 5"), "{class}: {text}");
+        assert!(!text.contains("Home"), "{class}: {text}");
+    }
+    // A share bar so named is template still.
+    let page = format!(
+        "<html><body><div class=\"post\">{}<div class=\"share-buttons\">Share on social media</div></div></body></html>",
+        story(6, "Story")
+    );
+    assert!(!html_to_text(&page, HtmlMode::Main).contains("Share on"));
+}
