@@ -75,6 +75,8 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))'))
 routes=""
 for i in $(seq 0 $((servers - 1))); do routes+="${routes:+, }nats-route://127.0.0.1:${ports[$((3 + i))]}"; done
 urls=""
+"$bin" cluster credentials --dir "$work/auth" --shards "$shards" --partitions "$partitions" > "$work/credentials.log"
+creds() { echo "--nats-credentials $work/auth/$1.credentials"; }
 declare -A server_pid
 start_server() {
   local i=$1
@@ -85,6 +87,8 @@ start_server() {
       echo "jetstream { store_dir: \"$work/n$i\" }"
       # A document is one record of the log: up to 8 MB (1 MB by default; 64MB at most).
       echo "max_payload: 8MB"
+      # Each process its own user, publishing only what it writes (cluster credentials).
+      echo "include \"auth/nats-auth.conf\""
       [ "$servers" = 3 ] && echo "cluster { name: txo, listen: 127.0.0.1:${ports[$((3 + i))]}, routes: [$routes] }"
     } > "$work/n$i.conf"
   fi
@@ -100,22 +104,22 @@ export TEXTORIGIN_NATS="$urls"
 
 cfg=()
 [ -n "$config" ] && cfg=(--config "$config")
-"$bin" cluster init --data "$work/agg" --shards "$shards" --partitions "$partitions" --replicas "$servers" "${cfg[@]}" "${prepared[@]}" 2>> "$work/init.log"
+"$bin" cluster init $(creds init) --data "$work/agg" --shards "$shards" --partitions "$partitions" --replicas "$servers" "${cfg[@]}" "${prepared[@]}" 2>> "$work/init.log"
 submitted=$(date +%s.%N)
-last=$("$bin" cluster submit --json "${corpus[@]}" 2> "$work/submit.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last"])')
+last=$("$bin" cluster submit $(creds submit) --json "${corpus[@]}" 2> "$work/submit.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last"])')
 submit_secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$submitted" "$(date +%s.%N)")
 echo "cluster.sh: $last documents admitted in $submit_secs s; $shards shard(s), $partitions partition(s), $servers log server(s)" >&2
 
 declare -A cmd
 declare -A running
 for s in $(seq 0 $((shards - 1))); do
-  cmd[w$s]="\"$bin\" cluster worker --shard $s --until $last --image \"$work/shard-$s.img\" --state \"$work/w$s\" --checkpoint-secs ${chaos:-30}"
+  cmd[w$s]="\"$bin\" cluster worker $(creds w$s) --shard $s --until $last --image \"$work/shard-$s.img\" --state \"$work/w$s\" --checkpoint-secs ${chaos:-30}"
 done
 if [ "$partitions" = 1 ]; then
-  cmd[agg]="\"$bin\" cluster aggregate --data \"$work/agg\" --until $last --checkpoint-secs ${chaos:-30}"
+  cmd[agg]="\"$bin\" cluster aggregate $(creds agg) --data \"$work/agg\" --until $last --checkpoint-secs ${chaos:-30}"
 else
   for p in $(seq 0 $((partitions - 1))); do
-    cmd[agg$p]="\"$bin\" cluster aggregate --data \"$work/agg\" --partition $p --until $last --checkpoint-secs ${chaos:-30}"
+    cmd[agg$p]="\"$bin\" cluster aggregate $(creds agg$p) --data \"$work/agg\" --partition $p --until $last --checkpoint-secs ${chaos:-30}"
   done
 fi
 launch() {
@@ -188,7 +192,7 @@ while :; do
     launch "$name"
   fi
   # Trim the log below every process's oldest checkpoint, as a timer would.
-  "$bin" cluster trim >> "$work/trim.log" 2>&1 || { echo "cluster.sh: cluster trim failed; see $work/trim.log" >&2; exit 1; }
+  "$bin" cluster trim $(creds trim) >> "$work/trim.log" 2>&1 || { echo "cluster.sh: cluster trim failed; see $work/trim.log" >&2; exit 1; }
 done
 # The processes' time, without the export and the union that follow.
 elapsed=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")

@@ -29,14 +29,53 @@ enum Command {
     Trim(TrimArgs),
     Status(StatusArgs),
     Union(UnionArgs),
+    Credentials(CredentialsArgs),
 }
 
-/// The NATS servers.
+/// The NATS servers, and how this process is known to them.
 #[derive(clap::Args)]
 struct Nats {
     /// NATS server URLs, comma-separated (a JetStream cluster: list them all).
     #[arg(long, env = "TEXTORIGIN_NATS", value_name = "URLS", default_value = "nats://127.0.0.1:4222")]
     nats: String,
+    /// This process's NATS user and password: a file `cluster credentials` wrote, which
+    /// only its owner may read (docs/SCALE-OUT.md, "Who may write what"). Without it
+    /// the servers must take anyone.
+    #[arg(long, env = "TEXTORIGIN_NATS_CREDENTIALS", value_name = "FILE")]
+    nats_credentials: Option<PathBuf>,
+    /// Reach the servers over TLS only, trusting the certificates this CA (a PEM file)
+    /// signed.
+    #[arg(long, env = "TEXTORIGIN_NATS_CA", value_name = "FILE")]
+    nats_ca: Option<PathBuf>,
+}
+
+impl Nats {
+    fn connect(&self, replicas: usize) -> Result<Log> {
+        let credentials = self.nats_credentials.as_deref().map(cluster::auth::Credentials::read).transpose()?;
+        Ok(Log::connect_as(&self.nats, replicas, &cluster::log::Access { credentials, ca: self.nats_ca.clone() })?)
+    }
+}
+
+/// Write the log's users, one for each process of a deployment of S shards and P
+/// partitions, each allowed to publish only what its process writes: a credentials
+/// file for each (`init`, `submit`, `w<s>`, `agg` or `agg<p>`, `trim`; readable by its
+/// owner only; give it with --nats-credentials) and `nats-auth.conf`, the servers'
+/// authorization block (include it from each server's configuration). New passwords
+/// each time: run it again, restart the servers and give the processes their new files
+/// to change them.
+#[derive(clap::Args)]
+struct CredentialsArgs {
+    /// The folder to write them into (made if need be).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// Shards of the deployment (as `cluster init --shards`).
+    #[arg(long, value_name = "S")]
+    shards: u32,
+    /// Partitions of the deployment (as `cluster init --partitions`).
+    #[arg(long, default_value_t = 1, value_name = "P")]
+    partitions: u32,
+    #[command(flatten)]
+    format: Format,
 }
 
 /// Describe a deployment in the log (shards and configuration), make its streams, and
@@ -185,6 +224,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Command::Trim(a) => trim(a),
         Command::Status(a) => status(a),
         Command::Union(a) => union(a),
+        Command::Credentials(a) => credentials(a),
     }
 }
 
@@ -194,7 +234,7 @@ fn init(a: InitArgs) -> Result<ExitCode> {
     // Refused settings are said before the log is reached.
     let ov = cluster::settle(overrides(a.config.as_deref(), &a.flags)?, a.prepared)?;
     anyhow::ensure!(a.partitions >= 1, "--partitions must be at least 1");
-    let log = Log::connect(&a.nats.nats, a.replicas)?;
+    let log = a.nats.connect(a.replicas)?;
     let meta = cluster::create(&log, &a.data.dir, a.shards, a.partitions, a.prepared, ov)?;
     eprintln!("deployment: {}", meta.describe());
     Ok(ExitCode::SUCCESS)
@@ -202,7 +242,7 @@ fn init(a: InitArgs) -> Result<ExitCode> {
 
 /// `cluster submit`: admits files' documents into the log, as `ingest` reads them.
 fn submit(a: SubmitArgs) -> Result<ExitCode> {
-    let log = Log::connect(&a.nats.nats, 1)?;
+    let log = a.nats.connect(1)?;
     let meta = cluster::read_meta(&log)?;
     let (mut admitted, mut failed) = (0u64, 0u64);
     let last = cluster::submit(&log, &meta, &a.paths, size(&a.max_doc_bytes)?, |e| match e {
@@ -231,7 +271,7 @@ fn submit(a: SubmitArgs) -> Result<ExitCode> {
 
 /// `cluster worker`: one shard worker until stopped (or `--until`).
 fn worker(a: WorkerArgs) -> Result<ExitCode> {
-    let log = Log::connect(&a.nats.nats, 1)?;
+    let log = a.nats.connect(1)?;
     let every = seconds(a.checkpoint_secs)?;
     let checkpoints = a.state.map(|dir| cluster::worker::Checkpoints { dir, every });
     let s = cluster::worker::run(&log, a.shard, a.until, a.image.as_deref(), checkpoints.as_ref(), |seq| {
@@ -247,7 +287,7 @@ fn worker(a: WorkerArgs) -> Result<ExitCode> {
 
 /// `cluster aggregate`: the aggregator, or one partition of several.
 fn aggregate(a: AggregateArgs) -> Result<ExitCode> {
-    let log = Log::connect(&a.nats.nats, 1)?;
+    let log = a.nats.connect(1)?;
     let s = cluster::aggregate::run(&log, &a.data.dir, a.partition, a.until, seconds(a.checkpoint_secs)?, |seq| {
         tracing::debug!(seq, "stored")
     })?;
@@ -276,7 +316,7 @@ fn aggregate(a: AggregateArgs) -> Result<ExitCode> {
 
 /// `cluster trim`: drops from the log what no process can need again.
 fn trim(a: TrimArgs) -> Result<ExitCode> {
-    let log = Log::connect(&a.nats.nats, 1)?;
+    let log = a.nats.connect(1)?;
     #[derive(Serialize)]
     struct Out {
         /// The first document the streams still hold (0: nothing trimmed).
@@ -287,30 +327,47 @@ fn trim(a: TrimArgs) -> Result<ExitCode> {
         /// The partition that cannot read the other partitions' stores (it
         /// reads their older texts from the documents stream).
         whole_log_for: Option<String>,
+        /// A position refused: its process has not done the document it names, or
+        /// (a worker's) it is of another deployment.
+        refused: Option<String>,
     }
-    let nothing = Out { kept_from: 0, dropped: 0, waiting_for: None, whole_log_for: None };
+    let nothing = Out { kept_from: 0, dropped: 0, waiting_for: None, whole_log_for: None, refused: None };
     let out = match cluster::trim(&log)? {
         Trimmed::Below { from, dropped } => Out { kept_from: from, dropped, ..nothing },
         Trimmed::Waiting(who) => Out { waiting_for: Some(who), ..nothing },
         Trimmed::WholeLog(who) => Out { whole_log_for: Some(who), ..nothing },
+        Trimmed::Ahead { process, position, done } => Out {
+            refused: Some(format!(
+                "{process}'s position says it checkpointed document #{position}, but it has done only up to #{done}: \
+                 a position it did not write"
+            )),
+            ..nothing
+        },
+        Trimmed::Foreign(process) => {
+            Out { refused: Some(format!("{process}'s position is of another deployment's checkpoints")), ..nothing }
+        }
     };
-    a.format.print(&out, |o| match (&o.waiting_for, &o.whole_log_for) {
-        (Some(who), _) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
-        (_, Some(who)) => format!(
+    a.format.print(&out, |o| match (&o.waiting_for, &o.whole_log_for, &o.refused) {
+        (Some(who), _, _) => format!("nothing trimmed: {who} has not checkpointed yet\n"),
+        (_, Some(who), _) => format!(
             "nothing trimmed: {who} cannot read the other partitions' stores (their data directories are not \
              beside its own), so it reads their older texts from the documents stream\n"
         ),
+        (_, _, Some(why)) => format!("nothing trimmed: {why}\n"),
         _ => {
             format!("the log keeps documents from #{} on; {} record(s) dropped now\n", o.kept_from, o.dropped)
         }
     })?;
+    if out.refused.is_some() {
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `cluster status`: where every process is, and how fast it goes.
 fn status(a: StatusArgs) -> Result<ExitCode> {
     anyhow::ensure!(a.interval > 0.0 && a.interval.is_finite(), "--interval must be a positive number of seconds");
-    let log = Log::connect(&a.nats.nats, 1)?;
+    let log = a.nats.connect(1)?;
     let (_, before) = cluster::status(&log)?;
     std::thread::sleep(std::time::Duration::from_secs_f64(a.interval));
     let (documents, now) = cluster::status(&log)?;
@@ -355,6 +412,28 @@ fn status(a: StatusArgs) -> Result<ExitCode> {
             s += &format!("{:<8} {:>10} {:>9} {:>9.1}  {cp}\n", r.process, r.done, r.lag, r.rate);
         }
         s
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cluster credentials`: the log's users and their credentials files.
+fn credentials(a: CredentialsArgs) -> Result<ExitCode> {
+    anyhow::ensure!(a.shards >= 1 && a.partitions >= 1, "--shards and --partitions must be at least 1");
+    let files = cluster::auth::write(&a.dir, a.shards, a.partitions)?;
+    #[derive(Serialize)]
+    struct Out {
+        files: Vec<PathBuf>,
+    }
+    a.format.print(&Out { files }, |o| {
+        let mut s = String::new();
+        for f in &o.files {
+            s += &format!("wrote {}\n", f.display());
+        }
+        s + &format!(
+            "include {} from each log server's configuration; give each process its credentials file \
+             (--nats-credentials)\n",
+            cluster::auth::SERVER_FILE
+        )
     })?;
     Ok(ExitCode::SUCCESS)
 }

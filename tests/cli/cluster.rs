@@ -729,3 +729,37 @@ fn corpora(tmp: &Path, config: &Path, input: &Path) -> (String, String) {
     let corpus = |dir: &Path| ok(dir, &["export", "--format", "corpus"]);
     (corpus(&d.agg), corpus(&dir))
 }
+
+/// Regression (issue 81): four forged records on `txo.positions.*` claiming a
+/// checkpoint no process had reached made the routine `cluster trim` drop documents the
+/// processes still needed. A position is believed only as far as its process has gone,
+/// and a worker's only if it is of this deployment.
+#[test]
+fn a_position_its_process_did_not_write_trims_nothing() {
+    use textorigin_cluster::wire::{decode, encode, Position};
+    let (tmp, config) = with_config();
+    let nats = Nats::start(tmp.path(), 1);
+    let d = OneShard::init(tmp.path(), &nats.url, &config, &[]);
+    let last = d.submit(&[fixture("gcc-sample.jsonl")]);
+    finish(&mut d.run(&last, "0"), 120, "the deployment");
+    let trim = || {
+        let out = d.cluster(&["trim", "--json"]).output().unwrap();
+        (out.status.success(), serde_json::from_slice::<Value>(&out.stdout).unwrap())
+    };
+    let (trimmed, said) = trim();
+    assert!(trimmed && said["refused"].is_null() && said["kept_from"].as_u64() > Some(1), "{said}");
+    let log = textorigin_cluster::log::Log::connect(&nats.url, 1).unwrap();
+    let real = log.latest("TXO_POSITIONS", "txo.positions.w0").unwrap().expect("w0's position");
+    let position: Position = decode(&real, "position").unwrap();
+    let beyond = last.parse::<u64>().unwrap() + 300;
+    for forged in [Position { seq: beyond, ..position }, Position { identity: position.identity ^ 1, ..position }] {
+        log.put_latest("txo.positions.w0", &encode(&forged)).unwrap();
+        let (trimmed, said) = trim();
+        assert!(!trimmed && said["dropped"] == 0 && said["refused"].is_string(), "{forged:?}: {said}");
+    }
+    let out = d.cluster(&["trim"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("nothing trimmed: w0's position is of another deployment"), "{text}");
+    log.put_latest("txo.positions.w0", &real).unwrap();
+    assert!(trim().0, "the real position back");
+}

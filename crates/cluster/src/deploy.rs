@@ -151,6 +151,12 @@ pub enum Trimmed {
     /// Nothing: this partition cannot read every other partition's store, so it reads
     /// their older texts from the documents stream.
     WholeLog(String),
+    /// Nothing: this process's position says it checkpointed document `position`, but it
+    /// has done only up to `done` (a worker's last answer, a partition's last
+    /// feedback): a position it did not write.
+    Ahead { process: String, position: u64, done: u64 },
+    /// Nothing: this worker's position is of another deployment's checkpoints.
+    Foreign(String),
 }
 
 /// Drops from the log what no process can need again: the records before the oldest
@@ -159,19 +165,31 @@ pub enum Trimmed {
 /// position from every worker and partition (the aggregator), and, with several
 /// partitions, every partition able to read the others' stores (it reads the older
 /// texts of their documents there); a process that lost its checkpoints cannot rejoin
-/// after a trim.
+/// after a trim. A position is believed only as far as its process has gone: no later
+/// than its last answer (a worker's, whose position must also be of this deployment)
+/// or its last feedback (a partition's).
 pub fn trim(log: &Log) -> Result<Trimmed> {
     let meta = read_meta(log)?;
     log.create_latest_stream(POSITIONS, &subject(POSITIONS))?;
+    let deployment = xxhash_rust::xxh3::xxh3_64(&encode(&meta));
     let mut from = u64::MAX;
-    let names =
-        (0..meta.shards).map(|s| process_name(Some(s))).chain((0..meta.partitions).map(|p| partition_name(&meta, p)));
-    for name in names {
-        match checkpoint_position(log, &name)? {
+    let workers = (0..meta.shards).map(|s| (process_name(Some(s)), hits_stream(s), None));
+    let partitions = (0..meta.partitions).map(|p| (partition_name(&meta, p), feedback_stream(p), Some(p)));
+    for (name, stream, partition) in workers.chain(partitions) {
+        let position = match checkpoint_position(log, &name)? {
             Some(Position { whole_log: true, .. }) => return Ok(Trimmed::WholeLog(name)),
-            Some(Position { seq, .. }) => from = from.min(seq),
+            Some(position) => position,
             None => return Ok(Trimmed::Waiting(name)),
+        };
+        if partition.is_none() && position.identity != deployment {
+            return Ok(Trimmed::Foreign(name));
         }
+        let last = log.last_seq(&stream)?;
+        let done = partition.map_or(last, |p| meta.owned(p, last));
+        if position.seq > done {
+            return Ok(Trimmed::Ahead { process: name, position: position.seq, done });
+        }
+        from = from.min(position.seq);
     }
     let mut dropped = 0;
     for (s, _) in document_streams(&meta) {
@@ -268,7 +286,9 @@ pub(crate) fn checkpoint_position(log: &Log, process: &str) -> Result<Option<Pos
 
 /// The deployment's description.
 pub fn read_meta(log: &Log) -> Result<Meta> {
-    log.create_stream(META, &subject(META))?;
+    if !log.has_stream(META)? {
+        return Err(ClusterError::NoMeta);
+    }
     let bytes = log.get(META, 1)?.ok_or(ClusterError::NoMeta)?;
     Ok(decode(&bytes, "deployment description")?)
 }

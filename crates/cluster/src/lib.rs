@@ -4,13 +4,15 @@
 //! NATS JetStream, orders and keeps everything they exchange. Every process is a client
 //! of the log and can be killed at any moment: it restarts from the log.
 //!
-//! - [`log`]: the log, a blocking facade over `async-nats` with exactly-once appends.
+//! - [`log`]: the log, a blocking facade over `async-nats` with exactly-once appends;
+//!   [`auth`]: its users, one per process, and what each may publish.
 //! - [`wire`]: the streams and their messages.
 //! - [`deploy`]: a deployment's settings, creation, description, positions, trimming
 //!   and status; [`mod@submit`]: admitting documents.
 //! - [`worker`]: a shard worker, [`aggregate`]: the aggregator.
 
 pub mod aggregate;
+pub mod auth;
 pub mod batch;
 pub mod book;
 pub mod deploy;

@@ -31,6 +31,7 @@ use async_nats::jetstream::{self, stream};
 use async_nats::ServerAddr;
 use futures_util::StreamExt;
 
+use crate::auth::Credentials;
 use crate::batch::{Batch, LATENCY};
 
 mod append;
@@ -54,6 +55,12 @@ pub enum LogError {
     Runtime(std::io::Error),
     #[error("log: {what}: {source}")]
     Nats { what: String, source: async_nats::Error },
+    #[error(
+        "log: the servers at {urls} refused {}: give the process its credentials file (--nats-credentials, \
+         written by `textorigin cluster credentials`), and the servers the authorization block written beside it",
+        user.as_ref().map_or("a client without credentials".to_string(), |u| format!("the credentials of user {u:?}"))
+    )]
+    Refused { urls: String, user: Option<String> },
     #[error("log: stream {stream} already holds a different record #{seq}: another writer, or a determinism bug")]
     Conflict { stream: String, seq: u64 },
     #[error("log: stream {stream} cannot take record #{seq}: its last record is #{last}")]
@@ -82,6 +89,18 @@ fn nats(what: impl Into<String>) -> impl FnOnce(async_nats::Error) -> LogError {
 /// What a message takes besides its records: the batch's head and each record's length
 /// (`batch::Batch::encode`), and the headers of an append (its expected last sequence).
 pub const FRAMING: usize = 4096;
+
+/// How a process is known to the log servers, and which of their certificates it
+/// trusts ([`Log::connect_as`]).
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// The NATS user and password of the process ([`crate::auth`]); none: the servers
+    /// take anyone (a log on loopback for tests).
+    pub credentials: Option<Credentials>,
+    /// A CA certificate (PEM): the servers are reached over TLS only, and must show a
+    /// certificate it signed.
+    pub ca: Option<std::path::PathBuf>,
+}
 
 /// A connection to the log (cheap to clone).
 #[derive(Clone)]
@@ -173,14 +192,46 @@ impl Log {
     /// `nats://127.0.0.1:4222,nats://127.0.0.1:4223`); streams made through this
     /// connection get `replicas` copies (1, or 3 on a 3-server cluster).
     pub fn connect(urls: &str, replicas: usize) -> Result<Log> {
+        Log::connect_as(urls, replicas, &Access::default())
+    }
+
+    /// [`Log::connect`] with `access`'s credentials and certificates. Servers that do
+    /// not answer are tried again for [`RETRY_FOR`]; credentials refused, or a TLS
+    /// handshake that fails, end it at once.
+    pub fn connect_as(urls: &str, replicas: usize, access: &Access) -> Result<Log> {
         let addrs = urls
             .split(',')
             .map(|u| u.trim().parse::<ServerAddr>().map_err(|source| LogError::Address { url: u.to_string(), source }))
             .collect::<Result<Vec<_>>>()?;
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(LogError::Runtime)?;
-        let client = rt
-            .block_on(async_nats::ConnectOptions::new().retry_on_initial_connect().connect(addrs))
-            .map_err(|e| nats(format!("cannot connect to {urls}"))(e.into()))?;
+        let options = || {
+            let mut o = async_nats::ConnectOptions::new();
+            if let Some(c) = &access.credentials {
+                o = o.user_and_password(c.user.clone(), c.password.clone());
+            }
+            if let Some(ca) = &access.ca {
+                o = o.add_root_certificates(ca.clone()).require_tls(true);
+            }
+            o
+        };
+        let started = Instant::now();
+        let client = loop {
+            use async_nats::ConnectErrorKind as Kind;
+            match rt.block_on(options().connect(addrs.clone())) {
+                Ok(client) => break client,
+                Err(e) if matches!(e.kind(), Kind::AuthorizationViolation | Kind::Authentication) => {
+                    let user = access.credentials.as_ref().map(|c| c.user.clone());
+                    return Err(LogError::Refused { urls: urls.to_string(), user });
+                }
+                Err(e) if e.kind() == Kind::Tls || started.elapsed() >= RETRY_FOR => {
+                    return Err(nats(format!("cannot connect to {urls}"))(e.into()));
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "the log does not answer yet");
+                    std::thread::sleep(BACKOFF);
+                }
+            }
+        };
         let (js, reads) = {
             let _in_runtime = rt.enter(); // a context spawns its acknowledgement task
             let reads = jetstream::ContextBuilder::new().timeout(reader::READ_WAIT).build(client.clone());
@@ -207,6 +258,25 @@ impl Log {
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.inner.rt.block_on(f)
+    }
+
+    /// Whether stream `name` exists (a user that may not make streams asks this rather
+    /// than [`Log::create_stream`]).
+    pub fn has_stream(&self, name: &str) -> Result<bool> {
+        use jetstream::context::GetStreamErrorKind;
+        let js = &self.inner.js;
+        let found = self.block_on(retry(|| async move {
+            match js.get_stream(name).await {
+                Ok(_) => Ok(true),
+                Err(e) => match e.kind() {
+                    GetStreamErrorKind::JetStream(j) if j.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND => {
+                        Ok(false)
+                    }
+                    _ => Err(async_nats::Error::from(e)),
+                },
+            }
+        }));
+        found.map_err(nats(format!("cannot look for stream {name}")))
     }
 
     /// Makes stream `name` holding `subject` (file storage, the connection's replicas),
