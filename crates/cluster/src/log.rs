@@ -61,6 +61,11 @@ pub enum LogError {
         user.as_ref().map_or("a client without credentials".to_string(), |u| format!("the credentials of user {u:?}"))
     )]
     Refused { urls: String, user: Option<String> },
+    #[error(
+        "log: {what}: the servers refused it ({violation}): this process's NATS user may not do that \
+         (docs/SCALE-OUT.md, \"Who may write what\"); is it running with another process's credentials?"
+    )]
+    Denied { what: String, violation: String },
     #[error("log: stream {stream} already holds a different record #{seq}: another writer, or a determinism bug")]
     Conflict { stream: String, seq: u64 },
     #[error("log: stream {stream} cannot take record #{seq}: its last record is #{last}")]
@@ -83,8 +88,27 @@ type Result<T> = std::result::Result<T, LogError>;
 
 fn nats(what: impl Into<String>) -> impl FnOnce(async_nats::Error) -> LogError {
     let what = what.into();
-    move |source| LogError::Nats { what, source }
+    move |source| match source.downcast::<Denied>() {
+        Ok(denied) => LogError::Denied { what, violation: denied.0 },
+        Err(source) => LogError::Nats { what, source },
+    }
 }
+
+/// A server's refusal of what this process's user may not do, as the client's events
+/// tell it (a request so refused is never answered: it would time out and be retried).
+#[derive(Debug)]
+struct Denied(String);
+
+impl std::fmt::Display for Denied {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Denied {}
+
+/// The last refusal the servers sent this connection, until an operation takes it.
+type Refusals = Arc<Mutex<Option<String>>>;
 
 /// What a message takes besides its records: the batch's head and each record's length
 /// (`batch::Batch::encode`), and the headers of an append (its expected last sequence).
@@ -122,6 +146,8 @@ struct Inner {
     /// [`Log::largest_record`], once a server has said it (read for every record
     /// appended: the client's copy of the server's description is not cheap to read).
     largest: std::sync::OnceLock<usize>,
+    /// What the servers refused this process's user ([`retry`] ends on it).
+    refusals: Refusals,
 }
 
 /// The log's own thread: every [`LATENCY`], a writer's batch open that long is sent
@@ -164,17 +190,23 @@ impl std::fmt::Debug for Log {
 
 /// Retries `op` while it fails, until [`RETRY_FOR`], saying why every ten seconds (a
 /// cluster still electing its leaders, or an error that will not pass, such as more
-/// replicas than servers).
-async fn retry<T, E, F, Fut>(mut op: F) -> std::result::Result<T, E>
+/// replicas than servers); at once with [`Denied`] when the servers refused the
+/// process's user something meanwhile.
+async fn retry<T, F, Fut>(refusals: &Refusals, mut op: F) -> std::result::Result<T, async_nats::Error>
 where
-    E: std::fmt::Display,
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = std::result::Result<T, E>>,
+    Fut: std::future::Future<Output = std::result::Result<T, async_nats::Error>>,
 {
     let start = Instant::now();
     let mut told = None::<Instant>;
     loop {
-        match op().await {
+        let result = op().await;
+        if result.is_err() {
+            if let Some(violation) = refusals.lock().expect("refusals").take() {
+                return Err(Box::new(Denied(violation)));
+            }
+        }
+        match result {
             Err(e) if start.elapsed() < RETRY_FOR => {
                 if told.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
                     tracing::warn!(error = %e, "the log does not answer yet; retrying for up to {} s", RETRY_FOR.as_secs());
@@ -204,8 +236,17 @@ impl Log {
             .map(|u| u.trim().parse::<ServerAddr>().map_err(|source| LogError::Address { url: u.to_string(), source }))
             .collect::<Result<Vec<_>>>()?;
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(LogError::Runtime)?;
+        let refusals = Refusals::default();
         let options = || {
-            let mut o = async_nats::ConnectOptions::new();
+            let told = refusals.clone();
+            let mut o = async_nats::ConnectOptions::new().event_callback(move |event| {
+                if let async_nats::Event::ServerError(async_nats::ServerError::Other(e)) = &event {
+                    if e.to_ascii_lowercase().contains("permissions violation") {
+                        *told.lock().expect("refusals") = Some(e.clone());
+                    }
+                }
+                async {}
+            });
             if let Some(c) = &access.credentials {
                 o = o.user_and_password(c.user.clone(), c.password.clone());
             }
@@ -246,6 +287,7 @@ impl Log {
                 places: Mutex::default(),
                 writers: Mutex::default(),
                 largest: std::sync::OnceLock::new(),
+                refusals,
             }),
         };
         let inner = Arc::downgrade(&log.inner);
@@ -265,7 +307,7 @@ impl Log {
     pub fn has_stream(&self, name: &str) -> Result<bool> {
         use jetstream::context::GetStreamErrorKind;
         let js = &self.inner.js;
-        let found = self.block_on(retry(|| async move {
+        let found = self.block_on(retry(&self.inner.refusals, || async move {
             match js.get_stream(name).await {
                 Ok(_) => Ok(true),
                 Err(e) => match e.kind() {
@@ -305,16 +347,18 @@ impl Log {
     fn make_stream(&self, config: stream::Config) -> Result<()> {
         let config = stream::Config { storage: stream::StorageType::File, num_replicas: self.inner.replicas, ..config };
         let (js, name) = (&self.inner.js, config.name.clone());
-        self.block_on(retry(|| js.get_or_create_stream(config.clone())))
-            .map(drop)
-            .map_err(|e| nats(format!("cannot create stream {name}"))(e.into()))
+        self.block_on(retry(&self.inner.refusals, || async {
+            js.get_or_create_stream(config.clone()).await.map_err(async_nats::Error::from)
+        }))
+        .map(drop)
+        .map_err(nats(format!("cannot create stream {name}")))
     }
 
     /// Makes `payload` the latest message of `subject` (a stream made by
     /// [`Log::create_latest_stream`]), acknowledged.
     pub fn put_latest(&self, subject: &str, payload: &[u8]) -> Result<()> {
         let js = &self.inner.js;
-        let sent = self.block_on(retry(|| async move {
+        let sent = self.block_on(retry(&self.inner.refusals, || async move {
             js.publish(subject.to_string(), payload.to_vec().into()).await?.await.map_err(async_nats::Error::from)
         }));
         sent.map(drop).map_err(nats(format!("cannot put {subject}")))
@@ -323,7 +367,7 @@ impl Log {
     /// The latest message of `subject` in `stream`, None without one.
     pub fn latest(&self, stream: &str, subject: &str) -> Result<Option<Vec<u8>>> {
         let js = &self.inner.js;
-        let got = self.block_on(retry(|| async move {
+        let got = self.block_on(retry(&self.inner.refusals, || async move {
             let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
             payload_if_found(s.get_last_raw_message_by_subject(subject).await)
         }));
@@ -348,16 +392,17 @@ impl Log {
             return Ok(0);
         }
         let first = self.first_seq(stream)?;
-        let js = &self.inner.js;
+        let (js, refusals) = (&self.inner.js, &self.inner.refusals);
         let version = js.client().server_info().version;
         let purged = self.block_on(async move {
-            let s = retry(|| async { js.get_stream(stream).await.map_err(async_nats::Error::from) }).await?;
+            let s = retry(refusals, || async { js.get_stream(stream).await.map_err(async_nats::Error::from) }).await?;
             let info = s.cached_info();
             if info.config.num_replicas > 1 && replays_purges_wrongly(&version) {
-                return delete_each(js, stream, info.state.first_sequence.max(1), message).await;
+                return delete_each(js, refusals, stream, info.state.first_sequence.max(1), message).await;
             }
-            retry(|| async { s.purge().sequence(message).await.map(|p| p.purged).map_err(async_nats::Error::from) })
-                .await
+            let purge =
+                || async { s.purge().sequence(message).await.map(|p| p.purged).map_err(async_nats::Error::from) };
+            retry(refusals, purge).await
         });
         purged.map_err(nats(format!("cannot trim stream {stream} before record #{seq}")))?;
         Ok(self.first_seq(stream)?.saturating_sub(first))
@@ -408,7 +453,7 @@ impl Log {
 
     fn state(&self, stream: &str) -> Result<stream::State> {
         let js = &self.inner.js;
-        let info = self.block_on(retry(|| async move {
+        let info = self.block_on(retry(&self.inner.refusals, || async move {
             let s = js.get_stream(stream).await.map_err(async_nats::Error::from)?;
             s.get_info().await.map_err(async_nats::Error::from)
         }));
@@ -419,7 +464,7 @@ impl Log {
     /// no longer: trimmed).
     fn raw(&self, stream: &str, m: u64) -> Result<Option<Vec<u8>>> {
         let js = &self.inner.js;
-        let got = self.block_on(retry(|| async move {
+        let got = self.block_on(retry(&self.inner.refusals, || async move {
             let s = js.get_stream_no_info(stream).await.map_err(async_nats::Error::from)?;
             payload_if_found(s.get_raw_message(m).await)
         }));
@@ -647,6 +692,7 @@ fn gone(error: &jetstream::Error) -> bool {
 /// deleted.
 async fn delete_each(
     js: &jetstream::Context,
+    refusals: &Refusals,
     stream: &str,
     from: u64,
     to: u64,
@@ -664,7 +710,7 @@ async fn delete_each(
     let subject = format!("STREAM.MSG.DELETE.{stream}");
     let one = |seq: u64| {
         let subject = subject.clone();
-        retry(move || {
+        retry(refusals, move || {
             let subject = subject.clone();
             async move {
                 match js.request(subject, &Delete { seq, no_erase: true }).await? {

@@ -2,7 +2,7 @@
 //! block `cluster credentials` writes: a client without credentials, or with a wrong
 //! password, is refused at connect; each process's user may publish its own subjects
 //! and is refused another process's and every stream deletion; the processes connect
-//! and work with their own.
+//! and work with their own, and what their user may not do is said as refused.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -130,7 +130,7 @@ fn each_process_publishes_only_its_own_records_and_none_deletes_a_stream() {
 }
 
 #[test]
-fn processes_connect_as_their_users_and_a_refusal_is_said_at_once() {
+fn processes_connect_as_their_users_and_refusals_are_said_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     auth::write(tmp.path(), 1, 1).unwrap();
     let (_server, port) = server(tmp.path());
@@ -161,4 +161,13 @@ fn processes_connect_as_their_users_and_a_refusal_is_said_at_once() {
     let Err(e) = Log::connect_as(&url, 1, &wrong) else { panic!("connected with a wrong password") };
     assert!(e.to_string().contains("user \"w0\""), "{e}");
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+
+    // A worker may not make a stream: refused, said as such at the request's first
+    // timeout, long before the two minutes a log that does not answer is waited for.
+    let started = Instant::now();
+    let e = w0.create_stream("TXO_X", "txo.x").unwrap_err();
+    assert!(matches!(e, LogError::Denied { .. }), "{e}");
+    let said = e.to_string().to_lowercase();
+    assert!(said.contains("permissions violation") && said.contains("txo_x"), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 }

@@ -66,7 +66,7 @@ impl Reader {
     /// for a test, before it, so that the consumer hands out again what was read.
     fn open_at(&mut self, start: u64) -> Result<()> {
         let (js, stream) = (&self.log.inner.reads, self.stream.as_str());
-        let messages = self.log.block_on(retry(|| async {
+        let messages = self.log.block_on(retry(&self.log.inner.refusals, || async {
             let s = js.get_stream_no_info(stream).await.map_err(async_nats::Error::from)?;
             let c = s
                 .create_consumer(consumer::pull::OrderedConfig {
