@@ -7,7 +7,7 @@ use textorigin_cluster as cluster;
 use textorigin_cluster::log::Log;
 use textorigin_cluster::{Submitted, Trimmed};
 
-use crate::args::{overrides, size, ConfigArgs, DataArg, DEFAULT_MAX_DOC_BYTES};
+use crate::args::{overrides, ConfigArgs, DataArg, LimitArgs};
 use crate::cmd::Format;
 
 /// A sharded deployment on a NATS JetStream log (docs/SCALE-OUT.md): S shard workers
@@ -113,15 +113,15 @@ struct InitArgs {
 }
 
 /// Admit documents into the deployment's log, in the order given, after those already
-/// there. Reads every format `ingest` reads; documents `ingest` would refuse (no words,
-/// over the size cap) are reported and left out, so the ids are `ingest`'s.
+/// there. Reads every format `ingest` reads, with `ingest`'s limits; documents `ingest`
+/// would refuse (no words, over the size cap, past a compressed file's limits) are
+/// reported and left out, so the ids are `ingest`'s.
 #[derive(clap::Args)]
 struct SubmitArgs {
     #[command(flatten)]
     nats: Nats,
-    /// Skip documents larger than this (bytes, or with a unit such as MiB).
-    #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
-    max_doc_bytes: String,
+    #[command(flatten)]
+    limits: LimitArgs,
     #[command(flatten)]
     format: Format,
     /// Files and directories, in order.
@@ -245,7 +245,7 @@ fn submit(a: SubmitArgs) -> Result<ExitCode> {
     let log = a.nats.connect(1)?;
     let meta = cluster::read_meta(&log)?;
     let (mut admitted, mut failed) = (0u64, 0u64);
-    let last = cluster::submit(&log, &meta, &a.paths, size(&a.max_doc_bytes)?, |e| match e {
+    let last = cluster::submit(&log, &meta, &a.paths, a.limits.limits()?, |e| match e {
         Submitted::Doc(_) => admitted += 1,
         Submitted::Failed(e) => {
             failed += 1;

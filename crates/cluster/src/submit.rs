@@ -41,12 +41,13 @@ pub enum Submitted {
 /// left out, so that document ids are the ones `ingest` gives. Where documents are
 /// prepared at submission ([`Meta::prepared`]) each document's selected shingles go to
 /// their shards' streams after it, and a submission that was cut off between the two
-/// is completed first (every append is exactly once).
+/// is completed first (every append is exactly once). `limits` are `ingest`'s (the
+/// deployment's configuration says how HTML is read).
 pub fn submit(
     log: &Log,
     meta: &Meta,
     paths: &[PathBuf],
-    max_doc_bytes: u64,
+    limits: Limits,
     mut event: impl FnMut(Submitted),
 ) -> Result<u64> {
     let mut engine = Engine::new(meta.config.clone());
@@ -65,7 +66,7 @@ pub fn submit(
     let mut held: Vec<(u64, Vec<Vec<u8>>)> = Vec::new();
     let mut oldest = Instant::now();
     // HTML read as the deployment's configuration says, as `ingest` reads it.
-    let limits = Limits { html: meta.config.html, ..Limits::from(max_doc_bytes) };
+    let limits = Limits { html: meta.config.html, ..limits };
     for input in inputs(paths, limits) {
         let doc = match input {
             Input::File(f) => {
