@@ -116,7 +116,7 @@ pub fn roles(shards: u32, partitions: u32) -> Vec<Role> {
         ));
     }
     for p in 0..partitions {
-        let name = if partitions == 1 { "agg".to_string() } else { format!("agg{p}") };
+        let name = wire::partition_name_of(partitions, p);
         out.push(own(
             name.clone(),
             vec![sub(&wire::feedback_stream(p)), sub(&wire::results_stream(p)), wire::position_subject(&name)],
@@ -194,20 +194,13 @@ fn private_file(path: &Path, text: &str) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        options.mode(0o600);
-        let mut f = options.open(path)?;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    }
-    #[cfg(not(unix))]
-    {
-        let mut f = options.open(path)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    }
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options.open(path)?;
+    // An existing file keeps its mode through `mode`: narrowed too.
+    #[cfg(unix)]
+    f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()
 }
 
 #[cfg(test)]

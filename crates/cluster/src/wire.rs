@@ -84,7 +84,12 @@ pub fn results_stream(p: u32) -> String {
 
 /// The name of partition `p`'s process: `agg` when it is the only one, else `agg<p>`.
 pub fn partition_name(meta: &Meta, p: u32) -> String {
-    if meta.partitions == 1 {
+    partition_name_of(meta.partitions, p)
+}
+
+/// [`partition_name`] in a deployment of `partitions` partitions.
+pub fn partition_name_of(partitions: u32, p: u32) -> String {
+    if partitions == 1 {
         "agg".to_string()
     } else {
         format!("agg{p}")
