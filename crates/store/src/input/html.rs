@@ -25,14 +25,19 @@
 //! 3. among what is left, the article body as Readability scores it (`html/score.rs`):
 //!    without the elements whose class or id names what no article holds (comments,
 //!    related posts, menus; back when that leaves too little), the element whose lines
-//!    score best, up to an ancestor that scores more than the element below it, with
-//!    its siblings that join it and the parts of a body cut up by advertisements, less
-//!    the elements inside whose class or id calls them comments, related links, share
-//!    buttons or captions (never a link: it is a word of its line);
+//!    score best (a section's or table cell's whole text scoring as one more line),
+//!    up to an ancestor that scores more than the element below it, or the parent it
+//!    is the only child holding text of, with its siblings that join it (those of its
+//!    class more easily) and the parts of a body cut up by advertisements, less the
+//!    elements inside whose class or id calls them comments, related links, share
+//!    buttons or captions (never a link: it is a word of its line), and the boxes of
+//!    few commas that are more than a fifth links (Readability's conditional
+//!    cleaning; lists and tables of data stay);
 //! 4. a block whose text is more than [`MAX_LINK_DENSITY`] link text (jusText's link
 //!    density; [`MAX_LINK_DENSITY_IN_MAIN`] inside a marked main content, where a table
-//!    of contents whose entries say what each page is stays) or holds a copyright sign
-//!    (jusText's rule too) is dropped;
+//!    of contents whose entries say what each page is stays; [`MAX_LINK_DENSITY_IN_LIST`]
+//!    for a list's line; the links of a table of data count as text) or holds a
+//!    copyright sign (jusText's rule too) is dropped;
 //! 5. if that leaves no text, step 4 is undone; if still none, step 3; if still none,
 //!    the page's whole text is kept (a page that is all navigation is still a
 //!    document).
@@ -146,6 +151,11 @@ pub const DATE_META: &[&str] = &[
 pub const MAX_LINK_DENSITY: f64 = 0.2;
 /// The same inside a main content the page marks: only a line mostly of links goes.
 pub const MAX_LINK_DENSITY_IN_MAIN: f64 = 0.5;
+/// The same for a line of a list (`li`): only one nearly all links goes, a menu's
+/// entry; one that says something beside its link (a changelog's "bigiri has a patch
+/// to move ..." around a bug's link) stays. Measured in `docs/EVALUATION.md` against
+/// 0.2 to 1.0.
+pub const MAX_LINK_DENSITY_IN_LIST: f64 = 0.9;
 
 /// A page's text and where each of its bytes came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -585,6 +595,9 @@ impl Tag {
             self.role = Some(lower);
         } else if key.eq_ignore_ascii_case(b"class") || key.eq_ignore_ascii_case(b"id") {
             self.class.add(&lower);
+            if key.eq_ignore_ascii_case(b"class") {
+                self.class.name(&value);
+            }
         } else if key.eq_ignore_ascii_case(b"hidden") {
             self.template = true;
         } else if key.eq_ignore_ascii_case(b"aria-hidden") {

@@ -33,23 +33,29 @@ pub(super) fn keep(html: &str, runs: &[Run], nodes: &[score::Node]) -> Vec<bool>
     }
     // Steps 4 and 5: link lists and copyright lines go, block by block (in a marked
     // main content only lines mostly of links: a table of contents whose entries say
-    // what each page is stays).
+    // what each page is stays; in a list only lines nearly all links; a table of
+    // data's links are its text).
     let max_links = if has_main { super::MAX_LINK_DENSITY_IN_MAIN } else { super::MAX_LINK_DENSITY };
+    let data = score::in_data_table(nodes);
+    let listed = score::in_list(nodes);
     let mut keep = candidate.clone();
     let mut block = 0;
     while block < runs.len() {
         let end = runs[block..].iter().position(|r| matches!(r, Run::Break(_))).map_or(runs.len(), |p| p + block);
         let (mut chars, mut link) = (0usize, 0usize);
         let mut copyright = false;
+        let mut in_list = false;
         for (r, _) in runs[block..end].iter().zip(&candidate[block..end]).filter(|(_, &k)| k) {
-            if let Run::Text { html: h, at, .. } = r {
+            if let Run::Text { html: h, at, node } = r {
                 let text = &html[h.clone()];
                 let n = text.chars().filter(|c| !c.is_whitespace()).count();
                 chars += n;
-                link += if at.link { n } else { 0 };
+                link += if at.link && !(*node != score::NONE && data[*node as usize]) { n } else { 0 };
+                in_list |= *node != score::NONE && listed[*node as usize];
                 copyright |= text.contains('©') || text.contains("&copy");
             }
         }
+        let max_links = if in_list { super::MAX_LINK_DENSITY_IN_LIST } else { max_links };
         if chars > 0 && (link as f64 > max_links * chars as f64 || copyright) {
             keep[block..end].iter_mut().for_each(|k| *k = false);
         }

@@ -8,8 +8,13 @@
 //! unlikely candidates) are left out first, and taken back when that leaves too
 //! little ([`too_little`]). The element with the best score times its share of text
 //! outside links is the body, or an ancestor that scores more than the element below
-//! it; its siblings join it when they score a fifth of it, or are paragraphs of text
-//! rather than links; inside it, elements whose class says no content go.
+//! it, or the parent it is the only child holding text of; a `section` or `td` holding
+//! paragraphs scores its whole text as one more (Readability scores those tags so).
+//! Its siblings join it when they score a fifth of it (a sibling of its class gets a
+//! fifth of it more), or are paragraphs of text rather than links; inside it, elements
+//! whose class says no content go, and so do boxes (a `div`, `form`, table) of fewer
+//! than ten commas whose text is more than a fifth links, or short and linked, unless
+//! they are lists or tables of data (Readability's `_cleanConditionally`).
 //!
 //! The choice is of elements, and the runs of text inside them are kept as they are:
 //! the byte map from the kept text to the page stays exact.
@@ -41,6 +46,18 @@ pub(super) struct Node {
     block: u32,
     /// `html` or `body`: never the body's element.
     frame: bool,
+    /// A `section` or `td`: Readability scores its whole text as one paragraph's.
+    whole: bool,
+    /// A `div`, list, table, form or fieldset: Readability's conditional cleaning
+    /// looks at it.
+    suspect: bool,
+    /// A `ul` or `ol`.
+    list: bool,
+    /// Its class attribute ([`Class::name`]).
+    name: u64,
+    /// A `table`, and a part only a table of data has (`th`, `thead`, `caption`, ...).
+    table: bool,
+    head: bool,
 }
 
 /// Notes a start tag's element (its parent the innermost open element) and returns its
@@ -73,8 +90,45 @@ pub(super) fn open(nodes: &mut Vec<Node>, stack: &Stack, tag: &Tag) -> u32 {
         paragraph: name == "p" || name == "div",
         block,
         frame,
+        whole: name == "section" || name == "td",
+        suspect: matches!(name, "div" | "ul" | "ol" | "table" | "form" | "fieldset"),
+        list: name == "ul" || name == "ol",
+        name: tag.class.name,
+        table: name == "table",
+        head: matches!(name, "th" | "thead" | "tfoot" | "caption" | "col" | "colgroup"),
     });
     id
+}
+
+/// Whether each element is inside a list.
+pub(super) fn in_list(nodes: &[Node]) -> Vec<bool> {
+    within(nodes, |id| nodes[id].list)
+}
+
+/// Whether each element is inside a table of data: one with headings, a caption or
+/// columns declared and no table inside (Readability's test of a data table, whose rows
+/// stay whatever their links: a filmography's titles).
+pub(super) fn in_data_table(nodes: &[Node]) -> Vec<bool> {
+    let (mut head, mut table) = (vec![false; nodes.len()], vec![false; nodes.len()]);
+    for id in (0..nodes.len()).rev() {
+        let p = nodes[id].parent;
+        if p != NONE {
+            head[p as usize] |= head[id] || nodes[id].head;
+            table[p as usize] |= table[id] || nodes[id].table;
+        }
+    }
+    within(nodes, |id| nodes[id].table && head[id] && !table[id])
+}
+
+/// Whether each element is one that `is`, or inside one (a parent's number is smaller,
+/// so one pass in order).
+fn within(nodes: &[Node], is: impl Fn(usize) -> bool) -> Vec<bool> {
+    let mut inside = vec![false; nodes.len()];
+    for id in 0..nodes.len() {
+        let p = nodes[id].parent;
+        inside[id] = (p != NONE && inside[p as usize]) || is(id);
+    }
+    inside
 }
 
 /// What an element's class and id say, by Readability's lists of words (matched as
@@ -94,6 +148,9 @@ pub(super) struct Class {
     /// `main`, `text` (`l-sidebar-fixed l-article-body-segment` and `text-wrapper`
     /// beside a share script's id hold news articles).
     holds_article: bool,
+    /// Its class attribute as written, hashed (0 without one): the parts of a body
+    /// share it.
+    name: u64,
 }
 
 impl Class {
@@ -104,15 +161,33 @@ impl Class {
         self.unlikely |= words().any(|w| w == "ad" || UNLIKELY.iter().any(|u| w.starts_with(u)))
             || ["cover-wrap", "yom-remote"].iter().any(|u| value.contains(u));
         self.maybe |= MAYBE.iter().any(|m| value.contains(m));
-        self.named_template |= words().any(|w| super::TEMPLATE_CLASSES.contains(&w));
+        self.named_template |= !anchor(value) && words().any(|w| super::TEMPLATE_CLASSES.contains(&w));
         self.holds_article |=
             words().any(|w| ["article", "body", "content", "main", "text"].iter().any(|a| w.starts_with(a)));
+    }
+
+    /// Takes in the class attribute as written.
+    pub fn name(&mut self, value: &str) {
+        use std::hash::{Hash, Hasher};
+        let value = value.trim();
+        if !value.is_empty() {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            value.hash(&mut h);
+            self.name = h.finish() | 1;
+        }
     }
 
     /// Its class or id call it a template part, and none says it holds the article.
     pub fn template(&self) -> bool {
         self.named_template && !self.holds_article
     }
+}
+
+/// A class or id of four words or more (`sharing-with-a-single-developer`): the anchor a
+/// documentation generator made of a section's heading, whose words name no part of a
+/// template.
+fn anchor(value: &str) -> bool {
+    value.split(['-', '_']).filter(|w| !w.is_empty()).count() >= 4 && !value.contains(char::is_whitespace)
 }
 
 /// Readability's unlikely candidates, as the start of a word of the class or id (split
@@ -207,6 +282,8 @@ struct Chars {
     all: usize,
     link: usize,
     commas: usize,
+    /// Those inside lists.
+    listed: usize,
 }
 
 impl Chars {
@@ -297,7 +374,7 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
                 if n > 0 {
                     ends[*node as usize] = text.trim_end().ends_with(['.', '。', '!', '?', '؟']);
                 }
-                if line.0 == NONE {
+                if line.0 == NONE && n > 0 {
                     line.0 = nodes[*node as usize].block;
                     holds[line.0 as usize] = true;
                 }
@@ -315,15 +392,12 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
             p.all += c.all;
             p.link += c.link;
             p.commas += c.commas;
+            p.listed += if nodes[id].list { c.all } else { c.listed };
         }
     }
     let mut any = false;
-    for (block, text) in lines {
-        let len = text.trim().chars().count();
-        if block == NONE || len < 25 {
-            continue;
-        }
-        let worth = 1.0 + commas(&text) as f64 + (len / 100).min(3) as f64;
+    let mut add = |block: u32, len: usize, commas: usize| {
+        let worth = 1.0 + commas as f64 + (len / 100).min(3) as f64;
         let mut at = nodes[block as usize].parent;
         for level in 0..5 {
             if at == NONE {
@@ -338,6 +412,18 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
             any = true;
             at = nodes[at as usize].parent;
         }
+    };
+    for (block, text) in lines {
+        let len = text.trim().chars().count();
+        if block != NONE && len >= 25 {
+            add(block, len, commas(&text));
+        }
+    }
+    // A section or table cell holding paragraphs is one more paragraph of all their
+    // text, as Readability scores it: an essay whose sections each sit in wrappers of
+    // their own gives its commas to the element holding them all.
+    for id in (0..nodes.len()).filter(|&id| nodes[id].whole && !holds[id] && chars[id].all >= 25) {
+        add(id as u32, chars[id].all, chars[id].commas);
     }
     if !any {
         return None;
@@ -392,6 +478,20 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
         last = s;
         at = nodes[at as usize].parent;
     }
+    // The only element holding text in its parent stands for the parent, whose
+    // siblings may hold the rest (Readability's rule).
+    let mut holding = vec![0u32; nodes.len()];
+    for id in (0..nodes.len()).filter(|&id| chars[id].all > 0) {
+        if nodes[id].parent != NONE {
+            holding[nodes[id].parent as usize] += 1;
+        }
+    }
+    while nodes[top].parent != NONE
+        && !nodes[nodes[top].parent as usize].frame
+        && holding[nodes[top].parent as usize] == 1
+    {
+        top = nodes[top].parent as usize;
+    }
     // Its siblings that join it.
     let mut chosen = vec![false; nodes.len()];
     chosen[top] = true;
@@ -401,7 +501,9 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
         for id in (0..nodes.len()).filter(|&i| i != top && nodes[i].parent == parent) {
             let c = chars[id];
             let paragraph = nodes[id].paragraph && holds[id];
-            let joins = final_score(id).is_some_and(|s| s >= join)
+            // A sibling of the body's class is another part of it (Readability's bonus).
+            let bonus = if nodes[id].name != 0 && nodes[id].name == nodes[top].name { best * 0.2 } else { 0.0 };
+            let joins = final_score(id).is_some_and(|s| s + bonus >= join)
                 || (paragraph && c.all > 80 && c.link_density() < 0.25)
                 || (paragraph && c.all > 0 && c.link == 0 && ends[id]);
             chosen[id] = joins;
@@ -412,6 +514,7 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
     // links, share buttons, captions) goes, as Readability cleans its choice, unless it
     // holds the text of an argument: ten commas and a score that outweighs its class
     // twice over. Never a link: `<a class="meta-loc">Sudan</a>` is a word of its line.
+    let data = in_data_table(nodes);
     let mut inside = vec![false; nodes.len()];
     for id in 0..nodes.len() {
         let p = nodes[id].parent;
@@ -420,7 +523,15 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
         let furniture = !nodes[id].link
             && class < 0
             && (chars[id].commas < 10 || f64::from(class) + score[id].unwrap_or(0.0) < 0.0);
-        inside[id] = (chosen[id] || within) && !(within && furniture);
+        let c = chars[id];
+        let list = nodes[id].list || c.listed as f64 > 0.9 * c.all as f64;
+        let linky = nodes[id].suspect
+            && !list
+            && !data[id]
+            && c.commas < 10
+            && c.link > 0
+            && ((class < 25 && c.link_density() > 0.2) || c.all < 25);
+        inside[id] = (chosen[id] || within) && !(within && (furniture || linky));
     }
     Some(
         runs.iter()

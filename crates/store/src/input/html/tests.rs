@@ -411,3 +411,101 @@ fn a_layout_class_naming_a_sidebar_hides_no_article() {
     );
     assert!(!html_to_text(&page, HtmlMode::Main).contains("Share on"));
 }
+
+/// Regression (Medium, Mozilla's `lazy-image-1`): the body's parts are siblings of one
+/// class (`<div class="n p">`), the last a short one that scores less than a fifth of
+/// the best. Readability adds a fifth of the best to a sibling of the body's class.
+#[test]
+fn a_sibling_of_the_bodys_class_is_part_of_it() {
+    let page = format!(
+        "<html><body><section><div class=\"n p\">{}</div><div class=\"n p\"><p>The short last part of the story ends it here.</p></div>\
+         <div class=\"other\"><p>Some other box that stands beside the story.</p></div></section></body></html>",
+        story(8, "Story")
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Story paragraph 0") && text.contains("The short last part"), "{text}");
+    assert!(!text.contains("Some other box"), "{text}");
+}
+
+/// Regression (Mozilla's `ebb-org` and `nytimes-2`): the body is the only element holding
+/// text in its wrapper, and the wrapper's sibling holds the closing paragraph. As
+/// Readability does, the only child stands for its parent, whose siblings join.
+#[test]
+fn the_only_child_of_a_wrapper_stands_for_it() {
+    let page = format!(
+        "<html><body><div id=\"wrap\"><div class=\"lead-wrapper\"><div class=\"lead\">{}</div></div>\
+         <p>The closing paragraph is plain text of the story, without links, of well over eighty characters.</p></div>\
+         <div class=\"elsewhere\"><p>A line of the page beyond the story, plain text of over eighty characters too.</p></div></body></html>",
+        story(8, "Story")
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Story paragraph 7") && text.contains("The closing paragraph"), "{text}");
+    assert!(!text.contains("beyond the story"), "{text}");
+}
+
+/// Regression (Quanta, Mozilla's `quanta-1`): an essay's parts sit in wrappers of one
+/// class, the first part's paragraphs eight elements below its wrapper, so that none of
+/// them scored it and the first part was lost. Readability scores a section's whole
+/// text as one more paragraph (white space between its tags is no text of it), the
+/// best part stands for the wrapper it is the only child of, and the wrappers are
+/// siblings of one class.
+#[test]
+fn an_essay_whose_parts_sit_deep_in_wrappers_is_kept_whole() {
+    let section = |what: &str, n: usize| {
+        format!(
+            "\n  <section class=\"outer\">\n    <div class=\"flex\">\n      <div class=\"col\">{}</div>\n    </div>\n  </section>\n",
+            story(n, what)
+        )
+    };
+    let page = format!(
+        "<html><body><div id=\"post-body\">\n<div class=\"part\"><div class=\"w1\"><div class=\"w2\"><div class=\"w3\">{}</div></div></div></div>\n\
+         <div class=\"figure\"><img src=\"x.jpg\"></div>\n<div class=\"part\">{}</div>\n</div>\
+         <div class=\"elsewhere\"><p>Not of the essay: the site's closing words go here.</p></div></body></html>",
+        section("Opening", 4),
+        section("Rest", 10),
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Opening paragraph 0") && text.contains("Rest paragraph 9"), "{text}");
+    assert!(!text.contains("site's closing words"), "{text}");
+}
+
+/// Regression (CNN, Mozilla's `cnn`): a partner box inside the body ("Mortgage &
+/// Savings", a few words around its links) was kept. Readability's conditional
+/// cleaning drops a box of few commas whose text is more than a fifth links, its
+/// unlinked lines with it; a list (an entry per bug, each a link) and a table of
+/// data (a filmography, its titles links) stay whatever their links.
+#[test]
+fn a_box_of_links_in_the_body_goes_with_its_words_lists_and_data_tables_stay() {
+    let page = format!(
+        "<html><body><div class=\"story\">{}\
+         <div class=\"partner\"><p>Mortgage and savings offers from our partners</p><p><a href=\"/a\">The best rates of the week are here</a></p></div>\
+         <ul><li>Someone fixed <a href=\"/b\">a performance issue with the screenshots</a></li><li>Someone else has <a href=\"/c\">a patch to move the map off the old files</a></li></ul>\
+         <table><tr><th>Year</th><th>Title</th></tr><tr><td>1993</td><td><a href=\"/d\">Groundhog Day</a></td></tr>\
+         <tr><td>2014</td><td><a href=\"/e\">Edge of Tomorrow</a></td></tr></table>{}</div></body></html>",
+        story(5, "Story"),
+        story(3, "More")
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Story paragraph 0") && text.contains("More paragraph 2"), "{text}");
+    assert!(!text.contains("Mortgage") && !text.contains("best rates"), "{text}");
+    assert!(text.contains("a performance issue") && text.contains("a patch to move"), "{text}");
+    assert!(text.contains("Groundhog Day") && text.contains("Edge of Tomorrow"), "{text}");
+}
+
+/// Regression (Mercurial's Sphinx docs, Mozilla's `mercurial`): a section's id is its
+/// heading's anchor (`sharing-with-a-single-developer`), and "sharing" named it a share
+/// bar: half the page was lost. An id or class of four words or more names no template
+/// part; `share-buttons` still does.
+#[test]
+fn a_section_anchor_made_of_its_heading_names_no_template() {
+    let page = format!(
+        "<html><body><div class=\"body\"><div class=\"section\" id=\"evolve-shared-history\">{}\
+         <div class=\"section\" id=\"sharing-with-a-single-developer\">{}</div>\
+         <div class=\"share-buttons\">Share on social media</div></div></div></body></html>",
+        story(8, "Intro"),
+        story(6, "Sharing")
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Intro paragraph 0") && text.contains("Sharing paragraph 5"), "{text}");
+    assert!(!text.contains("Share on"), "{text}");
+}
