@@ -61,10 +61,10 @@ pub fn overrides(config: Option<&Path>, flags: &ConfigArgs) -> Result<Overrides>
 /// decode to (a compression bomb stops there, with an error for its file).
 #[derive(Args, Clone, Debug)]
 pub struct LimitArgs {
-    /// Largest document (bytes, or with a unit such as MiB); a larger one fails with
-    /// the reason.
-    #[arg(long, default_value = DEFAULT_MAX_DOC_BYTES, value_name = "SIZE")]
-    max_doc_bytes: String,
+    /// Largest document (bytes, or with a unit such as MiB; 64MiB when not given); a
+    /// larger one fails with the reason.
+    #[arg(long, value_name = "SIZE")]
+    max_doc_bytes: Option<String>,
     /// A gzip or zstd file stops decoding past this size (0: no limit); its documents
     /// before that point are stored, the file is reported as failed.
     #[arg(long, default_value = "4GiB", value_name = "SIZE")]
@@ -85,9 +85,16 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
+    /// Whether `--max-doc-bytes` was given (`cluster submit` lowers the default to what
+    /// the log takes, and refuses a larger one given).
+    pub fn max_doc_bytes_given(&self) -> bool {
+        self.max_doc_bytes.is_some()
+    }
+
     pub fn limits(&self) -> Result<textorigin_store::input::Limits> {
         Ok(textorigin_store::input::Limits {
-            doc_bytes: size(&self.max_doc_bytes).context("--max-doc-bytes")?,
+            doc_bytes: size(self.max_doc_bytes.as_deref().unwrap_or(DEFAULT_MAX_DOC_BYTES))
+                .context("--max-doc-bytes")?,
             decoded_bytes: size(&self.max_decoded_bytes).context("--max-decoded-bytes")?,
             ratio: self.max_ratio,
             // The data directory's setting, set where it is opened.

@@ -137,6 +137,10 @@ impl<'a, W: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::Ma
 pub const DAEMON_DEFAULT: &str =
     "warn,textorigin=info,textorigin_server=info,textorigin_store=info,textorigin_core=info";
 
+/// A deployment's services' default filter (`cluster worker`, `cluster aggregate`):
+/// warnings, and what the log's readers wait for.
+pub const CLUSTER_DEFAULT: &str = "warn,textorigin_cluster=info";
+
 /// Installs the subscriber: to `file` when given, else to standard error; `default`
 /// is the filter when neither variable is set.
 pub fn init(file: Option<&Path>, default: &str) -> std::io::Result<()> {

@@ -112,6 +112,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         },
+        Command::Cluster(a) if a.is_service() => (None, log::CLUSTER_DEFAULT),
         _ => (None, "warn"),
     };
     if let Err(e) = log::init(log_file.as_deref(), default_filter) {

@@ -20,6 +20,13 @@ pub struct Args {
     command: Command,
 }
 
+impl Args {
+    /// A worker or a partition: a service, logging what it waits for at info.
+    pub fn is_service(&self) -> bool {
+        matches!(self.command, Command::Worker(_) | Command::Aggregate(_))
+    }
+}
+
 #[derive(clap::Subcommand)]
 enum Command {
     Init(Box<InitArgs>),
@@ -115,7 +122,10 @@ struct InitArgs {
 /// Admit documents into the deployment's log, in the order given, after those already
 /// there. Reads every format `ingest` reads, with `ingest`'s limits; documents `ingest`
 /// would refuse (no words, over the size cap, past a compressed file's limits) are
-/// reported and left out, so the ids are `ingest`'s.
+/// reported and left out, so the ids are `ingest`'s. The size cap is at most what the
+/// log's servers take in a message (their max_payload, less 64 KiB): without
+/// --max-doc-bytes it is lowered to that, said on standard error; a larger one given is
+/// refused before anything is submitted.
 #[derive(clap::Args)]
 struct SubmitArgs {
     #[command(flatten)]
@@ -244,8 +254,27 @@ fn init(a: InitArgs) -> Result<ExitCode> {
 fn submit(a: SubmitArgs) -> Result<ExitCode> {
     let log = a.nats.connect(1)?;
     let meta = cluster::read_meta(&log)?;
+    // A document the log cannot carry would be admitted by `ingest` and not here, and
+    // every id after it would differ from one node's: the limit is what the log takes.
+    let mut limits = a.limits.limits()?;
+    if let Some(fits) = cluster::submit::largest_document(&log).filter(|&fits| limits.doc_bytes > fits) {
+        anyhow::ensure!(
+            !a.limits.max_doc_bytes_given(),
+            "--max-doc-bytes {} is more than the log takes in a document ({fits} bytes: the servers' max_payload \
+             less {} for a record's name, fields and framing): raise max_payload in the log servers' \
+             configuration (64MB at most), or give --max-doc-bytes {fits} or less (and `ingest` the same, to \
+             compare with one node); nothing was submitted",
+            limits.doc_bytes,
+            cluster::submit::DOC_RESERVE
+        );
+        eprintln!(
+            "note: documents of up to {fits} bytes are admitted, what the log's servers take (their max_payload); \
+             `ingest --max-doc-bytes {fits}` admits the same documents"
+        );
+        limits.doc_bytes = fits;
+    }
     let (mut admitted, mut failed) = (0u64, 0u64);
-    let last = cluster::submit(&log, &meta, &a.paths, a.limits.limits()?, |e| match e {
+    let last = cluster::submit(&log, &meta, &a.paths, limits, |e| match e {
         Submitted::Doc(_) => admitted += 1,
         Submitted::Failed(e) => {
             failed += 1;

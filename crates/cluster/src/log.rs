@@ -21,7 +21,10 @@
 //! writers, or a determinism bug). A writer that restarts
 //! reads the stream's last batch and sends only the records after it; the records it
 //! makes again up to there are compared with the stored ones. Errors of the connection
-//! (a server being killed, a leader election) are retried until [`RETRY_FOR`] has passed.
+//! (a server being killed, a leader election) are retried until [`RETRY_FOR`] has passed;
+//! what waiting does not mend is said at once as what it is: a stream not there
+//! ([`LogError::NoStream`]), the servers' storage full ([`LogError::Full`]), the process's
+//! user refused ([`LogError::Refused`], [`LogError::Denied`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -35,9 +38,11 @@ use crate::auth::Credentials;
 use crate::batch::{Batch, LATENCY};
 
 mod append;
+mod error;
 mod reader;
-use crate::wire::WireError;
 pub use append::Appends;
+pub use error::LogError;
+use error::{lasting, nats, Denied};
 use reader::After;
 pub use reader::{Interleaved, Reader};
 
@@ -46,66 +51,7 @@ pub use reader::{Interleaved, Reader};
 pub const RETRY_FOR: Duration = Duration::from_secs(120);
 const BACKOFF: Duration = Duration::from_millis(200);
 
-/// Errors of the log.
-#[derive(Debug, thiserror::Error)]
-pub enum LogError {
-    #[error("bad NATS server address {url:?}: {source}")]
-    Address { url: String, source: std::io::Error },
-    #[error("log: cannot start the client runtime: {0}")]
-    Runtime(std::io::Error),
-    #[error("log: {what}: {source}")]
-    Nats { what: String, source: async_nats::Error },
-    #[error(
-        "log: the servers at {urls} refused {}: give the process its credentials file (--nats-credentials, \
-         written by `textorigin cluster credentials`), and the servers the authorization block written beside it",
-        user.as_ref().map_or("a client without credentials".to_string(), |u| format!("the credentials of user {u:?}"))
-    )]
-    Refused { urls: String, user: Option<String> },
-    #[error(
-        "log: {what}: the servers refused it ({violation}): this process's NATS user may not do that \
-         (docs/SCALE-OUT.md, \"Who may write what\"); is it running with another process's credentials?"
-    )]
-    Denied { what: String, violation: String },
-    #[error("log: stream {stream} already holds a different record #{seq}: another writer, or a determinism bug")]
-    Conflict { stream: String, seq: u64 },
-    #[error("log: stream {stream} cannot take record #{seq}: its last record is #{last}")]
-    Gap { stream: String, seq: u64, last: u64 },
-    #[error("log: stream {stream} no longer holds record #{want} (trimmed: it starts at #{first}); this process needs a checkpoint at #{} or later", first - 1)]
-    Trimmed { stream: String, want: u64, first: u64 },
-    #[error("log: stream {stream} gave #{got} where #{want} was due")]
-    Order { stream: String, want: u64, got: u64 },
-    #[error("log: stream {stream}, message #{message}: {source}")]
-    Message { stream: String, message: u64, source: WireError },
-    #[error(
-        "log: record #{seq} of stream {stream} is {bytes} bytes, more than the log server takes in a message \
-         ({largest} bytes for a record within nats-server's max_payload): raise max_payload in its configuration \
-         (64MB at most) and run again"
-    )]
-    TooLarge { stream: String, seq: u64, bytes: usize, largest: usize },
-}
-
 type Result<T> = std::result::Result<T, LogError>;
-
-fn nats(what: impl Into<String>) -> impl FnOnce(async_nats::Error) -> LogError {
-    let what = what.into();
-    move |source| match source.downcast::<Denied>() {
-        Ok(denied) => LogError::Denied { what, violation: denied.0 },
-        Err(source) => LogError::Nats { what, source },
-    }
-}
-
-/// A server's refusal of what this process's user may not do, as the client's events
-/// tell it (a request so refused is never answered: it would time out and be retried).
-#[derive(Debug)]
-struct Denied(String);
-
-impl std::fmt::Display for Denied {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Denied {}
 
 /// The last refusal the servers sent this connection, until an operation takes it.
 type Refusals = Arc<Mutex<Option<String>>>;
@@ -191,7 +137,8 @@ impl std::fmt::Debug for Log {
 /// Retries `op` while it fails, until [`RETRY_FOR`], saying why every ten seconds (a
 /// cluster still electing its leaders, or an error that will not pass, such as more
 /// replicas than servers); at once with [`Denied`] when the servers refused the
-/// process's user something meanwhile.
+/// process's user something meanwhile, and with what waiting does not mend ([`lasting`]:
+/// a stream deleted, the storage full).
 async fn retry<T, F, Fut>(refusals: &Refusals, mut op: F) -> std::result::Result<T, async_nats::Error>
 where
     F: FnMut() -> Fut,
@@ -201,9 +148,12 @@ where
     let mut told = None::<Instant>;
     loop {
         let result = op().await;
-        if result.is_err() {
+        if let Err(e) = &result {
             if let Some(violation) = refusals.lock().expect("refusals").take() {
                 return Err(Box::new(Denied(violation)));
+            }
+            if lasting(&**e).is_some() {
+                return result;
             }
         }
         match result {
@@ -460,31 +410,51 @@ impl Log {
         Ok(info.map_err(nats(format!("cannot read the state of stream {stream}")))?.state)
     }
 
-    /// Message `m` of `stream`, or None when the stream does not hold it (not yet, or
-    /// no longer: trimmed).
-    fn raw(&self, stream: &str, m: u64) -> Result<Option<Vec<u8>>> {
+    /// Message `m` of `stream` and its headers, or None when the stream does not hold
+    /// it (not yet, or no longer: trimmed).
+    fn raw(&self, stream: &str, m: u64) -> Result<Option<(Vec<u8>, async_nats::HeaderMap)>> {
         let js = &self.inner.js;
         let got = self.block_on(retry(&self.inner.refusals, || async move {
             let s = js.get_stream_no_info(stream).await.map_err(async_nats::Error::from)?;
-            payload_if_found(s.get_raw_message(m).await)
+            message_if_found(s.get_raw_message(m).await)
         }));
         got.map_err(nats(format!("cannot read message #{m} of stream {stream}")))
     }
 
     /// Message `m` of `stream` as a batch, remembered for later searches.
     fn message(&self, stream: &str, m: u64) -> Result<Option<Batch>> {
-        let Some(bytes) = self.raw(stream, m)? else { return Ok(None) };
-        let batch = self.decode(stream, m, bytes)?;
+        let Some((bytes, headers)) = self.raw(stream, m)? else { return Ok(None) };
+        let batch = self.decode(stream, m, bytes, Some(&headers))?;
         Ok(Some(batch))
     }
 
-    /// Decodes message `m` of `stream` and remembers where its records are.
-    fn decode(&self, stream: &str, m: u64, bytes: Vec<u8>) -> Result<Batch> {
+    /// Decodes message `m` of `stream` and remembers where its records are. A message
+    /// without the headers its writer sends ([`Log::send`]: the expected last sequence
+    /// `m − 1`, the batch's bounds as its id), or that does not decode, is refused: it
+    /// was published some other way (by hand, or by a client that skipped the
+    /// one-writer rule), and nothing of it is acted on.
+    fn decode(&self, stream: &str, m: u64, bytes: Vec<u8>, headers: Option<&async_nats::HeaderMap>) -> Result<Batch> {
         let batch = Batch::decode(bytes).map_err(|source| LogError::Message {
             stream: stream.to_string(),
             message: m,
             source,
         })?;
+        let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_string());
+        let expected = [
+            ("Nats-Expected-Last-Sequence", (m - 1).to_string()),
+            ("Nats-Msg-Id", format!("{}-{}", batch.first(), batch.last())),
+        ];
+        if let Some((name, want, got)) = expected
+            .into_iter()
+            .map(|(name, want)| (name, want, header(name)))
+            .find(|(_, want, got)| got.as_ref() != Some(want))
+        {
+            let reason = match got {
+                Some(got) => format!("its {name} is {got:?}, where its writer sends {want:?}"),
+                None => format!("no {name} header, which its writer sends"),
+            };
+            return Err(LogError::Unwritten { stream: stream.to_string(), message: m, reason });
+        }
         let mut places = self.inner.places.lock().unwrap_or_else(|p| p.into_inner());
         let seen = places.entry(stream.to_string()).or_default();
         if seen.len() >= PLACES_KEPT {
@@ -639,15 +609,22 @@ impl Log {
     }
 }
 
+/// A message asked for directly, None when the stream has none such.
+fn message_if_found(
+    got: std::result::Result<jetstream::message::StreamMessage, stream::LastRawMessageError>,
+) -> std::result::Result<Option<(Vec<u8>, async_nats::HeaderMap)>, async_nats::Error> {
+    match got {
+        Ok(m) => Ok(Some((m.payload.to_vec(), m.headers))),
+        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
+        Err(e) => Err(async_nats::Error::from(e)),
+    }
+}
+
 /// The payload of a message asked for directly, None when the stream has none such.
 fn payload_if_found(
     got: std::result::Result<jetstream::message::StreamMessage, stream::LastRawMessageError>,
 ) -> std::result::Result<Option<Vec<u8>>, async_nats::Error> {
-    match got {
-        Ok(m) => Ok(Some(m.payload.to_vec())),
-        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
-        Err(e) => Err(async_nats::Error::from(e)),
-    }
+    Ok(message_if_found(got)?.map(|(payload, _)| payload))
 }
 
 /// A stream's last message and the bounds of its records (all 0: an empty stream).

@@ -43,6 +43,17 @@ pub enum Submitted {
 /// their shards' streams after it, and a submission that was cut off between the two
 /// is completed first (every append is exactly once). `limits` are `ingest`'s (the
 /// deployment's configuration says how HTML is read).
+/// What a document's record holds besides the bytes `--max-doc-bytes` counts, at most
+/// as submission reserves it: its name, source, URL and fields, encoded. A record larger
+/// all the same is left out with the way on ([`LogError::TooLarge`]).
+pub const DOC_RESERVE: usize = 64 << 10;
+
+/// The largest document the log takes (`--max-doc-bytes` at most): what its servers take
+/// in a record less [`DOC_RESERVE`]; None before the client has heard from a server.
+pub fn largest_document(log: &Log) -> Option<u64> {
+    log.largest_record().map(|l| l.saturating_sub(DOC_RESERVE) as u64)
+}
+
 pub fn submit(
     log: &Log,
     meta: &Meta,

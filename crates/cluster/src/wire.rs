@@ -36,6 +36,24 @@ pub const META: &str = "TXO_META";
 /// The documents, in admission order: message `n` is document `n`.
 pub const DOCS: &str = "TXO_DOCS";
 
+/// Who appends to `stream`, and what its record `n` is, for a process that waits for
+/// one (`TXO_HITS_2` → "shard worker 2 (`cluster worker --shard 2`), its answer for
+/// document #n").
+pub fn writer_of(stream: &str, n: u64) -> String {
+    let (kind, number) = stream.rsplit_once('_').filter(|(_, k)| k.parse::<u32>().is_ok()).unwrap_or((stream, ""));
+    match kind {
+        DOCS => format!("the submitter (`cluster submit`), document #{n}"),
+        "TXO_HITS" => {
+            format!("shard worker {number} (`cluster worker --shard {number}`), its answer for document #{n}")
+        }
+        "TXO_LOOKUPS" => format!("shard worker {number} (`cluster worker --shard {number}`), its lookups #{n}"),
+        "TXO_ITEMS" => format!("the submitter (`cluster submit`), shard {number}'s shingles of document #{n}"),
+        "TXO_FEEDBACK" => format!("partition {number} (`cluster aggregate`), its feedback #{n}"),
+        "TXO_RESULTS" => format!("partition {number} (`cluster aggregate`), its outcome #{n}"),
+        _ => format!("record #{n}"),
+    }
+}
+
 /// The subject of a stream (`TXO_HITS_2` → `txo.hits.2`).
 pub fn subject(stream: &str) -> String {
     stream.to_ascii_lowercase().replace('_', ".")

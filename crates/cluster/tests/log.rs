@@ -393,3 +393,146 @@ fn a_record_larger_than_the_servers_messages_is_refused_with_the_way_on() {
     assert!(refused.to_string().contains("raise max_payload"), "{refused}");
     assert_eq!(log.get("L", 1).unwrap().map(|r| r.len()), Some(largest));
 }
+
+/// Regression (issue 81): a stream deleted under the processes was taken for a log that
+/// does not answer yet and retried for two minutes, and a full store the same way. Both
+/// are named at once, as what they are. Not a speed figure: the bound (60 s) is half of
+/// the two minutes the retries took.
+#[test]
+fn a_deleted_stream_and_a_full_store_are_named_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let conf = tmp.path().join("n.conf");
+    let store = tmp.path().join("store");
+    std::fs::write(
+        &conf,
+        format!("listen: 127.0.0.1:{port}\njetstream {{ store_dir: {store:?}, max_file_store: 1MB }}\n"),
+    )
+    .unwrap();
+    let _nats = Servers(vec![Command::new("nats-server")
+        .arg("-c")
+        .arg(&conf)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nats-server (scripts/test.sh installs it)")]);
+    let urls = format!("nats://127.0.0.1:{port}");
+    let log = Log::connect(&urls, 1).unwrap();
+
+    log.create_stream("D", "d").unwrap();
+    log.append("D", "d", 1, b"one").unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(urls.as_str()).await.unwrap());
+        js.delete_stream("D").await.unwrap();
+    });
+    let started = std::time::Instant::now();
+    for gone in [log.get("D", 1).unwrap_err(), log.append("D", "d", 2, b"two").unwrap_err()] {
+        assert!(matches!(gone, LogError::NoStream { .. }), "{gone}");
+        assert!(gone.to_string().contains("the stream is not there"), "{gone}");
+    }
+    assert!(started.elapsed().as_secs() < 60, "named after {:?}", started.elapsed());
+
+    log.create_stream("F", "f").unwrap();
+    let started = std::time::Instant::now();
+    let full = (1..=64)
+        .find_map(|seq| log.append("F", "f", seq, &vec![7; 64 << 10]).err())
+        .expect("a store of 1 MB refuses 4 MB");
+    assert!(matches!(full, LogError::Full { .. }), "{full}");
+    assert!(full.to_string().contains("the log's storage is full"), "{full}");
+    assert!(started.elapsed().as_secs() < 60, "named after {:?}", started.elapsed());
+}
+
+/// Regression (issue 81): a partition whose answers did not come waited without a word
+/// (40 s of nothing logged, under a garbage record that stopped another). A reader that
+/// waits says, at info, for which record of which stream, and who appends it.
+#[test]
+fn a_waiting_reader_says_what_it_waits_for() {
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _nats = Servers(vec![server(tmp.path(), port)]);
+    let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
+    log.create_stream("TXO_HITS_3", "txo.hits.3").unwrap();
+    log.append("TXO_HITS_3", "txo.hits.3", 1, b"one").unwrap();
+    let captured = Captured::default();
+    let urls = format!("nats://127.0.0.1:{port}");
+    let reading = {
+        let captured = captured.clone();
+        std::thread::spawn(move || {
+            let log = Log::connect(&urls, 1).unwrap();
+            let subscriber = tracing_subscriber::fmt().with_writer(move || captured.clone()).with_ansi(false).finish();
+            tracing::subscriber::with_default(subscriber, || {
+                let mut reader = log.reader("TXO_HITS_3", 1).unwrap();
+                assert_eq!(reader.read().unwrap().0, 1);
+                reader.read().unwrap()
+            })
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_secs(12));
+    let said = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        said.contains("for record #2 of stream TXO_HITS_3: shard worker 3 (`cluster worker --shard 3`), its answer for document #2"),
+        "{said}"
+    );
+    log.append("TXO_HITS_3", "txo.hits.3", 2, b"two").unwrap();
+    assert_eq!(reading.join().unwrap(), (2, b"two".to_vec()));
+}
+
+/// Regression (issue 81): a record published to a stream without the one-writer rule's
+/// headers (a client of a hundred lines, a plain publish) was read and acted on: a
+/// forged answer changed a stored result. Its readers refuse it, naming the stream, the
+/// message and why, and read nothing of it; a message that does not decode is named so.
+#[test]
+fn a_message_its_writer_did_not_append_is_refused_by_its_readers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _nats = Servers(vec![server(tmp.path(), port)]);
+    let urls = format!("nats://127.0.0.1:{port}");
+    let log = Log::connect(&urls, 1).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let publish = |subject: &'static str, payload: Vec<u8>| {
+        rt.block_on(async {
+            let js = async_nats::jetstream::new(async_nats::connect(urls.as_str()).await.unwrap());
+            js.publish(subject, payload.into()).await.unwrap().await.unwrap();
+        })
+    };
+    for (stream, subject) in [("G", "g"), ("H", "h")] {
+        log.create_stream(stream, subject).unwrap();
+        for seq in 1..=3 {
+            log.append(stream, subject, seq, &payload(seq)).unwrap();
+        }
+    }
+    // A well-formed batch of record 4, published plainly.
+    publish("g", textorigin_cluster::batch::Batch::encode(4, &[b"forged".to_vec()]));
+    let refused = log.get("G", 4).unwrap_err();
+    assert!(matches!(refused, LogError::Unwritten { message: 4, .. }), "{refused}");
+    let said = refused.to_string();
+    assert!(
+        said.contains("message #4 of stream G") && said.contains("no Nats-Expected-Last-Sequence header"),
+        "{said}"
+    );
+    let mut reader = log.reader("G", 1).unwrap();
+    for seq in 1..=3 {
+        assert_eq!(reader.read().unwrap(), (seq, payload(seq)));
+    }
+    let refused = reader.read().unwrap_err();
+    assert!(matches!(refused, LogError::Unwritten { message: 4, .. }), "{refused}");
+    // Twelve bytes of garbage.
+    publish("h", b"garbage12byt".to_vec());
+    let mut reader = log.reader("H", 3).unwrap();
+    assert_eq!(reader.read().unwrap(), (3, payload(3)));
+    let refused = reader.read().unwrap_err();
+    assert!(matches!(refused, LogError::Message { message: 4, .. }), "{refused}");
+    assert!(refused.to_string().contains("stream H, message #4"), "{refused}");
+}

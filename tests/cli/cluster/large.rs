@@ -27,6 +27,18 @@ fn a_document_larger_than_the_logs_messages_is_refused_with_the_way_on_and_the_r
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((report["admitted"].as_u64(), report["failed"].as_u64()), (Some(2), Some(1)), "{said}");
     assert!(said.contains("large") && said.contains("max_payload"), "the document and the way on: {said}");
+    // The cap is what the log takes, said with the `ingest` that admits the same.
+    let fits = (1 << 20) - 4096 - (64 << 10);
+    assert!(said.contains(&format!("`ingest --max-doc-bytes {fits}`")), "{said}");
+    // A cap given beyond it is refused before anything is submitted.
+    let out = d.cluster(&["submit", "--json", "--max-doc-bytes", "2MiB"]).arg(&input).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("raise max_payload") && said.contains(&format!("--max-doc-bytes {fits} or less")), "{said}");
+    assert!(said.contains("nothing was submitted"), "{said}");
+    let status = d.cluster(&["status", "--json", "--interval", "0.1"]).output().unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["documents"].as_u64(), Some(2), "{status}");
 }
 
 /// Issue 81: `cluster submit` took `--max-doc-bytes` only, so a compressed file was read

@@ -212,7 +212,7 @@ impl Writer {
                         e.kind(),
                         PublishErrorKind::WrongLastSequence | PublishErrorKind::WrongLastMessageId
                     ) => {}
-                Err(e) if start.elapsed() < RETRY_FOR => {
+                Err(e) if start.elapsed() < RETRY_FOR && super::lasting(&e).is_none() => {
                     tracing::warn!(stream = %self.stream, message = m + 1, error = %e, "append failed, retrying");
                     std::thread::sleep(BACKOFF);
                 }

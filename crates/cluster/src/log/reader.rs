@@ -25,6 +25,11 @@ pub(super) const READ_WAIT: Duration = Duration::from_secs(2);
 /// A reader waiting this long for a message the stream holds makes its consumer again.
 const STALL: Duration = Duration::from_secs(5);
 
+/// A reader waiting this long for a record says what it waits for, and again each
+/// [`SAY_AGAIN`] (at info: a deployment with nothing to do waits too).
+const SAY_AFTER: Duration = Duration::from_secs(10);
+const SAY_AGAIN: Duration = Duration::from_secs(60);
+
 pub(super) type After = Box<dyn Fn(u64) -> u64 + Send>;
 
 /// Reads one stream's records in order, waiting for ones not yet appended. A message
@@ -143,7 +148,20 @@ impl Reader {
             // (the order of "Why no deadlock can occur" in docs/SCALE-OUT.md); a
             // wait that lasts also settles what was sent (a batch the log lost).
             let (mut waits, mut since) = (0u32, Instant::now());
+            let (waiting, mut say) = (Instant::now(), SAY_AFTER);
             while got.is_none() {
+                if waiting.elapsed() >= say {
+                    tracing::info!(
+                        stream = %self.stream,
+                        record = self.next,
+                        "waiting {} s for record #{} of stream {}: {}",
+                        waiting.elapsed().as_secs(),
+                        self.next,
+                        self.stream,
+                        crate::wire::writer_of(&self.stream, self.next)
+                    );
+                    say += SAY_AGAIN;
+                }
                 match waits % SETTLE_EVERY {
                     0 if waits > 0 => self.log.flush_all()?,
                     _ => self.log.send_all()?,
@@ -171,7 +189,7 @@ impl Reader {
                         .stream_sequence;
                     if seq == self.message {
                         self.message += 1;
-                        let batch = self.log.decode(&self.stream, seq, m.payload.to_vec())?;
+                        let batch = self.log.decode(&self.stream, seq, m.payload.to_vec(), m.headers.as_ref())?;
                         // A batch follows the one before it: records overlapping or
                         // missing would be a writer's fault (two writers, or a lost check).
                         if let Some(due) = self.batch.as_ref().map(|b| b.last() + 1).filter(|&d| d != batch.first()) {
