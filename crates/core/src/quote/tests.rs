@@ -186,7 +186,11 @@ proptest::proptest! {
     /// holding its signature: its score is theirs and it came later, so it is never
     /// among the best `max_sources`. A part signature shared with sentences of other
     /// words may crowd a sentence out; from then on the searches may differ and are
-    /// not compared. Arrival order (a copy published earlier than those indexed is
+    /// not compared. Nor are they once either index has evicted: a piece value that
+    /// more than a bucket's worth of different signatures share (edited copies of one
+    /// sentence, each a signature of its own, as this test's edits make them) fills its
+    /// bucket, the index of every copy first, and the two indexes then forget
+    /// different entries. Arrival order (a copy published earlier than those indexed is
     /// told of them only, as the per-sentence cap did before).
     #[test]
     fn the_copy_bound_reports_what_an_index_of_every_copy_reports(seed in proptest::prelude::any::<u64>(), docs in 2u64..60, max_sources in 1u32..5, variant in 0usize..3, edited in proptest::prelude::any::<bool>()) {
@@ -244,12 +248,12 @@ proptest::proptest! {
             bounded.idx.add(&cfg, seq, &crate::index::IndexAdd::found(Some(&got), Vec::new()));
             all.sentences.insert(seq, want.sentences.clone());
             all.idx.add(&every, seq, &crate::index::IndexAdd::found(Some(&want), Vec::new()));
+            crowded |= bounded.idx.stats().sig_evictions + all.idx.stats().sig_evictions > 0;
         }
         // The index leaves a copy out of a bucket holding `max_sources` of it, so at
         // most what a chain holding that many leaves out (here: the entries counted),
         // each piece's chain apart.
         let st = bounded.idx.stats();
-        proptest::prop_assert_eq!(st.sig_evictions, 0);
         proptest::prop_assert!(st.sig_copies <= left_out * u64::from(cfg.pieces));
         proptest::prop_assert!(compared >= 1);
     }
