@@ -214,7 +214,7 @@ impl Log {
                     let user = access.credentials.as_ref().map(|c| c.user.clone());
                     return Err(LogError::Refused { urls: urls.to_string(), user });
                 }
-                Err(e) if e.kind() == Kind::Tls || started.elapsed() >= RETRY_FOR => {
+                Err(e) if e.kind() == Kind::Tls || refused_tls(&e) || started.elapsed() >= RETRY_FOR => {
                     return Err(nats(format!("cannot connect to {urls}"))(e.into()));
                 }
                 Err(e) => {
@@ -625,6 +625,21 @@ fn payload_if_found(
     got: std::result::Result<jetstream::message::StreamMessage, stream::LastRawMessageError>,
 ) -> std::result::Result<Option<Vec<u8>>, async_nats::Error> {
     Ok(message_if_found(got)?.map(|(payload, _)| payload))
+}
+
+/// Whether connecting failed in the TLS handshake (the server's certificate not signed
+/// by a CA the process trusts, say): waiting does not mend it. The client reports a
+/// handshake's failure as an I/O error holding the TLS library's.
+fn refused_tls(e: &async_nats::ConnectError) -> bool {
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(e) = at {
+        let inner = e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref());
+        if e.is::<async_nats::rustls::Error>() || inner.is_some_and(|i| i.is::<async_nats::rustls::Error>()) {
+            return true;
+        }
+        at = e.source();
+    }
+    false
 }
 
 /// A stream's last message and the bounds of its records (all 0: an empty stream).
