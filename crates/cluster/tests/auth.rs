@@ -7,24 +7,18 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 use textorigin_cluster::auth::{self, Credentials};
 use textorigin_cluster::log::{Access, Log, LogError};
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod common;
+use common::Server;
 
 /// A JetStream server on a free port whose users are those of `auth::write(dir, ..)`.
 fn server(dir: &Path) -> (Server, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let conf = dir.join("server.conf");
     std::fs::write(
         &conf,
@@ -35,19 +29,7 @@ fn server(dir: &Path) -> (Server, u16) {
         ),
     )
     .unwrap();
-    let child = Command::new("nats-server")
-        .arg("-c")
-        .arg(&conf)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nats-server (scripts/test.sh installs it)");
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "nats-server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (Server(child), port)
+    (common::start(&conf, port), port)
 }
 
 /// What the server answers a client that connects as `who` (none: no credentials) and

@@ -10,6 +10,8 @@ use std::process::{Child, Command, Stdio};
 use proptest::prelude::*;
 use textorigin_cluster::log::{Log, LogError};
 
+mod common;
+
 fn server(dir: &Path, port: u16) -> Child {
     Command::new("nats-server")
         .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
@@ -409,13 +411,7 @@ fn a_deleted_stream_and_a_full_store_are_named_at_once() {
         format!("listen: 127.0.0.1:{port}\njetstream {{ store_dir: {store:?}, max_file_store: 1MB }}\n"),
     )
     .unwrap();
-    let _nats = Servers(vec![Command::new("nats-server")
-        .arg("-c")
-        .arg(&conf)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nats-server (scripts/test.sh installs it)")]);
+    let _nats = common::start(&conf, port);
     let urls = format!("nats://127.0.0.1:{port}");
     let log = Log::connect(&urls, 1).unwrap();
 

@@ -6,19 +6,13 @@
 //! it was retried for two minutes).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use textorigin_cluster::log::{Access, Log, LogError};
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod common;
+use common::Server;
 
 fn openssl(dir: &Path, args: &[&str]) {
     let out =
@@ -81,7 +75,7 @@ fn server_certificate(dir: &Path, ca: &str) {
 
 /// A JetStream server on a free port that speaks TLS only, with `server.pem`.
 fn server(dir: &Path) -> (Server, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let conf = dir.join("server.conf");
     std::fs::write(
         &conf,
@@ -93,19 +87,7 @@ fn server(dir: &Path) -> (Server, u16) {
         ),
     )
     .unwrap();
-    let child = Command::new("nats-server")
-        .arg("-c")
-        .arg(&conf)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nats-server (scripts/test.sh installs it)");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "nats-server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (Server(child), port)
+    (common::start(&conf, port), port)
 }
 
 #[test]

@@ -47,11 +47,12 @@ pub(super) fn keep(html: &str, runs: &[Run], nodes: &[score::Node]) -> Vec<bool>
         let mut in_list = false;
         for (r, _) in runs[block..end].iter().zip(&candidate[block..end]).filter(|(_, &k)| k) {
             if let Run::Text { html: h, at, node } = r {
+                let within = |of: &[bool]| *node != score::NONE && of[*node as usize];
                 let text = &html[h.clone()];
                 let n = text.chars().filter(|c| !c.is_whitespace()).count();
                 chars += n;
-                link += if at.link && !(*node != score::NONE && data[*node as usize]) { n } else { 0 };
-                in_list |= *node != score::NONE && listed[*node as usize];
+                link += if at.link && !within(&data) { n } else { 0 };
+                in_list |= within(&listed);
                 copyright |= text.contains('©') || text.contains("&copy");
             }
         }
