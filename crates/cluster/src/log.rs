@@ -42,7 +42,7 @@ mod error;
 mod reader;
 pub use append::Appends;
 pub use error::LogError;
-use error::{lasting, nats, Denied};
+use error::{lasting, nats, refused_tls, Denied};
 use reader::After;
 pub use reader::{Interleaved, Reader};
 
@@ -625,21 +625,6 @@ fn payload_if_found(
     got: std::result::Result<jetstream::message::StreamMessage, stream::LastRawMessageError>,
 ) -> std::result::Result<Option<Vec<u8>>, async_nats::Error> {
     Ok(message_if_found(got)?.map(|(payload, _)| payload))
-}
-
-/// Whether connecting failed in the TLS handshake (the server's certificate not signed
-/// by a CA the process trusts, say): waiting does not mend it. The client reports a
-/// handshake's failure as an I/O error holding the TLS library's.
-fn refused_tls(e: &async_nats::ConnectError) -> bool {
-    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(e) = at {
-        let inner = e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref());
-        if e.is::<async_nats::rustls::Error>() || inner.is_some_and(|i| i.is::<async_nats::rustls::Error>()) {
-            return true;
-        }
-        at = e.source();
-    }
-    false
 }
 
 /// A stream's last message and the bounds of its records (all 0: an empty stream).

@@ -35,14 +35,6 @@ pub enum Submitted {
     Failed(String),
 }
 
-/// Admits the documents of `paths` into the log after those already there, in order,
-/// as `ingest` reads them; the ones `ingest` would refuse (no words, a publication date
-/// that is not one) are reported and
-/// left out, so that document ids are the ones `ingest` gives. Where documents are
-/// prepared at submission ([`Meta::prepared`]) each document's selected shingles go to
-/// their shards' streams after it, and a submission that was cut off between the two
-/// is completed first (every append is exactly once). `limits` are `ingest`'s (the
-/// deployment's configuration says how HTML is read).
 /// What a document's record holds besides the bytes `--max-doc-bytes` counts, at most
 /// as submission reserves it: its name, source, URL and fields, encoded. A record larger
 /// all the same is left out with the way on ([`LogError::TooLarge`]).
@@ -54,6 +46,14 @@ pub fn largest_document(log: &Log) -> Option<u64> {
     log.largest_record().map(|l| l.saturating_sub(DOC_RESERVE) as u64)
 }
 
+/// Admits the documents of `paths` into the log after those already there, in order,
+/// as `ingest` reads them; the ones `ingest` would refuse (no words, a publication date
+/// that is not one) are reported and
+/// left out, so that document ids are the ones `ingest` gives. Where documents are
+/// prepared at submission ([`Meta::prepared`]) each document's selected shingles go to
+/// their shards' streams after it, and a submission that was cut off between the two
+/// is completed first (every append is exactly once). `limits` are `ingest`'s (the
+/// deployment's configuration says how HTML is read).
 pub fn submit(
     log: &Log,
     meta: &Meta,

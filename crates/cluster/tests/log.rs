@@ -396,10 +396,10 @@ fn a_record_larger_than_the_servers_messages_is_refused_with_the_way_on() {
     assert_eq!(log.get("L", 1).unwrap().map(|r| r.len()), Some(largest));
 }
 
-/// Regression (issue 81): a stream deleted under the processes was taken for a log that
-/// does not answer yet and retried for two minutes, and a full store the same way. Both
-/// are named at once, as what they are. Not a speed figure: the bound (60 s) is half of
-/// the two minutes the retries took.
+/// A stream deleted under the processes, and a full store, are what waiting does not
+/// mend: both are named at once, as what they are, rather than retried as a log that
+/// does not answer. Not a speed figure: the bound (60 s) is half of the two minutes a
+/// log that does not answer is retried.
 #[test]
 fn a_deleted_stream_and_a_full_store_are_named_at_once() {
     let tmp = tempfile::tempdir().unwrap();
@@ -439,9 +439,9 @@ fn a_deleted_stream_and_a_full_store_are_named_at_once() {
     assert!(started.elapsed().as_secs() < 60, "named after {:?}", started.elapsed());
 }
 
-/// Regression (issue 81): a partition whose answers did not come waited without a word
-/// (40 s of nothing logged, under a garbage record that stopped another). A reader that
-/// waits says, at info, for which record of which stream, and who appends it.
+/// A process whose input does not come (a worker stopped, a partition waiting for its
+/// answers) must say why it is idle: a reader that waits says, at info, for which record
+/// of which stream, and who appends it.
 #[test]
 fn a_waiting_reader_says_what_it_waits_for() {
     #[derive(Clone, Default)]
@@ -485,10 +485,10 @@ fn a_waiting_reader_says_what_it_waits_for() {
     assert_eq!(reading.join().unwrap(), (2, b"two".to_vec()));
 }
 
-/// Regression (issue 81): a record published to a stream without the one-writer rule's
-/// headers (a client of a hundred lines, a plain publish) was read and acted on: a
-/// forged answer changed a stored result. Its readers refuse it, naming the stream, the
-/// message and why, and read nothing of it; a message that does not decode is named so.
+/// A record published to a stream without the one-writer rule's headers (a plain
+/// publish, which the rule does not stop) could change a stored result if it were read.
+/// Its readers refuse it, naming the stream, the message and why, and read nothing of
+/// it; a message that does not decode is named so.
 #[test]
 fn a_message_its_writer_did_not_append_is_refused_by_its_readers() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,9 +1,9 @@
 //! The log over TLS against a real `nats-server` whose certificate a CA of the test's
 //! own signed (made with the `openssl` command, as an operator makes one): a process
 //! given that CA (`--nats-ca`) appends and reads; one given another CA, or none, is
-//! refused at connect, at once, rather than retried as a log that does not answer
-//! (regression: the client reports a certificate it does not trust as an I/O error, and
-//! it was retried for two minutes).
+//! refused at connect, at once, rather than retried as a log that does not answer (the
+//! client reports a certificate it does not trust as an I/O error, which is otherwise
+//! what a server not up yet gives).
 
 use std::path::Path;
 use std::process::Command;

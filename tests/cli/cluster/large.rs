@@ -41,10 +41,9 @@ fn a_document_larger_than_the_logs_messages_is_refused_with_the_way_on_and_the_r
     assert_eq!(status["documents"].as_u64(), Some(2), "{status}");
 }
 
-/// Issue 81: `cluster submit` took `--max-doc-bytes` only, so a compressed file was read
-/// with the defaults whatever `ingest` was told. It takes `ingest`'s limits: a gzip file
-/// past `--max-decoded-bytes` fails as `ingest` fails it, its documents before the
-/// point admitted as `ingest` stores them.
+/// `cluster submit` takes `ingest`'s limits, the compressed files' too, so that it
+/// admits the documents `ingest` stores: a gzip file past `--max-decoded-bytes` fails as
+/// `ingest` fails it, its documents before the point admitted as `ingest` stores them.
 #[test]
 fn submit_takes_ingests_limits_on_compressed_files() {
     let (tmp, config) = with_config();

@@ -85,23 +85,36 @@ pub(super) enum Lasting {
 /// mend, with that answer. Only the servers' JetStream error codes count: a publish that
 /// no stream answered ("no responders") is also what a stream between leaders gives.
 pub(super) fn lasting(e: &(dyn std::error::Error + 'static)) -> Option<(Lasting, String)> {
-    let mut at = Some(e);
-    while let Some(e) = at {
+    causes(e).find_map(|e| {
         let text = e.to_string();
-        for (code, what) in [
+        let said = |code: jetstream::ErrorCode| {
+            e.downcast_ref::<jetstream::Error>().is_some_and(|j| j.error_code() == code)
+                || text.contains(&format!("error code {})", code.0))
+        };
+        [
             (jetstream::ErrorCode::STREAM_NOT_FOUND, Lasting::NoStream),
             (jetstream::ErrorCode::STORAGE_RESOURCES_EXCEEDED, Lasting::Full),
             (jetstream::ErrorCode::INSUFFICIENT_RESOURCES, Lasting::Full),
-        ] {
-            let said = e.downcast_ref::<jetstream::Error>().is_some_and(|j| j.error_code() == code)
-                || text.contains(&format!("error code {})", code.0));
-            if said {
-                return Some((what, text));
-            }
-        }
-        at = e.source();
-    }
-    None
+        ]
+        .into_iter()
+        .find(|&(code, _)| said(code))
+        .map(|(_, what)| (what, text.clone()))
+    })
+}
+
+/// Whether connecting failed in the TLS handshake (the server's certificate not signed
+/// by a CA the process trusts, say): waiting does not mend it. The client reports a
+/// handshake's failure as an I/O error holding the TLS library's.
+pub(super) fn refused_tls(e: &async_nats::ConnectError) -> bool {
+    causes(e).any(|e| {
+        let inner = e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref());
+        e.is::<async_nats::rustls::Error>() || inner.is_some_and(|i| i.is::<async_nats::rustls::Error>())
+    })
+}
+
+/// `e` and the errors it came from, outermost first.
+fn causes<'a>(e: &'a (dyn std::error::Error + 'static)) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |e| e.source())
 }
 
 /// A server's refusal of what this process's user may not do, as the client's events
