@@ -4,7 +4,8 @@
 #                           [--prepared] [--partitions P] [--union FILE] --out EXPORT.jsonl CORPUS...
 # starts NATS JetStream servers on loopback (a 3-server cluster with replicated streams
 # by default), describes the deployment (`textorigin cluster init`), admits the corpus
-# in order (`cluster submit`), runs S shard workers and the aggregator as separate
+# in order (`cluster submit --force`: a file given twice is admitted twice, as
+# `ingest --force` stores it), runs S shard workers and the aggregator as separate
 # processes until every document is stored, writes the `export` of the aggregator's
 # data directory to EXPORT and, with --union, the union of the shard tables (digest and
 # counters, to compare with `textorigin stats --json` of a single node). With --chaos,
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     --servers) servers="$2"; shift 2 ;;
     --prepared) prepared=(--prepared); shift ;;
     --partitions) partitions="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
     *) corpus+=("$1"); shift ;;
   esac
@@ -106,7 +107,7 @@ cfg=()
 [ -n "$config" ] && cfg=(--config "$config")
 "$bin" cluster init $(creds init) --data "$work/agg" --shards "$shards" --partitions "$partitions" --replicas "$servers" "${cfg[@]}" "${prepared[@]}" 2>> "$work/init.log"
 submitted=$(date +%s.%N)
-last=$("$bin" cluster submit $(creds submit) --json "${corpus[@]}" 2> "$work/submit.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last"])')
+last=$("$bin" cluster submit $(creds submit) --force --json "${corpus[@]}" 2> "$work/submit.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["last"])')
 submit_secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$submitted" "$(date +%s.%N)")
 echo "cluster.sh: $last documents admitted in $submit_secs s; $shards shard(s), $partitions partition(s), $servers log server(s)" >&2
 

@@ -125,13 +125,19 @@ struct InitArgs {
 /// reported and left out, so the ids are `ingest`'s. The size cap is at most what the
 /// log's servers take in a message (their max_payload, less 64 KiB): without
 /// --max-doc-bytes it is lowered to that, said on standard error; a larger one given is
-/// refused before anything is submitted.
+/// refused before anything is submitted. A document admitted before (the same file name
+/// and content, as `ingest` keys them) is left out unless --force, so submitting a file
+/// twice admits its documents once.
 #[derive(clap::Args)]
 struct SubmitArgs {
     #[command(flatten)]
     nats: Nats,
     #[command(flatten)]
     limits: LimitArgs,
+    /// Admit documents again that were admitted before (by file name and content), as
+    /// `ingest --force` stores them again.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     format: Format,
     /// Files and directories, in order.
@@ -273,9 +279,10 @@ fn submit(a: SubmitArgs) -> Result<ExitCode> {
         );
         limits.doc_bytes = fits;
     }
-    let (mut admitted, mut failed) = (0u64, 0u64);
-    let last = cluster::submit(&log, &meta, &a.paths, limits, |e| match e {
+    let (mut admitted, mut failed, mut before) = (0u64, 0u64, 0u64);
+    let last = cluster::submit(&log, &meta, &a.paths, limits, a.force, |e| match e {
         Submitted::Doc(_) => admitted += 1,
+        Submitted::Before => before += 1,
         Submitted::Failed(e) => {
             failed += 1;
             eprintln!("error: {e}");
@@ -287,10 +294,15 @@ fn submit(a: SubmitArgs) -> Result<ExitCode> {
     struct Out {
         admitted: u64,
         failed: u64,
+        before: u64,
         last: u64,
     }
-    a.format.print(&Out { admitted, failed, last }, |o| {
-        format!("admitted {} document(s), {} failed; last id {}\n", o.admitted, o.failed, o.last)
+    a.format.print(&Out { admitted, failed, before, last }, |o| {
+        let before = match o.before {
+            0 => String::new(),
+            n => format!(", {n} admitted before (left out; --force admits them again)"),
+        };
+        format!("admitted {} document(s), {} failed{before}; last id {}\n", o.admitted, o.failed, o.last)
     })?;
     if admitted == 0 && failed > 0 {
         return Ok(ExitCode::FAILURE);

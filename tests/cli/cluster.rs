@@ -580,7 +580,7 @@ fn a_partition_killed_after_storing_a_document_whose_feedback_the_log_lost_sends
 
 #[test]
 #[cfg(feature = "failpoints")]
-fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_next() {
+fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_next_and_none_admitted_twice() {
     let (tmp, config) = with_config();
     let whole = std::fs::read_to_string(fixture("gcc-sample.jsonl")).unwrap();
     let (first, rest) = whole.split_once('\n').unwrap();
@@ -602,9 +602,18 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
     std::fs::write(&control, "submit.after-doc=abort\n").unwrap();
     let out = cluster(&["submit"]).arg(&a).env("TEXTORIGIN_FAILPOINTS", &control).output().unwrap();
     assert!(!out.status.success(), "the submission should have aborted");
-    let out = cluster(&["submit", "--json"]).arg(&b).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let last = serde_json::from_slice::<Value>(&out.stdout).unwrap()["last"].as_u64().unwrap().to_string();
+    let submit = |args: &[&str], files: &[&Path]| {
+        let out = cluster(&[&["submit", "--json"], args].concat()).args(files).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let last = submit(&[], &[&b])["last"].as_u64().unwrap().to_string();
+    // Both files again: every document was admitted before, document 1's key copied
+    // from the document by the submission after the one cut off before the key.
+    let again = submit(&[], &[&a, &b]);
+    let total = whole.lines().count();
+    assert_eq!((again["admitted"].as_u64(), again["before"].as_u64()), (Some(0), Some(total as u64)), "{again}");
+    assert_eq!(again["last"].to_string(), last);
     // Every process must finish: a shard whose stream misses document 1 would wait.
     let images: Vec<PathBuf> = (0..2).map(|s| tmp.path().join(format!("shard-{s}.img"))).collect();
     let mut children: Vec<Child> = (0..2)
@@ -639,6 +648,9 @@ fn a_submission_cut_off_between_a_document_and_its_shingles_is_completed_by_the_
     let union: Value =
         serde_json::from_slice(&cluster(&["union", "--json"]).args(&images).output().unwrap().stdout).unwrap();
     assert_eq!(union["table_digest"], json(&dir, &["stats", "--json"])["table_digest"]);
+    // `--force` admits them again, as `ingest --force` stores them again.
+    let forced = submit(&["--force"], &[&a]);
+    assert_eq!((forced["admitted"].as_u64(), forced["last"].as_u64()), (Some(1), Some(total as u64 + 1)), "{forced}");
 }
 
 #[test]

@@ -106,7 +106,7 @@ pub fn roles(shards: u32, partitions: u32) -> Vec<Role> {
     let sub = wire::subject;
     let mut out = vec![
         own("init".into(), vec![sub(wire::META), "$JS.API.STREAM.CREATE.*".into()]),
-        own("submit".into(), vec![sub(wire::DOCS), format!("{}.*", sub("TXO_ITEMS"))]),
+        own("submit".into(), vec![sub(wire::DOCS), sub(wire::KEYS), format!("{}.*", sub("TXO_ITEMS"))]),
     ];
     for s in 0..shards {
         let name = wire::process_name(Some(s));

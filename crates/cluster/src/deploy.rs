@@ -10,10 +10,10 @@ use textorigin_core::config::{Density, Overrides, Templates};
 use textorigin_store::intake::Policy;
 use textorigin_store::storage::datadir::DataDir;
 
-use crate::log::Log;
+use crate::log::{Log, LogError};
 use crate::wire::{
     decode, encode, feedback_stream, hits_stream, items_stream, lookups_stream, partition_name, position_subject,
-    process_name, results_stream, subject, Lookups, Meta, Position, DOCS, META, POSITIONS,
+    process_name, results_stream, subject, Lookups, Meta, Position, DOCS, KEYS, META, POSITIONS,
 };
 use crate::{ClusterError, Result};
 
@@ -70,9 +70,10 @@ pub fn create(log: &Log, dir: &Path, shards: u32, partitions: u32, prepared: boo
     Ok(meta)
 }
 
-/// Makes the deployment's streams (the description, the documents, one answer stream
-/// and one lookups stream per shard, one feedback stream per partition, and one stream
-/// of selected shingles per shard when documents are prepared at submission) and writes
+/// Makes the deployment's streams (the description, the documents and their admission
+/// keys, one answer stream and one lookups stream per shard, one feedback stream per
+/// partition, and one stream of selected shingles per shard when documents are prepared
+/// at submission) and writes
 /// its description, or checks that the log holds the same one.
 pub fn init(log: &Log, meta: &Meta) -> Result<()> {
     log.create_stream(META, &subject(META))?;
@@ -86,8 +87,9 @@ pub fn init(log: &Log, meta: &Meta) -> Result<()> {
         None => log.append(META, &subject(META), 1, &encode(meta))?,
     }
     let results = if meta.partitions > 1 { meta.partitions } else { 0 };
-    let others = (0..meta.shards)
-        .map(lookups_stream)
+    let others = [KEYS.to_string()]
+        .into_iter()
+        .chain((0..meta.shards).map(lookups_stream))
         .chain((0..meta.partitions).map(feedback_stream))
         .chain((0..results).map(results_stream))
         .map(with_subject);
@@ -191,6 +193,9 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
         }
         from = from.min(position.seq);
     }
+    // The documents whose keys a submission cut off before them has still to copy
+    // (the next `cluster submit` copies them from the documents) stay.
+    from = from.min(keys_kept(log)?);
     let mut dropped = 0;
     for (s, _) in document_streams(&meta) {
         dropped += log.purge_before(&s, from + 1)?;
@@ -210,6 +215,15 @@ pub fn trim(log: &Log) -> Result<Trimmed> {
         dropped += log.purge_before(&lookups_stream(s), k)?;
     }
     Ok(Trimmed::Below { from: from + 1, dropped })
+}
+
+/// The number of the last record of [`KEYS`], the documents' admission keys; an error
+/// that says what to do for a log made before the stream was.
+pub(crate) fn keys_kept(log: &Log) -> Result<u64> {
+    log.last_seq(KEYS).map_err(|e| match e {
+        LogError::NoStream { .. } => ClusterError::NoKeys,
+        e => e.into(),
+    })
 }
 
 /// The message of the lookups streams that answers the revisions caused by document

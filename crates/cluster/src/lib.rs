@@ -57,6 +57,11 @@ pub enum ClusterError {
     LagZero,
     #[error("the log has no deployment yet: run `textorigin cluster init` first")]
     NoMeta,
+    #[error(
+        "the log has no stream of the documents' admission keys (TXO_KEYS): the deployment was made by an earlier \
+         build; run `textorigin cluster init` again with its settings, which adds the stream"
+    )]
+    NoKeys,
     #[error("the log's deployment differs from the one asked for.\n  in the log: {stored}\n  asked for:  {requested}")]
     MetaDiffers { stored: String, requested: String },
     #[error("{what} is out of step: expected document #{want}, got #{got}")]

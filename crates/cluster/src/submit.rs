@@ -3,8 +3,11 @@
 //! prepared at submission. Documents go to the log in batches ([`crate::batch`]); a
 //! document's shingles are sent only once the document is in the log, so that a
 //! submission cut off anywhere leaves the shards' streams behind the documents', never
-//! ahead, and the next one completes them.
+//! ahead, and the next one completes them. Each document's admission key follows it
+//! into [`KEYS`] the same way; a document whose key is there was admitted before and is
+//! left out, as `ingest` leaves out one stored before.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -15,11 +18,12 @@ use textorigin_core::select::START;
 use textorigin_core::shard::{marks, split};
 use textorigin_store::ingest::{inputs, Input};
 use textorigin_store::input::Limits;
+use textorigin_store::storage::store::{key_name, DocumentKeys};
 
 use crate::batch::{AGE, RECORDS};
 use crate::log::{Appends, Log, LogError};
 use crate::searched::Searched;
-use crate::wire::{encode, items_stream, subject, Doc, Items, Meta, DOCS};
+use crate::wire::{decode, encode, items_stream, subject, Doc, Items, Key, Meta, DOCS, KEYS};
 use crate::{ClusterError, Result};
 
 /// What happened to an input of [`submit`], in input order.
@@ -29,6 +33,9 @@ pub enum Submitted {
     File,
     /// Document `id` was admitted.
     Doc(u64),
+    /// A document admitted before (the same admission key as `ingest`'s: its file's
+    /// name, its content and its occurrence in the file) was left out.
+    Before,
     /// A document's warning (e.g. invalid UTF-8 replaced).
     Warning(String),
     /// A file or document was not admitted, and why.
@@ -48,8 +55,8 @@ pub fn largest_document(log: &Log) -> Option<u64> {
 
 /// Admits the documents of `paths` into the log after those already there, in order,
 /// as `ingest` reads them; the ones `ingest` would refuse (no words, a publication date
-/// that is not one) are reported and
-/// left out, so that document ids are the ones `ingest` gives. Where documents are
+/// that is not one) are reported and left out, and so are those admitted before unless
+/// `force` (`ingest --force`), so that document ids are the ones `ingest` gives. Where documents are
 /// prepared at submission ([`Meta::prepared`]) each document's selected shingles go to
 /// their shards' streams after it, and a submission that was cut off between the two
 /// is completed first (every append is exactly once). `limits` are `ingest`'s (the
@@ -59,6 +66,7 @@ pub fn submit(
     meta: &Meta,
     paths: &[PathBuf],
     limits: Limits,
+    force: bool,
     mut event: impl FnMut(Submitted),
 ) -> Result<u64> {
     let mut engine = Engine::new(meta.config.clone());
@@ -69,12 +77,15 @@ pub fn submit(
         _ => Doc::decode(&log.get(DOCS, last)?.ok_or(ClusterError::NoMeta)?)?.arrived_ms,
     };
     let mut docs = log.appends(DOCS, &subject(DOCS));
+    let mut keys = Keys::read(log, last)?;
     let mut shards = meta.prepared.then(|| Splitter::new(log, meta)).transpose()?;
     if let Some(s) = &mut shards {
         s.catch_up(log, &mut engine, last)?;
     }
-    // The shards' messages of the documents not yet known to be in the log.
-    let mut held: Vec<(u64, Vec<Vec<u8>>)> = Vec::new();
+    // What follows the documents not yet known to be in the log.
+    let mut held: Vec<Held> = Vec::new();
+    // The keys of the documents of the file being read.
+    let mut file: Option<DocumentKeys> = None;
     let mut oldest = Instant::now();
     // HTML read as the deployment's configuration says, as `ingest` reads it.
     let limits = Limits { html: meta.config.html, ..limits };
@@ -82,9 +93,10 @@ pub fn submit(
         let doc = match input {
             Input::File(f) => {
                 event(Submitted::File);
-                if let Err(e) = f {
-                    event(Submitted::Failed(e.to_string()));
-                }
+                file = f
+                    .map_err(|e| event(Submitted::Failed(e.to_string())))
+                    .ok()
+                    .map(|p| DocumentKeys::new(key_name(&p)));
                 continue;
             }
             Input::Doc(Err(e)) => {
@@ -93,6 +105,13 @@ pub fn submit(
             }
             Input::Doc(Ok(doc)) => doc,
         };
+        // Counted for every document, as `ingest` counts them: a repeated document
+        // gets the same occurrence number every time.
+        let key = file.as_mut().map(|k| k.next(&doc));
+        if !force && key.is_some_and(|k| keys.admitted.contains(&k)) {
+            event(Submitted::Before);
+            continue;
+        }
         for w in &doc.warnings {
             event(Submitted::Warning(w.clone()));
         }
@@ -115,6 +134,7 @@ pub fn submit(
             meta: doc.meta,
             id_number: doc.id_number,
             date_field: doc.date_field,
+            key,
         };
         match docs.push(last + 1, msg.encode()) {
             // A document the log server would refuse (refused before anything is sent)
@@ -130,36 +150,86 @@ pub fn submit(
             pushed => pushed?,
         }
         last += 1;
-        if let Some(s) = &shards {
-            if held.is_empty() {
-                oldest = Instant::now();
-            }
-            held.push((last, s.messages(prepared, msg.time(), work)));
+        keys.admitted.extend(key);
+        if held.is_empty() {
+            oldest = Instant::now();
         }
-        if held.len() >= RECORDS || (!held.is_empty() && oldest.elapsed() >= AGE) {
-            release(&mut docs, shards.as_mut(), &mut held)?;
+        let messages = shards.as_ref().map(|s| s.messages(prepared, msg.time(), work));
+        held.push(Held { seq: last, key, messages });
+        if held.len() >= RECORDS || oldest.elapsed() >= AGE {
+            release(&mut docs, &mut keys, shards.as_mut(), &mut held)?;
         }
         event(Submitted::Doc(last));
     }
-    release(&mut docs, shards.as_mut(), &mut held)?;
+    release(&mut docs, &mut keys, shards.as_mut(), &mut held)?;
+    keys.appends.flush()?;
     if let Some(s) = &mut shards {
         s.appends.iter_mut().try_for_each(Appends::flush)?;
     }
     Ok(last)
 }
 
-/// Makes sure the documents pushed are in the log, then sends the shards' messages of
-/// those held back.
-fn release(docs: &mut Appends, shards: Option<&mut Splitter>, held: &mut Vec<(u64, Vec<Vec<u8>>)>) -> Result<()> {
+/// What follows document `seq` once it is in the log: its admission key, and the shards'
+/// messages about it where documents are prepared at submission.
+struct Held {
+    seq: u64,
+    key: Option<u128>,
+    messages: Option<Vec<Vec<u8>>>,
+}
+
+/// Makes sure the documents pushed are in the log, then sends what follows those held
+/// back.
+fn release(docs: &mut Appends, keys: &mut Keys, mut shards: Option<&mut Splitter>, held: &mut Vec<Held>) -> Result<()> {
     docs.flush()?;
     textorigin_store::failpoint::hit("submit.after-doc")
         .map_err(|source| ClusterError::Io { what: "submission", source })?;
-    if let Some(s) = shards {
-        for (seq, messages) in held.drain(..) {
+    for Held { seq, key, messages } in held.drain(..) {
+        keys.appends.push(seq, encode(&Key(key)))?;
+        if let (Some(s), Some(messages)) = (shards.as_deref_mut(), messages) {
             s.push(seq, messages)?;
         }
     }
     Ok(())
+}
+
+/// The admission keys of the documents in the log, and their stream's writer.
+struct Keys {
+    admitted: HashSet<u128>,
+    appends: Appends,
+}
+
+impl Keys {
+    /// The keys of documents 1 to `last`: [`KEYS`] read whole, and completed first from
+    /// the documents themselves where a submission was cut off between a document and
+    /// its key. A document trimmed before its key was kept (a log written by a build
+    /// before [`KEYS`]) has none.
+    fn read(log: &Log, last: u64) -> Result<Keys> {
+        let kept = crate::deploy::keys_kept(log)?;
+        let mut admitted = HashSet::new();
+        if kept > 0 {
+            let mut reader = log.reader(KEYS, 1)?;
+            for _ in 0..kept {
+                let Key(key) = decode(&reader.read()?.1, "admission key")?;
+                admitted.extend(key);
+            }
+        }
+        let mut appends = log.appends(KEYS, &subject(KEYS));
+        let first = log.first_seq(DOCS)?.max(kept + 1).min(last + 1);
+        for seq in kept + 1..first {
+            appends.push(seq, encode(&Key(None)))?;
+        }
+        if first <= last {
+            let mut docs = log.reader(DOCS, first)?;
+            for _ in first..=last {
+                let (seq, bytes) = docs.read()?;
+                let Doc { key, .. } = Doc::decode(&bytes)?;
+                appends.push(seq, encode(&Key(key)))?;
+                admitted.extend(key);
+            }
+        }
+        appends.flush()?;
+        Ok(Keys { admitted, appends })
+    }
 }
 
 /// Submission's side of a deployment whose documents it prepares: each document's

@@ -35,6 +35,9 @@ const DOC_BEFORE: u8 = 7;
 pub const META: &str = "TXO_META";
 /// The documents, in admission order: message `n` is document `n`.
 pub const DOCS: &str = "TXO_DOCS";
+/// The documents' admission keys ([`Key`]), record `n` document `n`'s: what `cluster
+/// submit` reads to leave out the documents admitted before. Never trimmed.
+pub const KEYS: &str = "TXO_KEYS";
 
 /// Who appends to `stream`, and what its record `n` is, for a process that waits for
 /// one (`TXO_HITS_2` → "shard worker 2 (`cluster worker --shard 2`), its answer for
@@ -43,6 +46,7 @@ pub fn writer_of(stream: &str, n: u64) -> String {
     let (kind, number) = stream.rsplit_once('_').filter(|(_, k)| k.parse::<u32>().is_ok()).unwrap_or((stream, ""));
     match kind {
         DOCS => format!("the submitter (`cluster submit`), document #{n}"),
+        KEYS => format!("the submitter (`cluster submit`), the admission key of document #{n}"),
         "TXO_HITS" => {
             format!("shard worker {number} (`cluster worker --shard {number}`), its answer for document #{n}")
         }
@@ -225,9 +229,13 @@ impl Meta {
 }
 
 /// The format of a document message ([`Doc::encode`]): its own number since documents
-/// carry their input's id kind and date field; a message of format 7 (a log written
-/// by a build before) is still read, without them.
-pub const DOC_VERSION: u8 = 8;
+/// carry their input's id kind and date field (8), and their admission key (9); a
+/// message of format 7 or 8 (a log written by a build before) is still read, without
+/// them.
+pub const DOC_VERSION: u8 = 9;
+
+/// The format before [`DOC_VERSION`] whose body is the same but for the last field.
+const DOC_UNKEYED: u8 = 8;
 
 /// A document as admitted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,7 +255,15 @@ pub struct Doc {
     pub id_number: bool,
     /// Its date was the JSON field `date` ([`textorigin_store::input::InputDoc::date_field`]).
     pub date_field: bool,
+    /// Its admission key, as `ingest` computes it (the file's name, the document's
+    /// content and its occurrence: [`textorigin_store::storage::store::DocumentKeys`]);
+    /// none for a document that came without a file.
+    pub key: Option<u128>,
 }
+
+/// Record `n` of [`KEYS`]: document `n`'s [`Doc::key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Key(pub Option<u128>);
 
 /// A document message of format 7: these fields, then `meta` (a postcard
 /// string) when there was one.
@@ -282,11 +298,13 @@ impl Doc {
         let decoded = match bytes.split_first() {
             None => return Err(WireError::Empty { what: WHAT }),
             Some((&DOC_VERSION, body)) => postcard::from_bytes(body),
+            // Postcard writes fields in order, and a missing key as the byte 0.
+            Some((&DOC_UNKEYED, body)) => postcard::from_bytes(&[body, &[0]].concat()),
             Some((&DOC_BEFORE, body)) => postcard::take_from_bytes::<DocBefore>(body).and_then(|(d, tail)| {
                 let meta = (!tail.is_empty()).then(|| postcard::from_bytes(tail)).transpose()?;
                 let DocBefore { name, source, url, published_at, arrived_ms, text } = d;
-                let (id_number, date_field) = (false, false);
-                Ok(Doc { name, source, url, published_at, arrived_ms, text, meta, id_number, date_field })
+                let (id_number, date_field, key) = (false, false, None);
+                Ok(Doc { name, source, url, published_at, arrived_ms, text, meta, id_number, date_field, key })
             }),
             Some((&found, _)) => return Err(WireError::Version { what: WHAT, found, reads: DOC_VERSION }),
         };
@@ -465,9 +483,19 @@ mod tests {
             meta: Some(r#"{"title":"T"}"#.into()),
             id_number: true,
             date_field: true,
+            key: Some(u128::MAX - 7),
         };
         assert_eq!(Doc::decode(&doc.encode()).unwrap(), doc);
         assert_eq!(doc.encode()[0], DOC_VERSION);
+        let unkeyed = Doc { key: None, ..doc.clone() };
+        assert_eq!(Doc::decode(&unkeyed.encode()).unwrap(), unkeyed);
+        // Messages of the build before: the same fields but the key.
+        let mut eight = vec![DOC_UNKEYED];
+        eight.extend(
+            postcard::to_allocvec(&("7", "s", None::<String>, Some("2020"), 1_800_000_000_000u64, "words")).unwrap(),
+        );
+        eight.extend(postcard::to_allocvec(&(Some(r#"{"title":"T"}"#), true, true)).unwrap());
+        assert_eq!(Doc::decode(&eight).unwrap(), unkeyed);
         // Messages of the builds before: the fields alone, then with `meta` behind them.
         let before = |meta: Option<&str>| {
             let mut m = vec![DOC_BEFORE];
@@ -478,7 +506,7 @@ mod tests {
             m.extend(meta.map(|t| postcard::to_allocvec(t).unwrap()).unwrap_or_default());
             m
         };
-        let old = Doc { id_number: false, date_field: false, ..doc.clone() };
+        let old = Doc { id_number: false, date_field: false, key: None, ..doc.clone() };
         assert_eq!(Doc::decode(&before(None)).unwrap(), Doc { meta: None, ..old.clone() });
         assert_eq!(Doc::decode(&before(Some(r#"{"title":"T"}"#))).unwrap(), old);
         assert!(matches!(Doc::decode(&[]), Err(WireError::Empty { .. })));

@@ -83,13 +83,21 @@ fn each_process_publishes_only_its_own_records_and_none_deletes_a_stream() {
     let cases: &[(&str, &[&str], &[&str])] = &[
         (
             "submit",
-            &["txo.docs", "txo.items.1"],
+            &["txo.docs", "txo.keys", "txo.items.1"],
             &["txo.hits.0", "txo.results.0", "txo.meta", "$JS.API.STREAM.PURGE.TXO_DOCS"],
         ),
         (
             "w0",
             &["txo.hits.0", "txo.lookups.0", "txo.positions.w0"],
-            &["txo.hits.1", "txo.results.0", "txo.feedback.0", "txo.positions.w1", "txo.positions.agg0", "txo.docs"],
+            &[
+                "txo.hits.1",
+                "txo.results.0",
+                "txo.feedback.0",
+                "txo.positions.w1",
+                "txo.positions.agg0",
+                "txo.docs",
+                "txo.keys",
+            ],
         ),
         (
             "agg1",

@@ -7,12 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::input::{expand_paths, read_docs_counting, InputDoc, InputError, Limits};
-use crate::pipeline::{ordered_map, WorkerDied};
-use std::os::unix::ffi::OsStrExt;
-
 use crate::intake::file::{Admitted, FileAdmitting, Records};
+use crate::pipeline::{ordered_map, WorkerDied};
 use crate::storage::datadir::{Budget, DataDir, DataDirError, Prepared, Preparer};
-use crate::storage::store::Via;
+use crate::storage::store::{key_name, Via};
 use crate::telemetry::StageTimes;
 
 /// What happened to one input, in input order.
@@ -168,10 +166,7 @@ pub fn ingest_inputs(
                 event(Event::File);
                 file = match f {
                     Ok(path) => {
-                        let name = path
-                            .file_name()
-                            .map_or_else(|| path.as_os_str().as_bytes().to_vec(), |n| n.as_bytes().to_vec());
-                        let admitting = start(Some(&name));
+                        let admitting = start(Some(key_name(&path)));
                         (Some(path), admitting)
                     }
                     Err(e) => {

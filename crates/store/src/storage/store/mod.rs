@@ -59,7 +59,8 @@ pub use revisions::{Revised, Revision, Revisions};
 pub use schema::COLUMN_FAMILIES;
 pub(crate) use schema::*;
 pub use spool_log::{
-    admission_key, document_key, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure, FileAdmission,
+    admission_key, document_key, key_name, Admission, AdmissionKey, Admit, DocFailure, DocumentKeys, Failure,
+    FileAdmission,
 };
 pub use templates::{DocTemplates, LineCount, TemplateWrite};
 pub use textorigin_core::quote::{Quotation, QuoteSource};

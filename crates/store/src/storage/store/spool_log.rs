@@ -68,6 +68,12 @@ pub fn document_key(
     hasher.digest128()
 }
 
+/// The name of the file at `path` in its documents' keys: the same wherever the file is.
+pub fn key_name(path: &std::path::Path) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    path.file_name().unwrap_or(path.as_os_str()).as_bytes()
+}
+
 /// The [`document_key`]s of one file's documents in order: counts the occurrences of
 /// each content.
 #[derive(Debug)]
