@@ -193,7 +193,11 @@ while :; do
     launch "$name"
   fi
   # Trim the log below every process's oldest checkpoint, as a timer would.
-  "$bin" cluster trim $(creds trim) >> "$work/trim.log" 2>&1 || { echo "cluster.sh: cluster trim failed; see $work/trim.log" >&2; exit 1; }
+  "$bin" cluster trim $(creds trim) >> "$work/trim.log" 2>&1 || {
+    echo "cluster.sh: cluster trim failed; the end of $work/trim.log:" >&2
+    tail -n 5 "$work/trim.log" >&2
+    exit 1
+  }
 done
 # The processes' time, without the export and the union that follow.
 elapsed=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")

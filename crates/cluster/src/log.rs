@@ -50,6 +50,9 @@ pub use reader::{Interleaved, Reader};
 /// operation fails.
 pub const RETRY_FOR: Duration = Duration::from_secs(120);
 const BACKOFF: Duration = Duration::from_millis(200);
+/// How long a stream's last message may be missing before that is an error
+/// ([`Log::tail`]): longer than a leader election takes.
+const LAST_GONE_FOR: Duration = Duration::from_secs(10);
 
 type Result<T> = std::result::Result<T, LogError>;
 
@@ -389,16 +392,26 @@ impl Log {
         }
     }
 
-    /// The last message of `stream` and its records' bounds.
+    /// The last message of `stream` and its records' bounds. The last message is never
+    /// dropped (a trim keeps the last batch), so one the stream's state names and the
+    /// server then does not give is asked for again, for [`LAST_GONE_FOR`]: a leader
+    /// elected meanwhile may not have applied it yet. Taken for an empty stream, it
+    /// made `cluster trim` see a process's answers as none and refuse its position.
     fn tail(&self, stream: &str) -> Result<Tail> {
-        let message = self.state(stream)?.last_sequence;
-        if message == 0 {
-            return Ok(Tail::default());
+        let start = Instant::now();
+        loop {
+            let message = self.state(stream)?.last_sequence;
+            if message == 0 {
+                return Ok(Tail::default());
+            }
+            if let Some(batch) = self.message(stream, message)? {
+                return Ok(Tail { message, first: batch.first(), last: batch.last() });
+            }
+            if start.elapsed() >= LAST_GONE_FOR {
+                return Err(LogError::LastGone { stream: stream.to_string(), message });
+            }
+            std::thread::sleep(BACKOFF);
         }
-        Ok(match self.message(stream, message)? {
-            Some(batch) => Tail { message, first: batch.first(), last: batch.last() },
-            None => Tail { message, ..Tail::default() },
-        })
     }
 
     fn state(&self, stream: &str) -> Result<stream::State> {

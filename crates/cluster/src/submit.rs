@@ -214,13 +214,19 @@ impl Keys {
             }
         }
         let mut appends = log.appends(KEYS, &subject(KEYS));
-        let first = log.first_seq(DOCS)?.max(kept + 1).min(last + 1);
-        for seq in kept + 1..first {
-            appends.push(seq, encode(&Key(None)))?;
-        }
-        if first <= last {
-            let mut docs = log.reader(DOCS, first)?;
-            for _ in first..=last {
+        let mut next = kept + 1;
+        if next <= last {
+            let mut docs = match log.reader(DOCS, next) {
+                Err(LogError::Trimmed { first, .. }) => {
+                    for seq in next..first.min(last + 1) {
+                        appends.push(seq, encode(&Key(None)))?;
+                    }
+                    next = first;
+                    log.reader(DOCS, first)?
+                }
+                docs => docs?,
+            };
+            for _ in next..=last {
                 let (seq, bytes) = docs.read()?;
                 let Doc { key, .. } = Doc::decode(&bytes)?;
                 appends.push(seq, encode(&Key(key)))?;

@@ -42,6 +42,11 @@ pub enum LogError {
     Gap { stream: String, seq: u64, last: u64 },
     #[error("log: stream {stream} no longer holds record #{want} (trimmed: it starts at #{first}); this process needs a checkpoint at #{} or later", first - 1)]
     Trimmed { stream: String, want: u64, first: u64 },
+    #[error(
+        "log: stream {stream} says its last message is #{message}, and does not give it: deleted by hand? (a trim \
+         keeps the last message)"
+    )]
+    LastGone { stream: String, message: u64 },
     #[error("log: stream {stream} gave #{got} where #{want} was due")]
     Order { stream: String, want: u64, got: u64 },
     #[error("log: stream {stream}, message #{message}: {source}")]
