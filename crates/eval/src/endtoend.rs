@@ -2,8 +2,12 @@
 //! (parallel preparation, the table, near-duplicates, quotations, the store), into a
 //! fresh data directory: MB/s, documents/s, and where the time went per stage, so the
 //! next bottleneck is visible without a profiler. Over windows of [`WINDOW`] documents it
-//! says whether the cost of a document stays flat as the collection grows (the last full
-//! window's documents/s over the first's) and which stages the growth went to.
+//! says whether the cost of a document stays flat as the collection grows: every
+//! window's documents/s, and the last full window's over the reference window's,
+//! documents 50,001-60,000 (a document of a small collection meets none of the
+//! per-document bounds, so the first windows are not the reference), with the stages the
+//! growth went to. It also says how much of both cores the run used: its CPU time over
+//! its wall time.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -41,21 +45,38 @@ pub struct EndToEnd {
     pub window_rates: Vec<f64>,
     /// Seconds per stage in each of those windows.
     pub window_stages: Vec<StageTimes>,
+    /// The process's CPU seconds (user and system, every thread) over the run's, when
+    /// the system tells them.
+    pub cpu_seconds: Option<f64>,
 }
 
 impl EndToEnd {
-    /// The documents/s of the last full window over the first's (1: a flat cost per
-    /// document); `None` with fewer than two windows.
+    /// The reference window for [`EndToEnd::flat`] and the last full one (indexes into
+    /// the windows): [`REFERENCE`] where the run reached it, else the first; `None` with
+    /// fewer than two windows.
+    fn compared(&self) -> Option<(usize, usize)> {
+        let last = self.window_rates.len().checked_sub(1).filter(|&l| l > 0)?;
+        Some((if REFERENCE < last { REFERENCE } else { 0 }, last))
+    }
+
+    /// The documents/s of the last full window over the reference window's (1: a flat
+    /// cost per document); `None` with fewer than two windows.
     pub fn flat(&self) -> Option<f64> {
-        match self.window_rates[..] {
-            [first, .., last] => Some(last / first),
-            _ => None,
-        }
+        self.compared().map(|(a, b)| self.window_rates[b] / self.window_rates[a])
     }
 }
 
 /// Documents per rate window.
 pub const WINDOW: u64 = 10_000;
+
+/// The window [`EndToEnd::flat`] compares the last with: documents 50,001-60,000.
+pub const REFERENCE: usize = 5;
+
+/// The documents of window `i` (from 0), 1-based: `documents 50001-60000`.
+fn window_name(i: usize) -> String {
+    let first = i as u64 * WINDOW + 1;
+    format!("documents {first}-{}", first + WINDOW - 1)
+}
 
 /// The bytes the files under `p` take on disk: their allocated blocks (the table file
 /// and the checkpoint slots are sparse: their length says far more).
@@ -75,6 +96,7 @@ fn dir_size(p: &Path) -> u64 {
 /// Ingests `paths` into a new data directory `dir` with `overrides`.
 pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize) -> Result<EndToEnd> {
     let start = Instant::now();
+    let cpu_before = textorigin_store::sys::cpu_seconds();
     let mut dd = DataDir::open_write(dir, overrides, Policy::default())?;
     let open_seconds = start.elapsed().as_secs_f64();
     let (mut window_rates, mut window_stages) = (Vec::new(), Vec::new());
@@ -94,6 +116,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
     dd.close()?;
     let close_seconds = closing.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
+    let cpu_seconds = cpu_before.zip(textorigin_store::sys::cpu_seconds()).map(|(a, b)| b - a);
     let text_bytes = summary.text_bytes;
     Ok(EndToEnd {
         documents: summary.stored,
@@ -109,6 +132,7 @@ pub fn run(paths: &[PathBuf], overrides: &Overrides, dir: &Path, threads: usize)
         disk_bytes: dir_size(dir),
         window_rates,
         window_stages,
+        cpu_seconds,
     })
 }
 
@@ -131,13 +155,20 @@ pub fn text(r: &EndToEnd) -> String {
         out += &format!("  {name:<11} {v:>8.2}  {:>5.1}%\n", 100.0 * v / total);
     }
     out += &format!("outside the stages: open {:.2} s, close {:.2} s\n", r.open_seconds, r.close_seconds);
-    if let (Some(flat), [first, .., last], [s_first, .., s_last]) =
-        (r.flat(), &r.window_rates[..], &r.window_stages[..])
-    {
+    if let Some(cpu) = r.cpu_seconds {
         out += &format!(
-            "flat: documents/s over the first {WINDOW} documents {first:.0}, over the last full {WINDOW} {last:.0}: {flat:.2}x\n"
+            "cpu: {cpu:.2} s over {:.2} s: {:.2} of {} cores busy\n",
+            r.seconds,
+            cpu / r.seconds.max(1e-9),
+            r.threads
         );
-        out += &growth(s_first, s_last);
+    }
+    for (i, rate) in r.window_rates.iter().enumerate() {
+        out += &format!("{}: {rate:.0} documents/s\n", window_name(i));
+    }
+    if let (Some(flat), Some((a, b))) = (r.flat(), r.compared()) {
+        out += &format!("flat: {} over {}: {flat:.2}x\n", window_name(b), window_name(a));
+        out += &growth(&r.window_stages[a], &r.window_stages[b]);
     }
     out += &format!("data directory: {:.1} MB on disk\n", r.disk_bytes as f64 / 1e6);
     out
@@ -184,15 +215,26 @@ mod tests {
             disk_bytes: 0,
             window_rates: vec![5000.0, 4000.0, 2500.0],
             window_stages: vec![first, first, last],
+            cpu_seconds: Some(9.0),
         };
         assert_eq!(r.flat(), Some(0.5));
         let text = text(&r);
-        assert!(text.contains("5000, over the last full 10000 2500: 0.50x"), "{text}");
+        assert!(text.contains("\ndocuments 10001-20000: 4000 documents/s\n"), "{text}");
+        assert!(text.contains("flat: documents 20001-30000 over documents 1-10000: 0.50x"), "{text}");
+        assert!(text.contains("cpu: 9.00 s over 6.00 s: 1.50 of 1 cores busy"), "{text}");
         let quotes = text.lines().rfind(|l| l.trim_start().starts_with("quotes ")).unwrap();
         assert!(quotes.ends_with("+200    100.0%"), "{quotes}");
         let table = text.lines().rfind(|l| l.trim_start().starts_with("table ")).unwrap();
         assert!(table.ends_with("+0      0.0%"), "{table}");
-        assert_eq!(EndToEnd { window_rates: vec![1.0], ..r }.flat(), None);
+        assert_eq!(EndToEnd { window_rates: vec![1.0], ..r.clone() }.flat(), None);
+        // From documents 50,001-60,000 on, the last window is compared with them.
+        let rates = vec![9000.0, 8000.0, 7000.0, 6000.0, 5000.0, 4000.0, 3900.0, 3000.0];
+        let stages = vec![first; rates.len()];
+        let long = EndToEnd { window_rates: rates, window_stages: stages, ..r };
+        assert_eq!(long.flat(), Some(0.75));
+        assert!(super::text(&long).contains("flat: documents 70001-80000 over documents 50001-60000: 0.75x"));
+        let six = EndToEnd { window_rates: long.window_rates[..6].to_vec(), ..long.clone() };
+        assert_eq!(six.flat(), Some(4000.0 / 9000.0), "the reference is not the last window itself");
     }
 
     #[test]
