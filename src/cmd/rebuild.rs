@@ -40,6 +40,11 @@ pub struct Args {
     /// sentences are searched again, or its quotations are dropped).
     #[arg(long = "quotes", value_name = "on|off", value_parser = on_off)]
     quotations: Option<bool>,
+    /// Turn origins on or off (needs --reanalyse: every stored document is applied to
+    /// the table and aligned again, or its origins are dropped and near-duplicates and
+    /// quotations alone are kept).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    origins: Option<bool>,
     /// Another rule of what makes a term, unicode or words (needs --reanalyse: every
     /// document is tokenized again): `--terms unicode` moves a data directory made
     /// before schema 11 to the rule of new ones (each Chinese or Japanese ideograph a term).
@@ -104,6 +109,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         align: a.align,
         near_duplicates: a.near_duplicates,
         quotations: a.quotations,
+        origins: a.origins,
         terms: a.terms,
         quote_clauses: a.quote_clauses,
         quote_exact_index: a.quote_exact_index,

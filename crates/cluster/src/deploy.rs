@@ -25,11 +25,14 @@ use crate::{ClusterError, Result};
 /// submission: submission, which would make their index work without their template
 /// lines, keeps no state across runs, so such a deployment labels none. The
 /// attribution is the data directory's (the passage by default, as on one node: the
-/// partitions exchange their results whole).
+/// partitions exchange their results whole). Origins are on: the shards are the table's.
 pub fn settle(mut ov: Overrides, prepared: bool) -> Result<Overrides> {
     let refused = |setting, does, value| ClusterError::Unsupported { setting, does, value };
     if ov.density_lag == Some(0) && ov.density != Some(Density::Paper) {
         return Err(ClusterError::LagZero);
+    }
+    if ov.origins == Some(false) {
+        return Err(refused("origins", "finds origins: its shards hold the table", "on"));
     }
     if prepared {
         if !matches!(ov.templates, None | Some(Templates::Off)) {
@@ -321,6 +324,8 @@ mod tests {
         assert_eq!(settle(site.clone(), false).unwrap().templates, Some(Templates::Site));
         // Prepared at submission: none.
         assert_eq!(settle(Overrides::default(), true).unwrap().templates, Some(Templates::Off));
+        let off = Overrides { origins: Some(false), ..Overrides::default() };
+        assert!(matches!(settle(off, false), Err(ClusterError::Unsupported { setting: "origins", .. })));
         let paper =
             Overrides { density: Some(Density::Paper), templates: Some(Templates::Off), ..Overrides::default() };
         assert_eq!(settle(paper, true).unwrap().density, Some(Density::Paper));

@@ -92,6 +92,12 @@ pub struct Config {
     /// pages that claim a site; `Trust` (kept by data directories made before) takes
     /// them as `ingest`'s.
     pub submitted_sites: SubmittedSites,
+    /// Origins (schema 26, last as the encoding appends it): the table's phases, estimation,
+    /// alignment and propagation, which find where each copied passage came from (on, the
+    /// default and the rule before). Off: a job of near-duplicates (and quotations when
+    /// on) alone, as the near-duplicate tools run: no shingle is selected, looked up or
+    /// inserted, and results carry no copied blocks or dominant origin.
+    pub origins: bool,
 }
 
 /// Which documents' site templates are labelled.
@@ -326,6 +332,7 @@ impl Default for Config {
             template_pages: TEMPLATE_PAGES,
             submitted_sites: SubmittedSites::Ignore,
             density_lag: crate::select::DENSITY_LAG,
+            origins: true,
         }
     }
 }
@@ -369,6 +376,8 @@ pub struct Overrides {
     pub submitted_sites: Option<SubmittedSites>,
     /// Documents from a full bucket's first ask for a lower density to the raise.
     pub density_lag: Option<u8>,
+    /// Origins on or off.
+    pub origins: Option<bool>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -446,6 +455,7 @@ impl Overrides {
             template_pages: other.template_pages.or(self.template_pages),
             submitted_sites: other.submitted_sites.or(self.submitted_sites),
             density_lag: other.density_lag.or(self.density_lag),
+            origins: other.origins.or(self.origins),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -530,6 +540,9 @@ impl Overrides {
         if let Some(n) = self.density_lag {
             c.density_lag = n;
         }
+        if let Some(o) = self.origins {
+            c.origins = o;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -565,7 +578,7 @@ impl Config {
     /// keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -596,6 +609,7 @@ impl Config {
                 (t, SubmittedSites::Trust) => format!(" templates={t}/{}", self.template_pages),
                 (t, SubmittedSites::Ignore) => format!(" templates={t}/{}/own-sites", self.template_pages),
             },
+            if self.origins { "" } else { " origins=off" },
         )
     }
 

@@ -76,6 +76,13 @@ pub struct Settings {
     /// `quotations`. Turning it on later: `rebuild --reanalyse --quotes on`.
     #[cfg_attr(feature = "clap", arg(long = "quotes", value_name = "on|off", value_parser = on_off))]
     pub quotations: Option<bool>,
+    /// Origins: where each copied passage came from, by the table of shingles (on or
+    /// off; default on). Off: near-duplicates (and quotations when on) alone, the job
+    /// of the near-duplicate tools: no table lookups or inserts, no copied blocks or
+    /// dominant origin, and the views say "off". Turning them on later: `rebuild
+    /// --reanalyse --origins on`.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off", value_parser = on_off))]
+    pub origins: Option<bool>,
     /// What makes a term: unicode (each Chinese or Japanese ideograph a term, each run
     /// of hiragana or katakana one, sentences also ended by 。！？; the default for a new
     /// data directory) or words (a run of
@@ -174,6 +181,7 @@ impl Settings {
             align: self.align,
             near_duplicates: self.near_duplicates,
             quotations: self.quotations,
+            origins: self.origins,
             terms: parse(&self.terms)?,
             density: parse(&self.density)?,
             density_lag: self.density_lag,

@@ -380,7 +380,10 @@ impl Native {
     /// The rows of `list --json` of up to `n` stored documents after `after`, in order.
     fn documents_after(&self, py: Python<'_>, after: u64, n: usize) -> PyResult<Vec<(u64, String)>> {
         let store = self.store_from(py, after)?;
-        py.detach(|| page(&store, after, n, |meta| json(&model::list_row(&store, meta).map_err(|e| error(chain(&e)))?)))
+        py.detach(|| {
+            let origins = model::features(&store).map_err(|e| error(chain(&e)))?.origins;
+            page(&store, after, n, |meta| json(&model::list_row(&store, meta, origins).map_err(|e| error(chain(&e)))?))
+        })
     }
 
     /// `stats --json`.

@@ -111,6 +111,17 @@ def test_settings_are_the_command_lines(tmp_path):
             textorigin.Collection(tmp_path / "d")
 
 
+def test_a_near_duplicates_only_collection_finds_no_origins(tmp_path):
+    text = " ".join(f"word{i % 97} term{i % 13}" for i in range(300))
+    with textorigin.Collection(tmp_path / "n", table_size="4MiB", origins=False) as c:
+        first, again = c.ingest([text, text])
+        assert again["origins_off"] is True and again["copied_blocks"] == [] and again["dominant_origin"] is None
+        assert [d["id"] for d in again["near_duplicates"]] == [first["id"]], again["near_duplicates"]
+        assert c.stats()["origins"] is False
+    with pytest.raises(textorigin.Error, match="--origins on"):
+        textorigin.Collection(tmp_path / "n", origins=True)
+
+
 def test_metadata_show_query_and_annotate(tmp_path):
     docs = generated(60)
     docs[0].update(title="The first", tags=["x"])

@@ -306,11 +306,14 @@ impl Engine {
     }
 
     /// Tokenizes and selects `text`: with an adaptive density, the extra shingles too,
-    /// for [`Prepared::at_density`] to filter.
+    /// for [`Prepared::at_density`] to filter. With origins off no shingle is selected.
     pub fn prepare(&mut self, text: &str) -> Prepared {
         let mut tokens = Vec::new();
         let mut items = Vec::new();
         tokenize(text, &self.rabin, &mut tokens);
+        if !self.cfg.origins {
+            return Prepared::new(tokens, items, FLOOR);
+        }
         select(self.cfg.selection, &tokens, &self.rabin, &mut self.scratch, &mut items);
         if self.cfg.density == Density::Adaptive {
             with_extras(self.cfg.selection, self.cfg.k as usize, &self.scratch, &mut items);
@@ -480,6 +483,9 @@ impl Engine {
     /// keeps them (offsets and neighbours among the policy's shingles): what phase 3 is
     /// fed ([`Engine::feedback`]); [`with_extra_shingles`] adds the others.
     fn finish(&self, doc: &Prepared, seq: u64, hits: &[Option<Hit>], when: When<'_>) -> Estimate {
+        if !self.cfg.origins {
+            return Estimate { result: self.without_origins(doc, seq), offsets: Vec::new() };
+        }
         let items = doc.items();
         let estimate = |tops: &[u8], hits: &[Option<Hit>]| {
             estimate_with_offsets(self.cfg.estimation, self.cfg.bridge_limit as usize, seq, tops, hits)
@@ -515,6 +521,9 @@ impl Engine {
         copiers: impl FnMut(u64) -> Vec<u64>,
         when: When<'_>,
     ) {
+        if !self.cfg.origins {
+            return;
+        }
         if self.cfg.align && !result.copied_blocks.is_empty() {
             let alignment = Alignment {
                 seq: result.seq,
@@ -531,6 +540,18 @@ impl Engine {
         }
         if self.cfg.dominant == Dominant::Blocks {
             result.dominant_origin = result.dominant_by_blocks();
+        }
+    }
+
+    /// The result of document `doc`, `seq`, with origins off: its counts alone; no token
+    /// is labelled old or fresh, and it has no copied block and no dominant origin.
+    fn without_origins(&self, doc: &Prepared, seq: u64) -> DocResult {
+        let tokens = doc.tokens().len();
+        DocResult {
+            seq,
+            tokens: tokens as u32,
+            shingles: shingle_count(tokens, self.cfg.k as usize) as u32,
+            ..DocResult::default()
         }
     }
 

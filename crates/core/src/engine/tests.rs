@@ -629,3 +629,29 @@ fn a_short_copy_is_found_while_the_table_has_room() {
         .collect();
     assert!(found[1] > found[0] + 2, "found in the source, paper against adaptive: {found:?}");
 }
+
+/// With origins off the engine looks nothing up and inserts nothing: a document
+/// copying an earlier one whole has no copied block, no token labelled, no dominant
+/// origin, and the table holds no entry; its counters still follow the documents.
+#[test]
+fn origins_off_touch_no_entry_and_label_nothing() {
+    let cfg = Config { origins: false, table_bytes: 1 << 20, ..Config::default() };
+    let mut t = table(&cfg);
+    let mut e = Engine::new(cfg.clone());
+    let text = corpus(7, 1).remove(0);
+    for seq in 1..=2 {
+        let r = e.apply(&mut t, seq, &text);
+        let words = r.tokens;
+        assert!(words > 8, "{text}");
+        let want = DocResult { seq, tokens: words, shingles: words - 7, ..DocResult::default() };
+        assert_eq!(r, want, "document {seq}");
+    }
+    let stats = t.stats();
+    assert_eq!((stats.occupied, stats.documents, stats.last_seq), (0, 2, 2));
+    // The same copy with origins on: the second document's tokens are copied from the first.
+    let on = Config { origins: true, ..cfg };
+    let (mut t, mut e) = (table(&on), Engine::new(on));
+    e.apply(&mut t, 1, &text);
+    let r = e.apply(&mut t, 2, &text);
+    assert!(r.old_tokens > r.tokens / 2 && r.dominant_origin == Some(1), "{r:?}");
+}

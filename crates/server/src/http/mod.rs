@@ -595,12 +595,13 @@ fn documents(store: &Store, query: &[(String, String)]) -> Result<Reply, ApiErro
     };
     let prefix = param("name").unwrap_or("");
     let mut rows = Vec::new();
+    let origins = model::features(store)?.origins;
     for meta in store.docs_from(after.saturating_add(1)) {
         let meta = meta?;
         if !meta.name.starts_with(prefix) {
             continue;
         }
-        rows.push(model::list_row(store, &meta)?);
+        rows.push(model::list_row(store, &meta, origins)?);
         if rows.len() == limit {
             break;
         }

@@ -153,6 +153,7 @@ pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, 
     };
     let mut rows = Vec::new();
     let mut titles = HashMap::new();
+    let origins = model::features(store)?.origins;
     let (mut scanned, mut next) = (0, None);
     for meta in store.docs_down_from(before.saturating_sub(1)) {
         let meta = meta?;
@@ -163,7 +164,7 @@ pub(super) fn index(store: &Store, query: &[(String, String)]) -> Result<Reply, 
         scanned += 1;
         if matches(&meta) {
             titles.extend(model::title_of_meta(&meta).map(|t| (meta.seq, t)));
-            rows.push(model::list_row(store, &meta)?);
+            rows.push(model::list_row(store, &meta, origins)?);
         }
     }
     origin_titles(store, &rows, &mut titles)?;
@@ -232,11 +233,12 @@ pub(super) fn text_search(store: &Store, dd: &mut DataDir, passage: &str) -> Res
     }
     let mut rows = Vec::new();
     let mut titles = HashMap::new();
+    let origins = model::features(store)?.origins;
     for &c in &candidates {
         let (Some(meta), Some(text)) = (store.doc(c)?, store.text(c)?) else { continue };
         if !want.is_empty() && terms(&text).windows(want.len()).any(|w| w == want) {
             titles.extend(model::title_of_meta(&meta).map(|t| (c, t)));
-            rows.push(model::list_row(store, &meta)?);
+            rows.push(model::list_row(store, &meta, origins)?);
             if rows.len() == INDEX_ROWS {
                 break;
             }

@@ -134,8 +134,12 @@ pub fn index_page(p: &IndexPage<'_>, href: impl Fn(u64) -> String) -> String {
         };
         let counted = r.tokens - r.template_tokens;
         let old = if counted == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(counted) };
+        let (old, dom) = match r.origins_off {
+            true => ("-".to_string(), "origins off".to_string()),
+            false => (format!("{old:.1}%"), dom),
+        };
         s += &format!(
-            "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{old:.1}%</td><td>{dom}</td></tr>",
+            "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{old}</td><td>{dom}</td></tr>",
             r.id,
             escape(&href(r.id)),
             shown(r.id, &r.name),
@@ -286,13 +290,21 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
             )
         }
     };
-    let mut body = format!(
-        "<h1>{heading}</h1>\n{}<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh{template}.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
-        about(view),
-        view.tokens,
-        view.old_tokens,
-        view.fresh_tokens
-    );
+    let mut body = match view.origins_off {
+        true => format!(
+            "<h1>{heading}</h1>\n{}<p id=\"summary\">Origins: off in this data directory (near-duplicates and quotations alone). {} tokens.</p>\n<pre class=\"doc\" id=\"text\">{}</pre>\n",
+            about(view),
+            view.tokens,
+            escape(text)
+        ),
+        false => format!(
+            "<h1>{heading}</h1>\n{}<p>Dominant origin: {dominant}. {} tokens, {} old, {} fresh{template}.</p>\n<div class=\"bar\" id=\"summary\">{bar}</div>\n<ul class=\"legend\">{legend}<li><span class=\"swatch\" style=\"background:#fff\"></span>new text — {novel:.1}%</li></ul>\n<pre class=\"doc\" id=\"text\">{body_text}</pre>\n",
+            about(view),
+            view.tokens,
+            view.old_tokens,
+            view.fresh_tokens
+        ),
+    };
     match &view.near_duplicates {
         None => body += "<h2>Near-duplicates of earlier documents</h2>\n<p id=\"near-duplicates\">Off in this data directory.</p>\n",
         Some(near) if !near.is_empty() => {

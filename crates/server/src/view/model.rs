@@ -41,11 +41,20 @@ pub enum ViewError {
     NoSource(u64),
 }
 
-/// Whether the data directory of `store` detects near-duplicates and searches
-/// quotations (its stored configuration; both on for a store with none).
-pub fn features(store: &Store) -> Result<(bool, bool)> {
+/// What the data directory of a store finds: its switches ([`features`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Features {
+    pub near_duplicates: bool,
+    pub quotations: bool,
+    /// Origins: copied blocks, old and fresh tokens, the dominant origin.
+    pub origins: bool,
+}
+
+/// Whether the data directory of `store` finds origins, detects near-duplicates and
+/// searches quotations (its stored configuration; all on for a store with none).
+pub fn features(store: &Store) -> Result<Features> {
     let c = store.config()?.unwrap_or_default();
-    Ok((c.near_duplicates, c.quotations))
+    Ok(Features { near_duplicates: c.near_duplicates, quotations: c.quotations, origins: c.origins })
 }
 
 /// `{id, name}` of a document, and its `title` when its metadata has one; `id` is null
@@ -255,6 +264,10 @@ pub struct DocumentView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<serde_json::Value>,
     pub content_hash: Option<String>,
+    /// Origins are off in its data directory: no token is old or fresh, and it has no
+    /// copied block and no dominant origin. Absent when they are on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub origins_off: bool,
     pub tokens: u32,
     pub shingles: u32,
     pub selected: u32,
@@ -504,6 +517,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         published_at: meta.and_then(|m| m.published_at.clone()),
         meta: meta_json(meta.and_then(|m| m.meta.as_deref())),
         content_hash: meta.map(|m| m.content_hash.clone()),
+        origins_off: !features(store)?.origins,
         tokens: r.tokens,
         shingles: r.shingles,
         selected: r.selected,
@@ -614,9 +628,9 @@ pub fn stored_document_and_text(store: &Store, seq: u64, opt: ViewOptions) -> Re
     let meta = store.doc(seq)?.ok_or(missing("metadata"))?;
     let text = store.text(seq)?.ok_or(missing("text"))?;
     let result = store.labelled_result(seq)?.ok_or(missing("result"))?;
-    let (near_on, quotes_on) = features(store)?;
-    let near = near_on.then(|| store.near_dups(seq)).transpose()?;
-    let quotes = quotes_on.then(|| store.quotations(seq)).transpose()?;
+    let on = features(store)?;
+    let near = on.near_duplicates.then(|| store.near_dups(seq)).transpose()?;
+    let quotes = on.quotations.then(|| store.quotations(seq)).transpose()?;
     let parts = DocParts {
         meta: Some(&meta),
         name: &meta.name,
@@ -660,6 +674,9 @@ pub struct ListRow {
     pub id: u64,
     pub name: String,
     pub source: String,
+    /// Origins are off in its data directory ([`DocumentView::origins_off`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub origins_off: bool,
     pub tokens: u32,
     pub old_tokens: u32,
     /// Tokens in its site's template lines. Absent when none.
@@ -687,13 +704,14 @@ impl ListRow {
     }
 }
 
-/// The row of a stored document.
-pub fn list_row(store: &Store, meta: &DocMeta) -> Result<ListRow> {
+/// The row of a stored document, in a data directory that finds `origins` or not.
+pub fn list_row(store: &Store, meta: &DocMeta, origins: bool) -> Result<ListRow> {
     let r = store.labelled_result(meta.seq)?.ok_or(ViewError::Missing { seq: meta.seq, what: "result" })?;
     Ok(ListRow {
         id: meta.seq,
         name: meta.name.clone(),
         source: meta.source.clone(),
+        origins_off: !origins,
         tokens: r.tokens,
         old_tokens: r.old_tokens,
         template_tokens: r.template_tokens,
@@ -704,7 +722,8 @@ pub fn list_row(store: &Store, meta: &DocMeta) -> Result<ListRow> {
 
 /// Every stored document's row, in sequence order.
 pub fn list(store: &Store) -> Result<Vec<ListRow>> {
-    store.docs().map(|m| list_row(store, &m?)).collect()
+    let origins = features(store)?.origins;
+    store.docs().map(|m| list_row(store, &m?, origins)).collect()
 }
 
 /// `neardups`: a document's near-duplicates under a mode, and the later ones if asked.
@@ -719,7 +738,7 @@ pub struct NearDupsView {
 
 /// The `neardups` view of document `seq`.
 pub fn neardups(store: &Store, seq: u64, mode: Mode, later: bool) -> Result<NearDupsView> {
-    if !features(store)?.0 {
+    if !features(store)?.near_duplicates {
         return Err(ViewError::Off { feature: "near-duplicates", flag: "neardup" });
     }
     Ok(NearDupsView {
@@ -740,7 +759,7 @@ pub struct QuotesView {
 
 /// The `quotes` view of document `seq`.
 pub fn quotes(store: &Store, seq: u64) -> Result<QuotesView> {
-    if !features(store)?.1 {
+    if !features(store)?.quotations {
         return Err(ViewError::Off { feature: "quotations", flag: "quotes" });
     }
     let missing = |what| ViewError::Missing { seq, what };

@@ -83,7 +83,7 @@ pub fn stats(v: &StatsView) -> String {
             name: "textorigin_feature_enabled",
             kind: "gauge",
             help: "1 when the data directory has the feature on, 0 when it is off (nothing is computed for it).",
-            samples: [("near_duplicates", v.near_duplicates), ("quotations", v.quotations)]
+            samples: [("origins", v.origins), ("near_duplicates", v.near_duplicates), ("quotations", v.quotations)]
                 .iter()
                 .map(|(f, on)| (format!("{{feature=\"{f}\"}}"), f64::from(u8::from(*on))))
                 .collect(),

@@ -123,6 +123,50 @@ pub fn document(v: &DocumentView) -> String {
     for r in &v.revisions {
         out += &format!("  revised by {} (published before an origin of this one)\n", ref_text(&r.caused_by));
     }
+    if v.origins_off {
+        out += &format!(
+            "  origins: off in this data directory (near-duplicates and quotations alone)\n  {} tokens, {} shingles\n",
+            v.tokens, v.shingles
+        );
+    } else {
+        out += &origins(v);
+    }
+    if !v.templates.is_empty() {
+        out += &format!("site template lines ({}, not copies):\n", v.templates.len());
+        for t in &v.templates {
+            out += &format!(
+                "  tokens {}-{} on {} pages: \"{}\"\n",
+                t.start_token,
+                t.end_token,
+                t.pages,
+                clip(&t.text, 100)
+            );
+        }
+    }
+    match &v.near_duplicates {
+        Some(near) => out += &format!("near-duplicates of earlier documents ({}):\n{}", near.len(), near_dups(near)),
+        None => out += "near-duplicates of earlier documents: off in this data directory\n",
+    }
+    match &v.quotations {
+        Some(quotes) => out += &format!("quotations ({} sentences):\n{}", quotes.len(), quotations(quotes)),
+        None => out += "quotations: off in this data directory\n",
+    }
+    if let Some(c) = &v.copied_by {
+        out += &format!("copied by ({} documents):\n", c.count);
+        for d in &c.documents {
+            out += &format!("  {}: {} tokens\n", ref_text(&d.document), d.tokens);
+        }
+        if c.count > c.documents.len() {
+            out += &format!("  ... and {} more\n", c.count - c.documents.len());
+        }
+    }
+    out
+}
+
+/// The lines of a document view about its origins: the dominant origin, old and fresh
+/// tokens, the similarity to each source, copied blocks and novel segments.
+fn origins(v: &DocumentView) -> String {
+    let mut out = String::new();
     let mut dom_text = match v.dominant() {
         Dominant::None => "none (no tokens)".to_string(),
         Dominant::Itself => v.itself_text(),
@@ -183,35 +227,6 @@ pub fn document(v: &DocumentView) -> String {
     out += &format!("novel segments ({}):\n", v.novel_segments.len());
     for s in &v.novel_segments {
         out += &format!("  tokens {}-{}: \"{}\"\n", s.start_token, s.end_token, clip(&s.text, 100));
-    }
-    if !v.templates.is_empty() {
-        out += &format!("site template lines ({}, not copies):\n", v.templates.len());
-        for t in &v.templates {
-            out += &format!(
-                "  tokens {}-{} on {} pages: \"{}\"\n",
-                t.start_token,
-                t.end_token,
-                t.pages,
-                clip(&t.text, 100)
-            );
-        }
-    }
-    match &v.near_duplicates {
-        Some(near) => out += &format!("near-duplicates of earlier documents ({}):\n{}", near.len(), near_dups(near)),
-        None => out += "near-duplicates of earlier documents: off in this data directory\n",
-    }
-    match &v.quotations {
-        Some(quotes) => out += &format!("quotations ({} sentences):\n{}", quotes.len(), quotations(quotes)),
-        None => out += "quotations: off in this data directory\n",
-    }
-    if let Some(c) = &v.copied_by {
-        out += &format!("copied by ({} documents):\n", c.count);
-        for d in &c.documents {
-            out += &format!("  {}: {} tokens\n", ref_text(&d.document), d.tokens);
-        }
-        if c.count > c.documents.len() {
-            out += &format!("  ... and {} more\n", c.count - c.documents.len());
-        }
     }
     out
 }
@@ -290,6 +305,10 @@ pub fn list(rows: &[ListRow]) -> String {
             Dominant::Itself => r.itself_text().to_string(),
             Dominant::Other(d) => ref_text(d),
         };
+        if r.origins_off {
+            out += &format!("{:>6}  {:<32} {:>7} {:>6}  origins off\n", r.id, safe(&r.name), r.tokens, "-");
+            continue;
+        }
         out += &format!(
             "{:>6}  {:<32} {:>7} {:>5.1}%  {}\n",
             r.id,
@@ -300,6 +319,14 @@ pub fn list(rows: &[ListRow]) -> String {
         );
     }
     out
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
 }
 
 /// The statistics.
@@ -332,7 +359,7 @@ pub fn stats(v: &StatsView) -> String {
         ),
     };
     let mut out = format!(
-        "documents:   {}\n{}density:     {}\n{}indexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {}){}\n  in use:    buckets of words {} of {}, of signatures {} of {}, of near-dup keys {} of {}\nindex_digest: {}\nconfig:      {}\norigins:     propagation {}, alignment {}\nfeatures:    near-duplicates {}{}, quotations {}{}{}\n",
+        "documents:   {}\n{}density:     {}\n{}indexes:     {} bytes: {} documents; words {} of {} (evicted {}), signatures {} of {} (evicted {}, copies not indexed {}), near-dup keys {} of {} (evicted {}){}\n  in use:    buckets of words {} of {}, of signatures {} of {}, of near-dup keys {} of {}\nindex_digest: {}\nconfig:      {}\norigins:     {}\nfeatures:    near-duplicates {}{}, quotations {}{}{}\n",
         v.documents,
         table,
         match t.density.as_str() {
@@ -364,8 +391,10 @@ pub fn stats(v: &StatsView) -> String {
         v.indexes.buckets[2],
         v.index_digest,
         v.config,
-        if v.propagate { "on" } else { "off" },
-        if v.align { "on" } else { "off" },
+        match v.origins {
+            true => format!("propagation {}, alignment {}", on_off(v.propagate), on_off(v.align)),
+            false => "off (near-duplicates and quotations alone)".to_string(),
+        },
         if v.near_duplicates { "on" } else { "off" },
         match (v.near_duplicates, v.near_verify) {
             (false, _) => String::new(),

@@ -49,6 +49,9 @@ pub struct StatsView {
     pub indexes: IndexesView,
     pub index_digest: String,
     pub config: String,
+    /// Origins found (the table's phases, estimation, alignment); off: near-duplicates
+    /// and quotations alone.
+    pub origins: bool,
     /// Origin propagation (table entries carry estimated origins).
     pub propagate: bool,
     /// Copied blocks aligned against their origins' texts.
@@ -187,6 +190,7 @@ pub fn stats(
         },
         index_digest: format!("{:016x}", indexes.digest_of(&table.index_data())),
         config: config.canonical(),
+        origins: config.origins,
         propagate: config.propagate,
         align: config.align,
         near_duplicates: config.near_duplicates,

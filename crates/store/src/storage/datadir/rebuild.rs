@@ -36,6 +36,7 @@ impl DataDir {
             align: opts.align,
             near_duplicates: opts.near_duplicates,
             quotations: opts.quotations,
+            origins: opts.origins,
             terms: opts.terms,
             density: opts.density,
             density_lag: opts.density_lag,
@@ -53,8 +54,15 @@ impl DataDir {
             exact_index: opts.quote_exact_index.unwrap_or(stored_q.exact_index),
             ..stored_q.clone()
         };
-        let results_differ = (cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
-            != (stored.propagate, stored.align, stored.near_duplicates, stored.quotations, stored.terms)
+        let results_differ = (cfg.origins, cfg.propagate, cfg.align, cfg.near_duplicates, cfg.quotations, cfg.terms)
+            != (
+                stored.origins,
+                stored.propagate,
+                stored.align,
+                stored.near_duplicates,
+                stored.quotations,
+                stored.terms,
+            )
             || (cfg.density, cfg.density_lag, cfg.dominant, cfg.attribution)
                 != (stored.density, stored.density_lag, stored.dominant, stored.attribution)
             || (cfg.templates, cfg.template_pages, cfg.submitted_sites)
@@ -191,6 +199,8 @@ pub struct RebuildOptions {
     pub near_duplicates: Option<bool>,
     /// Turn quotation search on or off (only with `reanalyse`).
     pub quotations: Option<bool>,
+    /// Turn origins on or off (only with `reanalyse`).
+    pub origins: Option<bool>,
     /// Another rule of what makes a term (only with `reanalyse`: every document is
     /// tokenized again).
     pub terms: Option<textorigin_core::text::Terms>,

@@ -73,5 +73,8 @@ pub(super) fn refuse_feature_switch(dir: &Path, stored: &Config, wanted: &Config
     if stored.quotations != wanted.quotations {
         return Err(switch("quotations", "quotes", wanted.quotations));
     }
+    if stored.origins != wanted.origins {
+        return Err(switch("origins", "origins", wanted.origins));
+    }
     Ok(())
 }

@@ -20,6 +20,7 @@ mod v22_exact_index;
 mod v23_density_lag;
 mod v24_guests;
 mod v25_submitted_sites;
+mod v26_origins;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -169,6 +170,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 24,
         what: "whether submitted documents name their sites in the config (trusted, as before, for an existing data directory)",
         run: v25_submitted_sites::run,
+    },
+    Migration {
+        from: 25,
+        what: "origins on or off in the config (on, as before, for an existing data directory)",
+        run: v26_origins::run,
     },
 ];
 

@@ -17,7 +17,7 @@ use crate::storage::store::{Result, Store, StoreError, CF_META};
 /// The configuration as schemas 23 and 24 stored it: schema 22's fields, then the
 /// density's lag.
 #[derive(Deserialize)]
-struct ConfigV24 {
+pub(super) struct ConfigV24 {
     v22: ConfigV22,
     density_lag: u8,
 }
@@ -35,10 +35,12 @@ pub(super) fn config_v24(store: &Store) -> Result<Option<Config>> {
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV24| Config {
-        submitted_sites: SubmittedSites::Trust,
-        ..config_of_v22(o.v22, o.density_lag)
-    })
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV24| config_of_v24(o, SubmittedSites::Trust))
+}
+
+/// Schema 24's configuration in today's encoding, with `submitted_sites`.
+pub(super) fn config_of_v24(o: ConfigV24, submitted_sites: SubmittedSites) -> Config {
+    Config { submitted_sites, ..config_of_v22(o.v22, o.density_lag) }
 }
 
 #[cfg(test)]
@@ -53,9 +55,9 @@ mod tests {
         let mut store = Store::open(dir.path()).unwrap();
         let made =
             Config { density: Density::Adaptive, density_lag: 9, templates: Templates::All, k: 5, ..Config::default() };
-        // Schema 24 wrote the fields up to `density_lag`: the new one is one byte.
+        // Schema 24 wrote the fields up to `density_lag`: the later ones are a byte each.
         let full = encode(&made);
-        let v24 = &full[..full.len() - 1];
+        let v24 = &full[..full.len() - 2];
         let mut b = rocksdb::WriteBatch::default();
         b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), v24);
         store.write(b, true).unwrap();

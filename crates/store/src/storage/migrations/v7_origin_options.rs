@@ -117,6 +117,7 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         density_lag: 0,
         // Later steps' settings, as they write them (they then find this value new).
         submitted_sites: textorigin_core::config::SubmittedSites::Trust,
+        origins: true,
     }
 }
 

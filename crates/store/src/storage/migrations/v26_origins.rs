@@ -1,0 +1,58 @@
+//! Schema 25 → 26 (`migrations/0026-origins.md`): the configuration gains `origins`,
+//! written on for an existing data directory, whose table and results hold its origins
+//! (a new one may be made with them off: near-duplicates and quotations alone). The
+//! stamp keeps older builds, which cannot read the longer configuration, out.
+
+use serde::Deserialize;
+use textorigin_core::config::{Config, SubmittedSites};
+
+use super::rewrite_meta;
+use super::v25_submitted_sites::{config_of_v24, ConfigV24};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
+
+/// The configuration as schema 25 stored it: schema 24's fields, then whether
+/// submitted documents name their sites.
+#[derive(Deserialize)]
+struct ConfigV25 {
+    v24: ConfigV24,
+    submitted_sites: SubmittedSites,
+}
+
+pub(super) fn run(store: &mut Store) -> Result<()> {
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV25| Config {
+        origins: true,
+        ..config_of_v24(o.v24, o.submitted_sites)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::store::codec::encode;
+    use crate::storage::store::CF_META;
+    use textorigin_core::config::Templates;
+
+    #[test]
+    fn a_schema_25_config_keeps_its_origins_and_every_other_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let made =
+            Config { templates: Templates::All, k: 5, submitted_sites: SubmittedSites::Trust, ..Config::default() };
+        // Schema 25 wrote the fields up to `submitted_sites`: the new one is one byte.
+        let full = encode(&made);
+        let v25 = &full[..full.len() - 1];
+        let mut b = rocksdb::WriteBatch::default();
+        b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), v25);
+        store.write(b, true).unwrap();
+        assert!(store.config().is_err(), "a schema 25 config does not read as this one");
+        run(&mut store).unwrap();
+        assert_eq!(store.config().unwrap().unwrap(), made);
+        assert!(!made.canonical().contains("origins"), "on, the canonical line is as before: {}", made.canonical());
+        // Run again (a crash after the rewrite): left as it is.
+        run(&mut store).unwrap();
+        assert_eq!(store.config().unwrap().unwrap(), made);
+        let off = Config { origins: false, ..made };
+        assert!(off.canonical().ends_with(" origins=off"), "{}", off.canonical());
+    }
+}
