@@ -4,7 +4,7 @@ datasketch (near-duplicates only) on one JSONL corpus, in one run.
 
     pip install gaoya datasketch       # once (PyPI)
     python3 scripts/neardup-compare.py --textorigin BIN CORPUS.jsonl [--runs 3] \
-        [--textorigin-args "--quotes off"]     # the near-duplicate job (issue 23)
+        [--textorigin-args "--origins off --quotes off"]     # the near-duplicates job
 
 Each tool sees the documents in file order and, for each, first asks for the earlier
 documents like it, then adds it ("query then insert"): what a stream needs. gaoya:
@@ -146,7 +146,9 @@ def main():
         found, s = run_textorigin(a.textorigin, a.corpus, ids, a.textorigin_args.split())
         times.append(s)
     s = statistics.median(times)
-    what = "origins, near-duplicates" + ("" if "--quotes off" in a.textorigin_args else ", quotations") + ", store"
+    parts = ["origins"] if "--origins off" not in a.textorigin_args else []
+    parts += ["near-duplicates"] + ([] if "--quotes off" in a.textorigin_args else ["quotations"]) + ["store"]
+    what = ", ".join(parts)
     print(f"| textorigin {a.textorigin_args} | {what} | {s:.2f} | {mb / s:.2f} | {recall(found, truth):.3f} | {len(found)} |")
     for name, f in [("gaoya", run_gaoya), ("datasketch", run_datasketch)]:
         try:
