@@ -93,8 +93,8 @@ pub struct Config {
     /// them as `ingest`'s.
     pub submitted_sites: SubmittedSites,
     /// Origins (schema 26, last as the encoding appends it): the table's phases, estimation,
-    /// alignment and propagation, which find where each copied passage came from (on, the
-    /// default and the rule before). Off: a job of near-duplicates (and quotations when
+    /// alignment and propagation, which find where each copied passage came from (on by
+    /// default). Off: a job of near-duplicates (and quotations when
     /// on) alone, as the near-duplicate tools run: no shingle is selected, looked up or
     /// inserted, and results carry no copied blocks or dominant origin.
     pub origins: bool,

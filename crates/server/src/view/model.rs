@@ -409,6 +409,8 @@ pub struct DocParts<'a> {
     pub near: Option<&'a [NearDup]>,
     /// None when quotation search is off.
     pub quotes: Option<&'a [Quotation]>,
+    /// Whether its data directory finds origins.
+    pub origins: bool,
 }
 
 impl<'a> DocParts<'a> {
@@ -421,6 +423,7 @@ impl<'a> DocParts<'a> {
             result: &q.result,
             near: q.near.as_deref(),
             quotes: q.quotes.as_deref(),
+            origins: q.origins,
         }
     }
 }
@@ -498,7 +501,7 @@ pub fn quotations(store: &Store, text: &str, quotes: &[Quotation], of: Option<u6
 
 /// The document view of `parts`.
 pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<DocumentView> {
-    let DocParts { meta, name, text, result: r, near, quotes } = parts;
+    let DocParts { meta, name, text, result: r, near, quotes, origins } = parts;
     let origin = |seq: u64| -> Result<DocRef> {
         if meta.is_none() && seq == r.seq {
             Ok(DocRef::named(None, name.to_string()))
@@ -517,7 +520,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         published_at: meta.and_then(|m| m.published_at.clone()),
         meta: meta_json(meta.and_then(|m| m.meta.as_deref())),
         content_hash: meta.map(|m| m.content_hash.clone()),
-        origins_off: !features(store)?.origins,
+        origins_off: !origins,
         tokens: r.tokens,
         shingles: r.shingles,
         selected: r.selected,
@@ -638,6 +641,7 @@ pub fn stored_document_and_text(store: &Store, seq: u64, opt: ViewOptions) -> Re
         result: &result,
         near: near.as_deref(),
         quotes: quotes.as_deref(),
+        origins: on.origins,
     };
     let mut view = document(store, parts, opt)?;
     if result.template_tokens > 0 {

@@ -85,6 +85,8 @@ pub struct Recovery {
 /// near-duplicates and its quotations (None when the feature is off).
 #[derive(Debug, Clone)]
 pub struct QueryResult {
+    /// Whether the data directory finds origins (`Config::origins`).
+    pub origins: bool,
     pub result: DocResult,
     pub near: Option<Vec<NearDup>>,
     pub quotes: Option<Vec<Quotation>>,
@@ -474,7 +476,8 @@ impl DataDir {
             .transpose()?;
         let mut result = self.engine.query_prepared(&*self.table, &prepared, seq);
         align(&self.store, &self.engine, &prepared, &mut result, &by_arrival)?;
-        Ok(QueryResult { result, near: nd.map(|nd| nd.found), quotes: q.map(|q| q.found) })
+        let origins = self.engine.config().origins;
+        Ok(QueryResult { origins, result, near: nd.map(|nd| nd.found), quotes: q.map(|q| q.found) })
     }
 
     /// Quotation index entries within the radius that the per-probe cap left out, over
