@@ -18,18 +18,7 @@ use common::Server;
 
 /// A JetStream server on a free port whose users are those of `auth::write(dir, ..)`.
 fn server(dir: &Path) -> (Server, u16) {
-    let port = common::free_port();
-    let conf = dir.join("server.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "listen: 127.0.0.1:{port}\njetstream {{ store_dir: \"{}\" }}\ninclude \"{}\"\n",
-            dir.join("js").display(),
-            auth::SERVER_FILE
-        ),
-    )
-    .unwrap();
-    (common::start(&conf, port), port)
+    common::jetstream(dir, &format!("include \"{}\"", auth::SERVER_FILE))
 }
 
 /// What the server answers a client that connects as `who` (none: no credentials) and

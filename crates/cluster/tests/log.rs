@@ -22,6 +22,12 @@ fn server(dir: &Path, port: u16) -> Child {
         .expect("nats-server (scripts/test.sh installs it)")
 }
 
+/// One JetStream server of [`server`] on a free port, stopped when dropped, and its URL.
+fn one_server(dir: &Path) -> (Servers, String) {
+    let port = common::free_port();
+    (Servers(vec![server(dir, port)]), format!("nats://127.0.0.1:{port}"))
+}
+
 fn payload(seq: u64) -> Vec<u8> {
     format!("message {seq}").into_bytes()
 }
@@ -29,7 +35,7 @@ fn payload(seq: u64) -> Vec<u8> {
 #[test]
 fn appends_acknowledged_later_survive_a_server_restart_exactly_once() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let mut nats = server(tmp.path(), port);
     let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
     log.create_stream("T", "t").unwrap();
@@ -66,7 +72,7 @@ fn appends_acknowledged_later_survive_a_server_restart_exactly_once() {
 #[test]
 fn a_message_handed_out_again_is_skipped_and_counted() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let mut nats = server(tmp.path(), port);
     let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
     log.create_stream("R", "r").unwrap();
@@ -119,7 +125,7 @@ fn steps() -> impl Strategy<Value = Vec<(Step, usize)>> {
 #[test]
 fn any_batching_crash_and_redelivery_read_back_the_same_records() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let mut nats = server(tmp.path(), port);
     let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
     let case = std::sync::atomic::AtomicU32::new(0);
@@ -216,7 +222,7 @@ fn any_batching_crash_and_redelivery_read_back_the_same_records() {
 #[test]
 fn a_predecessors_batch_stored_after_a_restart_read_the_tail_is_taken_as_its_own() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let mut nats = server(tmp.path(), port);
     let url = format!("nats://127.0.0.1:{port}");
     let new = Log::connect(&url, 1).unwrap();
@@ -257,7 +263,7 @@ impl Drop for Servers {
 
 /// Three servers routed to each other (names `n0`, `n1`, `n2`), their client URLs.
 fn three_servers(dir: &Path) -> (Servers, String) {
-    let port = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port;
     let (clients, routes): (Vec<u16>, Vec<u16>) = (0..3).map(|_| (port(), port())).unzip();
     let route_list = routes.iter().map(|p| format!("nats-route://127.0.0.1:{p}")).collect::<Vec<_>>().join(", ");
     let children = (0..3)
@@ -335,9 +341,7 @@ fn a_reader_whose_consumer_a_killed_server_held_reads_on_within_seconds() {
 #[test]
 fn an_open_batch_reaches_the_log_though_its_writer_does_nothing_more() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let nats = Servers(vec![server(tmp.path(), port)]);
-    let url = format!("nats://127.0.0.1:{port}");
+    let (nats, url) = one_server(tmp.path());
     let log = Log::connect(&url, 1).unwrap();
     log.create_stream("B", "b").unwrap();
     let mut appends = log.appends("B", "b");
@@ -382,9 +386,7 @@ fn a_trim_counts_a_message_deleted_already_as_done() {
 #[test]
 fn a_last_message_the_stream_does_not_give_is_no_empty_stream() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = common::free_port();
-    let _nats = common::Server(server(tmp.path(), port));
-    let url = format!("nats://127.0.0.1:{port}");
+    let (_nats, url) = one_server(tmp.path());
     let log = Log::connect(&url, 1).unwrap();
     log.create_stream("D", "d").unwrap();
     for n in 1..=3 {
@@ -403,9 +405,8 @@ fn a_last_message_the_stream_does_not_give_is_no_empty_stream() {
 #[test]
 fn a_record_larger_than_the_servers_messages_is_refused_with_the_way_on() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let _nats = Servers(vec![server(tmp.path(), port)]);
-    let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
+    let (_nats, url) = one_server(tmp.path());
+    let log = Log::connect(&url, 1).unwrap();
     log.create_stream("L", "l").unwrap();
     let largest = log.largest_record().expect("the server said its max_payload");
     assert_eq!(largest, (1 << 20) - textorigin_cluster::log::FRAMING);
@@ -425,7 +426,7 @@ fn a_record_larger_than_the_servers_messages_is_refused_with_the_way_on() {
 #[test]
 fn a_deleted_stream_and_a_full_store_are_named_at_once() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_port();
     let conf = tmp.path().join("n.conf");
     let store = tmp.path().join("store");
     std::fs::write(
@@ -478,13 +479,12 @@ fn a_waiting_reader_says_what_it_waits_for() {
         }
     }
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let _nats = Servers(vec![server(tmp.path(), port)]);
-    let log = Log::connect(&format!("nats://127.0.0.1:{port}"), 1).unwrap();
+    let (_nats, url) = one_server(tmp.path());
+    let log = Log::connect(&url, 1).unwrap();
     log.create_stream("TXO_HITS_3", "txo.hits.3").unwrap();
     log.append("TXO_HITS_3", "txo.hits.3", 1, b"one").unwrap();
     let captured = Captured::default();
-    let urls = format!("nats://127.0.0.1:{port}");
+    let urls = url.clone();
     let reading = {
         let captured = captured.clone();
         std::thread::spawn(move || {
@@ -514,9 +514,7 @@ fn a_waiting_reader_says_what_it_waits_for() {
 #[test]
 fn a_message_its_writer_did_not_append_is_refused_by_its_readers() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let _nats = Servers(vec![server(tmp.path(), port)]);
-    let urls = format!("nats://127.0.0.1:{port}");
+    let (_nats, urls) = one_server(tmp.path());
     let log = Log::connect(&urls, 1).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let publish = |subject: &'static str, payload: Vec<u8>| {

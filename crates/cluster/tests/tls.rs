@@ -75,19 +75,8 @@ fn server_certificate(dir: &Path, ca: &str) {
 
 /// A JetStream server on a free port that speaks TLS only, with `server.pem`.
 fn server(dir: &Path) -> (Server, u16) {
-    let port = common::free_port();
-    let conf = dir.join("server.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "listen: 127.0.0.1:{port}\njetstream {{ store_dir: {:?} }}\ntls {{ cert_file: {:?}, key_file: {:?} }}\n",
-            dir.join("js"),
-            dir.join("server.pem"),
-            dir.join("server.key")
-        ),
-    )
-    .unwrap();
-    (common::start(&conf, port), port)
+    let (cert, key) = (dir.join("server.pem"), dir.join("server.key"));
+    common::jetstream(dir, &format!("tls {{ cert_file: {cert:?}, key_file: {key:?} }}"))
 }
 
 #[test]

@@ -22,6 +22,16 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// A JetStream server on a free port, storing under `dir/js`, with the configuration
+/// lines `extra` besides (its authorization, its TLS), written to `dir/server.conf`.
+pub fn jetstream(dir: &Path, extra: &str) -> (Server, u16) {
+    let port = free_port();
+    let conf = dir.join("server.conf");
+    let js = dir.join("js");
+    std::fs::write(&conf, format!("listen: 127.0.0.1:{port}\njetstream {{ store_dir: {js:?} }}\n{extra}\n")).unwrap();
+    (start(&conf, port), port)
+}
+
 /// `nats-server -c conf`, once it takes connections on `port` (its `listen`).
 pub fn start(conf: &Path, port: u16) -> Server {
     let child = Command::new("nats-server")
