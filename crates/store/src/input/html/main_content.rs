@@ -38,13 +38,14 @@ pub(super) fn keep(html: &str, runs: &[Run], nodes: &[score::Node]) -> Vec<bool>
     let max_links = if has_main { super::MAX_LINK_DENSITY_IN_MAIN } else { super::MAX_LINK_DENSITY };
     let data = score::in_data_table(nodes);
     let listed = score::in_list(nodes);
+    let paragraph = score::in_paragraph(nodes);
     let mut keep = candidate.clone();
     let mut block = 0;
     while block < runs.len() {
         let end = runs[block..].iter().position(|r| matches!(r, Run::Break(_))).map_or(runs.len(), |p| p + block);
         let (mut chars, mut link) = (0usize, 0usize);
         let mut copyright = false;
-        let mut in_list = false;
+        let (mut in_list, mut prose, mut ends) = (false, false, false);
         for (r, _) in runs[block..end].iter().zip(&candidate[block..end]).filter(|(_, &k)| k) {
             if let Run::Text { html: h, at, node } = r {
                 let within = |of: &[bool]| *node != score::NONE && of[*node as usize];
@@ -53,10 +54,16 @@ pub(super) fn keep(html: &str, runs: &[Run], nodes: &[score::Node]) -> Vec<bool>
                 chars += n;
                 link += if at.link && !within(&data) { n } else { 0 };
                 in_list |= within(&listed);
+                prose |= within(&paragraph);
+                if n > 0 {
+                    ends = text.trim_end().ends_with(score::SENTENCE_ENDS);
+                }
                 copyright |= text.contains('©') || text.contains("&copy");
             }
         }
-        let max_links = if in_list { super::MAX_LINK_DENSITY_IN_LIST } else { max_links };
+        // A paragraph (`p`, or an element of text alone) whose text ends a sentence.
+        let sentence = prose && ends;
+        let max_links = if in_list || sentence { super::MAX_LINK_DENSITY_IN_LIST } else { max_links };
         if chars > 0 && (link as f64 > max_links * chars as f64 || copyright) {
             keep[block..end].iter_mut().for_each(|k| *k = false);
         }

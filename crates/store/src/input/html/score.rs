@@ -100,6 +100,14 @@ pub(super) fn open(nodes: &mut Vec<Node>, stack: &Stack, tag: &Tag) -> u32 {
     id
 }
 
+/// Whether each element is a paragraph or inside one.
+pub(super) fn in_paragraph(nodes: &[Node]) -> Vec<bool> {
+    within(nodes, |id| nodes[id].paragraph)
+}
+
+/// What ends a sentence, in the scripts that write it differently.
+pub(super) const SENTENCE_ENDS: [char; 5] = ['.', '。', '!', '?', '؟'];
+
 /// Whether each element is inside a list.
 pub(super) fn in_list(nodes: &[Node]) -> Vec<bool> {
     within(nodes, |id| nodes[id].list)
@@ -372,7 +380,7 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
                 c.link += if at.link { n } else { 0 };
                 c.commas += commas(text);
                 if n > 0 {
-                    ends[*node as usize] = text.trim_end().ends_with(['.', '。', '!', '?', '؟']);
+                    ends[*node as usize] = text.trim_end().ends_with(SENTENCE_ENDS);
                 }
                 if line.0 == NONE && n > 0 {
                     line.0 = nodes[*node as usize].block;
@@ -443,17 +451,26 @@ fn choose(html: &str, runs: &[Run], nodes: &[Node], keep: &[bool]) -> Option<Vec
         }
         all
     };
+    // The best's own wrappers and what it holds score from its lines: no other parts.
+    // The parts are most of the ancestor they make the body (at least half its text):
+    // a box of comments that meets the story only at the page's wrapper is no part.
     let above = up(top, SPLIT_LEVELS);
     let mut reach = 0; // how far up `above` the body goes
+    let mut parts = chars[top].all;
     for &(part, s) in ranked.iter().skip(1).take(10) {
         if s < best * 0.75 {
             break;
         }
-        if let Some(at) = up(part, SPLIT_LEVELS + 1).iter().find_map(|a| above.iter().position(|b| b == a)) {
+        let part_above = up(part, SPLIT_LEVELS + 1);
+        if above.contains(&part) || part_above.contains(&top) {
+            continue;
+        }
+        if let Some(at) = part_above.iter().find_map(|a| above.iter().position(|b| b == a)) {
             reach = reach.max(at + 1);
+            parts += chars[part].all;
         }
     }
-    if reach > 0 {
+    if reach > 0 && 2 * parts >= chars[above[reach - 1]].all {
         top = above[reach - 1];
         best = best.max(final_score(top).unwrap_or(0.0));
     }

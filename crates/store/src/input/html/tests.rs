@@ -317,6 +317,60 @@ fn a_body_cut_into_parts_is_kept_whole() {
     assert!(!text.contains("Advertisement"), "{text}");
 }
 
+/// Regression: the best element's own wrapper, scoring three quarters of it, was taken
+/// for another part of a body cut up, and the body went up to the wrapper's parent,
+/// the most-read rail beside the story with it.
+#[test]
+fn the_body_is_not_its_own_part() {
+    let paragraphs: String =
+        (0..6).map(|i| format!("<p>Paragraph {i} of the story, long enough to count as one.</p>")).collect();
+    let rail: String = (0..2).map(|i| format!("<p>Most read {i}: an unrelated story about the weather</p>")).collect();
+    let page = format!(
+        "<html><body><div class=\"site\"><div class=\"page\"><div class=\"story\"><p>The lead of the story, one line long enough.</p>\
+         <div class=\"inner\">{paragraphs}</div></div><div class=\"rail\">{rail}</div></div></div></body></html>"
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Paragraph 5 of the story"), "{text}");
+    assert!(text.contains("The lead of the story"), "{text}");
+    assert!(!text.contains("Most read"), "{text}");
+}
+
+/// Regression: a box of links elsewhere on the page that scored three quarters of the
+/// story was taken for a second part of it, and the body became their common
+/// ancestor, the whole page. Parts are one body only when they are most of it.
+#[test]
+fn parts_are_most_of_the_body_they_make() {
+    let story: String =
+        (0..6).map(|i| format!("<p>Paragraph {i} of the story, with a comma, long enough to count.</p>")).collect();
+    let box_: String = (0..6).map(|i| format!("<p>Reader comment {i}, said with a comma, and long.</p>")).collect();
+    let menu: String = (0..300).map(|i| format!("<li>Item {i}</li>")).collect();
+    let page = format!(
+        "<html><body><div class=\"site\"><ul class=\"misc\">{menu}</ul><div class=\"col\"><div class=\"s1\">{story}</div></div>\
+         <div class=\"col2\"><div class=\"s2\">{box_}</div></div></div></body></html>"
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Paragraph 5 of the story"), "{text}");
+    assert!(!text.contains("Item 17"), "{text}");
+}
+
+/// Regression: ASP.NET pages hold their whole body in one `<form>`, and a form was a
+/// template element: nothing was left to choose from and the whole page was kept, its
+/// menus with it. A form that holds most of the page's text is its frame.
+#[test]
+fn a_form_around_the_whole_page_is_no_template() {
+    let story: String =
+        (0..5).map(|i| format!("Paragraph {i} of the editorial, with a comma, long enough.<br><br>")).collect();
+    let page = format!(
+        "<html><body><form id=\"aspnetForm\"><div class=\"top\">News | Sports | Business | Opinion</div>\
+         <div class=\"hentry\"><h1>Plan draws opposition</h1><div class=\"entry-content\">\
+         <span class=\"articleText\">{story}</span></div></div>\
+         <div><form><input name=q> Search the site</form></div></form></body></html>"
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("Paragraph 4 of the editorial"), "{text}");
+    assert!(!text.contains("News | Sports"), "{text}");
+}
+
 /// Regression: a theme's `<body class="site-navigation">` made the whole page template,
 /// and the page's every text (its title and menus) was kept as if nothing were content.
 #[test]
@@ -508,4 +562,22 @@ fn a_section_anchor_made_of_its_heading_names_no_template() {
     let text = html_to_text(&page, HtmlMode::Main);
     assert!(text.contains("Intro paragraph 0") && text.contains("Sharing paragraph 5"), "{text}");
     assert!(!text.contains("Share on"), "{text}");
+}
+
+/// Regression: a sentence of the article that links half its words to its sources was
+/// dropped as a link list (more than a fifth of its characters links); a line of
+/// links beside it still goes.
+#[test]
+fn a_sentence_linking_its_sources_stays() {
+    let story: String =
+        (0..5).map(|i| format!("<p>Paragraph {i} of the essay, with a comma, long enough to be one.</p>")).collect();
+    let page = format!(
+        "<html><body><article>{story}<p>2. Recall that the country forgets \
+         <a href=\"/a\">the many convictions</a> and <a href=\"/b\">helps the rehabilitation</a> \
+         of <a href=\"/c\">former prisoners</a>.</p><p><a href=\"/d\">Next story in the series</a></p>\
+         </article></body></html>"
+    );
+    let text = html_to_text(&page, HtmlMode::Main);
+    assert!(text.contains("2. Recall that the country forgets the many convictions"), "{text}");
+    assert!(!text.contains("Next story in the series"), "{text}");
 }
