@@ -98,6 +98,10 @@ pub struct Args {
     /// moves a data directory made before schema 25 to the rule of new ones.
     #[arg(long, value_name = "ignore|trust")]
     submitted_sites: Option<textorigin_core::config::SubmittedSites>,
+    /// The field of a document's JSON metadata that names its site (needs --reanalyse):
+    /// the sites of every document are named again from it.
+    #[arg(long, value_name = "FIELD")]
+    site_field: Option<String>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -120,6 +124,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         templates: a.templates,
         template_pages: a.template_pages,
         submitted_sites: a.submitted_sites,
+        site_field: a.site_field,
     };
     let pb = super::ReplayProgress::new(&a.data.dir, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| pb.at(i, total))?;

@@ -451,3 +451,45 @@ fn pages_submitted_claiming_a_site_hide_no_copy() {
     assert!(furniture >= 35, "trusted, the copied lines are the site's furniture: {doc}");
     assert!(text.contains(&format!("{furniture} copied tokens now labelled furniture")), "{text}");
 }
+
+/// The operator names the metadata field that names a site (`--site-field`): rows whose
+/// `site` each differ but whose `publisher` is one are one site by `publisher`, and the
+/// masthead line they share is its furniture; by `site` it is six sites' own text. A
+/// later run asking for another field is refused; `rebuild --reanalyse` moves it.
+#[test]
+fn the_operator_names_the_field_that_names_a_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::new();
+    for i in 0..6 {
+        let own: Vec<String> = (0..40).map(|w| format!("story{i}word{w}")).collect();
+        let text = format!("Daily Planet Home World Sports\n{}\n", own.join(" "));
+        let row = serde_json::json!({"id": format!("row{i}"), "site": format!("mirror{i}"), "publisher": "Daily Planet", "text": text});
+        rows += &format!("{row}\n");
+    }
+    let file = dir.path().join("rows.jsonl");
+    std::fs::write(&file, rows).unwrap();
+    let lines = |data: &std::path::Path| json(data, &["stats", "--json"])["templates"]["lines"].as_u64().unwrap_or(0);
+
+    let by_site = dir.path().join("by-site");
+    let out = ingest(&by_site, &[], &[&file]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lines(&by_site), 0, "six sites of one page each have no furniture");
+
+    let by_publisher = dir.path().join("by-publisher");
+    let out = ingest(&by_publisher, &["--site-field", "publisher"], &[&file]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lines(&by_publisher), 1);
+    let doc = json(&by_publisher, &["show", "row5", "--json"]);
+    let templates: Vec<&str> =
+        doc["templates"].as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect();
+    assert_eq!(templates, ["Daily Planet Home World Sports"], "{doc}");
+
+    let out = ingest(&by_publisher, &["--site-field", "site"], &[&file]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("created with other parameters") && err.contains("site_field=publisher"), "{err}");
+
+    let out = run(&by_publisher, &["rebuild", "--reanalyse", "--site-field", "site"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lines(&by_publisher), 0);
+}

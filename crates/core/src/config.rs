@@ -98,7 +98,15 @@ pub struct Config {
     /// on) alone, as the near-duplicate tools run: no shingle is selected, looked up or
     /// inserted, and results carry no copied blocks or dominant origin.
     pub origins: bool,
+    /// The field of a document's JSON metadata that names its site (schema 27, last as
+    /// the encoding appends it): the operator's choice, `site` by default. Its value
+    /// names the site, the host where it is a URL; without it, the URL's host, then an
+    /// HTML file's folder ([`Templates`]).
+    pub site_field: String,
 }
+
+/// The metadata field naming a document's site unless the operator names another.
+pub const SITE_FIELD: &str = "site";
 
 /// Which documents' site templates are labelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -333,6 +341,7 @@ impl Default for Config {
             submitted_sites: SubmittedSites::Ignore,
             density_lag: crate::select::DENSITY_LAG,
             origins: true,
+            site_field: SITE_FIELD.to_string(),
         }
     }
 }
@@ -378,6 +387,8 @@ pub struct Overrides {
     pub density_lag: Option<u8>,
     /// Origins on or off.
     pub origins: Option<bool>,
+    /// The metadata field naming a document's site.
+    pub site_field: Option<String>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -397,6 +408,10 @@ pub enum ConfigError {
     LuckyLimit,
     #[error("template pages = {0} is out of range (2-1000000): a line on one page is that page's own")]
     TemplatePages(u32),
+    #[error(
+        "site field {0:?} names no field: give the JSON metadata field that names a document's site, such as `site`"
+    )]
+    SiteField(String),
     #[error(transparent)]
     Table(#[from] ParamsError),
 }
@@ -456,6 +471,7 @@ impl Overrides {
             submitted_sites: other.submitted_sites.or(self.submitted_sites),
             density_lag: other.density_lag.or(self.density_lag),
             origins: other.origins.or(self.origins),
+            site_field: other.site_field.or(self.site_field),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -543,6 +559,9 @@ impl Overrides {
         if let Some(o) = self.origins {
             c.origins = o;
         }
+        if let Some(f) = &self.site_field {
+            c.site_field = f.clone();
+        }
         c.validate()?;
         Ok(c)
     }
@@ -566,6 +585,9 @@ impl Config {
         if !(2..=1_000_000).contains(&self.template_pages) {
             return Err(ConfigError::TemplatePages(self.template_pages));
         }
+        if self.site_field.trim().is_empty() || self.site_field.trim() != self.site_field {
+            return Err(ConfigError::SiteField(self.site_field.clone()));
+        }
         Ok(self.table_params().check()?)
     }
 
@@ -573,12 +595,11 @@ impl Config {
     /// table header and compared on open). Origin propagation appears only when on, and
     /// the feature switches (which shape the derived indexes) only when off, and the
     /// density and dominant origin only when not the paper's (the density's lag behind
-    /// it when not 0), and the HTML mode and
-    /// the attribution only when not the rule before, so that tables made before them
-    /// keep their line.
+    /// it when not 0), and the HTML mode, the attribution and the site field only when
+    /// not the rule before, so that tables made before them keep their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -609,6 +630,7 @@ impl Config {
                 (t, SubmittedSites::Trust) => format!(" templates={t}/{}", self.template_pages),
                 (t, SubmittedSites::Ignore) => format!(" templates={t}/{}/own-sites", self.template_pages),
             },
+            if self.site_field == SITE_FIELD { String::new() } else { format!(" site_field={}", self.site_field) },
             if self.origins { "" } else { " origins=off" },
         )
     }

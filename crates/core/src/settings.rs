@@ -140,6 +140,12 @@ pub struct Settings {
     /// trust (when the producers are the operator's own: data directories made before).
     #[cfg_attr(feature = "clap", arg(long, value_name = "ignore|trust"))]
     pub submitted_sites: Option<String>,
+    /// The field of a document's JSON metadata that names its site (default `site`):
+    /// `publisher`, say, where the feed names its sites so. Its value names the site
+    /// (the host, where it is a URL); a document without it falls back on its URL's
+    /// host, then an HTML file's folder.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FIELD"))]
+    pub site_field: Option<String>,
     /// Shingle length of the near-duplicate search, in terms (default 3 for a new data
     /// directory; its own setting, apart from the table's k). Fixed at creation.
     #[cfg_attr(feature = "clap", arg(long, value_name = "K"))]
@@ -191,6 +197,7 @@ impl Settings {
             templates: parse(&self.templates)?,
             template_pages: self.template_pages,
             submitted_sites: parse(&self.submitted_sites)?,
+            site_field: self.site_field.clone(),
             neardup: self.near_duplicate_config()?,
             quotes: self.quotes.clone(),
         })

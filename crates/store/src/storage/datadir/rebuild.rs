@@ -45,6 +45,7 @@ impl DataDir {
             templates: opts.templates,
             template_pages: opts.template_pages,
             submitted_sites: opts.submitted_sites,
+            site_field: opts.site_field.clone(),
             ..Overrides::default()
         }
         .apply(&stored)?;
@@ -65,8 +66,8 @@ impl DataDir {
             )
             || (cfg.density, cfg.density_lag, cfg.dominant, cfg.attribution)
                 != (stored.density, stored.density_lag, stored.dominant, stored.attribution)
-            || (cfg.templates, cfg.template_pages, cfg.submitted_sites)
-                != (stored.templates, stored.template_pages, stored.submitted_sites)
+            || (cfg.templates, cfg.template_pages, cfg.submitted_sites, &cfg.site_field)
+                != (stored.templates, stored.template_pages, stored.submitted_sites, &stored.site_field)
             || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
@@ -183,7 +184,7 @@ impl DataDir {
 }
 
 /// What `rebuild` changes besides replaying.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RebuildOptions {
     /// A new table size (the index size follows unless given).
     pub table_bytes: Option<u64>,
@@ -222,8 +223,10 @@ pub struct RebuildOptions {
     /// need `reanalyse`).
     pub templates: Option<textorigin_core::config::Templates>,
     pub template_pages: Option<u32>,
-    /// Whether submitted documents name their sites (needs `reanalyse`).
+    /// Whether submitted documents name their sites, and the metadata field naming a
+    /// site (need `reanalyse`).
     pub submitted_sites: Option<textorigin_core::config::SubmittedSites>,
+    pub site_field: Option<String>,
 }
 
 /// What `rebuild` did.

@@ -32,7 +32,8 @@ use textorigin_core::engine::template::{self, Line, TemplateRun};
 use textorigin_core::text::Token;
 
 /// The site of a document (a hash of its name), when its template lines are labelled
-/// by `cfg`: a `site` field of its metadata, else its URL's host, else the folder of an
+/// by `cfg`: the metadata field the operator chose (`cfg.site_field`, `site` unless
+/// told; the host of the URL it holds, or its text), else its URL's host, else the folder of an
 /// HTML file read by `ingest`, Python or `cluster submit` (the spool's folder is no
 /// site); without one, the one site of every such document under `templates = all`,
 /// else none. The fields of a document submitted through the spool or over HTTP name
@@ -47,7 +48,9 @@ pub fn site_of(cfg: &Config, url: Option<&str>, meta: Option<&str>, source: &str
         if submitted && cfg.submitted_sites == SubmittedSites::Ignore { (None, None) } else { (url, meta) };
     let named = meta
         .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
-        .and_then(|v| v.get("site").and_then(|s| s.as_str()).map(|s| format!("site {}", s.trim())))
+        .and_then(|v| v.get(&cfg.site_field).and_then(|s| s.as_str()).map(|s| s.trim().to_string()))
+        .filter(|s| !s.is_empty())
+        .map(|s| host(&s).map_or_else(|| format!("site {s}"), |h| format!("host {h}")))
         .or_else(|| url.and_then(host).map(|h| format!("host {h}")))
         .or_else(|| html_folder(source, via).map(|f| format!("folder {f}")));
     match named {
@@ -203,6 +206,24 @@ mod tests {
         assert_eq!(site_of(&all, None, None, "a.jsonl:3", ingest), Some(0));
         let off = Config { templates: Templates::Off, ..Config::default() };
         assert_eq!(site_of(&off, Some("https://a.org/"), None, "x", ingest), None);
+    }
+
+    #[test]
+    fn the_operator_names_the_field_that_names_a_site() {
+        let h = |s: &str| Some(xxhash_rust::xxh3::xxh3_64(s.as_bytes()));
+        let ingest = Some(Via::Ingest);
+        let by = Config { site_field: "publisher".into(), ..Config::default() };
+        let meta = Some(r#"{"site": "copier", "publisher": " Daily News "}"#);
+        assert_eq!(site_of(&by, Some("https://a.org/"), meta, "x", ingest), h("site Daily News"));
+        // Not the default's field any more; without the chosen one, the URL's host.
+        assert_eq!(site_of(&by, Some("https://a.org/"), Some(r#"{"site": "copier"}"#), "x", ingest), h("host a.org"));
+        assert_eq!(site_of(&by, None, Some(r#"{"publisher": ""}"#), "a.jsonl:1", ingest), None);
+        // A field holding a URL names its host, as the URL would.
+        let src = Config { site_field: "source_url".into(), ..Config::default() };
+        let meta = Some(r#"{"source_url": "https://News.example.org/2020/x.html"}"#);
+        assert_eq!(site_of(&src, None, meta, "a.jsonl:1", ingest), h("host news.example.org"));
+        // A submitted document's fields stay unheard unless the operator trusts them.
+        assert_eq!(site_of(&by, None, Some(r#"{"publisher": "x"}"#), "spool:x.jsonl", Some(Via::Spool)), None);
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod v23_density_lag;
 mod v24_guests;
 mod v25_submitted_sites;
 mod v26_origins;
+mod v27_site_field;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -175,6 +176,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 25,
         what: "origins on or off in the config (on, as before, for an existing data directory)",
         run: v26_origins::run,
+    },
+    Migration {
+        from: 26,
+        what: "the metadata field naming a document's site in the config (`site`, as before, for an existing data directory)",
+        run: v27_site_field::run,
     },
 ];
 

@@ -51,7 +51,7 @@ mod tests {
         assert!(store.config().is_err(), "a schema 22 config does not read as this one");
         run(&mut store).unwrap();
         let cfg = store.config().unwrap().unwrap();
-        assert_eq!(cfg, Config { density_lag: 0, submitted_sites: SubmittedSites::Trust, ..made });
+        assert_eq!(cfg, Config { density_lag: 0, submitted_sites: SubmittedSites::Trust, ..made.clone() });
         assert!(
             cfg.canonical()
                 .ends_with(" density=adaptive dominant=blocks html=main attribution=passage templates=all/5"),

@@ -14,16 +14,18 @@ use crate::storage::store::{Result, Store};
 /// The configuration as schema 25 stored it: schema 24's fields, then whether
 /// submitted documents name their sites.
 #[derive(Deserialize)]
-struct ConfigV25 {
+pub(super) struct ConfigV25 {
     v24: ConfigV24,
     submitted_sites: SubmittedSites,
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV25| Config {
-        origins: true,
-        ..config_of_v24(o.v24, o.submitted_sites)
-    })
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV25| config_of_v25(o, true))
+}
+
+/// Schema 25's configuration in today's encoding, with `origins`.
+pub(super) fn config_of_v25(o: ConfigV25, origins: bool) -> Config {
+    Config { origins, ..config_of_v24(o.v24, o.submitted_sites) }
 }
 
 #[cfg(test)]
@@ -39,9 +41,10 @@ mod tests {
         let mut store = Store::open(dir.path()).unwrap();
         let made =
             Config { templates: Templates::All, k: 5, submitted_sites: SubmittedSites::Trust, ..Config::default() };
-        // Schema 25 wrote the fields up to `submitted_sites`: the new one is one byte.
+        // Schema 25 wrote the fields up to `submitted_sites`: origins is one byte, and
+        // schema 27's site field (`site`) five.
         let full = encode(&made);
-        let v25 = &full[..full.len() - 1];
+        let v25 = &full[..full.len() - 6];
         let mut b = rocksdb::WriteBatch::default();
         b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), v25);
         store.write(b, true).unwrap();
@@ -52,7 +55,7 @@ mod tests {
         // Run again (a crash after the rewrite): left as it is.
         run(&mut store).unwrap();
         assert_eq!(store.config().unwrap().unwrap(), made);
-        let off = Config { origins: false, ..made };
+        let off = Config { origins: false, ..made.clone() };
         assert!(off.canonical().ends_with(" origins=off"), "{}", off.canonical());
     }
 }

@@ -118,6 +118,7 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         // Later steps' settings, as they write them (they then find this value new).
         submitted_sites: textorigin_core::config::SubmittedSites::Trust,
         origins: true,
+        site_field: textorigin_core::config::SITE_FIELD.to_string(),
     }
 }
 

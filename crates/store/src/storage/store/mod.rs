@@ -76,7 +76,7 @@ const TEXT_MEMTABLE_BYTES: usize = 4 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 26;
+pub const SCHEMA_VERSION: u32 = 27;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,62 @@
+//! Schema 26 → 27 (`migrations/0027-site-field.md`): the configuration gains
+//! `site_field`, the metadata field that names a document's site, written `site` for
+//! an existing data directory (the field its sites were named by). The stamp keeps
+//! older builds, which cannot read the longer configuration, out.
+
+use serde::Deserialize;
+use textorigin_core::config::{Config, SITE_FIELD};
+
+use super::rewrite_meta;
+use super::v26_origins::{config_of_v25, ConfigV25};
+use crate::storage::store::meta::MetaKey;
+use crate::storage::store::{Result, Store};
+
+/// The configuration as schema 26 stored it: schema 25's fields, then `origins`.
+#[derive(Deserialize)]
+struct ConfigV26 {
+    v25: ConfigV25,
+    origins: bool,
+}
+
+pub(super) fn run(store: &mut Store) -> Result<()> {
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV26| Config {
+        site_field: SITE_FIELD.to_string(),
+        ..config_of_v25(o.v25, o.origins)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::store::codec::encode;
+    use crate::storage::store::CF_META;
+    use textorigin_core::config::{SubmittedSites, Templates};
+
+    #[test]
+    fn a_schema_26_config_names_sites_by_their_site_field_and_keeps_every_other_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let made = Config {
+            templates: Templates::All,
+            k: 5,
+            submitted_sites: SubmittedSites::Trust,
+            origins: false,
+            ..Config::default()
+        };
+        // Schema 26 wrote the fields up to `origins`: the new one is a length and `site`.
+        let full = encode(&made);
+        let v26 = &full[..full.len() - 5];
+        let mut b = rocksdb::WriteBatch::default();
+        b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), v26);
+        store.write(b, true).unwrap();
+        assert!(store.config().is_err(), "a schema 26 config does not read as this one");
+        run(&mut store).unwrap();
+        assert_eq!(store.config().unwrap().unwrap(), made);
+        assert!(!made.canonical().contains("site_field"), "the default's line is as before: {}", made.canonical());
+        // Run again (a crash after the rewrite): left as it is.
+        run(&mut store).unwrap();
+        assert_eq!(store.config().unwrap().unwrap(), made);
+        let other = Config { site_field: "publisher".into(), ..made };
+        assert!(other.canonical().ends_with(" site_field=publisher origins=off"), "{}", other.canonical());
+    }
+}
