@@ -184,6 +184,24 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// The configuration a store holding `old` (an older schema's encoding, which does not
+/// read as today's) holds after the step `run`, run twice as after a crash following its
+/// rewrite: the second run leaves it as the first wrote it.
+#[cfg(test)]
+fn config_after(old: &[u8], run: fn(&mut Store) -> Result<()>) -> textorigin_core::config::Config {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path()).unwrap();
+    let mut b = rocksdb::WriteBatch::default();
+    b.put_cf(store.cf(CF_META.name), MetaKey::Config.bytes(), old);
+    store.write(b, true).unwrap();
+    assert!(store.config().is_err(), "the older config does not read as this one");
+    run(&mut store).unwrap();
+    let cfg = store.config().unwrap().unwrap();
+    run(&mut store).unwrap();
+    assert_eq!(store.config().unwrap().unwrap(), cfg, "a second run left it as it was");
+    cfg
+}
+
 /// Rewrites the meta value under `key` from an older encoding `Old` to `New` with
 /// `convert` (a synced write). An absent value, and one that already reads as `New`
 /// (a re-run after a crash), are left as they are; one that reads as neither is corrupt.
