@@ -45,6 +45,11 @@ pub struct Args {
     /// quotations alone are kept).
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     origins: Option<bool>,
+    /// Answer exact copies from their earlier documents, or analyse them in full (needs
+    /// --reanalyse): `--exact-copies on` moves a data directory made before schema 28
+    /// to the rule of new ones.
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    exact_copies: Option<bool>,
     /// Another rule of what makes a term, unicode or words (needs --reanalyse: every
     /// document is tokenized again): `--terms unicode` moves a data directory made
     /// before schema 11 to the rule of new ones (each Chinese or Japanese ideograph a term).
@@ -125,6 +130,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         template_pages: a.template_pages,
         submitted_sites: a.submitted_sites,
         site_field: a.site_field,
+        exact_copies: a.exact_copies,
     };
     let pb = super::ReplayProgress::new(&a.data.dir, "rebuild");
     let r = DataDir::rebuild(&a.data.dir, opts, |i, total| pb.at(i, total))?;

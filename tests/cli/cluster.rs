@@ -16,7 +16,9 @@ mod templates;
 mod trim;
 
 /// A table small enough that the sample corpus evicts.
-const CONFIG: &str = "table_size = \"64KiB\"\ndensity = \"paper\"\n";
+/// A deployment analyses exact copies in full (`cluster::deploy::settle`): so does the
+/// node it is compared with.
+const CONFIG: &str = "table_size = \"64KiB\"\ndensity = \"paper\"\nexact_copies = false\n";
 
 /// The sample corpus `times` over, in `tmp`: the mail's dates a year later at each
 /// repetition, so that the stream stays in publication order (out of order, see
@@ -256,9 +258,9 @@ fn killing_workers_the_aggregator_and_log_servers_changes_nothing() {
     // documents (a worker killed then restarts from a slot with a raise pending), and
     // the same without templates, which a deployment prepared at submission labels none.
     let adaptive = tmp.path().join("adaptive.toml");
-    std::fs::write(&adaptive, "table_size = \"128KiB\"\n").unwrap();
+    std::fs::write(&adaptive, "table_size = \"128KiB\"\nexact_copies = false\n").unwrap();
     let untemplated = tmp.path().join("untemplated.toml");
-    std::fs::write(&untemplated, "table_size = \"128KiB\"\ntemplates = \"off\"\n").unwrap();
+    std::fs::write(&untemplated, "table_size = \"128KiB\"\ntemplates = \"off\"\nexact_copies = false\n").unwrap();
     let one = [&paper, &adaptive, &untemplated].map(|config| {
         let dir = tempfile::tempdir_in(tmp.path()).unwrap();
         let one = single_of(dir.path(), config, &files, UNBOUNDED_REVISIONS);

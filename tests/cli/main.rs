@@ -14,6 +14,7 @@ mod damage;
 mod dates;
 mod density;
 mod engine;
+mod exact;
 mod faults;
 mod features;
 mod golden;

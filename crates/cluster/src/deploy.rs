@@ -26,6 +26,8 @@ use crate::{ClusterError, Result};
 /// lines, keeps no state across runs, so such a deployment labels none. The
 /// attribution is the data directory's (the passage by default, as on one node: the
 /// partitions exchange their results whole). Origins are on: the shards are the table's.
+/// Exact copies are analysed in full: the first holder of a text may be another
+/// partition's, and its shards and index sections are the searches'.
 pub fn settle(mut ov: Overrides, prepared: bool) -> Result<Overrides> {
     let refused = |setting, does, value| ClusterError::Unsupported { setting, does, value };
     if ov.density_lag == Some(0) && ov.density != Some(Density::Paper) {
@@ -34,6 +36,10 @@ pub fn settle(mut ov: Overrides, prepared: bool) -> Result<Overrides> {
     if ov.origins == Some(false) {
         return Err(refused("origins", "finds origins: its shards hold the table", "on"));
     }
+    if ov.exact_copies == Some(true) {
+        return Err(refused("exact copies", "analyses exact copies in full, as any document", "off"));
+    }
+    ov.exact_copies = Some(false);
     if prepared {
         if !matches!(ov.templates, None | Some(Templates::Off)) {
             return Err(refused(
@@ -326,6 +332,9 @@ mod tests {
         assert_eq!(settle(Overrides::default(), true).unwrap().templates, Some(Templates::Off));
         let off = Overrides { origins: Some(false), ..Overrides::default() };
         assert!(matches!(settle(off, false), Err(ClusterError::Unsupported { setting: "origins", .. })));
+        let copies = Overrides { exact_copies: Some(true), ..Overrides::default() };
+        assert!(matches!(settle(copies, false), Err(ClusterError::Unsupported { setting: "exact copies", .. })));
+        assert_eq!(settle(Overrides::default(), false).unwrap().exact_copies, Some(false));
         let paper =
             Overrides { density: Some(Density::Paper), templates: Some(Templates::Off), ..Overrides::default() };
         assert_eq!(settle(paper, true).unwrap().density, Some(Density::Paper));

@@ -103,6 +103,15 @@ pub struct Config {
     /// names the site, the host where it is a URL; without it, the URL's host, then an
     /// HTML file's folder ([`Templates`]).
     pub site_field: String,
+    /// Exact copies answered from their earlier document (schema 28, last as the
+    /// encoding appends it; on by default, off as before for data directories made
+    /// earlier): a document whose terms equal an earlier stored document's is not
+    /// analysed again. Every token is copied from that document, it is its
+    /// near-duplicate at resemblance 1.0, its quotations are that document's, and it
+    /// adds nothing to the table or the derived indexes (later documents find the
+    /// earlier one). A copy arriving before its earlier-published original is analysed
+    /// in full, as off.
+    pub exact_copies: bool,
 }
 
 /// The metadata field naming a document's site unless the operator names another.
@@ -342,6 +351,7 @@ impl Default for Config {
             density_lag: crate::select::DENSITY_LAG,
             origins: true,
             site_field: SITE_FIELD.to_string(),
+            exact_copies: true,
         }
     }
 }
@@ -389,6 +399,8 @@ pub struct Overrides {
     pub origins: Option<bool>,
     /// The metadata field naming a document's site.
     pub site_field: Option<String>,
+    /// Exact copies answered from their earlier document.
+    pub exact_copies: Option<bool>,
     /// Near-duplicate parameters.
     pub neardup: Option<NearDupConfig>,
     /// Quotation-search parameters.
@@ -472,6 +484,7 @@ impl Overrides {
             density_lag: other.density_lag.or(self.density_lag),
             origins: other.origins.or(self.origins),
             site_field: other.site_field.or(self.site_field),
+            exact_copies: other.exact_copies.or(self.exact_copies),
             neardup: other.neardup.or(self.neardup),
             quotes: other.quotes.or(self.quotes),
         }
@@ -562,6 +575,9 @@ impl Overrides {
         if let Some(f) = &self.site_field {
             c.site_field = f.clone();
         }
+        if let Some(e) = self.exact_copies {
+            c.exact_copies = e;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -595,11 +611,12 @@ impl Config {
     /// table header and compared on open). Origin propagation appears only when on, and
     /// the feature switches (which shape the derived indexes) only when off, and the
     /// density and dominant origin only when not the paper's (the density's lag behind
-    /// it when not 0), and the HTML mode, the attribution and the site field only when
-    /// not the rule before, so that tables made before them keep their line.
+    /// it when not 0), and the HTML mode, the attribution, the site field and exact
+    /// copies only when not the rule before, so that tables made before them keep
+    /// their line.
     pub fn canonical(&self) -> String {
         format!(
-            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}{}{}{}",
+            "k={} selection={} eviction={} estimation={} bridge_limit={} lucky_y={} lucky_limit={} bucket_entries={} table_bytes={} seed={} index_bytes={}{}{}{}{}{}{}{}{}{}{}{}{}",
             self.k,
             self.selection,
             self.eviction,
@@ -632,6 +649,7 @@ impl Config {
             },
             if self.site_field == SITE_FIELD { String::new() } else { format!(" site_field={}", self.site_field) },
             if self.origins { "" } else { " origins=off" },
+            if self.exact_copies { " exact_copies=on" } else { "" },
         )
     }
 

@@ -83,6 +83,14 @@ pub struct Settings {
     /// --reanalyse --origins on`.
     #[cfg_attr(feature = "clap", arg(long, value_name = "on|off", value_parser = on_off))]
     pub origins: Option<bool>,
+    /// Exact copies answered from their earlier document (on or off; default on for a
+    /// new data directory): a document whose terms equal an earlier stored document's
+    /// (case, punctuation and spacing aside) is copied whole from it, its near-duplicate
+    /// at resemblance 1.0, with its quotations, without looking it up in the table or
+    /// searching again; later documents find the earlier one. Off: analysed as any
+    /// document. Switching later: `rebuild --reanalyse --exact-copies on|off`.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off", value_parser = on_off))]
+    pub exact_copies: Option<bool>,
     /// What makes a term: unicode (each Chinese or Japanese ideograph a term, each run
     /// of hiragana or katakana one, sentences also ended by 。！？; the default for a new
     /// data directory) or words (a run of
@@ -188,6 +196,7 @@ impl Settings {
             near_duplicates: self.near_duplicates,
             quotations: self.quotations,
             origins: self.origins,
+            exact_copies: self.exact_copies,
             terms: parse(&self.terms)?,
             density: parse(&self.density)?,
             density_lag: self.density_lag,

@@ -243,6 +243,17 @@ fn folded_fp(term: &str, rabin: &Rabin) -> u64 {
     rabin.token_finish(f)
 }
 
+/// The xxh3-128 of `tokens`' fingerprints, in order: the same for two texts whose
+/// terms are the same, whatever their case, punctuation and spacing. What an exact
+/// copy of an earlier document is found by (the store's `exact` records).
+pub fn tokens_hash(tokens: &[Token]) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for t in tokens {
+        h.update(&t.fp.to_le_bytes());
+    }
+    h.digest128()
+}
+
 /// Whether [`tokenize`] finds a term in `text` under `terms`, without keeping them: an
 /// ASCII letter or digit always makes one; otherwise the text is tokenized (a lone
 /// combining mark, a sign of Thai, makes none under `Unicode`).

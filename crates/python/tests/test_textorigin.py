@@ -122,6 +122,19 @@ def test_a_near_duplicates_only_collection_finds_no_origins(tmp_path):
         textorigin.Collection(tmp_path / "n", origins=True)
 
 
+def test_an_exact_copy_is_answered_from_its_earlier_document(tmp_path):
+    text = " ".join(f"word{i % 97} term{i % 13}" for i in range(300))
+    with textorigin.Collection(tmp_path / "e", table_size="4MiB") as c:
+        first, again = c.ingest([text, text.upper()])
+        assert again["exact_copy_of"]["id"] == first["id"], again
+        assert again["old_tokens"] == again["tokens"] and "exact_copy_of" not in first
+    with textorigin.Collection(tmp_path / "f", table_size="4MiB", exact_copies=False) as c:
+        first, again = c.ingest([text, text])
+        assert "exact_copy_of" not in again and again["old_tokens"] == again["tokens"]
+    with pytest.raises(textorigin.Error, match="--exact-copies off"):
+        textorigin.Collection(tmp_path / "e", exact_copies=False)
+
+
 def test_metadata_show_query_and_annotate(tmp_path):
     docs = generated(60)
     docs[0].update(title="The first", tags=["x"])

@@ -17,7 +17,7 @@ use super::{assert_equal, cluster_of, corpus, shuffled, single, single_of, Nats,
 fn with_default_density() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config.toml");
-    std::fs::write(&config, "table_size = \"48KiB\"\n").unwrap();
+    std::fs::write(&config, "table_size = \"48KiB\"\nexact_copies = false\n").unwrap();
     (tmp, config)
 }
 

@@ -17,7 +17,7 @@ use super::{assert_equal, cluster_of, corpus, shuffled, single_of, with_sites, N
 fn with_defaults() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config.toml");
-    std::fs::write(&config, "table_size = \"64KiB\"\n").unwrap();
+    std::fs::write(&config, "table_size = \"64KiB\"\nexact_copies = false\n").unwrap();
     (tmp, config)
 }
 
@@ -115,7 +115,7 @@ fn a_worker_restarted_from_a_slot_goes_on_counting_the_sites_lines() {
 fn the_html_files_of_a_folder_are_one_site_as_on_one_node() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config.toml");
-    std::fs::write(&config, "html = \"all\"\n").unwrap();
+    std::fs::write(&config, "html = \"all\"\nexact_copies = false\n").unwrap();
     let files = [fixture("site")];
     let one = single_of(tmp.path(), &config, &files, &[]);
     assert!(labelled(&one.0).0 >= 4, "pages with template lines");

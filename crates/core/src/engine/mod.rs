@@ -478,6 +478,18 @@ impl Engine {
         self.finish(doc, seq, &hits, &by_arrival).result
     }
 
+    /// The result of document `seq`, `doc` (kept at the table's threshold), whose tokens
+    /// are those of the earlier document `of`: an exact copy, answered without the
+    /// table. Every selected shingle is found with origin `of`, as a table holding each
+    /// shingle `of` selected answers; [`Engine::align`] then credits its tokens as for
+    /// any copy of `of` (`of` itself, or, by its stored blocks, its own earlier sources
+    /// as the attribution says).
+    pub fn exact_copy(&self, doc: &Prepared, seq: u64, of: u64, when: When<'_>) -> DocResult {
+        let hits: Vec<Option<Hit>> =
+            (0..doc.items().len()).map(|i| Some(Hit { origin: of, offset: i as u8, prev: 0, next: 0 })).collect();
+        self.finish(doc, seq, &hits, when).result
+    }
+
     /// Estimation and result building, given the hits of the document's selected
     /// shingles. With extra shingles, the policy's are estimated alone, as the paper's table
     /// keeps them (offsets and neighbours among the policy's shingles): what phase 3 is

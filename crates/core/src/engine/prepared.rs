@@ -33,6 +33,13 @@ impl Prepared {
         &self.items
     }
 
+    /// The same tokens with no shingle selected: what the table's phases take of an
+    /// exact copy ([`super::Engine::exact_copy`]): they touch no entry, and the table's
+    /// counters of applied documents move on as for any document.
+    pub fn without_shingles(&self) -> Prepared {
+        Prepared { tokens: self.tokens.clone(), items: Vec::new(), density: self.density }
+    }
+
     /// How many shingles are selected.
     pub fn selected(&self) -> usize {
         self.items.len()

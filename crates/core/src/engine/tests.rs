@@ -655,3 +655,48 @@ fn origins_off_touch_no_entry_and_label_nothing() {
     let r = e.apply(&mut t, 2, &text);
     assert!(r.old_tokens > r.tokens / 2 && r.dominant_origin == Some(1), "{r:?}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// An exact copy answered from its earlier document equals the full analysis where
+    /// the table holds every shingle of it, apart from the origins: the same counts,
+    /// hits, old and fresh tokens and novel segments; its blocks cover the same tokens,
+    /// each credited to the earlier document (the direct source), which is dominant.
+    /// Case and punctuation do not make a copy inexact.
+    #[test]
+    fn an_exact_copy_is_the_full_analysis_with_its_source_direct(seed in any::<u64>(), docs in 1usize..20, pick in any::<usize>()) {
+        let cfg = Config { table_bytes: 64 << 20, ..Config::default() };
+        let texts = corpus(seed, docs);
+        let mut t = table(&cfg);
+        let mut e = Engine::new(cfg.clone());
+        let rabin = Rabin::new(cfg.k as usize);
+        let mut blocks: Vec<Vec<Block>> = Vec::new();
+        let origin_text = |blocks: &[Vec<Block>], o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1], &rabin, &blocks[o as usize - 1])));
+        for (i, text) in texts.iter().enumerate() {
+            let mut doc = e.prepare(text);
+            let mut r = e.apply_prepared(&mut t, &mut doc, i as u64 + 1, &by_arrival).0;
+            e.align(&doc, &mut r, |o| origin_text(&blocks, o), |_| Vec::new(), &by_arrival);
+            blocks.push(r.copied_blocks);
+        }
+        prop_assert_eq!(t.stats().evictions, 0);
+        let of = (pick % docs) as u64 + 1;
+        let copy = texts[of as usize - 1].to_uppercase().replace(' ', ", ");
+        let seq = docs as u64 + 1;
+        let mut doc = e.prepare(&copy);
+        doc.at_density(t.density());
+        let mut full = e.query_prepared(&t, &doc, seq);
+        e.align(&doc, &mut full, |o| origin_text(&blocks, o), |_| Vec::new(), &by_arrival);
+        let mut fast = e.exact_copy(&doc, seq, of, &by_arrival);
+        e.align(&doc, &mut fast, |o| origin_text(&blocks, o), |_| Vec::new(), &by_arrival);
+        let counts = |r: &DocResult| (r.tokens, r.shingles, r.selected, r.hits, r.old_tokens, r.fresh_tokens, r.density);
+        prop_assert_eq!(counts(&fast), counts(&full));
+        prop_assert_eq!(&fast.novel_segments, &full.novel_segments);
+        let covered = |r: &DocResult| r.copied_blocks.iter().flat_map(|b| b.span.start_token..b.span.end_token).collect::<Vec<u32>>();
+        prop_assert_eq!(covered(&fast), covered(&full));
+        prop_assert!(fast.copied_blocks.iter().all(|b| b.origin == of), "{:?}", fast.copied_blocks);
+        if fast.selected > 0 {
+            prop_assert_eq!(fast.dominant_origin, Some(of));
+            prop_assert_eq!(fast.old_tokens, fast.tokens);
+        }
+    }
+}

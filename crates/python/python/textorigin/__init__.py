@@ -77,7 +77,9 @@ class Collection:
     ``settings`` are the command line's, by their TOML names: ``table_size="64MiB"``,
     ``index_size``, ``k``, ``selection``, ``eviction``, ``estimation``, ``seed``,
     ``propagate``, ``align``, ``origins``, ``near_duplicates``, ``quotations`` (``False``: that
-    feature off), ``templates``, ``site_field`` (the metadata field naming a site), and the tables ``neardup`` and ``quotes`` as dicts. A directory
+    feature off), ``templates``, ``site_field`` (the metadata field naming a site),
+    ``exact_copies`` (``False``: a document with the terms of an earlier one is analysed
+    as any other, not answered from it), and the tables ``neardup`` and ``quotes`` as dicts. A directory
     remembers them, as with the command line. The directory is locked while open:
     use the collection as a context manager, or call :meth:`close`.
 

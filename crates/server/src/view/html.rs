@@ -134,8 +134,16 @@ pub fn index_page(p: &IndexPage<'_>, href: impl Fn(u64) -> String) -> String {
         };
         let counted = r.tokens - r.template_tokens;
         let old = if counted == 0 { 0.0 } else { 100.0 * f64::from(r.old_tokens) / f64::from(counted) };
+        let dom = match &r.exact_copy_of {
+            Some(of) => {
+                let id = of.id.unwrap_or(0);
+                format!("an exact copy of <a href=\"{}\">#{id} {}</a>", escape(&href(id)), shown(id, &of.name))
+            }
+            None => dom,
+        };
         let (old, dom) = match r.origins_off {
-            true => ("-".to_string(), "origins off".to_string()),
+            true if r.exact_copy_of.is_none() => ("-".to_string(), "origins off".to_string()),
+            true => ("-".to_string(), dom),
             false => (format!("{old:.1}%"), dom),
         };
         s += &format!(
@@ -289,6 +297,17 @@ pub fn document_page_linked(site: Site, view: &DocumentView, text: &str, href: i
                 view.templates.len()
             )
         }
+    };
+    let about = |view: &DocumentView| match &view.exact_copy_of {
+        Some(of) => {
+            let id = of.id.unwrap_or(0);
+            about(view) + &format!(
+                "<p id=\"exact-copy\">An exact copy of <a href=\"{}\">#{id} {}</a> (its terms): answered from it, not analysed again.</p>\n",
+                escape(&href(id, "")),
+                escape(&of.name)
+            )
+        }
+        None => about(view),
     };
     let mut body = match view.origins_off {
         true => format!(

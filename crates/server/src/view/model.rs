@@ -268,6 +268,10 @@ pub struct DocumentView {
     /// copied block and no dominant origin. Absent when they are on.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub origins_off: bool,
+    /// The earlier document it is an exact copy of (the same terms): answered from that
+    /// document, not analysed again. Absent for every other document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact_copy_of: Option<DocRef>,
     pub tokens: u32,
     pub shingles: u32,
     pub selected: u32,
@@ -499,6 +503,13 @@ pub fn quotations(store: &Store, text: &str, quotes: &[Quotation], of: Option<u6
     Ok(out)
 }
 
+/// The earlier document a stored document (`meta`; none for a query) is an exact
+/// copy of.
+fn exact_copy_of(store: &Store, meta: Option<&DocMeta>) -> Result<Option<DocRef>> {
+    let Some(m) = meta else { return Ok(None) };
+    store.copy_of(m.seq)?.map(|of| DocRef::stored(store, of)).transpose()
+}
+
 /// The document view of `parts`.
 pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<DocumentView> {
     let DocParts { meta, name, text, result: r, near, quotes, origins } = parts;
@@ -521,6 +532,7 @@ pub fn document(store: &Store, parts: DocParts<'_>, opt: ViewOptions) -> Result<
         meta: meta_json(meta.and_then(|m| m.meta.as_deref())),
         content_hash: meta.map(|m| m.content_hash.clone()),
         origins_off: !origins,
+        exact_copy_of: exact_copy_of(store, meta)?,
         tokens: r.tokens,
         shingles: r.shingles,
         selected: r.selected,
@@ -681,6 +693,9 @@ pub struct ListRow {
     /// Origins are off in its data directory ([`DocumentView::origins_off`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub origins_off: bool,
+    /// The earlier document it is an exact copy of ([`DocumentView::exact_copy_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact_copy_of: Option<DocRef>,
     pub tokens: u32,
     pub old_tokens: u32,
     /// Tokens in its site's template lines. Absent when none.
@@ -716,6 +731,7 @@ pub fn list_row(store: &Store, meta: &DocMeta, origins: bool) -> Result<ListRow>
         name: meta.name.clone(),
         source: meta.source.clone(),
         origins_off: !origins,
+        exact_copy_of: exact_copy_of(store, Some(meta))?,
         tokens: r.tokens,
         old_tokens: r.old_tokens,
         template_tokens: r.template_tokens,

@@ -120,6 +120,9 @@ pub fn document(v: &DocumentView) -> String {
     if let Some(m) = &v.meta {
         out += &format!("  meta: {}\n", safe(&m.to_string()));
     }
+    if let Some(of) = &v.exact_copy_of {
+        out += &format!("  an exact copy of {} (its terms; answered from it, not analysed again)\n", ref_text(of));
+    }
     for r in &v.revisions {
         out += &format!("  revised by {} (published before an origin of this one)\n", ref_text(&r.caused_by));
     }
@@ -185,15 +188,18 @@ fn origins(v: &DocumentView) -> String {
         (n, 0) => format!(", {n} site template (neither)"),
         (n, c) => format!(", {n} site template (neither; {c} copied tokens now labelled furniture)"),
     };
+    let found = match &v.exact_copy_of {
+        Some(of) => format!("each in #{}", of.id.unwrap_or(0)),
+        None => format!("{} found in the table", v.hits),
+    };
     out += &format!(
-        "  {} tokens: {} old ({:.1}%), {} fresh{template}; {} shingles, {} selected, {} found in the table\n",
+        "  {} tokens: {} old ({:.1}%), {} fresh{template}; {} shingles, {} selected, {found}\n",
         v.tokens,
         v.old_tokens,
         pct(v.old_tokens, v.old_tokens + v.fresh_tokens),
         v.fresh_tokens,
         v.shingles,
         v.selected,
-        v.hits
     );
     if let Some(similarity) = v.similarity.as_ref().filter(|s| !s.is_empty()) {
         out += "  similarity to each source:";
@@ -305,8 +311,13 @@ pub fn list(rows: &[ListRow]) -> String {
             Dominant::Itself => r.itself_text().to_string(),
             Dominant::Other(d) => ref_text(d),
         };
+        let dom = match &r.exact_copy_of {
+            Some(of) => format!("an exact copy of {}", ref_text(of)),
+            None => dom,
+        };
         if r.origins_off {
-            out += &format!("{:>6}  {:<32} {:>7} {:>6}  origins off\n", r.id, safe(&r.name), r.tokens, "-");
+            let what = if r.exact_copy_of.is_some() { dom.as_str() } else { "origins off" };
+            out += &format!("{:>6}  {:<32} {:>7} {:>6}  {what}\n", r.id, safe(&r.name), r.tokens, "-");
             continue;
         }
         out += &format!(

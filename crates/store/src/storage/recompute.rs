@@ -271,6 +271,7 @@ mod tests {
                 revised: &Default::default(),
                 stage: None,
                 templates: None,
+                exact: Default::default(),
             };
             s.put_document(&doc).unwrap();
             out.push((sketch, sentences.into_iter().map(|s| Sentence { clauses: Vec::new(), ..s }).collect()));

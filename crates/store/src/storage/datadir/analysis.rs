@@ -15,7 +15,7 @@ use crate::intake::Budget;
 use crate::storage::recompute::{self, Recomputer};
 use crate::storage::search;
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
+use crate::storage::store::{Exact, NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
 use textorigin_core::align::{OriginText, MAX_COPIERS};
@@ -28,7 +28,7 @@ use textorigin_core::index::{self, Answered, IndexAdd, IndexLookup, IndexShape, 
 use textorigin_core::neardup::Sketch;
 use textorigin_core::quote::{self, QuoteFind, Sentence};
 use textorigin_core::select::FLOOR;
-use textorigin_core::text::Token;
+use textorigin_core::text::{tokens_hash, Token};
 use xxhash_rust::xxh3::xxh3_128;
 
 /// Seconds since `t`, restarting it.
@@ -56,6 +56,8 @@ pub struct Prepared {
     /// text's, the key its earlier copies' sketches are found by,
     /// [`Store::note_text_sketch`]), computed where it is prepared.
     text_hash: u128,
+    /// The hash of its tokens ([`tokens_hash`]): what an earlier exact copy is found by.
+    tokens_hash: u128,
 }
 
 impl Prepared {
@@ -119,7 +121,8 @@ impl Preparer {
         let (sketch, sentences) = sketch_and_sentences(on, &self.recompute, (text, doc.tokens()), &[]);
         let lines = if labelled { template::lines(text, doc.tokens()) } else { Vec::new() };
         let text_hash = xxh3_128(text.as_bytes());
-        Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash }
+        let tokens_hash = tokens_hash(doc.tokens());
+        Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash, tokens_hash }
     }
 }
 
@@ -306,6 +309,8 @@ pub(super) fn replay(
 pub(super) struct ReplayPrepared {
     doc: engine::Prepared,
     add: IndexAdd,
+    /// The earlier document it was answered as an exact copy of.
+    copy_of: Option<u64>,
 }
 
 pub(super) fn prepare_replay(
@@ -331,8 +336,13 @@ pub(super) fn prepare_replay(
         true => rc.sketch(store, seq)?.map(|s| index::nd_keys(rc.neardup(), &s)).unwrap_or_default(),
         false => Vec::new(),
     };
-    let add = IndexAdd::of(rc.quote(), &sentences, nd_keys);
-    Ok(ReplayPrepared { doc, add })
+    let copy_of = store.copy_of(seq)?;
+    // An exact copy adds its near-duplicate keys alone (`analyse`).
+    let add = match copy_of {
+        Some(_) => IndexAdd { nd_keys, ..IndexAdd::default() },
+        None => IndexAdd::of(rc.quote(), &sentences, nd_keys),
+    };
+    Ok(ReplayPrepared { doc, add, copy_of })
 }
 
 pub(super) fn apply_replay(
@@ -350,9 +360,16 @@ pub(super) fn apply_replay(
     let when = |s| dates.key(s);
     let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
     let mut times = StageTimes::default();
-    let mut result =
-        table_phases(stage, engine, table, (&mut doc, seq, &when), &mut times, &mut Instant::now(), revised)?;
-    align(store, engine, &doc, &mut result, &when)?;
+    let result = match prepared.copy_of {
+        // As its analysis did: the table takes none of its shingles.
+        Some(of) => copy_applied(store, engine, (table, stage), (doc, seq, of, &when), &mut times)?,
+        None => {
+            let mut result =
+                table_phases(stage, engine, table, (&mut doc, seq, &when), &mut times, &mut Instant::now(), revised)?;
+            align(store, engine, &doc, &mut result, &when)?;
+            result
+        }
+    };
     dates.check()?;
     let add = match stage.elsewhere() {
         true => prepared.add.words_only(),
@@ -389,6 +406,8 @@ pub(super) fn analyse(
     };
     prepared.without_templates(&runs);
     times.templates += lap(&mut t);
+    let dates = Dates::new(store, seq, time);
+    let exact = exact_of(store, engine, stage.elsewhere(), &prepared, seq, &dates)?;
     let Prepared { mut doc, sketch, sentences, text_hash, .. } = prepared;
     let sketch = sketch.map(Arc::new);
     if let (true, Some(sketch)) = (runs.is_empty(), &sketch) {
@@ -409,16 +428,30 @@ pub(super) fn analyse(
         Some(a) => a,
         None => &indexes,
     };
-    let dates = Dates::new(store, seq, time);
     let when = |s| dates.key(s);
     // A pair with a document published after this one is oriented the other way.
     let later = |other| when(other) > when(seq);
     let verify = Some((&*engine, doc.tokens()));
     let nd = sketch.map(|sketch| search::near_dups(store, rc, seq, sketch, lookup, later, verify)).transpose()?;
     times.neardup += lap(&mut t);
+    times.sketches += u64::from(nd.is_some());
+    if let Exact::CopyOf(of) = exact {
+        // An exact copy: its near-duplicates searched as any document's, its sentences
+        // neither searched nor indexed (its quotations are read through `of`'s,
+        // `Store::quotations`), its origins `of`'s without the table's entries.
+        let q = sentences.map(|sentences| QuoteFind::unsearched(rc.quote(), sentences));
+        let result = copy_applied(store, engine, (table, stage), (doc, seq, of, &when), times)?;
+        dates.check()?;
+        // Its near-duplicate keys alone: later documents find it as a near-duplicate,
+        // and `of` for its sentences.
+        let add =
+            IndexAdd { nd_keys: nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default(), ..IndexAdd::default() };
+        Indexes::over(table.index_region_mut()?, shape).add(rc.quote(), seq, &add);
+        times.index += lap(&mut t);
+        return Ok((result, nd, q, templates, exact));
+    }
     let q = sentences.map(|sentences| search::quotations(store, rc, seq, sentences, lookup, later)).transpose()?;
     times.quotes += lap(&mut t);
-    times.sketches += u64::from(nd.is_some());
     times.quote_searches += u64::from(q.is_some());
     let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
     let mut result = table_phases(stage, engine, table, (&mut doc, seq, &when), times, &mut t, revised)?;
@@ -434,7 +467,74 @@ pub(super) fn analyse(
     }
     Indexes::over(table.index_region_mut()?, shape).add(rc.quote(), seq, &add);
     times.index += lap(&mut t);
-    Ok((result, nd, q, templates))
+    Ok((result, nd, q, templates, exact))
+}
+
+/// What document `seq`'s batch records of its tokens (`prepared`'s), published as
+/// `dates` say: a copy of the first stored document holding them, where that was
+/// published before it (and its tokens are read back equal: the hash is no proof);
+/// the first, where no stored document holds them; else nothing (a late original,
+/// analysed in full). A document without a shingle records nothing, nor does any where
+/// exact copies are off (`Config::exact_copies`) or in a deployment (its table and
+/// indexes elsewhere, or its store one partition of many).
+fn exact_of(
+    store: &Store,
+    engine: &Engine,
+    elsewhere: bool,
+    prepared: &Prepared,
+    seq: u64,
+    dates: &Dates<'_>,
+) -> Result<Exact> {
+    let tokens = prepared.doc.tokens();
+    let off = !engine.config().exact_copies || elsewhere || store.partitioned();
+    if off || tokens.len() < engine.config().k as usize {
+        return Ok(Exact::Unrecorded);
+    }
+    let Some(first) = store.first_with_tokens(prepared.tokens_hash)? else {
+        return Ok(Exact::First(prepared.tokens_hash));
+    };
+    if first >= seq || dates.key(first) > dates.key(seq) {
+        return Ok(Exact::Unrecorded);
+    }
+    let same = recompute::origin_text(store, engine, first)?
+        .is_some_and(|o| o.tokens().iter().copied().eq(tokens.iter().map(|t| t.fp)));
+    Ok(if same { Exact::CopyOf(first) } else { Exact::Unrecorded })
+}
+
+/// The table's phases of document `seq`, `doc`, an exact copy of the earlier document
+/// `of`: they take none of its shingles (the table's counters of applied documents move
+/// on, as for any document); then its result ([`copy_result`]), at the threshold the
+/// table would have selected it at.
+fn copy_applied(
+    store: &Store,
+    engine: &mut Engine,
+    (table, stage): (&mut TableFile, &mut dyn TableStage),
+    (mut doc, seq, of, when): (engine::Prepared, u64, u64, When<'_>),
+    times: &mut StageTimes,
+) -> Result<DocResult> {
+    let mut t = Instant::now();
+    let mut empty = doc.without_shingles();
+    table_phases(stage, engine, table, (&mut empty, seq, when), times, &mut t, |_, _| Ok(Vec::new()))?;
+    doc.at_density(empty.density());
+    let result = copy_result(store, engine, &doc, (seq, of), when, &HashMap::new())?;
+    times.align += lap(&mut t);
+    Ok(result)
+}
+
+/// The result of document `seq`, `doc` (kept at its threshold), an exact copy of `of`
+/// ([`Engine::exact_copy`]), aligned against `of`'s text and blocks (those of documents
+/// not stored yet from `unstored`).
+fn copy_result(
+    store: &Store,
+    engine: &Engine,
+    doc: &engine::Prepared,
+    (seq, of): (u64, u64),
+    when: When<'_>,
+    unstored: &HashMap<u64, Arc<OriginText>>,
+) -> Result<DocResult> {
+    let mut result = engine.exact_copy(doc, seq, of, when);
+    align_with(store, engine, doc, &mut result, when, unstored)?;
+    Ok(result)
 }
 
 /// The revisions the arrival of document `cause` (published at its time) makes (issue
@@ -523,9 +623,16 @@ pub(super) fn revise_one(
     let when = |x| dates.key(x);
     // The shingles it was selected with when applied.
     doc.at_density(before.density.unwrap_or(FLOOR));
-    let found = stage.lookups(&doc, table, s).map_err(DataDirError::Stage)?;
-    let mut after = engine.reanalyse_found(&doc, s, &found, &when);
-    align_with(store, engine, &doc, &mut after, &when, fresh)?;
+    let after = match store.copy_of(s)? {
+        // An exact copy follows its earlier document's blocks, not the table.
+        Some(of) => copy_result(store, engine, &doc, (s, of), &when, fresh)?,
+        None => {
+            let found = stage.lookups(&doc, table, s).map_err(DataDirError::Stage)?;
+            let mut after = engine.reanalyse_found(&doc, s, &found, &when);
+            align_with(store, engine, &doc, &mut after, &when, fresh)?;
+            after
+        }
+    };
     dates.check()?;
     if after == before {
         return Ok(None);
@@ -562,8 +669,9 @@ pub(super) fn reproduces(store: &Store, replayed: &DocResult, first: Option<&Doc
 }
 
 /// A document's analysis: its result, its near-duplicate and quotation findings (None
-/// when the feature is off) and its site's template records (empty without a site).
-pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>, TemplateWrite);
+/// when the feature is off), its site's template records (empty without a site) and
+/// its exact-copy record.
+pub(super) type Analysed = (DocResult, Option<NearDupWrite>, Option<QuoteFind>, TemplateWrite, Exact);
 
 /// The engine's three phases for the prepared document `doc`, `seq`, kept at the
 /// table's threshold: 1 and 3 by `stage`, estimation here, in publication order

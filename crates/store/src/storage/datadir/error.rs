@@ -27,7 +27,7 @@ pub enum DataDirError {
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("turning origins, origin propagation, alignment, near-duplicates or quotations on or off changes the stored results: add --reanalyse")]
+    #[error("turning origins, origin propagation, alignment, near-duplicates, quotations or exact copies on or off changes the stored results: add --reanalyse")]
     NeedsReanalysis,
     #[error("{feature} are {} in data directory {}; turning them {} changes the stored results:\n  textorigin rebuild --data {} --reanalyse --{flag} {}", on_off(!*on), dir.display(), on_off(*on), dir.display(), on_off(*on))]
     FeatureSwitch { dir: PathBuf, feature: &'static str, flag: &'static str, on: bool },

@@ -313,7 +313,7 @@ impl DataDir {
         );
         // Any failure may come after the table applied the document, which the store
         // then does not hold: the table is recovered before it takes another.
-        let (result, nd, q, templates) = analysed.inspect_err(|_| self.poisoned = true)?;
+        let (result, nd, q, templates, exact) = analysed.inspect_err(|_| self.poisoned = true)?;
         // A late original revises the earlier documents whose passages it now owns.
         // Within the revision budget; the rest waits in the revision queue.
         let taken = self.stage.taken();
@@ -337,6 +337,7 @@ impl DataDir {
             revised: &revised,
             stage: record.as_deref(),
             templates: Some(&templates),
+            exact,
         };
         let written = crate::failpoint::hit("store.write")
             .map_err(|e| StoreError::Io { path: self.store.path().to_path_buf(), source: e })

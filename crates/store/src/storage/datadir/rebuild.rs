@@ -46,6 +46,7 @@ impl DataDir {
             template_pages: opts.template_pages,
             submitted_sites: opts.submitted_sites,
             site_field: opts.site_field.clone(),
+            exact_copies: opts.exact_copies,
             ..Overrides::default()
         }
         .apply(&stored)?;
@@ -68,6 +69,7 @@ impl DataDir {
                 != (stored.density, stored.density_lag, stored.dominant, stored.attribution)
             || (cfg.templates, cfg.template_pages, cfg.submitted_sites, &cfg.site_field)
                 != (stored.templates, stored.template_pages, stored.submitted_sites, &stored.site_field)
+            || cfg.exact_copies != stored.exact_copies
             || q_cfg != stored_q;
         if !opts.reanalyse && results_differ {
             return Err(DataDirError::NeedsReanalysis);
@@ -107,6 +109,7 @@ impl DataDir {
             store.clear_pairs_found_later()?;
             store.clear_revisions()?;
             store.clear_templates()?;
+            store.clear_exact()?;
         }
         let mut stage = Local::default();
         let total = store.next_seq()? - 1;
@@ -127,7 +130,7 @@ impl DataDir {
                 let text = store.text(meta.seq)?.ok_or(DataDirError::MissingText(meta.seq))?;
                 let prepared = preparer.prepare(&text);
                 let site = site_of(cfg, meta.url.as_deref(), meta.meta.as_deref(), &meta.source, meta.via);
-                let (result, nd, q, templates) = analyse(
+                let (result, nd, q, templates, exact) = analyse(
                     store,
                     &mut engine,
                     &mut table,
@@ -142,6 +145,7 @@ impl DataDir {
                 let mut unlimited = Budget::UNLIMITED;
                 let taken = stage.taken();
                 let revised = revise(store, &mut engine, (&table, &mut stage), this, &taken, &mut unlimited)?;
+                store.put_exact(meta.seq, exact)?;
                 Some((result, nd, q, revised, templates))
             } else {
                 None
@@ -227,6 +231,9 @@ pub struct RebuildOptions {
     /// site (need `reanalyse`).
     pub submitted_sites: Option<textorigin_core::config::SubmittedSites>,
     pub site_field: Option<String>,
+    /// Answer exact copies from their earlier documents, or analyse them in full
+    /// (needs `reanalyse`).
+    pub exact_copies: Option<bool>,
 }
 
 /// What `rebuild` did.

@@ -76,5 +76,8 @@ pub(super) fn refuse_feature_switch(dir: &Path, stored: &Config, wanted: &Config
     if stored.origins != wanted.origins {
         return Err(switch("origins", "origins", wanted.origins));
     }
+    if stored.exact_copies != wanted.exact_copies {
+        return Err(switch("exact copies answered from their earlier documents", "exact-copies", wanted.exact_copies));
+    }
     Ok(())
 }

@@ -22,6 +22,7 @@ mod v24_guests;
 mod v25_submitted_sites;
 mod v26_origins;
 mod v27_site_field;
+mod v28_exact_copies;
 mod v2_near_duplicates;
 mod v3_quotations;
 mod v6_derived_indexes;
@@ -181,6 +182,11 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 26,
         what: "the metadata field naming a document's site in the config (`site`, as before, for an existing data directory)",
         run: v27_site_field::run,
+    },
+    Migration {
+        from: 27,
+        what: "exact copies answered from their earlier document in the config (off, as before, for an existing data directory; the column families `tokens` and `copy_of`, which opening creates)",
+        run: v28_exact_copies::run,
     },
 ];
 

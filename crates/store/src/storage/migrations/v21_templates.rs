@@ -56,7 +56,13 @@ mod tests {
         let cfg = super::super::config_after(&full[..full.len() - 3], run);
         assert_eq!(
             cfg,
-            Config { templates: Templates::Off, density_lag: 0, submitted_sites: SubmittedSites::Trust, ..made }
+            Config {
+                templates: Templates::Off,
+                density_lag: 0,
+                submitted_sites: SubmittedSites::Trust,
+                exact_copies: false,
+                ..made
+            }
         );
     }
 }

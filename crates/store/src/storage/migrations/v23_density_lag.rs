@@ -42,7 +42,7 @@ mod tests {
         // Schema 22 wrote the fields up to `template_pages`: the new one is one byte.
         let full = encode(&made);
         let cfg = super::super::config_after(&full[..full.len() - 1], run);
-        assert_eq!(cfg, Config { density_lag: 0, submitted_sites: SubmittedSites::Trust, ..made });
+        assert_eq!(cfg, Config { density_lag: 0, submitted_sites: SubmittedSites::Trust, exact_copies: false, ..made });
         assert!(
             cfg.canonical()
                 .ends_with(" density=adaptive dominant=blocks html=main attribution=passage templates=all/5"),

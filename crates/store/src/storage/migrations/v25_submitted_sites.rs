@@ -55,7 +55,7 @@ mod tests {
             Config { density: Density::Adaptive, density_lag: 9, templates: Templates::All, k: 5, ..Config::default() };
         // Schema 24 wrote the fields up to `density_lag`: the later ones are a byte each.
         let full = encode(&made);
-        let trusted = Config { submitted_sites: SubmittedSites::Trust, ..made };
+        let trusted = Config { submitted_sites: SubmittedSites::Trust, exact_copies: false, ..made };
         assert_eq!(super::super::config_after(&full[..full.len() - 2], run), trusted);
         assert!(trusted.canonical().ends_with(" templates=all/5"), "{}", trusted.canonical());
     }

@@ -38,12 +38,15 @@ mod tests {
     fn a_schema_25_config_keeps_its_origins_and_every_other_setting() {
         let made =
             Config { templates: Templates::All, k: 5, submitted_sites: SubmittedSites::Trust, ..Config::default() };
-        // Schema 25 wrote the fields up to `submitted_sites`: origins is one byte, and
-        // schema 27's site field (`site`) five.
+        // Schema 25 wrote the fields up to `submitted_sites`: origins is one byte,
+        // schema 27's site field (`site`) five and schema 28's exact copies one.
         let full = encode(&made);
-        assert_eq!(super::super::config_after(&full[..full.len() - 6], run), made);
+        assert_eq!(
+            super::super::config_after(&full[..full.len() - 7], run),
+            Config { exact_copies: false, ..made.clone() }
+        );
         assert!(!made.canonical().contains("origins"), "on, the canonical line is as before: {}", made.canonical());
-        let off = Config { origins: false, ..made.clone() };
+        let off = Config { origins: false, exact_copies: false, ..made.clone() };
         assert!(off.canonical().ends_with(" origins=off"), "{}", off.canonical());
     }
 }

@@ -13,16 +13,18 @@ use crate::storage::store::{Result, Store};
 
 /// The configuration as schema 26 stored it: schema 25's fields, then `origins`.
 #[derive(Deserialize)]
-struct ConfigV26 {
+pub(super) struct ConfigV26 {
     v25: ConfigV25,
     origins: bool,
 }
 
 pub(super) fn run(store: &mut Store) -> Result<()> {
-    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV26| Config {
-        site_field: SITE_FIELD.to_string(),
-        ..config_of_v25(o.v25, o.origins)
-    })
+    rewrite_meta(store, MetaKey::Config, "config", |o: ConfigV26| config_of_v26(o, SITE_FIELD.to_string()))
+}
+
+/// Schema 26's configuration in today's encoding, with `site_field`.
+pub(super) fn config_of_v26(o: ConfigV26, site_field: String) -> Config {
+    Config { site_field, ..config_of_v25(o.v25, o.origins) }
 }
 
 #[cfg(test)]
@@ -40,11 +42,15 @@ mod tests {
             origins: false,
             ..Config::default()
         };
-        // Schema 26 wrote the fields up to `origins`: the new one is a length and `site`.
+        // Schema 26 wrote the fields up to `origins`: the new one is a length and `site`,
+        // and schema 28's exact copies one byte.
         let full = encode(&made);
-        assert_eq!(super::super::config_after(&full[..full.len() - 5], run), made);
+        assert_eq!(
+            super::super::config_after(&full[..full.len() - 6], run),
+            Config { exact_copies: false, ..made.clone() }
+        );
         assert!(!made.canonical().contains("site_field"), "the default's line is as before: {}", made.canonical());
-        let other = Config { site_field: "publisher".into(), ..made };
+        let other = Config { site_field: "publisher".into(), exact_copies: false, ..made };
         assert!(other.canonical().ends_with(" site_field=publisher origins=off"), "{}", other.canonical());
     }
 }

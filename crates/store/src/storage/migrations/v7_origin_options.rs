@@ -119,6 +119,7 @@ pub(super) fn config_of(old: ConfigV6) -> Config {
         submitted_sites: textorigin_core::config::SubmittedSites::Trust,
         origins: true,
         site_field: textorigin_core::config::SITE_FIELD.to_string(),
+        exact_copies: false,
     }
 }
 

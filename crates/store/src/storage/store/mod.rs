@@ -19,7 +19,7 @@
 //! `open` the data directory calls).
 //!
 //! One module per concern: `codec` (the value and key encodings), [`meta`] (typed
-//! `meta` keys), [`documents`], [`neardup_index`], [`quote_index`], [`revisions`],
+//! `meta` keys), [`documents`], [`exact`], [`neardup_index`], [`quote_index`], [`revisions`],
 //! [`templates`], [`spool_log`] (admission and failures), [`book`] and [`partitions`]
 //! (a deployment's), `schema` (the column families, one list), `table` (typed
 //! reads and writes of their records: every module goes through it), `open` (opening, and
@@ -39,6 +39,7 @@ mod cache;
 pub(crate) mod codec;
 mod copy;
 pub mod documents;
+pub mod exact;
 pub mod meta;
 pub mod neardup_index;
 mod open;
@@ -52,6 +53,7 @@ pub mod templates;
 
 pub use book::{BookState, BookWrite};
 pub use documents::{DocMeta, Via};
+pub use exact::Exact;
 pub use neardup_index::NearDupWrite;
 pub use open::Found;
 use open::{data_dir, files, open_error, Files};
@@ -76,7 +78,7 @@ const TEXT_MEMTABLE_BYTES: usize = 4 << 20;
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u32 = 27;
+pub const SCHEMA_VERSION: u32 = 28;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -231,6 +233,7 @@ impl Store {
         if let Some(t) = doc.templates {
             self.add_templates(&mut b, t);
         }
+        self.add_exact(&mut b, seq, doc.exact);
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
         self.write_with_revisions(b, seq, doc.result, doc.revised)?;
         self.cache_findings(seq, doc.nd, doc.q);
@@ -432,6 +435,8 @@ pub struct DocumentWrite<'a> {
     pub stage: Option<&'a [u8]>,
     /// Its site's template records (None without a site or labelling).
     pub templates: Option<&'a TemplateWrite>,
+    /// Its exact-copy record: the first of its tokens, or a copy of an earlier document.
+    pub exact: Exact,
 }
 
 #[cfg(test)]

@@ -65,8 +65,12 @@ impl Store {
     /// their sources published before it: those found when it arrived and those that
     /// arrived after it. Joined, a sentence's sources are ordered best score first, then
     /// earliest published, and cut at `max_sources`, as a run in publication order
-    /// orders them.
+    /// orders them. An exact copy's are its earlier document's, as they are now (those
+    /// of later arrivals included), each at the same words of its own text.
     pub fn quotations(&self, seq: u64) -> Result<Vec<Quotation>> {
+        if let Some(of) = self.copy_of(seq)? {
+            return self.copied_quotations(seq, of);
+        }
         let mut out = self.read(CF_Q_RESULT, &seq)?.unwrap_or_default();
         let late = self.pairs(CF_Q_LATE, seq)?;
         if late.is_empty() {
@@ -91,6 +95,39 @@ impl Store {
                 b.score.total_cmp(&a.score).then(ka.cmp(kb)).then(a.sentence.cmp(&b.sentence))
             });
             q.sources = keyed.into_iter().take(max_sources).map(|(_, s)| s).collect();
+        }
+        Ok(out)
+    }
+
+    /// The quotations of document `seq`, an exact copy of `of`: `of`'s, each span moved
+    /// to the same tokens of `seq`'s text where the two texts differ in their bytes
+    /// (case, punctuation, spacing).
+    fn copied_quotations(&self, seq: u64, of: u64) -> Result<Vec<Quotation>> {
+        let mut out = self.quotations(of)?;
+        if out.is_empty() || self.text_hash(seq)? == self.text_hash(of)? {
+            return Ok(out);
+        }
+        let Some(cfg) = self.config()? else { return Ok(out) };
+        let rabin = textorigin_core::rabin::Rabin::new(cfg.k as usize).with_terms(cfg.terms);
+        let tokens_of = |s: u64| -> Result<Vec<textorigin_core::text::Token>> {
+            let mut tokens = Vec::new();
+            textorigin_core::text::tokenize(&self.text(s)?.unwrap_or_default(), &rabin, &mut tokens);
+            Ok(tokens)
+        };
+        let (theirs, mine) = (tokens_of(of)?, tokens_of(seq)?);
+        let text_len = self.text(seq)?.map_or(0, |t| t.len() as u32);
+        for q in &mut out {
+            let first = theirs.partition_point(|t| t.start < q.start_byte);
+            let end = theirs.partition_point(|t| t.end <= q.end_byte);
+            let (Some(a), Some(last)) = (mine.get(first), end.checked_sub(1)) else { continue };
+            // The bytes before its first token and after its last (an opening quote, a
+            // full stop) kept, within the gaps around them.
+            let before = first.checked_sub(1).map_or(0, |p| mine[p].end);
+            let after = mine.get(end).map_or(text_len, |t| t.start);
+            let lead = theirs[first].start.saturating_sub(q.start_byte);
+            let trail = q.end_byte.saturating_sub(theirs[last].end);
+            q.start_byte = a.start.saturating_sub(lead).max(before);
+            q.end_byte = (mine[last].end + trail).min(after).max(q.start_byte);
         }
         Ok(out)
     }

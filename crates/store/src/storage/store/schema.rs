@@ -93,6 +93,12 @@ column_families! {
     pub(super) CF_FAILED_DOCS: Table<[u8], Postcard<DocFailure>> = "failed_docs" {
         "a failed input document's source (`path:LINE`)" => "version byte 1, postcard [`DocFailure`](super::DocFailure): its id and why (15)",
     }
+    pub(super) CF_TOKENS: Table<[u8], Postcard<u64>> = "tokens" {
+        "xxh3-128 of a document's token fingerprints (`text::tokens_hash`), BE" => "version byte 1, postcard u64: the first document with those tokens ([`exact`](super::exact), 28)",
+    }
+    pub(super) CF_COPY_OF: Table<u64, Postcard<u64>> = "copy_of" {
+        "seq BE" => "version byte 1, postcard u64: the earlier document it is an exact copy of ([`exact`](super::exact), 28)",
+    }
     /// What a deployment's stage keeps with each document for a restart (a
     /// partition's feedback, [`DocumentWrite::stage`](super::DocumentWrite::stage)).
     pub(super) CF_STAGE: Table<u64, Raw> = "stage" {

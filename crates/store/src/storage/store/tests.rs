@@ -39,6 +39,7 @@ pub(crate) fn put_bare(s: &Store, meta: &DocMeta, text: &str) {
         revised: &Default::default(),
         stage: None,
         templates: None,
+        exact: Default::default(),
     };
     s.put_document(&doc).unwrap();
 }
@@ -53,6 +54,7 @@ fn put(s: &Store, meta: &DocMeta, text: &str, result: &DocResult, nd: &NearDupWr
         revised: &Default::default(),
         stage: None,
         templates: None,
+        exact: Default::default(),
     })
 }
 
