@@ -410,23 +410,6 @@ pub struct QuoteFind {
     pub capped: u64,
 }
 
-impl QuoteFind {
-    /// A document whose `sentences` are not searched or indexed (an exact copy of an
-    /// earlier document, whose quotations are read through that document's): what a
-    /// later search reads of it, nothing more.
-    pub fn unsearched(cfg: &QuoteConfig, sentences: Vec<Sentence>) -> QuoteFind {
-        QuoteFind {
-            signatures: Vec::new(),
-            sentences: indexed_sentences(cfg, sentences),
-            words: Vec::new(),
-            found: Vec::new(),
-            late: Vec::new(),
-            candidates: 0,
-            capped: 0,
-        }
-    }
-}
-
 /// Searches the quotations of document `seq`'s sentences among the earlier documents'
 /// in `index`: candidates by signature within each sentence's radius, scored by word
 /// overlap weighted by idf, kept at the threshold, best `max_sources` first.

@@ -362,7 +362,9 @@ pub(super) fn apply_replay(
     let mut times = StageTimes::default();
     let result = match prepared.copy_of {
         // As its analysis did: the table takes none of its shingles.
-        Some(of) => copy_applied(store, engine, (table, stage), (doc, seq, of, &when), &mut times)?,
+        Some(of) => {
+            copy_applied(store, engine, (table, stage), (doc, seq, of, &when), (&mut times, &mut Instant::now()))?
+        }
         None => {
             let mut result =
                 table_phases(stage, engine, table, (&mut doc, seq, &when), &mut times, &mut Instant::now(), revised)?;
@@ -437,10 +439,9 @@ pub(super) fn analyse(
     times.sketches += u64::from(nd.is_some());
     if let Exact::CopyOf(of) = exact {
         // An exact copy: its near-duplicates searched as any document's, its sentences
-        // neither searched nor indexed (its quotations are read through `of`'s,
-        // `Store::quotations`), its origins `of`'s without the table's entries.
-        let q = sentences.map(|sentences| QuoteFind::unsearched(rc.quote(), sentences));
-        let result = copy_applied(store, engine, (table, stage), (doc, seq, of, &when), times)?;
+        // neither searched nor indexed, nor stored (its quotations are read through
+        // `of`'s, `Store::quotations`), its origins `of`'s without the table's entries.
+        let result = copy_applied(store, engine, (table, stage), (doc, seq, of, &when), (times, &mut t))?;
         dates.check()?;
         // Its near-duplicate keys alone: later documents find it as a near-duplicate,
         // and `of` for its sentences.
@@ -448,7 +449,7 @@ pub(super) fn analyse(
             IndexAdd { nd_keys: nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default(), ..IndexAdd::default() };
         Indexes::over(table.index_region_mut()?, shape).add(rc.quote(), seq, &add);
         times.index += lap(&mut t);
-        return Ok((result, nd, q, templates, exact));
+        return Ok((result, nd, None, templates, exact));
     }
     let q = sentences.map(|sentences| search::quotations(store, rc, seq, sentences, lookup, later)).transpose()?;
     times.quotes += lap(&mut t);
@@ -510,14 +511,13 @@ fn copy_applied(
     engine: &mut Engine,
     (table, stage): (&mut TableFile, &mut dyn TableStage),
     (mut doc, seq, of, when): (engine::Prepared, u64, u64, When<'_>),
-    times: &mut StageTimes,
+    (times, t): (&mut StageTimes, &mut Instant),
 ) -> Result<DocResult> {
-    let mut t = Instant::now();
     let mut empty = doc.without_shingles();
-    table_phases(stage, engine, table, (&mut empty, seq, when), times, &mut t, |_, _| Ok(Vec::new()))?;
+    table_phases(stage, engine, table, (&mut empty, seq, when), times, t, |_, _| Ok(Vec::new()))?;
     doc.at_density(empty.density());
     let result = copy_result(store, engine, &doc, (seq, of), when, &HashMap::new())?;
-    times.align += lap(&mut t);
+    times.align += lap(t);
     Ok(result)
 }
 
