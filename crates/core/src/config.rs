@@ -106,11 +106,11 @@ pub struct Config {
     /// Exact copies answered from their earlier document (schema 28, last as the
     /// encoding appends it; on by default, off as before for data directories made
     /// earlier): a document whose terms equal an earlier stored document's is not
-    /// analysed again. Every token is copied from that document, it is its
-    /// near-duplicate at resemblance 1.0, its quotations are that document's, and it
-    /// adds nothing to the table or the derived indexes (later documents find the
-    /// earlier one). A copy arriving before its earlier-published original is analysed
-    /// in full, as off.
+    /// analysed again. Every token is copied from that document, its quotations are
+    /// that document's, and it adds nothing to the table, the signature index or the
+    /// document frequencies (later documents find the earlier one); its near-duplicates
+    /// are searched as any document's, that document among them at resemblance 1.0. A
+    /// copy arriving before its earlier-published original is analysed in full, as off.
     pub exact_copies: bool,
 }
 

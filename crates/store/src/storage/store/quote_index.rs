@@ -119,7 +119,9 @@ impl Store {
         for q in &mut out {
             let first = theirs.partition_point(|t| t.start < q.start_byte);
             let end = theirs.partition_point(|t| t.end <= q.end_byte);
-            let (Some(a), Some(last)) = (mine.get(first), end.checked_sub(1)) else { continue };
+            let (Some(a), Some(last)) = (mine.get(first), end.checked_sub(1).filter(|&l| l < mine.len())) else {
+                continue;
+            };
             // The bytes before its first token and after its last (an opening quote, a
             // full stop) kept, within the gaps around them.
             let before = first.checked_sub(1).map_or(0, |p| mine[p].end);
