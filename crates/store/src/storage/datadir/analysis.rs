@@ -56,8 +56,9 @@ pub struct Prepared {
     /// text's, the key its earlier copies' sketches are found by,
     /// [`Store::note_text_sketch`]), computed where it is prepared.
     text_hash: u128,
-    /// The hash of its tokens ([`tokens_hash`]): what an earlier exact copy is found by.
-    tokens_hash: u128,
+    /// The hash of its tokens ([`tokens_hash`]): what an earlier exact copy is found by
+    /// (None where exact copies are off).
+    tokens_hash: Option<u128>,
 }
 
 impl Prepared {
@@ -121,7 +122,7 @@ impl Preparer {
         let (sketch, sentences) = sketch_and_sentences(on, &self.recompute, (text, doc.tokens()), &[]);
         let lines = if labelled { template::lines(text, doc.tokens()) } else { Vec::new() };
         let text_hash = xxh3_128(text.as_bytes());
-        let tokens_hash = tokens_hash(doc.tokens());
+        let tokens_hash = self.engine.config().exact_copies.then(|| tokens_hash(doc.tokens()));
         Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash, tokens_hash }
     }
 }
@@ -324,7 +325,13 @@ pub(super) fn prepare_replay(
     let terms = engine.config().terms;
     let text = store.text(seq)?.ok_or(DataDirError::MissingText(seq))?;
     let doc = engine.prepare(&text);
-    let mut sentences = if quotations { quote::sentences(&text, doc.tokens(), terms) } else { Vec::new() };
+    let copy_of = store.copy_of(seq)?;
+    // An exact copy's sentences are neither searched nor indexed (`analyse`): it adds
+    // its near-duplicate keys alone.
+    let mut sentences = match quotations && copy_of.is_none() {
+        true => quote::sentences(&text, doc.tokens(), terms),
+        false => Vec::new(),
+    };
     // Without the template lines it had when analysed (those later pages gave it
     // came after its sentences were indexed).
     let own = store.own_templates(seq)?;
@@ -336,12 +343,7 @@ pub(super) fn prepare_replay(
         true => rc.sketch(store, seq)?.map(|s| index::nd_keys(rc.neardup(), &s)).unwrap_or_default(),
         false => Vec::new(),
     };
-    let copy_of = store.copy_of(seq)?;
-    // An exact copy adds its near-duplicate keys alone (`analyse`).
-    let add = match copy_of {
-        Some(_) => IndexAdd { nd_keys, ..IndexAdd::default() },
-        None => IndexAdd::of(rc.quote(), &sentences, nd_keys),
-    };
+    let add = IndexAdd::of(rc.quote(), &sentences, nd_keys);
     Ok(ReplayPrepared { doc, add, copy_of })
 }
 
@@ -437,30 +439,29 @@ pub(super) fn analyse(
     let nd = sketch.map(|sketch| search::near_dups(store, rc, seq, sketch, lookup, later, verify)).transpose()?;
     times.neardup += lap(&mut t);
     times.sketches += u64::from(nd.is_some());
-    if let Exact::CopyOf(of) = exact {
+    let (result, q) = match exact {
         // An exact copy: its near-duplicates searched as any document's, its sentences
         // neither searched nor indexed, nor stored (its quotations are read through
-        // `of`'s, `Store::quotations`), its origins `of`'s without the table's entries.
-        let result = copy_applied(store, engine, (table, stage), (doc, seq, of, &when), (times, &mut t))?;
-        dates.check()?;
-        // Its near-duplicate keys alone: later documents find it as a near-duplicate,
-        // and `of` for its sentences.
-        let add =
-            IndexAdd { nd_keys: nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default(), ..IndexAdd::default() };
-        Indexes::over(table.index_region_mut()?, shape).add(rc.quote(), seq, &add);
-        times.index += lap(&mut t);
-        return Ok((result, nd, None, templates, exact));
-    }
-    let q = sentences.map(|sentences| search::quotations(store, rc, seq, sentences, lookup, later)).transpose()?;
-    times.quotes += lap(&mut t);
-    times.quote_searches += u64::from(q.is_some());
-    let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
-    let mut result = table_phases(stage, engine, table, (&mut doc, seq, &when), times, &mut t, revised)?;
-    crate::failpoint::hit("analyse.after-table")
-        .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
-    align(store, engine, &doc, &mut result, &when)?;
+        // `of`'s, `Store::quotations`), its origins `of`'s without the table's entries;
+        // it adds its near-duplicate keys alone.
+        Exact::CopyOf(of) => {
+            (copy_applied(store, engine, (table, &mut *stage), (doc, seq, of, &when), (&mut *times, &mut t))?, None)
+        }
+        _ => {
+            let q =
+                sentences.map(|sentences| search::quotations(store, rc, seq, sentences, lookup, later)).transpose()?;
+            times.quotes += lap(&mut t);
+            times.quote_searches += u64::from(q.is_some());
+            let revised = |cfg: &Config, taken: &[u64]| revised_shingles(store, cfg, seq, taken);
+            let mut result = table_phases(&mut *stage, engine, table, (&mut doc, seq, &when), times, &mut t, revised)?;
+            crate::failpoint::hit("analyse.after-table")
+                .map_err(|e| StoreError::Io { path: store.path().to_path_buf(), source: e })?;
+            align(store, engine, &doc, &mut result, &when)?;
+            times.align += lap(&mut t);
+            (result, q)
+        }
+    };
     dates.check()?;
-    times.align += lap(&mut t);
     let nd_keys = nd.as_ref().map(|nd| nd.keys.clone()).unwrap_or_default();
     let mut add = IndexAdd::found(q.as_ref(), nd_keys);
     if stage.elsewhere() {
@@ -487,13 +488,11 @@ fn exact_of(
     dates: &Dates<'_>,
 ) -> Result<Exact> {
     let tokens = prepared.doc.tokens();
-    let off = !engine.config().exact_copies || elsewhere || store.partitioned();
-    if off || tokens.len() < engine.config().k as usize {
+    let Some(hash) = prepared.tokens_hash else { return Ok(Exact::Unrecorded) };
+    if elsewhere || store.partitioned() || tokens.len() < engine.config().k as usize {
         return Ok(Exact::Unrecorded);
     }
-    let Some(first) = store.first_with_tokens(prepared.tokens_hash)? else {
-        return Ok(Exact::First(prepared.tokens_hash));
-    };
+    let Some(first) = store.first_with_tokens(hash)? else { return Ok(Exact::First(hash)) };
     if first >= seq || dates.key(first) > dates.key(seq) {
         return Ok(Exact::Unrecorded);
     }

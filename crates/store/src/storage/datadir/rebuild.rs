@@ -145,8 +145,7 @@ impl DataDir {
                 let mut unlimited = Budget::UNLIMITED;
                 let taken = stage.taken();
                 let revised = revise(store, &mut engine, (&table, &mut stage), this, &taken, &mut unlimited)?;
-                store.put_exact(meta.seq, exact)?;
-                Some((result, nd, q, revised, templates))
+                Some((result, nd, q, revised, templates, exact))
             } else {
                 None
             };
@@ -161,8 +160,8 @@ impl DataDir {
                     tracing::error!(doc = meta.seq, name = %meta.name, "recomputed result differs from the stored one");
                 }
             }
-            if let Some((result, nd, q, revised, templates)) = &analysed {
-                store.put_reanalysis(meta.seq, result, nd.as_ref(), q.as_ref(), revised, Some(templates))?;
+            if let Some((result, nd, q, revised, templates, exact)) = &analysed {
+                store.put_reanalysis(meta.seq, result, nd.as_ref(), q.as_ref(), revised, (Some(templates), *exact))?;
             }
             applied += 1;
             progress(applied, total);

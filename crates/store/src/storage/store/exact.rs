@@ -49,14 +49,6 @@ impl Store {
         }
     }
 
-    /// Writes document `seq`'s exact-copy record alone (a re-analysis, whose records
-    /// were cleared first: [`Store::clear_exact`]).
-    pub fn put_exact(&self, seq: u64, exact: Exact) -> Result<()> {
-        let mut b = WriteBatch::default();
-        self.add_exact(&mut b, seq, exact);
-        self.write(b, false)
-    }
-
     /// Deletes every exact-copy record, before a re-analysis writes them anew in order.
     pub fn clear_exact(&self) -> Result<()> {
         let mut b = WriteBatch::default();
@@ -87,7 +79,5 @@ mod tests {
         s.clear_exact().unwrap();
         assert_eq!((s.first_with_tokens(u128::MAX).unwrap(), s.first_with_tokens(7).unwrap()), (None, None));
         assert_eq!(s.copy_of(3).unwrap(), None);
-        s.put_exact(5, Exact::CopyOf(1)).unwrap();
-        assert_eq!(s.copy_of(5).unwrap(), Some(1));
     }
 }

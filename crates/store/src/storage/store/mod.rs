@@ -336,9 +336,11 @@ impl Store {
     }
 
     /// Replaces the stored results of document `seq` by a re-analysis (`rebuild
-    /// --reanalyse`): its origins, near-duplicate verdicts and quotations, in one batch
-    /// (a feature switched off, None, keeps nothing). The caller has
-    /// cleared the pairs found later first ([`Store::clear_pairs_found_later`]).
+    /// --reanalyse`): its origins, near-duplicate verdicts and quotations, its site's
+    /// template records and its exact-copy record, in one batch (a feature switched off,
+    /// None, keeps nothing). The caller has cleared the pairs found later
+    /// ([`Store::clear_pairs_found_later`]) and the exact-copy records
+    /// ([`Store::clear_exact`]) first.
     pub fn put_reanalysis(
         &self,
         seq: u64,
@@ -346,7 +348,7 @@ impl Store {
         nd: Option<&NearDupWrite>,
         q: Option<&QuoteFind>,
         revised: &Revisions,
-        templates: Option<&TemplateWrite>,
+        (templates, exact): (Option<&TemplateWrite>, Exact),
     ) -> Result<()> {
         // What an earlier analysis stored goes first: the new one may index other
         // sentences, or none (the batch applies its writes in order).
@@ -358,6 +360,7 @@ impl Store {
         if let Some(t) = templates {
             self.add_templates(&mut b, t);
         }
+        self.add_exact(&mut b, seq, exact);
         self.write_with_revisions(b, seq, result, revised)?;
         self.cache_findings(seq, nd, q);
         self.caches.origin_texts.remove(&seq);

@@ -109,13 +109,14 @@ impl Store {
         }
         let Some(cfg) = self.config()? else { return Ok(out) };
         let rabin = textorigin_core::rabin::Rabin::new(cfg.k as usize).with_terms(cfg.terms);
-        let tokens_of = |s: u64| -> Result<Vec<textorigin_core::text::Token>> {
+        let (their_text, text) = (self.text(of)?.unwrap_or_default(), self.text(seq)?.unwrap_or_default());
+        let tokens_of = |text: &str| {
             let mut tokens = Vec::new();
-            textorigin_core::text::tokenize(&self.text(s)?.unwrap_or_default(), &rabin, &mut tokens);
-            Ok(tokens)
+            textorigin_core::text::tokenize(text, &rabin, &mut tokens);
+            tokens
         };
-        let (theirs, mine) = (tokens_of(of)?, tokens_of(seq)?);
-        let text_len = self.text(seq)?.map_or(0, |t| t.len() as u32);
+        let (theirs, mine) = (tokens_of(&their_text), tokens_of(&text));
+        let text_len = text.len() as u32;
         for q in &mut out {
             let first = theirs.partition_point(|t| t.start < q.start_byte);
             let end = theirs.partition_point(|t| t.end <= q.end_byte);
