@@ -52,8 +52,7 @@ fn an_exact_copy_is_answered_from_its_earlier_document_and_adds_nothing_to_the_t
         assert_eq!(v["dominant_origin"]["id"].as_u64(), Some(id));
         let blocks = v["copied_blocks"].as_array().unwrap();
         assert!(!blocks.is_empty() && blocks.iter().all(|b| b["origin"]["id"].as_u64() == Some(id)), "{copy}: {v}");
-        // Its near-duplicates are searched as any document's: its earlier document
-        // among them, exact.
+        // Its near-duplicates are its earlier document's, and that document, exact.
         let nd = json(d, &["neardups", copy, "--json"])["near_duplicates"].clone();
         let of = nd.as_array().unwrap().iter().find(|n| n["id"].as_u64() == Some(id)).expect("its earlier document");
         assert_eq!((&of["exact"], of["resemblance"].as_f64()), (&Value::Bool(true), Some(1.0)), "{copy}: {nd}");

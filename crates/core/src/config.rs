@@ -109,8 +109,9 @@ pub struct Config {
     /// analysed again. Every token is copied from that document, its quotations are
     /// that document's, and it adds nothing to the table, the signature index or the
     /// document frequencies (later documents find the earlier one); its near-duplicates
-    /// are searched as any document's, that document among them at resemblance 1.0. A
-    /// copy arriving before its earlier-published original is analysed in full, as off.
+    /// are that document's, and that document at resemblance 1.0 (what a search finds:
+    /// it is not searched, nor sketched). A copy arriving before its earlier-published
+    /// original is analysed in full, as off.
     pub exact_copies: bool,
 }
 

@@ -86,8 +86,8 @@ pub struct Settings {
     /// Exact copies answered from their earlier document (on or off; default on for a
     /// new data directory): a document whose terms equal an earlier stored document's
     /// (case, punctuation and spacing aside) is copied whole from it, with its
-    /// quotations, without looking it up in the table or searching its sentences (its
-    /// near-duplicates are searched, that document among them at resemblance 1.0); later
+    /// quotations and near-duplicates (that document among them at resemblance 1.0),
+    /// without looking it up in the table or searching its sentences or sketch; later
     /// documents find the earlier one's sentences. Off: analysed as any document.
     /// Switching later: `rebuild --reanalyse --exact-copies on|off`.
     #[cfg_attr(feature = "clap", arg(long, value_name = "on|off", value_parser = on_off))]

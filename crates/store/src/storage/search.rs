@@ -65,6 +65,30 @@ pub fn near_dups(
     };
     let (late, found) =
         neardup::verified_verdicts(cfg, &sketch, others, exact)?.into_iter().partition(|d| later(d.seq));
+    Ok(NearDupWrite { sketch: Some(sketch), found, late, keys })
+}
+
+/// The near-duplicates of document `seq`, an exact copy of the earlier document `of`
+/// (the same tokens, so the same sketch, `sketch` where it was made, and index `keys`),
+/// without a search: `of` itself, identical,
+/// and every document `of` has a verdict with, earlier or later, with that verdict. A
+/// verdict is a function of the two sketches and the two texts' shingles, the same for
+/// the copy as for `of`, and the candidates of a search are the documents sharing an
+/// index key with `of`'s sketch: the search would find these pairs, `of`'s earlier
+/// copies among them, and keep the same [`neardup::MAX_PAIRS`] closest of them. Those for
+/// which `later` holds were published after it.
+pub fn copy_near_dups(
+    store: &Store,
+    rc: &Recomputer,
+    (seq, of): (u64, u64),
+    (sketch, keys): (Option<Arc<Sketch>>, Vec<u64>),
+    later: impl Fn(u64) -> bool,
+) -> Result<NearDupWrite> {
+    let mut pairs = vec![neardup::identical(rc.neardup(), of)];
+    pairs.extend(store.near_dups(of)?.into_iter().chain(store.near_dups_later(of)?).filter(|d| d.seq != seq));
+    // As a search gives them: by sequence number.
+    pairs.sort_by_key(|d| d.seq);
+    let (late, found) = neardup::closest(pairs).into_iter().partition(|d| later(d.seq));
     Ok(NearDupWrite { sketch, found, late, keys })
 }
 

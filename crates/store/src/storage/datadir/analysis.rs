@@ -15,7 +15,7 @@ use crate::intake::Budget;
 use crate::storage::recompute::{self, Recomputer};
 use crate::storage::search;
 use crate::storage::stage::{Local, TableStage};
-use crate::storage::store::{Exact, NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
+use crate::storage::store::{Exact, FirstHolder, NearDupWrite, Revised, Revisions, Store, StoreError, TemplateWrite};
 use crate::storage::table_file::TableFile;
 use crate::telemetry::StageTimes;
 use textorigin_core::align::{OriginText, MAX_COPIERS};
@@ -59,6 +59,10 @@ pub struct Prepared {
     /// The hash of its tokens ([`tokens_hash`]): what an earlier exact copy is found by
     /// (None where exact copies are off).
     tokens_hash: Option<u128>,
+    /// Its sketch and sentences are left to its analysis: an earlier stored document
+    /// held its tokens where it was prepared, so it is most likely an exact copy, which
+    /// needs neither ([`analyse`] makes them where it is not one after all).
+    deferred: bool,
 }
 
 impl Prepared {
@@ -77,9 +81,21 @@ impl Prepared {
         self.doc.tokens().iter().map(|t| t.fp).collect()
     }
 
-    /// Its parts, for [`super::DataDir::query`].
+    /// Its parts, for [`super::DataDir::query`] (prepared without a store: nothing left
+    /// to its analysis).
     pub(super) fn into_parts(self) -> PreparedParts {
+        debug_assert!(!self.deferred, "a query's preparer has no store to find copies in");
         (self.doc, self.sketch, self.sentences)
+    }
+
+    /// Makes the sketch and sentences its preparation left to its analysis
+    /// ([`Prepared::deferred`]), as [`Preparer::prepare`] makes them, without its
+    /// template lines `runs`.
+    fn undefer(&mut self, rc: &Recomputer, cfg: &Config, text: &str, runs: &[TemplateRun]) {
+        if std::mem::take(&mut self.deferred) {
+            (self.sketch, self.sentences) =
+                sketch_and_sentences(Searches::of(cfg), rc, (text, self.doc.tokens()), runs);
+        }
     }
 
     /// Takes its template lines `runs` out of what it searches for quotations and
@@ -104,26 +120,54 @@ pub struct Preparer {
     /// Sketches a new document as the searches compute an earlier one's again (the
     /// data directory's one recomputer).
     recompute: Recomputer,
+    /// Where the first holders of token sequences are found, for an ingestion's
+    /// preparer ([`Prepared::deferred`]); None for one that prepares everything.
+    copies: Option<Arc<Store>>,
 }
 
 impl Preparer {
     /// A preparer for `engine`'s configuration and `recompute`'s near-duplicate
     /// parameters.
     pub(super) fn new(engine: Engine, recompute: Recomputer) -> Preparer {
-        Preparer { engine, recompute }
+        Preparer { engine, recompute, copies: None }
+    }
+
+    /// This preparer, leaving the sketch and sentences of a document whose tokens
+    /// `store` holds already to its analysis, where exact copies are on.
+    pub(super) fn finding_copies_in(self, store: Arc<Store>) -> Preparer {
+        let copies = self.engine.config().exact_copies.then_some(store);
+        Preparer { copies, ..self }
     }
 
     /// Tokenizes, fingerprints and selects `text`; sketches it and splits it into
-    /// sentences where those features are on.
+    /// sentences where those features are on (unless it is most likely an exact copy,
+    /// [`Prepared::deferred`]).
     pub fn prepare(&mut self, text: &str) -> Prepared {
+        self.prepare_finding(text, true)
+    }
+
+    /// [`Preparer::prepare`] leaving nothing to an analysis (a query's: it has none).
+    pub(super) fn prepare_in_full(&mut self, text: &str) -> Prepared {
+        self.prepare_finding(text, false)
+    }
+
+    fn prepare_finding(&mut self, text: &str, find_copies: bool) -> Prepared {
         let on = Searches::of(self.engine.config());
         let labelled = self.engine.config().templates != Templates::Off;
         let doc = self.engine.prepare(text);
-        let (sketch, sentences) = sketch_and_sentences(on, &self.recompute, (text, doc.tokens()), &[]);
+        let tokens_hash = self.engine.config().exact_copies.then(|| tokens_hash(doc.tokens()));
+        // A failed read defers nothing: the analysis reads again, and fails there.
+        let deferred = match (&self.copies, tokens_hash) {
+            (Some(store), Some(hash)) if find_copies => store.first_with_tokens(hash).is_ok_and(|f| f.is_some()),
+            _ => false,
+        };
+        let (sketch, sentences) = match deferred {
+            true => (None, None),
+            false => sketch_and_sentences(on, &self.recompute, (text, doc.tokens()), &[]),
+        };
         let lines = if labelled { template::lines(text, doc.tokens()) } else { Vec::new() };
         let text_hash = xxh3_128(text.as_bytes());
-        let tokens_hash = self.engine.config().exact_copies.then(|| tokens_hash(doc.tokens()));
-        Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash, tokens_hash }
+        Prepared { doc, sketch, sentences, lines, text_len: text.len() as u32, text_hash, tokens_hash, deferred }
     }
 }
 
@@ -395,7 +439,7 @@ pub(super) fn analyse(
     table: &mut TableFile,
     stage: &mut dyn TableStage,
     cfgs: (&Recomputer, IndexShape),
-    (seq, time, site): (u64, i64, Option<u64>),
+    (seq, time, site, text): (u64, i64, Option<u64>, &str),
     mut prepared: Prepared,
     times: &mut StageTimes,
 ) -> Result<Analysed> {
@@ -411,7 +455,10 @@ pub(super) fn analyse(
     prepared.without_templates(&runs);
     times.templates += lap(&mut t);
     let dates = Dates::new(store, seq, time);
-    let exact = exact_of(store, engine, stage.elsewhere(), &prepared, seq, &dates)?;
+    let (exact, copy_keys) = exact_of(store, engine, stage.elsewhere(), (&prepared, text), seq, &dates)?;
+    if !matches!(exact, Exact::CopyOf(_)) {
+        prepared.undefer(rc, engine.config(), text, &runs);
+    }
     let Prepared { mut doc, sketch, sentences, text_hash, .. } = prepared;
     let sketch = sketch.map(Arc::new);
     if let (true, Some(sketch)) = (runs.is_empty(), &sketch) {
@@ -436,11 +483,25 @@ pub(super) fn analyse(
     // A pair with a document published after this one is oriented the other way.
     let later = |other| when(other) > when(seq);
     let verify = Some((&*engine, doc.tokens()));
-    let nd = sketch.map(|sketch| search::near_dups(store, rc, seq, sketch, lookup, later, verify)).transpose()?;
+    let nd = match (exact, sketch) {
+        // Its near-duplicates are its earlier copy's, and that copy; its index keys
+        // that copy's (its sketch's where it was made, the same).
+        (Exact::CopyOf(of), sketch) if Searches::of(engine.config()).near_duplicates => {
+            let keys = match (&sketch, copy_keys) {
+                (Some(sketch), _) => index::nd_keys(rc.neardup(), sketch),
+                (None, Some(keys)) => keys,
+                // Its earlier copy's record keeps no keys (stored by an older build).
+                (None, None) => index::nd_keys(rc.neardup(), &rc.sketch_of_tokens(doc.tokens())),
+            };
+            Some(search::copy_near_dups(store, rc, (seq, of), (sketch, keys), later)?)
+        }
+        (_, Some(sketch)) => Some(search::near_dups(store, rc, seq, sketch, lookup, later, verify)?),
+        (_, None) => None,
+    };
     times.neardup += lap(&mut t);
     times.sketches += u64::from(nd.is_some());
     let (result, q) = match exact {
-        // An exact copy: its near-duplicates searched as any document's, its sentences
+        // An exact copy: its near-duplicates its earlier copy's, its sentences
         // neither searched nor indexed, nor stored (its quotations are read through
         // `of`'s, `Store::quotations`), its origins `of`'s without the table's entries;
         // it adds its near-duplicate keys alone.
@@ -472,9 +533,10 @@ pub(super) fn analyse(
     Ok((result, nd, q, templates, exact))
 }
 
-/// What document `seq`'s batch records of its tokens (`prepared`'s), published as
-/// `dates` say: a copy of the first stored document holding them, where that was
-/// published before it (and its tokens are read back equal: the hash is no proof);
+/// What document `seq`'s batch records of its tokens (`prepared`'s, of `text`),
+/// published as `dates` say: a copy of the first stored document holding them, where
+/// that was published before it (and its text or its tokens are read back equal: the
+/// hash is no proof);
 /// the first, where no stored document holds them; else nothing (a late original,
 /// analysed in full). A document without a shingle records nothing, nor does any where
 /// exact copies are off (`Config::exact_copies`) or in a deployment (its table and
@@ -483,22 +545,34 @@ fn exact_of(
     store: &Store,
     engine: &Engine,
     elsewhere: bool,
-    prepared: &Prepared,
+    (prepared, text): (&Prepared, &str),
     seq: u64,
     dates: &Dates<'_>,
-) -> Result<Exact> {
+) -> Result<(Exact, Option<Vec<u64>>)> {
     let tokens = prepared.doc.tokens();
-    let Some(hash) = prepared.tokens_hash else { return Ok(Exact::Unrecorded) };
+    let unrecorded = Ok((Exact::Unrecorded, None));
+    let Some(hash) = prepared.tokens_hash else { return unrecorded };
     if elsewhere || store.partitioned() || tokens.len() < engine.config().k as usize {
-        return Ok(Exact::Unrecorded);
+        return unrecorded;
     }
-    let Some(first) = store.first_with_tokens(hash)? else { return Ok(Exact::First(hash)) };
+    let Some(FirstHolder { seq: first, nd_keys }) = store.first_with_tokens(hash)? else {
+        return Ok((Exact::First(hash), None));
+    };
     if first >= seq || dates.key(first) > dates.key(seq) {
-        return Ok(Exact::Unrecorded);
+        return unrecorded;
+    }
+    // The same bytes are the same tokens: alignment then reads the earlier document's
+    // as this one's, without tokenizing its text again (most copies are of the bytes).
+    if store.text_hash(first)? == Some(prepared.text_hash) && store.text(first)?.as_deref() == Some(text) {
+        store.note_tokens(first, tokens.iter().map(|t| t.fp).collect());
+        return Ok((Exact::CopyOf(first), nd_keys));
     }
     let same = recompute::origin_text(store, engine, first)?
         .is_some_and(|o| o.tokens().iter().copied().eq(tokens.iter().map(|t| t.fp)));
-    Ok(if same { Exact::CopyOf(first) } else { Exact::Unrecorded })
+    match same {
+        true => Ok((Exact::CopyOf(first), nd_keys)),
+        false => unrecorded,
+    }
 }
 
 /// The table's phases of document `seq`, `doc`, an exact copy of the earlier document

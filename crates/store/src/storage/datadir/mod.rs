@@ -276,7 +276,9 @@ impl DataDir {
         crate::storage::checkpoint::newest_valid(&self.dir).is_some_and(|(_, m)| Some(m.store) == id && m.seq == last)
     }
 
-    /// A [`Preparer`] for this data directory's configuration (for another thread).
+    /// A [`Preparer`] for this data directory's configuration (for another thread),
+    /// which leaves a likely exact copy's sketch and sentences to its analysis
+    /// ([`Preparer::finding_copies_in`]).
     pub fn preparer(&self) -> Preparer {
         self.preparer.clone()
     }
@@ -307,7 +309,7 @@ impl DataDir {
             &mut self.table,
             &mut *self.stage,
             cfgs,
-            (seq, time, site),
+            (seq, time, site, &doc.text),
             prepared,
             &mut self.times,
         );
@@ -465,7 +467,7 @@ impl DataDir {
     /// near-duplicates (every verdict) and its quotations.
     pub fn query(&mut self, doc: &InputDoc) -> Result<QueryResult> {
         let seq = self.store.next_seq()?;
-        let (prepared, sketch, sentences) = self.preparer.prepare(&doc.text).into_parts();
+        let (prepared, sketch, sentences) = self.preparer.prepare_in_full(&doc.text).into_parts();
         let indexes = Indexes::over(self.table.index_region(), self.shape);
         // A query is a document arriving now: pairs in arrival order.
         let verify = Some((&self.engine, prepared.tokens()));

@@ -198,10 +198,11 @@ impl DataDir {
         writable: bool,
     ) -> DataDir {
         let engine = Engine::new(cfg);
-        let preparer = Preparer::new(engine.clone(), recompute.clone());
+        let store = Arc::new(store);
+        let preparer = Preparer::new(engine.clone(), recompute.clone()).finding_copies_in(Arc::clone(&store));
         DataDir {
             dir: dir.to_path_buf(),
-            store: Arc::new(store),
+            store,
             table,
             engine,
             recompute,

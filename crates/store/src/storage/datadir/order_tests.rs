@@ -147,6 +147,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// An exact copy's near-duplicates, taken from its earlier document's without a
+    /// search (`search::copy_near_dups`), are those the search finds: the same pairs and
+    /// verdicts with exact copies answered as analysed in full, copies of copies and
+    /// near copies of either among them.
+    #[test]
+    fn exact_copies_have_the_near_duplicates_a_search_finds(seed in any::<u64>(), n in 4usize..14) {
+        let docs = corpus(seed, n);
+        let tmp = tempfile::tempdir().unwrap();
+        let order: Vec<usize> = (0..n).collect();
+        let answered = run(&tmp.path().join("answered"), &docs, &order, true);
+        let analysed = run(&tmp.path().join("analysed"), &docs, &order, false);
+        prop_assert_eq!(answered.0, analysed.0);
+    }
+}
+
 fn same_as_date_order(docs: &[InputDoc], order: &[usize], exact_copies: bool) -> Result<(), TestCaseError> {
     let tmp = tempfile::tempdir().unwrap();
     let by_date = run(&tmp.path().join("by-date"), docs, &(0..docs.len()).collect::<Vec<_>>(), exact_copies);

@@ -106,7 +106,7 @@ impl TableStage for Shared {
     }
     fn index_answers(&mut self, seq: u64) -> Result<Option<IndexAnswers>, StageError> {
         let text = self.book.lock().unwrap().texts[&seq].clone();
-        let (_, sketch, sentences) = self.preparer.prepare(&text).into_parts();
+        let (_, sketch, sentences) = self.preparer.prepare_in_full(&text).into_parts();
         let (q, nd) = (QuoteConfig::default(), NearDupConfig::default());
         let work = IndexWork::of(&q, &nd, sentences.as_deref().unwrap_or_default(), sketch.as_ref());
         let whole = IndexPart { shard: 0, shards: 1 };

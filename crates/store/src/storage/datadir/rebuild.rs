@@ -136,7 +136,7 @@ impl DataDir {
                     &mut table,
                     &mut stage,
                     cfgs,
-                    (meta.seq, time, site),
+                    (meta.seq, time, site, &text),
                     prepared,
                     &mut StageTimes::default(),
                 )?;

@@ -8,6 +8,8 @@
 
 use rocksdb::WriteBatch;
 
+use super::codec::{decode_with_tail, encode};
+use super::table::Value;
 use super::{Result, Store, CF_COPY_OF, CF_TOKENS};
 
 /// What a document's batch writes of it in the exact-copy records.
@@ -24,6 +26,42 @@ pub enum Exact {
     CopyOf(u64),
 }
 
+/// The first stored document of a token sequence, as its later exact copies read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstHolder {
+    pub seq: u64,
+    /// Its near-duplicate index keys (`textorigin_core::index::nd_keys`), a copy's too
+    /// (the same tokens): a copy is indexed without a sketch of its own. None where
+    /// near-duplicates are off, and in records of the build that made schema 28.
+    pub nd_keys: Option<Vec<u64>>,
+}
+
+/// The values of `tokens`: the version byte, the first holder's sequence number
+/// (postcard u64), then, where it has them, its keys (postcard `Vec<u64>`): the build
+/// that made schema 28 reads the number and ignores what follows (postcard reads what
+/// it needs), and its values read as without keys.
+pub(super) struct FirstValue;
+
+impl Value for FirstValue {
+    type In = FirstHolder;
+    type Out = FirstHolder;
+    fn encode(first: &FirstHolder) -> Vec<u8> {
+        let mut v = encode(&first.seq);
+        if let Some(keys) = &first.nd_keys {
+            v.extend(postcard::to_allocvec(keys).expect("postcard encoding of a vector cannot fail"));
+        }
+        v
+    }
+    fn decode(bytes: &[u8]) -> std::result::Result<FirstHolder, String> {
+        let (seq, tail) = decode_with_tail::<u64>(bytes)?;
+        let nd_keys = match tail.is_empty() {
+            true => None,
+            false => Some(postcard::from_bytes(tail).map_err(|e| format!("near-duplicate keys: {e}"))?),
+        };
+        Ok(FirstHolder { seq, nd_keys })
+    }
+}
+
 /// The key of a token sequence's hash.
 fn tokens_key(hash: u128) -> [u8; 16] {
     hash.to_be_bytes()
@@ -31,7 +69,7 @@ fn tokens_key(hash: u128) -> [u8; 16] {
 
 impl Store {
     /// The first stored document whose tokens hash to `hash`.
-    pub fn first_with_tokens(&self, hash: u128) -> Result<Option<u64>> {
+    pub fn first_with_tokens(&self, hash: u128) -> Result<Option<FirstHolder>> {
         self.read(CF_TOKENS, &tokens_key(hash)[..])
     }
 
@@ -40,11 +78,15 @@ impl Store {
         self.read(CF_COPY_OF, &seq)
     }
 
-    /// Adds document `seq`'s exact-copy record to a batch.
-    pub(crate) fn add_exact(&self, b: &mut WriteBatch, seq: u64, exact: Exact) {
+    /// Adds document `seq`'s exact-copy record to a batch, with its near-duplicate
+    /// index keys `nd_keys` where it is the first of its tokens.
+    pub(crate) fn add_exact(&self, b: &mut WriteBatch, seq: u64, exact: Exact, nd_keys: Option<&[u64]>) {
         match exact {
             Exact::Unrecorded => {}
-            Exact::First(hash) => self.put(b, CF_TOKENS, &tokens_key(hash)[..], &seq),
+            Exact::First(hash) => {
+                let first = FirstHolder { seq, nd_keys: nd_keys.map(<[u64]>::to_vec) };
+                self.put(b, CF_TOKENS, &tokens_key(hash)[..], &first);
+            }
             Exact::CopyOf(of) => self.put(b, CF_COPY_OF, &seq, &of),
         }
     }
@@ -67,17 +109,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(dir.path()).unwrap();
         let mut b = WriteBatch::default();
-        s.add_exact(&mut b, 1, Exact::First(u128::MAX));
-        s.add_exact(&mut b, 2, Exact::First(7));
-        s.add_exact(&mut b, 3, Exact::CopyOf(2));
-        s.add_exact(&mut b, 4, Exact::Unrecorded);
+        s.add_exact(&mut b, 1, Exact::First(u128::MAX), None);
+        s.add_exact(&mut b, 2, Exact::First(7), Some(&[5, u64::MAX]));
+        s.add_exact(&mut b, 3, Exact::CopyOf(2), Some(&[5, u64::MAX]));
+        s.add_exact(&mut b, 4, Exact::Unrecorded, None);
         s.write(b, false).unwrap();
-        assert_eq!(s.first_with_tokens(u128::MAX).unwrap(), Some(1));
-        assert_eq!(s.first_with_tokens(7).unwrap(), Some(2));
+        let first = |seq, keys: Option<Vec<u64>>| Some(FirstHolder { seq, nd_keys: keys });
+        assert_eq!(s.first_with_tokens(u128::MAX).unwrap(), first(1, None));
+        assert_eq!(s.first_with_tokens(7).unwrap(), first(2, Some(vec![5, u64::MAX])));
         assert_eq!(s.first_with_tokens(8).unwrap(), None);
         assert_eq!((s.copy_of(3).unwrap(), s.copy_of(2).unwrap(), s.copy_of(4).unwrap()), (Some(2), None, None));
         s.clear_exact().unwrap();
         assert_eq!((s.first_with_tokens(u128::MAX).unwrap(), s.first_with_tokens(7).unwrap()), (None, None));
         assert_eq!(s.copy_of(3).unwrap(), None);
+    }
+
+    /// A record of the build that made schema 28 (the version byte and the number
+    /// alone) reads as without keys, and that build's decoding (a postcard u64) reads
+    /// this one's number.
+    #[test]
+    fn records_with_and_without_keys_read_both_ways() {
+        let old = encode(&9u64);
+        assert_eq!(FirstValue::decode(&old).unwrap(), FirstHolder { seq: 9, nd_keys: None });
+        let new = FirstValue::encode(&FirstHolder { seq: 9, nd_keys: Some(vec![1, 2, 3]) });
+        assert_eq!(super::super::codec::decode::<u64>(&new).unwrap(), 9);
+        assert_eq!(FirstValue::decode(&new).unwrap().nd_keys, Some(vec![1, 2, 3]));
+        assert!(FirstValue::decode(&new[..new.len() - 1]).is_err(), "a cut record is an error");
     }
 }

@@ -53,7 +53,7 @@ pub mod templates;
 
 pub use book::{BookState, BookWrite};
 pub use documents::{DocMeta, Via};
-pub use exact::Exact;
+pub use exact::{Exact, FirstHolder};
 pub use neardup_index::NearDupWrite;
 pub use open::Found;
 use open::{data_dir, files, open_error, Files};
@@ -233,7 +233,7 @@ impl Store {
         if let Some(t) = doc.templates {
             self.add_templates(&mut b, t);
         }
-        self.add_exact(&mut b, seq, doc.exact);
+        self.add_exact(&mut b, seq, doc.exact, doc.nd.map(|nd| &nd.keys[..]));
         self.put_meta_u64(&mut b, meta::MetaKey::NextSeq, seq + 1);
         self.write_with_revisions(b, seq, doc.result, doc.revised)?;
         self.cache_findings(seq, doc.nd, doc.q);
@@ -254,8 +254,8 @@ impl Store {
     /// Hands a stored document's sketch and sentences to the caches: later documents'
     /// searches read them from there first (`crate::storage::recompute`).
     fn cache_findings(&self, seq: u64, nd: Option<&NearDupWrite>, q: Option<&QuoteFind>) {
-        if let Some(nd) = nd {
-            self.cache_sketch(seq, &nd.sketch);
+        if let Some(sketch) = nd.and_then(|nd| nd.sketch.as_ref()) {
+            self.cache_sketch(seq, sketch);
         }
         if let Some(q) = q {
             self.cache_sentences(seq, &q.sentences);
@@ -360,7 +360,7 @@ impl Store {
         if let Some(t) = templates {
             self.add_templates(&mut b, t);
         }
-        self.add_exact(&mut b, seq, exact);
+        self.add_exact(&mut b, seq, exact, nd.map(|nd| &nd.keys[..]));
         self.write_with_revisions(b, seq, result, revised)?;
         self.cache_findings(seq, nd, q);
         self.caches.origin_texts.remove(&seq);

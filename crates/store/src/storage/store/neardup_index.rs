@@ -21,7 +21,8 @@ use super::{Result, Store, CF_ND_LATE, CF_ND_LATER, CF_ND_RESULT, CF_ND_SKETCH};
 /// A document's near-duplicate data, ready to be written with it.
 #[derive(Debug, Clone)]
 pub struct NearDupWrite {
-    pub sketch: Arc<Sketch>,
+    /// None for an exact copy answered without one (its earlier copy's is the same).
+    pub sketch: Option<Arc<Sketch>>,
     /// Earlier documents with at least one verdict, by sequence number.
     pub found: Vec<NearDup>,
     /// Documents that arrived earlier but were published later, with at least one

@@ -8,6 +8,7 @@ use textorigin_core::neardup::{NearDup, Sketch};
 use textorigin_core::quote::Quotation;
 
 use super::documents::DocValue;
+use super::exact::FirstValue;
 use super::quote_index::StoredSentence;
 use super::revisions::RevisionValue;
 use super::spool_log::{DocFailure, Failure};
@@ -93,8 +94,8 @@ column_families! {
     pub(super) CF_FAILED_DOCS: Table<[u8], Postcard<DocFailure>> = "failed_docs" {
         "a failed input document's source (`path:LINE`)" => "version byte 1, postcard [`DocFailure`](super::DocFailure): its id and why (15)",
     }
-    pub(super) CF_TOKENS: Table<[u8], Postcard<u64>> = "tokens" {
-        "xxh3-128 of a document's token fingerprints (`text::tokens_hash`), BE" => "version byte 1, postcard u64: the first document with those tokens ([`exact`](super::exact), 28)",
+    pub(super) CF_TOKENS: Table<[u8], FirstValue> = "tokens" {
+        "xxh3-128 of a document's token fingerprints (`text::tokens_hash`), BE" => "version byte 1, postcard u64: the first document with those tokens, then, where near-duplicates are on, postcard `Vec<u64>`: its near-duplicate index keys (none in records of the build that made schema 28) ([`exact`](super::exact), 28)",
     }
     pub(super) CF_COPY_OF: Table<u64, Postcard<u64>> = "copy_of" {
         "seq BE" => "version byte 1, postcard u64: the earlier document it is an exact copy of ([`exact`](super::exact), 28)",
