@@ -140,8 +140,9 @@ impl Preparer {
     }
 
     /// Tokenizes, fingerprints and selects `text`; sketches it and splits it into
-    /// sentences where those features are on (unless it is most likely an exact copy,
-    /// [`Prepared::deferred`]).
+    /// sentences where those features are on, unless a stored document holds its tokens
+    /// already (most likely it is an exact copy, which needs neither: its analysis makes
+    /// them where it is not one after all).
     pub fn prepare(&mut self, text: &str) -> Prepared {
         self.prepare_finding(text, true)
     }

@@ -277,8 +277,7 @@ impl DataDir {
     }
 
     /// A [`Preparer`] for this data directory's configuration (for another thread),
-    /// which leaves a likely exact copy's sketch and sentences to its analysis
-    /// ([`Preparer::finding_copies_in`]).
+    /// which leaves a likely exact copy's sketch and sentences to its analysis.
     pub fn preparer(&self) -> Preparer {
         self.preparer.clone()
     }
