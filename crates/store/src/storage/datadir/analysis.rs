@@ -60,8 +60,9 @@ pub struct Prepared {
     /// (None where exact copies are off).
     tokens_hash: Option<u128>,
     /// Its sketch and sentences are left to its analysis: an earlier stored document
-    /// held its tokens where it was prepared, so it is most likely an exact copy, which
-    /// needs neither ([`analyse`] makes them where it is not one after all).
+    /// held its tokens where it was prepared (and that document's record its
+    /// near-duplicate keys, where those are on), so it is most likely an exact copy,
+    /// which needs neither ([`analyse`] makes them where it is not one after all).
     deferred: bool,
 }
 
@@ -121,8 +122,11 @@ pub struct Preparer {
     /// data directory's one recomputer).
     recompute: Recomputer,
     /// Where the first holders of token sequences are found, for an ingestion's
-    /// preparer ([`Prepared::deferred`]); None for one that prepares everything.
-    copies: Option<Arc<Store>>,
+    /// preparer ([`Prepared::deferred`]); None for one that prepares everything. Weak:
+    /// a preparer left on another thread must not keep the store open after its data
+    /// directory closed (a reopen, a recovery or a repair needs RocksDB's lock); it
+    /// then prepares everything.
+    copies: Option<std::sync::Weak<Store>>,
 }
 
 impl Preparer {
@@ -134,8 +138,8 @@ impl Preparer {
 
     /// This preparer, leaving the sketch and sentences of a document whose tokens
     /// `store` holds already to its analysis, where exact copies are on.
-    pub(super) fn finding_copies_in(self, store: Arc<Store>) -> Preparer {
-        let copies = self.engine.config().exact_copies.then_some(store);
+    pub(super) fn finding_copies_in(self, store: &Arc<Store>) -> Preparer {
+        let copies = self.engine.config().exact_copies.then(|| Arc::downgrade(store));
         Preparer { copies, ..self }
     }
 
@@ -159,7 +163,11 @@ impl Preparer {
         let tokens_hash = self.engine.config().exact_copies.then(|| tokens_hash(doc.tokens()));
         // A failed read defers nothing: the analysis reads again, and fails there.
         let deferred = match (&self.copies, tokens_hash) {
-            (Some(store), Some(hash)) if find_copies => store.first_with_tokens(hash).is_ok_and(|f| f.is_some()),
+            // Where its record holds no keys yet, a first copy computes them from its
+            // sketch.
+            (Some(store), Some(hash)) if find_copies => store.upgrade().is_some_and(|s| {
+                s.first_with_tokens(hash).is_ok_and(|f| f.is_some_and(|f| f.nd_keys.is_some() || !on.near_duplicates))
+            }),
             _ => false,
         };
         let (sketch, sentences) = match deferred {
@@ -457,7 +465,7 @@ pub(super) fn analyse(
     times.templates += lap(&mut t);
     let dates = Dates::new(store, seq, time);
     let (exact, copy_keys) = exact_of(store, engine, stage.elsewhere(), (&prepared, text), seq, &dates)?;
-    if !matches!(exact, Exact::CopyOf(_)) {
+    if !matches!(exact, Exact::CopyOf(..)) {
         prepared.undefer(rc, engine.config(), text, &runs);
     }
     let Prepared { mut doc, sketch, sentences, text_hash, .. } = prepared;
@@ -487,7 +495,7 @@ pub(super) fn analyse(
     let nd = match (exact, sketch) {
         // Its near-duplicates are its earlier copy's, and that copy; its index keys
         // that copy's (its sketch's where it was made, the same).
-        (Exact::CopyOf(of), sketch) if Searches::of(engine.config()).near_duplicates => {
+        (Exact::CopyOf(of, _), sketch) if Searches::of(engine.config()).near_duplicates => {
             let keys = match (&sketch, copy_keys) {
                 (Some(sketch), _) => index::nd_keys(rc.neardup(), sketch),
                 (None, Some(keys)) => keys,
@@ -506,7 +514,7 @@ pub(super) fn analyse(
         // neither searched nor indexed, nor stored (its quotations are read through
         // `of`'s, `Store::quotations`), its origins `of`'s without the table's entries;
         // it adds its near-duplicate keys alone.
-        Exact::CopyOf(of) => {
+        Exact::CopyOf(of, _) => {
             (copy_applied(store, engine, (table, &mut *stage), (doc, seq, of, &when), (&mut *times, &mut t))?, None)
         }
         _ => {
@@ -564,14 +572,16 @@ fn exact_of(
     }
     // The same bytes are the same tokens: alignment then reads the earlier document's
     // as this one's, without tokenizing its text again (most copies are of the bytes).
+    // The first copy gives the record the keys it computes.
+    let copy = Exact::CopyOf(first, nd_keys.is_none().then_some(hash));
     if store.text_hash(first)? == Some(prepared.text_hash) && store.text(first)?.as_deref() == Some(text) {
         store.note_tokens(first, tokens.iter().map(|t| t.fp).collect());
-        return Ok((Exact::CopyOf(first), nd_keys));
+        return Ok((copy, nd_keys));
     }
     let same = recompute::origin_text(store, engine, first)?
         .is_some_and(|o| o.tokens().iter().copied().eq(tokens.iter().map(|t| t.fp)));
     match same {
-        true => Ok((Exact::CopyOf(first), nd_keys)),
+        true => Ok((copy, nd_keys)),
         false => unrecorded,
     }
 }

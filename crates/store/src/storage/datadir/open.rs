@@ -199,7 +199,7 @@ impl DataDir {
     ) -> DataDir {
         let engine = Engine::new(cfg);
         let store = Arc::new(store);
-        let preparer = Preparer::new(engine.clone(), recompute.clone()).finding_copies_in(Arc::clone(&store));
+        let preparer = Preparer::new(engine.clone(), recompute.clone()).finding_copies_in(&store);
         DataDir {
             dir: dir.to_path_buf(),
             store,

@@ -22,8 +22,10 @@ pub enum Exact {
     Unrecorded,
     /// The first document with these tokens (their hash): later exact copies find it.
     First(u128),
-    /// An exact copy of this earlier document.
-    CopyOf(u64),
+    /// An exact copy of this earlier document; with the hash of its tokens where it
+    /// is that document's first copy with near-duplicates on: its batch gives the
+    /// document's record the near-duplicate keys it computed ([`FirstHolder`]).
+    CopyOf(u64, Option<u128>),
 }
 
 /// The first stored document of a token sequence, as its later exact copies read it.
@@ -31,8 +33,10 @@ pub enum Exact {
 pub struct FirstHolder {
     pub seq: u64,
     /// Its near-duplicate index keys (`textorigin_core::index::nd_keys`), a copy's too
-    /// (the same tokens): a copy is indexed without a sketch of its own. None where
-    /// near-duplicates are off, and in records of the build that made schema 28.
+    /// (the same tokens), written by its first copy, which sketched itself: later copies
+    /// are indexed without a sketch of their own. None until a first copy (most texts
+    /// have none: the keys are kept only where they save work), where near-duplicates
+    /// are off, and in records of the build that made schema 28.
     pub nd_keys: Option<Vec<u64>>,
 }
 
@@ -78,16 +82,19 @@ impl Store {
         self.read(CF_COPY_OF, &seq)
     }
 
-    /// Adds document `seq`'s exact-copy record to a batch, with its near-duplicate
-    /// index keys `nd_keys` where it is the first of its tokens.
+    /// Adds document `seq`'s exact-copy record to a batch; a first copy's
+    /// near-duplicate index keys `nd_keys` go into its earlier document's record.
     pub(crate) fn add_exact(&self, b: &mut WriteBatch, seq: u64, exact: Exact, nd_keys: Option<&[u64]>) {
         match exact {
             Exact::Unrecorded => {}
-            Exact::First(hash) => {
-                let first = FirstHolder { seq, nd_keys: nd_keys.map(<[u64]>::to_vec) };
-                self.put(b, CF_TOKENS, &tokens_key(hash)[..], &first);
+            Exact::First(hash) => self.put(b, CF_TOKENS, &tokens_key(hash)[..], &FirstHolder { seq, nd_keys: None }),
+            Exact::CopyOf(of, first_copy) => {
+                self.put(b, CF_COPY_OF, &seq, &of);
+                if let (Some(hash), Some(keys)) = (first_copy, nd_keys) {
+                    let first = FirstHolder { seq: of, nd_keys: Some(keys.to_vec()) };
+                    self.put(b, CF_TOKENS, &tokens_key(hash)[..], &first);
+                }
             }
-            Exact::CopyOf(of) => self.put(b, CF_COPY_OF, &seq, &of),
         }
     }
 
@@ -109,16 +116,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(dir.path()).unwrap();
         let mut b = WriteBatch::default();
-        s.add_exact(&mut b, 1, Exact::First(u128::MAX), None);
-        s.add_exact(&mut b, 2, Exact::First(7), Some(&[5, u64::MAX]));
-        s.add_exact(&mut b, 3, Exact::CopyOf(2), Some(&[5, u64::MAX]));
-        s.add_exact(&mut b, 4, Exact::Unrecorded, None);
+        s.add_exact(&mut b, 1, Exact::First(u128::MAX), Some(&[9]));
+        s.add_exact(&mut b, 2, Exact::First(7), None);
         s.write(b, false).unwrap();
         let first = |seq, keys: Option<Vec<u64>>| Some(FirstHolder { seq, nd_keys: keys });
-        assert_eq!(s.first_with_tokens(u128::MAX).unwrap(), first(1, None));
+        assert_eq!(s.first_with_tokens(u128::MAX).unwrap(), first(1, None), "no keys before a first copy");
+        assert_eq!(s.first_with_tokens(7).unwrap(), first(2, None));
+        // The first copy gives its earlier document's record its keys; a later copy
+        // leaves it as it is.
+        let mut b = WriteBatch::default();
+        s.add_exact(&mut b, 3, Exact::CopyOf(2, Some(7)), Some(&[5, u64::MAX]));
+        s.add_exact(&mut b, 4, Exact::CopyOf(1, None), Some(&[6]));
+        s.add_exact(&mut b, 5, Exact::Unrecorded, None);
+        s.write(b, false).unwrap();
         assert_eq!(s.first_with_tokens(7).unwrap(), first(2, Some(vec![5, u64::MAX])));
+        assert_eq!(s.first_with_tokens(u128::MAX).unwrap(), first(1, None));
         assert_eq!(s.first_with_tokens(8).unwrap(), None);
-        assert_eq!((s.copy_of(3).unwrap(), s.copy_of(2).unwrap(), s.copy_of(4).unwrap()), (Some(2), None, None));
+        assert_eq!((s.copy_of(3).unwrap(), s.copy_of(2).unwrap(), s.copy_of(5).unwrap()), (Some(2), None, None));
         s.clear_exact().unwrap();
         assert_eq!((s.first_with_tokens(u128::MAX).unwrap(), s.first_with_tokens(7).unwrap()), (None, None));
         assert_eq!(s.copy_of(3).unwrap(), None);

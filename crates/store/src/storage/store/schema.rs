@@ -95,7 +95,7 @@ column_families! {
         "a failed input document's source (`path:LINE`)" => "version byte 1, postcard [`DocFailure`](super::DocFailure): its id and why (15)",
     }
     pub(super) CF_TOKENS: Table<[u8], FirstValue> = "tokens" {
-        "xxh3-128 of a document's token fingerprints (`text::tokens_hash`), BE" => "version byte 1, postcard u64: the first document with those tokens, then, where near-duplicates are on, postcard `Vec<u64>`: its near-duplicate index keys (none in records of the build that made schema 28) ([`exact`](super::exact), 28)",
+        "xxh3-128 of a document's token fingerprints (`text::tokens_hash`), BE" => "version byte 1, postcard u64: the first document with those tokens, then, once its first copy gave them (near-duplicates on), postcard `Vec<u64>`: its near-duplicate index keys ([`exact`](super::exact), 28)",
     }
     pub(super) CF_COPY_OF: Table<u64, Postcard<u64>> = "copy_of" {
         "seq BE" => "version byte 1, postcard u64: the earlier document it is an exact copy of ([`exact`](super::exact), 28)",
