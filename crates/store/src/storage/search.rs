@@ -70,13 +70,15 @@ pub fn near_dups(
 
 /// The near-duplicates of document `seq`, an exact copy of the earlier document `of`
 /// (the same tokens, so the same sketch, `sketch` where it was made, and index `keys`),
-/// without a search: `of` itself, identical,
-/// and every document `of` has a verdict with, earlier or later, with that verdict. A
-/// verdict is a function of the two sketches and the two texts' shingles, the same for
-/// the copy as for `of`, and the candidates of a search are the documents sharing an
-/// index key with `of`'s sketch: the search would find these pairs, `of`'s earlier
-/// copies among them, and keep the same [`neardup::MAX_PAIRS`] closest of them. Those for
-/// which `later` holds were published after it.
+/// without a search: `of` itself, identical, and every document `of` has a verdict
+/// with, earlier or later, with that verdict. A verdict is a function of the two
+/// sketches and the two texts' shingles, the same for the copy as for `of`, and the
+/// candidates of a search are the documents sharing an index key with `of`'s sketch:
+/// the search would find these pairs, `of`'s earlier copies among them, and keep the
+/// same [`neardup::MAX_PAIRS`] closest of them (of the pairs found after `of`, the
+/// first 200 of each orientation are read: of a text copied thousands of times, its
+/// earliest copies, the closest). Those for which `later` holds were published after
+/// it.
 pub fn copy_near_dups(
     store: &Store,
     rc: &Recomputer,
@@ -85,7 +87,10 @@ pub fn copy_near_dups(
     later: impl Fn(u64) -> bool,
 ) -> Result<NearDupWrite> {
     let mut pairs = vec![neardup::identical(rc.neardup(), of)];
-    pairs.extend(store.near_dups(of)?.into_iter().chain(store.near_dups_later(of)?).filter(|d| d.seq != seq));
+    // Of a heavily copied text the earliest pairs: its copies, exact, are the closest,
+    // and the earliest of equals are kept.
+    let limit = 2 * neardup::MAX_PAIRS;
+    pairs.extend(store.near_dup_pairs(of, limit)?.into_iter().filter(|d| d.seq != seq));
     // As a search gives them: by sequence number.
     pairs.sort_by_key(|d| d.seq);
     let (late, found) = neardup::closest(pairs).into_iter().partition(|d| later(d.seq));

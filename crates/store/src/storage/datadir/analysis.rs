@@ -499,7 +499,9 @@ pub(super) fn analyse(
             let keys = match (&sketch, copy_keys) {
                 (Some(sketch), _) => index::nd_keys(rc.neardup(), sketch),
                 (None, Some(keys)) => keys,
-                // Its earlier copy's record keeps no keys (stored by an older build).
+                // Not expected: a preparer leaves a copy's sketch only where the record
+                // has keys, and nothing takes them away but a rebuild, which prepares
+                // in full.
                 (None, None) => index::nd_keys(rc.neardup(), &rc.sketch_of_tokens(doc.tokens())),
             };
             Some(search::copy_near_dups(store, rc, (seq, of), (sketch, keys), later)?)
@@ -570,10 +572,10 @@ fn exact_of(
     if first >= seq || dates.key(first) > dates.key(seq) {
         return unrecorded;
     }
-    // The same bytes are the same tokens: alignment then reads the earlier document's
-    // as this one's, without tokenizing its text again (most copies are of the bytes).
     // The first copy gives the record the keys it computes.
     let copy = Exact::CopyOf(first, nd_keys.is_none().then_some(hash));
+    // The same bytes are the same tokens: alignment then reads the earlier document's
+    // as this one's, without tokenizing its text again (most copies are of the bytes).
     if store.text_hash(first)? == Some(prepared.text_hash) && store.text(first)?.as_deref() == Some(text) {
         store.note_tokens(first, tokens.iter().map(|t| t.fp).collect());
         return Ok((copy, nd_keys));

@@ -180,15 +180,17 @@ impl Store {
     }
 
     /// (second key, value) of the keys of `cf` that start with `first` (keys made by
-    /// [`codec::pair_key`]), by the second ([`Store::pairs`] decodes them).
+    /// [`codec::pair_key`]), by the second ([`Store::pairs`] decodes them), the first
+    /// `limit` of them.
     /// In a read of partitions, every partition's, merged.
-    fn pairs_raw(&self, cf: &str, first: u64) -> Result<Vec<(u64, Vec<u8>)>> {
+    fn pairs_raw(&self, cf: &str, first: u64, limit: usize) -> Result<Vec<(u64, Vec<u8>)>> {
         let prefix = codec::seq_key(first);
         let mut out = Vec::new();
         for s in std::iter::once(self).chain(self.siblings()) {
+            let from = out.len();
             for item in s.db.iterator_cf(s.cf(cf), rocksdb::IteratorMode::From(&prefix, rocksdb::Direction::Forward)) {
                 let (k, v) = item.map_err(s.db_err())?;
-                if !k.starts_with(&prefix) {
+                if !k.starts_with(&prefix) || out.len() - from == limit {
                     break;
                 }
                 if let Ok(second) = <[u8; 8]>::try_from(&k[8..]) {
@@ -198,6 +200,7 @@ impl Store {
         }
         if self.siblings.get().is_some() {
             out.sort_by_key(|x| x.0);
+            out.truncate(limit);
         }
         Ok(out)
     }

@@ -75,6 +75,18 @@ impl Store {
         Ok(out)
     }
 
+    /// Every verdict of document `seq`, unsorted: those it found, and of those found
+    /// later, oriented either way, the first `limit` of each kind by sequence number
+    /// (an exact copy's pairs, `crate::storage::search::copy_near_dups`: a text copied
+    /// 50,000 times has as many pairs, and each copy would read them all).
+    pub fn near_dup_pairs(&self, seq: u64, limit: usize) -> Result<Vec<NearDup>> {
+        let mut out = self.read(CF_ND_RESULT, &seq)?.unwrap_or_default();
+        for cf in [CF_ND_LATE, CF_ND_LATER] {
+            out.extend(self.first_pairs(cf, seq, limit)?.into_iter().map(|(_, d)| d));
+        }
+        Ok(out)
+    }
+
     /// The later-published documents that are near-duplicates of `seq`.
     pub fn near_dups_later(&self, seq: u64) -> Result<Vec<NearDup>> {
         Ok(self.pairs(CF_ND_LATER, seq)?.into_iter().map(|(_, d)| d).collect())

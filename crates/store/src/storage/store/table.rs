@@ -200,9 +200,19 @@ impl Store {
     /// (second document, value) of the pairs of `t` whose first document is `first`,
     /// by the second; in a read of partitions, every partition's, merged.
     pub(crate) fn pairs<V: Value>(&self, t: Table<(u64, u64), V>, first: u64) -> Result<Vec<(u64, V::Out)>> {
+        self.first_pairs(t, first, usize::MAX)
+    }
+
+    /// [`Store::pairs`], the first `limit` of them (by the second number).
+    pub(crate) fn first_pairs<V: Value>(
+        &self,
+        t: Table<(u64, u64), V>,
+        first: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, V::Out)>> {
         let decode =
             |(second, v): (u64, Vec<u8>)| Ok((second, self.decode_value::<V>(t.name, &pair_key(first, second), &v)?));
-        self.pairs_raw(t.name, first)?.into_iter().map(decode).collect()
+        self.pairs_raw(t.name, first, limit)?.into_iter().map(decode).collect()
     }
 
     /// The bytes of `key` in column family `cf`, from the store that holds it.
@@ -225,7 +235,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::store::{CF_ND_LATER, CF_Q_SENT, CF_RESULTS, CF_TEXT};
+    use crate::storage::store::{CF_ND_LATE, CF_ND_LATER, CF_Q_SENT, CF_RESULTS, CF_TEXT};
     use textorigin_core::neardup::NearDup;
 
     #[test]
@@ -237,6 +247,37 @@ mod tests {
         // Sentences sort by document, then index; pairs by first, then second.
         assert!((3u64, u32::MAX).bytes().as_ref() < (4u64, 0u32).bytes().as_ref());
         assert!((1u64, u64::MAX).bytes().as_ref() < (2u64, 0u64).bytes().as_ref());
+    }
+
+    /// A document's pairs read a limited number at a time stop there, the first by the
+    /// second number, and read no other document's (an exact copy of a text copied
+    /// thousands of times reads its earliest pairs only).
+    #[test]
+    fn the_first_pairs_of_a_document_are_read_up_to_a_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let pair = |seq| NearDup {
+            seq,
+            exact: true,
+            b_similarity: 6,
+            c_similarity: 384,
+            resemblance: 1.0,
+            b: true,
+            c: true,
+            combined: true,
+            default: true,
+        };
+        let mut b = WriteBatch::default();
+        for later in [12, 10, 11, 13] {
+            s.put(&mut b, CF_ND_LATER, &(4, later), &pair(later));
+        }
+        s.put(&mut b, CF_ND_LATER, &(5, 6), &pair(6));
+        s.put(&mut b, CF_ND_LATE, &(4, 2), &pair(2));
+        s.write(b, true).unwrap();
+        let seqs = |limit| s.near_dup_pairs(4, limit).unwrap().iter().map(|d| d.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(2), [2, 10, 11]);
+        assert_eq!(seqs(usize::MAX), [2, 10, 11, 12, 13]);
+        assert_eq!(s.first_pairs(CF_ND_LATER, 5, 0).unwrap(), []);
     }
 
     #[test]
