@@ -100,7 +100,7 @@ fn bands_are_tuned_to_the_threshold() {
 
 /// A pair near the threshold is decided by its exact resemblance, and its verdict
 /// carries it; one far from it by the estimate (the exact value is not asked for);
-/// without `verify`, as before schema 14.
+/// without `verify`, by the estimate alone.
 #[test]
 fn pairs_near_the_threshold_are_decided_exactly() {
     let cfg = NearDupConfig::default();
@@ -219,7 +219,7 @@ proptest! {
     }
 }
 
-/// Issue 53: a document keeps its [`MAX_PAIRS`] closest near-duplicates, exact
+/// A document keeps its [`MAX_PAIRS`] closest near-duplicates, exact
 /// copies first, then the earliest of equal resemblance, in ascending order.
 #[test]
 fn a_document_keeps_its_closest_pairs_only() {
