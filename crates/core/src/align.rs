@@ -93,6 +93,11 @@ impl OriginText {
     pub fn of_tokens(tokens: Vec<u64>, rabin: &Rabin, blocks: &[Block]) -> OriginText {
         let mut shingles = Vec::new();
         rabin.shingles(&tokens, &mut shingles);
+        OriginText::of_shingles(tokens, shingles, blocks)
+    }
+
+    /// [`OriginText::of_tokens`] with the fingerprints of the tokens' k-shingles known.
+    pub fn of_shingles(tokens: Vec<u64>, shingles: Vec<u64>, blocks: &[Block]) -> OriginText {
         let mut slots = vec![0u32; (shingles.len() * 3 / 2 + 1).next_power_of_two()];
         let mask = slots.len() - 1;
         for (i, &fp) in shingles.iter().enumerate() {
@@ -138,6 +143,9 @@ fn slot_of(fp: u64, mask: usize) -> usize {
 pub struct Alignment<'a> {
     pub seq: u64,
     pub tokens: &'a [Token],
+    /// Every k-shingle's fingerprint of the tokens, where the caller has them (else
+    /// empty: alignment computes them).
+    pub shingles: &'a [u64],
     /// The document's selected shingles with their estimated origins, in order.
     pub selected: &'a [ShingleOrigin],
     pub rabin: &'a Rabin,
@@ -250,8 +258,14 @@ fn align_runs(
     let k = doc.rabin.k();
     let edited = doc.attribution == Attribution::Passage;
     let fps: Vec<u64> = doc.tokens.iter().map(|t| t.fp).collect();
-    let mut shingles = Vec::new();
-    doc.rabin.shingles(&fps, &mut shingles);
+    let mut computed = Vec::new();
+    let shingles = match doc.shingles.len() == n.saturating_sub(k - 1) && n >= k {
+        true => doc.shingles,
+        false => {
+            doc.rabin.shingles(&fps, &mut computed);
+            &computed[..]
+        }
+    };
     // Every run: aligned ones, and estimation's blocks whose origin's text is not
     // available.
     let mut runs: Vec<Run> = Vec::new();
@@ -374,7 +388,7 @@ fn align_runs(
         }
         unheld.sort_unstable();
         unheld.dedup();
-        later_versions(doc, (&fps, &shingles), &mut runs, &unheld, (&mut text_of, &mut copiers));
+        later_versions(doc, (&fps, shingles), &mut runs, &unheld, (&mut text_of, &mut copiers));
     }
     // Each run's origin's publication order, asked once: a token is weighed against
     // every run covering it, and a document copied from many versions of a text has

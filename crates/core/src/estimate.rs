@@ -22,7 +22,6 @@
 //!
 //! Pure: no I/O, no clock, no randomness.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -113,7 +112,9 @@ pub fn estimate_with_offsets(
     let mut offsets: Vec<u8> = hits.iter().enumerate().map(|(i, h)| h.map_or(i as u8, |h| h.offset)).collect();
     let foreign = |i: usize| hits[i].filter(|h| h.origin != doc);
     if matches!(method, Estimation::B | Estimation::Be) {
-        let mut last: HashMap<(u64, u8), usize> = HashMap::new();
+        // Hashed for every hit, so with the core's fast hasher: the keys are sequence
+        // numbers and diagonals, which no submitter chooses.
+        let mut last: crate::hash::MixMap<(u64, u8), usize> = Default::default();
         for j in 0..n {
             let Some(hj) = foreign(j) else { continue };
             let diag = (j as u64).wrapping_sub(u64::from(hj.offset)) as u8;

@@ -227,6 +227,14 @@ pub struct Scratch {
     picked: Vec<u32>,
 }
 
+impl Scratch {
+    /// Every k-shingle's fingerprint of the document [`select`] was last given, in
+    /// order (none where it selected by segments).
+    pub fn shingles(&self) -> &[u64] {
+        &self.shingle_fps
+    }
+}
+
 /// Number of k-shingles of a document of `tokens` terms.
 pub fn shingle_count(tokens: usize, k: usize) -> usize {
     (tokens + 1).saturating_sub(k)
@@ -239,6 +247,7 @@ pub fn select(sel: Selection, tokens: &[Token], rabin: &Rabin, scratch: &mut Scr
     let k = rabin.k();
     scratch.token_fps.clear();
     scratch.token_fps.extend(tokens.iter().map(|t| t.fp));
+    scratch.shingle_fps.clear();
     match sel {
         Selection::HashBreaking(p) | Selection::Dct(p) => {
             segments(&scratch.token_fps, p, |start, end| {

@@ -130,8 +130,39 @@ proptest! {
         }
         let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[])));
         for attribution in [Attribution::Passage, Attribution::Earliest] {
-            let a = Alignment { seq, tokens: &toks, selected: &selected, rabin: &rabin, when: &crate::spans::by_arrival, attribution };
+            let a = Alignment { seq, tokens: &toks, shingles: &[], selected: &selected, rabin: &rabin, when: &crate::spans::by_arrival, attribution };
             prop_assert_eq!(align_runs(&a, origin, |_| Vec::new(), true), align_runs(&a, origin, |_| Vec::new(), false), "{:?}", attribution);
+        }
+    }
+
+    /// The shingles a caller hands in (the selection's, computed on a preparation
+    /// thread) give what alignment gives computing them; a list of the wrong length
+    /// (none computed) is not read.
+    #[test]
+    fn given_shingles_align_as_computed_ones(seed in any::<u64>(), origins in 2usize..8, every in 1usize..6) {
+        let rabin = Rabin::new(8);
+        let (texts, doc) = streams(seed, origins);
+        let seq = origins as u64 + 1;
+        let mut toks = Vec::new();
+        tokenize(&doc.join(" "), &rabin, &mut toks);
+        let fps: Vec<u64> = toks.iter().map(|t| t.fp).collect();
+        let mut shingles = Vec::new();
+        rabin.shingles(&fps, &mut shingles);
+        let holder = |p: usize| (1..seq).find(|&o| texts[o as usize - 1].windows(8).any(|w| w == &doc[p..p + 8]));
+        let selected: Vec<ShingleOrigin> = (0..shingles.len())
+            .step_by(every)
+            .map(|p| ShingleOrigin { start_token: p as u32, end_token: p as u32 + 8, origin: holder(p).unwrap_or(seq), how: How::Found })
+            .collect();
+        prop_assume!(selected.iter().any(|s| s.origin != seq));
+        let origin = |o: u64| Some(Arc::new(OriginText::new(&texts[o as usize - 1].join(" "), &rabin, &[])));
+        for attribution in [Attribution::Passage, Attribution::Earliest] {
+            let computed = Alignment { seq, tokens: &toks, shingles: &[], selected: &selected, rabin: &rabin, when: &crate::spans::by_arrival, attribution };
+            let given = Alignment { shingles: &shingles, ..computed };
+            let wrong = Alignment { shingles: &shingles[1..], ..computed };
+            let expected = align(&computed, origin);
+            prop_assert!(!expected.0.is_empty());
+            prop_assert_eq!(&align(&given, origin), &expected, "{:?}", attribution);
+            prop_assert_eq!(&align(&wrong, origin), &expected, "{:?}", attribution);
         }
     }
 }
@@ -212,6 +243,7 @@ fn align_words(texts: &[Vec<String>], doc: &[String], attribution: Attribution) 
     let a = Alignment {
         seq,
         tokens: &toks,
+        shingles: &[],
         selected: &selected,
         rabin: &rabin,
         when: &crate::spans::by_arrival,
@@ -260,6 +292,7 @@ fn a_copy_of_a_copy_is_attributed_to_the_earliest_source() {
     let doc = Alignment {
         seq: 3,
         tokens: &toks,
+        shingles: &[],
         selected: &selected,
         rabin: &rabin,
         when: &crate::spans::by_arrival,
@@ -311,6 +344,7 @@ fn a_verbatim_copy_of_an_edited_version_is_credited_to_that_version() {
         let doc = Alignment {
             seq: 3,
             tokens: &toks,
+            shingles: &[],
             selected: &selected,
             rabin: &rabin,
             when: &crate::spans::by_arrival,

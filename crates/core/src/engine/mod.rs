@@ -312,13 +312,13 @@ impl Engine {
         let mut items = Vec::new();
         tokenize(text, &self.rabin, &mut tokens);
         if !self.cfg.origins {
-            return Prepared::new(tokens, items, FLOOR);
+            return Prepared::new(tokens, items, FLOOR, Vec::new());
         }
         select(self.cfg.selection, &tokens, &self.rabin, &mut self.scratch, &mut items);
         if self.cfg.density == Density::Adaptive {
             with_extras(self.cfg.selection, self.cfg.k as usize, &self.scratch, &mut items);
         }
-        Prepared::new(tokens, items, self.unfiltered())
+        Prepared::new(tokens, items, self.unfiltered(), self.scratch.shingles().to_vec())
     }
 
     /// The threshold of a document just prepared: 0 (every extra shingle) with an
@@ -540,6 +540,7 @@ impl Engine {
             let alignment = Alignment {
                 seq: result.seq,
                 tokens: doc.tokens(),
+                shingles: doc.shingles(),
                 selected: &result.selected_origins,
                 rabin: &self.rabin,
                 when,
@@ -693,8 +694,13 @@ fn dominant_of(counts: &[(u64, u32)], seq: u64, tokens: usize) -> Option<u64> {
 fn shingle_labels(result: &DocResult, when: When<'_>) -> Vec<u64> {
     // Each token's label with its order, each shingle's origin's order asked once.
     let mut labels = vec![(0u64, (i64::MAX, u64::MAX)); result.tokens as usize];
+    // Shingles come in runs of one origin (a copy's every shingle names its source).
+    let mut last: Option<(u64, (i64, u64))> = None;
     for s in result.selected_origins.iter().filter(|s| s.origin != result.seq) {
-        let order = when(s.origin);
+        let order = match last {
+            Some((o, order)) if o == s.origin => order,
+            _ => last.insert((s.origin, when(s.origin))).1,
+        };
         for l in &mut labels[s.start_token as usize..s.end_token as usize] {
             if l.0 == 0 || order < l.1 {
                 *l = (s.origin, order);

@@ -15,13 +15,16 @@ pub struct Prepared {
     tokens: Vec<Token>,
     items: Vec<Item>,
     density: u8,
+    /// Every k-shingle's fingerprint, as the selection computed them (none where it
+    /// did not: origins off, a selection by segments).
+    shingles: Vec<u64>,
 }
 
 impl Prepared {
     /// Tokens and selected items as [`super::Engine::prepare`] makes them, kept at
     /// threshold `density`.
-    pub(super) fn new(tokens: Vec<Token>, items: Vec<Item>, density: u8) -> Prepared {
-        Prepared { tokens, items, density }
+    pub(super) fn new(tokens: Vec<Token>, items: Vec<Item>, density: u8, shingles: Vec<u64>) -> Prepared {
+        Prepared { tokens, items, density, shingles }
     }
 
     pub fn tokens(&self) -> &[Token] {
@@ -37,7 +40,13 @@ impl Prepared {
     /// exact copy ([`super::Engine::exact_copy`]): they touch no entry, and the table's
     /// counters of applied documents move on as for any document.
     pub fn without_shingles(&self) -> Prepared {
-        Prepared { tokens: self.tokens.clone(), items: Vec::new(), density: self.density }
+        Prepared { tokens: self.tokens.clone(), items: Vec::new(), density: self.density, shingles: Vec::new() }
+    }
+
+    /// Every k-shingle's fingerprint in order, where the selection computed them (else
+    /// none): what alignment would compute again on the thread that applies documents.
+    pub fn shingles(&self) -> &[u64] {
+        &self.shingles
     }
 
     /// How many shingles are selected.

@@ -25,10 +25,11 @@ use std::sync::Arc;
 
 use textorigin_core::align::OriginText;
 use textorigin_core::engine::template::{self, TemplateRun};
-use textorigin_core::engine::Engine;
+use textorigin_core::engine::{Engine, Prepared};
 use textorigin_core::neardup::{self, NearDupConfig, Sketch};
 use textorigin_core::quote::{self, DocSentences, QuoteConfig, Sentence, SharedSentence};
 use textorigin_core::rabin::Rabin;
+use textorigin_core::select::shingle_count;
 use textorigin_core::text::{tokenize, Terms, Token};
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -224,6 +225,24 @@ pub fn origin_text(store: &Store, engine: &Engine, seq: u64) -> Result<Option<Ar
     let t = Arc::new(t);
     store.cache_origin_text(seq, &t);
     Ok(Some(t))
+}
+
+/// [`origin_text`] of stored document `seq`, whose tokens are `copy`'s (its exact copy
+/// being analysed): from the copy's tokens and the shingles its selection computed,
+/// the same, without reading or tokenizing the text again.
+pub fn origin_text_of_copy(store: &Store, engine: &Engine, seq: u64, copy: &Prepared) -> Result<Arc<OriginText>> {
+    if let Some(t) = store.cached_origin_text(seq) {
+        return Ok(t);
+    }
+    let blocks = store.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default();
+    let tokens: Vec<u64> = copy.tokens().iter().map(|t| t.fp).collect();
+    let t = match copy.shingles().len() == shingle_count(tokens.len(), engine.config().k as usize) {
+        true => OriginText::of_shingles(tokens, copy.shingles().to_vec(), &blocks),
+        false => engine.origin_text_of_tokens(tokens, &blocks),
+    };
+    let t = Arc::new(t);
+    store.cache_origin_text(seq, &t);
+    Ok(t)
 }
 #[cfg(test)]
 mod tests {

@@ -602,7 +602,8 @@ fn copy_applied(
     let mut empty = doc.without_shingles();
     table_phases(stage, engine, table, (&mut empty, seq, when), times, t, |_, _| Ok(Vec::new()))?;
     doc.at_density(empty.density());
-    let result = copy_result(store, engine, &doc, (seq, of), when, &HashMap::new())?;
+    let of_text = recompute::origin_text_of_copy(store, engine, of, &doc)?;
+    let result = copy_result(store, engine, &doc, (seq, of), when, &HashMap::from([(of, of_text)]))?;
     times.align += lap(t);
     Ok(result)
 }

@@ -208,3 +208,24 @@ fn an_origin_read_from_its_kept_tokens_is_the_one_read_from_its_text() {
     }
     assert!(copied > 0, "the blocks are compared too");
 }
+
+/// An exact copy reads its earlier document as an origin from its own tokens and
+/// shingles (the same ones) with that document's stored blocks: what reading its text
+/// gives, so the copy's block names the passage's earlier source beside it.
+#[test]
+fn an_exact_copys_source_read_from_the_copy_is_the_one_read_from_its_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dd = ingest_all(tmp.path(), &small(true, true));
+    let quoting = corpus()[2].clone();
+    let (meta, result) = dd.ingest(&InputDoc { name: "copy".into(), source: "copy".into(), ..quoting }).unwrap();
+    assert_eq!(meta.seq, 4);
+    let spans: Vec<_> = result.copied_blocks.iter().map(|b| (b.span.start_token, b.span.end_token, b.origin)).collect();
+    assert_eq!(spans, [(0, result.tokens, 3)], "one block of its earlier document");
+    let own = dd.store.result(3).unwrap().unwrap().copied_blocks;
+    assert!(own.iter().any(|b| b.origin == 1), "#3 quotes #1: {own:?}");
+    let beside: Vec<_> = result.passages.also_earlier.iter().map(|a| a.origin).collect();
+    assert!(beside.contains(&1), "the quoted sentence's source is listed beside the block: {beside:?}");
+    let read = dd.store.cached_origin_text(3).expect("read as the copy's origin");
+    let text = dd.store.text(3).unwrap().unwrap();
+    assert_eq!(*read, dd.engine.origin_text(&text, &own));
+}
