@@ -56,6 +56,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Attribution;
 use crate::estimate::How;
 use crate::rabin::Rabin;
+use crate::select::shingle_count;
 use crate::spans::{Block, ShingleOrigin, Span, When};
 use crate::text::{tokenize, Token};
 
@@ -259,7 +260,7 @@ fn align_runs(
     let edited = doc.attribution == Attribution::Passage;
     let fps: Vec<u64> = doc.tokens.iter().map(|t| t.fp).collect();
     let mut computed = Vec::new();
-    let shingles = match doc.shingles.len() == n.saturating_sub(k - 1) && n >= k {
+    let shingles = match doc.shingles.len() == shingle_count(n, k) {
         true => doc.shingles,
         false => {
             doc.rabin.shingles(&fps, &mut computed);
