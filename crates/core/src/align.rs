@@ -48,6 +48,7 @@
 //!
 //! Pure: the caller supplies the origins' texts.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -92,13 +93,13 @@ impl OriginText {
     /// [`OriginText::new`] for a text whose token fingerprints `tokens` are known (as
     /// `rabin` tokenizes it).
     pub fn of_tokens(tokens: Vec<u64>, rabin: &Rabin, blocks: &[Block]) -> OriginText {
-        let mut shingles = Vec::new();
-        rabin.shingles(&tokens, &mut shingles);
-        OriginText::of_shingles(tokens, shingles, blocks)
+        OriginText::of_tokens_with(tokens, rabin, &[], blocks)
     }
 
-    /// [`OriginText::of_tokens`] with the fingerprints of the tokens' k-shingles known.
-    pub fn of_shingles(tokens: Vec<u64>, shingles: Vec<u64>, blocks: &[Block]) -> OriginText {
+    /// [`OriginText::of_tokens`], the shingles `given` where they are the tokens'
+    /// ([`shingles_of`]).
+    pub fn of_tokens_with(tokens: Vec<u64>, rabin: &Rabin, given: &[u64], blocks: &[Block]) -> OriginText {
+        let shingles = shingles_of(rabin, &tokens, given).into_owned();
         let mut slots = vec![0u32; (shingles.len() * 3 / 2 + 1).next_power_of_two()];
         let mask = slots.len() - 1;
         for (i, &fp) in shingles.iter().enumerate() {
@@ -145,7 +146,7 @@ pub struct Alignment<'a> {
     pub seq: u64,
     pub tokens: &'a [Token],
     /// Every k-shingle's fingerprint of the tokens, where the caller has them (else
-    /// empty: alignment computes them).
+    /// empty: alignment computes them, [`shingles_of`]).
     pub shingles: &'a [u64],
     /// The document's selected shingles with their estimated origins, in order.
     pub selected: &'a [ShingleOrigin],
@@ -154,6 +155,17 @@ pub struct Alignment<'a> {
     pub when: When<'a>,
     /// Which run a token covered by several goes to.
     pub attribution: Attribution,
+}
+
+/// The fingerprints of every k-shingle of the token fingerprints `fps`: `given` where
+/// it holds one a shingle (the selection's, from a preparation thread), else computed.
+pub fn shingles_of<'a>(rabin: &Rabin, fps: &[u64], given: &'a [u64]) -> Cow<'a, [u64]> {
+    if given.len() == shingle_count(fps.len(), rabin.k()) {
+        return Cow::Borrowed(given);
+    }
+    let mut computed = Vec::new();
+    rabin.shingles(fps, &mut computed);
+    Cow::Owned(computed)
 }
 
 /// An earlier document that also holds part of a copied block ([`Attribution::Passage`]):
@@ -259,14 +271,8 @@ fn align_runs(
     let k = doc.rabin.k();
     let edited = doc.attribution == Attribution::Passage;
     let fps: Vec<u64> = doc.tokens.iter().map(|t| t.fp).collect();
-    let mut computed = Vec::new();
-    let shingles = match doc.shingles.len() == shingle_count(n, k) {
-        true => doc.shingles,
-        false => {
-            doc.rabin.shingles(&fps, &mut computed);
-            &computed[..]
-        }
-    };
+    let shingles = shingles_of(doc.rabin, &fps, doc.shingles);
+    let shingles = &shingles[..];
     // Every run: aligned ones, and estimation's blocks whose origin's text is not
     // available.
     let mut runs: Vec<Run> = Vec::new();

@@ -29,7 +29,7 @@ use textorigin_core::engine::{Engine, Prepared};
 use textorigin_core::neardup::{self, NearDupConfig, Sketch};
 use textorigin_core::quote::{self, DocSentences, QuoteConfig, Sentence, SharedSentence};
 use textorigin_core::rabin::Rabin;
-use textorigin_core::select::shingle_count;
+use textorigin_core::spans::Block;
 use textorigin_core::text::{tokenize, Terms, Token};
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -211,38 +211,44 @@ impl Recomputer {
 /// the token fingerprints the store kept of it, [`Store::note_tokens`]) and its stored
 /// result's copied blocks.
 pub fn origin_text(store: &Store, engine: &Engine, seq: u64) -> Result<Option<Arc<OriginText>>> {
-    if let Some(t) = store.cached_origin_text(seq) {
-        return Ok(Some(t));
-    }
-    let blocks = |seq| -> Result<_> { Ok(store.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default()) };
-    let t = match store.recent_tokens(seq) {
-        Some(tokens) => engine.origin_text_of_tokens(tokens.to_vec(), &blocks(seq)?),
-        None => {
-            let Some(text) = store.text(seq)? else { return Ok(None) };
-            engine.origin_text(&text, &blocks(seq)?)
-        }
-    };
-    let t = Arc::new(t);
-    store.cache_origin_text(seq, &t);
-    Ok(Some(t))
+    cached_origin_text(store, seq, |blocks| {
+        Ok(match store.recent_tokens(seq) {
+            Some(tokens) => Some(engine.origin_text_of_tokens(tokens.to_vec(), blocks)),
+            None => store.text(seq)?.map(|text| engine.origin_text(&text, blocks)),
+        })
+    })
 }
 
 /// [`origin_text`] of stored document `seq`, whose tokens are `copy`'s (its exact copy
 /// being analysed): from the copy's tokens and the shingles its selection computed,
 /// the same, without reading or tokenizing the text again.
-pub fn origin_text_of_copy(store: &Store, engine: &Engine, seq: u64, copy: &Prepared) -> Result<Arc<OriginText>> {
+pub fn origin_text_of_copy(
+    store: &Store,
+    engine: &Engine,
+    seq: u64,
+    copy: &Prepared,
+) -> Result<Option<Arc<OriginText>>> {
+    let tokens: Vec<u64> = copy.tokens().iter().map(|t| t.fp).collect();
+    cached_origin_text(store, seq, |blocks| {
+        Ok(Some(OriginText::of_tokens_with(tokens, engine.rabin(), copy.shingles(), blocks)))
+    })
+}
+
+/// Document `seq` as alignment reads it, from the store's cache, else `make` of its
+/// stored blocks (None: its text is not stored), then cached.
+fn cached_origin_text(
+    store: &Store,
+    seq: u64,
+    make: impl FnOnce(&[Block]) -> Result<Option<OriginText>>,
+) -> Result<Option<Arc<OriginText>>> {
     if let Some(t) = store.cached_origin_text(seq) {
-        return Ok(t);
+        return Ok(Some(t));
     }
     let blocks = store.result(seq)?.map(|r| r.copied_blocks).unwrap_or_default();
-    let tokens: Vec<u64> = copy.tokens().iter().map(|t| t.fp).collect();
-    let t = match copy.shingles().len() == shingle_count(tokens.len(), engine.config().k as usize) {
-        true => OriginText::of_shingles(tokens, copy.shingles().to_vec(), &blocks),
-        false => engine.origin_text_of_tokens(tokens, &blocks),
-    };
+    let Some(t) = make(&blocks)? else { return Ok(None) };
     let t = Arc::new(t);
     store.cache_origin_text(seq, &t);
-    Ok(t)
+    Ok(Some(t))
 }
 #[cfg(test)]
 mod tests {

@@ -603,7 +603,7 @@ fn copy_applied(
     table_phases(stage, engine, table, (&mut empty, seq, when), times, t, |_, _| Ok(Vec::new()))?;
     doc.at_density(empty.density());
     let of_text = recompute::origin_text_of_copy(store, engine, of, &doc)?;
-    let result = copy_result(store, engine, &doc, (seq, of), when, &HashMap::from([(of, of_text)]))?;
+    let result = copy_result(store, engine, &doc, (seq, of), when, &of_text.map(|t| (of, t)).into_iter().collect())?;
     times.align += lap(t);
     Ok(result)
 }
